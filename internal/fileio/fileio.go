@@ -1,0 +1,145 @@
+// Package fileio holds the file plumbing every reader and writer shares:
+// transparent gzip on input, errors that point at a file and line, and
+// output files that appear whole or not at all.
+package fileio
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// LineError locates a problem in an input file. Line is 1-based; 0 means the
+// problem concerns the file as a whole.
+type LineError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *LineError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Errorf builds a LineError.
+func Errorf(file string, line int, format string, args ...any) *LineError {
+	return &LineError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+type readCloser struct {
+	io.Reader
+	closers []io.Closer
+}
+
+func (r *readCloser) Close() error {
+	var first error
+	for _, c := range r.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Open opens path for reading, decompressing it when it is gzip (detected by
+// its magic bytes, so a misnamed file still reads).
+func Open(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	magic, _ := br.Peek(2)
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: not a readable gzip file: %w", path, err)
+		}
+		return &readCloser{Reader: zr, closers: []io.Closer{zr, f}}, nil
+	}
+	return &readCloser{Reader: br, closers: []io.Closer{f}}, nil
+}
+
+// Exists reports whether path, or path+".gz", names a regular file, and
+// returns the one found (the plain name wins).
+func Exists(path string) (string, bool) {
+	for _, p := range []string{path, path + ".gz"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// WriteAtomic writes path through a temporary file in the same directory and
+// renames it into place only when write succeeded, so readers never see a
+// partial file and an interrupted run leaves the old file (or none).
+func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Fields splits s on ASCII whitespace without allocating the substrings'
+// backing data; it appends into dst to let hot loops reuse one slice.
+func Fields(dst []string, s string) []string {
+	dst = dst[:0]
+	i := 0
+	for i < len(s) {
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		start := i
+		for i < len(s) && !isSpace(s[i]) {
+			i++
+		}
+		if i > start {
+			dst = append(dst, s[start:i])
+		}
+	}
+	return dst
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+// IsBlank reports whether s holds only whitespace.
+func IsBlank(s string) bool { return strings.TrimSpace(s) == "" }

@@ -1,0 +1,219 @@
+// Package trec holds relevance judgments (qrels) and ranked runs, the two
+// things every evaluation consumes, and reads and writes them in the TREC
+// text formats that trec_eval, Pyserini and ir_measures exchange.
+package trec
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/r2med/r2med/internal/fileio"
+)
+
+// Qrels maps query id → document id → graded relevance. Grades may be zero or
+// negative (judged non-relevant); only grades at or above the evaluator's
+// relevance level count as relevant.
+type Qrels map[string]map[string]int
+
+// Add records one judgment; it reports false when the pair was already judged.
+func (q Qrels) Add(qid, docid string, grade int) bool {
+	m := q[qid]
+	if m == nil {
+		m = make(map[string]int)
+		q[qid] = m
+	}
+	if _, dup := m[docid]; dup {
+		return false
+	}
+	m[docid] = grade
+	return true
+}
+
+// Len is the number of judgments.
+func (q Qrels) Len() int {
+	n := 0
+	for _, m := range q {
+		n += len(m)
+	}
+	return n
+}
+
+// Hit is one retrieved document.
+type Hit struct {
+	DocID string
+	Score float64
+}
+
+// Run maps query id → hits in the order the system ranked them (best first).
+// trec_eval re-sorts by score; list order matters only to list-order metrics
+// such as HAKARI-Bench's.
+type Run map[string][]Hit
+
+// QueryIDs returns the query ids in byte order, the order trec_eval prints.
+func QueryIDs[M ~map[string]V, V any](m M) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// ReadQrels parses TREC qrels: "qid iter docid grade" per line. name is used
+// in error messages. Duplicate (qid, docid) pairs and non-integer grades are
+// errors, not silently merged.
+func ReadQrels(r io.Reader, name string) (Qrels, error) {
+	q := make(Qrels)
+	sc := newScanner(r)
+	var f []string
+	line := 0
+	for sc.Scan() {
+		line++
+		s := sc.Text()
+		f = fileio.Fields(f, s)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 4 {
+			return nil, fileio.Errorf(name, line, "qrels line has %d fields, want 4 (query-id iteration doc-id grade)", len(f))
+		}
+		grade, err := strconv.Atoi(f[3])
+		if err != nil {
+			return nil, fileio.Errorf(name, line, "grade %q is not an integer", f[3])
+		}
+		if !q.Add(f[0], f[2], grade) {
+			return nil, fileio.Errorf(name, line, "document %q is judged twice for query %q; keep one judgment per pair", f[2], f[0])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fileio.Errorf(name, line+1, "%v", err)
+	}
+	return q, nil
+}
+
+// ReadRun parses a TREC run: "qid Q0 docid rank score tag" per line. The rank
+// column must be an integer but is otherwise ignored, as trec_eval ignores
+// it. Scores must be finite, and a document may appear once per query.
+func ReadRun(r io.Reader, name string) (Run, error) {
+	run := make(Run)
+	seen := make(map[string]map[string]int)
+	sc := newScanner(r)
+	var f []string
+	line := 0
+	for sc.Scan() {
+		line++
+		f = fileio.Fields(f, sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 6 {
+			return nil, fileio.Errorf(name, line, "run line has %d fields, want 6 (query-id Q0 doc-id rank score tag)", len(f))
+		}
+		if _, err := strconv.ParseInt(f[3], 10, 64); err != nil {
+			return nil, fileio.Errorf(name, line, "rank %q is not an integer", f[3])
+		}
+		score, err := strconv.ParseFloat(f[4], 64)
+		if err != nil {
+			return nil, fileio.Errorf(name, line, "score %q is not a number", f[4])
+		}
+		if math.IsNaN(score) || math.IsInf(score, 0) {
+			return nil, fileio.Errorf(name, line, "score %q is not finite; a run needs real-valued scores", f[4])
+		}
+		qid, docid := f[0], f[2]
+		s := seen[qid]
+		if s == nil {
+			s = make(map[string]int)
+			seen[qid] = s
+		}
+		if prev, dup := s[docid]; dup {
+			return nil, fileio.Errorf(name, line, "document %q appears twice for query %q (first on line %d); a run ranks each document once", docid, qid, prev)
+		}
+		s[docid] = line
+		run[qid] = append(run[qid], Hit{DocID: docid, Score: score})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fileio.Errorf(name, line+1, "%v", err)
+	}
+	return run, nil
+}
+
+// ReadQrelsFile reads a qrels file, gzip or plain.
+func ReadQrelsFile(path string) (Qrels, error) {
+	rc, err := fileio.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return ReadQrels(rc, path)
+}
+
+// ReadRunFile reads a run file, gzip or plain.
+func ReadRunFile(path string) (Run, error) {
+	rc, err := fileio.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return ReadRun(rc, path)
+}
+
+// WriteRun writes run in TREC format, queries in byte order and hits in their
+// list order, ranks from 1. Scores are written with the fewest digits that
+// read back to the same float32 when the run came from a float32 scorer, and
+// the same float64 otherwise, so re-evaluating the file reproduces the
+// in-memory evaluation.
+func WriteRun(w io.Writer, run Run, tag string) error {
+	if tag == "" {
+		tag = "r2med"
+	}
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriter(w)
+	}
+	buf := make([]byte, 0, 128)
+	for _, qid := range QueryIDs(run) {
+		for i, h := range run[qid] {
+			buf = buf[:0]
+			buf = append(buf, qid...)
+			buf = append(buf, " Q0 "...)
+			buf = append(buf, h.DocID...)
+			buf = append(buf, ' ')
+			buf = strconv.AppendInt(buf, int64(i+1), 10)
+			buf = append(buf, ' ')
+			buf = AppendScore(buf, h.Score)
+			buf = append(buf, ' ')
+			buf = append(buf, tag...)
+			buf = append(buf, '\n')
+			if _, err := bw.Write(buf); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// AppendScore formats a score compactly and losslessly (see WriteRun).
+func AppendScore(buf []byte, s float64) []byte {
+	if float64(float32(s)) == s {
+		return strconv.AppendFloat(buf, s, 'f', -1, 32)
+	}
+	return strconv.AppendFloat(buf, s, 'f', -1, 64)
+}
+
+// WriteRunFile writes run to path atomically.
+func WriteRunFile(path string, run Run, tag string) error {
+	return fileio.WriteAtomic(path, func(w io.Writer) error { return WriteRun(w, run, tag) })
+}
+
+func newScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<26)
+	return sc
+}
+
+// String renders a hit for debugging.
+func (h Hit) String() string { return fmt.Sprintf("%s:%g", h.DocID, h.Score) }
