@@ -1,0 +1,136 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/r2med/r2med/internal/fileio"
+)
+
+// Manifest records how a run was made: enough to rerun it and to tell two
+// result files apart when their numbers differ.
+type Manifest struct {
+	Tool      string         `json:"tool"`
+	Version   string         `json:"version"`
+	GoVersion string         `json:"go_version"`
+	Command   []string       `json:"command,omitempty"`
+	Started   time.Time      `json:"started"`
+	Task      TaskInfo       `json:"task"`
+	Config    map[string]any `json:"config"`
+	Inputs    []FileDigest   `json:"inputs"`
+	Counts    map[string]int `json:"counts"`
+	Stages    []Stage        `json:"stages"`
+	Outputs   []string       `json:"outputs"`
+}
+
+// TaskInfo identifies the data a run used.
+type TaskInfo struct {
+	Name   string `json:"name"`
+	Layout string `json:"layout"`
+	Split  string `json:"split,omitempty"`
+	Source string `json:"source"`
+}
+
+// FileDigest is an input file's checksum.
+type FileDigest struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Stage is one timed step of a run.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// NewManifest starts a manifest stamped with the tool version.
+func NewManifest(command []string) *Manifest {
+	return &Manifest{
+		Tool:      "r2med",
+		Version:   Version(),
+		GoVersion: runtime.Version(),
+		Command:   command,
+		Started:   time.Now().UTC().Truncate(time.Millisecond),
+		Config:    map[string]any{},
+		Counts:    map[string]int{},
+	}
+}
+
+// Time runs fn as a named stage and records its duration.
+func (m *Manifest) Time(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	m.Stages = append(m.Stages, Stage{Name: name, Seconds: time.Since(start).Seconds()})
+	return err
+}
+
+// AddInputs checksums files (read from disk) into the manifest.
+func (m *Manifest) AddInputs(paths ...string) error {
+	for _, p := range paths {
+		d, err := Digest(p)
+		if err != nil {
+			return err
+		}
+		m.Inputs = append(m.Inputs, d)
+	}
+	return nil
+}
+
+// Digest checksums one file.
+func Digest(path string) (FileDigest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	return FileDigest{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// WriteFile writes the manifest atomically as indented JSON.
+func (m *Manifest) WriteFile(path string) error {
+	return fileio.WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	})
+}
+
+// ReadManifest reads a manifest written by WriteFile.
+func ReadManifest(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fileio.Errorf(path, 0, "not an r2med manifest: %v", err)
+	}
+	return &m, nil
+}
+
+// version is set at link time (-ldflags "-X github.com/r2med/r2med/results.version=v1.2.3").
+var version = ""
+
+// Version reports the tool version: the link-time stamp, else the module
+// version Go recorded, else "dev".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

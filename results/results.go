@@ -1,0 +1,235 @@
+// Package results writes what a run leaves behind: R2MED's per-task result
+// file, in the exact shape R2MED publishes (so our files sit beside the
+// official ones and tools read both), and a manifest that records every knob,
+// input checksum and stage timing needed to reproduce the numbers.
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/internal/fileio"
+)
+
+// Cutoffs are the k values in R2MED's result files.
+var Cutoffs = []int{1, 10, 25, 50, 100}
+
+// R2MED is one task's result as R2MED's eval scripts write it. Test maps
+// metric keys (ndcg_at_10, map_at_1, recall_at_100, precision_at_25, mrr…)
+// to per-task means rounded to 5 decimals. Extra holds the other top-level
+// keys some official files carry (retriever_name, gar_method, gar_llm,
+// reranker_name, topk), strings or numbers.
+type R2MED struct {
+	DatasetName    string
+	EvaluationTime string
+	ModelName      string
+	Test           map[string]float64
+	Extra          map[string]any
+}
+
+// EvaluationTime formats seconds the way R2MED does: minutes rounded to two
+// decimals, printed as Python prints a float ("0.21 minutes", "1.0 minutes").
+func EvaluationTime(seconds float64) string {
+	m := math.RoundToEven(seconds/60*100) / 100
+	return PyFloat(m) + " minutes"
+}
+
+// Marshal renders r as Python's json.dump(indent=2, sort_keys=True) does,
+// floats in Python's repr and no final newline, so a file we write is
+// byte-comparable with an official one holding the same numbers.
+func (r *R2MED) Marshal() []byte {
+	top := map[string]string{}
+	for k, v := range r.Extra {
+		top[k] = pyValue(v)
+	}
+	top["dataset_name"] = jsonString(r.DatasetName)
+	top["evaluation_time"] = jsonString(r.EvaluationTime)
+	if r.ModelName != "" {
+		top["model_name"] = jsonString(r.ModelName)
+	}
+	var t bytes.Buffer
+	t.WriteByte('{')
+	for i, k := range sortedKeys(r.Test) {
+		if i > 0 {
+			t.WriteByte(',')
+		}
+		fmt.Fprintf(&t, "\n    %s: %s", jsonString(k), PyFloat(r.Test[k]))
+	}
+	if len(r.Test) > 0 {
+		t.WriteString("\n  ")
+	}
+	t.WriteByte('}')
+	top["test"] = t.String()
+
+	var b bytes.Buffer
+	b.WriteString("{")
+	for i, k := range sortedKeys(top) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", jsonString(k), top[k])
+	}
+	b.WriteString("\n}")
+	return b.Bytes()
+}
+
+// UnmarshalJSON reads any R2MED result file into r.
+func (r *R2MED) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*r = R2MED{Extra: map[string]any{}}
+	for k, v := range raw {
+		var err error
+		switch k {
+		case "dataset_name":
+			err = json.Unmarshal(v, &r.DatasetName)
+		case "evaluation_time":
+			err = json.Unmarshal(v, &r.EvaluationTime)
+		case "model_name":
+			err = json.Unmarshal(v, &r.ModelName)
+		case "test":
+			err = json.Unmarshal(v, &r.Test)
+		default:
+			var x any
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.UseNumber()
+			err = dec.Decode(&x)
+			r.Extra[k] = x
+		}
+		if err != nil {
+			return fmt.Errorf("key %q: %w", k, err)
+		}
+	}
+	if r.Test == nil {
+		return fmt.Errorf("no \"test\" metrics")
+	}
+	return nil
+}
+
+// MarshalJSON makes R2MED usable with encoding/json.
+func (r *R2MED) MarshalJSON() ([]byte, error) { return r.Marshal(), nil }
+
+func pyValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return jsonString(x)
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return strconv.FormatInt(i, 10)
+		}
+		f, _ := x.Float64()
+		return PyFloat(f)
+	case int:
+		return strconv.Itoa(x)
+	case float64:
+		return PyFloat(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case nil:
+		return "null"
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// WriteFile writes r atomically.
+func (r *R2MED) WriteFile(path string) error {
+	return fileio.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(r.Marshal())
+		return err
+	})
+}
+
+// ReadR2MED reads an R2MED result file. Official files use three metric-name
+// styles; ReadR2MED returns keys as written.
+func ReadR2MED(path string) (*R2MED, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r R2MED
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fileio.Errorf(path, 0, "not an R2MED result file: %v", err)
+	}
+	return &r, nil
+}
+
+// PyFloat formats f as Python's repr does: the shortest digits that read
+// back, positional between 1e-4 and 1e16 with ".0" on integral values,
+// scientific with a two-digit exponent otherwise.
+func PyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	a := math.Abs(f)
+	if a == 0 || (a >= 1e-4 && a < 1e16) {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.ContainsRune(s, '.') {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	mant, exp, _ := strings.Cut(s, "e")
+	sign := exp[0]
+	digits := strings.TrimLeft(exp[1:], "0")
+	if len(digits) < 2 {
+		digits = strings.Repeat("0", 2-len(digits)) + digits
+	}
+	return mant + "e" + string(sign) + digits
+}
+
+func jsonString(s string) string {
+	// Python's json.dump escapes non-ASCII by default (ensure_ascii=True).
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f || r > 0x7e:
+			if r > 0xffff {
+				r -= 0x10000
+				fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

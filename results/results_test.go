@@ -1,0 +1,98 @@
+package results
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const official = "../../shared/data/r2med-official-results"
+
+// TestOfficialFilesRoundTrip re-renders every published R2MED result file
+// and requires the same bytes: key order, float repr and layout all match
+// what R2MED's Python wrote.
+func TestOfficialFilesRoundTrip(t *testing.T) {
+	if _, err := os.Stat(official); err != nil {
+		t.Skipf("shared reference data not found at %s: %v", official, err)
+	}
+	n := 0
+	err := filepath.WalkDir(official, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
+			return err
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		r, err := ReadR2MED(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		if got := r.Marshal(); !bytes.Equal(got, want) {
+			t.Errorf("%s: re-rendered file differs:\n%s\nwant\n%s", path, got, want)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 568 {
+		t.Errorf("checked %d official files, want 568", n)
+	}
+}
+
+func TestPyFloat(t *testing.T) {
+	for f, want := range map[float64]string{
+		0: "0.0", 1: "1.0", 0.5: "0.5", 0.0822: "0.0822", 0.15144: "0.15144",
+		1e-4: "0.0001", 1e-5: "1e-05", 3.2e-7: "3.2e-07", 123456789: "123456789.0",
+		1e16: "1e+16", 1.5e300: "1.5e+300", -0.25: "-0.25",
+	} {
+		if got := PyFloat(f); got != want {
+			t.Errorf("PyFloat(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestEvaluationTime(t *testing.T) {
+	for sec, want := range map[float64]string{12.6: "0.21 minutes", 60: "1.0 minutes", 0.1: "0.0 minutes", 150: "2.5 minutes"} {
+		if got := EvaluationTime(sec); got != want {
+			t.Errorf("EvaluationTime(%v) = %q, want %q", sec, got, want)
+		}
+	}
+}
+
+func TestWriteFileAndManifest(t *testing.T) {
+	dir := t.TempDir()
+	r := &R2MED{DatasetName: "demo", EvaluationTime: "0.0 minutes", ModelName: "bm25",
+		Test: map[string]float64{"ndcg_at_10": 0.5, "mrr": 1}}
+	p := filepath.Join(dir, "results.json")
+	if err := r.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"dataset_name\": \"demo\",\n  \"evaluation_time\": \"0.0 minutes\",\n  \"model_name\": \"bm25\",\n  \"test\": {\n    \"mrr\": 1.0,\n    \"ndcg_at_10\": 0.5\n  }\n}"
+	if got, _ := os.ReadFile(p); string(got) != want {
+		t.Fatalf("wrote\n%s\nwant\n%s", got, want)
+	}
+	m := NewManifest([]string{"r2med", "run"})
+	if err := m.AddInputs(p); err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(dir, "manifest.json")
+	if err := m.WriteFile(mp); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadManifest(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Inputs) != 1 || len(back.Inputs[0].SHA256) != 64 || back.Inputs[0].Bytes != int64(len(want)) {
+		t.Fatalf("manifest inputs = %+v", back.Inputs)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Fatalf("leftover temporary files: %v", entries)
+	}
+}
