@@ -1,0 +1,524 @@
+package measure
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/r2med/r2med/trec"
+)
+
+// Options are the evaluation switches trec_eval takes on its command line.
+type Options struct {
+	// RelevanceLevel is trec_eval's -l: a judged document is relevant when its
+	// grade is at least this. Zero selects trec_eval's default, 1, which is
+	// also HAKARI-Bench's rule (grade > 0) for positives; levels below 1 are
+	// rejected, since they would make judged non-relevant documents relevant.
+	RelevanceLevel int
+	// Complete is trec_eval's -c: means are taken over every query in the
+	// qrels, a query the run lacks counting 0 (its relevant documents still
+	// count in num_rel's total). Without it, means are over the queries
+	// evaluated. For HAKARI measures it likewise adds the judged queries the
+	// run lacks, as zeros, to the run's queries.
+	Complete bool
+}
+
+func (o Options) level() (int, error) {
+	switch {
+	case o.RelevanceLevel == 0:
+		return 1, nil
+	case o.RelevanceLevel < 0:
+		return 0, fmt.Errorf("measure: relevance level %d is below 1", o.RelevanceLevel)
+	}
+	return o.RelevanceLevel, nil
+}
+
+// Result holds per-query values and the summary row of one evaluation.
+type Result struct {
+	// Measures in output order: trec_eval's table order, cutoffs ascending,
+	// each measure once.
+	Measures []Measure
+	// Queries in byte order of their ids. For trec_eval measures these are the
+	// queries with both results and judgments; for HAKARI measures, every
+	// query of the run.
+	Queries []QueryResult
+	// All is the summary row ("all" in trec_eval's output), parallel to
+	// Measures: the sum for counts (Measure.Integer), the mean otherwise.
+	All []float64
+	// NumQueries is the number of queries the means are taken over.
+	NumQueries int
+}
+
+// QueryResult is one query's values, parallel to Result.Measures.
+type QueryResult struct {
+	ID     string
+	Values []float64
+}
+
+// Index returns m's position in r.Measures, or -1.
+func (r *Result) Index(m Measure) int {
+	i, ok := slices.BinarySearchFunc(r.Measures, m, compare)
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// ErrNoQueries reports a trec_eval evaluation with no query in both the run
+// and the qrels, almost always mismatched query ids; trec_eval refuses it too.
+var ErrNoQueries = errors.New("measure: no query has both results and relevance judgments")
+
+// Evaluate computes measures for every query of run against qrels, and
+// their summary. The measures must be all trec_eval measures or all HAKARI
+// ones: the two kinds average over different sets of queries. Duplicates in
+// measures are dropped.
+//
+// Run scores must not be NaN. Queries are evaluated in parallel; the result
+// does not depend on how they are scheduled.
+func Evaluate(qrels trec.Qrels, run trec.Run, measures []Measure, opt Options) (*Result, error) {
+	level, err := opt.level()
+	if err != nil {
+		return nil, err
+	}
+	ms := slices.Clone(measures)
+	slices.SortFunc(ms, compare)
+	ms = slices.Compact(ms)
+	if len(ms) == 0 {
+		return nil, errors.New("measure: no measures to evaluate")
+	}
+	for _, m := range ms {
+		if err := m.validate(); err != nil {
+			return nil, err
+		}
+	}
+	hakari := ms[0].Family.Hakari()
+	if hakari != ms[len(ms)-1].Family.Hakari() {
+		return nil, errors.New("measure: trec_eval and HAKARI-Bench measures cannot share one evaluation; they average over different queries")
+	}
+
+	var qids []string
+	if hakari {
+		qids = trec.QueryIDs(run)
+	} else {
+		qids = make([]string, 0, len(run))
+		for qid := range run {
+			if _, ok := qrels[qid]; ok {
+				qids = append(qids, qid)
+			}
+		}
+		slices.Sort(qids)
+		if len(qids) == 0 {
+			return nil, ErrNoQueries
+		}
+	}
+
+	p := newPlan(ms, level, hakari, qrels, run, qids)
+	res := &Result{
+		Measures: ms,
+		Queries:  make([]QueryResult, len(qids)),
+		All:      make([]float64, len(ms)),
+	}
+	vals := make([]float64, len(qids)*len(ms))
+	for i, qid := range qids {
+		res.Queries[i] = QueryResult{ID: qid, Values: vals[i*len(ms) : (i+1)*len(ms) : (i+1)*len(ms)]}
+	}
+	if err := p.run(qrels, run, res.Queries); err != nil {
+		return nil, err
+	}
+	p.summarize(res, qrels, opt.Complete)
+	return res, nil
+}
+
+// plan is what every query's evaluation shares: which quantities to track
+// and where each measure's value comes from.
+type plan struct {
+	ms     []Measure
+	level  int
+	hakari bool
+	cuts   []int // distinct cutoffs of all measures, ascending
+	cutAt  []int // per measure, its index in cuts (-1 without a cutoff)
+	maxK   int   // deepest rank any HAKARI measure looks at
+	ideal  bool  // an nDCG measure needs the ideal ranking
+	log2   []float64
+	// hakariIdeal[m] is HAKARI's ideal DCG of m relevant documents.
+	hakariIdeal []float64
+}
+
+func newPlan(ms []Measure, level int, hakari bool, qrels trec.Qrels, run trec.Run, qids []string) *plan {
+	p := &plan{ms: ms, level: level, hakari: hakari, cutAt: make([]int, len(ms))}
+	for _, m := range ms {
+		if m.Cutoff > 0 {
+			p.cuts = append(p.cuts, m.Cutoff)
+		}
+		p.ideal = p.ideal || m.Family == NDCG || m.Family == NDCGCut
+	}
+	slices.Sort(p.cuts)
+	p.cuts = slices.Compact(p.cuts)
+	for i, m := range ms {
+		p.cutAt[i] = -1
+		if m.Cutoff > 0 {
+			p.cutAt[i], _ = slices.BinarySearch(p.cuts, m.Cutoff)
+		}
+	}
+	depth := 0
+	for _, qid := range qids {
+		depth = max(depth, len(run[qid]))
+	}
+	if hakari {
+		// HAKARI's ideal ranking has min(R,k) documents, which may be more
+		// than were retrieved.
+		for _, qid := range qids {
+			depth = max(depth, len(qrels[qid]))
+		}
+		p.maxK = p.cuts[len(p.cuts)-1]
+		depth = min(depth, p.maxK)
+	}
+	// The ideal ranking of a trec_eval query is as long as its relevant
+	// documents, which may outnumber the retrieved ones; extend lazily then.
+	p.log2 = log2Table(depth + 2)
+	if hakari {
+		p.hakariIdeal = hakariIdealTable(p.log2, depth)
+	}
+	return p
+}
+
+// run evaluates every query, spreading them over the CPUs.
+func (p *plan) run(qrels trec.Qrels, run trec.Run, out []QueryResult) error {
+	workers := min(runtime.GOMAXPROCS(0), (len(out)+63)/64)
+	var next atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			s := &scratch{}
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(out) {
+					return
+				}
+				q := &out[i]
+				var err error
+				if p.hakari {
+					p.hakariQuery(s, qrels[q.ID], run[q.ID], q.Values)
+				} else {
+					err = p.trecQuery(s, qrels[q.ID], run[q.ID], q.Values)
+				}
+				if err != nil {
+					errs[w] = fmt.Errorf("measure: query %q: %w", q.ID, err)
+					next.Store(int64(len(out)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// scratch is one worker's reusable per-query memory.
+type scratch struct {
+	keys  []uint64
+	rels  []int32
+	gains []int
+	snaps []snap
+	seen  map[string]struct{}
+}
+
+// notJudged marks a document absent from the qrels or judged with a
+// negative grade; no trec_eval measure tells the two apart at relevance
+// levels of 1 and above.
+const notJudged = -1
+
+// snap holds running totals as they stood at one cutoff.
+type snap struct {
+	rel   int     // relevant documents retrieved (HAKARI: distinct positives)
+	ap    float64 // sum of precisions at relevant documents
+	dcg   float64
+	idcg  float64
+	first int // HAKARI: rank of the first positive, 0 if none yet
+}
+
+func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []trec.Hit, out []float64) error {
+	level := p.level
+	rels, err := s.rank(judged, hits)
+	if err != nil {
+		return err
+	}
+
+	numRel, numNonrel := 0, 0
+	gains := s.gains[:0]
+	for _, g := range judged {
+		switch {
+		case g >= level:
+			numRel++
+		case g >= 0:
+			numNonrel++
+		}
+		if p.ideal && g > 0 {
+			gains = append(gains, g)
+		}
+	}
+	s.gains = gains
+
+	snaps := s.snapshots(len(p.cuts))
+	cuts := p.cuts
+	tab := p.log2
+	var (
+		relRet, nonrelRet, firstRel, relAtR int
+		ap, dcg, bpref                      float64
+		ci                                  int
+	)
+	for i := range rels {
+		rank := i + 1
+		rel := int(rels[i])
+		if rel >= level {
+			relRet++
+			ap += float64(relRet) / float64(rank)
+			if firstRel == 0 {
+				firstRel = rank
+			}
+			if nonrelRet > 0 {
+				bpref += 1.0 - float64(min(nonrelRet, numRel))/float64(min(numNonrel, numRel))
+			} else {
+				bpref += 1.0
+			}
+		} else if rel >= 0 {
+			nonrelRet++
+		}
+		if rel > 0 {
+			dcg += float64(rel) / tab[rank+1]
+		}
+		if rank == numRel {
+			relAtR = relRet
+		}
+		for ci < len(cuts) && cuts[ci] == rank {
+			snaps[ci] = snap{rel: relRet, ap: ap, dcg: dcg}
+			ci++
+		}
+	}
+	for ; ci < len(cuts); ci++ {
+		snaps[ci] = snap{rel: relRet, ap: ap, dcg: dcg}
+	}
+	if len(rels) < numRel {
+		relAtR = relRet
+	}
+
+	var idcg float64
+	if p.ideal {
+		slices.SortFunc(gains, func(a, b int) int { return cmp.Compare(b, a) })
+		if len(gains)+2 > len(tab) {
+			tab = log2Table(len(gains) + 2)
+		}
+		ci = 0
+		for i, g := range gains {
+			for ci < len(cuts) && cuts[ci] == i {
+				snaps[ci].idcg = idcg
+				ci++
+			}
+			idcg += float64(g) / tab[i+2]
+		}
+		for ; ci < len(cuts); ci++ {
+			snaps[ci].idcg = idcg
+		}
+	}
+
+	for j, m := range p.ms {
+		var v float64
+		var c snap
+		if k := p.cutAt[j]; k >= 0 {
+			c = snaps[k]
+		}
+		switch m.Family {
+		case NumRet:
+			v = float64(len(rels))
+		case NumRel:
+			v = float64(numRel)
+		case NumRelRet:
+			v = float64(relRet)
+		case MAP:
+			if relRet > 0 {
+				v = ap / float64(numRel)
+			}
+		case RPrec:
+			if numRel > 0 && len(rels) > 0 {
+				v = float64(relAtR) / float64(numRel)
+			}
+		case BPref:
+			if numRel > 0 {
+				v = bpref / float64(numRel)
+			}
+		case RecipRank:
+			if firstRel > 0 {
+				v = 1.0 / float64(firstRel)
+			}
+		case P:
+			v = float64(c.rel) / float64(m.Cutoff)
+		case Recall:
+			if numRel > 0 {
+				v = float64(c.rel) / float64(numRel)
+			}
+		case NDCG:
+			if idcg > 0 {
+				v = dcg / idcg
+			}
+		case NDCGCut:
+			v = c.dcg
+			if c.idcg > 0 {
+				v /= c.idcg
+			}
+		case MAPCut:
+			if numRel > 0 {
+				v = c.ap / float64(numRel)
+			}
+		case Success:
+			if c.rel > 0 {
+				v = 1
+			}
+		}
+		out[j] = v
+	}
+	return nil
+}
+
+// rank orders hits as trec_eval does and returns their grades in rank
+// order (notJudged for unjudged documents).
+//
+// Each hit becomes one integer key, the float32 score's bits made to sort
+// descending above the hit's index, so one sort of plain integers does the
+// ranking; only runs of equal scores then need their ids compared.
+func (s *scratch) rank(judged map[string]int, hits []trec.Hit) ([]int32, error) {
+	if uint64(len(hits)) > math.MaxUint32 {
+		return nil, fmt.Errorf("%d results are more than one query can rank", len(hits))
+	}
+	keys := s.keys[:0]
+	for i, h := range hits {
+		sc := float32(h.Score)
+		if sc != sc {
+			return nil, fmt.Errorf("document %q has a NaN score", h.DocID)
+		}
+		keys = append(keys, uint64(descending(sc))<<32|uint64(i))
+	}
+	s.keys = keys
+	slices.Sort(keys)
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(keys[lo:hi], func(a, b uint64) int {
+				return strings.Compare(hits[uint32(b)].DocID, hits[uint32(a)].DocID)
+			})
+		}
+		lo = hi
+	}
+	rels := s.rels[:0]
+	for _, k := range keys {
+		rel := int32(notJudged)
+		if g, ok := judged[hits[uint32(k)].DocID]; ok && g >= 0 {
+			rel = int32(min(g, math.MaxInt32))
+		}
+		rels = append(rels, rel)
+	}
+	s.rels = rels
+	return rels, nil
+}
+
+// descending maps a non-NaN float32 to a uint32 that sorts in the opposite
+// order, with -0 and +0 equal as C compares them.
+func descending(f float32) uint32 {
+	if f == 0 {
+		f = 0
+	}
+	b := math.Float32bits(f)
+	if b>>31 != 0 {
+		return b // negative: larger magnitude is smaller, and sorts later
+	}
+	return ^(b | 1<<31)
+}
+
+func (s *scratch) snapshots(n int) []snap {
+	if cap(s.snaps) < n {
+		s.snaps = make([]snap, n)
+	}
+	s.snaps = s.snaps[:n]
+	clear(s.snaps)
+	return s.snaps
+}
+
+// summarize fills the summary row the way trec_eval does: per-query values
+// summed in query-id order, then divided by the number of queries, except
+// for counts. HAKARI-Bench takes a plain mean as well, but Python's sum,
+// which it uses, is compensated (Neumaier) since CPython 3.12.
+func (p *plan) summarize(res *Result, qrels trec.Qrels, complete bool) {
+	n := len(res.Queries)
+	if complete {
+		for qid := range qrels {
+			if _, ok := findQuery(res.Queries, qid); !ok {
+				n++
+			}
+		}
+	}
+	res.NumQueries = n
+	for j, m := range res.Measures {
+		var sum float64
+		if p.hakari {
+			var acc neumaier
+			for _, q := range res.Queries {
+				acc.add(q.Values[j])
+			}
+			sum = acc.sum()
+		} else {
+			for _, q := range res.Queries {
+				sum += q.Values[j]
+			}
+		}
+		switch {
+		case m.Family == NumRel && complete:
+			// trec_eval recounts num_rel from the whole qrels here, and
+			// counts grades above zero whatever the relevance level.
+			sum = 0
+			for _, judged := range qrels {
+				for _, g := range judged {
+					if g > 0 {
+						sum++
+					}
+				}
+			}
+		case m.Integer():
+		case n > 0:
+			sum /= float64(n)
+		}
+		res.All[j] = sum
+	}
+}
+
+func findQuery(qs []QueryResult, qid string) (int, bool) {
+	return slices.BinarySearchFunc(qs, qid, func(q QueryResult, id string) int { return strings.Compare(q.ID, id) })
+}
+
+// neumaier is CPython's float sum: Neumaier's compensated summation.
+type neumaier struct{ s, c float64 }
+
+func (a *neumaier) add(x float64) {
+	t := a.s + x
+	if math.Abs(a.s) >= math.Abs(x) {
+		a.c += (a.s - t) + x
+	} else {
+		a.c += (x - t) + a.s
+	}
+	a.s = t
+}
+
+func (a *neumaier) sum() float64 {
+	if a.c != 0 && !math.IsInf(a.c, 0) && !math.IsNaN(a.c) {
+		return a.s + a.c
+	}
+	return a.s
+}

@@ -1,0 +1,99 @@
+package measure
+
+import "github.com/r2med/r2med/trec"
+
+// hakariQuery scores one ranking as hakari_bench/metrics.py does: the list
+// order is the ranking (scores are not looked at), a positive is a document
+// judged at the relevance level or above, hit, precision and recall count
+// each positive once, while nDCG, MAP and MRR walk the list as it is, so a
+// positive listed twice gains twice.
+func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []trec.Hit, out []float64) {
+	numPos := 0
+	for _, g := range judged {
+		if g >= p.level {
+			numPos++
+		}
+	}
+	snaps := s.snapshots(len(p.cuts))
+	cuts := p.cuts
+	if s.seen == nil {
+		s.seen = make(map[string]struct{})
+	}
+	clear(s.seen)
+	var (
+		distinct, hitCount, first, ci int
+		ap                            float64
+		dcg                           neumaier
+	)
+	depth := min(len(hits), p.maxK)
+	if numPos == 0 {
+		depth = 0 // every measure is 0; skip the walk
+	}
+	// Python adds a miss's 0.0 gain to the DCG too; it cannot change a
+	// compensated sum, so only positives are added here.
+	for i, h := range hits[:depth] {
+		rank := i + 1
+		if g, ok := judged[h.DocID]; ok && g >= p.level {
+			hitCount++
+			ap += float64(hitCount) / float64(rank)
+			dcg.add(1 / p.log2[rank+1])
+			if first == 0 {
+				first = rank
+			}
+			if _, dup := s.seen[h.DocID]; !dup {
+				s.seen[h.DocID] = struct{}{}
+				distinct++
+			}
+		}
+		for ci < len(cuts) && cuts[ci] == rank {
+			snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.sum(), first: first}
+			ci++
+		}
+	}
+	for ; ci < len(cuts); ci++ {
+		snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.sum(), first: first}
+	}
+
+	for j, m := range p.ms {
+		c := snaps[p.cutAt[j]]
+		k := m.Cutoff
+		var v float64
+		switch m.Family {
+		case Hit:
+			if c.rel > 0 {
+				v = 1
+			}
+		case HakariPrecision:
+			v = float64(c.rel) / float64(k)
+		case HakariRecall:
+			if numPos > 0 {
+				v = float64(c.rel) / float64(numPos)
+			}
+		case HakariMRR:
+			if c.first > 0 {
+				v = 1 / float64(c.first)
+			}
+		case HakariNDCG:
+			if ideal := p.hakariIdeal[min(numPos, k)]; numPos > 0 && ideal > 0 {
+				v = c.dcg / ideal
+			}
+		case HakariMAP:
+			if numPos > 0 {
+				v = c.ap / float64(min(numPos, k))
+			}
+		}
+		out[j] = v
+	}
+}
+
+// hakariIdealTable returns t with t[m] the DCG of m positives in a row,
+// summed as Python's sum does, for m up to depth.
+func hakariIdealTable(log2 []float64, depth int) []float64 {
+	t := make([]float64, depth+1)
+	var acc neumaier
+	for m := 1; m <= depth; m++ {
+		acc.add(1 / log2[m+1])
+		t[m] = acc.sum()
+	}
+	return t
+}

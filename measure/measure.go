@@ -1,0 +1,375 @@
+// Package measure scores ranked runs against relevance judgments.
+//
+// Two families of measures live here, and one evaluator computes any set of
+// either kind in a single pass per query:
+//
+//   - trec_eval measures (num_ret num_rel num_rel_ret map Rprec bpref
+//     recip_rank P recall ndcg ndcg_cut map_cut success), computed exactly as
+//     trec_eval 9.0.8 computes them. That is the trec_eval inside pytrec_eval,
+//     so these are also the numbers R2MED and BEIR report. WriteTrecEval
+//     prints them byte for byte as "trec_eval -q -m ..." does.
+//   - HAKARI-Bench measures (hit@k precision@k recall@k mrr@k ndcg@k map@k),
+//     computed as hakari_bench/metrics.py computes them: the run's list order
+//     is the ranking, the gain is binary and the mean is over every run query.
+//
+// # Names
+//
+// Parse reads the names people already type:
+//
+//   - trec_eval's "-m" syntax: "map", "P.5", "ndcg_cut.1,10,100". A family
+//     that takes cutoffs and is named without them gets trec_eval's default
+//     list (5,10,15,20,30,100,200,500,1000; success: 1,5,10).
+//   - "family@k" always means the HAKARI-Bench measure, because "@k" is
+//     HAKARI's own spelling and its definitions differ from trec_eval's
+//     (list order instead of score order, map divided by min(R,k), mrr cut at
+//     k). Family names are case-insensitive; acc, accuracy and hit are one
+//     family, as in HAKARI.
+//   - R2MED's result keys "ndcg_at_k", "map_at_k", "recall_at_k",
+//     "precision_at_k" and "mrr" name the trec_eval measures R2MED computes
+//     them with (ndcg_cut.k, map_cut.k, recall.k, P.k, recip_rank).
+//
+// # trec_eval semantics reproduced
+//
+// Scores are rounded to float32 before ranking, since trec_eval 9.0.8 keeps
+// them in a C float; the ranking is score descending with ties broken by
+// document id descending in byte order, and the run's own order is ignored.
+// Only queries with both results and judgments are evaluated, and means are
+// over those queries, or over every judged query with Options.Complete (-c).
+// A judged document is relevant when its grade reaches the relevance level;
+// negative grades mark a document as judged-but-unjudged (trec_eval's pool
+// convention), which bpref skips and nothing counts as relevant. ndcg and
+// ndcg_cut use the grade itself as the gain, whatever the relevance level.
+//
+// Two trec_eval rules are not reproduced: a family named twice ("-m P.5 -m
+// P.10") is evaluated at the union of its cutoffs, where trec_eval keeps only
+// the first list; and a run that lists a document twice for a query, which
+// trec_eval rejects, is ranked as if the copies were distinct documents
+// (trec.ReadRun already rejects such files).
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Family is a kind of measure. The trec_eval families are declared in
+// trec_eval's own measure-table order, the order it prints them in whatever
+// order they were requested, so sorting measures by family then cutoff gives
+// trec_eval's output order.
+type Family uint8
+
+// trec_eval families.
+const (
+	NumRet    Family = iota // num_ret: documents retrieved
+	NumRel                  // num_rel: relevant documents judged
+	NumRelRet               // num_rel_ret: relevant documents retrieved
+	MAP                     // map: mean average precision
+	RPrec                   // Rprec: precision after R documents
+	BPref                   // bpref: binary preference
+	RecipRank               // recip_rank: reciprocal rank of the first relevant document
+	P                       // P.k: precision at k
+	Recall                  // recall.k: recall at k
+	NDCG                    // ndcg: nDCG over the whole ranking
+	NDCGCut                 // ndcg_cut.k: nDCG at k
+	MAPCut                  // map_cut.k: average precision at k, over all R relevant documents
+	Success                 // success.k: 1 when a relevant document is in the top k
+)
+
+// HAKARI-Bench families.
+const (
+	Hit             Family = iota + Success + 1 // hit@k (acc@k): a positive is in the top k
+	HakariPrecision                             // precision@k: distinct positives in the top k / k
+	HakariRecall                                // recall@k: distinct positives in the top k / positives
+	HakariMRR                                   // mrr@k: reciprocal rank of the first positive, 0 beyond k
+	HakariNDCG                                  // ndcg@k: binary gain, ideal of min(R,k) ones
+	HakariMAP                                   // map@k: average precision over min(R,k)
+	numFamilies
+)
+
+type familyInfo struct {
+	name     string
+	cutoffs  []int // default cutoffs; nil for families that take none
+	integer  bool  // printed with %ld and summed, not averaged
+	hakari   bool
+	r2medKey string // R2MED result-key stem, "" if R2MED has none
+}
+
+// trecCutoffs is trec_eval's default cutoff list for P, recall, ndcg_cut and
+// map_cut.
+var trecCutoffs = []int{5, 10, 15, 20, 30, 100, 200, 500, 1000}
+
+var families = [numFamilies]familyInfo{
+	NumRet:          {name: "num_ret", integer: true},
+	NumRel:          {name: "num_rel", integer: true},
+	NumRelRet:       {name: "num_rel_ret", integer: true},
+	MAP:             {name: "map"},
+	RPrec:           {name: "Rprec"},
+	BPref:           {name: "bpref"},
+	RecipRank:       {name: "recip_rank", r2medKey: "mrr"},
+	P:               {name: "P", cutoffs: trecCutoffs, r2medKey: "precision"},
+	Recall:          {name: "recall", cutoffs: trecCutoffs, r2medKey: "recall"},
+	NDCG:            {name: "ndcg"},
+	NDCGCut:         {name: "ndcg_cut", cutoffs: trecCutoffs, r2medKey: "ndcg"},
+	MAPCut:          {name: "map_cut", cutoffs: trecCutoffs, r2medKey: "map"},
+	Success:         {name: "success", cutoffs: []int{1, 5, 10}},
+	Hit:             {name: "hit", hakari: true},
+	HakariPrecision: {name: "precision", hakari: true},
+	HakariRecall:    {name: "recall", hakari: true},
+	HakariMRR:       {name: "mrr", hakari: true},
+	HakariNDCG:      {name: "ndcg", hakari: true},
+	HakariMAP:       {name: "map", hakari: true},
+}
+
+func (f Family) valid() bool { return f < numFamilies }
+
+// HasCutoff reports whether measures of this family take a rank cutoff.
+func (f Family) HasCutoff() bool {
+	return f.valid() && (families[f].cutoffs != nil || families[f].hakari)
+}
+
+// Hakari reports whether f is a HAKARI-Bench family.
+func (f Family) Hakari() bool { return f.valid() && families[f].hakari }
+
+// String is the family's name as Parse reads it: trec_eval's for trec_eval
+// families ("ndcg_cut"), HAKARI's before the "@" otherwise ("ndcg").
+func (f Family) String() string {
+	if !f.valid() {
+		return fmt.Sprintf("Family(%d)", uint8(f))
+	}
+	return families[f].name
+}
+
+// MaxCutoff bounds cutoffs so that rank arithmetic cannot overflow.
+const MaxCutoff = 1 << 30
+
+// Measure is one number per query: a family and, for families that take
+// one, a rank cutoff.
+type Measure struct {
+	Family Family
+	Cutoff int // > 0 exactly when Family.HasCutoff()
+}
+
+// Name is the measure's name in evaluation output: trec_eval's ("P_5",
+// "ndcg_cut_10", "map") or HAKARI's ("ndcg@10").
+func (m Measure) Name() string {
+	switch {
+	case !m.Family.valid():
+		return m.Family.String()
+	case families[m.Family].hakari:
+		return families[m.Family].name + "@" + strconv.Itoa(m.Cutoff)
+	case m.Family.HasCutoff():
+		return families[m.Family].name + "_" + strconv.Itoa(m.Cutoff)
+	}
+	return families[m.Family].name
+}
+
+// String is the measure in the syntax Parse reads back: "P.5", "map",
+// "ndcg@10".
+func (m Measure) String() string {
+	if m.Family.valid() && !families[m.Family].hakari && m.Family.HasCutoff() {
+		return families[m.Family].name + "." + strconv.Itoa(m.Cutoff)
+	}
+	return m.Name()
+}
+
+// Integer reports whether the measure is a count, which trec_eval prints as
+// an integer and sums rather than averages in its "all" row.
+func (m Measure) Integer() bool { return m.Family.valid() && families[m.Family].integer }
+
+func (m Measure) validate() error {
+	switch {
+	case !m.Family.valid():
+		return fmt.Errorf("measure: unknown family %d", uint8(m.Family))
+	case m.Family.HasCutoff() && (m.Cutoff <= 0 || m.Cutoff > MaxCutoff):
+		return fmt.Errorf("measure: %s needs a cutoff between 1 and %d, got %d", m.Family, MaxCutoff, m.Cutoff)
+	case !m.Family.HasCutoff() && m.Cutoff != 0:
+		return fmt.Errorf("measure: %s takes no cutoff, got %d", m.Family, m.Cutoff)
+	}
+	return nil
+}
+
+// compare orders measures as trec_eval prints them: by family in its table
+// order, then by ascending cutoff.
+func compare(a, b Measure) int {
+	if a.Family != b.Family {
+		return int(a.Family) - int(b.Family)
+	}
+	return a.Cutoff - b.Cutoff
+}
+
+// Parse reads one or more measure specifications separated by white space,
+// in any of the spellings described in the package documentation. Bare "-m"
+// tokens are skipped, so the text of a trec_eval command line's measure
+// flags parses as is. A specification with several cutoffs yields one
+// Measure per cutoff, in ascending order.
+func Parse(spec string) ([]Measure, error) {
+	var out []Measure
+	for _, tok := range strings.Fields(spec) {
+		if tok == "-m" {
+			continue
+		}
+		ms, err := parseOne(tok)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("measure: no measure named in %q; known: %s", spec, knownNames())
+	}
+	return out, nil
+}
+
+// MustParse is Parse for specifications fixed in source code; it panics on
+// error.
+func MustParse(spec string) []Measure {
+	ms, err := Parse(spec)
+	if err != nil {
+		panic(err)
+	}
+	return ms
+}
+
+func parseOne(tok string) ([]Measure, error) {
+	if name, k, ok := strings.Cut(tok, "@"); ok {
+		f, ok := hakariFamily(strings.ToLower(name))
+		if !ok {
+			return nil, unknown(tok)
+		}
+		c, err := parseCutoff(k)
+		if err != nil {
+			return nil, fmt.Errorf("measure %q: %v", tok, err)
+		}
+		return []Measure{{f, c}}, nil
+	}
+	if ms, ok, err := parseR2MEDKey(tok); ok {
+		return ms, err
+	}
+	name, params, hasParams := strings.Cut(tok, ".")
+	f, ok := trecFamily(name)
+	if !ok {
+		return nil, unknown(tok)
+	}
+	info := families[f]
+	if info.cutoffs == nil {
+		if hasParams {
+			return nil, fmt.Errorf("measure %q: %s takes no cutoffs", tok, name)
+		}
+		return []Measure{{Family: f}}, nil
+	}
+	cuts := info.cutoffs
+	if hasParams {
+		var err error
+		if cuts, err = parseCutoffList(params); err != nil {
+			return nil, fmt.Errorf("measure %q: %v", tok, err)
+		}
+	}
+	ms := make([]Measure, len(cuts))
+	for i, c := range cuts {
+		ms[i] = Measure{f, c}
+	}
+	return ms, nil
+}
+
+// parseR2MEDKey reads R2MED's result keys. ok is false when tok is not one.
+func parseR2MEDKey(tok string) (ms []Measure, ok bool, err error) {
+	low := strings.ToLower(tok)
+	if low == "mrr" {
+		return []Measure{{Family: RecipRank}}, true, nil
+	}
+	stem, k, found := strings.Cut(low, "_at_")
+	if !found {
+		return nil, false, nil
+	}
+	for f := NumRet; f <= Success; f++ {
+		if families[f].r2medKey == stem && families[f].cutoffs != nil {
+			c, err := parseCutoff(k)
+			if err != nil {
+				return nil, true, fmt.Errorf("measure %q: %v", tok, err)
+			}
+			return []Measure{{f, c}}, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+func trecFamily(name string) (Family, bool) {
+	for f := NumRet; f <= Success; f++ {
+		if families[f].name == name {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+func hakariFamily(name string) (Family, bool) {
+	if name == "acc" || name == "accuracy" {
+		return Hit, true
+	}
+	for f := Hit; f < numFamilies; f++ {
+		if families[f].name == name {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+func parseCutoffList(s string) ([]int, error) {
+	var cuts []int
+	for part := range strings.SplitSeq(s, ",") {
+		c, err := parseCutoff(part)
+		if err != nil {
+			return nil, err
+		}
+		cuts = append(cuts, c)
+	}
+	slices.Sort(cuts)
+	for i := 1; i < len(cuts); i++ {
+		if cuts[i] == cuts[i-1] {
+			return nil, fmt.Errorf("cutoff %d is listed twice", cuts[i])
+		}
+	}
+	return cuts, nil
+}
+
+var errCutoff = errors.New("a cutoff must be a positive integer")
+
+func parseCutoff(s string) (int, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("%w, got %q", errCutoff, s)
+	}
+	c, err := strconv.Atoi(s)
+	if err != nil || c <= 0 || c > MaxCutoff {
+		return 0, fmt.Errorf("%w up to %d, got %q", errCutoff, MaxCutoff, s)
+	}
+	return c, nil
+}
+
+func unknown(tok string) error {
+	return fmt.Errorf("measure: unknown measure %q; known: %s", tok, knownNames())
+}
+
+func knownNames() string {
+	var b strings.Builder
+	b.WriteString("trec_eval ")
+	for f := NumRet; f <= Success; f++ {
+		b.WriteString(families[f].name)
+		if families[f].cutoffs != nil {
+			b.WriteString("[.k,...]")
+		}
+		b.WriteByte(' ')
+	}
+	b.WriteString("| HAKARI-Bench ")
+	for f := Hit; f < numFamilies; f++ {
+		b.WriteString(families[f].name)
+		if f == Hit {
+			b.WriteString("|acc")
+		}
+		b.WriteString("@k ")
+	}
+	b.WriteString("| R2MED keys ndcg_at_k map_at_k recall_at_k precision_at_k mrr")
+	return b.String()
+}

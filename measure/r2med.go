@@ -1,0 +1,77 @@
+package measure
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/r2med/r2med/trec"
+)
+
+// R2MEDCutoffs are the rank cutoffs R2MED's BM25, GAR and reranker
+// evaluations report. Its dense retrievers go through BEIR, which uses
+// 1, 3, 5, 10 and 100 instead.
+var R2MEDCutoffs = []int{1, 10, 25, 50, 100}
+
+// R2MEDMeasures returns R2MED's metric set: ndcg_cut, map_cut, recall and P
+// at each cutoff (R2MEDCutoffs when none are given), plus recip_rank.
+func R2MEDMeasures(cutoffs ...int) []Measure {
+	if len(cutoffs) == 0 {
+		cutoffs = R2MEDCutoffs
+	}
+	ms := []Measure{{Family: RecipRank}}
+	for _, f := range []Family{NDCGCut, MAPCut, Recall, P} {
+		for _, k := range cutoffs {
+			ms = append(ms, Measure{f, k})
+		}
+	}
+	return ms
+}
+
+// R2MEDResult is an evaluation with R2MED's summary numbers.
+type R2MEDResult struct {
+	*Result
+	// Scores maps R2MED's result keys (ndcg_at_10, map_at_10, recall_at_10,
+	// precision_at_10, ..., mrr) to what R2MED stores under them: the mean
+	// over the evaluated queries, rounded by Round5.
+	Scores map[string]float64
+}
+
+// EvaluateR2MED computes R2MED's metric set (see R2MEDMeasures) in one pass.
+// Like R2MED's calculate_retrieval_metrics it averages over the queries
+// pytrec_eval returns, those with both results and judgments, summing them
+// one by one; R2MED sums in pytrec_eval's output order and this in query-id
+// order, which can change only the last bit of a mean.
+func EvaluateR2MED(qrels trec.Qrels, run trec.Run, cutoffs ...int) (*R2MEDResult, error) {
+	res, err := Evaluate(qrels, run, R2MEDMeasures(cutoffs...), Options{})
+	if err != nil {
+		return nil, err
+	}
+	scores := make(map[string]float64, len(res.Measures))
+	for j, m := range res.Measures {
+		scores[R2MEDKey(m)] = Round5(res.All[j])
+	}
+	return &R2MEDResult{Result: res, Scores: scores}, nil
+}
+
+// R2MEDKey is the key R2MED's result files store m under ("ndcg_at_10",
+// "mrr"), or m.Name() for measures R2MED does not report.
+func R2MEDKey(m Measure) string {
+	if !m.Family.valid() || m.Family.Hakari() || families[m.Family].r2medKey == "" {
+		return m.Name()
+	}
+	if m.Family == RecipRank {
+		return "mrr"
+	}
+	return families[m.Family].r2medKey + "_at_" + strconv.Itoa(m.Cutoff)
+}
+
+// Round5 is Python's round(x, 5): the exact binary value of x rounded to
+// five decimals, ties to even, then read back as the nearest float64. It is
+// not math.Round(x*1e5)/1e5, which rounds the already-rounded product.
+func Round5(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 5, 64), 64)
+	return r
+}

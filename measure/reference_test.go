@@ -1,0 +1,107 @@
+package measure
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/trec"
+)
+
+// refDir holds trec_eval 9.0.8's own output for the NFCorpus runs.
+const refDir = "../../shared/data/eval-reference"
+
+func refPath(t testing.TB, name string) string {
+	t.Helper()
+	if _, err := os.Stat(refDir); err != nil {
+		t.Skipf("reference data %s is absent (%v); the byte-identical trec_eval checks need it", refDir, err)
+	}
+	return filepath.Join(refDir, name)
+}
+
+func refMeasures(t testing.TB) []Measure {
+	t.Helper()
+	spec, err := os.ReadFile(refPath(t, "measures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Parse(string(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func TestTrecEvalReference(t *testing.T) {
+	cases := []struct {
+		qrels, run, want string
+		opt              Options
+	}{
+		{"nfcorpus.qrels", "nfcorpus.bm25.run", "nfcorpus.bm25.trec_eval", Options{}},
+		{"nfcorpus.qrels", "nfcorpus.ties.run", "nfcorpus.ties.trec_eval", Options{}},
+		{"nfcorpus.qrels", "nfcorpus.neartie.run", "nfcorpus.neartie.trec_eval", Options{}},
+		{"nfcorpus.qrels", "nfcorpus.partial.run", "nfcorpus.partial.trec_eval", Options{}},
+		{"nfcorpus.qrels", "nfcorpus.partial.run", "nfcorpus.partial.c.trec_eval", Options{Complete: true}},
+		{"nfcorpus.mixed.qrels", "nfcorpus.bm25.run", "nfcorpus.mixed.trec_eval", Options{}},
+	}
+	ms := refMeasures(t)
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			qrels, err := trec.ReadQrelsFile(refPath(t, c.qrels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := trec.ReadRunFile(refPath(t, c.run))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(refPath(t, c.want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Evaluate(qrels, run, ms, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteTrecEval(&got, res, true); err != nil {
+				t.Fatal(err)
+			}
+			if d := firstDiff(got.String(), string(want)); d != "" {
+				t.Errorf("trec_eval -q %s%s %s: %s", optFlags(c.opt), c.qrels, c.run, d)
+			}
+		})
+	}
+}
+
+func optFlags(o Options) string {
+	if o.Complete {
+		return "-c "
+	}
+	return ""
+}
+
+// firstDiff describes the first line where got and want differ, or returns
+// "" when they are identical.
+func firstDiff(got, want string) string {
+	if got == want {
+		return ""
+	}
+	g, w := strings.SplitAfter(got, "\n"), strings.SplitAfter(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("first difference at line %d:\n got  %q\n want %q", i+1, gl, wl)
+		}
+	}
+	return "outputs differ"
+}

@@ -1,0 +1,54 @@
+package measure
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+)
+
+// WriteTrecEval prints res as trec_eval 9.0.8 does: with perQuery (its -q),
+// one block per query in query-id order, then the "all" block. Each line is
+// C's "%-22s\t%s\t%6.4f" for measures with fractional values and
+// "%-22s\t%s\t%ld" for counts; Go's fixed-point formatting rounds the exact
+// binary value half to even, as glibc's printf does, so the digits agree.
+func WriteTrecEval(w io.Writer, res *Result, perQuery bool) error {
+	bw := bufio.NewWriter(w)
+	buf := make([]byte, 0, 64)
+	line := func(m Measure, qid string, v float64) error {
+		buf = append(buf[:0], m.Name()...)
+		for len(buf) < 22 {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, '\t')
+		buf = append(buf, qid...)
+		buf = append(buf, '\t')
+		if m.Integer() {
+			buf = strconv.AppendInt(buf, int64(v), 10)
+		} else {
+			start := len(buf)
+			buf = strconv.AppendFloat(buf, v, 'f', 4, 64)
+			for len(buf)-start < 6 { // %6.4f pads on the left
+				buf = append(buf[:start+1], buf[start:]...)
+				buf[start] = ' '
+			}
+		}
+		buf = append(buf, '\n')
+		_, err := bw.Write(buf)
+		return err
+	}
+	if perQuery {
+		for _, q := range res.Queries {
+			for j, m := range res.Measures {
+				if err := line(m, q.ID, q.Values[j]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for j, m := range res.Measures {
+		if err := line(m, "all", res.All[j]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
