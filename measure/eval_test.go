@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -304,3 +305,27 @@ func slicesIndexName(res *Result, name string) int {
 // approxEqual allows for the different order in which the hand computation adds
 // its terms; exactness is the reference tests' job.
 func approxEqual(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }
+
+func TestRadixSortScore(t *testing.T) {
+	for _, n := range []int{1, 2, 64, 1000} {
+		keys := make([]uint64, n)
+		seed := uint64(n)
+		for i := range keys {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			// Few distinct scores, spread over all four bytes, so that ties
+			// and skipped passes both occur.
+			keys[i] = uint64(descending(float32(seed>>60)*1e3-7e3))<<32 | uint64(i)
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		got := radixSortScore(slices.Clone(keys), make([]uint64, n))
+		if !slices.Equal(got, want) {
+			t.Errorf("n=%d: radix order differs from a full sort", n)
+		}
+	}
+	if !(descending(2) < descending(1) && descending(1) < descending(0) &&
+		descending(0) == descending(float32(math.Copysign(0, -1))) && descending(0) < descending(-1) &&
+		descending(-1) < descending(-2) && descending(float32(math.Inf(1))) < descending(2)) {
+		t.Error("descending does not reverse the order of scores")
+	}
+}
