@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Analyzer turns text into index terms. Implementations must be safe for
@@ -16,10 +17,22 @@ type Analyzer interface {
 
 // Chain is an Analyzer built the way Lucene builds one: a tokenizer followed
 // by filters, each applied to every token in order. It is safe for
-// concurrent use when its parts are, as all of this package's are.
+// concurrent use when its parts are, as all of this package's are. Use it by
+// pointer: it must not be copied after first use.
 type Chain struct {
 	Tokenizer Tokenizer
 	Filters   []Filter
+
+	// MemoSize, when positive, lets the chain remember the filtered form of
+	// up to MemoSize distinct tokens, which requires every filter to be a
+	// pure function of its input (this package's are). Token frequencies
+	// are Zipfian, so a modest memo turns almost every Porter stemming, by
+	// far the costliest step, into one lookup; the bound keeps a huge
+	// corpus's long tail of rare tokens from growing it without end.
+	MemoSize int
+
+	memoOnce sync.Once
+	memo     *memo
 }
 
 // Analyze implements Analyzer.
@@ -30,19 +43,37 @@ func (c *Chain) Analyze(dst []string, text string) []string {
 		return dst
 	}
 	out := start
-tokens:
 	for _, t := range dst[start:] {
-		for _, f := range c.Filters {
-			var keep bool
-			if t, keep = f.Filter(t); !keep {
-				continue tokens
-			}
+		if t, keep := c.filter(t); keep {
+			dst[out] = t
+			out++
 		}
-		dst[out] = t
-		out++
 	}
 	clear(dst[out:]) // let dropped substrings' texts be collected
 	return dst[:out]
+}
+
+func (c *Chain) filter(tok string) (string, bool) {
+	if c.MemoSize <= 0 {
+		return c.apply(tok)
+	}
+	c.memoOnce.Do(func() { c.memo = &memo{max: c.MemoSize} })
+	if e, ok := c.memo.get(tok); ok {
+		return e.term, e.keep
+	}
+	term, keep := c.apply(tok)
+	c.memo.put(tok, term, keep)
+	return term, keep
+}
+
+func (c *Chain) apply(term string) (string, bool) {
+	for _, f := range c.Filters {
+		var keep bool
+		if term, keep = f.Filter(term); !keep {
+			return "", false
+		}
+	}
+	return term, true
 }
 
 // LuceneEnglish returns Lucene's EnglishAnalyzer as Pyserini/Anserini use it
@@ -57,8 +88,13 @@ func LuceneEnglish() Analyzer {
 			NewStopFilter(englishStopWords),
 			PorterStemFilter{},
 		},
+		MemoSize: englishMemoSize,
 	}
 }
+
+// englishMemoSize bounds LuceneEnglish's memo: about 30 MB when full, and
+// enough to cover nearly every token occurrence of a biomedical corpus.
+const englishMemoSize = 1 << 18
 
 // Whitespace returns Lucene's WhitespaceAnalyzer: split at whitespace, no
 // other change.

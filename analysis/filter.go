@@ -143,6 +143,19 @@ func stem(s string) string {
 	if len(s) <= 2 {
 		return s
 	}
+	// go-porterstemmer matches a suffix only when something precedes it;
+	// Lucene also matches a suffix that is the whole word. That matters in
+	// step 1 alone (later rules need a non-empty stem anyway), for exactly
+	// these words, as TestPorterMatchesLuceneAlgorithm and the comparison
+	// with real Lucene confirm.
+	switch s {
+	case "sses":
+		return "ss"
+	case "ies":
+		return "i"
+	case "eed", "eeds":
+		return "eed"
+	}
 	var buf [64]rune
 	units := buf[:0]
 	for _, r := range s {

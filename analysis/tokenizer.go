@@ -143,51 +143,55 @@ func next(s string, j int) (r rune, p uint16, size, units int) {
 //
 // with every element followed by any number of Extend/Format/ZWJ runes;
 // MidNum here means MidNum|MidNumLet|Single_Quote and MidLetter means
-// MidLetter|MidNumLet|Single_Quote. The states below recognise exactly that
-// language; a state records what the last element was because that decides
-// which punctuation may follow. Note that this is Lucene's grammar, not
-// UAX #29 verbatim: for instance it keeps Hebrew+' followed by a digit
-// together, where UAX #29 breaks.
+// MidLetter|MidNumLet|Single_Quote. The states below are that expression's
+// deterministic automaton: each stands for the set of places in the
+// expression the text read so far can have reached, which is why a Hebrew
+// letter leads to different states depending on what precedes it. Note that
+// this is Lucene's grammar, not UAX #29 verbatim: for instance it keeps
+// Hebrew+' followed by a digit together, where UAX #29 breaks.
 const (
 	wsFail      = iota
 	wsStart     // nothing read
 	wsLeadENL   // only ExtendNumLet so far: not yet a token
-	wsLetter    // last element ALetter
-	wsHebrew    // last element Hebrew_Letter
-	wsNumeric   // last element Numeric
-	wsKatakana  // last element Katakana
+	wsLetter    // after a letter that can only continue a letter run
+	wsHebrew    // after a Hebrew letter that may also open a Hebrew quote unit
+	wsNumeric   // after a digit
+	wsKatakana  // after a katakana
 	wsTrailENL  // ExtendNumLet after a segment
-	wsHebrewSQ  // Hebrew_Letter Single_Quote: a complete segment
-	wsMidLetter // AHLetter + MidLetter, waiting for an AHLetter
-	wsMidNum    // Numeric + MidNum, waiting for a Numeric
-	wsHebrewDQ  // Hebrew_Letter Double_Quote, waiting for a Hebrew_Letter
+	wsHebrewEnd // after Hebrew+' or Hebrew+"+Hebrew: a unit ends here
+	wsMidLetter // letter + MidLetter, waiting for a letter
+	wsMidNum    // digit + MidNum, waiting for a digit
+	wsHebrewDQ  // Hebrew + Double_Quote, waiting for a Hebrew letter
 	wsCount
 )
 
 // wordAccept has a bit set for each state at which the text read so far is a
 // complete token.
-const wordAccept = 1<<wsLetter | 1<<wsHebrew | 1<<wsNumeric | 1<<wsKatakana | 1<<wsTrailENL | 1<<wsHebrewSQ
+const wordAccept = 1<<wsLetter | 1<<wsHebrew | 1<<wsNumeric | 1<<wsKatakana | 1<<wsTrailENL | 1<<wsHebrewEnd
 
 // wordNext is the transition table over Word_Break values; missing entries
-// are wsFail. Extend/Format/ZWJ never reach it (see scanWord).
+// are wsFail. Extend/Format/ZWJ never reach it (see continueWord).
 var wordNext = func() (t [wsCount][wbMask + 1]uint8) {
-	segStart := func(s int) {
+	// Where a new unit (or segment) may start, a Hebrew letter may open a
+	// quote unit as well as a letter run.
+	unitStart := func(s int) {
 		t[s][wbALetter] = wsLetter
 		t[s][wbHebrewLetter] = wsHebrew
 		t[s][wbNumeric] = wsNumeric
 	}
 	for _, s := range []int{wsStart, wsLeadENL, wsTrailENL} {
-		segStart(s)
+		unitStart(s)
 		t[s][wbKatakana] = wsKatakana
 	}
 	t[wsStart][wbExtendNumLet] = wsLeadENL
 	t[wsLeadENL][wbExtendNumLet] = wsLeadENL
 
-	for _, s := range []int{wsLetter, wsHebrew, wsNumeric, wsKatakana, wsTrailENL, wsHebrewSQ} {
+	for _, s := range []int{wsLetter, wsHebrew, wsNumeric, wsKatakana, wsTrailENL, wsHebrewEnd} {
 		t[s][wbExtendNumLet] = wsTrailENL
 	}
-	for _, s := range []int{wsLetter, wsHebrew, wsNumeric, wsHebrewSQ} {
-		segStart(s)
+	// Units follow each other directly (WB9/WB10 and the Hebrew unit).
+	for _, s := range []int{wsLetter, wsHebrew, wsNumeric, wsHebrewEnd} {
+		unitStart(s)
 	}
 	t[wsKatakana][wbKatakana] = wsKatakana
 
@@ -195,38 +199,51 @@ var wordNext = func() (t [wsCount][wbMask + 1]uint8) {
 		t[wsLetter][wb] = wsMidLetter
 		t[wsHebrew][wb] = wsMidLetter
 	}
-	// A quote after a Hebrew letter completes a segment by itself (WB7a) and
-	// may also be a MidLetter; wsHebrewSQ allows what both readings allow.
-	t[wsHebrew][wbSingleQuote] = wsHebrewSQ
+	// A quote after a Hebrew letter that may open a unit completes that
+	// unit (WB7a); read as a MidLetter instead it would need a letter next,
+	// which wsHebrewEnd allows anyway.
+	t[wsHebrew][wbSingleQuote] = wsHebrewEnd
 	t[wsHebrew][wbDoubleQuote] = wsHebrewDQ
+	t[wsHebrewDQ][wbHebrewLetter] = wsHebrewEnd
 	for _, wb := range []int{wbMidNum, wbMidNumLet, wbSingleQuote} {
 		t[wsNumeric][wb] = wsMidNum
 	}
 
+	// After a MidLetter the letter run goes on: a Hebrew letter there
+	// cannot open a quote unit, so it is an ordinary letter.
 	t[wsMidLetter][wbALetter] = wsLetter
-	t[wsMidLetter][wbHebrewLetter] = wsHebrew
+	t[wsMidLetter][wbHebrewLetter] = wsLetter
 	t[wsMidNum][wbNumeric] = wsNumeric
-	t[wsHebrewDQ][wbHebrewLetter] = wsHebrew
 	return t
 }()
 
 // scanWord returns the end of the longest word or number starting at s[i]
 // and no more than MaxTokenLength code units long, or i if there is none.
 func scanWord(s string, i int) int {
-	state := uint8(wsStart)
-	last := i
-	n := 0
-	for j := i; j < len(s); {
+	if st := asciiAlnum[s[i]]; st != 0 {
+		return continueWord(s, i+1, st, 1)
+	}
+	return continueWord(s, i, wsStart, 0)
+}
+
+// continueWord runs the word automaton from state at s[j], n code units
+// into the token, and returns the end of the longest match. It is called
+// either at the token start in wsStart (no match: the result is j) or just
+// after an accepted first rune, so j itself is always a valid answer.
+func continueWord(s string, j int, state uint8, n int) int {
+	last := j
+	for j < len(s) {
 		// Plain ASCII letters and digits dominate English text; stepping
 		// over them here skips the decoding and the table walk.
 		if state == wsLetter || state == wsNumeric {
+			lim := min(len(s), j+MaxTokenLength-n)
 			k := j
-			for k < len(s) && n < MaxTokenLength && asciiAlnum[s[k]] != 0 {
-				state = asciiAlnum[s[k]]
+			for k < lim && asciiAlnum[s[k]] != 0 {
 				k++
-				n++
 			}
 			if k > j {
+				state = asciiAlnum[s[k-1]]
+				n += k - j
 				j, last = k, k
 				continue
 			}
