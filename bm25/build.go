@@ -65,9 +65,10 @@ func analyzeChunks(n int, tokenize Tokenize, opt BuildOptions) []*chunk {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	// Several chunks per worker balance uneven document lengths; a floor on
-	// the size keeps per-chunk vocabularies (merged sequentially) few.
-	size := max(256, n/(workers*8)+1)
+	// A few chunks per worker balance uneven document lengths; more would
+	// repeat the same vocabulary in every chunk, and the merge of chunk
+	// vocabularies is sequential.
+	size := max(1024, n/(workers*3)+1)
 	nchunks := (n + size - 1) / size
 	chunks := make([]*chunk, nchunks)
 	next := make(chan int, nchunks)
@@ -83,11 +84,14 @@ func analyzeChunks(n int, tokenize Tokenize, opt BuildOptions) []*chunk {
 			var toks []string
 			counts := []int32{}
 			var touched []int32
+			// One map per worker, cleared between chunks, keeps its grown
+			// table instead of regrowing it for every chunk.
+			ids := make(map[string]int32)
 			for c := range next {
 				start := c * size
 				end := min(n, start+size)
 				ch := &chunk{start: start, docOff: make([]int32, 1, end-start+1)}
-				ids := make(map[string]int32)
+				clear(ids)
 				for i := start; i < end; i++ {
 					toks = tokenize(i, toks[:0])
 					for _, t := range toks {

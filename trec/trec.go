@@ -196,6 +196,20 @@ func WriteRun(w io.Writer, run Run, tag string) error {
 	return bw.Flush()
 }
 
+// WriteQrels writes q in TREC qrels format ("qid 0 docid grade"), queries
+// and documents in byte order, so equal qrels give equal files.
+func WriteQrels(w io.Writer, q Qrels) error {
+	bw := bufio.NewWriter(w)
+	for _, qid := range QueryIDs(q) {
+		for _, docid := range QueryIDs(q[qid]) {
+			if _, err := fmt.Fprintf(bw, "%s 0 %s %d\n", qid, docid, q[qid][docid]); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
+
 // AppendScore formats a score compactly and losslessly (see WriteRun).
 func AppendScore(buf []byte, s float64) []byte {
 	if float64(float32(s)) == s {

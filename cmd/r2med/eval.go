@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/trec"
+)
+
+// Measures printed when -m is not given: R2MED's reported set.
+const defaultTrecMeasures = "ndcg_cut.1,10,25,50,100 map_cut.1,10,25,50,100 recall.1,10,25,50,100 P.1,10,25,50,100 recip_rank"
+
+// HAKARI-Bench's viewer metrics.
+const defaultHakariMeasures = "ndcg@10 ndcg@100 recall@10 recall@100 hit@1 hit@10 hit@100 mrr@10 map@100"
+
+func newEvalCmd() *cobra.Command {
+	var perQuery, complete bool
+	var level int
+	var specs []string
+	var profile string
+	cmd := &cobra.Command{
+		Use:   "eval [-q] [-c] [-l LEVEL] [-m MEASURE]... QRELS RUN",
+		Short: "Evaluate a TREC run against qrels, printing exactly what trec_eval 9.0.8 prints",
+		Long: `eval scores a TREC run (qid Q0 docid rank score tag) against TREC qrels
+(qid iter docid grade) with trec_eval 9.0.8's semantics, the version inside
+pytrec_eval: scores read as float32, ties broken by docid descending, the
+rank column ignored. Output is byte-identical to trec_eval's.
+
+Measures: num_ret num_rel num_rel_ret map Rprec bpref recip_rank ndcg, and
+with cutoffs P recall ndcg_cut map_cut success (e.g. -m P.5,10 -m ndcg_cut.10).
+Without -m it prints R2MED's set:
+  ` + defaultTrecMeasures + `
+With --profile hakari it computes HAKARI-Bench's measures instead (list order
+is the ranking, binary gain, map over min(R,k), mrr cut at k, mean over all
+run queries), by default:
+  ` + defaultHakariMeasures,
+		Example: `  r2med eval -q -m ndcg_cut.10 -m recall.100 qrels.txt run.trec
+  r2med eval -c -m map -m P.5,10 qrels.txt run.trec
+  r2med eval --profile hakari -m hit@10 -m mrr@10 qrels.txt run.trec`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec := strings.Join(specs, " ")
+			switch profile {
+			case "trec":
+				if spec == "" {
+					spec = defaultTrecMeasures
+				}
+			case "hakari":
+				if spec == "" {
+					spec = defaultHakariMeasures
+				}
+			default:
+				return fmt.Errorf("unknown --profile %q (trec or hakari)", profile)
+			}
+			ms, err := measure.Parse(spec)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				if m.Family.Hakari() != (profile == "hakari") {
+					return fmt.Errorf("measure %s belongs to the %s profile; use --profile %s or drop it", m, otherProfile(profile), otherProfile(profile))
+				}
+			}
+			qrels, err := trec.ReadQrelsFile(args[0])
+			if err != nil {
+				return err
+			}
+			run, err := trec.ReadRunFile(args[1])
+			if err != nil {
+				return err
+			}
+			res, err := measure.Evaluate(qrels, run, ms, measure.Options{RelevanceLevel: level, Complete: complete})
+			if err != nil {
+				return err
+			}
+			return measure.WriteTrecEval(cmd.OutOrStdout(), res, perQuery)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&perQuery, "query", "q", false, "print every query's values before the summary")
+	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0")
+	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant")
+	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (hakari)")
+	f.StringVar(&profile, "profile", "trec", "trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
+	return cmd
+}
+
+func otherProfile(p string) string {
+	if p == "hakari" {
+		return "trec"
+	}
+	return "hakari"
+}

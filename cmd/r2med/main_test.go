@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/trec"
+)
+
+const shared = "../../../shared/data"
+
+func needShared(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("shared reference data not found at %s: %v", shared, err)
+	}
+}
+
+func r2med(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = execute(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestEvalMatchesTrecEval runs `r2med eval` as a user would and compares
+// its output with trec_eval 9.0.8's, byte for byte, for every reference case.
+func TestEvalMatchesTrecEval(t *testing.T) {
+	needShared(t)
+	ref := filepath.Join(shared, "eval-reference")
+	flags, err := os.ReadFile(filepath.Join(ref, "measures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measures := strings.Fields(string(flags))
+	for _, c := range []struct {
+		want, qrels, run string
+		complete         bool
+	}{
+		{"nfcorpus.bm25.trec_eval", "nfcorpus.qrels", "nfcorpus.bm25.run", false},
+		{"nfcorpus.ties.trec_eval", "nfcorpus.qrels", "nfcorpus.ties.run", false},
+		{"nfcorpus.neartie.trec_eval", "nfcorpus.qrels", "nfcorpus.neartie.run", false},
+		{"nfcorpus.partial.trec_eval", "nfcorpus.qrels", "nfcorpus.partial.run", false},
+		{"nfcorpus.partial.c.trec_eval", "nfcorpus.qrels", "nfcorpus.partial.run", true},
+		{"nfcorpus.mixed.trec_eval", "nfcorpus.mixed.qrels", "nfcorpus.bm25.run", false},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			args := []string{"eval", "-q"}
+			if c.complete {
+				args = append(args, "-c")
+			}
+			args = append(args, measures...)
+			args = append(args, filepath.Join(ref, c.qrels), filepath.Join(ref, c.run))
+			got, stderr, code := r2med(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			want, err := os.ReadFile(filepath.Join(ref, c.want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+				for i := range min(len(gl), len(wl)) {
+					if gl[i] != wl[i] {
+						t.Fatalf("line %d differs:\n got %q\nwant %q", i+1, gl[i], wl[i])
+					}
+				}
+				t.Fatalf("output has %d lines, trec_eval %d", len(gl), len(wl))
+			}
+		})
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	dir := t.TempDir()
+	qrels := filepath.Join(dir, "q.txt")
+	run := filepath.Join(dir, "r.trec")
+	os.WriteFile(qrels, []byte("1 0 d1 1\n1 0 d2 x\n"), 0o644)
+	os.WriteFile(run, []byte("1 Q0 d1 1 2.0 t\n"), 0o644)
+	_, stderr, code := r2med(t, "", "eval", qrels, run)
+	if code != 1 || !strings.Contains(stderr, qrels+`:2: grade "x" is not an integer`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = r2med(t, "", "eval", "-m", "ndcg@10", qrels, run)
+	if code != 1 || !strings.Contains(stderr, "--profile hakari") {
+		t.Fatalf("mixing profiles: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code = r2med(t, "", "eval", qrels); code != 1 || !strings.Contains(stderr, "accepts 2 arg(s)") {
+		t.Fatalf("one argument: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestEvalHakariProfile(t *testing.T) {
+	dir := t.TempDir()
+	qrels := filepath.Join(dir, "q.txt")
+	run := filepath.Join(dir, "r.trec")
+	os.WriteFile(qrels, []byte("1 0 d2 1\n2 0 d9 1\n"), 0o644)
+	// List order is authoritative for HAKARI: d2 is second whatever its score.
+	os.WriteFile(run, []byte("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 5.0 t\n2 Q0 d3 1 1.0 t\n"), 0o644)
+	got, stderr, code := r2med(t, "", "eval", "--profile", "hakari", "-m", "mrr@10", "-m", "hit@1", qrels, run)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "hit@1                 \tall\t0.0000\nmrr@10                \tall\t0.2500\n"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestAnalyze(t *testing.T) {
+	in := `{"id":"a","text":"The patient's HbA1c was 9.8%; e.g. IL-6 rose."}` + "\n"
+	got, stderr, code := r2med(t, in, "analyze")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := `{"id":"a","tokens":["patient","hba1c","9.8","e.g","il","6","rose"]}` + "\n"
+	if got != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+	_, stderr, code = r2med(t, "{\"id\":\"a\"}\n", "analyze")
+	if code != 1 || !strings.Contains(stderr, "stdin:1:") {
+		t.Fatalf("missing text: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code = r2med(t, "", "analyze", "--analyzer", "nope"); code != 1 || !strings.Contains(stderr, "lucene-english") {
+		t.Fatalf("unknown analyzer: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestRunDemoEndToEnd(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	stdout, stderr, code := r2med(t, "", "run", "--task", "demo", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "nDCG@10") || stderr != "" {
+		t.Fatalf("stdout %q stderr %q", stdout, stderr)
+	}
+	var res map[string]any
+	data, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["dataset_name"] != "demo" || res["model_name"] != "bm25" {
+		t.Fatalf("results.json: %s", data)
+	}
+	// The run file evaluates to the same nDCG@10 through `r2med eval`.
+	run := filepath.Join(out, "run.trec")
+	qrels := filepath.Join(t.TempDir(), "qrels.txt")
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("rerun: exit %d: %s", code, stderr)
+	}
+	writeDemoQrels(t, qrels)
+	evalOut, stderr, code := r2med(t, "", "eval", "-m", "ndcg_cut.10", qrels, run)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	test := res["test"].(map[string]any)
+	f := strings.Fields(evalOut)
+	if len(f) != 3 {
+		t.Fatalf("eval printed %q", evalOut)
+	}
+	// results.json rounds to 5 decimals, trec_eval prints 4: they agree to
+	// within half a unit of the 4th decimal plus the 5th-decimal rounding.
+	if v, err := strconv.ParseFloat(f[2], 64); err != nil || math.Abs(v-test["ndcg_at_10"].(float64)) > 0.000051 {
+		t.Fatalf("eval says %q, results.json ndcg_at_10 = %v", evalOut, test["ndcg_at_10"])
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo"); code != 1 || !strings.Contains(stderr, "--out") {
+		t.Fatalf("no --out: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--out", t.TempDir(), "--bm25", "okapi"); code != 1 || !strings.Contains(stderr, "r2med, lucene, robertson") {
+		t.Fatalf("bad scheme: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := r2med(t, "", "run", "--data", filepath.Join(t.TempDir(), "missing"), "--out", t.TempDir()); code != 1 || stderr == "" {
+		t.Fatalf("missing data dir: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestStats(t *testing.T) {
+	stdout, stderr, code := r2med(t, "", "stats", "--task", "demo", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	text, _, code := r2med(t, "", "stats", "--task", "demo")
+	if code != 0 || !strings.Contains(strings.ToLower(text), "queries") {
+		t.Fatalf("text stats: exit %d\n%s", code, text)
+	}
+}
+
+func writeDemoQrels(t *testing.T, path string) {
+	t.Helper()
+	task, err := pipeline.LoadTask("demo", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := trec.WriteQrels(f, task.Qrels); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/pipeline"
+)
+
+func newRunCmd() *cobra.Command {
+	var data, task, split, scheme, out string
+	var quiet, overwrite bool
+	cfg := pipeline.DefaultConfig()
+	k1, b := -1.0, -1.0
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Index, retrieve and evaluate one task; write run.trec, results.json and manifest.json",
+		Example: `  r2med run --task demo --out out/demo
+  r2med run --data ../shared/data/nfcorpus --split test --out out/nfcorpus
+  r2med run --data DIR --bm25 lucene --k1 0.9 --b 0.4 --top-k 1000 --out out/lucene`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := bm25.ParseScheme(scheme)
+			if err != nil {
+				return err
+			}
+			cfg.BM25 = bm25.DefaultParams(sc)
+			if cmd.Flags().Changed("k1") {
+				cfg.BM25.K1 = k1
+			}
+			if cmd.Flags().Changed("b") {
+				cfg.BM25.B = b
+			}
+			if out == "" {
+				return fmt.Errorf("--out DIR is required: the run, results and manifest are written there")
+			}
+			t, err := pipeline.LoadTask(task, data, split)
+			if err != nil {
+				return err
+			}
+			opt := pipeline.Options{Out: out, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args}
+			if !quiet {
+				opt.Log = cmd.ErrOrStderr()
+			}
+			res, err := pipeline.Run(cmd.Context(), t, cfg, opt)
+			if err != nil {
+				return err
+			}
+			return printSummary(cmd.OutOrStdout(), t.Name, res, out)
+		},
+	}
+	addDataFlags(cmd, &data, &task, &split)
+	f := cmd.Flags()
+	f.StringVar(&cfg.Retriever, "retriever", cfg.Retriever, "retriever (bm25)")
+	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring: r2med (gensim, as R2MED published), lucene (Lucene ≥8 BM25Similarity), robertson (bm25s, HAKARI-Bench)")
+	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's, 0.9 for r2med/lucene, 1.5 for robertson)")
+	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's, 0.4 for r2med/lucene, 0.75 for robertson)")
+	f.StringVar(&cfg.Analyzer, "analyzer", cfg.Analyzer, "analyzer for documents and queries")
+	f.IntVar(&cfg.TopK, "top-k", cfg.TopK, "documents kept per query")
+	f.StringVar(&out, "out", "", "output directory (required)")
+	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
+	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it")
+	return cmd
+}
+
+func printSummary(w io.Writer, task string, out *pipeline.Outcome, dir string) error {
+	t := out.Result.Test
+	state := ""
+	if out.Skipped {
+		state = " (unchanged, reused)"
+	}
+	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f\n  %s\n",
+		task, out.Result.ModelName, state,
+		t["ndcg_at_10"], t["recall_at_100"], t["map_at_100"], t["mrr"], t["precision_at_10"],
+		filepath.Join(dir, pipeline.ResultsFile))
+	return err
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/pipeline"
+)
+
+func newStatsCmd() *cobra.Command {
+	var data, task, split string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Print a task's profile: counts, positives per query, text lengths",
+		Example: `  r2med stats --task demo
+  r2med stats --data ../shared/data/nfcorpus --split test --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := pipeline.LoadTask(task, data, split)
+			if err != nil {
+				return err
+			}
+			p := dataset.Stats(t)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(p)
+			}
+			return p.WriteText(cmd.OutOrStdout())
+		},
+	}
+	addDataFlags(cmd, &data, &task, &split)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+func addDataFlags(cmd *cobra.Command, data, task, split *string) {
+	cmd.Flags().StringVar(data, "data", "", "task directory (R2MED or BEIR layout, detected)")
+	cmd.Flags().StringVar(task, "task", "", `built-in task ("demo")`)
+	cmd.Flags().StringVar(split, "split", "test", "BEIR qrels split")
+}

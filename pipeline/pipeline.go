@@ -1,0 +1,296 @@
+// Package pipeline runs the stages of an experiment in the one direction
+// data flows: dataset → retrieve → evaluate → write results. Each stage is
+// a package of its own; this package only sequences them, times them, and
+// decides what a finished run leaves on disk.
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/trec"
+)
+
+// Config holds every knob that changes a run's numbers.
+type Config struct {
+	Retriever string      // "bm25"
+	Analyzer  string      // analysis.Get name
+	BM25      bm25.Params // when Retriever is bm25
+	TopK      int         // documents kept per query
+}
+
+// DefaultConfig is R2MED's BM25 setup.
+func DefaultConfig() Config {
+	return Config{Retriever: "bm25", Analyzer: "lucene-english", BM25: bm25.DefaultParams(bm25.R2MED), TopK: 100}
+}
+
+// ModelName is the name results files give the system.
+func (c Config) ModelName() string {
+	if c.Retriever == "bm25" && c.BM25.Scheme != bm25.R2MED {
+		return "bm25-" + string(c.BM25.Scheme)
+	}
+	return c.Retriever
+}
+
+func (c Config) describe() map[string]any {
+	m := map[string]any{"retriever": c.Retriever, "top_k": c.TopK}
+	if c.Retriever == "bm25" {
+		m["analyzer"] = c.Analyzer
+		m["bm25_scheme"] = string(c.BM25.Scheme)
+		m["k1"] = c.BM25.K1
+		m["b"] = c.BM25.B
+	}
+	return m
+}
+
+// Options say where outputs go and how the run reports.
+type Options struct {
+	Out       string // output directory; empty keeps everything in memory
+	Overwrite bool   // redo a run whose outputs already exist
+	Progress  progress.Factory
+	Log       io.Writer // one-line stage messages; nil is silent
+	Command   []string  // recorded in the manifest
+	Workers   int       // 0 means GOMAXPROCS
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Run      trec.Run
+	Eval     *measure.R2MEDResult
+	Result   *results.R2MED
+	Manifest *results.Manifest
+	Skipped  bool // outputs were already there for the same fingerprint
+}
+
+// Output file names inside Options.Out.
+const (
+	RunFile      = "run.trec"
+	ResultsFile  = "results.json"
+	ManifestFile = "manifest.json"
+)
+
+// LoadTask resolves what the user named: the built-in demo task, or a data
+// directory in any layout dataset.Load detects.
+func LoadTask(task, data, split string) (*dataset.Task, error) {
+	switch {
+	case task != "" && data != "":
+		return nil, errors.New("give either --task or --data, not both")
+	case task == demo.Name:
+		return demo.Load()
+	case task != "":
+		return nil, fmt.Errorf("unknown task %q: the built-in task is %q; for other data pass --data DIR", task, demo.Name)
+	case data == "":
+		return nil, errors.New("no data: pass --task demo or --data DIR (an R2MED or BEIR directory)")
+	}
+	return dataset.Load(data, dataset.Options{Split: split})
+}
+
+// Run executes the pipeline on one task.
+func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Outcome, error) {
+	if cfg.TopK <= 0 {
+		return nil, fmt.Errorf("top-k must be positive, got %d", cfg.TopK)
+	}
+	if cfg.Retriever != "bm25" {
+		return nil, fmt.Errorf("unknown retriever %q (available: bm25)", cfg.Retriever)
+	}
+	start := time.Now()
+	m := results.NewManifest(opt.Command)
+	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
+	m.Config = cfg.describe()
+	if err := m.AddInputs(existing(task.Files)...); err != nil {
+		return nil, err
+	}
+	fp := fingerprint(m)
+	m.Config["fingerprint"] = fp
+	if opt.Out != "" && !opt.Overwrite {
+		if out, ok := previous(opt.Out, fp); ok {
+			logf(opt.Log, "%s: outputs in %s are up to date (same data and settings); --overwrite to redo", task.Name, opt.Out)
+			return out, nil
+		}
+	}
+
+	var run trec.Run
+	var err error
+	switch cfg.Retriever {
+	case "bm25":
+		run, err = retrieveBM25(ctx, task, cfg, opt, m)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ev *measure.R2MEDResult
+	if err := m.Time("evaluate", func() error {
+		var err error
+		ev, err = measure.EvaluateR2MED(task.Qrels, run)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	m.Counts["documents"] = len(task.Corpus)
+	m.Counts["queries"] = len(task.Queries)
+	m.Counts["queries_evaluated"] = ev.NumQueries
+	m.Counts["qrels"] = task.Qrels.Len()
+	res := &results.R2MED{
+		DatasetName:    task.Name,
+		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
+		ModelName:      cfg.ModelName(),
+		Test:           ev.Scores,
+	}
+	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m}
+	if opt.Out == "" {
+		return out, nil
+	}
+	if err := m.Time("write", func() error {
+		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, cfg.ModelName()); err != nil {
+			return err
+		}
+		return res.WriteFile(filepath.Join(opt.Out, ResultsFile))
+	}); err != nil {
+		return nil, err
+	}
+	m.Outputs = []string{RunFile, ResultsFile, ManifestFile}
+	// The manifest goes last: its presence marks a finished run.
+	if err := m.WriteFile(filepath.Join(opt.Out, ManifestFile)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func retrieveBM25(ctx context.Context, task *dataset.Task, cfg Config, opt Options, m *results.Manifest) (trec.Run, error) {
+	an, err := analysis.Get(cfg.Analyzer)
+	if err != nil {
+		return nil, err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var ix *bm25.Index
+	err = m.Time("index", func() error {
+		bar := opt.Progress.New(len(task.Corpus), "indexing "+task.Name)
+		defer bar.Done()
+		ids := make([]string, len(task.Corpus))
+		for i, d := range task.Corpus {
+			ids[i] = d.ID
+		}
+		var err error
+		ix, err = bm25.Build(len(task.Corpus), func(i int, dst []string) []string {
+			return an.Analyze(dst, task.Corpus[i].Text)
+		}, cfg.BM25, bm25.BuildOptions{Workers: workers, IDs: ids, Progress: bar.Add})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.Counts["terms"] = ix.NumTerms()
+	m.Counts["postings"] = ix.NumPostings()
+
+	run := make(trec.Run, len(task.Queries))
+	err = m.Time("search", func() error {
+		bar := opt.Progress.New(len(task.Queries), "searching "+task.Name)
+		defer bar.Done()
+		hits := make([][]bm25.Hit, len(task.Queries))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, max(1, len(task.Queries))) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := ix.NewSearcher()
+				var toks []string
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(task.Queries) || ctx.Err() != nil {
+						return
+					}
+					toks = an.Analyze(toks[:0], task.Queries[i].Text)
+					hits[i] = s.Search(toks, cfg.TopK)
+					bar.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, q := range task.Queries {
+			list := make([]trec.Hit, len(hits[i]))
+			for j, h := range hits[i] {
+				list[j] = trec.Hit{DocID: task.Corpus[h.Doc].ID, Score: float64(h.Score)}
+			}
+			run[q.ID] = list
+		}
+		return nil
+	})
+	return run, err
+}
+
+// fingerprint hashes what determines a run's numbers: settings and input
+// checksums, not times or paths.
+func fingerprint(m *results.Manifest) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.Encode(m.Config)
+	enc.Encode(m.Task.Name)
+	enc.Encode(m.Task.Split)
+	for _, in := range m.Inputs {
+		enc.Encode(in.SHA256)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// previous returns the outcome already on disk when its manifest carries the
+// same fingerprint and every output is present.
+func previous(dir, fp string) (*Outcome, bool) {
+	m, err := results.ReadManifest(filepath.Join(dir, ManifestFile))
+	if err != nil || m.Config["fingerprint"] != fp {
+		return nil, false
+	}
+	res, err := results.ReadR2MED(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, false
+	}
+	run, err := trec.ReadRunFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, false
+	}
+	return &Outcome{Run: run, Result: res, Manifest: m, Skipped: true}, true
+}
+
+// existing keeps the files that are on disk (an embedded task has none).
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}

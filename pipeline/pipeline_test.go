@@ -1,0 +1,188 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/trec"
+)
+
+const shared = "../../shared/data"
+
+func needShared(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("shared reference data not found at %s: %v", shared, err)
+	}
+}
+
+// TestNFCorpusMatchesR2MEDBM25 runs the whole pipeline (BEIR reader, Lucene
+// English analyzer, gensim-compatible BM25, top-100) on NFCorpus test and
+// compares with the run R2MED's own Python pipeline produced: the same
+// documents in the same order for every query, scores within 1e-4 relative.
+func TestNFCorpusMatchesR2MEDBM25(t *testing.T) {
+	needShared(t)
+	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), task, DefaultConfig(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := trec.ReadRunFile(filepath.Join(shared, "eval-reference/nfcorpus.bm25.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Run) != len(want) {
+		t.Fatalf("run has %d queries, reference %d", len(out.Run), len(want))
+	}
+	mismatches := 0
+	for qid, ref := range want {
+		got := out.Run[qid]
+		if len(got) != len(ref) {
+			t.Errorf("query %s: %d hits, reference %d", qid, len(got), len(ref))
+			continue
+		}
+		for i := range ref {
+			if got[i].DocID != ref[i].DocID {
+				if mismatches < 5 {
+					t.Errorf("query %s rank %d: %s (%.6f), reference %s (%.6f)", qid, i+1, got[i].DocID, got[i].Score, ref[i].DocID, ref[i].Score)
+				}
+				mismatches++
+				break
+			}
+			if d := math.Abs(got[i].Score - ref[i].Score); d > 1e-4*math.Abs(ref[i].Score)+1e-6 {
+				t.Errorf("query %s rank %d: score %.7f, reference %.7f", qid, i+1, got[i].Score, ref[i].Score)
+				break
+			}
+		}
+	}
+	if mismatches > 0 {
+		t.Errorf("%d of %d queries rank differently from the reference", mismatches, len(want))
+	}
+
+	// The in-memory evaluation agrees with trec_eval 9.0.8 on that run.
+	ref := readTrecEvalAll(t, filepath.Join(shared, "eval-reference/nfcorpus.bm25.trec_eval"))
+	for _, m := range []string{"ndcg_cut_10", "recall_100", "map_cut_100", "P_10", "recip_rank"} {
+		if got := strconv.FormatFloat(mean(t, out.Eval.Result, m), 'f', 4, 64); got != ref[m] {
+			t.Errorf("mean %s = %s, trec_eval says %s", m, got, ref[m])
+		}
+	}
+	if got, want := out.Result.Test["ndcg_at_10"], measure.Round5(mean(t, out.Eval.Result, "ndcg_cut_10")); got != want {
+		t.Errorf("results ndcg_at_10 = %v, want %v", got, want)
+	}
+}
+
+func mean(t *testing.T, r *measure.Result, name string) float64 {
+	t.Helper()
+	for i, m := range r.Measures {
+		if m.Name() == name {
+			return r.All[i]
+		}
+	}
+	t.Fatalf("measure %s not evaluated", name)
+	return 0
+}
+
+func readTrecEvalAll(t *testing.T, path string) map[string]string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 3 && fs[1] == "all" {
+			m[fs[0]] = fs[2]
+		}
+	}
+	return m
+}
+
+func TestDemoRunWritesOutputsAndResumes(t *testing.T) {
+	task, err := LoadTask("demo", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	first, err := Run(context.Background(), task, DefaultConfig(), Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Skipped {
+		t.Fatal("first run reported skipped")
+	}
+	for _, f := range []string{RunFile, ResultsFile, ManifestFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s missing or empty: %v", f, err)
+		}
+	}
+	if n := first.Eval.NumQueries; n != len(task.Queries) {
+		t.Errorf("evaluated %d queries, task has %d", n, len(task.Queries))
+	}
+	// The demo's vignettes imply their diagnosis; BM25 finds some, not all.
+	if v := first.Result.Test["ndcg_at_10"]; v <= 0.05 || v >= 0.95 {
+		t.Errorf("demo nDCG@10 = %v, expected a middling score", v)
+	}
+
+	again, err := Run(context.Background(), task, DefaultConfig(), Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Skipped || again.Result.Test["ndcg_at_10"] != first.Result.Test["ndcg_at_10"] {
+		t.Fatalf("second run: skipped=%v, ndcg %v vs %v", again.Skipped, again.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
+	}
+	cfg := DefaultConfig()
+	cfg.TopK = 10
+	changed, err := Run(context.Background(), task, cfg, Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed.Skipped {
+		t.Fatal("a run with other settings reused the old outputs")
+	}
+	over, err := Run(context.Background(), task, cfg, Options{Out: dir, Overwrite: true})
+	if err != nil || over.Skipped {
+		t.Fatalf("--overwrite: skipped=%v err=%v", over != nil && over.Skipped, err)
+	}
+}
+
+func TestCancelledRunLeavesNoFiles(t *testing.T) {
+	task, err := LoadTask("demo", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, err := Run(ctx, task, DefaultConfig(), Options{Out: dir}); err == nil {
+		t.Fatal("cancelled run succeeded")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("cancelled run left %v", entries)
+	}
+}
+
+func TestLoadTaskErrors(t *testing.T) {
+	for _, c := range []struct{ task, data, want string }{
+		{"", "", "no data"},
+		{"demo", "x", "either --task or --data"},
+		{"nosuch", "", `unknown task "nosuch"`},
+	} {
+		_, err := LoadTask(c.task, c.data, "test")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LoadTask(%q, %q) = %v, want error containing %q", c.task, c.data, err, c.want)
+		}
+	}
+}
