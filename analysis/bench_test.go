@@ -2,7 +2,10 @@ package analysis
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -78,4 +81,21 @@ func BenchmarkLuceneEnglish(b *testing.B) {
 
 func BenchmarkStandardTokenizer(b *testing.B) {
 	benchmarkAnalyze(b, StandardTokenizer{}.Tokenize)
+}
+
+func BenchmarkAnalyzeJSONL(b *testing.B) {
+	var in bytes.Buffer
+	for i, text := range benchCorpora(b)["nfcorpus"] {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint("doc", i), "text": text})
+		in.Write(line)
+		in.WriteByte('\n')
+	}
+	a := LuceneEnglish()
+	b.SetBytes(int64(in.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := AnalyzeJSONL(bytes.NewReader(in.Bytes()), io.Discard, a, "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -6,32 +6,43 @@
 // them. LuceneEnglish is Lucene's EnglishAnalyzer as Pyserini's
 // DefaultEnglishAnalyzer configures it: StandardTokenizer →
 // EnglishPossessiveFilter → LowerCaseFilter → StopFilter (33 English stop
-// words) → PorterStemFilter.
+// words) → PorterStemFilter. Get and Names give the analyzers by name.
 //
 // # Why the tokenizer is written by hand
 //
-// StandardTokenizer must reproduce Lucene's JFlex-generated scanner bit for
-// bit: which characters join a word ("9.8", "e.g", "j.smith", "don't",
-// "x86_64"), which are dropped, where a long word is cut. A generic UAX #29
-// segmenter is not enough: Lucene's grammar differs from the annex in corner
-// cases, emits only some segment types, and bounds tokens by its scan
-// buffer. It is also the hot loop of indexing (hundreds of megabytes per
-// benchmark sweep), so it runs on a compact property table with a byte-level
-// fast path for ASCII, never converts the text to runes and returns
-// substrings of the input. The property table is generated from the Unicode
-// Character Database by internal/gen/wordbreak (see go:generate in props.go);
-// the output is committed so neither the data nor the generator is needed to
-// build or test.
+// StandardTokenizer must reproduce Lucene's JFlex-generated scanner exactly:
+// which characters join a word ("9.8", "e.g", "j.smith", "don't",
+// "x86_64"), which are dropped, where an overlong word is cut. A generic
+// UAX #29 segmenter is not enough: Lucene's grammar departs from the annex
+// in corner cases, emits only some kinds of segment, and bounds tokens by
+// its scan buffer. It is also the hot loop of indexing (hundreds of
+// megabytes per benchmark sweep), so it runs on one compact property table
+// with a byte-level fast path for ASCII, never converts text to runes and
+// returns substrings of its input. The table is generated from the Unicode
+// Character Database by internal/gen/wordbreak (go generate, see props.go);
+// its output is committed, so building and testing need neither.
+//
+// The tests hold the tokenizer to Lucene in several independent ways: the
+// Lucene 4.10.4 reference file in shared/data, Unicode's own word-break and
+// emoji test files (as Lucene tests its grammar), the grammar transcribed
+// as regular expressions (random and exhaustive short inputs), and, where a
+// machine has Java and Debian's liblucene8-java, real Lucene on random
+// strings, long tokens and whole corpora.
 //
 // # Lucene versions
 //
-// The behaviour is that of Lucene 9, which current Pyserini uses. It differs
-// from Lucene 4.10 (the version the reference file in the tests was made
-// with) in two ways: a token longer than MaxTokenLength (255 UTF-16 code
-// units) is cut into pieces where 4.10 dropped it, and emoji sequences are
-// tokens where 4.10 dropped them. Character properties come from Unicode
-// 15.0 for every rule, while Lucene 9 compiles its grammar against older
-// Word_Break data (Unicode 9); only characters whose Word_Break value changed
-// since, such as the skin-tone modifiers (now Extend, so they attach to a
-// preceding letter), or that were unassigned then can tokenize differently.
+// The behaviour is Lucene 9's, which current Pyserini uses. It differs from
+// Lucene 4.10 (the version of the reference file) in two ways: a token
+// longer than MaxTokenLength (255 UTF-16 code units) is cut into pieces where
+// 4.10 dropped it, and emoji sequences are tokens where 4.10 dropped them;
+// among these are the pictographs ©, ® and ™, so "Brand®" gives "brand" and
+// "®" (four NFCorpus queries show this). Character properties come from
+// Unicode 15.0, where Lucene 9's grammar was compiled with Unicode 12.1
+// data: characters assigned since, or whose Word_Break value changed since,
+// may tokenize differently. Lucene 8 used Unicode 9 data, where skin-tone
+// modifiers did not yet attach to a preceding character.
+//
+// PorterStemFilter uses go-porterstemmer, corrected where it departs from
+// Lucene's stemmer: Lucene lets a suffix match a whole word, which changes
+// the stems of "sses", "ies", "eed" and "eeds".
 package analysis

@@ -208,11 +208,14 @@ func TestLuceneOraclePorter(t *testing.T) {
 			add(w)
 		}
 	}
-	for _, w := range porterEdgeWords() {
+	// A fifth of the suffix combinations keeps the run short; the rest are
+	// checked against the transcription of Lucene's stemmer, which these
+	// confirm.
+	for _, w := range porterEdgeWords([]string{"", "a", "b", "y", "ss", "𝐚"}) {
 		add(w)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	for range 100000 {
+	for range 50000 {
 		add(randomWord(rng))
 	}
 	want := runLucene(t, "porter", words)
