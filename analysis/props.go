@@ -15,25 +15,26 @@ type propRange struct {
 // text, so the binary search below is reserved for CJK, emoji and the like.
 const fastLimit = 0x3000
 
-var (
-	fastProps [fastLimit]uint16
-	// slowStart is the first range that reaches past fastLimit; searches
-	// start there.
-	slowStart int
-)
+// fastProps holds the property words below fastLimit; slowStart is the first
+// range reaching past it, where searches start. Package-level initializers
+// rather than init functions, so that tables derived from these (in other
+// files) are ordered after them by dependency, not by file name.
+var fastProps, slowStart = buildFastProps()
 
-func init() {
+func buildFastProps() (t *[fastLimit]uint16, slow int) {
+	t = new([fastLimit]uint16)
 	for _, r := range propRanges {
 		if r.lo >= fastLimit {
 			break
 		}
 		for c := r.lo; c <= r.hi && c < fastLimit; c++ {
-			fastProps[c] = r.p
+			t[c] = r.p
 		}
 	}
-	for slowStart < len(propRanges) && propRanges[slowStart].hi < fastLimit {
-		slowStart++
+	for slow < len(propRanges) && propRanges[slow].hi < fastLimit {
+		slow++
 	}
+	return t, slow
 }
 
 // propsOf returns the property word of r; 0 (Word_Break Other, no flags) for

@@ -55,7 +55,7 @@ func (StandardTokenizer) Tokenize(dst []string, text string) []string {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if end := longestMatch(text, i, r, propsOf(r)); end > i {
+		if end := longestMatch(text, i, propsOf(r)); end > i {
 			dst = append(dst, text[i:end])
 			i = end
 		} else {
@@ -66,12 +66,12 @@ func (StandardTokenizer) Tokenize(dst []string, text string) []string {
 }
 
 // longestMatch returns the end of the longest token starting at s[i], whose
-// first rune is r with properties p, or i when no token starts there. Like
+// first rune has properties p, or i when no token starts there. Like
 // the JFlex scanner it stands in for, it tries every rule and keeps the
 // longest match; which rule won does not matter because every token rule
 // emits its match and only the catch-all rule, which matches a single rune,
 // drops it.
-func longestMatch(s string, i int, r rune, p uint16) int {
+func longestMatch(s string, i int, p uint16) int {
 	end := i
 	wb := p & wbMask
 	switch wb {
@@ -98,19 +98,18 @@ const (
 
 // asciiStart says, per ASCII byte, which rules a token starting with it can
 // match; 0 means none, so the byte is skipped without further work.
-var asciiStart [utf8.RuneSelf]uint8
-
-func init() {
-	for c := range asciiStart {
+var asciiStart = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
 		switch fastProps[c] & wbMask {
 		case wbALetter, wbHebrewLetter, wbNumeric, wbKatakana, wbExtendNumLet:
-			asciiStart[c] |= startWord
+			t[c] |= startWord
 		}
 		if c >= '0' && c <= '9' || c == '#' || c == '*' {
-			asciiStart[c] |= startKeycap
+			t[c] |= startKeycap
 		}
 	}
-}
+	return t
+}()
 
 // xMask selects the Word_Break values that rule WB4 attaches to whatever
 // precedes them (Extend, Format, ZWJ).

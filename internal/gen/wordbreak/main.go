@@ -83,13 +83,6 @@ func main() {
 		}
 	})
 
-	// Lucene's NumericEx adds the fullwidth digits (Block HalfAndFullForms,
-	// General_Category Nd) in case the data files do not already say Numeric;
-	// apply the same union so an older or newer UCD cannot change digit runs.
-	for r := rune(0xFF10); r <= 0xFF19; r++ {
-		props[r] = props[r]&^wbMask | wbCode["Numeric"]
-	}
-
 	versions["LineBreak"] = parse(filepath.Join(*ucd, "LineBreak.txt"), func(lo, hi rune, v string) {
 		if v == "SA" {
 			for r := lo; r <= hi; r++ {
@@ -117,7 +110,7 @@ func main() {
 	// emoji ©®™〰〽 or Emoji_Modifier: those only form emoji in sequences.
 	emoji := make([]bool, maxRune+1)
 	extPict := make([]bool, maxRune+1)
-	versions["emoji-data"] = parse(filepath.Join(*ucd, "emoji", "emoji-data.txt"), func(lo, hi rune, v string) {
+	versions["emoji-data"] = parse(emojiData(*ucd), func(lo, hi rune, v string) {
 		for r := lo; r <= hi; r++ {
 			switch v {
 			case "Emoji":
@@ -199,6 +192,16 @@ func main() {
 	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// emojiData finds emoji-data.txt, which Debian keeps in a subdirectory and
+// unicode.org publishes beside the other files.
+func emojiData(ucd string) string {
+	p := filepath.Join(ucd, "emoji", "emoji-data.txt")
+	if _, err := os.Stat(p); err != nil {
+		return filepath.Join(ucd, "emoji-data.txt")
+	}
+	return p
 }
 
 var (
