@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,6 +118,12 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	m.Config = cfg.describe()
 	if err := m.AddInputs(existing(task.Files)...); err != nil {
 		return nil, err
+	}
+	if len(m.Inputs) == 0 {
+		// An embedded task has no files to checksum; its content stands in,
+		// so a binary with other demo data does not reuse old outputs.
+		m.Inputs = append(m.Inputs, contentDigest(task))
+		m.Task.Source = "embedded:" + task.Name
 	}
 	fp := fingerprint(m)
 	m.Config["fingerprint"] = fp
@@ -276,6 +283,31 @@ func previous(dir, fp string) (*Outcome, bool) {
 		return nil, false
 	}
 	return &Outcome{Run: run, Result: res, Manifest: m, Skipped: true}, true
+}
+
+// contentDigest checksums a task's documents, queries and judgments.
+func contentDigest(t *dataset.Task) results.FileDigest {
+	h := sha256.New()
+	var n int64
+	put := func(parts ...string) {
+		for _, p := range parts {
+			k, _ := io.WriteString(h, p)
+			h.Write([]byte{0})
+			n += int64(k) + 1
+		}
+	}
+	for _, d := range t.Corpus {
+		put(d.ID, d.Text)
+	}
+	for _, q := range t.Queries {
+		put(q.ID, q.Text)
+	}
+	for _, qid := range trec.QueryIDs(t.Qrels) {
+		for _, did := range trec.QueryIDs(t.Qrels[qid]) {
+			put(qid, did, strconv.Itoa(t.Qrels[qid][did]))
+		}
+	}
+	return results.FileDigest{Path: "embedded:" + t.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 }
 
 // existing keeps the files that are on disk (an embedded task has none).

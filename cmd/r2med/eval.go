@@ -40,7 +40,12 @@ run queries), by default:
 		Example: `  r2med eval -q -m ndcg_cut.10 -m recall.100 qrels.txt run.trec
   r2med eval -c -m map -m P.5,10 qrels.txt run.trec
   r2med eval --profile hakari -m hit@10 -m mrr@10 qrels.txt run.trec`,
-		Args: cobra.ExactArgs(2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("eval needs two files, QRELS then RUN (got %d argument(s)); e.g. r2med eval -m ndcg_cut.10 qrels.txt run.trec", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := strings.Join(specs, " ")
 			switch profile {

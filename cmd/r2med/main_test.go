@@ -94,7 +94,7 @@ func TestEvalErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "--profile hakari") {
 		t.Fatalf("mixing profiles: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code = r2med(t, "", "eval", qrels); code != 1 || !strings.Contains(stderr, "accepts 2 arg(s)") {
+	if _, stderr, code = r2med(t, "", "eval", qrels); code != 1 || !strings.Contains(stderr, "QRELS then RUN") {
 		t.Fatalf("one argument: exit %d, stderr %q", code, stderr)
 	}
 }
