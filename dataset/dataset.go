@@ -34,6 +34,17 @@ const (
 	LayoutBEIR  Layout = "beir"
 )
 
+// layoutName is the layout's name as its authors write it, for messages.
+func layoutName(l Layout) string {
+	switch l {
+	case LayoutR2MED:
+		return "R2MED"
+	case LayoutBEIR:
+		return "BEIR"
+	}
+	return string(l)
+}
+
 // Task is one loaded retrieval task.
 type Task struct {
 	Name    string // directory base name unless set otherwise
@@ -44,4 +55,8 @@ type Task struct {
 	Queries []Query // the queries to evaluate, in file order
 	Qrels   trec.Qrels
 	Files   []string // every file read, for manifests and checksums
+
+	// UnjudgedQueries counts query-file entries left out of Queries for
+	// having no judgment (in BEIR, mostly the other splits' queries).
+	UnjudgedQueries int
 }

@@ -1,0 +1,438 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/trec"
+)
+
+// Options tunes Load.
+type Options struct {
+	// Split picks the BEIR qrels file qrels/<Split>.tsv; empty means "test".
+	// R2MED tasks are test-only: Split must be empty or "test" for them.
+	Split string
+	// Name overrides Task.Name, which is otherwise the directory's base name.
+	Name string
+	// AllowMissingDocs accepts judgments of documents the corpus lacks, as in
+	// a deliberately sampled corpus such as R2MED's demo files. They stay in
+	// Task.Qrels, so they count as relevant documents no system can retrieve,
+	// which is what trec_eval does with the full qrels. Without it such
+	// judgments are an error, since they usually mean mismatched files.
+	AllowMissingDocs bool
+}
+
+// DefaultSplit is the BEIR split evaluated when Options.Split is empty.
+const DefaultSplit = "test"
+
+const needFiles = "an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); " +
+	"a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added"
+
+// source is a task directory seen through an fs.FS, with the names errors
+// and Task.Files should show for its files.
+type source struct {
+	fsys fs.FS
+	root string              // path inside fsys
+	show func(string) string // root-relative slash path → displayed path
+}
+
+func (s source) full(rel string) string { return path.Join(s.root, rel) }
+
+// find returns the name under which rel exists, plain or gzipped, the plain
+// one winning as in fileio.Exists.
+func (s source) find(rel string) (string, bool) {
+	for _, p := range []string{rel, rel + ".gz"} {
+		if st, err := fs.Stat(s.fsys, s.full(p)); err == nil && st.Mode().IsRegular() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// open opens rel, decompressing it when it is gzip; like fileio.Open, it
+// goes by the magic bytes, not the name.
+func (s source) open(rel string) (io.ReadCloser, error) {
+	f, err := s.fsys.Open(s.full(rel))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.show(rel), unwrapPath(err))
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: not a readable gzip file: %v", s.show(rel), err)
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{zr, closers{zr, f}}, nil
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, f}, nil
+}
+
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// unwrapPath drops the fs-relative path a PathError carries, since the
+// message names the real path already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func dirSource(dir string) (source, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return source{}, fmt.Errorf("task directory %s: %w", dir, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return source{}, fmt.Errorf("task directory %s is not a directory; %s", dir, needFiles)
+	}
+	return source{
+		fsys: os.DirFS(dir),
+		root: ".",
+		show: func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) },
+	}, nil
+}
+
+func fsSource(fsys fs.FS, root string) (source, error) {
+	if !fs.ValidPath(root) {
+		return source{}, fmt.Errorf("task directory %q is not a valid fs.FS path (slash-separated, unrooted, no . or .. elements)", root)
+	}
+	st, err := fs.Stat(fsys, root)
+	if err != nil {
+		return source{}, fmt.Errorf("task directory %s: %w", root, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return source{}, fmt.Errorf("task directory %s is not a directory; %s", root, needFiles)
+	}
+	return source{fsys: fsys, root: root, show: func(rel string) string { return path.Join(root, rel) }}, nil
+}
+
+// DetectLayout tells which layout the task directory dir uses, from the
+// query file it holds: query.jsonl for R2MED, queries.jsonl for BEIR.
+func DetectLayout(dir string) (Layout, error) {
+	src, err := dirSource(dir)
+	if err != nil {
+		return "", err
+	}
+	return src.detect(dir)
+}
+
+// DetectLayoutFS is DetectLayout for the directory root of fsys.
+func DetectLayoutFS(fsys fs.FS, root string) (Layout, error) {
+	src, err := fsSource(fsys, root)
+	if err != nil {
+		return "", err
+	}
+	return src.detect(root)
+}
+
+func (s source) detect(dir string) (Layout, error) {
+	_, r2med := s.find("query.jsonl")
+	_, beir := s.find("queries.jsonl")
+	switch {
+	case r2med && beir:
+		return "", fmt.Errorf("%s holds both query.jsonl (R2MED layout) and queries.jsonl (BEIR layout); keep the files of one layout per directory", dir)
+	case r2med:
+		return LayoutR2MED, nil
+	case beir:
+		return LayoutBEIR, nil
+	}
+	return "", fmt.Errorf("%s has no query file (query.jsonl or queries.jsonl); %s", dir, needFiles)
+}
+
+// Load reads the task in directory dir, detecting its layout. Files may be
+// gzip-compressed (corpus.jsonl.gz etc.). Task.Queries holds the queries
+// that have judgments, in query-file order: for BEIR those of the chosen
+// split, and for R2MED those pytrec_eval would score. Every judgment must
+// name a known query and (unless Options.AllowMissingDocs) a known document.
+func Load(dir string, opts Options) (*Task, error) {
+	src, err := dirSource(dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir
+		}
+		opts.Name = filepath.Base(abs)
+	}
+	return src.load(dir, opts)
+}
+
+// LoadFS is Load over the directory root of fsys (an embedded demo task,
+// say). File names in errors and Task.Files are root-joined fsys paths.
+// Task.Name defaults to root's base name, or "" when root is ".".
+func LoadFS(fsys fs.FS, root string, opts Options) (*Task, error) {
+	src, err := fsSource(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" && root != "." {
+		opts.Name = path.Base(root)
+	}
+	return src.load(root, opts)
+}
+
+// files are the root-relative names of a task's three inputs.
+type files struct {
+	corpus, queries, qrels string
+	qrelsFormat            string // "jsonl", "trec" or "beir"
+}
+
+func (s source) locate(dir string, layout Layout, split string) (files, error) {
+	var f files
+	var missing []string
+	var ok bool
+	if f.corpus, ok = s.find("corpus.jsonl"); !ok {
+		missing = append(missing, "corpus.jsonl")
+	}
+	switch layout {
+	case LayoutR2MED:
+		// Every R2MED query is a test query, so "test" names the whole task
+		// (and is what a split flag defaults to); any other split is a
+		// mistake worth reporting rather than ignoring.
+		if split != "" && split != DefaultSplit {
+			return f, fmt.Errorf("%s: split %q given, but an R2MED task has only test queries (its qrels file holds every judgment); use the split %q or none", dir, split, DefaultSplit)
+		}
+		f.queries, _ = s.find("query.jsonl")
+		js, hasJS := s.find("qrels.jsonl")
+		txt, hasTxt := s.find("qrels.txt")
+		switch {
+		case hasJS && hasTxt:
+			// They may disagree, and picking one silently would hide that.
+			return f, fmt.Errorf("%s holds both %s and %s; R2MED's code reads qrels.jsonl, so move qrels.txt away unless it is the one you mean", dir, js, txt)
+		case hasJS:
+			f.qrels, f.qrelsFormat = js, "jsonl"
+		case hasTxt:
+			f.qrels, f.qrelsFormat = txt, "trec"
+		default:
+			missing = append(missing, "qrels.jsonl (or qrels.txt)")
+		}
+	case LayoutBEIR:
+		if split == "" {
+			split = DefaultSplit
+		}
+		if strings.ContainsAny(split, `/\`) || split == "." || split == ".." {
+			return f, fmt.Errorf("%s: split %q is not a plain name such as test or dev", dir, split)
+		}
+		f.queries, _ = s.find("queries.jsonl")
+		rel := "qrels/" + split + ".tsv"
+		if f.qrels, ok = s.find(rel); ok {
+			f.qrelsFormat = "beir"
+		} else {
+			avail := s.splits()
+			if len(missing) == 0 && len(avail) > 0 {
+				return f, fmt.Errorf("%s has no qrels for split %q (%s does not exist); available splits: %s", dir, split, rel, strings.Join(avail, ", "))
+			}
+			missing = append(missing, rel)
+		}
+	}
+	if len(missing) > 0 {
+		return f, fmt.Errorf("%s (%s layout) is missing %s; %s", dir, layoutName(layout), strings.Join(missing, " and "), needFiles)
+	}
+	return f, nil
+}
+
+// splits lists the BEIR splits that have qrels files, for error messages.
+func (s source) splits() []string {
+	ents, err := fs.ReadDir(s.fsys, s.full("qrels"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := strings.TrimSuffix(e.Name(), ".gz")
+		if strings.HasSuffix(n, ".tsv") && !e.IsDir() {
+			out = append(out, strings.TrimSuffix(n, ".tsv"))
+		}
+	}
+	return out
+}
+
+func (s source) load(dir string, opts Options) (*Task, error) {
+	layout, err := s.detect(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.locate(dir, layout, opts.Split)
+	if err != nil {
+		return nil, err
+	}
+	t := &Task{Name: opts.Name, Dir: dir, Layout: layout}
+	if layout == LayoutBEIR {
+		t.Split = opts.Split
+		if t.Split == "" {
+			t.Split = DefaultSplit
+		}
+	}
+
+	var docIDs map[string]int
+	err = s.read(t, f.corpus, func(r io.Reader, name string) error {
+		docIDs, err = readCorpus(r, name, layout, func(d Doc) error {
+			t.Corpus = append(t.Corpus, d)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Corpus) == 0 {
+		return nil, fmt.Errorf("%s: no documents; the corpus file is empty", s.show(f.corpus))
+	}
+
+	var queries []Query
+	err = s.read(t, f.queries, func(r io.Reader, name string) error {
+		queries, err = ReadQueries(r, name, layout)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = s.read(t, f.qrels, func(r io.Reader, name string) error {
+		switch f.qrelsFormat {
+		case "jsonl":
+			t.Qrels, err = ReadQrelsJSONL(r, name)
+		case "trec":
+			t.Qrels, err = trec.ReadQrels(r, name)
+		default:
+			t.Qrels, err = ReadBEIRQrels(r, name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	qrelsName := s.show(f.qrels)
+	if len(t.Qrels) == 0 {
+		return nil, fmt.Errorf("%s: no judgments; a task needs at least one to be evaluated", qrelsName)
+	}
+
+	queryIDs := make(map[string]bool, len(queries))
+	for _, q := range queries {
+		queryIDs[q.ID] = true
+	}
+	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.show(f.queries)); err != nil {
+		return nil, err
+	}
+	if !opts.AllowMissingDocs {
+		if err := checkKnown(t.Qrels, nil, docIDs, qrelsName, s.show(f.corpus)); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range queries {
+		if _, judged := t.Qrels[q.ID]; judged {
+			t.Queries = append(t.Queries, q)
+		} else {
+			t.UnjudgedQueries++
+		}
+	}
+	return t, nil
+}
+
+// read opens rel, records it in t.Files and hands it to fn under its shown
+// name.
+func (s source) read(t *Task, rel string, fn func(io.Reader, string) error) error {
+	rc, err := s.open(rel)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	name := s.show(rel)
+	t.Files = append(t.Files, name)
+	return fn(rc, name)
+}
+
+// maxListed is how many unknown ids an error quotes; the count says the rest.
+const maxListed = 5
+
+// checkKnown reports judgments whose query (queries != nil) or document
+// (docs != nil) is unknown, quoting the first few ids in byte order so the
+// message is the same on every run.
+func checkKnown(q trec.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
+	unknown := make(map[string]bool)
+	rows := 0
+	for qid, m := range q {
+		if queries != nil {
+			if !queries[qid] {
+				unknown[qid] = true
+				rows += len(m)
+			}
+			continue
+		}
+		for did := range m {
+			if _, ok := docs[did]; !ok {
+				unknown[did] = true
+				rows++
+			}
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(unknown))
+	for id := range unknown {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	list := quoteList(ids)
+	if queries != nil {
+		return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; the qrels must come from the same task as the queries",
+			len(ids), plural(len(ids), "query is", "queries are"), otherName, rows, plural(rows, "judgment", "judgments"), list)
+	}
+	return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
+		len(ids), plural(len(ids), "document is", "documents are"), otherName, rows, plural(rows, "judgment", "judgments"), list)
+}
+
+func quoteList(ids []string) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == maxListed {
+			fmt.Fprintf(&b, " and %d more", len(ids)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", id)
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

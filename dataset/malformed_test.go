@@ -1,0 +1,161 @@
+package dataset
+
+import (
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/r2med/r2med/internal/fileio"
+)
+
+// TestMalformed reads every file under testdata/malformed with the reader its
+// folder names (tasks/ holds whole task directories for Load) and checks the
+// exact error, so a message cannot lose its file, line or advice unnoticed.
+func TestMalformed(t *testing.T) {
+	t.Chdir("testdata/malformed")
+	cases := []struct{ path, want string }{
+		{"corpus-beir/r2med-id.jsonl",
+			`corpus-beir/r2med-id.jsonl:1: missing "_id" field (the line has "id": R2MED files use "id", BEIR files "_id"; check that the directory's files are all from one layout)`},
+		{"corpus-beir/title-number.jsonl",
+			`corpus-beir/title-number.jsonl:2: "title" is a number, want a string`},
+		{"corpus/array-line.jsonl",
+			`corpus/array-line.jsonl:2: line holds a JSON array, want one JSON object per line`},
+		{"corpus/bad-escape.jsonl",
+			`corpus/bad-escape.jsonl:2: malformed JSON at column 26: invalid character 'p' in string escape code; each line must be one complete JSON object`},
+		{"corpus/bad-json.jsonl",
+			`corpus/bad-json.jsonl:2: malformed JSON at column 35: unexpected end of JSON input; each line must be one complete JSON object`},
+		{"corpus/beir-id.jsonl",
+			`corpus/beir-id.jsonl:1: missing "id" field (the line has "_id": R2MED files use "id", BEIR files "_id"; check that the directory's files are all from one layout)`},
+		{"corpus/bool-id.jsonl",
+			`corpus/bool-id.jsonl:1: "id" is a boolean, want a string (or a number)`},
+		{"corpus/control-char.jsonl",
+			`corpus/control-char.jsonl:2: malformed JSON at column 26: invalid character '\t' in string literal; each line must be one complete JSON object`},
+		{"corpus/dup-id.jsonl",
+			`corpus/dup-id.jsonl:4: document id "d1" already appeared on line 1; ids must be unique, remove or rename one of the two`},
+		{"corpus/empty-id.jsonl",
+			`corpus/empty-id.jsonl:2: id is empty; give every record a non-empty id`},
+		{"corpus/missing-id.jsonl",
+			`corpus/missing-id.jsonl:2: missing "id" field; every document needs an id`},
+		{"corpus/missing-text.jsonl",
+			`corpus/missing-text.jsonl:2: missing "text" field; every record needs one (it may be the empty string)`},
+		{"corpus/null-line.jsonl",
+			`corpus/null-line.jsonl:2: line holds a JSON null, want one JSON object per line`},
+		{"corpus/null-text.jsonl",
+			`corpus/null-text.jsonl:2: "text" is null, want a string (use "" for an empty text)`},
+		{"corpus/number-text.jsonl",
+			`corpus/number-text.jsonl:2: "text" is a number, want a string`},
+		{"corpus/space-id.jsonl",
+			`corpus/space-id.jsonl:2: id "doc 2" contains whitespace at byte 3; TREC run and qrels files separate fields by whitespace, so rename the id`},
+		{"corpus/trailing-garbage.jsonl",
+			`corpus/trailing-garbage.jsonl:2: malformed JSON at column 27: invalid character 'e' after top-level value; each line must be one complete JSON object`},
+		{"corpus/truncated.jsonl.gz",
+			`corpus/truncated.jsonl.gz:99: file ends in the middle of its data (unexpected EOF); it is probably truncated, download or decompress it again`},
+		{"corpus/two-objects.jsonl",
+			`corpus/two-objects.jsonl:1: malformed JSON at column 26: invalid character '{' after top-level value; each line must be one complete JSON object`},
+		{"qrels-jsonl/beir-names.jsonl",
+			`qrels-jsonl/beir-names.jsonl:1: missing "q_id" field (the line has "query-id": R2MED's qrels.jsonl names its fields "q_id", "p_id" and "score")`},
+		{"qrels-jsonl/dup-pair.jsonl",
+			`qrels-jsonl/dup-pair.jsonl:3: document "d1" is judged twice for query "0"; keep one judgment per pair`},
+		{"qrels-jsonl/fraction-score.jsonl",
+			`qrels-jsonl/fraction-score.jsonl:2: "score" 1.5 is not an integer grade`},
+		{"qrels-jsonl/huge-score.jsonl",
+			`qrels-jsonl/huge-score.jsonl:1: "score" 1e30 is out of range for a grade`},
+		{"qrels-jsonl/missing-p_id.jsonl",
+			`qrels-jsonl/missing-p_id.jsonl:1: missing "p_id" field; every judgment needs an id`},
+		{"qrels-jsonl/missing-score.jsonl",
+			`qrels-jsonl/missing-score.jsonl:2: missing "score" field; every judgment needs an integer grade`},
+		{"qrels-jsonl/string-score.jsonl",
+			`qrels-jsonl/string-score.jsonl:2: "score" is a string, want an integer grade`},
+		{"qrels-jsonl/word-score.jsonl",
+			`qrels-jsonl/word-score.jsonl:2: "score" is a string, want an integer grade`},
+		{"qrels-tsv/dup-pair.tsv",
+			`qrels-tsv/dup-pair.tsv:4: document "d1" is judged twice for query "q1"; keep one judgment per pair`},
+		{"qrels-tsv/empty.tsv",
+			`qrels-tsv/empty.tsv: empty file: want a header line "query-id\tcorpus-id\tscore" and judgment rows`},
+		{"qrels-tsv/float-score.tsv",
+			`qrels-tsv/float-score.tsv:2: score "1.0" is not an integer grade`},
+		{"qrels-tsv/no-header.tsv",
+			`qrels-tsv/no-header.tsv:1: first line is a judgment, not the header "query-id\tcorpus-id\tscore"; BEIR's loader skips the first line, so add the header`},
+		{"qrels-tsv/short-row.tsv",
+			`qrels-tsv/short-row.tsv:3: row has 2 fields, want 3 (query-id corpus-id score)`},
+		{"qrels-tsv/trec-format.tsv",
+			`qrels-tsv/trec-format.tsv:1: header has 4 columns, want 3 (query-id corpus-id score); is this a BEIR qrels file?`},
+		{"qrels-tsv/word-score.tsv",
+			`qrels-tsv/word-score.tsv:2: score "x" is not an integer grade`},
+		{"queries/dup-id.jsonl",
+			`queries/dup-id.jsonl:2: query id "0" already appeared on line 1; ids must be unique, remove or rename one of the two`},
+		{"queries/missing-text.jsonl",
+			`queries/missing-text.jsonl:1: missing "text" field; every record needs one (it may be the empty string)`},
+		{"queries/text-array.jsonl",
+			`queries/text-array.jsonl:1: "text" is an array, want a string`},
+		{"tasks/bad-query-line",
+			`tasks/bad-query-line/query.jsonl:3: missing "text" field; every record needs one (it may be the empty string)`},
+		{"tasks/beir-no-test",
+			`tasks/beir-no-test has no qrels for split "test" (qrels/test.tsv does not exist); available splits: dev, train`},
+		{"tasks/both-layouts",
+			`tasks/both-layouts holds both query.jsonl (R2MED layout) and queries.jsonl (BEIR layout); keep the files of one layout per directory`},
+		{"tasks/corpus-is-dir",
+			`tasks/corpus-is-dir (R2MED layout) is missing corpus.jsonl; an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
+		{"tasks/empty-corpus",
+			`tasks/empty-corpus/corpus.jsonl: no documents; the corpus file is empty`},
+		{"tasks/empty-qrels",
+			`tasks/empty-qrels/qrels.jsonl: no judgments; a task needs at least one to be evaluated`},
+		{"tasks/no-query-file",
+			`tasks/no-query-file has no query file (query.jsonl or queries.jsonl); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
+		{"tasks/r2med-no-qrels",
+			`tasks/r2med-no-qrels (R2MED layout) is missing corpus.jsonl and qrels.jsonl (or qrels.txt); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
+		{"tasks/r2med-two-qrels",
+			`tasks/r2med-two-qrels holds both qrels.jsonl and qrels.txt; R2MED's code reads qrels.jsonl, so move qrels.txt away unless it is the one you mean`},
+		{"tasks/unknown-docs",
+			`tasks/unknown-docs/qrels.jsonl: 7 judged documents are not in tasks/unknown-docs/corpus.jsonl (8 judgments): "x1", "x2", "x3", "x4", "x5" and 2 more; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
+		{"tasks/unknown-queries",
+			`tasks/unknown-queries/qrels.txt: 1 judged query is not in tasks/unknown-queries/query.jsonl (2 judgments): "7"; the qrels must come from the same task as the queries`},
+	}
+	files, err := filepath.Glob("*/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(cases) {
+		t.Errorf("%d entries under testdata/malformed, %d cases; give every file a case", len(files), len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			err := readMalformed(t, c.path)
+			if err == nil {
+				t.Fatalf("no error, want %s", c.want)
+			}
+			if err.Error() != c.want {
+				t.Errorf("error\n got: %s\nwant: %s", err, c.want)
+			}
+		})
+	}
+}
+
+func readMalformed(t *testing.T, p string) error {
+	t.Helper()
+	kind := path.Dir(p)
+	if kind == "tasks" {
+		_, err := Load(p, Options{})
+		return err
+	}
+	rc, err := fileio.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	switch kind {
+	case "corpus":
+		return ReadCorpus(rc, p, LayoutR2MED, func(Doc) error { return nil })
+	case "corpus-beir":
+		return ReadCorpus(rc, p, LayoutBEIR, func(Doc) error { return nil })
+	case "queries":
+		_, err = ReadQueries(rc, p, LayoutR2MED)
+	case "qrels-jsonl":
+		_, err = ReadQrelsJSONL(rc, p)
+	case "qrels-tsv":
+		_, err = ReadBEIRQrels(rc, p)
+	default:
+		t.Fatalf("no reader for folder %s", kind)
+	}
+	return err
+}

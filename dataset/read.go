@@ -1,0 +1,463 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/trec"
+)
+
+// MaxLineBytes is the longest line the readers accept. Real corpora have
+// documents of a few hundred kilobytes at most; the cap exists so that a
+// binary or newline-free file fails with a clear message instead of
+// exhausting memory.
+const MaxLineBytes = 64 << 20
+
+// lineReader yields the non-blank lines of a text file with their 1-based
+// physical line numbers, so that errors point where an editor would.
+type lineReader struct {
+	sc   *bufio.Scanner
+	name string
+	line int
+	// unterminated is set when the last token had no newline after it.
+	unterminated bool
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	lr := &lineReader{name: name}
+	lr.sc = bufio.NewScanner(r)
+	lr.sc.Buffer(make([]byte, 0, 1<<16), MaxLineBytes)
+	lr.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		lr.unterminated = atEOF && tok != nil && (len(data) == 0 || data[len(data)-1] != '\n') && adv == len(data)
+		return adv, tok, err
+	})
+	return lr
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// next returns the next non-blank line. The slice is only valid until the
+// following call.
+func (lr *lineReader) next() ([]byte, bool) {
+	for lr.sc.Scan() {
+		if lr.unterminated && lr.sc.Err() != nil {
+			// A read error (a truncated gzip stream, say) cut this line
+			// short; reporting it as bad JSON would hide the real cause.
+			return nil, false
+		}
+		lr.line++
+		b := lr.sc.Bytes()
+		if lr.line == 1 {
+			// Windows tools write a byte-order mark; it is not data.
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if !isBlank(b) {
+			return b, true
+		}
+	}
+	return nil, false
+}
+
+// err reports why reading stopped early, or nil at a clean end of file.
+func (lr *lineReader) err() error {
+	err := lr.sc.Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, bufio.ErrTooLong):
+		return fileio.Errorf(lr.name, lr.line+1, "line is longer than %d MiB, the most the readers accept; is this a JSON-lines/TSV text file?", MaxLineBytes>>20)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fileio.Errorf(lr.name, lr.line+1, "file ends in the middle of its data (%v); it is probably truncated, download or decompress it again", err)
+	default:
+		return fileio.Errorf(lr.name, lr.line+1, "read failed: %v", err)
+	}
+}
+
+func (lr *lineReader) errorf(format string, args ...any) error {
+	return fileio.Errorf(lr.name, lr.line, format, args...)
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if !isSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// isSpace is the whitespace fileio.Fields splits TREC lines on.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+// keys names the JSON fields a layout uses.
+type keys struct {
+	id     string
+	altID  string // a spelling from elsewhere, only for a hint in errors
+	hint   string // what to make of altID
+	hasTtl bool   // corpus lines may carry a title (BEIR)
+}
+
+const layoutHint = `R2MED files use "id", BEIR files "_id"; check that the directory's files are all from one layout`
+
+func layoutKeys(layout Layout) (keys, error) {
+	switch layout {
+	case LayoutR2MED:
+		return keys{id: "id", altID: "_id", hint: layoutHint}, nil
+	case LayoutBEIR:
+		return keys{id: "_id", altID: "id", hint: layoutHint, hasTtl: true}, nil
+	}
+	return keys{}, fmt.Errorf("unknown layout %q (want %q or %q)", layout, LayoutR2MED, LayoutBEIR)
+}
+
+// ReadCorpus streams the documents of a corpus file (R2MED {"id","text"} or
+// BEIR {"_id","title","text"} lines) to fn, in file order, without holding
+// the corpus in memory; only the ids are kept, to reject duplicates. name is
+// used in error messages. An error returned by fn stops the read and is
+// returned unchanged.
+func ReadCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) error {
+	_, err := readCorpus(r, name, layout, fn)
+	return err
+}
+
+// readCorpus also returns the set of ids, which Load needs to check the qrels.
+func readCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) (map[string]int, error) {
+	k, err := layoutKeys(layout)
+	if err != nil {
+		return nil, err
+	}
+	lr := newLineReader(r, name)
+	seen := make(map[string]int)
+	var scratch []byte
+	for {
+		line, ok := lr.next()
+		if !ok {
+			break
+		}
+		var d Doc
+		d, scratch, ok = fastDoc(line, k.hasTtl, scratch)
+		if !ok {
+			if d, err = slowDoc(line, k); err != nil {
+				return nil, lr.errorf("%v", err)
+			}
+		}
+		if prev, dup := seen[d.ID]; dup {
+			return nil, lr.errorf("document id %q already appeared on line %d; ids must be unique, remove or rename one of the two", d.ID, prev)
+		}
+		seen[d.ID] = lr.line
+		if err := fn(d); err != nil {
+			return nil, err
+		}
+	}
+	return seen, lr.err()
+}
+
+// slowDoc decodes a corpus line of any shape with encoding/json. It is the
+// reference the fast path must agree with, and the only path that explains
+// what is wrong with a bad line.
+func slowDoc(line []byte, k keys) (Doc, error) {
+	m, err := decodeObject(line)
+	if err != nil {
+		return Doc{}, err
+	}
+	id, err := idField(m, k, "document")
+	if err != nil {
+		return Doc{}, err
+	}
+	text, err := stringField(m, "text", true)
+	if err != nil {
+		return Doc{}, err
+	}
+	if k.hasTtl {
+		title, err := stringField(m, "title", false)
+		if err != nil {
+			return Doc{}, err
+		}
+		text = joinTitle(title, text)
+	}
+	return Doc{ID: id, Text: text}, nil
+}
+
+// joinTitle is how BEIR's own dense retrieval code builds the text it embeds.
+func joinTitle(title, text string) string {
+	if title == "" {
+		return text
+	}
+	return title + " " + text
+}
+
+// decodeObject decodes one line that must hold exactly one JSON object.
+func decodeObject(line []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("malformed JSON at column %d: %s; each line must be one complete JSON object", se.Offset, jsonMsg(se))
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("line holds a JSON %s, want one JSON object per line", te.Value)
+		}
+		return nil, fmt.Errorf("malformed JSON: %v", err)
+	}
+	if m == nil {
+		return nil, errors.New("line holds a JSON null, want one JSON object per line")
+	}
+	return m, nil
+}
+
+// jsonMsg strips the package prefix Go's JSON errors carry.
+func jsonMsg(err error) string {
+	s := err.Error()
+	if len(s) > 6 && s[:6] == "json: " {
+		return s[6:]
+	}
+	return s
+}
+
+// jsonKind names a JSON value's type for messages.
+func jsonKind(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// idField reads an id. Ids are strings in both layouts, but exporters
+// (pandas, some HF scripts) write numeric-looking ids as JSON numbers; those
+// are taken by their literal text, so 12 is "12", the same string a TREC run
+// file would carry. Ids must be non-empty and free of whitespace because run
+// and qrels files are whitespace-separated: such an id could be loaded but
+// never written out and read back.
+func idField(m map[string]json.RawMessage, k keys, what string) (string, error) {
+	raw, ok := m[k.id]
+	if !ok {
+		if _, alt := m[k.altID]; alt {
+			return "", fmt.Errorf("missing %q field (the line has %q: %s)", k.id, k.altID, k.hint)
+		}
+		return "", fmt.Errorf("missing %q field; every %s needs an id", k.id, what)
+	}
+	var id string
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return "", fmt.Errorf("%q: %s", k.id, jsonMsg(err))
+		}
+	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
+		id = string(raw)
+	default:
+		return "", fmt.Errorf("%q is %s, want a string (or a number)", k.id, jsonKind(raw))
+	}
+	if err := checkID(id); err != nil {
+		return "", fmt.Errorf("%s %s", k.id, err)
+	}
+	return id, nil
+}
+
+// checkID rejects ids that TREC's whitespace-separated files cannot carry.
+func checkID(id string) error {
+	if id == "" {
+		return errors.New(`is empty; give every record a non-empty id`)
+	}
+	for i := 0; i < len(id); i++ {
+		if isSpace(id[i]) {
+			return fmt.Errorf("%q contains whitespace at byte %d; TREC run and qrels files separate fields by whitespace, so rename the id", id, i)
+		}
+	}
+	return nil
+}
+
+// stringField reads a string field. An empty string is legal data (some
+// corpora have empty documents, and a benchmark must still count them); a
+// missing or null field is not, since it usually means a wrong field name or
+// a broken export.
+func stringField(m map[string]json.RawMessage, key string, required bool) (string, error) {
+	raw, ok := m[key]
+	if !ok || jsonKind(raw) == "null" {
+		if !required {
+			return "", nil
+		}
+		if !ok {
+			return "", fmt.Errorf("missing %q field; every record needs one (it may be the empty string)", key)
+		}
+		return "", fmt.Errorf("%q is null, want a string (use \"\" for an empty text)", key)
+	}
+	if raw[0] != '"' {
+		return "", fmt.Errorf("%q is %s, want a string", key, jsonKind(raw))
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%q: %s", key, jsonMsg(err))
+	}
+	return s, nil
+}
+
+// ReadQueries reads a query file (R2MED query.jsonl or BEIR queries.jsonl)
+// in file order. Every field besides the id and "text" is kept verbatim in
+// Query.Extra (nil when there are none).
+func ReadQueries(r io.Reader, name string, layout Layout) ([]Query, error) {
+	k, err := layoutKeys(layout)
+	if err != nil {
+		return nil, err
+	}
+	lr := newLineReader(r, name)
+	seen := make(map[string]int)
+	var qs []Query
+	for {
+		line, ok := lr.next()
+		if !ok {
+			break
+		}
+		m, err := decodeObject(line)
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		id, err := idField(m, k, "query")
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		text, err := stringField(m, "text", true)
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		if prev, dup := seen[id]; dup {
+			return nil, lr.errorf("query id %q already appeared on line %d; ids must be unique, remove or rename one of the two", id, prev)
+		}
+		seen[id] = lr.line
+		delete(m, k.id)
+		delete(m, "text")
+		if len(m) == 0 {
+			m = nil
+		}
+		qs = append(qs, Query{ID: id, Text: text, Extra: m})
+	}
+	return qs, lr.err()
+}
+
+// ReadQrelsJSONL reads R2MED's qrels.jsonl: {"q_id","p_id","score"} lines.
+// Other fields are ignored. The score must be an integer; an integral JSON
+// float such as 1.0 is accepted because pandas and other exporters write
+// integer columns that way, while 1.5 or a string is an error.
+func ReadQrelsJSONL(r io.Reader, name string) (trec.Qrels, error) {
+	lr := newLineReader(r, name)
+	q := make(trec.Qrels)
+	const hint = `R2MED's qrels.jsonl names its fields "q_id", "p_id" and "score"`
+	qk := keys{id: "q_id", altID: "query-id", hint: hint}
+	pk := keys{id: "p_id", altID: "corpus-id", hint: hint}
+	for {
+		line, ok := lr.next()
+		if !ok {
+			break
+		}
+		m, err := decodeObject(line)
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		qid, err := idField(m, qk, "judgment")
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		did, err := idField(m, pk, "judgment")
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		grade, err := jsonGrade(m["score"])
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		if !q.Add(qid, did, grade) {
+			return nil, lr.errorf("document %q is judged twice for query %q; keep one judgment per pair", did, qid)
+		}
+	}
+	return q, lr.err()
+}
+
+func jsonGrade(raw json.RawMessage) (int, error) {
+	switch jsonKind(raw) {
+	case "nothing":
+		return 0, errors.New(`missing "score" field; every judgment needs an integer grade`)
+	case "a number":
+	default:
+		return 0, fmt.Errorf(`"score" is %s, want an integer grade`, jsonKind(raw))
+	}
+	s := string(raw)
+	g, err := strconv.ParseInt(s, 10, 0)
+	if err == nil {
+		return int(g), nil
+	}
+	f, ferr := strconv.ParseFloat(s, 64)
+	if errors.Is(err, strconv.ErrRange) || ferr == nil && (f < math.MinInt || f >= math.MaxInt) {
+		return 0, fmt.Errorf(`"score" %s is out of range for a grade`, s)
+	}
+	if ferr != nil || f != math.Trunc(f) {
+		return 0, fmt.Errorf(`"score" %s is not an integer grade`, s)
+	}
+	return int(f), nil
+}
+
+// ReadBEIRQrels reads a BEIR qrels/<split>.tsv file: a header line, then
+// "query-id corpus-id score" rows. The header is required because BEIR's
+// loader skips the first line unread: a file without one would lose a
+// judgment there, so it is rejected rather than guessed at. Scores must be
+// plain integers, as BEIR's int() requires.
+func ReadBEIRQrels(r io.Reader, name string) (trec.Qrels, error) {
+	lr := newLineReader(r, name)
+	q := make(trec.Qrels)
+	var f []string
+	header := true
+	for {
+		line, ok := lr.next()
+		if !ok {
+			break
+		}
+		f = fileio.Fields(f, string(line))
+		if header {
+			header = false
+			if len(f) != 3 {
+				return nil, lr.errorf("header has %d columns, want 3 (query-id corpus-id score); is this a BEIR qrels file?", len(f))
+			}
+			if _, err := strconv.Atoi(f[2]); err == nil {
+				return nil, lr.errorf("first line is a judgment, not the header \"query-id\\tcorpus-id\\tscore\"; BEIR's loader skips the first line, so add the header")
+			}
+			continue
+		}
+		if len(f) != 3 {
+			return nil, lr.errorf("row has %d fields, want 3 (query-id corpus-id score)", len(f))
+		}
+		grade, err := strconv.Atoi(f[2])
+		if err != nil {
+			return nil, lr.errorf("score %q is not an integer grade", f[2])
+		}
+		if !q.Add(f[0], f[1], grade) {
+			return nil, lr.errorf("document %q is judged twice for query %q; keep one judgment per pair", f[1], f[0])
+		}
+	}
+	if err := lr.err(); err != nil {
+		return nil, err
+	}
+	if header {
+		return nil, fileio.Errorf(name, 0, "empty file: want a header line \"query-id\\tcorpus-id\\tscore\" and judgment rows")
+	}
+	return q, nil
+}

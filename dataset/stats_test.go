@@ -1,0 +1,161 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/r2med/r2med/trec"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// Expected values were computed from the shared files with Python (len() of
+// the str, statistics.mean/median), the way HAKARI-Bench builds its cards.
+func TestStatsNFCorpus(t *testing.T) {
+	dir := sharedData(t, "nfcorpus")
+	for _, c := range []struct {
+		split string
+		want  Profile
+	}{
+		{"test", Profile{
+			Name: "nfcorpus", Layout: LayoutBEIR, Split: "test",
+			Counts: Counts{Queries: 323, Documents: 3395, PositiveQrels: 12334, QrelsRows: 12334, UnjudgedQueries: 2914},
+			PositivesPerQuery: PositivesPerQuery{Average: 38.18575851393189, Min: 1, Median: 16, Max: 475,
+				MultiPositiveQueries: 300, MultiPositiveQueryPercent: 92.87925696594428},
+			TextStatsChars: TextStats{QueryMean: 21.764705882352942, DocumentMean: 1187.0456553755523},
+			Grades:         []GradeCount{{1, 11758}, {2, 576}},
+		}},
+		// 324 queries: an even count, so the median is a mean of two.
+		{"dev", Profile{
+			Name: "nfcorpus", Layout: LayoutBEIR, Split: "dev",
+			Counts: Counts{Queries: 324, Documents: 3395, PositiveQrels: 11385, QrelsRows: 11385, UnjudgedQueries: 2913},
+			PositivesPerQuery: PositivesPerQuery{Average: 35.138888888888886, Min: 1, Median: 18.5, Max: 919,
+				MultiPositiveQueries: 305, MultiPositiveQueryPercent: 94.1358024691358},
+			TextStatsChars: TextStats{QueryMean: 22.324074074074073, DocumentMean: 1187.0456553755523},
+			Grades:         []GradeCount{{1, 10864}, {2, 521}},
+		}},
+	} {
+		t.Run(c.split, func(t *testing.T) {
+			task, err := Load(dir, Options{Split: c.split})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkProfile(t, Stats(task), c.want)
+		})
+	}
+}
+
+func checkProfile(t *testing.T, got, want Profile) {
+	t.Helper()
+	floats := [][2]float64{
+		{got.PositivesPerQuery.Average, want.PositivesPerQuery.Average},
+		{got.PositivesPerQuery.Median, want.PositivesPerQuery.Median},
+		{got.PositivesPerQuery.MultiPositiveQueryPercent, want.PositivesPerQuery.MultiPositiveQueryPercent},
+		{got.TextStatsChars.QueryMean, want.TextStatsChars.QueryMean},
+		{got.TextStatsChars.DocumentMean, want.TextStatsChars.DocumentMean},
+	}
+	for i, f := range floats {
+		if !near(f[0], f[1]) {
+			t.Errorf("float %d: got %v, want %v", i, f[0], f[1])
+		}
+	}
+	// With the floats checked, compare the rest exactly.
+	got.PositivesPerQuery.Average, got.PositivesPerQuery.Median, got.PositivesPerQuery.MultiPositiveQueryPercent = 0, 0, 0
+	want.PositivesPerQuery.Average, want.PositivesPerQuery.Median, want.PositivesPerQuery.MultiPositiveQueryPercent = 0, 0, 0
+	got.TextStatsChars, want.TextStatsChars = TextStats{}, TextStats{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("profile\n got: %+v\nwant: %+v", got, want)
+	}
+}
+
+// smallTask has one query without positives and texts whose length in code
+// points differs from their length in bytes and in UTF-16 units.
+func smallTask() *Task {
+	return &Task{
+		Name: "small", Layout: LayoutR2MED,
+		Corpus: []Doc{{"a", "café"}, {"b", "😀😀"}, {"c", ""}, {"d", "plain text"}},
+		Queries: []Query{
+			{ID: "q1", Text: "naïve?"},
+			{ID: "q2", Text: "x"},
+			{ID: "q3", Text: "why"},
+			{ID: "q4", Text: "🙂"},
+		},
+		Qrels: trec.Qrels{
+			"q1": {"a": 1, "b": 2, "c": 0},
+			"q2": {"a": 0, "d": -1},
+			"q3": {"d": 1},
+			"q4": {"a": 1, "b": 1, "c": 1, "d": 1},
+		},
+		UnjudgedQueries: 2,
+	}
+}
+
+func TestStatsSmall(t *testing.T) {
+	got := Stats(smallTask())
+	want := Profile{
+		Name: "small", Layout: LayoutR2MED,
+		Counts: Counts{Queries: 4, Documents: 4, PositiveQrels: 7, QrelsRows: 10, UnjudgedQueries: 2},
+		// Positives per query 2, 0, 1, 4 → sorted 0 1 2 4, median (1+2)/2.
+		PositivesPerQuery: PositivesPerQuery{Average: 1.75, Min: 0, Median: 1.5, Max: 4,
+			MultiPositiveQueries: 2, MultiPositiveQueryPercent: 50, QueriesWithoutPositives: 1},
+		// Queries 6+1+3+1 code points, documents 4+2+0+10.
+		TextStatsChars: TextStats{QueryMean: 11.0 / 4, DocumentMean: 16.0 / 4},
+		Grades:         []GradeCount{{-1, 1}, {0, 2}, {1, 6}, {2, 1}},
+	}
+	checkProfile(t, got, want)
+
+	var buf bytes.Buffer
+	if err := got.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	wantText := `task                       small (R2MED)
+queries                    4 evaluated, 2 without judgments
+documents                  4
+judgments                  10 (7 positive)
+grades                     -1: 1, 0: 2, 1: 6, 2: 1
+positives per query        mean 1.75, min 0, median 1.5, max 4
+multi-positive queries     2 (50.00%)
+queries without positives  1
+mean query length          2.8 chars
+mean document length       4.0 chars
+`
+	if buf.String() != wantText {
+		t.Errorf("WriteText:\n%s\nwant:\n%s", buf.String(), wantText)
+	}
+
+	js, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `{"name":"small","layout":"r2med",` +
+		`"counts":{"queries":4,"documents":4,"positive_qrels":7,"qrels_rows":10,"unjudged_queries":2},` +
+		`"positives_per_query":{"average":1.75,"min":0,"median":1.5,"max":4,"multi_positive_queries":2,"multi_positive_query_percent":50,"queries_without_positives":1},` +
+		`"text_stats_chars":{"query_mean":2.75,"document_mean":4},` +
+		`"grades":[{"grade":-1,"count":1},{"grade":0,"count":2},{"grade":1,"count":6},{"grade":2,"count":1}]}`
+	if string(js) != wantJSON {
+		t.Errorf("JSON:\n%s\nwant:\n%s", js, wantJSON)
+	}
+}
+
+// An empty task must still profile to valid JSON: no NaN from 0/0.
+func TestStatsEmpty(t *testing.T) {
+	p := Stats(&Task{Name: "empty", Layout: LayoutBEIR, Split: "test"})
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"empty","layout":"beir","split":"test",` +
+		`"counts":{"queries":0,"documents":0,"positive_qrels":0,"qrels_rows":0,"unjudged_queries":0},` +
+		`"positives_per_query":{"average":0,"min":0,"median":0,"max":0,"multi_positive_queries":0,"multi_positive_query_percent":0,"queries_without_positives":0},` +
+		`"text_stats_chars":{"query_mean":0,"document_mean":0},"grades":[]}`
+	if string(js) != want {
+		t.Errorf("JSON:\n%s\nwant:\n%s", js, want)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteText(&buf); err != nil || !bytes.HasPrefix(buf.Bytes(), []byte("task                       empty (BEIR, split test)\n")) {
+		t.Errorf("WriteText: %v\n%s", err, buf.String())
+	}
+}

@@ -1,0 +1,328 @@
+package trec
+
+import (
+	"bytes"
+	"compress/gzip"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sharedData is the path of a folder of the project's read-only test data,
+// which lives beside the repository.
+func sharedData(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "shared", "data", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data %s is not available (%v); these tests need the read-only data folder beside the repository", p, err)
+	}
+	return p
+}
+
+func TestReadQrels(t *testing.T) {
+	input := "q1 0 d1 1\n\n  q1\t0\td2\t0  \r\nq2 Q0 d1 -1\nq2 7 d3 +2\n"
+	q, err := ReadQrels(strings.NewReader(input), "x.qrels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Qrels{"q1": {"d1": 1, "d2": 0}, "q2": {"d1": -1, "d3": 2}}
+	if !reflect.DeepEqual(q, want) {
+		t.Errorf("got %v, want %v", q, want)
+	}
+	if q.Len() != 4 {
+		t.Errorf("Len = %d, want 4", q.Len())
+	}
+	if q.Add("q1", "d1", 5) || q["q1"]["d1"] != 1 {
+		t.Error("Add replaced an existing judgment")
+	}
+	if !q.Add("q3", "d1", 1) || q["q3"]["d1"] != 1 {
+		t.Error("Add did not record a new judgment")
+	}
+}
+
+func TestReadQrelsShared(t *testing.T) {
+	dir := sharedData(t, "eval-reference")
+	q, err := ReadQrelsFile(filepath.Join(dir, "nfcorpus.qrels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 323 || q.Len() != 12334 || q["PLAIN-2"]["MED-2427"] != 2 {
+		t.Errorf("nfcorpus.qrels: %d queries, %d judgments, PLAIN-2/MED-2427 = %d; want 323, 12334, 2", len(q), q.Len(), q["PLAIN-2"]["MED-2427"])
+	}
+	mixed, err := ReadQrelsFile(filepath.Join(dir, "nfcorpus.mixed.qrels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grades := map[int]int{}
+	for _, m := range mixed {
+		for _, g := range m {
+			grades[g]++
+		}
+	}
+	if grades[0] == 0 || grades[-1] == 0 || mixed.Len() != q.Len() {
+		t.Errorf("nfcorpus.mixed.qrels grades %v over %d judgments; want some 0 and -1 over %d", grades, mixed.Len(), q.Len())
+	}
+}
+
+func TestReadRun(t *testing.T) {
+	// List order is kept as written, not re-sorted; ranks are not checked
+	// against it; the Q0 and tag columns are free text.
+	input := "q2 Q0 b 5 1.5 sys\nq1 x a 1 -2 sys\n\nq2 Q0 a 9 3.25e1 other\nq2 Q0 c -1 0 sys\n"
+	run, err := ReadRun(strings.NewReader(input), "x.run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Run{"q1": {{"a", -2}}, "q2": {{"b", 1.5}, {"a", 32.5}, {"c", 0}}}
+	if !reflect.DeepEqual(run, want) {
+		t.Errorf("got %v, want %v", run, want)
+	}
+	if ids := QueryIDs(run); !reflect.DeepEqual(ids, []string{"q1", "q2"}) {
+		t.Errorf("QueryIDs = %q", ids)
+	}
+}
+
+func TestReadRunShared(t *testing.T) {
+	dir := sharedData(t, "eval-reference")
+	run, err := ReadRunFile(filepath.Join(dir, "nfcorpus.bm25.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := run["PLAIN-2"]
+	if len(run) != 323 || len(hits) != 100 || hits[0] != (Hit{"MED-4201", 22.584192}) || hits[1] != (Hit{"MED-10", 21.713257}) {
+		t.Errorf("nfcorpus.bm25.run: %d queries, PLAIN-2 has %d hits starting %v", len(run), len(hits), hits[:2])
+	}
+	// Lines of the neartie run are shuffled, so only a reader that keeps
+	// file order puts the file's first line first in its query's list.
+	p := filepath.Join(dir, "nfcorpus.neartie.run")
+	nt, err := ReadRunFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := strings.Fields(string(b[:bytes.IndexByte(b, '\n')]))
+	if hits := nt[first[0]]; len(hits) == 0 || hits[0].DocID != first[2] {
+		t.Errorf("nfcorpus.neartie.run: query %s starts with %v, the file with %s", first[0], hits[:1], first[2])
+	}
+}
+
+func TestWriteRun(t *testing.T) {
+	run := Run{
+		"q2":  {{"d9", 0.5}, {"d1", -1}},
+		"q10": {{"a", float64(float32(0.1))}, {"b", 0.1}, {"c", 22.584192}, {"d", 3}},
+	}
+	var buf bytes.Buffer
+	if err := WriteRun(&buf, run, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Queries in byte order (q10 before q2), ranks from 1 in list order, the
+	// float32-exact score written with float32's shortest digits, the
+	// default tag.
+	want := "q10 Q0 a 1 0.1 r2med\n" +
+		"q10 Q0 b 2 0.1 r2med\n" +
+		"q10 Q0 c 3 22.584192 r2med\n" +
+		"q10 Q0 d 4 3 r2med\n" +
+		"q2 Q0 d9 1 0.5 r2med\n" +
+		"q2 Q0 d1 2 -1 r2med\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%swant:\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	if err := WriteRun(&buf, Run{"q": {{"d", 1}}}, "bm25"); err != nil || buf.String() != "q Q0 d 1 1 bm25\n" {
+		t.Errorf("tag: %q, %v", buf.String(), err)
+	}
+}
+
+// scoresMatch is the precision WriteRun promises: float32 scores come back
+// equal as float32 (what trec_eval 9.0.8 reads), others exactly.
+func scoresMatch(wrote, read float64) bool {
+	if float64(float32(wrote)) == wrote {
+		return float32(read) == float32(wrote)
+	}
+	return read == wrote
+}
+
+func TestRunRoundTripShared(t *testing.T) {
+	dir := sharedData(t, "eval-reference")
+	for _, name := range []string{"nfcorpus.bm25.run", "nfcorpus.ties.run", "nfcorpus.neartie.run", "nfcorpus.partial.run"} {
+		run, err := ReadRunFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), name)
+		if err := WriteRunFile(out, run, "t"); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadRunFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRunRoundTrip(t, run, back)
+	}
+}
+
+func checkRunRoundTrip(t *testing.T, run, back Run) {
+	t.Helper()
+	if len(back) != len(run) {
+		t.Fatalf("%d queries written, %d read back", len(run), len(back))
+	}
+	for qid, hits := range run {
+		got := back[qid]
+		if len(got) != len(hits) {
+			t.Fatalf("query %q: %d hits written, %d read back", qid, len(hits), len(got))
+		}
+		for i, h := range hits {
+			if got[i].DocID != h.DocID || !scoresMatch(h.Score, got[i].Score) {
+				t.Fatalf("query %q hit %d: wrote %v, read back %v", qid, i, h, got[i])
+			}
+		}
+	}
+}
+
+// The float32 branch of AppendScore relies on float32(ParseFloat(s, 64))
+// giving back the float32 whose shortest digits s are; a double rounding
+// could break that. Checked here on random bit patterns and on the
+// boundaries where it is likeliest.
+func TestAppendScoreFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 1_000_000
+	if testing.Short() {
+		n = 50_000
+	}
+	check := func(x float32) {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return
+		}
+		s := string(AppendScore(nil, float64(x)))
+		y, err := strconv.ParseFloat(s, 64)
+		if err != nil || float32(y) != x {
+			t.Fatalf("float32 %v (bits %08x) written as %s reads back as %v", x, math.Float32bits(x), s, float32(y))
+		}
+	}
+	for range n {
+		check(math.Float32frombits(rng.Uint32()))
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, math.MaxFloat32, -math.MaxFloat32, 1, 0.1, 16777216, 16777217} {
+		check(x)
+	}
+}
+
+func TestAppendScore(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"},
+		{-1.5, "-1.5"},
+		{float64(float32(0.1)), "0.1"},
+		{0.1, "0.1"},
+		{0.1000000001, "0.1000000001"},
+		{22.584192, "22.584192"},
+		{1e-7, "0.0000001"},
+		{123456789, "123456789"},
+	} {
+		if got := string(AppendScore(nil, c.in)); got != c.want {
+			t.Errorf("AppendScore(%v) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func gzipFile(t *testing.T, path string, data string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte(data))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadGzip(t *testing.T) {
+	dir := t.TempDir()
+	// The name need not say gzip; the bytes do.
+	gzipFile(t, filepath.Join(dir, "run.txt"), "q1 Q0 d1 1 2.5 x\nq1 Q0 d2 2 1 x\n")
+	gzipFile(t, filepath.Join(dir, "qrels.gz"), "q1 0 d1 1\n")
+	run, err := ReadRunFile(filepath.Join(dir, "run.txt"))
+	if err != nil || !reflect.DeepEqual(run, Run{"q1": {{"d1", 2.5}, {"d2", 1}}}) {
+		t.Errorf("gzipped run: %v, %v", run, err)
+	}
+	q, err := ReadQrelsFile(filepath.Join(dir, "qrels.gz"))
+	if err != nil || !reflect.DeepEqual(q, Qrels{"q1": {"d1": 1}}) {
+		t.Errorf("gzipped qrels: %v, %v", q, err)
+	}
+	// A file with the gzip magic but no valid header is reported as such.
+	bad := filepath.Join(dir, "bad.gz")
+	os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 0}, 0o644)
+	if _, err := ReadRunFile(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": not a readable gzip file: ") {
+		t.Errorf("bad gzip header: %v", err)
+	}
+}
+
+// TestMalformed reads every file under testdata/malformed and checks the
+// exact error: file, line and message.
+func TestMalformed(t *testing.T) {
+	t.Chdir("testdata/malformed")
+	cases := []struct{ path, want string }{
+		{"qrels/beir-tsv.txt",
+			`qrels/beir-tsv.txt:1: qrels line has 3 fields, want 4 (query-id iteration doc-id grade)`},
+		{"qrels/duplicate.txt",
+			`qrels/duplicate.txt:3: document "d1" is judged twice for query "q1"; keep one judgment per pair`},
+		{"qrels/five-fields.txt",
+			`qrels/five-fields.txt:3: qrels line has 5 fields, want 4 (query-id iteration doc-id grade)`},
+		{"qrels/float-grade.txt",
+			`qrels/float-grade.txt:2: grade "1.0" is not an integer`},
+		{"qrels/three-fields.txt",
+			`qrels/three-fields.txt:2: qrels line has 3 fields, want 4 (query-id iteration doc-id grade)`},
+		{"qrels/word-grade.txt",
+			`qrels/word-grade.txt:2: grade "x" is not an integer`},
+		{"run/duplicate.run",
+			`run/duplicate.run:4: document "d1" appears twice for query "q1" (first on line 1); a run ranks each document once`},
+		{"run/five-fields.run",
+			`run/five-fields.run:2: run line has 5 fields, want 6 (query-id Q0 doc-id rank score tag)`},
+		{"run/float-rank.run",
+			`run/float-rank.run:2: rank "2.0" is not an integer`},
+		{"run/inf-score.run",
+			`run/inf-score.run:2: score "-Inf" is not finite; a run needs real-valued scores`},
+		{"run/nan-score.run",
+			`run/nan-score.run:2: score "NaN" is not finite; a run needs real-valued scores`},
+		{"run/no-gzip-trailer.run.gz",
+			`run/no-gzip-trailer.run.gz:301: unexpected EOF`},
+		{"run/overflow-score.run",
+			`run/overflow-score.run:2: score "1e400" is not a number`},
+		{"run/seven-fields.run",
+			`run/seven-fields.run:2: run line has 7 fields, want 6 (query-id Q0 doc-id rank score tag)`},
+		{"run/word-score.run",
+			`run/word-score.run:2: score "high" is not a number`},
+	}
+	files, err := filepath.Glob("*/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(cases) {
+		t.Errorf("%d files under testdata/malformed, %d cases; give every file a case", len(files), len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			var err error
+			if path.Dir(c.path) == "qrels" {
+				_, err = ReadQrelsFile(c.path)
+			} else {
+				_, err = ReadRunFile(c.path)
+			}
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error\n got: %v\nwant: %s", err, c.want)
+			}
+		})
+	}
+}
