@@ -98,47 +98,137 @@ func ReadQrels(r io.Reader, name string) (Qrels, error) {
 // ReadRun parses a TREC run: "qid Q0 docid rank score tag" per line. The rank
 // column must be an integer but is otherwise ignored, as trec_eval ignores
 // it. Scores must be finite, and a document may appear once per query.
+//
+// Runs are large (a million lines for 1,000 queries at depth 1,000), so the
+// reader works on the scanner's bytes, allocates only each document id, and
+// checks for duplicates once per query after reading instead of keeping a
+// map per query.
 func ReadRun(r io.Reader, name string) (Run, error) {
 	run := make(Run)
-	seen := make(map[string]map[string]int)
+	lines := make(map[string][]int32) // per query, the line of each hit
 	sc := newScanner(r)
-	var f []string
+	var f [6][]byte
+	var qid string
+	var hits []Hit
+	var at []int32
+	flush := func() {
+		if qid != "" || hits != nil {
+			run[qid], lines[qid] = hits, at
+		}
+	}
 	line := 0
 	for sc.Scan() {
 		line++
-		f = fileio.Fields(f, sc.Text())
-		if len(f) == 0 {
+		n := splitFields(&f, sc.Bytes())
+		if n == 0 {
 			continue
 		}
-		if len(f) != 6 {
-			return nil, fileio.Errorf(name, line, "run line has %d fields, want 6 (query-id Q0 doc-id rank score tag)", len(f))
+		if n != 6 {
+			if n > 6 {
+				n = len(fileio.Fields(nil, sc.Text()))
+			}
+			return nil, fileio.Errorf(name, line, "run line has %d fields, want 6 (query-id Q0 doc-id rank score tag)", n)
 		}
-		if _, err := strconv.ParseInt(f[3], 10, 64); err != nil {
+		if !isInteger(f[3]) {
 			return nil, fileio.Errorf(name, line, "rank %q is not an integer", f[3])
 		}
-		score, err := strconv.ParseFloat(f[4], 64)
+		score, err := strconv.ParseFloat(string(f[4]), 64)
 		if err != nil {
 			return nil, fileio.Errorf(name, line, "score %q is not a number", f[4])
 		}
 		if math.IsNaN(score) || math.IsInf(score, 0) {
 			return nil, fileio.Errorf(name, line, "score %q is not finite; a run needs real-valued scores", f[4])
 		}
-		qid, docid := f[0], f[2]
-		s := seen[qid]
-		if s == nil {
-			s = make(map[string]int)
-			seen[qid] = s
+		if hits == nil || qid != string(f[0]) {
+			flush()
+			qid = string(f[0])
+			hits, at = run[qid], lines[qid]
 		}
-		if prev, dup := s[docid]; dup {
-			return nil, fileio.Errorf(name, line, "document %q appears twice for query %q (first on line %d); a run ranks each document once", docid, qid, prev)
-		}
-		s[docid] = line
-		run[qid] = append(run[qid], Hit{DocID: docid, Score: score})
+		hits = append(hits, Hit{DocID: string(f[2]), Score: score})
+		at = append(at, int32(line))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fileio.Errorf(name, line+1, "%v", err)
 	}
+	flush()
+	if err := checkDuplicates(run, lines, name); err != nil {
+		return nil, err
+	}
 	return run, nil
+}
+
+// checkDuplicates reports the duplicate whose second occurrence comes first
+// in the file, as a reader that checked line by line would. One map, cleared
+// per query, keeps its table instead of growing a new one per query.
+func checkDuplicates(run Run, lines map[string][]int32, name string) error {
+	var bad *fileio.LineError
+	seen := make(map[string]int32)
+	for qid, hits := range run {
+		at := lines[qid]
+		clear(seen)
+		for i, h := range hits {
+			if first, dup := seen[h.DocID]; dup {
+				// Lines grow along a query's list, so the first duplicate
+				// found is this query's earliest.
+				if bad == nil || int(at[i]) < bad.Line {
+					bad = fileio.Errorf(name, int(at[i]), "document %q appears twice for query %q (first on line %d); a run ranks each document once", h.DocID, qid, first)
+				}
+				break
+			}
+			seen[h.DocID] = at[i]
+		}
+	}
+	if bad != nil {
+		return bad
+	}
+	return nil
+}
+
+// splitFields splits b on ASCII white space into at most len(f) fields and
+// returns how many it found (len(f)+1 meaning "more").
+func splitFields(f *[6][]byte, b []byte) int {
+	n := 0
+	i := 0
+	for i < len(b) {
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		start := i
+		for i < len(b) && !isSpace(b[i]) {
+			i++
+		}
+		if i > start {
+			if n == len(f) {
+				return n + 1
+			}
+			f[n] = b[start:i]
+			n++
+		}
+	}
+	return n
+}
+
+var spaceTable = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, '\v': true, '\f': true}
+
+func isSpace(c byte) bool { return spaceTable[c] }
+
+// isInteger accepts what strconv.ParseInt(s, 10, 64) accepts, without
+// converting in the common case: an optional sign and up to 18 digits, which
+// always fit; longer ones go through ParseInt.
+func isInteger(b []byte) bool {
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		_, err := strconv.ParseInt(string(b), 10, 64)
+		return err == nil && len(b) > 0
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadQrelsFile reads a qrels file, gzip or plain.

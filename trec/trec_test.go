@@ -326,3 +326,23 @@ func TestMalformed(t *testing.T) {
 		})
 	}
 }
+
+func TestReadRunRankLimits(t *testing.T) {
+	for rank, ok := range map[string]bool{"9223372036854775807": true, "9223372036854775808": false, "-12": true, "+3": true, "1e3": false, "": false} {
+		_, err := ReadRun(strings.NewReader("q Q0 d "+rank+" 1.5 t\n"), "r")
+		if (err == nil) != ok {
+			t.Errorf("rank %q: err = %v, want ok=%v", rank, err, ok)
+		}
+	}
+}
+
+func TestReadRunInterleavedQueries(t *testing.T) {
+	run, err := ReadRun(strings.NewReader("a Q0 d1 1 3 t\nb Q0 d1 1 3 t\na Q0 d2 2 2 t\nb Q0 d2 2 2 t\na Q0 d1 3 1 t\n"), "r")
+	if err == nil || err.Error() != `r:5: document "d1" appears twice for query "a" (first on line 1); a run ranks each document once` {
+		t.Fatalf("interleaved duplicate: %v (run %v)", err, run)
+	}
+	run, err = ReadRun(strings.NewReader("a Q0 d1 1 3 t\nb Q0 d1 1 3 t\na Q0 d2 2 2 t\n"), "r")
+	if err != nil || len(run["a"]) != 2 || run["a"][1].DocID != "d2" || len(run["b"]) != 1 {
+		t.Fatalf("interleaved run = %v, %v", run, err)
+	}
+}
