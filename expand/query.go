@@ -1,0 +1,161 @@
+package expand
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/r2med/r2med/dataset"
+)
+
+// Answer is the part of the output R2MED retrieves with: the extracted
+// answer for a reasoning LLM, the whole output otherwise.
+func (g Generation) Answer() string { return Split(g.LLM, g.HyDoc) }
+
+// BM25Text is the BM25 query string R2MED builds from g.
+func (g Generation) BM25Text() string {
+	if IsReasoningLLM(g.LLM) {
+		return g.Answer()
+	}
+	switch g.Method {
+	case Query2Doc:
+		// Python's text*2: the query twice with nothing between.
+		return g.Text + g.Text + " " + g.HyDoc
+	case LameR:
+		return g.Text + " " + g.HyDoc
+	}
+	return g.HyDoc
+}
+
+// DenseInput is what a dense retriever embeds for one query: Query alone, or
+// Query and Gen with their embeddings averaged ((e(Query)+e(Gen))/2, not
+// renormalized; R2MED scores by cosine, which normalizes later). Query
+// takes the retriever's query instruction; whether Gen takes it too is the
+// retriever's rule (in R2MED only Instructor, GritLM and NV-Embed).
+type DenseInput struct {
+	Query   string
+	Gen     string // empty and unused unless Average
+	Average bool
+}
+
+// Texts lists the inputs to embed: one, or the two to average.
+func (d DenseInput) Texts() []string {
+	if d.Average {
+		return []string{d.Query, d.Gen}
+	}
+	return []string{d.Query}
+}
+
+// Dense is the dense-retrieval query input R2MED builds from g.
+func (g Generation) Dense() DenseInput {
+	switch {
+	case IsReasoningLLM(g.LLM):
+		return DenseInput{Query: g.Text, Gen: g.Answer(), Average: true}
+	case g.Method == Query2Doc:
+		return DenseInput{Query: g.Text + "[SEP]" + g.HyDoc}
+	}
+	return DenseInput{Query: g.Text, Gen: g.HyDoc, Average: true}
+}
+
+// maxListed bounds the ids quoted in one error: a generation run that
+// stopped early can miss hundreds, and the count says the rest.
+const maxListed = 10
+
+// Align returns, for each query in order, its generation. Every query must
+// have exactly one and every generation must belong to a query: R2MED
+// retrieves the ids of the generation file, so a gap would quietly shrink the
+// task and a stray id means the file is from another task.
+func Align(queries []dataset.Query, gens []Generation) ([]Generation, error) {
+	src := label(gens)
+	byID := make(map[string]int, len(gens))
+	for i, g := range gens {
+		if !slices.Contains(methods, g.Method) {
+			return nil, fmt.Errorf("%s: query %q: unknown GAR method %q; R2MED's are %s", src, g.ID, g.Method, strings.Join(methods, ", "))
+		}
+		if _, dup := byID[g.ID]; dup {
+			return nil, fmt.Errorf("%s: query %q has more than one generation", src, g.ID)
+		}
+		byID[g.ID] = i
+	}
+	known := make(map[string]bool, len(queries))
+	for _, q := range queries {
+		known[q.ID] = true
+	}
+	var stray []string
+	for _, g := range gens {
+		if !known[g.ID] {
+			stray = append(stray, g.ID)
+		}
+	}
+	if len(stray) > 0 {
+		return nil, fmt.Errorf("%s: %d %s for queries the task does not have: %s; the generations must come from the same task",
+			src, len(stray), plural(len(stray), "generation is", "generations are"), quoteList(stray))
+	}
+	out := make([]Generation, len(queries))
+	var missing []string
+	for i, q := range queries {
+		j, ok := byID[q.ID]
+		if !ok {
+			missing = append(missing, q.ID)
+			continue
+		}
+		out[i] = gens[j]
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: no generation for %d of %d queries: %s; generate them or evaluate without GAR",
+			src, len(missing), len(queries), quoteList(missing))
+	}
+	return out, nil
+}
+
+// Apply returns the queries with Text replaced by their BM25 query strings;
+// ids, order and Extra are kept (Extra is copied, not shared).
+func Apply(queries []dataset.Query, gens []Generation) ([]dataset.Query, error) {
+	aligned, err := Align(queries, gens)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dataset.Query, len(queries))
+	for i, q := range queries {
+		out[i] = dataset.Query{ID: q.ID, Text: aligned[i].BM25Text(), Extra: maps.Clone(q.Extra)}
+	}
+	return out, nil
+}
+
+// label names a generation set in messages: "hyde/qwen-7b generations" when
+// they share a source, "generations" otherwise.
+func label(gens []Generation) string {
+	if len(gens) == 0 {
+		return "generations"
+	}
+	s := Source{gens[0].Method, gens[0].LLM}
+	for _, g := range gens[1:] {
+		if (Source{g.Method, g.LLM}) != s {
+			return "generations"
+		}
+	}
+	return s.String() + " generations"
+}
+
+func quoteList(ids []string) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == maxListed {
+			fmt.Fprintf(&b, " and %d more", len(ids)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", id)
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
