@@ -24,6 +24,8 @@ import (
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
@@ -36,6 +38,9 @@ type Config struct {
 	Analyzer  string      // analysis.Get name
 	BM25      bm25.Params // when Retriever is bm25
 	TopK      int         // documents kept per query
+	// GAR, when its Method is set, replaces each query by R2MED's
+	// combination of the query and a published LLM generation.
+	GAR expand.Source
 }
 
 // DefaultConfig is R2MED's BM25 setup.
@@ -43,12 +48,21 @@ func DefaultConfig() Config {
 	return Config{Retriever: "bm25", Analyzer: "lucene-english", BM25: bm25.DefaultParams(bm25.R2MED), TopK: 100}
 }
 
-// ModelName is the name results files give the system.
-func (c Config) ModelName() string {
+// RetrieverName is the retriever as results files name it.
+func (c Config) RetrieverName() string {
 	if c.Retriever == "bm25" && c.BM25.Scheme != bm25.R2MED {
 		return "bm25-" + string(c.BM25.Scheme)
 	}
 	return c.Retriever
+}
+
+// ModelName names the whole system in run tags: the retriever, preceded by
+// the generation set when there is one ("hyde-gpt4-bm25").
+func (c Config) ModelName() string {
+	if c.GAR.Method != "" {
+		return c.GAR.Method + "-" + c.GAR.LLM + "-" + c.RetrieverName()
+	}
+	return c.RetrieverName()
 }
 
 func (c Config) describe() map[string]any {
@@ -58,6 +72,10 @@ func (c Config) describe() map[string]any {
 		m["bm25_scheme"] = string(c.BM25.Scheme)
 		m["k1"] = c.BM25.K1
 		m["b"] = c.BM25.B
+	}
+	if c.GAR.Method != "" {
+		m["gar_method"] = c.GAR.Method
+		m["gar_llm"] = c.GAR.LLM
 	}
 	return m
 }
@@ -90,7 +108,7 @@ const (
 
 // LoadTask resolves what the user named: the built-in demo task, or a data
 // directory in any layout dataset.Load detects.
-func LoadTask(task, data, split string) (*dataset.Task, error) {
+func LoadTask(task, data string, opts dataset.Options) (*dataset.Task, error) {
 	switch {
 	case task != "" && data != "":
 		return nil, errors.New("give either --task or --data, not both")
@@ -101,7 +119,7 @@ func LoadTask(task, data, split string) (*dataset.Task, error) {
 	case data == "":
 		return nil, errors.New("no data: pass --task demo or --data DIR (an R2MED or BEIR directory)")
 	}
-	return dataset.Load(data, dataset.Options{Split: split})
+	return dataset.Load(data, opts)
 }
 
 // Run executes the pipeline on one task.
@@ -116,7 +134,28 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	m := results.NewManifest(opt.Command)
 	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
 	m.Config = cfg.describe()
-	if err := m.AddInputs(existing(task.Files)...); err != nil {
+	queries := task.Queries
+	inputs := existing(task.Files)
+	if cfg.GAR.Method != "" {
+		all, err := expand.LoadDir(task.Dir, cfg.GAR.Method, cfg.GAR.LLM)
+		if err != nil {
+			return nil, err
+		}
+		gens, unjudged := judgedOnly(task, all)
+		if unjudged > task.UnjudgedQueries {
+			// More than the query file's unjudged queries: some generations
+			// belong to no query of this task, and Apply names them.
+			gens = all
+		}
+		m.Counts["generations_for_unjudged_queries"] = unjudged
+		if queries, err = expand.Apply(task.Queries, gens); err != nil {
+			return nil, err
+		}
+		if p, ok := fileio.Exists(filepath.Join(task.Dir, cfg.GAR.Method, cfg.GAR.LLM, expand.FileName)); ok {
+			inputs = append(inputs, p)
+		}
+	}
+	if err := m.AddInputs(inputs...); err != nil {
 		return nil, err
 	}
 	if len(m.Inputs) == 0 {
@@ -138,7 +177,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	var err error
 	switch cfg.Retriever {
 	case "bm25":
-		run, err = retrieveBM25(ctx, task, cfg, opt, m)
+		run, err = retrieveBM25(ctx, task, queries, cfg, opt, m)
 	}
 	if err != nil {
 		return nil, err
@@ -158,8 +197,13 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	res := &results.R2MED{
 		DatasetName:    task.Name,
 		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
-		ModelName:      cfg.ModelName(),
 		Test:           ev.Scores,
+	}
+	if cfg.GAR.Method != "" {
+		// R2MED's GAR result files name the parts instead of a model.
+		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
+	} else {
+		res.ModelName = cfg.ModelName()
 	}
 	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m}
 	if opt.Out == "" {
@@ -181,7 +225,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	return out, nil
 }
 
-func retrieveBM25(ctx context.Context, task *dataset.Task, cfg Config, opt Options, m *results.Manifest) (trec.Run, error) {
+func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Query, cfg Config, opt Options, m *results.Manifest) (trec.Run, error) {
 	an, err := analysis.Get(cfg.Analyzer)
 	if err != nil {
 		return nil, err
@@ -213,14 +257,14 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, cfg Config, opt Optio
 	m.Counts["terms"] = ix.NumTerms()
 	m.Counts["postings"] = ix.NumPostings()
 
-	run := make(trec.Run, len(task.Queries))
+	run := make(trec.Run, len(queries))
 	err = m.Time("search", func() error {
-		bar := opt.Progress.New(len(task.Queries), "searching "+task.Name)
+		bar := opt.Progress.New(len(queries), "searching "+task.Name)
 		defer bar.Done()
-		hits := make([][]bm25.Hit, len(task.Queries))
+		hits := make([][]bm25.Hit, len(queries))
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range min(workers, max(1, len(task.Queries))) {
+		for range min(workers, max(1, len(queries))) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -228,10 +272,10 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, cfg Config, opt Optio
 				var toks []string
 				for {
 					i := int(next.Add(1) - 1)
-					if i >= len(task.Queries) || ctx.Err() != nil {
+					if i >= len(queries) || ctx.Err() != nil {
 						return
 					}
-					toks = an.Analyze(toks[:0], task.Queries[i].Text)
+					toks = an.Analyze(toks[:0], queries[i].Text)
 					hits[i] = s.Search(toks, cfg.TopK)
 					bar.Add(1)
 				}
@@ -241,7 +285,7 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, cfg Config, opt Optio
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for i, q := range task.Queries {
+		for i, q := range queries {
 			list := make([]trec.Hit, len(hits[i]))
 			for j, h := range hits[i] {
 				list[j] = trec.Hit{DocID: task.Corpus[h.Doc].ID, Score: float64(h.Score)}
@@ -283,6 +327,22 @@ func previous(dir, fp string) (*Outcome, bool) {
 		return nil, false
 	}
 	return &Outcome{Run: run, Result: res, Manifest: m, Skipped: true}, true
+}
+
+// judgedOnly sets aside generations for queries the task does not evaluate
+// (R2MED scores only judged queries) and says how many it set aside.
+func judgedOnly(task *dataset.Task, gens []expand.Generation) ([]expand.Generation, int) {
+	known := make(map[string]bool, len(task.Queries))
+	for _, q := range task.Queries {
+		known[q.ID] = true
+	}
+	kept := gens[:0:0]
+	for _, g := range gens {
+		if known[g.ID] {
+			kept = append(kept, g)
+		}
+	}
+	return kept, len(gens) - len(kept)
 }
 
 // contentDigest checksums a task's documents, queries and judgments.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/trec"
 )
@@ -111,7 +112,7 @@ func readTrecEvalAll(t *testing.T, path string) map[string]string {
 }
 
 func TestDemoRunWritesOutputsAndResumes(t *testing.T) {
-	task, err := LoadTask("demo", "", "")
+	task, err := LoadTask("demo", "", dataset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestDemoRunWritesOutputsAndResumes(t *testing.T) {
 }
 
 func TestCancelledRunLeavesNoFiles(t *testing.T) {
-	task, err := LoadTask("demo", "", "")
+	task, err := LoadTask("demo", "", dataset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,9 +181,56 @@ func TestLoadTaskErrors(t *testing.T) {
 		{"demo", "x", "either --task or --data"},
 		{"nosuch", "", `unknown task "nosuch"`},
 	} {
-		_, err := LoadTask(c.task, c.data, "test")
+		_, err := LoadTask(c.task, c.data, dataset.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("LoadTask(%q, %q) = %v, want error containing %q", c.task, c.data, err, c.want)
 		}
+	}
+}
+
+// TestGARWithPublishedGenerations runs BM25 on R2MED's Biology demo files
+// with its HyDE generations: the queries become the generations (R2MED's
+// rule for hyde with a non-reasoning LLM), and the result file takes R2MED's
+// GAR shape.
+func TestGARWithPublishedGenerations(t *testing.T) {
+	needShared(t)
+	// R2MED's demo corpus is a sample: its qrels name documents it lacks.
+	task, err := dataset.Load(filepath.Join(shared, "r2med-biology-demo"), dataset.Options{AllowMissingDocs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.GAR = expand.Source{Method: "hyde", LLM: "qwen-7b"}
+	dir := filepath.Join(t.TempDir(), "gar")
+	out, err := Run(context.Background(), task, cfg, Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.ModelName != "" || out.Result.Extra["gar_method"] != "hyde" || out.Result.Extra["gar_llm"] != "qwen-7b" || out.Result.Extra["retriever_name"] != "bm25" {
+		t.Fatalf("result file fields: model %q extra %v", out.Result.ModelName, out.Result.Extra)
+	}
+	plain, err := Run(context.Background(), task, DefaultConfig(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The generation file is an input of the GAR run only.
+	if len(out.Manifest.Inputs) != len(plain.Manifest.Inputs)+1 {
+		t.Fatalf("GAR inputs %v, plain %v", out.Manifest.Inputs, plain.Manifest.Inputs)
+	}
+	// Different query texts rank the two documents differently for some query.
+	same := true
+	for qid, hits := range out.Run {
+		for i := range hits {
+			if hits[i] != plain.Run[qid][i] {
+				same = false
+			}
+		}
+	}
+	if same {
+		t.Fatal("GAR run is identical to the plain run: generations were not used")
+	}
+	cfg.GAR.LLM = "gpt4"
+	if _, err := Run(context.Background(), task, cfg, Options{}); err == nil || !strings.Contains(err.Error(), "hyde/qwen-7b") {
+		t.Fatalf("missing generations: %v (want the available sets listed)", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/trec"
 )
@@ -207,7 +208,7 @@ func TestStats(t *testing.T) {
 
 func writeDemoQrels(t *testing.T, path string) {
 	t.Helper()
-	task, err := pipeline.LoadTask("demo", "", "")
+	task, err := pipeline.LoadTask("demo", "", dataset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,5 +219,27 @@ func writeDemoQrels(t *testing.T, path string) {
 	defer f.Close()
 	if err := trec.WriteQrels(f, task.Qrels); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRunGAR(t *testing.T) {
+	needShared(t)
+	out := filepath.Join(t.TempDir(), "gar")
+	data := filepath.Join(shared, "r2med-biology-demo")
+	if _, stderr, code := r2med(t, "", "run", "--data", data, "--gar", "hyde", "--out", out); code != 1 || !strings.Contains(stderr, "--gar and --gar-llm go together") {
+		t.Fatalf("--gar alone: exit %d, stderr %q", code, stderr)
+	}
+	stdout, stderr, code := r2med(t, "", "run", "--data", data, "--allow-missing-docs", "--gar", "hyde", "--gar-llm", "qwen-7b", "--out", out, "--quiet")
+	if code != 0 || !strings.Contains(stdout, "hyde-qwen-7b-bm25") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	data2, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"gar_llm": "qwen-7b"`, `"gar_method": "hyde"`, `"retriever_name": "bm25"`} {
+		if !strings.Contains(string(data2), want) {
+			t.Errorf("results.json lacks %s:\n%s", want, data2)
+		}
 	}
 }

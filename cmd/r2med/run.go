@@ -9,12 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
 )
 
 func newRunCmd() *cobra.Command {
-	var data, task, split, scheme, out string
+	var data, task, scheme, out string
+	var opts dataset.Options
 	var quiet, overwrite bool
 	cfg := pipeline.DefaultConfig()
 	k1, b := -1.0, -1.0
@@ -37,10 +39,13 @@ func newRunCmd() *cobra.Command {
 			if cmd.Flags().Changed("b") {
 				cfg.BM25.B = b
 			}
+			if (cfg.GAR.Method == "") != (cfg.GAR.LLM == "") {
+				return fmt.Errorf("--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4)")
+			}
 			if out == "" {
 				return fmt.Errorf("--out DIR is required: the run, results and manifest are written there")
 			}
-			t, err := pipeline.LoadTask(task, data, split)
+			t, err := pipeline.LoadTask(task, data, opts)
 			if err != nil {
 				return err
 			}
@@ -52,15 +57,17 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printSummary(cmd.OutOrStdout(), t.Name, res, out)
+			return printSummary(cmd.OutOrStdout(), t.Name, cfg.ModelName(), res, out)
 		},
 	}
-	addDataFlags(cmd, &data, &task, &split)
+	addDataFlags(cmd, &data, &task, &opts)
 	f := cmd.Flags()
 	f.StringVar(&cfg.Retriever, "retriever", cfg.Retriever, "retriever (bm25)")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring: r2med (gensim, as R2MED published), lucene (Lucene ≥8 BM25Similarity), robertson (bm25s, HAKARI-Bench)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's, 0.9 for r2med/lucene, 1.5 for robertson)")
 	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's, 0.4 for r2med/lucene, 0.75 for robertson)")
+	f.StringVar(&cfg.GAR.Method, "gar", "", "generation-augmented retrieval with published LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl)")
+	f.StringVar(&cfg.GAR.LLM, "gar-llm", "", "the LLM whose generations --gar uses (R2MED's names: gpt4, qwen-72b, r1-llama-70b, …)")
 	f.StringVar(&cfg.Analyzer, "analyzer", cfg.Analyzer, "analyzer for documents and queries")
 	f.IntVar(&cfg.TopK, "top-k", cfg.TopK, "documents kept per query")
 	f.StringVar(&out, "out", "", "output directory (required)")
@@ -69,14 +76,14 @@ func newRunCmd() *cobra.Command {
 	return cmd
 }
 
-func printSummary(w io.Writer, task string, out *pipeline.Outcome, dir string) error {
+func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir string) error {
 	t := out.Result.Test
 	state := ""
 	if out.Skipped {
 		state = " (unchanged, reused)"
 	}
 	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f\n  %s\n",
-		task, out.Result.ModelName, state,
+		task, system, state,
 		t["ndcg_at_10"], t["recall_at_100"], t["map_at_100"], t["mrr"], t["precision_at_10"],
 		filepath.Join(dir, pipeline.ResultsFile))
 	return err

@@ -10,7 +10,8 @@ import (
 )
 
 func newStatsCmd() *cobra.Command {
-	var data, task, split string
+	var data, task string
+	var opts dataset.Options
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
@@ -19,7 +20,7 @@ func newStatsCmd() *cobra.Command {
   r2med stats --data ../shared/data/nfcorpus --split test --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := pipeline.LoadTask(task, data, split)
+			t, err := pipeline.LoadTask(task, data, opts)
 			if err != nil {
 				return err
 			}
@@ -32,13 +33,14 @@ func newStatsCmd() *cobra.Command {
 			return p.WriteText(cmd.OutOrStdout())
 		},
 	}
-	addDataFlags(cmd, &data, &task, &split)
+	addDataFlags(cmd, &data, &task, &opts)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
 }
 
-func addDataFlags(cmd *cobra.Command, data, task, split *string) {
+func addDataFlags(cmd *cobra.Command, data, task *string, opts *dataset.Options) {
 	cmd.Flags().StringVar(data, "data", "", "task directory (R2MED or BEIR layout, detected)")
 	cmd.Flags().StringVar(task, "task", "", `built-in task ("demo")`)
-	cmd.Flags().StringVar(split, "split", "test", "BEIR qrels split")
+	cmd.Flags().StringVar(&opts.Split, "split", "test", "BEIR qrels split")
+	cmd.Flags().BoolVar(&opts.AllowMissingDocs, "allow-missing-docs", false, "accept judgments of documents the corpus lacks (a sampled corpus); they count as unretrievable relevant documents")
 }
