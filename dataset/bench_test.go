@@ -98,6 +98,24 @@ func BenchmarkReadCorpus(b *testing.B) {
 			}
 		}
 	})
+	b.Run("gzip-readahead", func(b *testing.B) {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(data)
+		zw.Close()
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			zr, err := gzip.NewReader(bytes.NewReader(z.Bytes()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ra := newReadahead(zr)
+			if err := ReadCorpus(ra, "c", LayoutR2MED, func(Doc) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+			ra.Close()
+		}
+	})
 	b.Run("gunzip-only", func(b *testing.B) {
 		var z bytes.Buffer
 		zw := gzip.NewWriter(&z)

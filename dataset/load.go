@@ -74,10 +74,11 @@ func (s source) open(rel string) (io.ReadCloser, error) {
 			f.Close()
 			return nil, fmt.Errorf("%s: not a readable gzip file: %v", s.show(rel), err)
 		}
+		ra := newReadahead(zr)
 		return struct {
 			io.Reader
 			io.Closer
-		}{zr, closers{zr, f}}, nil
+		}{ra, closers{ra, zr, f}}, nil
 	}
 	return struct {
 		io.Reader

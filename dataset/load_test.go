@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/r2med/r2med/trec"
 )
@@ -418,5 +421,52 @@ func TestDetectLayout(t *testing.T) {
 	fsys := fstest.MapFS{"t/queries.jsonl.gz": {Data: gz(t, nil)}}
 	if got, err := DetectLayoutFS(fsys, "t"); err != nil || got != LayoutBEIR {
 		t.Errorf("DetectLayoutFS on a gzipped queries file = %q, %v; want beir", got, err)
+	}
+}
+
+// Gzipped files are read ahead in a goroutine: a truncated stream must still
+// fail at the right line, and an error early in a long file must stop the
+// reader (the race detector and the leak check below would notice if not).
+func TestLoadGzipErrors(t *testing.T) {
+	var corpus bytes.Buffer
+	for i := range 40000 {
+		fmt.Fprintf(&corpus, `{"id": "d%d", "text": "document %d %s"}`+"\n", i, i, strings.Repeat("word ", 20))
+	}
+	full := gz(t, corpus.Bytes())
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "query.jsonl"), []byte(`{"id": "q", "text": "x"}`+"\n"))
+	writeFile(t, filepath.Join(dir, "qrels.txt"), []byte("q 0 d1 1\n"))
+	path := filepath.Join(dir, "corpus.jsonl.gz")
+
+	writeFile(t, path, full)
+	task, err := Load(dir, Options{})
+	if err != nil || len(task.Corpus) != 40000 || task.Corpus[39999].ID != "d39999" {
+		t.Fatalf("full file: %v", err)
+	}
+
+	// Cut off the 8-byte gzip trailer: every line is there, the end is not.
+	writeFile(t, path, full[:len(full)-8])
+	_, err = Load(dir, Options{})
+	want := path + ":40001: file ends in the middle of its data (unexpected EOF); it is probably truncated, download or decompress it again"
+	if err == nil || err.Error() != want {
+		t.Errorf("truncated trailer: error\n got: %v\nwant: %s", err, want)
+	}
+
+	before := runtime.NumGoroutine()
+	writeFile(t, path, gz(t, append([]byte(`{"id": "d0", "text": "x"}`+"\n"), corpus.Bytes()...)))
+	_, err = Load(dir, Options{})
+	want = path + `:2: document id "d0" already appeared on line 1; ids must be unique, remove or rename one of the two`
+	if err == nil || err.Error() != want {
+		t.Errorf("early error: %v", err)
+	}
+	for range 100 {
+		if runtime.NumGoroutine() <= before {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the failed load, %d before: the read-ahead goroutine leaked", n, before)
 	}
 }
