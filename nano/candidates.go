@@ -1,0 +1,137 @@
+package nano
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/trec"
+)
+
+// addBM25 ranks the Nano corpus for every Nano query.
+func (s *Set) addBM25() error {
+	an, err := analysis.Get(s.opts.Analyzer)
+	if err != nil {
+		return fmt.Errorf("nano: %w", err)
+	}
+	workers := s.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ids := make([]string, len(s.Corpus))
+	for i, d := range s.Corpus {
+		ids[i] = d.ID
+	}
+	ix, err := bm25.Build(len(s.Corpus), func(i int, dst []string) []string {
+		return an.Analyze(dst, s.Corpus[i].Text)
+	}, s.opts.BM25, bm25.BuildOptions{Workers: workers, IDs: ids})
+	if err != nil {
+		return fmt.Errorf("nano: %w", err)
+	}
+	lists := make([][]trec.Hit, len(s.Queries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(s.Queries)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sr := ix.NewSearcher()
+			var toks []string
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(s.Queries) {
+					return
+				}
+				toks = an.Analyze(toks[:0], s.Queries[i].Text)
+				hits := sr.Search(toks, s.opts.CandidateDepth)
+				list := make([]trec.Hit, len(hits))
+				for j, h := range hits {
+					list[j] = trec.Hit{DocID: ids[h.Doc], Score: float64(h.Score)}
+				}
+				lists[i] = list
+			}
+		}()
+	}
+	wg.Wait()
+	run := make(trec.Run, len(s.Queries))
+	for i, q := range s.Queries {
+		run[q.ID] = lists[i]
+	}
+	s.Subsets = append(s.Subsets, Subset{Name: "bm25", Config: BM25Config, Label: "BM25", TopK: s.opts.CandidateDepth, Run: run})
+	return nil
+}
+
+// addDense takes the caller's dense ranking, cut to the candidate depth. A
+// document outside the Nano corpus means the ranking was made over another
+// corpus, whose top list is not the Nano corpus's, so it is an error rather
+// than something to filter.
+func (s *Set) addDense(dense trec.Run) error {
+	inCorpus := make(map[string]bool, len(s.Corpus))
+	for _, d := range s.Corpus {
+		inCorpus[d.ID] = true
+	}
+	run := make(trec.Run, len(s.Queries))
+	for _, q := range s.Queries {
+		hits := dense[q.ID]
+		seen := make(map[string]bool, min(len(hits), s.opts.CandidateDepth))
+		for _, h := range hits {
+			if !inCorpus[h.DocID] {
+				return fmt.Errorf("nano: the dense run ranks document %q for query %q, which is not in the Nano corpus; rank the Nano corpus", h.DocID, q.ID)
+			}
+			if seen[h.DocID] {
+				return fmt.Errorf("nano: the dense run ranks document %q twice for query %q", h.DocID, q.ID)
+			}
+			seen[h.DocID] = true
+		}
+		run[q.ID] = append([]trec.Hit{}, hits[:min(len(hits), s.opts.CandidateDepth)]...)
+	}
+	s.Subsets = append(s.Subsets, Subset{Name: "dense", Config: s.opts.DenseConfig, Label: "Dense", TopK: s.opts.CandidateDepth, Run: run})
+	return nil
+}
+
+// addHybrid fuses the bm25 and dense lists and adds the rank-101 safeguard.
+func (s *Set) addHybrid() {
+	o := s.opts
+	fused := fusion.RRF([]trec.Run{s.Subset("bm25").Run, s.Subset("dense").Run}, o.RRFK, 0)
+	limit := min(o.HybridDepth, len(s.Corpus))
+	run := make(trec.Run, len(s.Queries))
+	safeguards := make(map[string]string)
+	for _, q := range s.Queries {
+		all := fused[q.ID]
+		list := append([]trec.Hit{}, all[:min(len(all), limit)]...)
+		positives := trec.QueryIDs(s.Qrels[q.ID]) // every judged document is in the corpus
+		found := false
+		for _, h := range list {
+			if _, ok := s.Qrels[q.ID][h.DocID]; ok {
+				found = true
+				break
+			}
+		}
+		if len(positives) > 0 && !found {
+			doc := positives[choiceIndex(SafeguardSeed(o.Seed, s.Split, q.ID), len(positives))]
+			// The appended positive keeps its fused score when it has one
+			// (lower than every listed score); otherwise 0.
+			var score float64
+			for _, h := range all[len(list):] {
+				if h.DocID == doc {
+					score = h.Score
+					break
+				}
+			}
+			list = append(list, trec.Hit{DocID: doc, Score: score})
+			safeguards[q.ID] = doc
+		}
+		run[q.ID] = list
+	}
+	s.Subsets = append(s.Subsets, Subset{Name: "reranking_hybrid", Config: HybridConfig, Label: "Reranking hybrid", TopK: o.HybridDepth, Run: run, Safeguards: safeguards})
+}
+
+// SafeguardSeed is the string HAKARI-Bench seeds Python's random.Random with
+// to draw a query's safeguard positive.
+func SafeguardSeed(seed int64, split, qid string) string {
+	return fmt.Sprintf("%d\x00%s\x00%s\x00positive_safeguard", seed, split, qid)
+}
