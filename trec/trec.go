@@ -5,6 +5,7 @@ package trec
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -79,10 +80,16 @@ func ReadQrels(r io.Reader, name string) (Qrels, error) {
 			continue
 		}
 		if len(f) != 4 {
+			if len(f) < 4 && truncated(sc) {
+				return nil, truncatedError(name, line)
+			}
 			return nil, fileio.Errorf(name, line, "qrels line has %d fields, want 4 (query-id iteration doc-id grade)", len(f))
 		}
 		grade, err := strconv.Atoi(f[3])
 		if err != nil {
+			if truncated(sc) {
+				return nil, truncatedError(name, line)
+			}
 			return nil, fileio.Errorf(name, line, "grade %q is not an integer", f[3])
 		}
 		if !q.Add(f[0], f[2], grade) {
@@ -126,6 +133,8 @@ func ReadRun(r io.Reader, name string) (Run, error) {
 		if n != 6 {
 			if n > 6 {
 				n = len(fileio.Fields(nil, sc.Text()))
+			} else if truncated(sc) {
+				return nil, truncatedError(name, line)
 			}
 			return nil, fileio.Errorf(name, line, "run line has %d fields, want 6 (query-id Q0 doc-id rank score tag)", n)
 		}
@@ -133,7 +142,13 @@ func ReadRun(r io.Reader, name string) (Run, error) {
 			return nil, fileio.Errorf(name, line, "rank %q is not an integer", f[3])
 		}
 		score, err := strconv.ParseFloat(string(f[4]), 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return nil, fileio.Errorf(name, line, "score %q is out of range for a float64", f[4])
+		}
 		if err != nil {
+			if truncated(sc) {
+				return nil, truncatedError(name, line)
+			}
 			return nil, fileio.Errorf(name, line, "score %q is not a number", f[4])
 		}
 		if math.IsNaN(score) || math.IsInf(score, 0) {
@@ -216,14 +231,15 @@ func isSpace(c byte) bool { return spaceTable[c] }
 // converting in the common case: an optional sign and up to 18 digits, which
 // always fit; longer ones go through ParseInt.
 func isInteger(b []byte) bool {
-	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
-		b = b[1:]
+	digits := b
+	if len(digits) > 0 && (digits[0] == '+' || digits[0] == '-') {
+		digits = digits[1:]
 	}
-	if len(b) == 0 || len(b) > 18 {
+	if len(digits) == 0 || len(digits) > 18 {
 		_, err := strconv.ParseInt(string(b), 10, 64)
-		return err == nil && len(b) > 0
+		return err == nil
 	}
-	for _, c := range b {
+	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return false
 		}
@@ -259,6 +275,24 @@ func ReadRunFile(path string) (Run, error) {
 func WriteRun(w io.Writer, run Run, tag string) error {
 	if tag == "" {
 		tag = "r2med"
+	}
+	// Refuse what ReadRun and trec_eval would refuse, rather than write a
+	// file nothing can read back.
+	if hasSpace(tag) {
+		return fmt.Errorf("run tag %q contains white space", tag)
+	}
+	for qid, hits := range run {
+		if qid == "" || hasSpace(qid) {
+			return fmt.Errorf("query id %q is empty or contains white space", qid)
+		}
+		for _, h := range hits {
+			if h.DocID == "" || hasSpace(h.DocID) {
+				return fmt.Errorf("query %q: document id %q is empty or contains white space", qid, h.DocID)
+			}
+			if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
+				return fmt.Errorf("query %q: document %q has score %v; a run needs finite scores", qid, h.DocID, h.Score)
+			}
+		}
 	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
@@ -300,12 +334,45 @@ func WriteQrels(w io.Writer, q Qrels) error {
 	return bw.Flush()
 }
 
-// AppendScore formats a score compactly and losslessly (see WriteRun).
+// AppendScore formats a score compactly and losslessly (see WriteRun). A
+// float32 score gets the shortest digits that bring back the same float32
+// when read as a float64 and then narrowed, which is how trec_eval and our
+// evaluator read it; for two float32 values the shortest float32 digits do
+// not survive that double rounding, and those get float64 digits. A score
+// that is not a float32 keeps float64 digits; as a float32 it then reads
+// back to its nearest float32, which is what evaluation ranks on anyway.
 func AppendScore(buf []byte, s float64) []byte {
 	if float64(float32(s)) == s {
-		return strconv.AppendFloat(buf, s, 'f', -1, 32)
+		start := len(buf)
+		buf = strconv.AppendFloat(buf, s, 'f', -1, 32)
+		back, err := strconv.ParseFloat(string(buf[start:]), 64)
+		if err == nil && float32(back) == float32(s) {
+			return buf
+		}
+		buf = buf[:start]
 	}
 	return strconv.AppendFloat(buf, s, 'f', -1, 64)
+}
+
+func hasSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isSpace(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// truncated reports whether the input ends in a truncated gzip stream right
+// after the line just read: the scanner hands over a cut last line before
+// the decompressor's error, and that line's parse error would hide the real
+// problem.
+func truncated(sc *bufio.Scanner) bool {
+	return !sc.Scan() && errors.Is(sc.Err(), io.ErrUnexpectedEOF)
+}
+
+func truncatedError(name string, line int) error {
+	return fileio.Errorf(name, line, "file ends in the middle of its data; it is probably truncated: download or decompress it again")
 }
 
 // WriteRunFile writes run to path atomically.

@@ -3,6 +3,8 @@ package trec
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -299,7 +301,7 @@ func TestMalformed(t *testing.T) {
 		{"run/no-gzip-trailer.run.gz",
 			`run/no-gzip-trailer.run.gz:301: unexpected EOF`},
 		{"run/overflow-score.run",
-			`run/overflow-score.run:2: score "1e400" is not a number`},
+			`run/overflow-score.run:2: score "1e400" is out of range for a float64`},
 		{"run/seven-fields.run",
 			`run/seven-fields.run:2: run line has 7 fields, want 6 (query-id Q0 doc-id rank score tag)`},
 		{"run/word-score.run",
@@ -328,7 +330,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func TestReadRunRankLimits(t *testing.T) {
-	for rank, ok := range map[string]bool{"9223372036854775807": true, "9223372036854775808": false, "-12": true, "+3": true, "1e3": false, "": false} {
+	for rank, ok := range map[string]bool{"9223372036854775807": true, "9223372036854775808": false, "-12": true, "+3": true, "1e3": false, "": false, "-9223372036854775808": true, "+-1234567890123456789": false} {
 		_, err := ReadRun(strings.NewReader("q Q0 d "+rank+" 1.5 t\n"), "r")
 		if (err == nil) != ok {
 			t.Errorf("rank %q: err = %v, want ok=%v", rank, err, ok)
@@ -345,4 +347,61 @@ func TestReadRunInterleavedQueries(t *testing.T) {
 	if err != nil || len(run["a"]) != 2 || run["a"][1].DocID != "d2" || len(run["b"]) != 1 {
 		t.Fatalf("interleaved run = %v, %v", run, err)
 	}
+}
+
+func TestWriteRunRefusesUnreadableRuns(t *testing.T) {
+	for name, c := range map[string]struct {
+		run Run
+		tag string
+	}{
+		"nan":       {Run{"q": {{DocID: "d", Score: math.NaN()}}}, "t"},
+		"inf":       {Run{"q": {{DocID: "d", Score: math.Inf(1)}}}, "t"},
+		"empty id":  {Run{"q": {{DocID: "", Score: 1}}}, "t"},
+		"space id":  {Run{"q": {{DocID: "a b", Score: 1}}}, "t"},
+		"space qid": {Run{"q 1": {{DocID: "d", Score: 1}}}, "t"},
+		"space tag": {Run{"q": {{DocID: "d", Score: 1}}}, "my tag"},
+	} {
+		if err := WriteRun(io.Discard, c.run, c.tag); err == nil {
+			t.Errorf("%s: WriteRun accepted an unreadable run", name)
+		}
+	}
+}
+
+func TestAppendScoreSurvivesDoubleRounding(t *testing.T) {
+	// The two float32 values whose shortest float32 digits, read as a
+	// float64 and narrowed, land on a neighbour (found by checking all 2^32).
+	for _, bits := range []uint32{0x15ae43fd, 0x95ae43fd, 0x3dcccccd} {
+		f := math.Float32frombits(bits)
+		s := string(AppendScore(nil, float64(f)))
+		back, err := strconv.ParseFloat(s, 64)
+		if err != nil || float32(back) != f {
+			t.Errorf("%08x: wrote %s, reads back as %v, want %v", bits, s, float32(back), f)
+		}
+	}
+	if s := string(AppendScore(nil, float64(float32(0.1)))); s != "0.1" {
+		t.Errorf("float32(0.1) written as %s, want the short 0.1", s)
+	}
+}
+
+func TestTruncatedGzipIsReportedAsTruncated(t *testing.T) {
+	var full bytes.Buffer
+	zw := gzip.NewWriter(&full)
+	for i := range 2000 {
+		fmt.Fprintf(zw, "q%d Q0 d%d 1 %d.5 tag\n", i%7, i, i)
+	}
+	zw.Close()
+	cut := full.Bytes()[:full.Len()/2]
+	_, err := ReadRun(bytesReader(t, cut), "cut.run.gz")
+	if err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("truncated gzip run: %v", err)
+	}
+}
+
+func bytesReader(t *testing.T, gz []byte) io.Reader {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
 }
