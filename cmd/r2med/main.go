@@ -57,6 +57,6 @@ last printed digit.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newEvalCmd(), newAnalyzeCmd(), newStatsCmd(), newSynthCmd())
+	root.AddCommand(newRunCmd(), newEvalCmd(), newAnalyzeCmd(), newStatsCmd(), newNanoCmd(), newSynthCmd())
 	return root
 }

@@ -243,3 +243,24 @@ func TestRunGAR(t *testing.T) {
 		}
 	}
 }
+
+func TestNanoBuild(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, dir := range []string{a, b} {
+		stdout, stderr, code := r2med(t, "", "nano", "build", "--task", "demo", "--name", "NanoDemo", "--max-docs", "40", "--out", dir)
+		if code != 0 || !strings.Contains(stdout, "NanoDemo: 15 queries, 40 documents") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+	}
+	for _, f := range []string{"README.md", "corpus/NanoDemo-00000-of-00001.parquet", "queries/NanoDemo-00000-of-00001.parquet",
+		"qrels/NanoDemo-00000-of-00001.parquet", "bm25/NanoDemo-00000-of-00001.parquet", "metadata/NanoDemo.json"} {
+		x, err1 := os.ReadFile(filepath.Join(a, f))
+		y, err2 := os.ReadFile(filepath.Join(b, f))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s: not written identically twice (%v, %v)", f, err1, err2)
+		}
+	}
+	if _, stderr, code := r2med(t, "", "nano", "build", "--task", "demo"); code != 1 || !strings.Contains(stderr, "--out") {
+		t.Fatalf("no --out: exit %d, stderr %q", code, stderr)
+	}
+}
