@@ -226,11 +226,11 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 			return 0, nil, err
 		}
 	}
-	total := int(size)
+	total := size
 	if size < 0 {
 		total = -1
 	}
-	bar := c.Progress.New(total, t.file)
+	bar := c.Progress.Bytes(total, t.file)
 	defer bar.Done()
 	bar.Add(int(have))
 

@@ -29,22 +29,36 @@ func Auto(quiet bool) Factory {
 	return Factory{Out: os.Stderr, Enabled: !quiet && term.IsTerminal(int(os.Stderr.Fd()))}
 }
 
-// New starts a bar of total units with a description.
+// New starts a bar counting total items (documents, queries) with a
+// description.
 func (f Factory) New(total int, desc string) *Bar {
 	if !f.Enabled || f.Out == nil {
 		return &Bar{}
 	}
-	return &Bar{bar: progressbar.NewOptions(total,
+	return &Bar{bar: progressbar.NewOptions(total, append(f.common(desc), progressbar.OptionShowCount())...)}
+}
+
+// Bytes starts a bar counting total bytes (a download), showing sizes and
+// the transfer rate.
+func (f Factory) Bytes(total int64, desc string) *Bar {
+	if !f.Enabled || f.Out == nil {
+		return &Bar{}
+	}
+	return &Bar{bar: progressbar.NewOptions64(total, append(f.common(desc), progressbar.OptionShowBytes(true), progressbar.OptionShowCount())...)}
+}
+
+func (f Factory) common(desc string) []progressbar.Option {
+	// A fixed width: terminals that report no size (pseudo-terminals in CI
+	// wrappers) would otherwise get an empty bar.
+	return []progressbar.Option{
 		progressbar.OptionSetWriter(f.Out),
 		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("it"),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionSetRenderBlankState(true), // show the bar at once, not after the first throttle tick
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionFullWidth(),
-	)}
+	}
 }
 
 // Add records n units done; safe for concurrent use.
