@@ -9,13 +9,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +23,6 @@ import (
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
@@ -67,6 +66,9 @@ func (c Config) ModelName() string {
 
 func (c Config) describe() map[string]any {
 	m := map[string]any{"retriever": c.Retriever, "top_k": c.TopK}
+	if strings.HasPrefix(c.Retriever, CandidatesPrefix) {
+		return m
+	}
 	if c.Retriever == "bm25" {
 		m["analyzer"] = c.Analyzer
 		m["bm25_scheme"] = string(c.BM25.Scheme)
@@ -106,29 +108,14 @@ const (
 	ManifestFile = "manifest.json"
 )
 
-// LoadTask resolves what the user named: the built-in demo task, or a data
-// directory in any layout dataset.Load detects.
-func LoadTask(task, data string, opts dataset.Options) (*dataset.Task, error) {
-	switch {
-	case task != "" && data != "":
-		return nil, errors.New("give either --task or --data, not both")
-	case task == demo.Name:
-		return demo.Load()
-	case task != "":
-		return nil, fmt.Errorf("unknown task %q: the built-in task is %q; for other data pass --data DIR", task, demo.Name)
-	case data == "":
-		return nil, errors.New("no data: pass --task demo or --data DIR (an R2MED or BEIR directory)")
-	}
-	return dataset.Load(data, opts)
-}
-
 // Run executes the pipeline on one task.
 func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Outcome, error) {
 	if cfg.TopK <= 0 {
 		return nil, fmt.Errorf("top-k must be positive, got %d", cfg.TopK)
 	}
-	if cfg.Retriever != "bm25" {
-		return nil, fmt.Errorf("unknown retriever %q (available: bm25)", cfg.Retriever)
+	candidates, isCandidates := strings.CutPrefix(cfg.Retriever, CandidatesPrefix)
+	if cfg.Retriever != "bm25" && (!isCandidates || candidates == "") {
+		return nil, fmt.Errorf("unknown retriever %q (available: bm25, and candidates:CONFIG for a published candidate list such as candidates:bm25)", cfg.Retriever)
 	}
 	start := time.Now()
 	m := results.NewManifest(opt.Command)
@@ -155,6 +142,14 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 			inputs = append(inputs, p)
 		}
 	}
+	var cands *dataset.Candidates
+	if isCandidates {
+		var err error
+		if cands, err = dataset.LoadHubCandidates(task.Dir, candidates, task.Split); err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, cands.Files...)
+	}
 	if err := m.AddInputs(inputs...); err != nil {
 		return nil, err
 	}
@@ -175,8 +170,9 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 
 	var run trec.Run
 	var err error
-	switch cfg.Retriever {
-	case "bm25":
+	if isCandidates {
+		run = candidateRun(cands, cfg.TopK)
+	} else {
 		run, err = retrieveBM25(ctx, task, queries, cfg, opt, m)
 	}
 	if err != nil {
@@ -223,6 +219,23 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		return nil, err
 	}
 	return out, nil
+}
+
+// CandidatesPrefix starts a retriever name that reads a published
+// candidate list instead of retrieving: "candidates:bm25" is a Nano set's
+// bm25 config.
+const CandidatesPrefix = "candidates:"
+
+// candidateRun turns a published candidate list into a run, keeping its
+// order (dataset.Candidates.Run) and the first topK of each list.
+func candidateRun(c *dataset.Candidates, topK int) trec.Run {
+	run := c.Run()
+	for qid, hits := range run {
+		if len(hits) > topK {
+			run[qid] = hits[:topK]
+		}
+	}
+	return run
 }
 
 func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Query, cfg Config, opt Options, m *results.Manifest) (trec.Run, error) {

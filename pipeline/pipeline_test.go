@@ -179,7 +179,7 @@ func TestLoadTaskErrors(t *testing.T) {
 	for _, c := range []struct{ task, data, want string }{
 		{"", "", "no data"},
 		{"demo", "x", "either --task or --data"},
-		{"nosuch", "", `unknown task "nosuch"`},
+		{"nosuch", "", `unknown R2MED task "nosuch"`},
 	} {
 		_, err := LoadTask(c.task, c.data, dataset.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

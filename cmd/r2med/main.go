@@ -57,6 +57,6 @@ last printed digit.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newEvalCmd(), newAnalyzeCmd(), newStatsCmd(), newNanoCmd(), newSynthCmd())
+	root.AddCommand(newRunCmd(), newEvalCmd(), newAnalyzeCmd(), newStatsCmd(), newTasksCmd(), newPullCmd(), newNanoCmd(), newSynthCmd())
 	return root
 }

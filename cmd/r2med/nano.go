@@ -8,9 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/bm25"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/nano"
-	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -24,8 +23,8 @@ func newNanoCmd() *cobra.Command {
 }
 
 func newNanoBuildCmd() *cobra.Command {
-	var data, task, out, denseRun string
-	var opts dataset.Options
+	var d dataFlags
+	var out, denseRun string
 	var nopt nano.Options
 	scheme := string(bm25.Robertson)
 	cmd := &cobra.Command{
@@ -56,33 +55,50 @@ reproduced, so candidate lists can differ from NanoR2MED's in places.`,
 				return err
 			}
 			nopt.BM25 = bm25.DefaultParams(sc)
-			t, err := pipeline.LoadTask(task, data, opts)
+			srcs, err := d.sources()
 			if err != nil {
 				return err
+			}
+			if len(srcs) > 1 && (nopt.Split != "" || denseRun != "") {
+				return fmt.Errorf("--name and --dense-run name one task's set; build several tasks without them, or one at a time")
 			}
 			if denseRun != "" {
 				if nopt.Dense, err = trec.ReadRunFile(denseRun); err != nil {
 					return err
 				}
 			}
-			set, err := nano.Build(t, nopt)
-			if err != nil {
-				return err
+			for _, src := range srcs {
+				src.Suite = tasks.R2MED // a Nano set is built from the full task
+				t, err := src.Load(cmd.Context())
+				if err != nil {
+					return err
+				}
+				o := nopt
+				if reg, err := tasks.Lookup(src.Task); err == nil && o.Split == "" {
+					o.Split = reg.NanoSplit // NanoR2MED's own split names
+				}
+				set, err := nano.Build(t, o)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.Name, err)
+				}
+				if err := nano.WriteHub(set, out, set.Split); err != nil {
+					return err
+				}
+				meta, err := set.Metadata()
+				if err != nil {
+					return err
+				}
+				if err := printNano(cmd.OutOrStdout(), set, meta, out); err != nil {
+					return err
+				}
 			}
-			if err := nano.WriteHub(set, out, set.Split); err != nil {
-				return err
-			}
-			meta, err := set.Metadata()
-			if err != nil {
-				return err
-			}
-			return printNano(cmd.OutOrStdout(), set, meta, out)
+			return nil
 		},
 	}
-	addDataFlags(cmd, &data, &task, &opts)
+	addDataFlags(cmd, &d)
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "directory to write the hub layout into (other splits already there are kept)")
-	f.StringVar(&nopt.Split, "name", "", "split name the set is published under, e.g. NanoR2MEDBiology (default: the task name); it seeds the safeguard draw")
+	f.StringVar(&nopt.Split, "name", "", "split name the set is published under (default: NanoR2MED's name for R2MED tasks, else the task name); it seeds the safeguard draw")
 	f.IntVar(&nopt.QueryLimit, "max-queries", nano.DefaultQueryLimit, "most queries kept")
 	f.IntVar(&nopt.DocLimit, "max-docs", nano.DefaultDocLimit, "most documents kept")
 	f.IntVar(&nopt.CandidateDepth, "depth", nano.DefaultCandidateDepth, "length of the bm25 and dense candidate lists")

@@ -2,16 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/pipeline"
 )
 
 func newStatsCmd() *cobra.Command {
-	var data, task string
-	var opts dataset.Options
+	var d dataFlags
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
@@ -20,27 +19,35 @@ func newStatsCmd() *cobra.Command {
   r2med stats --data ../shared/data/nfcorpus --split test --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := pipeline.LoadTask(task, data, opts)
+			srcs, err := d.sources()
 			if err != nil {
 				return err
 			}
-			p := dataset.Stats(t)
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(p)
+			for i, src := range srcs {
+				t, err := src.Load(cmd.Context())
+				if err != nil {
+					return err
+				}
+				p := dataset.Stats(t)
+				if asJSON {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					if err := enc.Encode(p); err != nil {
+						return err
+					}
+					continue
+				}
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				if err := p.WriteText(cmd.OutOrStdout()); err != nil {
+					return err
+				}
 			}
-			return p.WriteText(cmd.OutOrStdout())
+			return nil
 		},
 	}
-	addDataFlags(cmd, &data, &task, &opts)
+	addDataFlags(cmd, &d)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
-}
-
-func addDataFlags(cmd *cobra.Command, data, task *string, opts *dataset.Options) {
-	cmd.Flags().StringVar(data, "data", "", "task directory (R2MED or BEIR layout, detected)")
-	cmd.Flags().StringVar(task, "task", "", `built-in task ("demo")`)
-	cmd.Flags().StringVar(&opts.Split, "split", "test", "BEIR qrels split")
-	cmd.Flags().BoolVar(&opts.AllowMissingDocs, "allow-missing-docs", false, "accept judgments of documents the corpus lacks (a sampled corpus); they count as unretrievable relevant documents")
 }

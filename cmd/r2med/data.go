@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/tasks"
+)
+
+// dataFlags are the flags that say which data a command reads.
+type dataFlags struct {
+	data, task, suite string
+	opts              dataset.Options
+}
+
+func addDataFlags(cmd *cobra.Command, d *dataFlags) {
+	f := cmd.Flags()
+	f.StringVar(&d.task, "task", "", `task: "demo" (built in), an R2MED task (Biology, MedQA-Diag, … or an alias), a comma-separated list, or "all"`)
+	f.StringVar(&d.suite, "suite", string(tasks.R2MED), "for R2MED tasks: r2med (the full task) or nano (its NanoR2MED split)")
+	f.StringVar(&d.data, "data", "", "task directory (R2MED or BEIR layout, detected) or hf://datasets/OWNER/NAME[@REVISION]")
+	f.StringVar(&d.opts.Split, "split", dataset.DefaultSplit, "BEIR qrels split, or the split of a Nano set given by --data")
+	f.BoolVar(&d.opts.AllowMissingDocs, "allow-missing-docs", false, "accept judgments of documents the corpus lacks (a sampled corpus); they count as unretrievable relevant documents")
+}
+
+// sources expands the flags into one source per task, in R2MED's order
+// for "all".
+func (d *dataFlags) sources() ([]pipeline.Source, error) {
+	suite, err := tasks.ParseSuite(d.suite)
+	if err != nil {
+		return nil, err
+	}
+	if d.task == "" || strings.EqualFold(d.task, demo.Name) || d.data != "" {
+		return []pipeline.Source{{Task: d.task, Data: d.data, Suite: suite, Options: d.opts}}, nil
+	}
+	ts, err := tasks.Expand(d.task)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pipeline.Source, len(ts))
+	for i, t := range ts {
+		out[i] = pipeline.Source{Task: t.Name, Suite: suite, Options: d.opts}
+	}
+	return out, nil
+}

@@ -1,0 +1,113 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/tasks"
+)
+
+// Source says where a run's data comes from: the built-in demo task, an
+// R2MED task from the registry (read from the Hugging Face Hub at its
+// pinned revision, through the local cache), a directory, or an
+// hf://datasets/OWNER/NAME[@REVISION] URI.
+type Source struct {
+	Task    string      // "demo" or a registry task name or alias
+	Data    string      // a directory or an hf:// URI
+	Suite   tasks.Suite // for registry tasks: the full R2MED task or its NanoR2MED split
+	Options dataset.Options
+	Hub     *hub.Client // nil means hub.FromEnv()
+}
+
+// HubURIPrefix marks a --data value that names a Hub repository.
+const HubURIPrefix = "hf://"
+
+// LoadTask resolves a task name or data location with default options; see
+// Source for the forms accepted.
+func LoadTask(task, data string, opts dataset.Options) (*dataset.Task, error) {
+	return Source{Task: task, Data: data, Options: opts}.Load(context.Background())
+}
+
+// Load reads the task the source names.
+func (s Source) Load(ctx context.Context) (*dataset.Task, error) {
+	switch {
+	case s.Task != "" && s.Data != "":
+		return nil, errors.New("give either --task or --data, not both")
+	case s.Task == demo.Name:
+		return demo.Load()
+	case s.Task != "":
+		t, err := tasks.Lookup(s.Task)
+		if err != nil {
+			return nil, fmt.Errorf("%w; the built-in task is %q, and --data takes a directory or an hf:// URI", err, demo.Name)
+		}
+		return s.loadRegistered(ctx, t)
+	case s.Data == "":
+		return nil, errors.New("no data: pass --task demo, --task NAME (an R2MED task, or all), or --data DIR|hf://datasets/OWNER/NAME[@REV]")
+	case strings.HasPrefix(s.Data, HubURIPrefix):
+		repo, rev, err := hub.ParseURI(s.Data)
+		if err != nil {
+			return nil, err
+		}
+		spec := dataset.HubSpec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name}
+		if s.Options.Split != dataset.DefaultSplit {
+			spec.Split = s.Options.Split
+		}
+		return s.loadHub(ctx, repo, rev, spec)
+	}
+	return dataset.Load(s.Data, s.Options)
+}
+
+func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*dataset.Task, error) {
+	suite := s.Suite
+	if suite == "" {
+		suite = tasks.R2MED
+	}
+	repoID, rev := t.HubRepo(suite)
+	spec := t.HubSpec(suite)
+	spec.AllowMissingDocs = s.Options.AllowMissingDocs
+	var patterns []string
+	if suite == tasks.Nano {
+		// NanoR2MED holds all eight tasks; fetch this task's split only.
+		patterns = []string{"README.md", "*/" + t.NanoSplit + "-*"}
+	}
+	return s.loadHub(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, spec, patterns...)
+}
+
+func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec dataset.HubSpec, patterns ...string) (*dataset.Task, error) {
+	c := s.Hub
+	if c == nil {
+		c = hub.FromEnv()
+	}
+	snap, err := c.Snapshot(ctx, repo, rev, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	return dataset.LoadHub(snap.Dir, spec)
+}
+
+// Pull fills the local Hub cache with the tasks' repositories at their
+// pinned revisions, so that later runs work offline (HF_HUB_OFFLINE=1).
+func Pull(ctx context.Context, c *hub.Client, suite tasks.Suite, ts []tasks.Task) ([]*hub.Snapshot, error) {
+	if c == nil {
+		c = hub.FromEnv()
+	}
+	var out []*hub.Snapshot
+	for _, t := range ts {
+		repoID, rev := t.HubRepo(suite)
+		var patterns []string
+		if suite == tasks.Nano {
+			patterns = []string{"README.md", "*/" + t.NanoSplit + "-*"}
+		}
+		snap, err := c.Snapshot(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, patterns...)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		out = append(out, snap)
+	}
+	return out, nil
+}
