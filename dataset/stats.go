@@ -23,6 +23,10 @@ type Profile struct {
 	// Grades counts judgments per grade, ascending, non-positive grades
 	// included.
 	Grades []GradeCount `json:"grades"`
+	// CandidateSubsets holds the quality of candidate lists published with
+	// the task, as the cards measure it (AddCandidates), keyed by the
+	// card's subset names.
+	CandidateSubsets map[string]CandidateMetrics `json:"candidate_subsets,omitempty"`
 }
 
 // Counts are the sizes of a task.
@@ -32,6 +36,9 @@ type Counts struct {
 	PositiveQrels   int `json:"positive_qrels"` // judgments with grade > 0
 	QrelsRows       int `json:"qrels_rows"`     // all judgments
 	UnjudgedQueries int `json:"unjudged_queries"`
+	// Rows left out for an empty text (Task.EmptyDocs, Task.EmptyQueries).
+	EmptyDocuments int `json:"empty_documents,omitempty"`
+	EmptyQueries   int `json:"empty_queries,omitempty"`
 }
 
 // PositivesPerQuery describes how many documents with grade > 0 each
@@ -73,6 +80,8 @@ func Stats(t *Task) Profile {
 		Documents:       len(t.Corpus),
 		QrelsRows:       t.Qrels.Len(),
 		UnjudgedQueries: t.UnjudgedQueries,
+		EmptyDocuments:  t.EmptyDocs,
+		EmptyQueries:    t.EmptyQueries,
 	}
 
 	grades := make(map[int]int)
@@ -148,6 +157,63 @@ func mean(sum, n int) float64 {
 	return float64(sum) / float64(n)
 }
 
+// AddCandidates scores candidate lists against t's judgments as the task
+// cards do (ScoreCandidates) and records them under sub.Name.
+func (p *Profile) AddCandidates(t *Task, c *Candidates, sub CandidateSubset) error {
+	m, err := ScoreCandidates(t.Qrels, c.Lists, sub)
+	if err != nil {
+		return fmt.Errorf("%s candidates: %w", sub.Name, err)
+	}
+	if p.CandidateSubsets == nil {
+		p.CandidateSubsets = make(map[string]CandidateMetrics)
+	}
+	p.CandidateSubsets[sub.Name] = m
+	return nil
+}
+
+// AddHubCandidates adds the subsets whose configs the repository in dir
+// has, reading t's split of each (as LoadHub read t from dir), and skips
+// the others. It returns the files read, for checksums.
+func (p *Profile) AddHubCandidates(dir string, t *Task, subsets []CandidateSubset) ([]string, error) {
+	hc, err := ReadHubConfigs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, sub := range subsets {
+		if _, err := hc.Config(sub.Config); err != nil {
+			continue
+		}
+		c, err := LoadHubCandidates(dir, sub.Config, t.Split)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.AddCandidates(t, c, sub); err != nil {
+			return nil, err
+		}
+		files = append(files, c.Files...)
+	}
+	return files, nil
+}
+
+// CardRounded rounds the profile's numbers as HAKARI-Bench's task cards
+// print them: positives per query and mean lengths to 6 decimals,
+// candidate metrics as CandidateMetrics.Rounded, each as Python's round.
+func (p Profile) CardRounded() Profile {
+	r := p
+	pp := &r.PositivesPerQuery
+	for _, f := range []*float64{&pp.Average, &pp.Median, &pp.MultiPositiveQueryPercent, &r.TextStatsChars.QueryMean, &r.TextStatsChars.DocumentMean} {
+		*f = pyRound(*f, 6)
+	}
+	if p.CandidateSubsets != nil {
+		r.CandidateSubsets = make(map[string]CandidateMetrics, len(p.CandidateSubsets))
+		for k, m := range p.CandidateSubsets {
+			r.CandidateSubsets[k] = m.Rounded()
+		}
+	}
+	return r
+}
+
 // WriteText writes the profile as aligned "label  value" lines.
 func (p Profile) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -160,7 +226,12 @@ func (p Profile) WriteText(w io.Writer) error {
 	}
 	row("task", "%s (%s)", p.Name, layout)
 	row("queries", "%d evaluated, %d without judgments", p.Counts.Queries, p.Counts.UnjudgedQueries)
-	row("documents", "%d", p.Counts.Documents)
+	if p.Counts.EmptyDocuments > 0 || p.Counts.EmptyQueries > 0 {
+		row("documents", "%d (%d with an empty text left out)", p.Counts.Documents, p.Counts.EmptyDocuments)
+		row("empty queries left out", "%d", p.Counts.EmptyQueries)
+	} else {
+		row("documents", "%d", p.Counts.Documents)
+	}
 	row("judgments", "%d (%d positive)", p.Counts.QrelsRows, p.Counts.PositiveQrels)
 	gs := make([]string, len(p.Grades))
 	for i, g := range p.Grades {
@@ -173,5 +244,41 @@ func (p Profile) WriteText(w io.Writer) error {
 	row("queries without positives", "%d", pp.QueriesWithoutPositives)
 	row("mean query length", "%.1f chars", p.TextStatsChars.QueryMean)
 	row("mean document length", "%.1f chars", p.TextStatsChars.DocumentMean)
+	for _, name := range subsetOrder(p.CandidateSubsets) {
+		m := p.CandidateSubsets[name]
+		row("candidates", "%s (config %s, top %d): nDCG@10 %.4f, hit@10 %.4f, recall@100 %.4f",
+			name, m.Config, m.TopK, m.NDCGAt10, m.HitAt10, m.RecallAt100)
+		extra := ""
+		if m.SafeguardPositiveRows != nil {
+			extra = fmt.Sprintf("; %d safeguard rows, %d rows of %d", *m.SafeguardPositiveRows, *m.RowsWith101, m.TopK+1)
+		}
+		row("", "%d-%d per query (mean %.3f), %.1f%% of %d queries have some%s",
+			m.CandidateCountMin, m.CandidateCountMax, m.CandidateCountMean, 100*m.QueryCoverage, m.QueryCount, extra)
+	}
 	return tw.Flush()
+}
+
+// subsetOrder lists candidate subsets in the cards' order, others after by
+// name.
+func subsetOrder(m map[string]CandidateMetrics) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	rank := func(name string) int {
+		for i, c := range NanoR2MEDCandidates {
+			if c.Name == name {
+				return i
+			}
+		}
+		return len(NanoR2MEDCandidates)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, rj := rank(names[i]), rank(names[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	return names
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
@@ -103,12 +103,12 @@ type CandidateSubsets struct {
 }
 
 // SubsetMetrics is scripts/update_benchmark_task_candidate_metadata.py's
-// CandidateMetrics: nDCG@10 and hit@10 are means over the judged queries
-// (sorted ids) of the listed candidates; recall@100 is micro-averaged over
-// the first 100 candidates with the safeguard left out, and so equals
-// relevant_coverage_at_100; query_coverage is the share of judged queries
-// with any candidate. Quality values are rounded to 10 decimals, the mean
-// count to 6.
+// CandidateMetrics, computed by dataset.ScoreCandidates (see there): nDCG@10
+// and hit@10 are means over the judged queries (sorted ids) of the listed
+// candidates; recall@100 is micro-averaged over the first 100 candidates
+// with the safeguard left out, and so equals relevant_coverage_at_100;
+// query_coverage is the share of judged queries with any candidate. Quality
+// values are rounded to 10 decimals, the mean count to 6.
 type SubsetMetrics struct {
 	Config                string  `json:"config"`
 	Label                 string  `json:"label"`
@@ -284,67 +284,29 @@ func positivesStats(s *Set) PositivesStats {
 	return st
 }
 
-var (
-	ndcgAt10 = measure.MustParse("ndcg@10")[0]
-	hitAt10  = measure.MustParse("hit@10")[0]
-)
-
+// subsetMetrics scores a subset with the task-card computation the
+// dataset package shares with anything reading a published set back, so a
+// set's metadata and a card made from its files cannot disagree.
 func subsetMetrics(sub *Subset, qrels trec.Qrels) (*SubsetMetrics, error) {
-	qids := trec.QueryIDs(qrels)
-	run := make(trec.Run, len(qids))
-	var counts []int
-	withCandidates, relevant, covered := 0, 0, 0
-	for _, qid := range qids {
-		list := sub.Run[qid]
-		run[qid] = list
-		counts = append(counts, len(list))
-		if len(list) > 0 {
-			withCandidates++
-		}
-		relevant += len(qrels[qid])
-		seen := make(map[string]bool)
-		for _, h := range list[:min(len(list), 100)] {
-			if _, pos := qrels[qid][h.DocID]; pos && !seen[h.DocID] && sub.Safeguards[qid] != h.DocID {
-				seen[h.DocID] = true
-				covered++
-			}
-		}
+	lists := make(map[string][]string, len(sub.Run))
+	for qid, hits := range sub.Run {
+		lists[qid] = docIDs(hits)
 	}
-	res, err := measure.Evaluate(qrels, run, []measure.Measure{ndcgAt10, hitAt10}, measure.Options{Complete: true})
+	raw, err := dataset.ScoreCandidates(qrels, lists, dataset.CandidateSubset{
+		Name: sub.Name, Config: sub.Config, Label: sub.Label, TopK: sub.TopK, Safeguard: sub.Safeguards != nil,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("nano: scoring the %s subset: %w", sub.Name, err)
 	}
-	ndcg, hit := res.All[res.Index(ndcgAt10)], res.All[res.Index(hitAt10)]
-	sm := &SubsetMetrics{
-		Config: sub.Config, Label: sub.Label, Source: "dataset_candidate_subset", TopK: sub.TopK,
-		NDCGAt10: pyFloat(round(ndcg, 10)), HitAt10: pyFloat(round(hit, 10)),
-		QueryCount: len(qids),
-		ndcg:       ndcg, hit: hit,
-	}
-	if relevant > 0 {
-		r := round(float64(covered)/float64(relevant), 10)
-		sm.RecallAt100, sm.RelevantCoverageAt100 = pyFloat(r), pyFloat(r)
-	}
-	if len(counts) > 0 {
-		sm.CandidateCountMin, sm.CandidateCountMax = slices.Min(counts), slices.Max(counts)
-		total := 0
-		for _, c := range counts {
-			total += c
-		}
-		sm.CandidateCountMean = pyFloat(round(float64(total)/float64(len(counts)), 6))
-		sm.QueryCoverage = pyFloat(round(float64(withCandidates)/float64(len(qids)), 10))
-	}
-	if sub.Safeguards != nil {
-		rows101, safeguarded := 0, 0
-		for _, qid := range qids {
-			if len(sub.Run[qid]) == sub.TopK+1 {
-				rows101++
-			}
-			if _, ok := sub.Safeguards[qid]; ok {
-				safeguarded++
-			}
-		}
-		sm.RowsWith101, sm.SafeguardPositiveRows = &rows101, &safeguarded
-	}
-	return sm, nil
+	r := raw.Rounded()
+	return &SubsetMetrics{
+		Config: r.Config, Label: r.Label, Source: r.Source, TopK: r.TopK,
+		NDCGAt10: pyFloat(r.NDCGAt10), HitAt10: pyFloat(r.HitAt10), RecallAt100: pyFloat(r.RecallAt100),
+		CandidateCountMin: r.CandidateCountMin, CandidateCountMax: r.CandidateCountMax,
+		CandidateCountMean: pyFloat(r.CandidateCountMean),
+		QueryCount:         r.QueryCount, QueryCoverage: pyFloat(r.QueryCoverage),
+		RelevantCoverageAt100: pyFloat(r.RelevantCoverageAt100),
+		SafeguardPositiveRows: r.SafeguardPositiveRows, RowsWith101: r.RowsWith101,
+		ndcg: raw.NDCGAt10, hit: raw.HitAt10,
+	}, nil
 }

@@ -1,0 +1,297 @@
+// Package tasks is the registry of R2MED's eight tasks: their names and
+// the names older code and the Nano set give them, their Hugging Face
+// repositories at pinned revisions, their families and sizes.
+//
+// Order and names are R2MED's (src/run.py --task, whose All expands to the
+// eight in this order). Families are the paper's three retrieval tasks:
+// Q&A reference retrieval (Biology, Bioinformatics and Medical-Sciences,
+// StackExchange questions whose answers cite the relevant pages), clinical
+// evidence retrieval (MedXpertQA-Exam, MedQA-Diag, PMC-Treatment: evidence
+// for a diagnosis or treatment decision) and clinical case retrieval
+// (PMC-Clinical, IIYi-Clinical: similar patient cases). HAKARI-Bench's
+// NanoR2MED task pages group them the same way.
+//
+// Revisions are the ones MTEB's R2MED tasks pin. Sizes are R2MED's README
+// (full tasks) and HAKARI-Bench's NanoR2MED task cards (Nano sets, which
+// keep every query and cut the corpus to 10,000 documents).
+package tasks
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/r2med/r2med/dataset"
+)
+
+// Family is one of R2MED's three kinds of retrieval task.
+type Family string
+
+const (
+	QAReference      Family = "qa-reference"
+	ClinicalEvidence Family = "clinical-evidence"
+	ClinicalCase     Family = "clinical-case"
+)
+
+// Title is the family's name as the paper writes it.
+func (f Family) Title() string {
+	switch f {
+	case QAReference:
+		return "Q&A reference retrieval"
+	case ClinicalEvidence:
+		return "Clinical evidence retrieval"
+	case ClinicalCase:
+		return "Clinical case retrieval"
+	}
+	return string(f)
+}
+
+// Suite is a published form of the benchmark.
+type Suite string
+
+const (
+	// R2MED is the full tasks, one repository per task (R2MED/<Task>).
+	R2MED Suite = "r2med"
+	// Nano is HAKARI-Bench's NanoR2MED, one repository with a split per
+	// task.
+	Nano Suite = "nano"
+)
+
+// ParseSuite reads a suite name, in any case.
+func ParseSuite(s string) (Suite, error) {
+	switch Suite(strings.ToLower(strings.TrimSpace(s))) {
+	case R2MED:
+		return R2MED, nil
+	case Nano:
+		return Nano, nil
+	}
+	return "", fmt.Errorf("unknown suite %q; want %q (the full R2MED tasks) or %q (NanoR2MED)", s, R2MED, Nano)
+}
+
+// NanoRepo is NanoR2MED's repository. It is used at NanoRevision: no
+// revision of it is pinned anywhere we know of (HAKARI-Bench's config names
+// none), so a run should record the commit "main" resolved to.
+const (
+	NanoRepo     = "hakari-bench/NanoR2MED"
+	NanoRevision = "main"
+)
+
+// Size is a task's size.
+type Size struct {
+	Queries   int
+	Documents int
+	// PositiveQrels is known for the Nano sets only (their cards); 0 for
+	// the full tasks.
+	PositiveQrels int
+}
+
+// Revision is a repository commit with a note on where it comes from.
+type Revision struct {
+	Commit string
+	Note   string
+}
+
+// Task is one R2MED task.
+type Task struct {
+	Name   string // R2MED's spelling, "MedQA-Diag"
+	Family Family
+	// Repo is the full task's repository and Revision the commit pinned
+	// for it; Older lists other commits in use.
+	Repo     string
+	Revision string
+	Older    []Revision
+	Size     Size
+	// OldName is the task's key in R2MED's dense-retriever instruction
+	// table, which predates the current names; "" when unchanged.
+	OldName string
+	// NanoSplit is the task's split in NanoR2MED, NanoSize its size there.
+	NanoSplit string
+	NanoSize  Size
+}
+
+var all = []Task{
+	{
+		Name: "Biology", Family: QAReference,
+		Repo: "R2MED/Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556",
+		Size: Size{Queries: 103, Documents: 57359}, OldName: "Stack-Biology",
+		NanoSplit: "NanoR2MEDBiology", NanoSize: Size{Queries: 103, Documents: 10000, PositiveQrels: 374},
+	},
+	{
+		Name: "Bioinformatics", Family: QAReference,
+		Repo: "R2MED/Bioinformatics", Revision: "6021fce366892cbfd7837fa85a4128ea93315e18",
+		Size: Size{Queries: 77, Documents: 47473}, OldName: "Stack-Bioinformatics",
+		NanoSplit: "NanoR2MEDBioinformatics", NanoSize: Size{Queries: 77, Documents: 10000, PositiveQrels: 226},
+	},
+	{
+		Name: "Medical-Sciences", Family: QAReference,
+		Repo: "R2MED/Medical-Sciences", Revision: "1b48911514c80bf9182222d99752ad75e23b4b47",
+		Older:     []Revision{{Commit: "7f11654e9aed0c6fa99784641c8880f87ad62930", Note: "pinned by MTEB's older R2MED task file"}},
+		Size:      Size{Queries: 88, Documents: 34810},
+		OldName:   "Stack-Medical",
+		NanoSplit: "NanoR2MEDMedicalSciences", NanoSize: Size{Queries: 88, Documents: 10000, PositiveQrels: 244},
+	},
+	{
+		Name: "MedXpertQA-Exam", Family: ClinicalEvidence,
+		Repo: "R2MED/MedXpertQA-Exam", Revision: "b457ea43db9ae5db74c3a3e5be0a213d0f85ac3a",
+		Size:      Size{Queries: 97, Documents: 61379},
+		NanoSplit: "NanoR2MEDMedXpertQAExam", NanoSize: Size{Queries: 97, Documents: 10000, PositiveQrels: 292},
+	},
+	{
+		Name: "MedQA-Diag", Family: ClinicalEvidence,
+		Repo: "R2MED/MedQA-Diag", Revision: "78b585990279cc01a493f876c1b0cf09557fba57",
+		Size:      Size{Queries: 118, Documents: 56250},
+		NanoSplit: "NanoR2MEDMedQADiag", NanoSize: Size{Queries: 118, Documents: 10000, PositiveQrels: 522},
+	},
+	{
+		Name: "PMC-Treatment", Family: ClinicalEvidence,
+		Repo: "R2MED/PMC-Treatment", Revision: "53c489a44a3664ba352c07550b72b4525a5968d5",
+		Size: Size{Queries: 150, Documents: 28954}, OldName: "PMC-Treat",
+		NanoSplit: "NanoR2MEDPMCTreatment", NanoSize: Size{Queries: 150, Documents: 10000, PositiveQrels: 315},
+	},
+	{
+		Name: "PMC-Clinical", Family: ClinicalCase,
+		Repo: "R2MED/PMC-Clinical", Revision: "812829522f7eaa407ef82b96717be85788a50f7e",
+		Size: Size{Queries: 114, Documents: 60406}, OldName: "PMCPatients",
+		NanoSplit: "NanoR2MEDPMCClinical", NanoSize: Size{Queries: 114, Documents: 10000, PositiveQrels: 248},
+	},
+	{
+		Name: "IIYi-Clinical", Family: ClinicalCase,
+		Repo: "R2MED/IIYi-Clinical", Revision: "974abbc9bc281c3169180a6aa5d7586cfd2f5877",
+		Size: Size{Queries: 129, Documents: 10449}, OldName: "IIYiPatients-EN",
+		NanoSplit: "NanoR2MEDIIYiClinical", NanoSize: Size{Queries: 129, Documents: 10000, PositiveQrels: 457},
+	},
+}
+
+// byKey maps every accepted spelling, folded, to its task's index.
+var byKey = func() map[string]int {
+	m := make(map[string]int)
+	for i, t := range all {
+		for _, name := range t.Names() {
+			k := fold(name)
+			if j, dup := m[k]; dup && j != i {
+				panic(fmt.Sprintf("tasks: %q names both %s and %s", name, all[j].Name, t.Name))
+			}
+			m[k] = i
+		}
+	}
+	return m
+}()
+
+// fold is the form names are matched in: letters and digits only, lower
+// case, so "MedQA-Diag", "medqa_diag" and "MedQADiag" are one name.
+func fold(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// Names lists the spellings Lookup takes for t besides case and
+// punctuation: its name, its Nano split, the split without the set's
+// prefix, its old name.
+func (t Task) Names() []string {
+	names := []string{t.Name, t.NanoSplit, strings.TrimPrefix(t.NanoSplit, "NanoR2MED")}
+	if t.OldName != "" {
+		names = append(names, t.OldName)
+	}
+	return names
+}
+
+// All returns the eight tasks in R2MED's order.
+func All() []Task {
+	out := make([]Task, len(all))
+	copy(out, all)
+	for i := range out {
+		out[i].Older = append([]Revision(nil), all[i].Older...)
+	}
+	return out
+}
+
+// Lookup finds a task by any of its names (Task.Names), ignoring case and
+// everything but letters and digits.
+func Lookup(name string) (Task, error) {
+	if i, ok := byKey[fold(name)]; ok && fold(name) != "" {
+		return All()[i], nil
+	}
+	return Task{}, fmt.Errorf("unknown R2MED task %q; the tasks are %s (or \"all\")", name, strings.Join(names(), ", "))
+}
+
+func names() []string {
+	out := make([]string, len(all))
+	for i, t := range all {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Expand turns task arguments into tasks: each argument a name Lookup
+// takes, a comma-separated list of them, or "all" for the eight in R2MED's
+// order. Tasks come in the order first named, each once.
+func Expand(args ...string) ([]Task, error) {
+	var out []Task
+	seen := make(map[string]bool)
+	add := func(t Task) {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	for _, arg := range args {
+		for _, name := range strings.Split(arg, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if strings.EqualFold(name, "all") {
+				for _, t := range All() {
+					add(t)
+				}
+				continue
+			}
+			t, err := Lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			add(t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no task named; name one or more of %s, or \"all\"", strings.Join(names(), ", "))
+	}
+	return out, nil
+}
+
+// HubRepo returns the repository holding the task in suite s and the
+// revision to read it at.
+func (t Task) HubRepo(s Suite) (repo, revision string) {
+	if s == Nano {
+		return NanoRepo, NanoRevision
+	}
+	return t.Repo, t.Revision
+}
+
+// HubURI is the task's repository in the form hf://datasets/OWNER/NAME@REV.
+func (t Task) HubURI(s Suite) string {
+	repo, rev := t.HubRepo(s)
+	return "hf://datasets/" + repo + "@" + rev
+}
+
+// HubSpec says how to load the task from its repository in suite s. A
+// Nano task is named after its split, as HAKARI-Bench names it.
+func (t Task) HubSpec(s Suite) dataset.HubSpec {
+	if s == Nano {
+		return dataset.HubSpec{Shape: dataset.HubNano, Split: t.NanoSplit, Name: t.NanoSplit}
+	}
+	return dataset.HubSpec{Shape: dataset.HubR2MED, Name: t.Name}
+}
+
+// SizeIn returns the task's size in suite s.
+func (t Task) SizeIn(s Suite) Size {
+	if s == Nano {
+		return t.NanoSize
+	}
+	return t.Size
+}
