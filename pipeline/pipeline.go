@@ -198,6 +198,9 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	if cfg.GAR.Method != "" {
 		// R2MED's GAR result files name the parts instead of a model.
 		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
+		if cfg.Retriever == "bm25" {
+			res.Test = results.UpperKeys(res.Test) // as R2MED's GAR+BM25 files write them
+		}
 	} else {
 		res.ModelName = cfg.ModelName()
 	}

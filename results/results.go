@@ -233,3 +233,41 @@ func jsonString(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// UpperKeys renames R2MED's lower-case metric keys (ndcg_at_10, map_at_1,
+// recall_at_100, precision_at_25, mrr) to the upper-case style its GAR+BM25
+// and reranker result files use (NDCG@10, MAP@1, Recall@100, P@25, MRR).
+// Other keys are kept as they are.
+func UpperKeys(test map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(test))
+	for k, v := range test {
+		out[upperKey(k)] = v
+	}
+	return out
+}
+
+var upperFamilies = []struct{ lower, upper string }{
+	{"ndcg_at_", "NDCG@"}, {"map_at_", "MAP@"}, {"recall_at_", "Recall@"}, {"precision_at_", "P@"},
+}
+
+func upperKey(k string) string {
+	if k == "mrr" {
+		return "MRR"
+	}
+	for _, f := range upperFamilies {
+		if rest, ok := strings.CutPrefix(k, f.lower); ok {
+			return f.upper + rest
+		}
+	}
+	return k
+}
+
+// Metric looks a metric up by its lower-case key in either style, so
+// callers need not know which one a file uses.
+func (r *R2MED) Metric(key string) (float64, bool) {
+	if v, ok := r.Test[key]; ok {
+		return v, true
+	}
+	v, ok := r.Test[upperKey(key)]
+	return v, ok
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -94,5 +95,34 @@ func TestWriteFileAndManifest(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Fatalf("leftover temporary files: %v", entries)
+	}
+}
+
+func TestUpperKeysMatchPublishedGARFiles(t *testing.T) {
+	if _, err := os.Stat(official); err != nil {
+		t.Skipf("shared reference data not found at %s: %v", official, err)
+	}
+	upper, err := ReadR2MED(filepath.Join(official, "gar/hyde/gpt4/bm25/Biology.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower := map[string]float64{}
+	for _, fam := range []string{"ndcg", "map", "recall", "precision"} {
+		for _, k := range Cutoffs {
+			lower[fam+"_at_"+strconv.Itoa(k)] = 0
+		}
+	}
+	lower["mrr"] = 0
+	got := UpperKeys(lower)
+	if len(got) != len(upper.Test) {
+		t.Fatalf("%d keys, published file has %d", len(got), len(upper.Test))
+	}
+	for k := range upper.Test {
+		if _, ok := got[k]; !ok {
+			t.Errorf("published key %q not produced", k)
+		}
+	}
+	if v, ok := upper.Metric("ndcg_at_10"); !ok || v != 0.57342 {
+		t.Errorf("Metric(ndcg_at_10) on an upper-case file = %v, %v", v, ok)
 	}
 }

@@ -237,7 +237,7 @@ func TestRunGAR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"gar_llm": "qwen-7b"`, `"gar_method": "hyde"`, `"retriever_name": "bm25"`} {
+	for _, want := range []string{`"gar_llm": "qwen-7b"`, `"gar_method": "hyde"`, `"retriever_name": "bm25"`, `"NDCG@10": `, `"MRR": `} {
 		if !strings.Contains(string(data2), want) {
 			t.Errorf("results.json lacks %s:\n%s", want, data2)
 		}

@@ -97,14 +97,14 @@ func newRunCmd() *cobra.Command {
 }
 
 func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir string) error {
-	t := out.Result.Test
+	t := func(key string) float64 { v, _ := out.Result.Metric(key); return v }
 	state := ""
 	if out.Skipped {
 		state = " (unchanged, reused)"
 	}
 	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f\n  %s\n",
 		task, system, state,
-		t["ndcg_at_10"], t["recall_at_100"], t["map_at_100"], t["mrr"], t["precision_at_10"],
+		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"),
 		filepath.Join(dir, pipeline.ResultsFile))
 	return err
 }
@@ -122,7 +122,8 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 	for _, o := range done {
 		fmt.Fprintf(w, "%-18s", o.Result.DatasetName)
 		for i, k := range keys {
-			v := o.Result.Test[k.key] * 100
+			v, _ := o.Result.Metric(k.key)
+			v *= 100
 			sums[i] += v
 			fmt.Fprintf(w, " %10.2f", v)
 		}
