@@ -14,7 +14,7 @@ func newStatsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Print a task's profile: counts, positives per query, text lengths",
+		Short: "Print a task's profile: counts, positives per query, text lengths (and, for Nano sets, their candidate lists' scores)",
 		Example: `  r2med stats --task demo
   r2med stats --data ../shared/data/nfcorpus --split test --json`,
 		Args: cobra.NoArgs,
@@ -29,6 +29,14 @@ func newStatsCmd() *cobra.Command {
 					return err
 				}
 				p := dataset.Stats(t)
+				if t.Layout == dataset.LayoutNanoHub {
+					// A Nano set's card also scores its published candidate
+					// lists, rounded as the cards round.
+					if _, err := p.AddHubCandidates(t.Dir, t, dataset.NanoR2MEDCandidates); err != nil {
+						return err
+					}
+					p = p.CardRounded()
+				}
 				if asJSON {
 					enc := json.NewEncoder(cmd.OutOrStdout())
 					enc.SetIndent("", "  ")
