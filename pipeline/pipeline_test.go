@@ -13,6 +13,7 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -232,5 +233,53 @@ func TestGARWithPublishedGenerations(t *testing.T) {
 	cfg.GAR.LLM = "gpt4"
 	if _, err := Run(context.Background(), task, cfg, Options{}); err == nil || !strings.Contains(err.Error(), "hyde/qwen-7b") {
 		t.Fatalf("missing generations: %v (want the available sets listed)", err)
+	}
+}
+
+// TestLocalNanoSetAsData builds a Nano set, then reads it back as --data
+// does (a directory in the Hub layout) and evaluates its published bm25
+// list: the run must be exactly that list, and its nDCG@10 the one the
+// builder's metadata reports (binary grades, so trec_eval's nDCG@10 over a
+// list without ties equals HAKARI's).
+func TestLocalNanoSetAsData(t *testing.T) {
+	full, err := LoadTask("demo", "", dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := nano.Build(full, nano.Options{Split: "NanoDemo", DocLimit: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := nano.WriteHub(set, dir, "NanoDemo"); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := set.Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := LoadTask("", dir, dataset.Options{Split: "NanoDemo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(task.Corpus) != 40 || len(task.Queries) != len(set.Queries) {
+		t.Fatalf("read back %d docs, %d queries; built %d, %d", len(task.Corpus), len(task.Queries), len(set.Corpus), len(set.Queries))
+	}
+	cfg := DefaultConfig()
+	cfg.Retriever = "candidates:bm25"
+	out, err := Run(context.Background(), task, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm := set.Subset("bm25")
+	for qid, hits := range out.Run {
+		for i, h := range hits {
+			if h.DocID != bm.Run[qid][i].DocID {
+				t.Fatalf("query %s rank %d: %s, published list has %s", qid, i+1, h.DocID, bm.Run[qid][i].DocID)
+			}
+		}
+	}
+	if got, want := out.Result.Test["ndcg_at_10"], measure.Round5(float64(meta.CandidateSubsets.BM25.NDCGAt10)); got != want {
+		t.Errorf("nDCG@10 of the candidate run = %v, metadata says %v", got, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/r2med/r2med/dataset"
@@ -53,13 +55,25 @@ func (s Source) Load(ctx context.Context) (*dataset.Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		spec := dataset.HubSpec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name}
-		if s.Options.Split != dataset.DefaultSplit {
-			spec.Split = s.Options.Split
+		return s.loadHub(ctx, repo, rev, s.hubSpec())
+	}
+	if _, err := dataset.DetectLayout(s.Data); err != nil {
+		// Not an R2MED or BEIR directory; a downloaded or locally built
+		// Hub repository (README.md with configs, e.g. from nano build)
+		// is read through its configs.
+		if _, statErr := os.Stat(filepath.Join(s.Data, "README.md")); statErr == nil {
+			return dataset.LoadHub(s.Data, s.hubSpec())
 		}
-		return s.loadHub(ctx, repo, rev, spec)
 	}
 	return dataset.Load(s.Data, s.Options)
+}
+
+func (s Source) hubSpec() dataset.HubSpec {
+	spec := dataset.HubSpec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name}
+	if s.Options.Split != dataset.DefaultSplit {
+		spec.Split = s.Options.Split
+	}
+	return spec
 }
 
 func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*dataset.Task, error) {
