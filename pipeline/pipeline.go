@@ -124,7 +124,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	queries := task.Queries
 	inputs := existing(task.Files)
 	if cfg.GAR.Method != "" {
-		all, err := expand.LoadDir(task.Dir, cfg.GAR.Method, cfg.GAR.LLM)
+		all, files, err := loadGenerations(task, cfg.GAR)
 		if err != nil {
 			return nil, err
 		}
@@ -138,9 +138,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		if queries, err = expand.Apply(task.Queries, gens); err != nil {
 			return nil, err
 		}
-		if p, ok := fileio.Exists(filepath.Join(task.Dir, cfg.GAR.Method, cfg.GAR.LLM, expand.FileName)); ok {
-			inputs = append(inputs, p)
-		}
+		inputs = append(inputs, files...)
 	}
 	var cands *dataset.Candidates
 	if isCandidates {
@@ -343,6 +341,32 @@ func previous(dir, fp string) (*Outcome, bool) {
 		return nil, false
 	}
 	return &Outcome{Run: run, Result: res, Manifest: m, Skipped: true}, true
+}
+
+// loadGenerations reads published generations: from a Hub repository
+// through its configs (the method's config, the LLM's split), from a
+// directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
+func loadGenerations(task *dataset.Task, src expand.Source) ([]expand.Generation, []string, error) {
+	if task.Layout == dataset.LayoutR2MEDHub {
+		hg, err := dataset.ReadHubGenerations(task.Dir, src.Method, src.LLM)
+		if err != nil {
+			return nil, nil, err
+		}
+		gens := make([]expand.Generation, len(hg.Rows))
+		for i, r := range hg.Rows {
+			gens[i] = expand.Generation{ID: r.ID, Text: r.Text, HyDoc: r.HyDoc, Method: src.Method, LLM: src.LLM}
+		}
+		return gens, hg.Files, nil
+	}
+	gens, err := expand.LoadDir(task.Dir, src.Method, src.LLM)
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []string
+	if p, ok := fileio.Exists(filepath.Join(task.Dir, src.Method, src.LLM, expand.FileName)); ok {
+		files = append(files, p)
+	}
+	return gens, files, nil
 }
 
 // judgedOnly sets aside generations for queries the task does not evaluate
