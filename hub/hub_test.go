@@ -14,27 +14,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/r2med/r2med/hub/hubtest"
 	"github.com/r2med/r2med/internal/progress"
 )
 
 var bio = Repo{Type: Dataset, ID: "R2MED/Biology"}
 
 // biologyFiles: two files kept in git, three in LFS, one nested two deep.
-func biologyFiles() []fakeFile {
-	return []fakeFile{
-		{path: "README.md", content: []byte("# Biology\n")},
-		{path: "corpus/corpus.jsonl", content: bytes.Repeat([]byte(`{"id":"d1","text":"cells"}`+"\n"), 3000), lfs: true},
-		{path: "query/query.jsonl", content: []byte(`{"id":"0","text":"why?"}` + "\n"), lfs: true},
-		{path: "qrels/qrels.jsonl", content: []byte(`{"q_id":"0","p_id":"d1","score":1}` + "\n"), lfs: true},
-		{path: "qrels/extra/notes.txt", content: []byte("notes\n")},
+func biologyFiles() []hubtest.File {
+	return []hubtest.File{
+		{Path: "README.md", Content: []byte("# Biology\n")},
+		{Path: "corpus/corpus.jsonl", Content: bytes.Repeat([]byte(`{"id":"d1","text":"cells"}`+"\n"), 3000), LFS: true},
+		{Path: "query/query.jsonl", Content: []byte(`{"id":"0","text":"why?"}` + "\n"), LFS: true},
+		{Path: "qrels/qrels.jsonl", Content: []byte(`{"q_id":"0","p_id":"d1","score":1}` + "\n"), LFS: true},
+		{Path: "qrels/extra/notes.txt", Content: []byte("notes\n")},
 	}
 }
 
-func setup(t *testing.T) (*fakeHub, *Client, string) {
+// setup serves biologyFiles (and any extra files) at one commit, which
+// "main" and the tag "v1.0" name.
+func setup(t *testing.T, extra ...hubtest.File) (*hubtest.Server, *Client, string) {
 	t.Helper()
-	h := newFakeHub(t)
-	_, commit := h.addRepo(bio, biologyFiles()...)
-	return h, h.client(t), commit
+	h := hubtest.NewServer(t)
+	commit := h.AddRepoFiles(bio.String(), append(biologyFiles(), extra...), hubtest.Refs("v1.0"))
+	return h, newClient(t, h), commit
+}
+
+// newClient is a Client on h with its own empty cache and quick retries.
+func newClient(t *testing.T, h *hubtest.Server) *Client {
+	return &Client{Endpoint: h.URL(), CacheDir: t.TempDir(), backoff: time.Millisecond}
 }
 
 func readFile(t *testing.T, p string) []byte {
@@ -46,11 +54,11 @@ func readFile(t *testing.T, p string) []byte {
 	return b
 }
 
-func checkContents(t *testing.T, s *Snapshot, files []fakeFile) {
+func checkContents(t *testing.T, s *Snapshot, files []hubtest.File) {
 	t.Helper()
 	for _, f := range files {
-		if !bytes.Equal(readFile(t, s.Path(f.path)), f.content) {
-			t.Errorf("%s: wrong content", f.path)
+		if !bytes.Equal(readFile(t, s.Path(f.Path)), f.Content) {
+			t.Errorf("%s: wrong content", f.Path)
 		}
 	}
 }
@@ -81,11 +89,11 @@ func TestResolveBranchToCommit(t *testing.T) {
 	}
 	want := map[string]File{}
 	for _, f := range biologyFiles() {
-		wf := File{Path: f.path, Size: int64(len(f.content)), BlobID: gitBlobID(f.content)}
-		if f.lfs {
-			wf.BlobID, wf.SHA256 = gitBlobID(f.pointer()), sha256hex(f.content)
+		wf := File{Path: f.Path, Size: int64(len(f.Content)), BlobID: hubtest.GitBlobID(f.Content)}
+		if f.LFS {
+			wf.BlobID, wf.SHA256 = hubtest.GitBlobID(f.Pointer()), hubtest.SHA256(f.Content)
 		}
-		want[f.path] = wf
+		want[f.Path] = wf
 	}
 	if len(rev.Files) != len(want) {
 		t.Fatalf("%d files, want %d", len(rev.Files), len(want))
@@ -98,7 +106,7 @@ func TestResolveBranchToCommit(t *testing.T) {
 			t.Errorf("%+v, want %+v", f, want[f.Path])
 		}
 	}
-	if got := h.count("hub", "GET", "/api/datasets/R2MED/Biology/revision/main"); got != 1 {
+	if got := h.Count("hub", "GET", "/api/datasets/R2MED/Biology/revision/main"); got != 1 {
 		t.Errorf("%d revision requests, want 1", got)
 	}
 
@@ -126,7 +134,7 @@ func TestResolveBranchToCommit(t *testing.T) {
 
 func TestRevisionWithSlash(t *testing.T) {
 	h, c, commit := setup(t)
-	h.repos[bio.String()].refs["refs/convert/parquet"] = commit
+	h.SetRef(bio.String(), "refs/convert/parquet", commit)
 	_, rev, err := ParseURI("hf://datasets/R2MED/Biology@refs%2Fconvert%2Fparquet")
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +142,8 @@ func TestRevisionWithSlash(t *testing.T) {
 	if _, err := c.Snapshot(context.Background(), bio, rev, "README.md"); err != nil {
 		t.Fatal(err)
 	}
-	if h.count("hub", "GET", "/revision/refs%2Fconvert%2Fparquet") != 1 {
-		t.Errorf("revision not escaped in the API path: %+v", h.records())
+	if h.Count("hub", "GET", "/revision/refs%2Fconvert%2Fparquet") != 1 {
+		t.Errorf("revision not escaped in the API path: %+v", h.Records())
 	}
 	rc, _ := c.repoCache(bio)
 	if got := string(readFile(t, filepath.Join(rc.dir, "refs", "refs", "convert", "parquet"))); got != commit {
@@ -153,20 +161,20 @@ func TestCacheLayoutMatchesPython(t *testing.T) {
 	root, _ := c.cacheRoot()
 	repoDir := filepath.Join(root, "datasets--R2MED--Biology")
 	for _, f := range biologyFiles() {
-		ptr := filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(f.path))
+		ptr := filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(f.Path))
 		target, err := os.Readlink(ptr)
 		if err != nil {
-			t.Fatalf("%s is not a symlink: %v", f.path, err)
+			t.Fatalf("%s is not a symlink: %v", f.Path, err)
 		}
-		up := strings.Repeat("../", strings.Count(f.path, "/")+2)
-		if want := up + "blobs/" + f.etag(); target != want {
-			t.Errorf("%s -> %s, want %s", f.path, target, want)
+		up := strings.Repeat("../", strings.Count(f.Path, "/")+2)
+		if want := up + "blobs/" + f.ETag(); target != want {
+			t.Errorf("%s -> %s, want %s", f.Path, target, want)
 		}
-		if !bytes.Equal(readFile(t, filepath.Join(repoDir, "blobs", f.etag())), f.content) {
-			t.Errorf("blob of %s has the wrong content", f.path)
+		if !bytes.Equal(readFile(t, filepath.Join(repoDir, "blobs", f.ETag())), f.Content) {
+			t.Errorf("blob of %s has the wrong content", f.Path)
 		}
-		if _, err := os.Stat(filepath.Join(root, ".locks", "datasets--R2MED--Biology", f.etag()+".lock")); err != nil {
-			t.Errorf("no Python-compatible lock file for %s: %v", f.path, err)
+		if _, err := os.Stat(filepath.Join(root, ".locks", "datasets--R2MED--Biology", f.ETag()+".lock")); err != nil {
+			t.Errorf("no Python-compatible lock file for %s: %v", f.Path, err)
 		}
 	}
 	if got := string(readFile(t, filepath.Join(repoDir, "refs", "main"))); got != commit {
@@ -184,34 +192,34 @@ func TestCacheLayoutMatchesPython(t *testing.T) {
 
 func TestRedirectsAndToken(t *testing.T) {
 	h, c, _ := setup(t)
-	c.Token = h.token
+	c.Token = hubtest.ValidToken
 	s, err := c.Snapshot(context.Background(), bio, "main", "corpus/corpus.jsonl", "README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkContents(t, s, biologyFiles()[:2])
 	var cdnGets, hubHeads, hubGets int
-	for _, r := range h.records() {
+	for _, r := range h.Records() {
 		switch {
-		case r.server == "cdn":
-			if r.auth != "" {
+		case r.Server == "cdn":
+			if r.Auth != "" {
 				t.Errorf("token sent to the CDN: %+v", r)
 			}
-			if r.method == "GET" {
+			if r.Method == "GET" {
 				cdnGets++
 			}
-		case r.auth != "Bearer "+h.token:
+		case r.Auth != "Bearer "+hubtest.ValidToken:
 			t.Errorf("hub request without the token: %+v", r)
-		case r.method == "HEAD":
+		case r.Method == "HEAD":
 			hubHeads++
-		case strings.Contains(r.path, "/resolve/"):
+		case strings.Contains(r.Path, "/resolve/"):
 			hubGets++
 		}
 	}
 	// The LFS file: HEAD (not following the CDN redirect), then GET on the
 	// CDN location directly; the git file: HEAD and GET on the hub.
 	if cdnGets != 1 || hubHeads != 2 || hubGets != 1 {
-		t.Errorf("cdn GETs %d, hub HEADs %d, hub resolve GETs %d; log %+v", cdnGets, hubHeads, hubGets, h.records())
+		t.Errorf("cdn GETs %d, hub HEADs %d, hub resolve GETs %d; log %+v", cdnGets, hubHeads, hubGets, h.Records())
 	}
 }
 
@@ -219,38 +227,36 @@ func TestRedirectsAndToken(t *testing.T) {
 // ports, and lets huggingface.co's token reach cdn-lfs.huggingface.co).
 func TestTokenStrippedWhenGETRedirectsAway(t *testing.T) {
 	h, c, _ := setup(t)
-	c.Token = h.token
-	h.lfsViaHub = true
+	c.Token = hubtest.ValidToken
+	h.LFSViaHub(true)
 	s, err := c.Snapshot(context.Background(), bio, "main", "corpus/corpus.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkContents(t, s, biologyFiles()[1:2])
-	if h.count("hub", "GET", "/lfs/") != 1 || h.count("cdn", "GET", "/blobs/") != 1 {
-		t.Fatalf("redirect not exercised: %+v", h.records())
+	if h.Count("hub", "GET", "/lfs/") != 1 || h.Count("cdn", "GET", "/blobs/") != 1 {
+		t.Fatalf("redirect not exercised: %+v", h.Records())
 	}
-	for _, r := range h.records() {
-		if (r.server == "cdn") == (r.auth != "") {
+	for _, r := range h.Records() {
+		if (r.Server == "cdn") == (r.Auth != "") {
 			t.Errorf("token sent to the wrong place or missing: %+v", r)
 		}
 	}
 }
 
 func TestRenamedRepoRelativeRedirect(t *testing.T) {
-	h, c, _ := setup(t)
+	h := hubtest.NewServer(t)
 	old := Repo{Type: Dataset, ID: "R2MED/Biology-old"}
-	h.mu.Lock()
-	alias := *h.repos[bio.String()]
-	alias.alias = bio.ID
-	h.repos[old.String()] = &alias
-	h.mu.Unlock()
+	h.AddRepoFiles(old.String(), biologyFiles())
+	h.Rename(old.String(), bio.String())
+	c := newClient(t, h)
 	s, err := c.Snapshot(context.Background(), old, "main", "README.md", "query/query.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkContents(t, s, []fakeFile{biologyFiles()[0], biologyFiles()[2]})
-	if h.count("hub", "HEAD", "/datasets/R2MED/Biology-old/resolve/") != 2 || h.count("hub", "HEAD", "/datasets/R2MED/Biology/resolve/") != 2 {
-		t.Errorf("relative redirects not followed by HEAD: %+v", h.records())
+	checkContents(t, s, []hubtest.File{biologyFiles()[0], biologyFiles()[2]})
+	if h.Count("hub", "HEAD", "/datasets/R2MED/Biology-old/resolve/") != 2 || h.Count("hub", "HEAD", "/datasets/R2MED/Biology/resolve/") != 2 {
+		t.Errorf("relative redirects not followed by HEAD: %+v", h.Records())
 	}
 	if !strings.Contains(s.Dir, "datasets--R2MED--Biology-old") {
 		t.Errorf("cached under %s, want the name asked for, as Python does", s.Dir)
@@ -261,16 +267,16 @@ func TestResumeAfterCut(t *testing.T) {
 	h, c, _ := setup(t)
 	corpus := biologyFiles()[1]
 	const cut = 1000
-	h.cutFirst[corpus.etag()] = cut
-	s, err := c.Snapshot(context.Background(), bio, "main", corpus.path)
+	h.CutFirst(corpus.ETag(), cut)
+	s, err := c.Snapshot(context.Background(), bio, "main", corpus.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkContents(t, s, []fakeFile{corpus})
+	checkContents(t, s, []hubtest.File{corpus})
 	var ranges []string
-	for _, r := range h.records() {
-		if r.server == "cdn" {
-			ranges = append(ranges, r.rng)
+	for _, r := range h.Records() {
+		if r.Server == "cdn" {
+			ranges = append(ranges, r.Range)
 		}
 	}
 	if want := []string{"", fmt.Sprintf("bytes=%d-", cut)}; fmt.Sprint(ranges) != fmt.Sprint(want) {
@@ -282,21 +288,21 @@ func TestResumeIncompleteFromEarlierRun(t *testing.T) {
 	h, c, _ := setup(t)
 	corpus := biologyFiles()[1]
 	rc, _ := c.repoCache(bio)
-	inc := rc.blob(corpus.etag()) + ".incomplete"
+	inc := rc.blob(corpus.ETag()) + ".incomplete"
 	if err := os.MkdirAll(filepath.Dir(inc), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(inc, corpus.content[:777], 0o644); err != nil {
+	if err := os.WriteFile(inc, corpus.Content[:777], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Snapshot(context.Background(), bio, "main", corpus.path)
+	s, err := c.Snapshot(context.Background(), bio, "main", corpus.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkContents(t, s, []fakeFile{corpus})
-	recs := h.records()
+	checkContents(t, s, []hubtest.File{corpus})
+	recs := h.Records()
 	last := recs[len(recs)-1]
-	if last.server != "cdn" || last.rng != "bytes=777-" || h.count("cdn", "GET", "") != 1 {
+	if last.Server != "cdn" || last.Range != "bytes=777-" || h.Count("cdn", "GET", "") != 1 {
 		t.Errorf("want one ranged GET from byte 777, got %+v", recs)
 	}
 	if _, err := os.Stat(inc); !errors.Is(err, fs.ErrNotExist) {
@@ -307,7 +313,7 @@ func TestResumeIncompleteFromEarlierRun(t *testing.T) {
 func TestCorruptedDownload(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		file fakeFile
+		file hubtest.File
 		hash string
 	}{
 		{"lfs sha256", biologyFiles()[1], "sha256"},
@@ -316,35 +322,35 @@ func TestCorruptedDownload(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, c, _ := setup(t)
 			server := "cdn"
-			if !tc.file.lfs {
+			if !tc.file.LFS {
 				server = "hub"
 			}
 
-			h.corrupt[tc.file.etag()] = 1 // once: the retry heals it
-			s, err := c.Snapshot(context.Background(), bio, "main", tc.file.path)
+			h.Corrupt(tc.file.ETag(), 1) // once: the retry heals it
+			s, err := c.Snapshot(context.Background(), bio, "main", tc.file.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkContents(t, s, []fakeFile{tc.file})
-			if n := h.count(server, "GET", "/"+tc.file.etag()); server == "cdn" && n != 2 {
+			checkContents(t, s, []hubtest.File{tc.file})
+			if n := h.Count(server, "GET", "/"+tc.file.ETag()); server == "cdn" && n != 2 {
 				t.Errorf("%d GETs, want 2", n)
 			}
-			if n := h.count(server, "GET", "/resolve/"); server == "hub" && n != 2 {
+			if n := h.Count(server, "GET", "/resolve/"); server == "hub" && n != 2 {
 				t.Errorf("%d GETs, want 2", n)
 			}
 
-			h2, c2, _ := setup(t)
-			h2.corrupt[tc.file.etag()] = 2
-			_, err = c2.Snapshot(context.Background(), bio, "main", tc.file.path)
-			mustErr(t, err, ErrCorrupt, tc.file.path, tc.hash, "deleted")
-			if n := h2.count(server, "GET", "/"+tc.file.etag()) + h2.count(server, "GET", "/resolve/"); n != 2 {
+			h2, c2, commit := setup(t)
+			h2.Corrupt(tc.file.ETag(), 2)
+			_, err = c2.Snapshot(context.Background(), bio, "main", tc.file.Path)
+			mustErr(t, err, ErrCorrupt, tc.file.Path, tc.hash, "deleted")
+			if n := h2.Count(server, "GET", "/"+tc.file.ETag()) + h2.Count(server, "GET", "/resolve/"); n != 2 {
 				t.Errorf("%d GETs, want exactly one retry", n)
 			}
 			rc, _ := c2.repoCache(bio)
 			if left, _ := filepath.Glob(filepath.Join(rc.dir, "blobs", "*")); len(left) != 0 {
 				t.Errorf("corrupted data left in the cache: %v", left)
 			}
-			if _, err := os.Lstat(rc.pointer(commitFor(bio.String()+"@1"), tc.file.path)); err == nil {
+			if _, err := os.Lstat(rc.pointer(commit, tc.file.Path)); err == nil {
 				t.Error("snapshot entry created for a corrupted file")
 			}
 		})
@@ -353,11 +359,11 @@ func TestCorruptedDownload(t *testing.T) {
 
 func TestUnauthorized(t *testing.T) {
 	h, c, _ := setup(t)
-	h.repos[bio.String()].private = true
+	h.SetAccess(bio.String(), hubtest.Access{Private: true})
 	ctx := context.Background()
 
 	_, err := c.Snapshot(ctx, bio, "main")
-	mustErr(t, err, ErrUnauthorized, "HF_TOKEN is not set", "datasets/R2MED/Biology", h.hub.URL+"/datasets/R2MED/Biology")
+	mustErr(t, err, ErrUnauthorized, "HF_TOKEN is not set", "datasets/R2MED/Biology", h.URL()+"/datasets/R2MED/Biology")
 	if !errors.Is(err, ErrRepoNotFound) {
 		t.Errorf("a 401 RepoNotFound should also be ErrRepoNotFound: %v", err)
 	}
@@ -366,7 +372,7 @@ func TestUnauthorized(t *testing.T) {
 	_, err = c.Snapshot(ctx, bio, "main")
 	mustErr(t, err, ErrRepoNotFound, "HF_TOKEN")
 
-	c.Token = h.token
+	c.Token = hubtest.ValidToken
 	if _, err := c.Snapshot(ctx, bio, "main", "README.md"); err != nil {
 		t.Fatalf("with the right token: %v", err)
 	}
@@ -374,21 +380,21 @@ func TestUnauthorized(t *testing.T) {
 
 func TestGated(t *testing.T) {
 	h, c, _ := setup(t)
-	h.repos[bio.String()].gated = true
-	c.Token = h.token
+	h.SetAccess(bio.String(), hubtest.Access{Gated: true})
+	c.Token = hubtest.ValidToken
 	_, err := c.Snapshot(context.Background(), bio, "main", "README.md")
-	mustErr(t, err, ErrGated, "accept its terms at "+h.hub.URL+"/datasets/R2MED/Biology", "HF_TOKEN", "HTTP 403")
+	mustErr(t, err, ErrGated, "accept its terms at "+h.URL()+"/datasets/R2MED/Biology", "HF_TOKEN", "HTTP 403")
 
-	h.repos[bio.String()].accepted = true
+	h.SetAccess(bio.String(), hubtest.Access{Gated: true, Accepted: true})
 	if _, err := c.Snapshot(context.Background(), bio, "main", "README.md"); err != nil {
 		t.Fatalf("after accepting: %v", err)
 	}
 }
 
 func TestNotFound(t *testing.T) {
-	h, c, _ := setup(t)
+	_, c, _ := setup(t, hubtest.File{Path: "ghost.txt", Content: []byte("boo"), Ghost: true})
 	ctx := context.Background()
-	c.Token = h.token
+	c.Token = hubtest.ValidToken
 
 	_, err := c.Snapshot(ctx, Repo{Type: Dataset, ID: "R2MED/Nope"}, "main")
 	mustErr(t, err, ErrRepoNotFound, "datasets/R2MED/Nope", "not found")
@@ -409,23 +415,16 @@ func TestNotFound(t *testing.T) {
 	mustErr(t, err, ErrEntryNotFound, "*.parquet")
 
 	// Listed, but the Hub says 404 EntryNotFound behind /resolve/.
-	r := h.repos[bio.String()]
-	for c, files := range r.commits {
-		r.commits[c] = append(files, fakeFile{path: "ghost.txt", content: []byte("boo"), ghost: true})
-	}
 	_, err = c.Snapshot(ctx, bio, "main", "ghost.txt")
 	mustErr(t, err, ErrEntryNotFound, `"ghost.txt"`)
 }
 
 func TestErrorIsFirstFailingFileInPathOrder(t *testing.T) {
-	h, c, _ := setup(t)
-	r := h.repos[bio.String()]
-	for commit, files := range r.commits {
-		for _, name := range []string{"a-ghost.txt", "b-ghost.txt", "c-ghost.txt"} {
-			files = append(files, fakeFile{path: name, content: []byte(name), ghost: true})
-		}
-		r.commits[commit] = files
+	var ghosts []hubtest.File
+	for _, name := range []string{"a-ghost.txt", "b-ghost.txt", "c-ghost.txt"} {
+		ghosts = append(ghosts, hubtest.File{Path: name, Content: []byte(name), Ghost: true})
 	}
+	_, c, _ := setup(t, ghosts...)
 	for range 5 {
 		_, err := c.Snapshot(context.Background(), bio, "main")
 		mustErr(t, err, ErrEntryNotFound, `"a-ghost.txt"`)
@@ -434,19 +433,19 @@ func TestErrorIsFirstFailingFileInPathOrder(t *testing.T) {
 
 func TestServerErrorsAreRetried(t *testing.T) {
 	h, c, _ := setup(t)
-	h.fail5xx = 2
+	h.FailAPI(2)
 	if _, err := c.Snapshot(context.Background(), bio, "main", "README.md"); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.count("hub", "GET", "/api/"); n != 3 {
+	if n := h.Count("hub", "GET", "/api/"); n != 3 {
 		t.Errorf("%d API requests, want 3", n)
 	}
 
 	h2, c2, _ := setup(t)
-	h2.fail5xx = 1000
+	h2.FailAPI(1000)
 	_, err := c2.Snapshot(context.Background(), bio, "main", "README.md")
 	mustErr(t, err, nil, "HTTP 503", "gave up after 6 attempts")
-	if n := h2.count("hub", "GET", "/api/"); n != 1+maxRetries {
+	if n := h2.Count("hub", "GET", "/api/"); n != 1+maxRetries {
 		t.Errorf("%d API requests, want %d", n, 1+maxRetries)
 	}
 }
@@ -470,7 +469,7 @@ func TestTokenNeverInErrorsOrPrints(t *testing.T) {
 	// The fake echoes the Authorization header in its 404 message.
 	_, err := c.Snapshot(ctx, Repo{Type: Dataset, ID: "R2MED/Nope"}, "main")
 	errs = append(errs, err)
-	h.repos[bio.String()].gated = true
+	h.SetAccess(bio.String(), hubtest.Access{Gated: true})
 	_, err = c.Snapshot(ctx, bio, "main")
 	errs = append(errs, err)
 
@@ -510,7 +509,7 @@ func TestOffline(t *testing.T) {
 	if _, err := c.Snapshot(ctx, bio, "main", "README.md", "corpus/"); err != nil {
 		t.Fatal(err)
 	}
-	h.reset()
+	h.Reset()
 	c.Offline = true
 
 	for _, rev := range []string{"main", commit} {
@@ -531,10 +530,10 @@ func TestOffline(t *testing.T) {
 	_, err = c.Resolve(ctx, bio, "main")
 	mustErr(t, err, ErrOffline, "HF_HUB_OFFLINE")
 
-	empty := &Client{Endpoint: h.hub.URL, CacheDir: t.TempDir(), Offline: true}
+	empty := &Client{Endpoint: h.URL(), CacheDir: t.TempDir(), Offline: true}
 	_, err = empty.Snapshot(ctx, bio, "main")
 	mustErr(t, err, ErrOffline, "datasets/R2MED/Biology@main", "HF_HUB_OFFLINE")
-	if n := h.requests.Load(); n != 0 {
+	if n := h.Requests(); n != 0 {
 		t.Errorf("%d requests in offline mode", n)
 	}
 }
@@ -545,8 +544,8 @@ func TestCompleteCacheMakesNoRequest(t *testing.T) {
 	if _, err := c.Snapshot(ctx, bio, "main"); err != nil {
 		t.Fatal(err)
 	}
-	h.reset()
-	fresh := h.client(t)
+	h.Reset()
+	fresh := newClient(t, h)
 	fresh.CacheDir = c.CacheDir
 	for _, tc := range []struct {
 		rev  string
@@ -564,8 +563,8 @@ func TestCompleteCacheMakesNoRequest(t *testing.T) {
 		if s.Commit != commit {
 			t.Errorf("commit %s", s.Commit)
 		}
-		if n := h.requests.Load(); n != 0 {
-			t.Fatalf("%s %v: %d requests with a complete cache: %+v", tc.rev, tc.pats, n, h.records())
+		if n := h.Requests(); n != 0 {
+			t.Fatalf("%s %v: %d requests with a complete cache: %+v", tc.rev, tc.pats, n, h.Records())
 		}
 	}
 
@@ -575,10 +574,10 @@ func TestCompleteCacheMakesNoRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := h.requests.Load(); n != 1 || h.count("hub", "GET", "/revision/v1.0") != 1 {
-		t.Errorf("new tag: %d requests, want 1: %+v", n, h.records())
+	if n := h.Requests(); n != 1 || h.Count("hub", "GET", "/revision/v1.0") != 1 {
+		t.Errorf("new tag: %d requests, want 1: %+v", n, h.Records())
 	}
-	h.reset()
+	h.Reset()
 
 	// A file that went missing is fetched again, and only it.
 	rc, _ := c.repoCache(bio)
@@ -586,7 +585,7 @@ func TestCompleteCacheMakesNoRequest(t *testing.T) {
 	if _, err := fresh.Snapshot(ctx, bio, "main"); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.count("hub", "HEAD", ""); n != 0 {
+	if n := h.Count("hub", "HEAD", ""); n != 0 {
 		t.Errorf("%d HEADs: the blob was still in the cache", n)
 	}
 	if _, err := os.Readlink(rc.pointer(commit, "README.md")); err != nil {
@@ -595,7 +594,7 @@ func TestCompleteCacheMakesNoRequest(t *testing.T) {
 }
 
 // A cache laid out by hand exactly as huggingface_hub writes it.
-func pythonCache(t *testing.T, root, commit string, files []fakeFile) {
+func pythonCache(t *testing.T, root, commit string, files []hubtest.File) {
 	t.Helper()
 	repoDir := filepath.Join(root, "datasets--R2MED--Biology")
 	write := func(p string, b []byte) {
@@ -608,10 +607,10 @@ func pythonCache(t *testing.T, root, commit string, files []fakeFile) {
 	}
 	write(filepath.Join(repoDir, "refs", "main"), []byte(commit))
 	for _, f := range files {
-		write(filepath.Join(repoDir, "blobs", f.etag()), f.content)
-		ptr := filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(f.path))
+		write(filepath.Join(repoDir, "blobs", f.ETag()), f.Content)
+		ptr := filepath.Join(repoDir, "snapshots", commit, filepath.FromSlash(f.Path))
 		os.MkdirAll(filepath.Dir(ptr), 0o755)
-		target := strings.Repeat("../", strings.Count(f.path, "/")+2) + "blobs/" + f.etag()
+		target := strings.Repeat("../", strings.Count(f.Path, "/")+2) + "blobs/" + f.ETag()
 		if err := os.Symlink(target, ptr); err != nil {
 			t.Fatal(err)
 		}
@@ -620,10 +619,10 @@ func pythonCache(t *testing.T, root, commit string, files []fakeFile) {
 }
 
 func TestReusesPythonMadeCache(t *testing.T) {
-	h := newFakeHub(t)
+	h := hubtest.NewServer(t)
 	files := biologyFiles()
-	_, commit := h.addRepo(bio, files...)
-	c := h.client(t)
+	commit := h.AddRepoFiles(bio.String(), files)
+	c := newClient(t, h)
 	pythonCache(t, c.CacheDir, commit, files[:4]) // Python fetched all but notes.txt
 	ctx := context.Background()
 
@@ -636,14 +635,14 @@ func TestReusesPythonMadeCache(t *testing.T) {
 		t.Fatalf("%d files: %+v", len(s.Files), s.Files)
 	}
 	for _, f := range s.Files {
-		var src fakeFile
+		var src hubtest.File
 		for _, ff := range files {
-			if ff.path == f.Path {
+			if ff.Path == f.Path {
 				src = ff
 			}
 		}
-		if f.Size != int64(len(src.content)) || (src.lfs && f.SHA256 != src.etag()) || (!src.lfs && f.BlobID != src.etag()) {
-			t.Errorf("%+v does not describe %s", f, src.path)
+		if f.Size != int64(len(src.Content)) || (src.LFS && f.SHA256 != src.ETag()) || (!src.LFS && f.BlobID != src.ETag()) {
+			t.Errorf("%+v does not describe %s", f, src.Path)
 		}
 	}
 	checkContents(t, s, files[:4])
@@ -654,21 +653,21 @@ func TestReusesPythonMadeCache(t *testing.T) {
 	if _, err := c.Snapshot(ctx, bio, "main", "README.md", "corpus/corpus.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.requests.Load(); n != 0 {
+	if n := h.Requests(); n != 0 {
 		t.Errorf("named files present: %d requests, want 0", n)
 	}
 	// A glob needs the file list (one request) but no download.
 	if _, err := c.Snapshot(ctx, bio, "main", "q*/*.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.requests.Load(); n != 1 || h.count("hub", "GET", "/api/") != 1 {
-		t.Errorf("%d requests, want only the revision: %+v", n, h.records())
+	if n := h.Requests(); n != 1 || h.Count("hub", "GET", "/api/") != 1 {
+		t.Errorf("%d requests, want only the revision: %+v", n, h.Records())
 	}
-	h.reset()
+	h.Reset()
 	if _, err := c.Snapshot(ctx, bio, "main", "q*/*.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.requests.Load(); n != 0 {
+	if n := h.Requests(); n != 0 {
 		t.Errorf("second call: %d requests", n)
 	}
 	// The missing file is downloaded next to Python's.
@@ -677,7 +676,7 @@ func TestReusesPythonMadeCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkContents(t, s, files)
-	if n := h.count("hub", "GET", "/resolve/"); n != 1 {
+	if n := h.Count("hub", "GET", "/resolve/"); n != 1 {
 		t.Errorf("%d downloads, want 1 (notes.txt)", n)
 	}
 }
@@ -695,7 +694,7 @@ func TestPatternsSelectDownloads(t *testing.T) {
 	if want := "[qrels/qrels.jsonl query/query.jsonl]"; fmt.Sprint(got) != want {
 		t.Errorf("files %v, want %s", got, want)
 	}
-	if n := h.count("hub", "HEAD", ""); n != 2 {
+	if n := h.Count("hub", "HEAD", ""); n != 2 {
 		t.Errorf("%d HEADs, want 2", n)
 	}
 	if _, err := os.Lstat(s.Path("README.md")); err == nil {
@@ -740,12 +739,10 @@ func TestMatch(t *testing.T) {
 func TestContextCancel(t *testing.T) {
 	h, c, _ := setup(t)
 	corpus := biologyFiles()[1]
-	release := make(chan struct{})
-	defer close(release)
-	h.hold[corpus.etag()] = release
+	defer h.Hold(corpus.ETag())()
 	rc, _ := c.repoCache(bio)
-	inc := rc.blob(corpus.etag()) + ".incomplete"
-	half := int64(len(corpus.content) / 2)
+	inc := rc.blob(corpus.ETag()) + ".incomplete"
+	half := int64(len(corpus.Content) / 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	var canceledAt time.Time
 	go func() { // cancel once the server is holding the connection half-way
@@ -757,7 +754,7 @@ func TestContextCancel(t *testing.T) {
 		canceledAt = time.Now()
 		cancel()
 	}()
-	_, err := c.Snapshot(ctx, bio, "main", corpus.path)
+	_, err := c.Snapshot(ctx, bio, "main", corpus.Path)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -771,21 +768,21 @@ func TestContextCancel(t *testing.T) {
 }
 
 func TestBoundedParallelDownloads(t *testing.T) {
-	h := newFakeHub(t)
-	var files []fakeFile
+	h := hubtest.NewServer(t)
+	var files []hubtest.File
 	for i := range 8 {
-		files = append(files, fakeFile{path: fmt.Sprintf("shard-%d.bin", i), content: bytes.Repeat([]byte{byte(i)}, 5000), lfs: true})
+		files = append(files, hubtest.File{Path: fmt.Sprintf("shard-%d.bin", i), Content: bytes.Repeat([]byte{byte(i)}, 5000), LFS: true})
 	}
-	h.addRepo(bio, files...)
-	h.delay = 50 * time.Millisecond
-	c := h.client(t)
+	h.AddRepoFiles(bio.String(), files)
+	h.Delay(50 * time.Millisecond)
+	c := newClient(t, h)
 	c.Workers = 3
 	s, err := c.Snapshot(context.Background(), bio, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkContents(t, s, files)
-	if m := h.maxIn.Load(); m > 3 || m < 2 {
+	if m := h.MaxConcurrentGETs(); m > 3 || m < 2 {
 		t.Errorf("%d downloads at once, want 2 or 3 with Workers=3", m)
 	}
 }
@@ -806,18 +803,18 @@ func TestCopiesWhereSymlinksFail(t *testing.T) {
 }
 
 func TestModelRepo(t *testing.T) {
-	h := newFakeHub(t)
+	h := hubtest.NewServer(t)
 	model := Repo{Type: Model, ID: "org/tiny-encoder"}
-	files := []fakeFile{{path: "config.json", content: []byte("{}")}, {path: "model.safetensors", content: bytes.Repeat([]byte{7}, 4096), lfs: true}}
-	h.addRepo(model, files...)
-	c := h.client(t)
+	files := []hubtest.File{{Path: "config.json", Content: []byte("{}")}, {Path: "model.safetensors", Content: bytes.Repeat([]byte{7}, 4096), LFS: true}}
+	h.AddRepoFiles(model.String(), files)
+	c := newClient(t, h)
 	s, err := c.Snapshot(context.Background(), model, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkContents(t, s, files)
-	if !strings.Contains(s.Dir, "models--org--tiny-encoder") || h.count("hub", "HEAD", "/org/tiny-encoder/resolve/") != 2 || h.count("hub", "GET", "/api/models/org/tiny-encoder/") != 1 {
-		t.Errorf("dir %s, log %+v", s.Dir, h.records())
+	if !strings.Contains(s.Dir, "models--org--tiny-encoder") || h.Count("hub", "HEAD", "/org/tiny-encoder/resolve/") != 2 || h.Count("hub", "GET", "/api/models/org/tiny-encoder/") != 1 {
+		t.Errorf("dir %s, log %+v", s.Dir, h.Records())
 	}
 }
 
@@ -940,18 +937,18 @@ func TestStatusWithoutErrorCode(t *testing.T) {
 
 func TestServerIgnoringRangeRestarts(t *testing.T) {
 	h, c, _ := setup(t)
-	h.noRange = true
+	h.IgnoreRange(true)
 	corpus := biologyFiles()[1]
 	rc, _ := c.repoCache(bio)
 	os.MkdirAll(filepath.Join(rc.dir, "blobs"), 0o755)
 	// A leftover that must not be kept: the 200 answer starts at byte 0.
-	os.WriteFile(rc.blob(corpus.etag())+".incomplete", []byte("stale bytes"), 0o644)
-	s, err := c.Snapshot(context.Background(), bio, "main", corpus.path)
+	os.WriteFile(rc.blob(corpus.ETag())+".incomplete", []byte("stale bytes"), 0o644)
+	s, err := c.Snapshot(context.Background(), bio, "main", corpus.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkContents(t, s, []fakeFile{corpus})
-	if n := h.count("cdn", "GET", ""); n != 1 {
+	checkContents(t, s, []hubtest.File{corpus})
+	if n := h.Count("cdn", "GET", ""); n != 1 {
 		t.Errorf("%d GETs, want 1", n)
 	}
 }
@@ -960,15 +957,15 @@ func TestServerIgnoringRangeRestarts(t *testing.T) {
 // downloaded once, and both snapshots are complete.
 func TestConcurrentClientsShareOneDownload(t *testing.T) {
 	h, c, _ := setup(t)
-	h.delay = 100 * time.Millisecond
-	c2 := h.client(t)
+	h.Delay(100 * time.Millisecond)
+	c2 := newClient(t, h)
 	c2.CacheDir = c.CacheDir
 	corpus := biologyFiles()[1]
 	errs := make(chan error, 2)
 	for _, cl := range []*Client{c, c2} {
 		go func() {
-			s, err := cl.Snapshot(context.Background(), bio, "main", corpus.path)
-			if err == nil && !present(s.Path(corpus.path), int64(len(corpus.content))) {
+			s, err := cl.Snapshot(context.Background(), bio, "main", corpus.Path)
+			if err == nil && !present(s.Path(corpus.Path), int64(len(corpus.Content))) {
 				err = errors.New("snapshot entry missing")
 			}
 			errs <- err
@@ -979,7 +976,7 @@ func TestConcurrentClientsShareOneDownload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := h.count("cdn", "GET", ""); n != 1 {
+	if n := h.Count("cdn", "GET", ""); n != 1 {
 		t.Errorf("%d downloads of one blob", n)
 	}
 }

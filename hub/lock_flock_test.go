@@ -18,7 +18,7 @@ func TestWaitsForForeignBlobLock(t *testing.T) {
 	corpus := biologyFiles()[1]
 	rc, _ := c.repoCache(bio)
 	os.MkdirAll(rc.locks, 0o755)
-	f, err := os.OpenFile(rc.lock(corpus.etag()), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(rc.lock(corpus.ETag()), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,16 +29,16 @@ func TestWaitsForForeignBlobLock(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = c.Snapshot(ctx, bio, "main", corpus.path)
+	_, err = c.Snapshot(ctx, bio, "main", corpus.Path)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want to be still waiting for the lock", err)
 	}
-	if n := h.count("cdn", "GET", ""); n != 0 {
+	if n := h.Count("cdn", "GET", ""); n != 0 {
 		t.Fatalf("downloaded %d times while the lock was held", n)
 	}
 
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	if _, err := c.Snapshot(context.Background(), bio, "main", corpus.path); err != nil {
+	if _, err := c.Snapshot(context.Background(), bio, "main", corpus.Path); err != nil {
 		t.Fatal(err)
 	}
 }
