@@ -53,6 +53,17 @@ func (c *Chain) Analyze(dst []string, text string) []string {
 	return dst[:out]
 }
 
+// Term returns the index term one token becomes, exactly as Analyze would
+// turn it (memo included), and false when a filter drops it. With the
+// chain's Tokenizer it lets an indexer filter each distinct token once and
+// remember the result by the raw token.
+func (c *Chain) Term(tok string) (string, bool) {
+	if len(c.Filters) == 0 {
+		return tok, true
+	}
+	return c.filter(tok)
+}
+
 func (c *Chain) filter(tok string) (string, bool) {
 	if c.MemoSize <= 0 {
 		return c.apply(tok)

@@ -25,6 +25,13 @@ type BuildOptions struct {
 	// Progress, when set, is called from worker goroutines with the number
 	// of documents just analyzed.
 	Progress func(docs int)
+	// Terms, when set, maps each token Tokenize returns to its index term,
+	// or drops it (ok false); Tokenize then returns raw tokens. Build calls
+	// Terms once per distinct raw token in a chunk, not once per
+	// occurrence, so the hot loop makes one map lookup per token instead of
+	// one in the analyzer and one here. Terms must be safe for concurrent
+	// use and a pure function of its input.
+	Terms func(tok string) (term string, ok bool)
 }
 
 // chunk is what one worker learns about a contiguous run of documents. Term
@@ -87,23 +94,47 @@ func analyzeChunks(n int, tokenize Tokenize, opt BuildOptions) []*chunk {
 			// One map per worker, cleared between chunks, keeps its grown
 			// table instead of regrowing it for every chunk.
 			ids := make(map[string]int32)
+			raw := make(map[string]int32) // raw token → term id, or -1 when dropped
 			for c := range next {
 				start := c * size
 				end := min(n, start+size)
 				ch := &chunk{start: start, docOff: make([]int32, 1, end-start+1)}
 				clear(ids)
+				clear(raw)
+				termID := func(t string, doc int) int32 {
+					id, ok := ids[t]
+					if !ok {
+						id = int32(len(ch.terms))
+						t = strings.Clone(t) // do not pin the document text
+						ids[t] = id
+						ch.terms = append(ch.terms, t)
+						ch.first = append(ch.first, int32(doc))
+						counts = append(counts, 0)
+					}
+					return id
+				}
 				for i := start; i < end; i++ {
 					toks = tokenize(i, toks[:0])
+					dl := 0
 					for _, t := range toks {
-						id, ok := ids[t]
-						if !ok {
-							id = int32(len(ch.terms))
-							t = strings.Clone(t) // do not pin the document text
-							ids[t] = id
-							ch.terms = append(ch.terms, t)
-							ch.first = append(ch.first, int32(i))
-							counts = append(counts, 0)
+						var id int32
+						if opt.Terms == nil {
+							id = termID(t, i)
+						} else {
+							r, seen := raw[t]
+							if !seen {
+								r = -1
+								if term, keep := opt.Terms(t); keep {
+									r = termID(term, i)
+								}
+								raw[strings.Clone(t)] = r
+							}
+							if r < 0 {
+								continue
+							}
+							id = r
 						}
+						dl++
 						if counts[id] == 0 {
 							touched = append(touched, id)
 						}
@@ -115,7 +146,7 @@ func analyzeChunks(n int, tokenize Tokenize, opt BuildOptions) []*chunk {
 						counts[id] = 0
 					}
 					touched = touched[:0]
-					ch.docLen = append(ch.docLen, int32(len(toks)))
+					ch.docLen = append(ch.docLen, int32(dl))
 					ch.docOff = append(ch.docOff, int32(len(ch.pairTerm)))
 				}
 				counts = counts[:0]

@@ -256,10 +256,15 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Que
 		for i, d := range task.Corpus {
 			ids[i] = d.ID
 		}
+		tokenize := func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) }
+		bo := bm25.BuildOptions{Workers: workers, IDs: ids, Progress: bar.Add}
+		if ch, ok := an.(*analysis.Chain); ok {
+			// Let the indexer filter each distinct raw token once.
+			tokenize = func(i int, dst []string) []string { return ch.Tokenizer.Tokenize(dst, task.Corpus[i].Text) }
+			bo.Terms = ch.Term
+		}
 		var err error
-		ix, err = bm25.Build(len(task.Corpus), func(i int, dst []string) []string {
-			return an.Analyze(dst, task.Corpus[i].Text)
-		}, cfg.BM25, bm25.BuildOptions{Workers: workers, IDs: ids, Progress: bar.Add})
+		ix, err = bm25.Build(len(task.Corpus), tokenize, cfg.BM25, bo)
 		return err
 	})
 	if err != nil {
