@@ -147,6 +147,9 @@ func TestHubRegistryTaskLoadsPinnedRevision(t *testing.T) {
 	if want := []string{"README.md", "corpus.jsonl", "query.jsonl", "qrels.jsonl"}; !slices.Equal(inputs, want) {
 		t.Errorf("inputs %v, want %v", inputs, want)
 	}
+	if want := tasks.All()[0].Revision; out.Manifest.Task.Revision != want {
+		t.Errorf("manifest revision %q, want the pinned %q", out.Manifest.Task.Revision, want)
+	}
 	if out.Manifest.Task.Source != task.Dir {
 		t.Errorf("manifest source %q, want %q", out.Manifest.Task.Source, task.Dir)
 	}

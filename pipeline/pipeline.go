@@ -121,6 +121,9 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	m := results.NewManifest(opt.Command)
 	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
 	m.Config = cfg.describe()
+	if commit := HubCommit(task.Dir); commit != "" {
+		m.Task.Revision = commit // what a branch such as "main" resolved to
+	}
 	queries := task.Queries
 	inputs := existing(task.Files)
 	if cfg.GAR.Method != "" {

@@ -283,3 +283,18 @@ func TestLocalNanoSetAsData(t *testing.T) {
 		t.Errorf("nDCG@10 of the candidate run = %v, metadata says %v", got, want)
 	}
 }
+
+func TestHubCommit(t *testing.T) {
+	c := "8b9fec2db9eda4b5742d03732213fbaee8169556"
+	for dir, want := range map[string]string{
+		"/h/hub/datasets--R2MED--Biology/snapshots/" + c:       c,
+		"/h/hub/datasets--R2MED--Biology/snapshots/" + c + "/": c,
+		"/h/hub/datasets--R2MED--Biology/snapshots/main":       "",
+		"/data/" + c: "",
+		"data":       "",
+	} {
+		if got := HubCommit(dir); got != want {
+			t.Errorf("HubCommit(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}

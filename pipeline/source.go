@@ -89,7 +89,11 @@ func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*dataset.Task
 		// NanoR2MED holds all eight tasks; fetch this task's split only.
 		patterns = []string{"README.md", "*/" + t.NanoSplit + "-*"}
 	}
-	return s.loadHub(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, spec, patterns...)
+	task, err := s.loadHub(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, spec, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("task %s (%s at the pinned revision %s): %w", t.Name, repoID, rev, err)
+	}
+	return task, nil
 }
 
 func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec dataset.HubSpec, patterns ...string) (*dataset.Task, error) {
@@ -124,4 +128,19 @@ func Pull(ctx context.Context, c *hub.Client, suite tasks.Suite, ts []tasks.Task
 		out = append(out, snap)
 	}
 	return out, nil
+}
+
+// HubCommit returns the commit of a Hugging Face cache snapshot directory
+// (…/snapshots/<commit>), or "" for any other path.
+func HubCommit(dir string) string {
+	parent, commit := filepath.Split(filepath.Clean(dir))
+	if filepath.Base(parent) != "snapshots" || len(commit) != 40 {
+		return ""
+	}
+	for _, c := range commit {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return ""
+		}
+	}
+	return commit
 }

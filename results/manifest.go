@@ -35,6 +35,8 @@ type TaskInfo struct {
 	Layout string `json:"layout"`
 	Split  string `json:"split,omitempty"`
 	Source string `json:"source"`
+	// Revision is the Hub commit the data was read at, for Hub tasks.
+	Revision string `json:"revision,omitempty"`
 }
 
 // FileDigest is an input file's checksum.

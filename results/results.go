@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/pynum"
 )
 
 // Cutoffs are the k values in R2MED's result files.
@@ -173,35 +174,9 @@ func ReadR2MED(path string) (*R2MED, error) {
 	return &r, nil
 }
 
-// PyFloat formats f as Python's repr does: the shortest digits that read
-// back, positional between 1e-4 and 1e16 with ".0" on integral values,
-// scientific with a two-digit exponent otherwise.
-func PyFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	a := math.Abs(f)
-	if a == 0 || (a >= 1e-4 && a < 1e16) {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.ContainsRune(s, '.') {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, exp, _ := strings.Cut(s, "e")
-	sign := exp[0]
-	digits := strings.TrimLeft(exp[1:], "0")
-	if len(digits) < 2 {
-		digits = strings.Repeat("0", 2-len(digits)) + digits
-	}
-	return mant + "e" + string(sign) + digits
-}
+// PyFloat formats f as Python's json.dumps writes a float (repr's shortest
+// digits, 1e-05 style exponents, NaN and Infinity); see pynum.Format.
+func PyFloat(f float64) string { return pynum.Format(f) }
 
 func jsonString(s string) string {
 	// Python's json.dump escapes non-ASCII by default (ensure_ascii=True).

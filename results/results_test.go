@@ -45,18 +45,6 @@ func TestOfficialFilesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestPyFloat(t *testing.T) {
-	for f, want := range map[float64]string{
-		0: "0.0", 1: "1.0", 0.5: "0.5", 0.0822: "0.0822", 0.15144: "0.15144",
-		1e-4: "0.0001", 1e-5: "1e-05", 3.2e-7: "3.2e-07", 123456789: "123456789.0",
-		1e16: "1e+16", 1.5e300: "1.5e+300", -0.25: "-0.25",
-	} {
-		if got := PyFloat(f); got != want {
-			t.Errorf("PyFloat(%v) = %q, want %q", f, got, want)
-		}
-	}
-}
-
 func TestEvaluationTime(t *testing.T) {
 	for sec, want := range map[float64]string{12.6: "0.21 minutes", 60: "1.0 minutes", 0.1: "0.0 minutes", 150: "2.5 minutes"} {
 		if got := EvaluationTime(sec); got != want {

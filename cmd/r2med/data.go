@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,11 +35,14 @@ func (d *dataFlags) sources() ([]pipeline.Source, error) {
 		return nil, err
 	}
 	if d.task == "" || strings.EqualFold(d.task, demo.Name) || d.data != "" {
+		if suite != tasks.R2MED {
+			return nil, fmt.Errorf("--suite %s picks the NanoR2MED split of an R2MED task (--task Biology --suite nano); it does not apply to --task demo or --data (for a Nano set in a directory or on the Hub, give --data and --split)", suite)
+		}
 		return []pipeline.Source{{Task: d.task, Data: d.data, Suite: suite, Options: d.opts}}, nil
 	}
 	ts, err := tasks.Expand(d.task)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w; the built-in task is %q", err, demo.Name)
 	}
 	out := make([]pipeline.Source, len(ts))
 	for i, t := range ts {
