@@ -4,8 +4,8 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strconv"
 
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -97,7 +97,7 @@ func ScoreCandidates(qrels trec.Qrels, lists map[string][]string, sub CandidateS
 	}
 	slices.Sort(qids)
 	recallCut := 100
-	var ndcg, hit, count pysum
+	var ndcg, hit, count pynum.Sum
 	covered, relevant, withCandidates := 0, 0, 0
 	rows101, safeguarded := 0, 0
 	m.CandidateCountMin = math.MaxInt
@@ -115,16 +115,16 @@ func ScoreCandidates(qrels trec.Qrels, lists map[string][]string, sub CandidateS
 		if n > 0 {
 			withCandidates++
 		}
-		count.add(float64(n))
+		count.Add(float64(n))
 		m.CandidateCountMin = min(m.CandidateCountMin, n)
 		m.CandidateCountMax = max(m.CandidateCountMax, n)
 
 		top10 := list[:min(n, 10)]
-		ndcg.add(ndcgAt(top10, isPos, positives, 10))
+		ndcg.Add(ndcgAt(top10, isPos, positives, 10))
 		if slices.ContainsFunc(top10, isPos) {
-			hit.add(1)
+			hit.Add(1)
 		} else {
-			hit.add(0)
+			hit.Add(0)
 		}
 
 		cut := min(n, recallCut)
@@ -148,13 +148,13 @@ func ScoreCandidates(qrels trec.Qrels, lists map[string][]string, sub CandidateS
 		}
 	}
 	nq := float64(len(qids))
-	m.NDCGAt10 = ndcg.sum() / nq
-	m.HitAt10 = hit.sum() / nq
+	m.NDCGAt10 = ndcg.Value() / nq
+	m.HitAt10 = hit.Value() / nq
 	if relevant > 0 {
 		m.RecallAt100 = float64(covered) / float64(relevant)
 	}
 	m.RelevantCoverageAt100 = m.RecallAt100
-	m.CandidateCountMean = count.sum() / nq
+	m.CandidateCountMean = count.Value() / nq
 	m.QueryCount = len(qids)
 	m.QueryCoverage = float64(withCandidates) / nq
 	if sub.Safeguard {
@@ -171,50 +171,17 @@ func ndcgAt(list []string, isPos func(string) bool, positives, k int) float64 {
 	dcg := 0.0
 	for i, doc := range list {
 		if isPos(doc) {
-			dcg += 1 / pyLog2(i+2)
+			dcg += 1 / pynum.Log2(i+2)
 		}
 	}
-	var idcg pysum
+	var idcg pynum.Sum
 	for i := 1; i <= min(positives, k); i++ {
-		idcg.add(1 / pyLog2(i+1))
+		idcg.Add(1 / pynum.Log2(i+1))
 	}
-	if s := idcg.sum(); s != 0 {
+	if s := idcg.Value(); s != 0 {
 		return dcg / s
 	}
 	return 0
-}
-
-// log2Small holds C's log2(n) for n < 12, correctly rounded as glibc gives
-// them (math.Log2 is one unit in the last place off for 3 and 9). The
-// card's nDCG@10 needs no more.
-var log2Small = [...]float64{2: 1, 3: 1.584962500721156, 4: 2, 5: 2.321928094887362, 6: 2.584962500721156,
-	7: 2.807354922057604, 8: 3, 9: 3.169925001442312, 10: 3.321928094887362, 11: 3.4594316186372973}
-
-func pyLog2(n int) float64 {
-	if n < len(log2Small) {
-		return log2Small[n]
-	}
-	return math.Log2(float64(n))
-}
-
-// pysum is CPython 3.12's sum() of floats: Neumaier's compensated sum.
-type pysum struct{ s, c float64 }
-
-func (a *pysum) add(x float64) {
-	t := a.s + x
-	if math.Abs(a.s) >= math.Abs(x) {
-		a.c += (a.s - t) + x
-	} else {
-		a.c += (x - t) + a.s
-	}
-	a.s = t
-}
-
-func (a *pysum) sum() float64 {
-	if a.c != 0 && !math.IsInf(a.c, 0) && !math.IsNaN(a.c) {
-		return a.s + a.c
-	}
-	return a.s
 }
 
 // Rounded rounds the metrics as the card prints them: quality and
@@ -222,18 +189,8 @@ func (a *pysum) sum() float64 {
 func (m CandidateMetrics) Rounded() CandidateMetrics {
 	r := m
 	for _, f := range []*float64{&r.NDCGAt10, &r.HitAt10, &r.RecallAt100, &r.QueryCoverage, &r.RelevantCoverageAt100} {
-		*f = pyRound(*f, 10)
+		*f = pynum.Round(*f, 10)
 	}
-	r.CandidateCountMean = pyRound(r.CandidateCountMean, 6)
-	return r
-}
-
-// pyRound is Python's round(x, digits) for finite x: the decimal nearest
-// the exact binary value, ties to even, which is how strconv formats.
-func pyRound(x float64, digits int) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', digits, 64), 64)
+	r.CandidateCountMean = pynum.Round(r.CandidateCountMean, 6)
 	return r
 }

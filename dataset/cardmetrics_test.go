@@ -2,11 +2,11 @@ package dataset
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"reflect"
 	"testing"
 
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -84,13 +84,13 @@ func TestScoreCandidatesByHand(t *testing.T) {
 	// c: p4 at rank 2, 1/log2(3) over 1.
 	ndcgB := 0.5 / (1 + 1/1.584962500721156)
 	ndcgC := 1 / 1.584962500721156
-	var s pysum
+	var s pynum.Sum
 	for _, v := range []float64{1.5, ndcgB, ndcgC} {
-		s.add(v)
+		s.Add(v)
 	}
 	want := CandidateMetrics{
 		Config: "hyb", Label: "Hybrid", Source: CandidateSource, TopK: 2,
-		NDCGAt10: s.sum() / 3, HitAt10: 1,
+		NDCGAt10: s.Value() / 3, HitAt10: 1,
 		// Recall over the first TopK of TopK+1 rows: a covers p1 (once),
 		// b's p3 is its safeguard, c covers p4: 2 of 4 positives.
 		RecallAt100: 0.5, RelevantCoverageAt100: 0.5,
@@ -154,29 +154,6 @@ func TestRounded(t *testing.T) {
 	}
 	if m.NDCGAt10 != 0.3454997187149365 {
 		t.Error("Rounded changed its receiver")
-	}
-	// Python's round works on the exact binary value: 2.675 is stored
-	// below 2.675, so it rounds down; 0.125 is exact and ties to even.
-	for _, c := range []struct {
-		x    float64
-		n    int
-		want float64
-	}{{2.675, 2, 2.67}, {0.125, 2, 0.12}, {0.375, 2, 0.38}, {-1.5, 0, -2}, {math.Inf(1), 3, math.Inf(1)}} {
-		if got := pyRound(c.x, c.n); got != c.want {
-			t.Errorf("round(%v, %d) = %v, want %v", c.x, c.n, got, c.want)
-		}
-	}
-}
-
-func TestPyLog2(t *testing.T) {
-	for n := 2; n < 40; n++ {
-		got, approx := pyLog2(n), math.Log2(float64(n))
-		if math.Abs(got-approx) > 2*math.Abs(math.Nextafter(approx, 0)-approx) {
-			t.Errorf("log2(%d) = %v, far from %v", n, got, approx)
-		}
-		if n&(n-1) == 0 && got != float64(math.Ilogb(float64(n))) {
-			t.Errorf("log2(%d) = %v is not exact", n, got)
-		}
 	}
 }
 

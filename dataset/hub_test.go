@@ -11,7 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/parquet-go/parquet-go"
-
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -263,10 +263,10 @@ func TestLoadHubNano(t *testing.T) {
 	h := p.CandidateSubsets["reranking_hybrid"]
 	// q2's d3 at rank 3 is its safeguard: it counts in nDCG@10 and hit@10,
 	// not in recall.
-	var s pysum
-	s.add(1)
-	s.add(0.5 / (1 + 1/1.584962500721156))
-	if h.NDCGAt10 != s.sum()/2 || h.HitAt10 != 1 || h.RecallAt100 != 1.0/3 || h.CandidateCountMin != 2 || h.CandidateCountMax != 3 ||
+	var s pynum.Sum
+	s.Add(1)
+	s.Add(0.5 / (1 + 1/1.584962500721156))
+	if h.NDCGAt10 != s.Value()/2 || h.HitAt10 != 1 || h.RecallAt100 != 1.0/3 || h.CandidateCountMin != 2 || h.CandidateCountMax != 3 ||
 		*h.SafeguardPositiveRows != 1 || *h.RowsWith101 != 1 {
 		t.Errorf("hybrid metrics %+v", h)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/internal/pynum"
 )
 
 // Profile summarizes a task the way HAKARI-Bench's NanoR2MED task cards do
@@ -203,7 +205,7 @@ func (p Profile) CardRounded() Profile {
 	r := p
 	pp := &r.PositivesPerQuery
 	for _, f := range []*float64{&pp.Average, &pp.Median, &pp.MultiPositiveQueryPercent, &r.TextStatsChars.QueryMean, &r.TextStatsChars.DocumentMean} {
-		*f = pyRound(*f, 6)
+		*f = pynum.Round(*f, 6)
 	}
 	if p.CandidateSubsets != nil {
 		r.CandidateSubsets = make(map[string]CandidateMetrics, len(p.CandidateSubsets))

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -48,7 +49,7 @@ func synthetic(nq, depth int, seed uint64) (trec.Qrels, trec.Run) {
 func BenchmarkEvaluate1000x1000(b *testing.B) {
 	qrels, run := synthetic(1000, 1000, 1)
 	ms := MustParse(refMeasureList)
-	log2Table(1002) // a process builds the discount table once
+	pynum.Log2Table(1002) // a process builds the discount table once
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Evaluate(qrels, run, ms, Options{}); err != nil {

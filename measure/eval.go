@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -181,7 +182,7 @@ func newPlan(ms []Measure, level int, hakari bool, qrels trec.Qrels, run trec.Ru
 	}
 	// The ideal ranking of a trec_eval query is as long as its relevant
 	// documents, which may outnumber the retrieved ones; extend lazily then.
-	p.log2 = log2Table(depth + 2)
+	p.log2 = pynum.Log2Table(depth + 2)
 	if hakari {
 		p.hakariIdeal = hakariIdealTable(p.log2, depth)
 	}
@@ -314,7 +315,7 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []trec.Hit, out
 	if p.ideal {
 		slices.SortFunc(gains, func(a, b int) int { return cmp.Compare(b, a) })
 		if len(gains)+2 > len(tab) {
-			tab = log2Table(len(gains) + 2)
+			tab = pynum.Log2Table(len(gains) + 2)
 		}
 		ci = 0
 		for i, g := range gains {
@@ -503,11 +504,11 @@ func (p *plan) summarize(res *Result, qrels trec.Qrels, complete bool) {
 	for j, m := range res.Measures {
 		var sum float64
 		if p.hakari {
-			var acc neumaier
+			var acc pynum.Sum
 			for _, q := range res.Queries {
-				acc.add(q.Values[j])
+				acc.Add(q.Values[j])
 			}
-			sum = acc.sum()
+			sum = acc.Value()
 		} else {
 			for _, q := range res.Queries {
 				sum += q.Values[j]
@@ -535,24 +536,4 @@ func (p *plan) summarize(res *Result, qrels trec.Qrels, complete bool) {
 
 func findQuery(qs []QueryResult, qid string) (int, bool) {
 	return slices.BinarySearchFunc(qs, qid, func(q QueryResult, id string) int { return strings.Compare(q.ID, id) })
-}
-
-// neumaier is CPython's float sum: Neumaier's compensated summation.
-type neumaier struct{ s, c float64 }
-
-func (a *neumaier) add(x float64) {
-	t := a.s + x
-	if math.Abs(a.s) >= math.Abs(x) {
-		a.c += (a.s - t) + x
-	} else {
-		a.c += (x - t) + a.s
-	}
-	a.s = t
-}
-
-func (a *neumaier) sum() float64 {
-	if a.c != 0 && !math.IsInf(a.c, 0) && !math.IsNaN(a.c) {
-		return a.s + a.c
-	}
-	return a.s
 }

@@ -1,6 +1,9 @@
 package measure
 
-import "github.com/r2med/r2med/trec"
+import (
+	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/trec"
+)
 
 // hakariQuery scores one ranking as hakari_bench/metrics.py does: the list
 // order is the ranking (scores are not looked at), a positive is a document
@@ -23,7 +26,7 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []trec.Hit, o
 	var (
 		distinct, hitCount, first, ci int
 		ap                            float64
-		dcg                           neumaier
+		dcg                           pynum.Sum
 	)
 	depth := min(len(hits), p.maxK)
 	if numPos == 0 {
@@ -36,7 +39,7 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []trec.Hit, o
 		if g, ok := judged[h.DocID]; ok && g >= p.level {
 			hitCount++
 			ap += float64(hitCount) / float64(rank)
-			dcg.add(1 / p.log2[rank+1])
+			dcg.Add(1 / p.log2[rank+1])
 			if first == 0 {
 				first = rank
 			}
@@ -46,12 +49,12 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []trec.Hit, o
 			}
 		}
 		for ci < len(cuts) && cuts[ci] == rank {
-			snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.sum(), first: first}
+			snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.Value(), first: first}
 			ci++
 		}
 	}
 	for ; ci < len(cuts); ci++ {
-		snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.sum(), first: first}
+		snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.Value(), first: first}
 	}
 
 	for j, m := range p.ms {
@@ -90,10 +93,10 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []trec.Hit, o
 // summed as Python's sum does, for m up to depth.
 func hakariIdealTable(log2 []float64, depth int) []float64 {
 	t := make([]float64, depth+1)
-	var acc neumaier
+	var acc pynum.Sum
 	for m := 1; m <= depth; m++ {
-		acc.add(1 / log2[m+1])
-		t[m] = acc.sum()
+		acc.Add(1 / log2[m+1])
+		t[m] = acc.Value()
 	}
 	return t
 }

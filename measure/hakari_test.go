@@ -116,21 +116,3 @@ func TestHakariEmptyRun(t *testing.T) {
 		t.Errorf("empty run: %+v", res)
 	}
 }
-
-func TestNeumaier(t *testing.T) {
-	// Python 3.12+: sum([1e16, 1.0, -1e16]) == 1.0; naive addition gives 0.
-	var a neumaier
-	for _, x := range []float64{1e16, 1, -1e16} {
-		a.add(x)
-	}
-	if a.sum() != 1 {
-		t.Errorf("compensated sum = %v, want 1", a.sum())
-	}
-	var b neumaier
-	for range 10 {
-		b.add(0.1)
-	}
-	if b.sum() != 1 { // Python 3.12: sum([0.1]*10) == 1.0
-		t.Errorf("sum of ten 0.1 = %v, want 1", b.sum())
-	}
-}

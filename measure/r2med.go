@@ -1,9 +1,9 @@
 package measure
 
 import (
-	"math"
 	"strconv"
 
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -65,13 +65,8 @@ func R2MEDKey(m Measure) string {
 	return families[m.Family].r2medKey + "_at_" + strconv.Itoa(m.Cutoff)
 }
 
-// Round5 is Python's round(x, 5): the exact binary value of x rounded to
-// five decimals, ties to even, then read back as the nearest float64. It is
-// not math.Round(x*1e5)/1e5, which rounds the already-rounded product.
-func Round5(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 5, 64), 64)
-	return r
-}
+// Round5 is Python's round(x, 5), as R2MED rounds every score it writes:
+// the exact binary value of x rounded to five decimals, ties to even, then
+// read back as the nearest float64 (pynum.Round). It is not
+// math.Round(x*1e5)/1e5, which rounds the already-rounded product.
+func Round5(x float64) float64 { return pynum.Round(x, 5) }

@@ -14,6 +14,11 @@ import (
 // refDir holds trec_eval 9.0.8's own output for the NFCorpus runs.
 const refDir = "../../shared/data/eval-reference"
 
+func readRef(t testing.TB, name string) (string, error) {
+	b, err := os.ReadFile(refPath(t, name))
+	return string(b), err
+}
+
 func refPath(t testing.TB, name string) string {
 	t.Helper()
 	if _, err := os.Stat(refDir); err != nil {

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -18,7 +18,7 @@ import (
 type pyFloat float64
 
 func (f pyFloat) MarshalJSON() ([]byte, error) {
-	return []byte(results.PyFloat(float64(f))), nil
+	return []byte(pynum.Format(float64(f))), nil
 }
 
 func (f *pyFloat) UnmarshalJSON(b []byte) error {
@@ -38,13 +38,6 @@ func (f pyNumber) MarshalJSON() ([]byte, error) {
 
 func (f *pyNumber) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*float64)(f))
-}
-
-// round is Python's round(x, n) for finite x: correctly rounded, ties to
-// even on the exact binary value, as strconv formats.
-func round(x float64, n int) float64 {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', n, 64), 64)
-	return r
 }
 
 // Metadata is metadata/{split}.json: counts, positives per query and
@@ -197,8 +190,8 @@ func (s *Set) Metadata() (*Metadata, error) {
 		dchars += utf8.RuneCountInString(d.Text)
 	}
 	m.TextStatsChars = TextStats{
-		QueryMean:    pyFloat(round(float64(qchars)/float64(max(1, len(s.Queries))), 6)),
-		DocumentMean: pyFloat(round(float64(dchars)/float64(max(1, len(s.Corpus))), 6)),
+		QueryMean:    pyFloat(pynum.Round(float64(qchars)/float64(max(1, len(s.Queries))), 6)),
+		DocumentMean: pyFloat(pynum.Round(float64(dchars)/float64(max(1, len(s.Corpus))), 6)),
 	}
 	for i := range s.Subsets {
 		sub := &s.Subsets[i]
@@ -276,11 +269,11 @@ func positivesStats(s *Set) PositivesStats {
 	if n%2 == 0 {
 		median = float64(counts[n/2-1]+counts[n/2]) / 2
 	}
-	st.Average = pyFloat(round(float64(total)/float64(n), 6))
+	st.Average = pyFloat(pynum.Round(float64(total)/float64(n), 6))
 	st.Min, st.Max = counts[0], counts[n-1]
 	st.Median = pyFloat(median)
 	st.MultiPositiveQueries = multi
-	st.MultiPositivePercent = pyFloat(round(float64(multi)/float64(n)*100, 6))
+	st.MultiPositivePercent = pyFloat(pynum.Round(float64(multi)/float64(n)*100, 6))
 	return st
 }
 
