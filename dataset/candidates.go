@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -85,14 +86,14 @@ func (s source) loadHubCandidates(config, split string) (*Candidates, error) {
 				return at.errorf("missing %q field; every candidate row needs its list of document ids", lk.id)
 			}
 			var list []string
-			switch jsonKind(raw) {
+			switch errtext.JSONKind(raw) {
 			case "null":
 			case "an array":
 				if list, err = idsField(m, lk, "candidate"); err != nil {
 					return at.errorf("%v", err)
 				}
 			default:
-				return at.errorf("%q is %s, want a list of document ids", lk.id, jsonKind(raw))
+				return at.errorf("%q is %s, want a list of document ids", lk.id, errtext.JSONKind(raw))
 			}
 			if prev, dup := seen[qid]; dup {
 				return at.errorf("query %q already has its candidates at %s; keep one row per query", qid, prev)
@@ -113,7 +114,7 @@ func (s source) loadHubCandidates(config, split string) (*Candidates, error) {
 // (so that the missing-field message names the usual spelling).
 func firstKey(m map[string]json.RawMessage, names []string) string {
 	for _, n := range names {
-		if raw, ok := m[n]; ok && jsonKind(raw) != "null" {
+		if raw, ok := m[n]; ok && errtext.JSONKind(raw) != "null" {
 			return n
 		}
 	}

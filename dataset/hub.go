@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -236,13 +237,7 @@ func (s source) loadHub(dir, defaultName string, spec HubSpec) (*Task, error) {
 			return nil, err
 		}
 	}
-	for _, q := range queries {
-		if _, judged := t.Qrels[q.ID]; judged {
-			t.Queries = append(t.Queries, q)
-		} else {
-			t.UnjudgedQueries++
-		}
-	}
+	t.keepJudged(queries)
 	if len(t.Queries) == 0 {
 		return nil, fmt.Errorf("%s: every judged query has an empty text, so no query is left to evaluate", s.showFiles(queryFiles))
 	}
@@ -493,7 +488,7 @@ func (s source) readHubQrels(t *Task, files []string, nano bool) (trec.Qrels, er
 				return at.errorf("%v", err)
 			}
 			grade := 1
-			if raw, ok := m["score"]; ok && jsonKind(raw) != "null" {
+			if raw, ok := m["score"]; ok && errtext.JSONKind(raw) != "null" {
 				if grade, err = jsonGrade(raw); err != nil {
 					return at.errorf("%v", err)
 				}
@@ -516,7 +511,7 @@ func (s source) readHubQrels(t *Task, files []string, nano bool) (trec.Qrels, er
 // idsField reads a field holding one id or a list of ids.
 func idsField(m map[string]json.RawMessage, k keys, what string) ([]string, error) {
 	raw, ok := m[k.id]
-	if !ok || jsonKind(raw) != "an array" {
+	if !ok || errtext.JSONKind(raw) != "an array" {
 		id, err := idField(m, k, what)
 		if err != nil {
 			return nil, err
@@ -525,7 +520,7 @@ func idsField(m map[string]json.RawMessage, k keys, what string) ([]string, erro
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, fmt.Errorf("%q: %s", k.id, jsonMsg(err))
+		return nil, fmt.Errorf("%q: %s", k.id, errtext.JSONMsg(err))
 	}
 	ids := make([]string, len(elems))
 	for i, e := range elems {

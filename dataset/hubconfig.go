@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -561,30 +559,9 @@ func inferConfigs(files []string) []HubConfig {
 }
 
 func hubDirSource(dir string) (source, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return source{}, fmt.Errorf("dataset repository %s: %w", dir, unwrapPath(err))
-	}
-	if !st.IsDir() {
-		return source{}, fmt.Errorf("dataset repository %s is not a directory", dir)
-	}
-	return source{
-		fsys: os.DirFS(dir),
-		root: ".",
-		show: func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) },
-	}, nil
+	return osDirSource(dir, "dataset repository", "")
 }
 
 func hubFSSource(fsys fs.FS, root string) (source, error) {
-	if !fs.ValidPath(root) {
-		return source{}, fmt.Errorf("dataset repository %q is not a valid fs.FS path (slash-separated, unrooted, no . or .. elements)", root)
-	}
-	st, err := fs.Stat(fsys, root)
-	if err != nil {
-		return source{}, fmt.Errorf("dataset repository %s: %w", root, unwrapPath(err))
-	}
-	if !st.IsDir() {
-		return source{}, fmt.Errorf("dataset repository %s is not a directory", root)
-	}
-	return source{fsys: fsys, root: root, show: func(rel string) string { return path.Join(root, rel) }}, nil
+	return subFSSource(fsys, root, "dataset repository", "")
 }

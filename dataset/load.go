@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/trec"
 )
@@ -109,12 +110,23 @@ func unwrapPath(err error) error {
 }
 
 func dirSource(dir string) (source, error) {
+	return osDirSource(dir, "task directory", "; "+needFiles)
+}
+
+func fsSource(fsys fs.FS, root string) (source, error) {
+	return subFSSource(fsys, root, "task directory", "; "+needFiles)
+}
+
+// osDirSource and subFSSource open a task directory or a dataset
+// repository alike; what names it in errors and notDir is appended to the
+// one for a path that is not a directory.
+func osDirSource(dir, what, notDir string) (source, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return source{}, fmt.Errorf("task directory %s: %w", dir, unwrapPath(err))
+		return source{}, fmt.Errorf("%s %s: %w", what, dir, unwrapPath(err))
 	}
 	if !st.IsDir() {
-		return source{}, fmt.Errorf("task directory %s is not a directory; %s", dir, needFiles)
+		return source{}, fmt.Errorf("%s %s is not a directory%s", what, dir, notDir)
 	}
 	return source{
 		fsys: os.DirFS(dir),
@@ -123,16 +135,16 @@ func dirSource(dir string) (source, error) {
 	}, nil
 }
 
-func fsSource(fsys fs.FS, root string) (source, error) {
+func subFSSource(fsys fs.FS, root, what, notDir string) (source, error) {
 	if !fs.ValidPath(root) {
-		return source{}, fmt.Errorf("task directory %q is not a valid fs.FS path (slash-separated, unrooted, no . or .. elements)", root)
+		return source{}, fmt.Errorf("%s %q is not a valid fs.FS path (slash-separated, unrooted, no . or .. elements)", what, root)
 	}
 	st, err := fs.Stat(fsys, root)
 	if err != nil {
-		return source{}, fmt.Errorf("task directory %s: %w", root, unwrapPath(err))
+		return source{}, fmt.Errorf("%s %s: %w", what, root, unwrapPath(err))
 	}
 	if !st.IsDir() {
-		return source{}, fmt.Errorf("task directory %s is not a directory; %s", root, needFiles)
+		return source{}, fmt.Errorf("%s %s is not a directory%s", what, root, notDir)
 	}
 	return source{fsys: fsys, root: root, show: func(rel string) string { return path.Join(root, rel) }}, nil
 }
@@ -352,13 +364,7 @@ func (s source) load(dir string, opts Options) (*Task, error) {
 			return nil, err
 		}
 	}
-	for _, q := range queries {
-		if _, judged := t.Qrels[q.ID]; judged {
-			t.Queries = append(t.Queries, q)
-		} else {
-			t.UnjudgedQueries++
-		}
-	}
+	t.keepJudged(queries)
 	return t, nil
 }
 
@@ -407,33 +413,23 @@ func checkKnown(q trec.Qrels, queries map[string]bool, docs map[string]int, qrel
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	list := quoteList(ids)
+	list := errtext.QuoteList(ids, maxListed)
 	if queries != nil {
 		return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; the qrels must come from the same task as the queries",
-			len(ids), plural(len(ids), "query is", "queries are"), otherName, rows, plural(rows, "judgment", "judgments"), list)
+			len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
 	}
 	return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
-		len(ids), plural(len(ids), "document is", "documents are"), otherName, rows, plural(rows, "judgment", "judgments"), list)
+		len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
 }
 
-func quoteList(ids []string) string {
-	var b strings.Builder
-	for i, id := range ids {
-		if i == maxListed {
-			fmt.Fprintf(&b, " and %d more", len(ids)-maxListed)
-			break
+// keepJudged appends the queries with judgments to t.Queries, in file
+// order, and counts the others: both layouts evaluate only judged queries.
+func (t *Task) keepJudged(queries []Query) {
+	for _, q := range queries {
+		if _, judged := t.Qrels[q.ID]; judged {
+			t.Queries = append(t.Queries, q)
+		} else {
+			t.UnjudgedQueries++
 		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", id)
 	}
-	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/trec"
 )
@@ -165,7 +166,7 @@ func readCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) (ma
 // reference the fast path must agree with, and the only path that explains
 // what is wrong with a bad line.
 func slowDoc(line []byte, k keys) (Doc, error) {
-	m, err := decodeObject(line)
+	m, err := errtext.DecodeObject(line)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -195,55 +196,6 @@ func joinTitle(title, text string) string {
 	return title + " " + text
 }
 
-// decodeObject decodes one line that must hold exactly one JSON object.
-func decodeObject(line []byte) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(line, &m); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("malformed JSON at column %d: %s; each line must be one complete JSON object", se.Offset, jsonMsg(se))
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("line holds a JSON %s, want one JSON object per line", te.Value)
-		}
-		return nil, fmt.Errorf("malformed JSON: %v", err)
-	}
-	if m == nil {
-		return nil, errors.New("line holds a JSON null, want one JSON object per line")
-	}
-	return m, nil
-}
-
-// jsonMsg strips the package prefix Go's JSON errors carry.
-func jsonMsg(err error) string {
-	s := err.Error()
-	if len(s) > 6 && s[:6] == "json: " {
-		return s[6:]
-	}
-	return s
-}
-
-// jsonKind names a JSON value's type for messages.
-func jsonKind(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
 // idField reads an id. Ids are strings in both layouts, but exporters
 // (pandas, some HF scripts) write numeric-looking ids as JSON numbers; those
 // are taken by their literal text, so 12 is "12", the same string a TREC run
@@ -262,12 +214,12 @@ func idField(m map[string]json.RawMessage, k keys, what string) (string, error) 
 	switch {
 	case len(raw) > 0 && raw[0] == '"':
 		if err := json.Unmarshal(raw, &id); err != nil {
-			return "", fmt.Errorf("%q: %s", k.id, jsonMsg(err))
+			return "", fmt.Errorf("%q: %s", k.id, errtext.JSONMsg(err))
 		}
 	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
 		id = string(raw)
 	default:
-		return "", fmt.Errorf("%q is %s, want a string (or a number)", k.id, jsonKind(raw))
+		return "", fmt.Errorf("%q is %s, want a string (or a number)", k.id, errtext.JSONKind(raw))
 	}
 	if err := checkID(id); err != nil {
 		return "", fmt.Errorf("%s %s", k.id, err)
@@ -294,7 +246,7 @@ func checkID(id string) error {
 // a broken export.
 func stringField(m map[string]json.RawMessage, key string, required bool) (string, error) {
 	raw, ok := m[key]
-	if !ok || jsonKind(raw) == "null" {
+	if !ok || errtext.JSONKind(raw) == "null" {
 		if !required {
 			return "", nil
 		}
@@ -304,11 +256,11 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 		return "", fmt.Errorf("%q is null, want a string (use \"\" for an empty text)", key)
 	}
 	if raw[0] != '"' {
-		return "", fmt.Errorf("%q is %s, want a string", key, jsonKind(raw))
+		return "", fmt.Errorf("%q is %s, want a string", key, errtext.JSONKind(raw))
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%q: %s", key, jsonMsg(err))
+		return "", fmt.Errorf("%q: %s", key, errtext.JSONMsg(err))
 	}
 	return s, nil
 }
@@ -329,7 +281,7 @@ func ReadQueries(r io.Reader, name string, layout Layout) ([]Query, error) {
 		if !ok {
 			break
 		}
-		m, err := decodeObject(line)
+		m, err := errtext.DecodeObject(line)
 		if err != nil {
 			return nil, lr.errorf("%v", err)
 		}
@@ -370,7 +322,7 @@ func ReadQrelsJSONL(r io.Reader, name string) (trec.Qrels, error) {
 		if !ok {
 			break
 		}
-		m, err := decodeObject(line)
+		m, err := errtext.DecodeObject(line)
 		if err != nil {
 			return nil, lr.errorf("%v", err)
 		}
@@ -394,12 +346,12 @@ func ReadQrelsJSONL(r io.Reader, name string) (trec.Qrels, error) {
 }
 
 func jsonGrade(raw json.RawMessage) (int, error) {
-	switch jsonKind(raw) {
+	switch errtext.JSONKind(raw) {
 	case "nothing":
 		return 0, errors.New(`missing "score" field; every judgment needs an integer grade`)
 	case "a number":
 	default:
-		return 0, fmt.Errorf(`"score" is %s, want an integer grade`, jsonKind(raw))
+		return 0, fmt.Errorf(`"score" is %s, want an integer grade`, errtext.JSONKind(raw))
 	}
 	s := string(raw)
 	g, err := strconv.ParseInt(s, 10, 0)

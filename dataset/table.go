@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 )
 
@@ -74,7 +74,7 @@ func (s source) eachRow(rel string, cols []string, fn func(map[string]json.RawMe
 		if !ok {
 			break
 		}
-		m, err := decodeObject(line)
+		m, err := errtext.DecodeObject(line)
 		if err != nil {
 			return lr.errorf("%v", err)
 		}
@@ -139,12 +139,12 @@ func jsonArrayRows(r io.Reader, name string, fn func(map[string]json.RawMessage,
 		if err := dec.Decode(&raw); err != nil {
 			var se *json.SyntaxError
 			if errors.As(err, &se) {
-				return fileio.Errorf(name, lineOf(min(se.Offset, int64(len(data)))), "malformed JSON: %s; the file must be one JSON array of objects", jsonMsg(se))
+				return fileio.Errorf(name, lineOf(min(se.Offset, int64(len(data)))), "malformed JSON: %s; the file must be one JSON array of objects", errtext.JSONMsg(se))
 			}
 			return fileio.Errorf(name, lineOf(off), "malformed JSON: %v; the file must be one JSON array of objects", err)
 		}
 		at := rowAt{file: name, line: lineOf(off)}
-		m, err := decodeObject(raw)
+		m, err := errtext.DecodeObject(raw)
 		if err != nil {
 			return at.errorf("%s", arrayWording.Replace(err.Error()))
 		}
@@ -161,7 +161,7 @@ func jsonArrayRows(r io.Reader, name string, fn func(map[string]json.RawMessage,
 	return nil
 }
 
-// arrayWording rewords decodeObject's messages, written for JSON lines,
+// arrayWording rewords errtext.DecodeObject's messages, written for JSON lines,
 // for an array element.
 var arrayWording = strings.NewReplacer("line holds", "element holds", "per line", "per array element")
 

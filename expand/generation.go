@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 )
 
@@ -202,20 +203,9 @@ func size(n int) string {
 }
 
 func parseLine(b []byte) (Generation, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return Generation{}, fmt.Errorf("malformed JSON at column %d: %s; each line must be one complete JSON object", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return Generation{}, fmt.Errorf("line holds a JSON %s, want one JSON object per line", te.Value)
-		}
-		return Generation{}, fmt.Errorf("malformed JSON: %v", err)
-	}
-	if m == nil {
-		return Generation{}, errors.New("line holds a JSON null, want one JSON object per line")
+	m, err := errtext.DecodeObject(b)
+	if err != nil {
+		return Generation{}, err
 	}
 	id, err := idField(m["id"])
 	if err != nil {
@@ -239,7 +229,7 @@ func idField(raw json.RawMessage) (string, error) {
 		return "", errors.New(`missing "id" field; every generation needs the id of its query`)
 	}
 	var id string
-	switch k := kind(raw); k {
+	switch k := errtext.JSONKind(raw); k {
 	case "a string":
 		if err := json.Unmarshal(raw, &id); err != nil {
 			return "", fmt.Errorf(`"id": %v`, err)
@@ -263,7 +253,7 @@ func stringField(m map[string]json.RawMessage, key, what string) (string, error)
 	if !ok {
 		return "", fmt.Errorf("missing %q field; every generation needs %s (it may be the empty string)", key, what)
 	}
-	if k := kind(raw); k != "a string" {
+	if k := errtext.JSONKind(raw); k != "a string" {
 		return "", fmt.Errorf("%q is %s, want a string", key, k)
 	}
 	var s string
@@ -271,20 +261,4 @@ func stringField(m map[string]json.RawMessage, key, what string) (string, error)
 		return "", fmt.Errorf("%q: %v", key, err)
 	}
 	return s, nil
-}
-
-func kind(raw json.RawMessage) string {
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/internal/errtext"
 )
 
 // Answer is the part of the output R2MED retrieves with: the extracted
@@ -90,7 +91,7 @@ func Align(queries []dataset.Query, gens []Generation) ([]Generation, error) {
 	}
 	if len(stray) > 0 {
 		return nil, fmt.Errorf("%s: %d %s for queries the task does not have: %s; the generations must come from the same task",
-			src, len(stray), plural(len(stray), "generation is", "generations are"), quoteList(stray))
+			src, len(stray), errtext.Plural(len(stray), "generation is", "generations are"), errtext.QuoteList(stray, maxListed))
 	}
 	out := make([]Generation, len(queries))
 	var missing []string
@@ -104,7 +105,7 @@ func Align(queries []dataset.Query, gens []Generation) ([]Generation, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: no generation for %d of %d queries: %s; generate them or evaluate without GAR",
-			src, len(missing), len(queries), quoteList(missing))
+			src, len(missing), len(queries), errtext.QuoteList(missing, maxListed))
 	}
 	return out, nil
 }
@@ -136,26 +137,4 @@ func label(gens []Generation) string {
 		}
 	}
 	return s.String() + " generations"
-}
-
-func quoteList(ids []string) string {
-	var b strings.Builder
-	for i, id := range ids {
-		if i == maxListed {
-			fmt.Fprintf(&b, " and %d more", len(ids)-maxListed)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", id)
-	}
-	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
