@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/jsonw"
 )
 
 // AnalyzeJSONL reads JSON lines {"id": ..., "text": "..."} from r and writes
@@ -45,7 +46,7 @@ func AnalyzeJSONL(r io.Reader, w io.Writer, a Analyzer, name string) error {
 				if i > 0 {
 					out = append(out, ',')
 				}
-				out = appendJSONString(out, t)
+				out = jsonw.AppendString(out, t)
 			}
 			out = append(out, "]}\n"...)
 			if _, err := bw.Write(out); err != nil {
@@ -84,61 +85,7 @@ func parseRecord(line []byte, rec *jsonlRecord) error {
 		// Re-encode so the output stays valid JSON, as encoding/json would.
 		var s string
 		_ = json.Unmarshal(rec.ID, &s)
-		rec.ID = appendJSONString(nil, s)
+		rec.ID = jsonw.AppendString(nil, s)
 	}
 	return nil
-}
-
-// appendJSONString appends s as a JSON string. Unlike encoding/json it
-// leaves <, > and & alone (nothing here is HTML); like it, it writes invalid
-// UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		// U+2028 and U+2029 are valid JSON but break JavaScript readers;
-		// encoding/json escapes them too.
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -450,25 +450,3 @@ func TestWriteR2MED(t *testing.T) {
 		t.Error("invalid Extra JSON was written")
 	}
 }
-
-// TestAppendJSONString compares the hand-written encoder with encoding/json
-// on decoded values, byte by byte for every single-byte string.
-func TestAppendJSONString(t *testing.T) {
-	cases := []string{"", "plain", "\"\\/", "\x00\x01\x1f\x7f", "\u2028\u2029", "日本語", "\xc3\x28", "a\xffb", "emoji 🩺"}
-	for c := 0; c < 256; c++ {
-		cases = append(cases, string([]byte{byte(c)}))
-	}
-	for _, s := range cases {
-		enc := appendJSONString(nil, s)
-		var got string
-		if err := json.Unmarshal(enc, &got); err != nil {
-			t.Fatalf("%q encoded as %s: %v", s, enc, err)
-		}
-		ref, _ := json.Marshal(s)
-		var want string
-		json.Unmarshal(ref, &want)
-		if got != want {
-			t.Errorf("%q round-trips to %q, encoding/json gives %q", s, got, want)
-		}
-	}
-}
