@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/fileio"
 )
 
@@ -425,7 +426,7 @@ func (h *HubConfigs) Files(config, split string) ([]string, error) {
 	for _, p := range pats {
 		n := 0
 		for _, f := range h.files {
-			if matchGlob(p, f) {
+			if hub.Match(p, f) {
 				n++
 				if !slices.Contains(out, f) {
 					out = append(out, f)
@@ -467,34 +468,6 @@ func (h *HubConfigs) listConfigs() string {
 		how = "inferred from file names"
 	}
 	return fmt.Sprintf("its configs (%s): %s", how, strings.Join(names, ", "))
-}
-
-// matchGlob matches a slash path against a data_files pattern: "*", "?"
-// and classes within one element (path.Match), "**" for any number of
-// whole elements.
-func matchGlob(pattern, name string) bool {
-	return matchElems(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchElems(p, n []string) bool {
-	for len(p) > 0 {
-		if p[0] == "**" {
-			for i := 0; i <= len(n); i++ {
-				if matchElems(p[1:], n[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(n) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(p[0], n[0]); !ok {
-			return false
-		}
-		p, n = p[1:], n[1:]
-	}
-	return len(n) == 0
 }
 
 // shardRE matches the Hub's shard suffix, as in train-00000-of-00003.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/r2med/r2med/hub"
 )
 
 func TestParseHubConfigsForms(t *testing.T) {
@@ -125,8 +127,8 @@ func TestMatchGlob(t *testing.T) {
 		{"c/[ab].json", "c/b.json", true},
 		{"c/[ab].json", "c/c.json", false},
 	} {
-		if got := matchGlob(c.pattern, c.name); got != c.want {
-			t.Errorf("matchGlob(%q, %q) = %v, want %v", c.pattern, c.name, got, c.want)
+		if got := hub.Match(c.pattern, c.name); got != c.want {
+			t.Errorf("hub.Match(%q, %q) = %v, want %v", c.pattern, c.name, got, c.want)
 		}
 	}
 }

@@ -726,8 +726,8 @@ func TestMatch(t *testing.T) {
 		{"README.md", "README.md", true},
 		{"README.md", "docs/README.md", false},
 	} {
-		if got := match(tc.pattern, tc.name); got != tc.want {
-			t.Errorf("match(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		if got := Match(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
 		}
 	}
 	ps, err := compilePatterns([]string{"qrels/"})

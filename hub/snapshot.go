@@ -249,7 +249,7 @@ func (ps patterns) match(name string) bool {
 		return true
 	}
 	for _, p := range ps {
-		if match(p, name) {
+		if Match(p, name) {
 			return true
 		}
 	}
@@ -312,9 +312,12 @@ func (ps patterns) selectFiles(files []File, repo Repo, revision string) ([]File
 	return sel, nil
 }
 
-// match is path.Match applied element by element, where an element "**"
-// matches any number (zero included) of path elements.
-func match(pattern, name string) bool {
+// Match reports whether a slash-separated path matches a Hub file pattern:
+// path.Match applied element by element ("*", "?" and classes stay within
+// one element), where an element "**" matches any number (zero included)
+// of whole elements. Snapshot's patterns and a dataset card's data_files
+// globs both use it.
+func Match(pattern, name string) bool {
 	return matchElems(strings.Split(pattern, "/"), strings.Split(name, "/"))
 }
 
