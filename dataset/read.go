@@ -88,16 +88,11 @@ func (lr *lineReader) errorf(format string, args ...any) error {
 
 func isBlank(b []byte) bool {
 	for _, c := range b {
-		if !isSpace(c) {
+		if !fileio.IsSpace(c) {
 			return false
 		}
 	}
 	return true
-}
-
-// isSpace is the whitespace fileio.Fields splits TREC lines on.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
 }
 
 // keys names the JSON fields a layout uses.
@@ -233,7 +228,7 @@ func checkID(id string) error {
 		return errors.New(`is empty; give every record a non-empty id`)
 	}
 	for i := 0; i < len(id); i++ {
-		if isSpace(id[i]) {
+		if fileio.IsSpace(id[i]) {
 			return fmt.Errorf("%q contains whitespace at byte %d; TREC run and qrels files separate fields by whitespace, so rename the id", id, i)
 		}
 	}

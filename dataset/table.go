@@ -94,7 +94,7 @@ func firstByte(br *bufio.Reader) byte {
 		if len(b) < n {
 			return 0
 		}
-		if c := b[n-1]; !isSpace(c) && !(n <= len(utf8BOM) && bytes.HasPrefix(utf8BOM, b)) {
+		if c := b[n-1]; !fileio.IsSpace(c) && !(n <= len(utf8BOM) && bytes.HasPrefix(utf8BOM, b)) {
 			return c
 		}
 	}
@@ -132,7 +132,7 @@ func jsonArrayRows(r io.Reader, name string, fn func(map[string]json.RawMessage,
 		off := dec.InputOffset()
 		// The offset is that of the separator before the element; skip it
 		// and white space so that the line is the object's own.
-		for off < int64(len(data)) && (data[off] == ',' || isSpace(data[off])) {
+		for off < int64(len(data)) && (data[off] == ',' || fileio.IsSpace(data[off])) {
 			off++
 		}
 		var raw json.RawMessage

@@ -205,11 +205,11 @@ func splitFields(f *[6][]byte, b []byte) int {
 	n := 0
 	i := 0
 	for i < len(b) {
-		for i < len(b) && isSpace(b[i]) {
+		for i < len(b) && fileio.IsSpace(b[i]) {
 			i++
 		}
 		start := i
-		for i < len(b) && !isSpace(b[i]) {
+		for i < len(b) && !fileio.IsSpace(b[i]) {
 			i++
 		}
 		if i > start {
@@ -222,10 +222,6 @@ func splitFields(f *[6][]byte, b []byte) int {
 	}
 	return n
 }
-
-var spaceTable = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, '\v': true, '\f': true}
-
-func isSpace(c byte) bool { return spaceTable[c] }
 
 // isInteger accepts what strconv.ParseInt(s, 10, 64) accepts, without
 // converting in the common case: an optional sign and up to 18 digits, which
@@ -356,7 +352,7 @@ func AppendScore(buf []byte, s float64) []byte {
 
 func hasSpace(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if isSpace(s[i]) {
+		if fileio.IsSpace(s[i]) {
 			return true
 		}
 	}
@@ -385,6 +381,3 @@ func newScanner(r io.Reader) *bufio.Scanner {
 	sc.Buffer(make([]byte, 1<<16), 1<<26)
 	return sc
 }
-
-// String renders a hit for debugging.
-func (h Hit) String() string { return fmt.Sprintf("%s:%g", h.DocID, h.Score) }

@@ -123,11 +123,11 @@ func Fields(dst []string, s string) []string {
 	dst = dst[:0]
 	i := 0
 	for i < len(s) {
-		for i < len(s) && isSpace(s[i]) {
+		for i < len(s) && IsSpace(s[i]) {
 			i++
 		}
 		start := i
-		for i < len(s) && !isSpace(s[i]) {
+		for i < len(s) && !IsSpace(s[i]) {
 			i++
 		}
 		if i > start {
@@ -137,9 +137,11 @@ func Fields(dst []string, s string) []string {
 	return dst
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
-}
+var spaceTable = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, '\v': true, '\f': true}
+
+// IsSpace reports whether c is ASCII white space, the separators of TREC
+// text formats (a table lookup: it sits in the run reader's hot loop).
+func IsSpace(c byte) bool { return spaceTable[c] }
 
 // IsBlank reports whether s holds only whitespace.
 func IsBlank(s string) bool { return strings.TrimSpace(s) == "" }
