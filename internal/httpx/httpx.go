@@ -1,0 +1,340 @@
+// Package httpx is the one place remote backends (embedding, chat and rerank
+// servers) send JSON requests through, so that every backend retries,
+// backs off, honours Retry-After and keeps API keys out of messages the
+// same way.
+//
+// The policy: 408, 409, 429 and every 5xx answer, a timeout and a dropped
+// connection are retried with exponential backoff and full jitter, capped
+// at MaxDelay; a Retry-After header (seconds or an HTTP date) replaces the
+// computed delay. Other 4xx answers are not retried: a wrong model name or
+// a bad key does not get better by asking again. An answer that is not
+// valid JSON is an error at once, because a server that lies in its body
+// may also lie in its numbers.
+package httpx
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client sends JSON requests with retries. Its zero value works: six
+// attempts, 500 ms first backoff, 30 s cap, 120 s per attempt.
+type Client struct {
+	// HTTP sends the requests; nil means a client without a global timeout
+	// (Timeout bounds each attempt instead).
+	HTTP *http.Client
+	// MaxAttempts counts the first try; 0 means 6.
+	MaxAttempts int
+	// BaseDelay is the backoff before the second attempt, doubled after
+	// each failure; 0 means 500 ms.
+	BaseDelay time.Duration
+	// MaxDelay caps a backoff and a Retry-After wait; 0 means 30 s.
+	MaxDelay time.Duration
+	// Timeout bounds one attempt, answer body included; 0 means 120 s.
+	Timeout time.Duration
+	// Notify, if set, hears about each retry (for a log line); the error it
+	// gets has already been redacted.
+	Notify func(attempt int, wait time.Duration, err error)
+	// Secrets are strings (API keys) removed from every error message.
+	Secrets []string
+
+	// sleep and jitter are replaced by tests.
+	sleep  func(context.Context, time.Duration) error
+	jitter func(time.Duration) time.Duration
+}
+
+// Request is one JSON call.
+type Request struct {
+	Method string // "" means POST
+	URL    string
+	Header http.Header // sent as is and never printed
+	Body   any         // marshalled as JSON; nil sends no body
+}
+
+// StatusError is an answer with a non-2xx status.
+type StatusError struct {
+	Method, URL string
+	Status      int
+	Body        string // the start of the answer body, redacted
+	Attempts    int
+}
+
+func (e *StatusError) Error() string {
+	var hint string
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		hint = "; check the API key (flag or environment variable) and that it may use this model"
+	case http.StatusNotFound:
+		hint = "; check the base URL and the model name"
+	case http.StatusRequestEntityTooLarge:
+		hint = "; lower the batch size or the token budget"
+	case http.StatusTooManyRequests:
+		hint = "; the server kept rate-limiting: lower the concurrency or try later"
+	}
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	if e.Attempts > 1 {
+		msg += fmt.Sprintf(" after %d attempts", e.Attempts)
+	}
+	if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg + hint
+}
+
+// Retryable reports whether a status is worth asking again.
+func Retryable(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
+}
+
+// Do sends req and decodes a 2xx JSON answer into out (nil skips decoding),
+// retrying as the package comment says.
+func (c *Client) Do(ctx context.Context, req Request, out any) error {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = json.Marshal(req.Body); err != nil {
+			return fmt.Errorf("encoding request to %s: %w", redactURL(req.URL), err)
+		}
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	attempts := c.MaxAttempts
+	if attempts <= 0 {
+		attempts = 6
+	}
+	for attempt := 1; ; attempt++ {
+		raw, retryAfter, err := c.once(ctx, method, req, body)
+		if err == nil {
+			if out == nil {
+				return nil
+			}
+			if derr := json.Unmarshal(raw, out); derr != nil {
+				return fmt.Errorf("%s %s: the server answered with malformed JSON (%v): %s", method, redactURL(req.URL), derr, c.redact(snippet(raw)))
+			}
+			return nil
+		}
+		var se *StatusError
+		retry := errors.As(err, &se) && Retryable(se.Status) || transient(ctx, err)
+		if se != nil {
+			se.Attempts = attempt
+		}
+		if !retry || attempt >= attempts || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !retry || se != nil {
+				return err
+			}
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
+		}
+		wait := c.backoff(attempt)
+		if retryAfter > 0 {
+			wait = min(retryAfter, c.maxDelay())
+		}
+		if c.Notify != nil {
+			c.Notify(attempt, wait, err)
+		}
+		if err := c.wait(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Client) once(ctx context.Context, method string, req Request, body []byte) ([]byte, time.Duration, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 120 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, req.URL, rd)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bad URL %q: %w", redactURL(req.URL), err)
+	}
+	for k, vs := range req.Header {
+		hr.Header[k] = vs
+	}
+	if body != nil && hr.Header.Get("Content-Type") == "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if hr.Header.Get("Accept") == "" {
+		hr.Header.Set("Accept", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return nil, 0, &transportError{fmt.Sprintf("%s %s: %s", method, redactURL(req.URL), c.redact(cause(err)))}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, 0, &transportError{fmt.Sprintf("%s %s: reading the answer: %s", method, redactURL(req.URL), c.redact(cause(err)))}
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, retryAfter(resp.Header.Get("Retry-After")), &StatusError{
+			Method: method, URL: redactURL(req.URL), Status: resp.StatusCode, Body: c.redact(snippet(raw)),
+		}
+	}
+	return raw, 0, nil
+}
+
+// transient reports whether a transport error (not a status) may pass: a
+// per-attempt timeout, a reset or refused connection, an early EOF. The
+// caller's own cancellation is not transient.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var te *transportError
+	return errors.As(err, &te)
+}
+
+// transportError is a failure below HTTP: no answer, or half of one.
+type transportError struct{ msg string }
+
+func (e *transportError) Error() string { return e.msg }
+
+// cause strips url.Error's repetition of method and URL, which once adds
+// itself (redacted).
+func cause(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		return "timed out"
+	}
+	return err.Error()
+}
+
+func (c *Client) backoff(attempt int) time.Duration {
+	base := c.BaseDelay
+	if base <= 0 {
+		base = 500 * time.Millisecond
+	}
+	d := base << min(attempt-1, 20)
+	if d <= 0 || d > c.maxDelay() {
+		d = c.maxDelay()
+	}
+	if c.jitter != nil {
+		return c.jitter(d)
+	}
+	// Full jitter (AWS architecture blog): spreads clients that failed
+	// together, so they do not retry together.
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+func (c *Client) maxDelay() time.Duration {
+	if c.MaxDelay <= 0 {
+		return 30 * time.Second
+	}
+	return c.MaxDelay
+}
+
+func (c *Client) wait(ctx context.Context, d time.Duration) error {
+	if c.sleep != nil {
+		return c.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+func (c *Client) redact(s string) string { return Redact(s, c.Secrets...) }
+
+// Redact replaces every non-empty secret in s with "[REDACTED]".
+func Redact(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+// redactURL drops user info and query values (some servers take keys as
+// ?key=…) from a URL meant for a message.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"…"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	const limit = 300
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Bearer is the Authorization header for key, or an empty header when key
+// is empty (local servers usually need none).
+func Bearer(key string) http.Header {
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	return h
+}
+
+// JoinURL appends path to base, keeping base's own path ("http://h/v1" +
+// "embeddings" → "http://h/v1/embeddings").
+func JoinURL(base, path string) string {
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+}
