@@ -19,13 +19,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Client sends JSON requests with retries. Its zero value works: six
@@ -105,7 +108,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	if req.Body != nil {
 		var err error
 		if body, err = json.Marshal(req.Body); err != nil {
-			return fmt.Errorf("encoding request to %s: %w", redactURL(req.URL), err)
+			return fmt.Errorf("encoding request to %s: %w", c.url(req.URL), err)
 		}
 	}
 	method := req.Method
@@ -123,7 +126,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 				return nil
 			}
 			if derr := json.Unmarshal(raw, out); derr != nil {
-				return fmt.Errorf("%s %s: the server answered with malformed JSON (%v): %s", method, redactURL(req.URL), derr, c.redact(snippet(raw)))
+				return fmt.Errorf("%s %s: the answer is not the JSON expected (%s): %s", method, c.url(req.URL), c.redact(derr.Error()), snippet(c.redact(string(raw))))
 			}
 			return nil
 		}
@@ -167,7 +170,8 @@ func (c *Client) once(ctx context.Context, method string, req Request, body []by
 	}
 	hr, err := http.NewRequestWithContext(ctx, method, req.URL, rd)
 	if err != nil {
-		return nil, 0, fmt.Errorf("bad URL %q: %w", redactURL(req.URL), err)
+		// NewRequest's error repeats the raw URL, query and all; keep only its cause.
+		return nil, 0, fmt.Errorf("bad URL %q: %s", c.url(req.URL), c.redact(cause(err)))
 	}
 	for k, vs := range req.Header {
 		hr.Header[k] = vs
@@ -184,16 +188,18 @@ func (c *Client) once(ctx context.Context, method string, req Request, body []by
 	}
 	resp, err := hc.Do(hr)
 	if err != nil {
-		return nil, 0, &transportError{fmt.Sprintf("%s %s: %s", method, redactURL(req.URL), c.redact(cause(err)))}
+		return nil, 0, &transportError{fmt.Sprintf("%s %s: %s", method, c.url(req.URL), c.redact(cause(err)))}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, 0, &transportError{fmt.Sprintf("%s %s: reading the answer: %s", method, redactURL(req.URL), c.redact(cause(err)))}
+		return nil, 0, &transportError{fmt.Sprintf("%s %s: reading the answer: %s", method, c.url(req.URL), c.redact(cause(err)))}
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, retryAfter(resp.Header.Get("Retry-After")), &StatusError{
-			Method: method, URL: redactURL(req.URL), Status: resp.StatusCode, Body: c.redact(snippet(raw)),
+			// Redact before cutting: a key cut in half by the snippet would
+			// no longer match and half of it would be printed.
+			Method: method, URL: c.url(req.URL), Status: resp.StatusCode, Body: snippet(c.redact(string(raw))),
 		}
 	}
 	return raw, 0, nil
@@ -234,9 +240,10 @@ func (c *Client) backoff(attempt int) time.Duration {
 	if base <= 0 {
 		base = 500 * time.Millisecond
 	}
-	d := base << min(attempt-1, 20)
-	if d <= 0 || d > c.maxDelay() {
-		d = c.maxDelay()
+	// Double step by step so a large BaseDelay caps instead of overflowing.
+	d := min(base, c.maxDelay())
+	for i := 1; i < attempt && d < c.maxDelay(); i++ {
+		d = min(2*d, c.maxDelay())
 	}
 	if c.jitter != nil {
 		return c.jitter(d)
@@ -274,7 +281,9 @@ func retryAfter(v string) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
+		// Beyond a day the caller's cap applies anyway; converting a huge
+		// (or infinite) float to Duration would overflow.
+		return time.Duration(min(s, 86400) * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := time.Until(t); d > 0 {
@@ -286,8 +295,15 @@ func retryAfter(v string) time.Duration {
 
 func (c *Client) redact(s string) string { return Redact(s, c.Secrets...) }
 
-// Redact replaces every non-empty secret in s with "[REDACTED]".
+// Redact replaces every secret of 4 bytes or more in s with "[REDACTED]".
+// Shorter strings are not secrets worth the name, and replacing them would
+// garble the message. Longer secrets go first, so a key that contains
+// another is removed whole.
 func Redact(s string, secrets ...string) string {
+	if len(secrets) > 1 {
+		secrets = slices.Clone(secrets)
+		slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	}
 	for _, sec := range secrets {
 		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "[REDACTED]")
@@ -295,6 +311,10 @@ func Redact(s string, secrets ...string) string {
 	}
 	return s
 }
+
+// url is a URL fit for a message: redactURL's cuts, and no secret
+// anywhere in it (some servers take keys in the path).
+func (c *Client) url(raw string) string { return c.redact(redactURL(raw)) }
 
 // redactURL drops user info and query values (some servers take keys as
 // ?key=…) from a URL meant for a message.
@@ -304,21 +324,29 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
 	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"…"}
+		// Keep the names (they help to debug), drop every value. Names are
+		// rebuilt by hand: Encode would percent-escape the ellipsis.
+		q, _ := url.ParseQuery(u.RawQuery)
+		names := slices.Sorted(maps.Keys(q))
+		for i, k := range names {
+			names[i] = url.QueryEscape(k) + "=…"
 		}
-		u.RawQuery = q.Encode()
+		u.RawQuery = strings.Join(names, "&")
 	}
 	return u.String()
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
+func snippet(s string) string {
+	s = strings.TrimSpace(s)
 	const limit = 300
 	if len(s) > limit {
-		s = s[:limit] + "…"
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return strings.Join(strings.Fields(s), " ")
 }
