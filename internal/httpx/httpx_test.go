@@ -437,7 +437,9 @@ func TestSnippetKeepsRunesWhole(t *testing.T) {
 	}
 }
 
-func utf8Valid(s string) bool { return !strings.ContainsRune(s, '\uFFFD') && strings.ToValidUTF8(s, "\uFFFD") == s }
+func utf8Valid(s string) bool {
+	return !strings.ContainsRune(s, '\uFFFD') && strings.ToValidUTF8(s, "\uFFFD") == s
+}
 
 func TestBearerAndJoinURL(t *testing.T) {
 	if h := Bearer(""); len(h) != 0 {
