@@ -263,7 +263,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 
 	published := set.Subset("bm25").Run
 	for _, topK := range []int{100, 10} {
-		out, err := Run(ctx, task, Config{Retriever: CandidatesPrefix + "bm25", TopK: topK}, Options{})
+		out, err := Run(ctx, task, Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "bm25"}, TopK: topK}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 	}
 
 	// The published lists are inputs of the run.
-	out, err := Run(ctx, task, Config{Retriever: CandidatesPrefix + "bm25", TopK: 100}, Options{})
+	out, err := Run(ctx, task, Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "bm25"}, TopK: 100}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

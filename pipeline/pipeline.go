@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,57 +29,6 @@ import (
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
-
-// Config holds every knob that changes a run's numbers.
-type Config struct {
-	Retriever string      // "bm25"
-	Analyzer  string      // analysis.Get name
-	BM25      bm25.Params // when Retriever is bm25
-	TopK      int         // documents kept per query
-	// GAR, when its Method is set, replaces each query by R2MED's
-	// combination of the query and a published LLM generation.
-	GAR expand.Source
-}
-
-// DefaultConfig is R2MED's BM25 setup.
-func DefaultConfig() Config {
-	return Config{Retriever: "bm25", Analyzer: "lucene-english", BM25: bm25.DefaultParams(bm25.R2MED), TopK: 100}
-}
-
-// RetrieverName is the retriever as results files name it.
-func (c Config) RetrieverName() string {
-	if c.Retriever == "bm25" && c.BM25.Scheme != bm25.R2MED {
-		return "bm25-" + string(c.BM25.Scheme)
-	}
-	return c.Retriever
-}
-
-// ModelName names the whole system in run tags: the retriever, preceded by
-// the generation set when there is one ("hyde-gpt4-bm25").
-func (c Config) ModelName() string {
-	if c.GAR.Method != "" {
-		return c.GAR.Method + "-" + c.GAR.LLM + "-" + c.RetrieverName()
-	}
-	return c.RetrieverName()
-}
-
-func (c Config) describe() map[string]any {
-	m := map[string]any{"retriever": c.Retriever, "top_k": c.TopK}
-	if strings.HasPrefix(c.Retriever, CandidatesPrefix) {
-		return m
-	}
-	if c.Retriever == "bm25" {
-		m["analyzer"] = c.Analyzer
-		m["bm25_scheme"] = string(c.BM25.Scheme)
-		m["k1"] = c.BM25.K1
-		m["b"] = c.BM25.B
-	}
-	if c.GAR.Method != "" {
-		m["gar_method"] = c.GAR.Method
-		m["gar_llm"] = c.GAR.LLM
-	}
-	return m
-}
 
 // Options say where outputs go and how the run reports.
 type Options struct {
@@ -110,12 +58,8 @@ const (
 
 // Run executes the pipeline on one task.
 func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Outcome, error) {
-	if cfg.TopK <= 0 {
-		return nil, fmt.Errorf("top-k must be positive, got %d", cfg.TopK)
-	}
-	candidates, isCandidates := strings.CutPrefix(cfg.Retriever, CandidatesPrefix)
-	if cfg.Retriever != "bm25" && (!isCandidates || candidates == "") {
-		return nil, fmt.Errorf("unknown retriever %q (available: bm25, and candidates:CONFIG for a published candidate list such as candidates:bm25)", cfg.Retriever)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	m := results.NewManifest(opt.Command)
@@ -124,10 +68,10 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	if commit := HubCommit(task.Dir); commit != "" {
 		m.Task.Revision = commit // what a branch such as "main" resolved to
 	}
-	queries := task.Queries
+	in := stageInput{task: task, queries: task.Queries}
 	inputs := existing(task.Files)
 	if cfg.GAR.Method != "" {
-		all, files, err := loadGenerations(task, cfg.GAR)
+		all, files, err := loadGenerations(task, cfg.GAR, cfg.GARDir)
 		if err != nil {
 			return nil, err
 		}
@@ -138,18 +82,20 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 			gens = all
 		}
 		m.Counts["generations_for_unjudged_queries"] = unjudged
-		if queries, err = expand.Apply(task.Queries, gens); err != nil {
+		if in.gens, err = expand.Align(task.Queries, gens); err != nil {
+			return nil, err
+		}
+		if in.queries, err = expand.Apply(task.Queries, gens); err != nil {
 			return nil, err
 		}
 		inputs = append(inputs, files...)
 	}
-	var cands *dataset.Candidates
-	if isCandidates {
-		var err error
-		if cands, err = dataset.LoadHubCandidates(task.Dir, candidates, task.Split); err != nil {
+	for _, r := range cfg.Retrievers() {
+		files, err := r.inputs(task)
+		if err != nil {
 			return nil, err
 		}
-		inputs = append(inputs, cands.Files...)
+		inputs = append(inputs, files...)
 	}
 	if err := m.AddInputs(inputs...); err != nil {
 		return nil, err
@@ -169,13 +115,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		}
 	}
 
-	var run trec.Run
-	var err error
-	if isCandidates {
-		run = candidateRun(cands, cfg.TopK)
-	} else {
-		run, err = retrieveBM25(ctx, task, queries, cfg, opt, m)
-	}
+	run, err := runStages(ctx, in, cfg, opt, m)
 	if err != nil {
 		return nil, err
 	}
@@ -196,14 +136,23 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
 		Test:           ev.Scores,
 	}
-	if cfg.GAR.Method != "" {
+	switch {
+	case cfg.GAR.Method != "":
 		// R2MED's GAR result files name the parts instead of a model.
 		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
-		if cfg.Retriever == "bm25" {
+		if cfg.Retriever == "bm25" && len(cfg.Also) == 0 {
 			res.Test = results.UpperKeys(res.Test) // as R2MED's GAR+BM25 files write them
 		}
-	} else {
+	case cfg.Rerank.Kind != "":
+		// R2MED's reranker files name the reranker, the retriever and the depth.
+		res.Extra = map[string]any{"reranker_name": cfg.rerankerName(), "retriever_name": cfg.RetrieverName(), "topk": cfg.Rerank.depth()}
+		res.Test = results.UpperKeys(res.Test)
+	default:
 		res.ModelName = cfg.ModelName()
+	}
+	if cfg.GAR.Method != "" && cfg.Rerank.Kind != "" {
+		res.Extra["reranker_name"] = cfg.rerankerName()
+		res.Extra["topk"] = cfg.Rerank.depth()
 	}
 	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m}
 	if opt.Out == "" {
@@ -242,7 +191,7 @@ func candidateRun(c *dataset.Candidates, topK int) trec.Run {
 	return run
 }
 
-func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Query, cfg Config, opt Options, m *results.Manifest) (trec.Run, error) {
+func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Query, cfg Retrieval, topK int, opt Options, m *results.Manifest) (trec.Run, error) {
 	an, err := analysis.Get(cfg.Analyzer)
 	if err != nil {
 		return nil, err
@@ -298,7 +247,7 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Que
 						return
 					}
 					toks = an.Analyze(toks[:0], queries[i].Text)
-					hits[i] = s.Search(toks, cfg.TopK)
+					hits[i] = s.Search(toks, topK)
 					bar.Add(1)
 				}
 			}()
@@ -354,8 +303,8 @@ func previous(dir, fp string) (*Outcome, bool) {
 // loadGenerations reads published generations: from a Hub repository
 // through its configs (the method's config, the LLM's split), from a
 // directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
-func loadGenerations(task *dataset.Task, src expand.Source) ([]expand.Generation, []string, error) {
-	if task.Layout == dataset.LayoutR2MEDHub {
+func loadGenerations(task *dataset.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
+	if dir == "" && task.Layout == dataset.LayoutR2MEDHub {
 		hg, err := dataset.ReadHubGenerations(task.Dir, src.Method, src.LLM)
 		if err != nil {
 			return nil, nil, err
@@ -366,12 +315,15 @@ func loadGenerations(task *dataset.Task, src expand.Source) ([]expand.Generation
 		}
 		return gens, hg.Files, nil
 	}
-	gens, err := expand.LoadDir(task.Dir, src.Method, src.LLM)
+	if dir == "" {
+		dir = task.Dir
+	}
+	gens, err := expand.LoadDir(dir, src.Method, src.LLM)
 	if err != nil {
 		return nil, nil, err
 	}
 	var files []string
-	if p, ok := fileio.Exists(filepath.Join(task.Dir, src.Method, src.LLM, expand.FileName)); ok {
+	if p, ok := fileio.Exists(filepath.Join(dir, src.Method, src.LLM, expand.FileName)); ok {
 		files = append(files, p)
 	}
 	return gens, files, nil

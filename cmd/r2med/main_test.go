@@ -179,9 +179,25 @@ func TestRunDemoEndToEnd(t *testing.T) {
 	}
 }
 
+func TestRunDefaultsToResultsDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("R2MED_RESULTS", dir)
+	stdout, stderr, code := r2med(t, "", "run", "--task", "demo", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := filepath.Join(dir, "bm25", "demo", "results.json")
+	if _, err := os.Stat(want); err != nil || !strings.Contains(stdout, want) {
+		t.Fatalf("without --out the run should land in %s (stdout %q): %v", want, stdout, err)
+	}
+}
+
 func TestRunErrors(t *testing.T) {
-	if _, stderr, code := r2med(t, "", "run", "--task", "demo"); code != 1 || !strings.Contains(stderr, "--out") {
-		t.Fatalf("no --out: exit %d, stderr %q", code, stderr)
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--pipeline", "p.yaml", "--k1", "1"); code != 1 || !strings.Contains(stderr, "--k1 and --pipeline do not mix") {
+		t.Fatalf("--pipeline with a pipeline flag: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--retriever", "dense", "--out", t.TempDir()); code != 1 || !strings.Contains(stderr, "needs a model") {
+		t.Fatalf("dense without a model: exit %d, stderr %q", code, stderr)
 	}
 	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--out", t.TempDir(), "--bm25", "okapi"); code != 1 || !strings.Contains(stderr, "r2med, lucene, robertson") {
 		t.Fatalf("bad scheme: exit %d, stderr %q", code, stderr)
