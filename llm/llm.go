@@ -1,0 +1,445 @@
+// Package llm talks to chat models behind the OpenAI-compatible
+// POST {base}/chat/completions route that vLLM, OpenAI, Ollama, llama.cpp's
+// server and LM Studio all serve.
+//
+// A Client sends one Request (messages and sampling parameters) and returns
+// a Response with the answer split from the model's reasoning: servers that
+// parse reasoning themselves return it in a separate "reasoning_content"
+// (vLLM, DeepSeek) or "reasoning" (Ollama, OpenRouter) field; otherwise a
+// "<think>…</think>" block at the start of the content is cut out (a
+// DeepSeek-R1-style chat template opens the block in the prompt, so the
+// content may hold only its closing tag).
+//
+// Every call goes through internal/httpx, which retries 429, 5xx and
+// timeouts with backoff and keeps the API key out of messages. With a
+// Store, answers are cached under a key made of the model, the full
+// messages and every sampling parameter, so a rerun asks the server
+// nothing and an interrupted batch resumes where it stopped.
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/r2med/r2med/internal/httpx"
+)
+
+// Message is one chat turn.
+type Message struct {
+	Role    string `json:"role"` // "system", "user" or "assistant"
+	Content string `json:"content"`
+}
+
+// System and User build messages.
+func System(s string) Message { return Message{Role: "system", Content: s} }
+func User(s string) Message   { return Message{Role: "user", Content: s} }
+
+// Assistant builds an assistant turn (multi-turn conversations, agents).
+func Assistant(s string) Message { return Message{Role: "assistant", Content: s} }
+
+// Request is one chat completion. Its zero sampling values mean: greedy
+// (temperature 0), the server's top_p, no seed, the server's max_tokens.
+type Request struct {
+	// Model overrides the client's model when set.
+	Model    string
+	Messages []Message
+	// Temperature is always sent; 0 asks for greedy decoding.
+	Temperature float64
+	// TopP is sent when positive.
+	TopP float64
+	// Seed is sent when not nil (0 is a valid seed).
+	Seed *int64
+	// MaxTokens is sent when positive.
+	MaxTokens int
+	// Stop sequences end the generation; servers differ on whether the
+	// matched sequence is part of the returned content.
+	Stop []string
+	// Logprobs asks for the log-probabilities of the generated tokens and,
+	// with TopLogprobs > 0, of that many alternatives at each position.
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// Seed returns a pointer to s, for Request.Seed.
+func Seed(s int64) *int64 { return &s }
+
+// Response is a model's answer.
+type Response struct {
+	// Content is the answer with any reasoning removed.
+	Content string `json:"content"`
+	// Reasoning is the model's reasoning: the server's reasoning field, or
+	// the text of a leading <think> block; empty for other models.
+	Reasoning string `json:"reasoning,omitempty"`
+	// FinishReason is the server's: "stop", "length" (max_tokens hit), …
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Logprobs has one entry per generated content token when asked for.
+	Logprobs []TokenLogprob `json:"logprobs,omitempty"`
+	Usage    Usage          `json:"usage"`
+	// Cached is true when the answer came from the Store.
+	Cached bool `json:"-"`
+}
+
+// Raw is the output with the reasoning put back in front as a
+// "<think>…</think>" block, the way a reasoning model writes it and R2MED
+// stores it (its split_response_for_r1 keeps what follows "</think>").
+func (r Response) Raw() string {
+	if r.Reasoning == "" {
+		return r.Content
+	}
+	return "<think>\n" + r.Reasoning + "\n</think>\n\n" + r.Content
+}
+
+// TokenLogprob is one generated token with its log-probability and the
+// most likely alternatives at its position.
+type TokenLogprob struct {
+	Token   string       `json:"token"`
+	Logprob float64      `json:"logprob"`
+	Top     []TopLogprob `json:"top_logprobs,omitempty"`
+}
+
+// TopLogprob is one alternative token.
+type TopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+}
+
+// Usage counts tokens as the server reports them (zero when it does not).
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Store is where answers are cached; *cache.Store satisfies it.
+type Store interface {
+	Get(bucket string, key []byte) ([]byte, bool, error)
+	PutMany(bucket string, keys, vals [][]byte) error
+}
+
+// Bucket is the Store bucket chat answers live in.
+const Bucket = "llm-chat"
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL is the API root, e.g. http://localhost:8000/v1; empty means
+	// $OPENAI_BASE_URL, then https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty means $OPENAI_API_KEY (local
+	// servers usually need none).
+	APIKey string
+	// Model is the default model name sent with each request.
+	Model string
+	// Cache, if set, stores answers (see the package comment).
+	Cache Store
+	// HTTP is the retrying transport; nil means httpx's defaults. The API
+	// key is added to its Secrets.
+	HTTP *httpx.Client
+	// Concurrency bounds GenerateAll's requests in flight; 0 means 8.
+	Concurrency int
+}
+
+// DefaultBaseURL is used when neither the options nor the environment name
+// a server.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Client sends chat completions. It is safe for concurrent use.
+type Client struct {
+	base, key, model string
+	cache            Store
+	http             *httpx.Client
+	concurrency      int
+}
+
+// New makes a client, filling unset options from the environment.
+func New(o Options) (*Client, error) {
+	base := o.BaseURL
+	if base == "" {
+		base = os.Getenv("OPENAI_BASE_URL")
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("LLM base URL %q must start with http:// or https:// (e.g. http://localhost:8000/v1)", httpx.Redact(base, o.APIKey))
+	}
+	key := o.APIKey
+	if key == "" {
+		key = os.Getenv("OPENAI_API_KEY")
+	}
+	hc := &httpx.Client{}
+	if o.HTTP != nil {
+		c := *o.HTTP
+		c.Secrets = append([]string(nil), o.HTTP.Secrets...)
+		hc = &c
+	}
+	if key != "" {
+		hc.Secrets = append(hc.Secrets, key)
+	}
+	n := o.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	return &Client{base: base, key: key, model: o.Model, cache: o.Cache, http: hc, concurrency: n}, nil
+}
+
+// BaseURL is the API root the client sends to.
+func (c *Client) BaseURL() string { return c.base }
+
+// Model is the client's default model.
+func (c *Client) Model() string { return c.model }
+
+// ErrNoChoices is returned when the server answers without any choice.
+var ErrNoChoices = errors.New("the server returned no choices")
+
+// wireRequest is the JSON body. Field order is fixed, so its encoding is
+// also the cache key's input.
+type wireRequest struct {
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Temperature float64   `json:"temperature"`
+	TopP        float64   `json:"top_p,omitempty"`
+	Seed        *int64    `json:"seed,omitempty"`
+	MaxTokens   int       `json:"max_tokens,omitempty"`
+	Stop        []string  `json:"stop,omitempty"`
+	Logprobs    bool      `json:"logprobs,omitempty"`
+	TopLogprobs int       `json:"top_logprobs,omitempty"`
+}
+
+type wireResponse struct {
+	Choices []struct {
+		Message *struct {
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+		Logprobs     *struct {
+			Content []TokenLogprob `json:"content"`
+		} `json:"logprobs"`
+	} `json:"choices"`
+	Usage *Usage `json:"usage"`
+}
+
+func (c *Client) wire(req Request) (wireRequest, error) {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	if model == "" {
+		return wireRequest{}, errors.New("no LLM model given; pass the model name the server serves (e.g. --llm-model Qwen/Qwen2.5-7B-Instruct)")
+	}
+	if len(req.Messages) == 0 {
+		return wireRequest{}, errors.New("chat request has no messages")
+	}
+	if req.Temperature < 0 || req.TopP < 0 || req.MaxTokens < 0 || req.TopLogprobs < 0 {
+		return wireRequest{}, fmt.Errorf("negative sampling parameter (temperature %g, top_p %g, max_tokens %d, top_logprobs %d)", req.Temperature, req.TopP, req.MaxTokens, req.TopLogprobs)
+	}
+	if req.TopLogprobs > 0 && !req.Logprobs {
+		return wireRequest{}, errors.New("top_logprobs needs logprobs: set Logprobs too")
+	}
+	return wireRequest{
+		Model: model, Messages: req.Messages, Temperature: req.Temperature, TopP: req.TopP,
+		Seed: req.Seed, MaxTokens: req.MaxTokens, Stop: req.Stop,
+		Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs,
+	}, nil
+}
+
+// Key is the cache key of req as this client would send it: a SHA-256 of
+// the model, the full messages and every sampling parameter. The server's
+// address is not part of it, so one model served elsewhere shares answers.
+func (c *Client) Key(req Request) ([]byte, error) {
+	w, err := c.wire(req)
+	if err != nil {
+		return nil, err
+	}
+	return key(w), nil
+}
+
+func key(w wireRequest) []byte {
+	b, _ := json.Marshal(w) // cannot fail: strings, numbers and slices only
+	h := sha256.New()
+	h.Write([]byte("r2med/llm/chat/v1\x00"))
+	h.Write(b)
+	return h.Sum(nil)
+}
+
+// Chat sends one request, or answers it from the cache.
+func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
+	w, err := c.wire(req)
+	if err != nil {
+		return Response{}, err
+	}
+	var k []byte
+	if c.cache != nil {
+		k = key(w)
+		if b, ok, err := c.cache.Get(Bucket, k); err != nil {
+			return Response{}, fmt.Errorf("reading the LLM cache: %w", err)
+		} else if ok {
+			var r Response
+			if err := json.Unmarshal(b, &r); err == nil {
+				r.Cached = true
+				return r, nil
+			}
+			// A damaged entry is asked again and overwritten.
+		}
+	}
+	url := httpx.JoinURL(c.base, "chat/completions")
+	var wr wireResponse
+	if err := c.http.Do(ctx, httpx.Request{URL: url, Header: httpx.Bearer(c.key), Body: w}, &wr); err != nil {
+		return Response{}, fmt.Errorf("chat completion with %s: %w", w.Model, err)
+	}
+	r, err := parse(wr)
+	if err != nil {
+		return Response{}, fmt.Errorf("chat completion with %s from %s: %w", w.Model, url, err)
+	}
+	// An empty answer is often a server hiccup: leave it uncached so a
+	// rerun asks again.
+	if c.cache != nil && (r.Content != "" || r.Reasoning != "") {
+		b, _ := json.Marshal(r)
+		if err := c.cache.PutMany(Bucket, [][]byte{k}, [][]byte{b}); err != nil {
+			return Response{}, fmt.Errorf("writing the LLM cache: %w", err)
+		}
+	}
+	return r, nil
+}
+
+func parse(wr wireResponse) (Response, error) {
+	if len(wr.Choices) == 0 {
+		return Response{}, ErrNoChoices
+	}
+	ch := wr.Choices[0]
+	if ch.Message == nil {
+		return Response{}, errors.New(`the first choice has no "message"`)
+	}
+	var r Response
+	r.FinishReason = ch.FinishReason
+	if wr.Usage != nil {
+		r.Usage = *wr.Usage
+	}
+	if ch.Logprobs != nil {
+		r.Logprobs = ch.Logprobs.Content
+	}
+	var content string
+	if ch.Message.Content != nil {
+		content = *ch.Message.Content
+	}
+	switch {
+	case ch.Message.ReasoningContent != nil && *ch.Message.ReasoningContent != "":
+		r.Reasoning, r.Content = *ch.Message.ReasoningContent, content
+	case ch.Message.Reasoning != nil && *ch.Message.Reasoning != "":
+		r.Reasoning, r.Content = *ch.Message.Reasoning, content
+	default:
+		r.Reasoning, r.Content = SplitThink(content)
+	}
+	return r, nil
+}
+
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
+
+// SplitThink separates a leading reasoning block from the answer:
+//
+//   - "<think>R</think>A" and "R</think>A" (the template opened the block)
+//     give R and A, both trimmed of surrounding white space;
+//   - "<think>R" with no closing tag (generation cut off while reasoning)
+//     gives R and an empty answer;
+//   - anything else is all answer, returned unchanged.
+//
+// The answer is what follows the first "</think>", as R2MED's
+// split_response_for_r1 takes it.
+func SplitThink(s string) (reasoning, answer string) {
+	if i := strings.Index(s, thinkClose); i >= 0 {
+		r := strings.TrimSpace(s[:i])
+		r = strings.TrimSpace(strings.TrimPrefix(r, thinkOpen))
+		return r, strings.TrimSpace(s[i+len(thinkClose):])
+	}
+	if t := strings.TrimLeft(s, " \t\r\n"); strings.HasPrefix(t, thinkOpen) {
+		return strings.TrimSpace(t[len(thinkOpen):]), ""
+	}
+	return "", s
+}
+
+// Result is one answer of GenerateAll: a Response or the error that left
+// the request without one.
+type Result struct {
+	Response
+	Err error
+}
+
+// GenerateAll sends the requests with at most the client's Concurrency in
+// flight and returns their results in request order. A failed request
+// (after httpx's retries) gives a Result with Err and does not stop the
+// others; only ctx's cancellation stops the batch, returning ctx's error.
+// Answers are cached one by one as they come, so a rerun after an
+// interruption asks only for the missing ones. progress, if set, is called
+// after each request (from several goroutines, one at a time) with the
+// number done.
+func (c *Client) GenerateAll(ctx context.Context, reqs []Request, progress func(done, total int)) ([]Result, error) {
+	out := make([]Result, len(reqs))
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done int
+	)
+	for range min(c.concurrency, max(1, len(reqs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(reqs) || ctx.Err() != nil {
+					return
+				}
+				r, err := c.Chat(ctx, reqs[i])
+				out[i] = Result{Response: r, Err: err}
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done, len(reqs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	// Requests in flight end quickly once ctx is cancelled; waiting for
+	// them means no goroutine outlives the call.
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Describe lists the settings that determine req's answers, for manifests.
+// The key never appears.
+func (c *Client) Describe(req Request) map[string]any {
+	m := map[string]any{"base_url": c.base, "temperature": req.Temperature}
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	m["model"] = model
+	if req.TopP > 0 {
+		m["top_p"] = req.TopP
+	}
+	if req.Seed != nil {
+		m["seed"] = *req.Seed
+	}
+	if req.MaxTokens > 0 {
+		m["max_tokens"] = req.MaxTokens
+	}
+	if len(req.Stop) > 0 {
+		m["stop"] = req.Stop
+	}
+	return m
+}
