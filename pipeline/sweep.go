@@ -1,0 +1,214 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/tasks"
+)
+
+// Sweep is a grid of tasks × pipelines whose cells are ordinary runs
+// written to Out/PIPELINE/TASK, so a sweep resumes by skipping the cells
+// whose outputs are up to date (Run's fingerprint) and its results are
+// what `r2med results` and `r2med leaderboard` read.
+type Sweep struct {
+	Out       string
+	Sources   []Source
+	Pipelines []Config
+}
+
+// SweepFile is a sweep as YAML writes it:
+//
+//	out: results
+//	tasks: [all]             # registry tasks (or data: [DIR, …])
+//	suite: r2med
+//	pipelines:
+//	  - file: hybrid.yaml    # a pipeline file, relative to this one
+//	  - name: bm25-lucene    # or a pipeline written inline
+//	    retrieve: [{bm25: {scheme: lucene}}]
+type SweepFile struct {
+	Out       string       `yaml:"out"`
+	Tasks     []string     `yaml:"tasks"`
+	Data      []string     `yaml:"data"`
+	Suite     string       `yaml:"suite"`
+	Split     string       `yaml:"split"`
+	Pipelines []SweepEntry `yaml:"pipelines"`
+}
+
+// SweepEntry is one pipeline of a sweep: a file, or a pipeline inline.
+type SweepEntry struct {
+	Path     string `yaml:"file"`
+	Pipeline File   `yaml:",inline"`
+}
+
+// LoadSweep reads a sweep file; pipeline files it names are relative to
+// its directory.
+func LoadSweep(path string) (*Sweep, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading sweep: %w", err)
+	}
+	s, err := ParseSweep(data, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSweep reads a sweep from YAML; dir resolves relative pipeline files.
+func ParseSweep(data []byte, dir string) (*Sweep, error) {
+	var f SweepFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty sweep file; it needs tasks: (or data:) and pipelines:")
+		}
+		return nil, err
+	}
+	s := &Sweep{Out: f.Out}
+	if s.Out == "" {
+		s.Out = "results"
+	}
+	suite, err := tasks.ParseSuite(f.Suite)
+	if f.Suite == "" {
+		suite, err = tasks.R2MED, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	opts := dataset.Options{Split: f.Split}
+	if opts.Split == "" {
+		opts.Split = dataset.DefaultSplit
+	}
+	for _, name := range f.Tasks {
+		if name == demo.Name {
+			s.Sources = append(s.Sources, Source{Task: demo.Name})
+			continue
+		}
+		ts, err := tasks.Expand(name)
+		if err != nil {
+			return nil, fmt.Errorf("tasks: %w", err)
+		}
+		for _, t := range ts {
+			s.Sources = append(s.Sources, Source{Task: t.Name, Suite: suite, Options: opts})
+		}
+	}
+	for _, d := range f.Data {
+		if !filepath.IsAbs(d) && !isHubURI(d) {
+			d = filepath.Join(dir, d)
+		}
+		s.Sources = append(s.Sources, Source{Data: d, Options: opts})
+	}
+	if len(s.Sources) == 0 {
+		return nil, errors.New("no tasks: give tasks: [NAME, …] or tasks: [all], or data: [DIR, …]")
+	}
+	if len(f.Pipelines) == 0 {
+		return nil, errors.New("no pipelines: give pipelines: with file: entries or inline pipelines")
+	}
+	names := map[string]int{}
+	for i, e := range f.Pipelines {
+		var cfg Config
+		var err error
+		if e.Path != "" {
+			if e.Pipeline.Retrieve != nil || e.Pipeline.Name != "" {
+				return nil, fmt.Errorf("pipelines[%d]: give either file: or an inline pipeline, not both", i)
+			}
+			p := e.Path
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			cfg, err = LoadFile(p)
+		} else {
+			cfg, err = e.Pipeline.Config()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pipelines[%d]: %w", i, err)
+		}
+		name := cfg.ModelName()
+		if j, dup := names[name]; dup {
+			return nil, fmt.Errorf("pipelines[%d] and [%d] are both named %q and would write to the same directory; give one a name:", j, i, name)
+		}
+		names[name] = i
+		s.Pipelines = append(s.Pipelines, cfg)
+	}
+	return s, nil
+}
+
+func isHubURI(s string) bool {
+	return len(s) > len(HubURIPrefix) && s[:len(HubURIPrefix)] == HubURIPrefix
+}
+
+// Cell is one task × pipeline run of a sweep.
+type Cell struct {
+	Task     string
+	Pipeline string
+	Dir      string
+}
+
+// SweepOptions control a sweep.
+type SweepOptions struct {
+	Overwrite bool
+	Progress  progress.Factory
+	Log       io.Writer
+	Command   []string
+	// Done hears about every cell as it finishes, failed or not.
+	Done func(c Cell, out *Outcome, err error)
+}
+
+// Run executes every cell, loading each task once for all pipelines. A
+// failed cell does not stop the others; Run returns the number of failed
+// cells.
+func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err error) {
+	bar := opt.Progress.New(len(s.Sources)*len(s.Pipelines), "sweep")
+	defer bar.Done()
+	for _, src := range s.Sources {
+		task, err := src.Load(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return failed, ctx.Err()
+			}
+			for _, cfg := range s.Pipelines {
+				failed++
+				name := src.Task
+				if name == "" {
+					name = src.Data
+				}
+				if opt.Done != nil {
+					opt.Done(Cell{Task: name, Pipeline: cfg.ModelName()}, nil, err)
+				}
+				bar.Add(1)
+			}
+			continue
+		}
+		for _, cfg := range s.Pipelines {
+			c := Cell{Task: task.Name, Pipeline: cfg.ModelName()}
+			c.Dir = filepath.Join(s.Out, SafeName(c.Pipeline), SafeName(task.Name))
+			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command})
+			if ctx.Err() != nil {
+				return failed, ctx.Err()
+			}
+			if err != nil {
+				failed++
+			}
+			if opt.Done != nil {
+				opt.Done(c, out, err)
+			}
+			bar.Add(1)
+		}
+	}
+	return failed, nil
+}
+
+// SafeName makes a system or task name usable as one directory name.
+func SafeName(s string) string { return safeName(s) }
