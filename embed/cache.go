@@ -1,0 +1,240 @@
+package embed
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/r2med/r2med/cache"
+)
+
+// CacheKind is the cache bucket kind that holds embeddings; the bucket's
+// label is Identity.Model.
+const CacheKind = "embed"
+
+// Identity is everything besides the text that decides an embedding.
+// Two runs whose Identity and text agree get the same vector from the
+// cache; anything that changes vectors must be in it, or the cache would
+// hand back vectors of another configuration.
+type Identity struct {
+	// Model names the weights: a Hub id, an API model name, or for a
+	// dual-encoder model both ids (models.Model.Identity builds it). It
+	// also labels the cache bucket, so `r2med cache prune --model` finds it.
+	Model string
+	// Revision is the commit of the weights when known (a pulled Hub
+	// snapshot); "" for API models, whose versions the provider names.
+	Revision string
+	// Backend is what computed the vectors: onnx, openai, tei, voyage.
+	// Backends differ in precision (fp32 ONNX against a bf16 server), so
+	// their vectors are kept apart.
+	Backend   string
+	Pooling   string
+	MaxLength int
+	// Dimensions is the requested output size (OpenAI's dimensions,
+	// Matryoshka truncation); 0 for the model's own. When set, cached
+	// vectors of another size are treated as damaged.
+	Dimensions int
+	Normalize  bool
+	// Extra holds any other setting that changes vectors (R2MED's quoted
+	// API inputs, a dtype), in a form that is stable across runs.
+	Extra string
+}
+
+// Key is the cache key of text on the given input side under id. The text
+// is what the backend embeds, instruction included, so every instruction
+// variant is its own entry.
+func (id Identity) Key(input Input, text string) []byte {
+	return cache.Key("r2med-embed-1", id.Model, id.Revision, id.Backend, id.Pooling,
+		strconv.Itoa(id.MaxLength), strconv.Itoa(id.Dimensions), strconv.FormatBool(id.Normalize),
+		id.Extra, input.String(), text)
+}
+
+// DefaultCacheChunk is how many missing texts Cache gives its backend at a
+// time when Chunk is zero.
+const DefaultCacheChunk = 256
+
+// Cache is an Embedder that answers from a cache.Store and sends only
+// the texts it lacks to the Embedder it wraps, Chunk texts at a time,
+// writing each chunk's vectors before asking for the next: a run stopped
+// halfway keeps what it paid for, and the next run resumes where it
+// stopped. Identical texts in one call are embedded once.
+//
+// An entry that cannot be a vector (a length that is not a whole number of
+// float32s, a NaN, a size other than Identity.Dimensions when that is set)
+// is treated as a miss: it is embedded again and overwritten, since
+// recomputing is always right. Cached vectors whose size disagrees with
+// what the backend returns now are an error: the model behind the name
+// changed, and mixing the two would rank nonsense.
+//
+// Vectors are stored as little-endian float32, exactly as the backend
+// returned them.
+type Cache struct {
+	Embedder Embedder
+	Store    *cache.Store // nil: no caching, every text goes to Embedder
+	ID       Identity
+	Chunk    int // texts per backend call; 0 means DefaultCacheChunk
+	// Progress, if set, hears how many of one call's distinct texts are
+	// done: once after the cache lookup, then after each chunk.
+	Progress func(done, total int)
+
+	hits, misses, damaged atomic.Int64
+}
+
+// Cached wraps e with store under id.
+func Cached(e Embedder, store *cache.Store, id Identity) *Cache {
+	return &Cache{Embedder: e, Store: store, ID: id}
+}
+
+// Counts reports the distinct texts answered from the cache (hits), sent
+// to the backend (misses), and among the misses those whose entry was
+// damaged, over the Cache's life.
+func (c *Cache) Counts() (hits, misses, damaged int64) {
+	return c.hits.Load(), c.misses.Load(), c.damaged.Load()
+}
+
+func (c *Cache) bucket() string { return cache.Bucket(CacheKind, c.ID.Model) }
+
+// Embed implements Embedder.
+func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]float32, error) {
+	if c.ID.Model == "" {
+		return nil, fmt.Errorf("embedding cache: the identity names no model")
+	}
+	// Distinct texts, in first-seen order; where[i] is texts[i]'s index.
+	var uniq []string
+	where := make([]int, len(texts))
+	seen := make(map[string]int, len(texts))
+	for i, t := range texts {
+		j, ok := seen[t]
+		if !ok {
+			j = len(uniq)
+			seen[t] = j
+			uniq = append(uniq, t)
+		}
+		where[i] = j
+	}
+
+	vecs := make([][]float32, len(uniq))
+	keys := make([][]byte, len(uniq))
+	for i, t := range uniq {
+		keys[i] = c.ID.Key(input, t)
+	}
+	cachedDim := 0
+	if c.Store != nil {
+		raw, err := c.Store.GetMany(c.bucket(), keys)
+		if err != nil {
+			return nil, fmt.Errorf("embedding cache: %w", err)
+		}
+		for i, r := range raw {
+			if r == nil {
+				continue
+			}
+			v, ok := decodeVector(r, c.ID.Dimensions)
+			if !ok || (cachedDim != 0 && len(v) != cachedDim) {
+				c.damaged.Add(1)
+				continue
+			}
+			cachedDim = len(v)
+			vecs[i] = v
+		}
+	}
+	var missing []int
+	for i, v := range vecs {
+		if v == nil {
+			missing = append(missing, i)
+		}
+	}
+	c.hits.Add(int64(len(uniq) - len(missing)))
+	done := len(uniq) - len(missing)
+	if c.Progress != nil {
+		c.Progress(done, len(uniq))
+	}
+
+	chunk := c.Chunk
+	if chunk <= 0 {
+		chunk = DefaultCacheChunk
+	}
+	for start := 0; start < len(missing); start += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		idx := missing[start:min(start+chunk, len(missing))]
+		batch := make([]string, len(idx))
+		for j, i := range idx {
+			batch[j] = uniq[i]
+		}
+		got, err := c.Embedder.Embed(ctx, input, batch)
+		if err != nil {
+			return nil, err
+		}
+		if err := Check(got, len(batch), c.ID.Dimensions); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ID.Model, err)
+		}
+		switch d := len(got[0]); {
+		case d == cachedDim || cachedDim == 0:
+		case start == 0:
+			return nil, fmt.Errorf("%s: the cache holds %d-dimensional vectors for this model but the backend now returns %d dimensions: the model behind the name has changed; drop the old ones with `r2med cache prune --model %s` (cache %s)", c.ID.Model, cachedDim, d, c.ID.Model, c.Store.Dir())
+		default:
+			return nil, fmt.Errorf("%s: the backend returned %d-dimensional vectors, then %d-dimensional ones", c.ID.Model, cachedDim, d)
+		}
+		cachedDim = len(got[0])
+		c.misses.Add(int64(len(batch)))
+		if c.Store != nil {
+			ks := make([][]byte, len(idx))
+			vs := make([][]byte, len(idx))
+			for j, i := range idx {
+				ks[j] = keys[i]
+				vs[j] = encodeVector(got[j])
+			}
+			if err := c.Store.PutMany(c.bucket(), ks, vs); err != nil {
+				return nil, fmt.Errorf("embedding cache: %w", err)
+			}
+		}
+		for j, i := range idx {
+			vecs[i] = got[j]
+		}
+		done += len(idx)
+		if c.Progress != nil {
+			c.Progress(done, len(uniq))
+		}
+	}
+
+	out := make([][]float32, len(texts))
+	used := make([]bool, len(uniq))
+	for i, j := range where {
+		if used[j] {
+			// A repeated text gets its own copy, so a caller that
+			// normalizes in place cannot change another row.
+			out[i] = append([]float32(nil), vecs[j]...)
+			continue
+		}
+		used[j] = true
+		out[i] = vecs[j]
+	}
+	return out, nil
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVector(b []byte, dim int) ([]float32, bool) {
+	if len(b) == 0 || len(b)%4 != 0 || (dim > 0 && len(b) != 4*dim) {
+		return nil, false
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, false
+		}
+		v[i] = x
+	}
+	return v, true
+}
