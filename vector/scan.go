@@ -1,0 +1,288 @@
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Hit is one search result: the row index in the store, its id and score.
+type Hit struct {
+	Index int
+	ID    string
+	Score float32
+}
+
+// SearchOptions tunes a search. The zero value searches with GOMAXPROCS
+// workers, excludes nothing and, for quantized indexes, does not rescore.
+type SearchOptions struct {
+	// Workers is the number of goroutines scanning rows; 0 means
+	// GOMAXPROCS. Results do not depend on it.
+	Workers int
+
+	// SkipSelf drops, for query i, the row whose id equals QueryIDs[i],
+	// as BEIR's DenseRetrievalExactSearch does. QueryIDs must then hold
+	// one id per query.
+	SkipSelf bool
+	QueryIDs []string
+
+	// Exclude, when not nil, holds one list of row ids per query that the
+	// query must not return (BRIGHT's excluded_ids). Ids absent from the
+	// store exclude nothing.
+	Exclude [][]string
+
+	// Rescore makes a quantized index take the Oversample·k best rows by
+	// the quantized score and order them by their exact float32 score.
+	// Oversample 0 means 4 (sentence-transformers' rescore_multiplier).
+	// A Flat ignores both.
+	Rescore    bool
+	Oversample float64
+}
+
+func (o SearchOptions) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func checkSearch(nq, k int, o SearchOptions) error {
+	if k < 0 {
+		return fmt.Errorf("vector: search: k is %d; want k ≥ 0", k)
+	}
+	if o.SkipSelf && len(o.QueryIDs) != nq {
+		return fmt.Errorf("vector: search: SkipSelf needs one query id per query: got %d ids for %d queries", len(o.QueryIDs), nq)
+	}
+	if o.Exclude != nil && len(o.Exclude) != nq {
+		return fmt.Errorf("vector: search: Exclude needs one list per query: got %d lists for %d queries", len(o.Exclude), nq)
+	}
+	if o.Oversample < 0 || (o.Oversample > 0 && o.Oversample < 1) {
+		return fmt.Errorf("vector: search: Oversample is %g; want 0 (default 4) or ≥ 1", o.Oversample)
+	}
+	return nil
+}
+
+var errNoDim = errors.New("vector: search: the store has no dimension yet (add a row or use NewFlat)")
+
+// exclusions turns the options' excluded ids into sorted row indices per
+// query; nil when nothing is excluded.
+func exclusions(nq int, o SearchOptions, lookup func(string) (int, bool)) [][]int32 {
+	if !o.SkipSelf && o.Exclude == nil {
+		return nil
+	}
+	ex := make([][]int32, nq)
+	for qi := range nq {
+		var l []int32
+		if o.SkipSelf {
+			if i, ok := lookup(o.QueryIDs[qi]); ok {
+				l = append(l, int32(i))
+			}
+		}
+		if o.Exclude != nil {
+			for _, id := range o.Exclude[qi] {
+				if i, ok := lookup(id); ok {
+					l = append(l, int32(i))
+				}
+			}
+		}
+		slices.Sort(l)
+		ex[qi] = slices.Compact(l)
+	}
+	return ex
+}
+
+func (f *Flat) exclusions(nq int, o SearchOptions) [][]int32 {
+	return exclusions(nq, o, f.Lookup)
+}
+
+// kernel computes raw scores of one query against a run of rows. Higher is
+// better. A kernel must give a (query, row) pair the same score however the
+// rows are chunked, so that results do not depend on the worker count.
+type kernel interface {
+	score(qi, lo, hi int, out []float32)
+}
+
+type cand struct {
+	score float32
+	idx   int32
+}
+
+// topk is a bounded heap holding the k best candidates seen, the worst at
+// the root. "Better" is score descending, then id ascending: a strict total
+// order on rows (ids are unique), so the kept set does not depend on the
+// order candidates arrive in.
+type topk struct {
+	k   int
+	h   []cand
+	ids []string
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b cand, ids []string) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return strings.Compare(ids[a.idx], ids[b.idx]) > 0
+}
+
+func (t *topk) push(c cand) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, c)
+		i := len(t.h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !worse(t.h[i], t.h[p], t.ids) {
+				break
+			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		return
+	}
+	if !worse(t.h[0], c, t.ids) {
+		return
+	}
+	t.h[0] = c
+	i, n := 0, len(t.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && worse(t.h[r], t.h[l], t.ids) {
+			m = r
+		}
+		if !worse(t.h[m], t.h[i], t.ids) {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+// feed offers the scores of rows lo.. to the heap, skipping excluded rows.
+// The threshold test comes first, so exclusions cost nothing for rows that
+// would not enter the heap anyway.
+func (t *topk) feed(lo int, scores []float32, ex []int32) {
+	for j, s := range scores {
+		if len(t.h) == t.k && s < t.h[0].score {
+			continue
+		}
+		idx := int32(lo + j)
+		if len(ex) > 0 {
+			if _, found := slices.BinarySearch(ex, idx); found {
+				continue
+			}
+		}
+		t.push(cand{s, idx})
+	}
+}
+
+// maxHeapEntries bounds the candidates held at once (workers × batched
+// queries × k), about 64 MiB, so that a search over many queries with a
+// large k does not hold a queries × workers × k table.
+const maxHeapEntries = 8 << 20
+
+// chunkBytes is the size of the run of rows a worker scores against every
+// query of a batch before moving on: it stays in L2 while the queries pass
+// over it, so each row is read from memory once per batch.
+const chunkBytes = 128 << 10
+
+// scan runs kern over all n rows for nq queries and returns each query's k
+// best candidates, best first. Memory beyond the output is
+// O(workers × batch × k) plus one chunk of scores per worker.
+func scan(kern kernel, n, nq, k int, ex [][]int32, ids []string, workers, rowBytes int) [][]cand {
+	out := make([][]cand, nq)
+	if k == 0 || n == 0 || nq == 0 {
+		return out
+	}
+	kk := min(k, n)
+	chunk := max(16, chunkBytes/max(rowBytes, 1))
+	if c := (n + 4*workers - 1) / (4 * workers); c < chunk {
+		chunk = max(16, c) // enough chunks to keep every worker busy
+	}
+	nchunks := (n + chunk - 1) / chunk
+	workers = max(1, min(workers, nchunks))
+	batch := max(1, min(nq, maxHeapEntries/(workers*kk)))
+
+	heaps := make([][]topk, workers)
+	scratch := make([][]float32, workers)
+	for w := range workers {
+		heaps[w] = make([]topk, batch)
+		scratch[w] = make([]float32, chunk)
+	}
+	for q0 := 0; q0 < nq; q0 += batch {
+		q1 := min(nq, q0+batch)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := range workers {
+			hs := heaps[w][:q1-q0]
+			for i := range hs {
+				hs[i] = topk{k: kk, h: hs[i].h[:0], ids: ids}
+			}
+			wg.Add(1)
+			go func(hs []topk, buf []float32) {
+				defer wg.Done()
+				for {
+					c := int(next.Add(1)) - 1
+					if c >= nchunks {
+						return
+					}
+					lo := c * chunk
+					hi := min(n, lo+chunk)
+					sc := buf[:hi-lo]
+					for qi := q0; qi < q1; qi++ {
+						kern.score(qi, lo, hi, sc)
+						var e []int32
+						if ex != nil {
+							e = ex[qi]
+						}
+						hs[qi-q0].feed(lo, sc, e)
+					}
+				}
+			}(hs, scratch[w])
+		}
+		wg.Wait()
+		for qi := q0; qi < q1; qi++ {
+			var all []cand
+			for w := range workers {
+				all = append(all, heaps[w][qi-q0].h...)
+			}
+			sortCands(all, ids)
+			if len(all) > kk {
+				all = all[:kk:kk]
+			}
+			out[qi] = all
+		}
+	}
+	return out
+}
+
+// sortCands orders candidates best first: score descending, id ascending.
+func sortCands(c []cand, ids []string) {
+	sort.Slice(c, func(i, j int) bool { return worse(c[j], c[i], ids) })
+}
+
+// toHits converts candidates to hits; conv, if not nil, maps a query's raw
+// kernel score to the reported score.
+func toHits(res [][]cand, ids []string, conv func(qi int, raw float32) float32) [][]Hit {
+	out := make([][]Hit, len(res))
+	for qi, cs := range res {
+		hs := make([]Hit, len(cs))
+		for i, c := range cs {
+			s := c.score
+			if conv != nil {
+				s = conv(qi, s)
+			}
+			hs[i] = Hit{Index: int(c.idx), ID: ids[c.idx], Score: s}
+		}
+		out[qi] = hs
+	}
+	return out
+}
