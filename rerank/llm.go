@@ -1,0 +1,199 @@
+package rerank
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"unicode"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/r2med/r2med/llm"
+)
+
+// Chatter sends one chat request; *llm.Client is one (with its retries and
+// its answer cache, which makes a rerun of an LLM rerank free).
+type Chatter interface {
+	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// DefaultPointwisePrompt asks for a one-word relevance judgement. {query}
+// and {passage} are replaced by the texts.
+const DefaultPointwisePrompt = `Passage: {passage}
+
+Query: {query}
+
+Does the passage help answer the query? Answer yes or no.`
+
+// Pointwise scores each document alone with an LLM: the score is the
+// probability of "yes" as the first answer token, normalized against "no",
+// p(yes) / (p(yes) + p(no)), summed over the spellings of each word among
+// the first token's top logprobs (" Yes", "YES", "yes."). This is the
+// relevance-generation scoring of Liang et al. (HELM) and Nogueira et
+// al.'s monoT5, asked of a chat model.
+//
+// Fallbacks, counted in Stats: a server that returns no logprobs is scored
+// from the answer text, 1 for yes and 0 for no; an answer that is neither
+// (and whose top logprobs hold neither word) scores 0.5, undecided.
+type Pointwise struct {
+	Chat  Chatter
+	Model string // "" means the client's default
+	// Prompt is the user message, with {query} and {passage}; "" means
+	// DefaultPointwisePrompt.
+	Prompt string
+	// MaxWords cuts passages to their first MaxWords words; 0 means 300
+	// (RankGPT's cut), negative means no cut.
+	MaxWords int
+	// TopLogprobs asked for; 0 means 20, OpenAI's maximum.
+	TopLogprobs int
+	// MaxTokens of the answer; 0 means 1 (the yes or no). A reasoning model
+	// needs more, and its logprobs then cover the reasoning's first token,
+	// so it is scored from its answer text.
+	MaxTokens int
+	// Concurrency bounds the requests in flight per Score call; 0 means 8.
+	Concurrency int
+
+	stats Stats
+}
+
+// Stats counts the LLM answers a reranker could not use as intended.
+type Stats struct {
+	Calls int64
+	// NoLogprobs: pointwise answers scored from their text, because the
+	// server sent no logprobs or they belonged to reasoning.
+	NoLogprobs int64
+	// Undecided: pointwise answers that said neither yes nor no (0.5).
+	Undecided int64
+	// Unparsed: listwise answers without one usable passage number; the
+	// window kept its order.
+	Unparsed int64
+	// Partial: listwise answers that named some passages but not all, or
+	// named some twice or out of range; repaired as RankGPT does.
+	Partial int64
+}
+
+func (s *Stats) snapshot() Stats {
+	return Stats{
+		Calls: atomic.LoadInt64(&s.Calls), NoLogprobs: atomic.LoadInt64(&s.NoLogprobs),
+		Undecided: atomic.LoadInt64(&s.Undecided), Unparsed: atomic.LoadInt64(&s.Unparsed),
+		Partial: atomic.LoadInt64(&s.Partial),
+	}
+}
+
+// Stats returns the counts so far (safe during a rerank).
+func (p *Pointwise) Stats() Stats { return p.stats.snapshot() }
+
+func (p *Pointwise) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
+	if p.Chat == nil {
+		return nil, fmt.Errorf("pointwise reranker has no LLM client")
+	}
+	prompt := p.Prompt
+	if prompt == "" {
+		prompt = DefaultPointwisePrompt
+	}
+	top := p.TopLogprobs
+	if top <= 0 {
+		top = 20
+	}
+	maxTok := p.MaxTokens
+	if maxTok <= 0 {
+		maxTok = 1
+	}
+	out := make([]float64, len(docs))
+	g, ctx := errgroup.WithContext(ctx)
+	n := p.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	g.SetLimit(n)
+	for i, d := range docs {
+		g.Go(func() error {
+			msg := strings.NewReplacer("{query}", query, "{passage}", truncateWords(d, p.MaxWords)).Replace(prompt)
+			resp, err := p.Chat.Chat(ctx, llm.Request{
+				Model: p.Model, Messages: []llm.Message{llm.User(msg)},
+				MaxTokens: maxTok, Logprobs: true, TopLogprobs: top,
+			})
+			if err != nil {
+				return err
+			}
+			atomic.AddInt64(&p.stats.Calls, 1)
+			out[i] = p.yes(resp)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// yes turns an answer into p(yes | yes or no).
+func (p *Pointwise) yes(r llm.Response) float64 {
+	if len(r.Logprobs) > 0 && r.Reasoning == "" {
+		first := r.Logprobs[0]
+		cands := first.Top
+		if len(cands) == 0 {
+			cands = []llm.TopLogprob{{Token: first.Token, Logprob: first.Logprob}}
+		}
+		var py, pn float64
+		for _, c := range cands {
+			switch yesNo(c.Token) {
+			case 1:
+				py += math.Exp(c.Logprob)
+			case 0:
+				pn += math.Exp(c.Logprob)
+			}
+		}
+		if py+pn > 0 {
+			return py / (py + pn)
+		}
+	} else {
+		atomic.AddInt64(&p.stats.NoLogprobs, 1)
+	}
+	switch yesNo(firstWord(r.Content)) {
+	case 1:
+		return 1
+	case 0:
+		return 0
+	}
+	atomic.AddInt64(&p.stats.Undecided, 1)
+	return 0.5
+}
+
+// yesNo is 1 for a spelling of yes, 0 for no, −1 otherwise.
+func yesNo(tok string) int {
+	w := strings.ToLower(strings.TrimFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) }))
+	switch w {
+	case "yes":
+		return 1
+	case "no":
+		return 0
+	}
+	return -1
+}
+
+func firstWord(s string) string {
+	f := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// truncateWords keeps the first n white-space separated words of s (n 0
+// means 300, negative means all), joined by single spaces when cut.
+func truncateWords(s string, n int) string {
+	if n == 0 {
+		n = 300
+	}
+	if n < 0 {
+		return s
+	}
+	f := strings.Fields(s)
+	if len(f) <= n {
+		return s
+	}
+	return strings.Join(f[:n], " ")
+}
