@@ -1,0 +1,204 @@
+// Package leaderboard puts retrieval systems side by side on R2MED's eight
+// tasks: R2MED's published results (71 systems, shipped in this package as
+// published.json) and the runs found in a results directory, scored on one
+// metric per task, averaged the way R2MED's paper and leaderboard average
+// (the unweighted mean of the per-task values, ×100, two decimals), or
+// ranked by HAKARI-Bench's Borda count.
+//
+// Metrics are R2MED's result-file metrics: "ndcg@10" here is the value
+// R2MED stores under ndcg_at_10 (trec_eval's ndcg_cut.10), not
+// HAKARI-Bench's ndcg@10, whatever the style the file spells it in.
+package leaderboard
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/tasks"
+)
+
+// Kind is the kind of system a row is.
+type Kind string
+
+const (
+	Base     Kind = "base"     // a retriever on the queries as given
+	GAR      Kind = "gar"      // a retriever on LLM-expanded queries
+	Reranker Kind = "reranker" // a reranker over a retriever's top k
+)
+
+// ParseKind reads a kind name.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(strings.ToLower(strings.TrimSpace(s))); k {
+	case Base, GAR, Reranker:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown system kind %q; want base, gar or reranker", s)
+}
+
+// System is one retrieval system and its per-task results.
+type System struct {
+	// ID is unique among systems: the published results' path
+	// ("base/nv", "gar/hyde/gpt4/nv", "reranker/rankllama/nv/top_10"), or
+	// for our runs "ours/" and a name made from the run settings.
+	ID string `json:"id"`
+	// Name is the system as R2MED's tables write it: "nv",
+	// "hyde/gpt4 → nv", "nv → rankllama@top10".
+	Name      string `json:"name"`
+	Kind      Kind   `json:"kind"`
+	Retriever string `json:"retriever"`
+	GARMethod string `json:"gar_method,omitempty"`
+	GARLLM    string `json:"gar_llm,omitempty"`
+	Reranker  string `json:"reranker,omitempty"`
+	TopK      int    `json:"topk,omitempty"`
+	// Published marks R2MED's own results.
+	Published bool `json:"published"`
+	// Suite is the form of the tasks the system ran on; "" means the full
+	// R2MED tasks.
+	Suite tasks.Suite `json:"suite,omitempty"`
+	// Config is the run settings of our systems (the manifest's, without
+	// the per-task fingerprint).
+	Config map[string]any `json:"config,omitempty"`
+	// Tasks maps R2MED task names to results.
+	Tasks map[string]TaskResult `json:"tasks"`
+}
+
+// TaskResult is one system's result on one task.
+type TaskResult struct {
+	// Metrics maps R2MED's lower-case result keys (ndcg_at_10,
+	// recall_at_100, map_at_100, precision_at_10, mrr) to the stored
+	// values, whatever style the file used.
+	Metrics map[string]float64 `json:"metrics"`
+	// Style is the key style of the source file: "lower_pytrec" (R2MED's
+	// BM25), "upper_pytrec" (GAR+BM25 and rerankers, NDCG@10…) or "beir"
+	// (dense retrievers, no MRR).
+	Style          string `json:"style"`
+	EvaluationTime string `json:"evaluation_time,omitempty"`
+	// Source is the file the numbers come from: a path inside R2MED's
+	// results/ for published rows, the run directory for ours.
+	Source string `json:"source"`
+}
+
+// Key styles of R2MED result files.
+const (
+	StyleLower = "lower_pytrec"
+	StyleUpper = "upper_pytrec"
+	StyleBEIR  = "beir"
+)
+
+// Normalize maps a result file's test keys, in any of R2MED's three
+// styles, to the lower-case style, and reports the style found. Keys that
+// are in no style are kept as they are.
+func Normalize(test map[string]float64) (map[string]float64, string) {
+	out := make(map[string]float64, len(test))
+	upper, mrr := false, false
+	for k, v := range test {
+		low, isUpper := lowerKey(k)
+		upper = upper || isUpper
+		mrr = mrr || low == "mrr"
+		out[low] = v
+	}
+	switch {
+	case upper:
+		return out, StyleUpper
+	case mrr:
+		return out, StyleLower
+	}
+	return out, StyleBEIR
+}
+
+var upperPrefixes = []struct{ upper, lower string }{
+	{"NDCG@", "ndcg_at_"}, {"MAP@", "map_at_"}, {"Recall@", "recall_at_"}, {"P@", "precision_at_"},
+}
+
+func lowerKey(k string) (string, bool) {
+	if k == "MRR" {
+		return "mrr", true
+	}
+	for _, p := range upperPrefixes {
+		if rest, ok := strings.CutPrefix(k, p.upper); ok {
+			return p.lower + rest, true
+		}
+	}
+	return k, false
+}
+
+// Metric is a metric a leaderboard can show.
+type Metric struct {
+	Key   string // R2MED's lower-case result key: "ndcg_at_10"
+	Label string // the column heading: "nDCG@10"
+}
+
+// DefaultMetric is R2MED's headline metric.
+var DefaultMetric = Metric{Key: "ndcg_at_10", Label: "nDCG@10"}
+
+var metricLabels = map[string]string{"ndcg": "nDCG", "map": "MAP", "recall": "Recall", "precision": "P"}
+
+// ParseMetric reads a metric in the spellings people type: "ndcg@10",
+// "recall@100", "map@100", "p@10" or "precision@10", "mrr"; R2MED's keys
+// in either style ("ndcg_at_10", "NDCG@10", "MRR"); trec_eval's names
+// ("ndcg_cut.10", "recall.100", "recip_rank").
+func ParseMetric(s string) (Metric, error) {
+	t := strings.TrimSpace(s)
+	low := strings.ToLower(t)
+	if low == "mrr" || low == "recip_rank" {
+		return Metric{Key: "mrr", Label: "MRR"}, nil
+	}
+	if name, k, ok := strings.Cut(low, "@"); ok {
+		if name == "p" {
+			name = "precision"
+		}
+		if _, known := metricLabels[name]; known {
+			if c, err := strconv.Atoi(k); err == nil && c > 0 && strconv.Itoa(c) == k {
+				return metricFromKey(name + "_at_" + k), nil
+			}
+		}
+	} else if ms, err := measure.Parse(t); err == nil && len(ms) == 1 {
+		key := measure.R2MEDKey(ms[0])
+		if name, _, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" {
+			return metricFromKey(key), nil
+		}
+		if key == "mrr" {
+			return Metric{Key: "mrr", Label: "MRR"}, nil
+		}
+	}
+	return Metric{}, fmt.Errorf("unknown leaderboard metric %q; R2MED's result files hold ndcg@K, map@K, recall@K, p@K (K among 1, 3, 5, 10, 25, 50, 100, 1000 depending on the file) and mrr", s)
+}
+
+func metricFromKey(key string) Metric {
+	name, k, _ := strings.Cut(key, "_at_")
+	return Metric{Key: key, Label: metricLabels[name] + "@" + k}
+}
+
+// Family selects tasks by R2MED family; "" selects all eight.
+type Family = tasks.Family
+
+// ParseFamily reads a family: "qa", "evidence", "case" or the full names
+// tasks uses ("qa-reference", "clinical-evidence", "clinical-case"); "" or
+// "all" is every task.
+func ParseFamily(s string) (Family, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "all":
+		return "", nil
+	case "qa", "q&a", string(tasks.QAReference), "reference":
+		return tasks.QAReference, nil
+	case "evidence", string(tasks.ClinicalEvidence):
+		return tasks.ClinicalEvidence, nil
+	case "case", string(tasks.ClinicalCase):
+		return tasks.ClinicalCase, nil
+	}
+	return "", fmt.Errorf("unknown task family %q; want qa (Q&A reference), evidence (clinical evidence), case (clinical case) or all", s)
+}
+
+// TaskNames returns the R2MED tasks of family f in R2MED's order; every
+// task for "".
+func TaskNames(f Family) []string {
+	var out []string
+	for _, t := range tasks.All() {
+		if f == "" || t.Family == f {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}

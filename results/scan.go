@@ -1,0 +1,164 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/tasks"
+)
+
+// The files a run directory holds; pipeline.Run writes them under these
+// names, the manifest last.
+const (
+	RunFile      = "run.trec"
+	ResultsFile  = "results.json"
+	ManifestFile = "manifest.json"
+)
+
+// Run is one finished run found on disk: a directory holding a result file
+// and the manifest that marks it finished.
+type Run struct {
+	Dir      string // the directory, as found under the scanned root
+	Rel      string // Dir relative to the root, "." for the root itself
+	Result   *R2MED
+	Manifest *Manifest
+}
+
+// Listing is what Scan found under a results directory.
+type Listing struct {
+	Root string
+	// Runs are the finished runs in lexical order of their directories.
+	Runs []Run
+	// Unfinished are directories with a result file but no manifest: a run
+	// that was interrupted or is still going. They are listed, not read.
+	Unfinished []string
+}
+
+// Scan finds every run directory under root, at any depth: each directory
+// holding ResultsFile. A run whose manifest is there is read whole; a
+// malformed file is an error naming it, so a broken run is never silently
+// left out of a leaderboard. A root that does not exist is an empty
+// listing, so a fresh checkout lists no runs rather than failing.
+func Scan(root string) (*Listing, error) {
+	l := &Listing{Root: root}
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("scanning results: %w", err)
+		}
+		if d.IsDir() || d.Name() != ResultsFile {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			rel = dir
+		}
+		mpath := filepath.Join(dir, ManifestFile)
+		if _, err := os.Stat(mpath); errors.Is(err, fs.ErrNotExist) {
+			l.Unfinished = append(l.Unfinished, dir)
+			return nil
+		}
+		res, err := ReadR2MED(path)
+		if err != nil {
+			return err
+		}
+		m, err := ReadManifest(mpath)
+		if err != nil {
+			return err
+		}
+		if m.Task.Name == "" {
+			return fileio.Errorf(mpath, 0, "manifest names no task (task.name is empty); rerun the run or delete %s", dir)
+		}
+		l.Runs = append(l.Runs, Run{Dir: dir, Rel: rel, Result: res, Manifest: m})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(l.Runs, func(a, b Run) int { return strings.Compare(a.Dir, b.Dir) })
+	return l, nil
+}
+
+// Task returns the R2MED task the run is on, in R2MED's spelling, and
+// whether it was one: a NanoR2MED split ("NanoR2MEDBiology") maps to its
+// task too, see Suite. Runs on other data (the demo task, BEIR sets) give
+// the manifest's name and false.
+func (r Run) Task() (string, bool) {
+	t, err := tasks.Lookup(r.Manifest.Task.Name)
+	if err != nil {
+		return r.Manifest.Task.Name, false
+	}
+	return t.Name, true
+}
+
+// Suite says which form of an R2MED task the run used: tasks.Nano when the
+// manifest names a NanoR2MED split, tasks.R2MED otherwise.
+func (r Run) Suite() tasks.Suite {
+	t, err := tasks.Lookup(r.Manifest.Task.Name)
+	if err == nil && t.NanoSplit != "" && (strings.EqualFold(r.Manifest.Task.Name, t.NanoSplit) || strings.EqualFold(r.Manifest.Task.Split, t.NanoSplit)) {
+		return tasks.Nano
+	}
+	return tasks.R2MED
+}
+
+// Seconds is the run's total stage time.
+func (r Run) Seconds() float64 {
+	var s float64
+	for _, st := range r.Manifest.Stages {
+		s += st.Seconds
+	}
+	return s
+}
+
+// Started is when the run began.
+func (r Run) Started() time.Time { return r.Manifest.Started }
+
+// RunPath is the run's ranked list, "" when the directory has none.
+func (r Run) RunPath() string {
+	p := filepath.Join(r.Dir, RunFile)
+	if p, ok := fileio.Exists(p); ok {
+		return p
+	}
+	return ""
+}
+
+// Describe names the system that made the run, from its result file the
+// way R2MED's tables name systems: "bm25", "hyde/gpt4 → bm25",
+// "nv → rankllama@top10".
+func (r Run) Describe() string {
+	return SystemName(r.Result)
+}
+
+// SystemName names the system behind a result file as R2MED's tables do:
+// the model for a base retriever ("nv"), "method/llm → retriever" for
+// generation-augmented retrieval, "retriever → reranker@topK" for a
+// reranker.
+func SystemName(res *R2MED) string {
+	str := func(k string) string {
+		v, _ := res.Extra[k].(string)
+		return v
+	}
+	switch {
+	case str("reranker_name") != "":
+		name := str("retriever_name") + " → " + str("reranker_name")
+		if k := fmt.Sprint(res.Extra["topk"]); res.Extra["topk"] != nil && k != "" {
+			name += "@top" + k
+		}
+		return name
+	case str("gar_method") != "":
+		return str("gar_method") + "/" + str("gar_llm") + " → " + str("retriever_name")
+	case res.ModelName != "":
+		return res.ModelName
+	}
+	return str("retriever_name")
+}

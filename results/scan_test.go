@@ -1,0 +1,114 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/tasks"
+)
+
+// writeRun writes a finished run directory the way pipeline.Run does.
+func writeRun(t *testing.T, dir, task string, started time.Time, res *R2MED) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteFile(filepath.Join(dir, ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManifest(nil)
+	m.Started = started
+	m.Task = TaskInfo{Name: task}
+	m.Config = map[string]any{"retriever": "bm25"}
+	m.Stages = []Stage{{Name: "index", Seconds: 1.5}, {Name: "search", Seconds: 2}}
+	if err := m.WriteFile(filepath.Join(dir, ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScan(t *testing.T) {
+	root := t.TempDir()
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	bm := &R2MED{DatasetName: "Biology", EvaluationTime: "0.1 minutes", ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.5}}
+	writeRun(t, filepath.Join(root, "sweep", "bm25", "Biology"), "Biology", now, bm)
+	gar := &R2MED{DatasetName: "NanoR2MEDMedQADiag", Test: map[string]float64{"NDCG@10": 0.25},
+		Extra: map[string]any{"gar_method": "hyde", "gar_llm": "gpt4", "retriever_name": "bm25"}}
+	writeRun(t, filepath.Join(root, "nano"), "NanoR2MEDMedQADiag", now, gar)
+	writeRun(t, filepath.Join(root, "demo"), "demo", now, &R2MED{DatasetName: "demo", ModelName: "bm25", Test: map[string]float64{}})
+	// A run still going: results written, manifest not yet.
+	if err := os.MkdirAll(filepath.Join(root, "half"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := bm.WriteFile(filepath.Join(root, "half", ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	l, err := Scan(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rels []string
+	for _, r := range l.Runs {
+		rels = append(rels, r.Rel)
+	}
+	if got, want := strings.Join(rels, " "), "demo nano sweep/bm25/Biology"; got != want {
+		t.Fatalf("runs %q, want %q", got, want)
+	}
+	if len(l.Unfinished) != 1 || filepath.Base(l.Unfinished[0]) != "half" {
+		t.Errorf("unfinished %q, want the half directory", l.Unfinished)
+	}
+	demo, nano, bio := l.Runs[0], l.Runs[1], l.Runs[2]
+	if task, ok := bio.Task(); task != "Biology" || !ok || bio.Suite() != tasks.R2MED {
+		t.Errorf("Biology run: task %q %v suite %s", task, ok, bio.Suite())
+	}
+	if task, ok := nano.Task(); task != "MedQA-Diag" || !ok || nano.Suite() != tasks.Nano {
+		t.Errorf("Nano run: task %q %v suite %s", task, ok, nano.Suite())
+	}
+	if task, ok := demo.Task(); task != "demo" || ok {
+		t.Errorf("demo run: task %q %v, want demo false", task, ok)
+	}
+	if got := nano.Describe(); got != "hyde/gpt4 → bm25" {
+		t.Errorf("GAR run described as %q", got)
+	}
+	if got := bio.Seconds(); got != 3.5 {
+		t.Errorf("seconds %v, want 3.5", got)
+	}
+	if bio.RunPath() != "" {
+		t.Errorf("RunPath %q for a directory without run.trec", bio.RunPath())
+	}
+}
+
+func TestScanErrors(t *testing.T) {
+	l, err := Scan(filepath.Join(t.TempDir(), "none"))
+	if err != nil || len(l.Runs) != 0 {
+		t.Fatalf("missing root: %v, %d runs; want an empty listing", err, len(l.Runs))
+	}
+	root := t.TempDir()
+	writeRun(t, filepath.Join(root, "a"), "Biology", time.Now(), &R2MED{DatasetName: "Biology", ModelName: "bm25", Test: map[string]float64{}})
+	bad := filepath.Join(root, "a", ResultsFile)
+	if err := os.WriteFile(bad, []byte(`{"dataset_name": "Biology"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Scan(root)
+	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "no \"test\" metrics") {
+		t.Fatalf("malformed results file: got %v, want an error naming %s", err, bad)
+	}
+}
+
+func TestSystemName(t *testing.T) {
+	for _, c := range []struct {
+		res  R2MED
+		want string
+	}{
+		{R2MED{ModelName: "nv"}, "nv"},
+		{R2MED{Extra: map[string]any{"gar_method": "lamer", "gar_llm": "qwen-7b", "retriever_name": "bge"}}, "lamer/qwen-7b → bge"},
+		{R2MED{Extra: map[string]any{"reranker_name": "rankllama", "retriever_name": "nv", "topk": 10}}, "nv → rankllama@top10"},
+	} {
+		if got := SystemName(&c.res); got != c.want {
+			t.Errorf("SystemName = %q, want %q", got, c.want)
+		}
+	}
+}
