@@ -1,0 +1,342 @@
+package expand
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/trec"
+)
+
+type memStore struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (s *memStore) Get(bucket string, key []byte) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[bucket+string(key)]
+	return v, ok, nil
+}
+
+func (s *memStore) PutMany(bucket string, keys, vals [][]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	for i := range keys {
+		s.m[bucket+string(keys[i])] = vals[i]
+	}
+	return nil
+}
+
+// genServer answers by the query inside the user prompt: a query text
+// starting with a keyword picks a behaviour, anything else gets
+// "passage about <the user prompt's last line>".
+type genServer struct {
+	*httptest.Server
+	calls   atomic.Int64
+	mu      sync.Mutex
+	prompts []string
+}
+
+func newGenServer(t *testing.T) *genServer {
+	s := &genServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.calls.Add(1)
+		var body struct {
+			Messages []llm.Message `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		user := body.Messages[len(body.Messages)-1].Content
+		s.mu.Lock()
+		s.prompts = append(s.prompts, user)
+		s.mu.Unlock()
+		msg := map[string]any{"role": "assistant", "content": "passage for: " + firstQueryLine(user)}
+		finish := "stop"
+		switch {
+		case strings.Contains(user, "BROKEN"):
+			http.Error(w, "model crashed", http.StatusBadRequest)
+			return
+		case strings.Contains(user, "GARBAGE"):
+			io.WriteString(w, `{"choices": [`)
+			return
+		case strings.Contains(user, "NOCHOICE"):
+			io.WriteString(w, `{"choices": []}`)
+			return
+		case strings.Contains(user, "EMPTY"):
+			msg["content"] = "  "
+		case strings.Contains(user, "TRUNCATED"):
+			msg["content"] = "<think>still reasoning about it"
+			finish = "length"
+		case strings.Contains(user, "THINKS"):
+			msg["content"] = "The answer passage."
+			msg["reasoning_content"] = "First I consider the findings."
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"choices": []any{map[string]any{"message": msg, "finish_reason": finish}},
+			"usage":   map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// firstQueryLine is the text after the last "Exam: " label.
+func firstQueryLine(prompt string) string {
+	i := strings.LastIndex(prompt, "Exam: ")
+	if i < 0 {
+		return "?"
+	}
+	rest := prompt[i+len("Exam: "):]
+	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+func genClient(t *testing.T, s *genServer, store llm.Store) *llm.Client {
+	c, err := llm.New(llm.Options{
+		BaseURL: s.URL + "/v1", Model: "test-model", Cache: store, Concurrency: 3,
+		HTTP: &httpx.Client{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxAttempts: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func genTask(texts ...string) *dataset.Task {
+	task := &dataset.Task{Name: "MedQA-Diag", Qrels: trec.Qrels{}}
+	for i, text := range texts {
+		id := string(rune('a' + i))
+		q := dataset.Query{ID: id, Text: text}
+		if i == 0 {
+			q.Extra = map[string]json.RawMessage{"doc_id": json.RawMessage(`["d9", "d1"]`)}
+		}
+		task.Queries = append(task.Queries, q)
+		task.Qrels.Add(id, "d"+id+"2", 1)
+		task.Qrels.Add(id, "d"+id+"1", 2)
+		task.Qrels.Add(id, "d"+id+"0", 0)
+	}
+	return task
+}
+
+func config(method, label string) GenerateConfig {
+	return GenerateConfig{
+		Method: method, LLM: label, Subject: Subject{Style: StyleExam},
+		Request: llm.Request{Temperature: 0.7, Seed: llm.Seed(42), MaxTokens: 256},
+	}
+}
+
+func TestGenerateWritesR2MEDLayout(t *testing.T) {
+	s := newGenServer(t)
+	task := genTask("chest pain on exertion", "fever and rash", "BROKEN one", "EMPTY one", "NOCHOICE one", "GARBAGE one", "THINKS about it")
+	cfg := config(HyDE, "my-llm")
+	var progress []int
+	res, err := Generate(context.Background(), genClient(t, s, nil), task, cfg, func(done, total int) { progress = append(progress, done) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(progress) != 7 {
+		t.Errorf("progress %v", progress)
+	}
+	m := res.Manifest
+	var fellBack []string
+	for _, f := range m.Fallbacks {
+		fellBack = append(fellBack, f.ID)
+	}
+	if strings.Join(fellBack, ",") != "c,d,e,f" {
+		t.Fatalf("fallbacks %+v", m.Fallbacks)
+	}
+	for _, f := range m.Fallbacks {
+		if f.Reason == "" {
+			t.Errorf("fallback %s has no reason", f.ID)
+		}
+	}
+	if !strings.Contains(m.Fallbacks[2].Reason, "no choices") || !strings.Contains(m.Fallbacks[1].Reason, "empty answer") {
+		t.Errorf("reasons %+v", m.Fallbacks)
+	}
+	if sum := m.FallbackSummary(); !strings.HasPrefix(sum, `4 of 7 queries`) || !strings.Contains(sum, `"c", "d", "e", "f"`) {
+		t.Errorf("summary %q", sum)
+	}
+	if m.ReasoningDropped != 1 || m.Requested != 4 || m.Usage.TotalTokens != 60 {
+		t.Errorf("manifest %+v", m)
+	}
+
+	root := t.TempDir()
+	path, err := res.WriteDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != filepath.Join(root, "hyde", "my-llm", FileName) {
+		t.Errorf("path %s", path)
+	}
+	gens, err := LoadDir(root, HyDE, "my-llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"a": "passage for: chest pain on exertion",
+		"b": "passage for: fever and rash",
+		"c": "BROKEN one", "d": "EMPTY one", "e": "NOCHOICE one", "f": "GARBAGE one",
+		"g": "The answer passage.",
+	}
+	for _, g := range gens {
+		if g.HyDoc != want[g.ID] {
+			t.Errorf("%s: hy_doc %q, want %q", g.ID, g.HyDoc, want[g.ID])
+		}
+	}
+	queries, err := Apply(task.Queries, gens)
+	if err != nil || queries[0].Text != "passage for: chest pain on exertion" {
+		t.Errorf("Apply: %v %v", queries, err)
+	}
+
+	raw, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var first, last map[string]json.RawMessage
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[6]), &last)
+	if string(first["doc_id"]) != `["d9","d1"]` {
+		t.Errorf("doc_id from the query file: %s", first["doc_id"])
+	}
+	var second map[string]json.RawMessage
+	json.Unmarshal([]byte(lines[1]), &second)
+	if string(second["doc_id"]) != `["db1","db2"]` {
+		t.Errorf("doc_id from the qrels: %s", second["doc_id"])
+	}
+	if string(last["reasoning"]) != `"First I consider the findings."` {
+		t.Errorf("reasoning field %s", last["reasoning"])
+	}
+	if !strings.HasPrefix(lines[0], `{"id":"a","text":"chest pain on exertion","hy_doc":`) {
+		t.Errorf("field order: %s", lines[0])
+	}
+	var back GenerationManifest
+	b, err := os.ReadFile(filepath.Join(root, "hyde", "my-llm", ManifestName))
+	if err != nil || json.Unmarshal(b, &back) != nil || len(back.Fallbacks) != 4 || back.TemplateDigest != DefaultPrompts().Digest() {
+		t.Errorf("manifest on disk: %s %v", b, err)
+	}
+}
+
+func TestGenerateReasoningLabel(t *testing.T) {
+	s := newGenServer(t)
+	task := genTask("THINKS hard", "TRUNCATED case", "plain answer")
+	res, err := Generate(context.Background(), genClient(t, s, nil), task, config(Query2Doc, "qwq-32b"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := res.Items
+	if items[0].HyDoc != "<think>\nFirst I consider the findings.\n</think>\n\nThe answer passage." {
+		t.Errorf("reasoning output stored as %q", items[0].HyDoc)
+	}
+	// R2MED's reasoning rules: BM25 on the answer alone.
+	if got := items[0].BM25Text(); got != "The answer passage." {
+		t.Errorf("BM25Text %q", got)
+	}
+	if items[1].HyDoc != "TRUNCATED case" || !strings.Contains(res.Manifest.Fallbacks[0].Reason, "still reasoning") {
+		t.Errorf("truncated: %q %+v", items[1].HyDoc, res.Manifest.Fallbacks)
+	}
+	if res.Manifest.ReasoningKept != 1 || res.Manifest.Format != "think" {
+		t.Errorf("manifest %+v", res.Manifest)
+	}
+	// The query2doc prompt went out with the exam examples.
+	if !strings.Contains(s.prompts[0], "###Examples:###") {
+		t.Errorf("prompt %q", s.prompts[0])
+	}
+}
+
+func TestGenerateCachedRerun(t *testing.T) {
+	s := newGenServer(t)
+	store := &memStore{}
+	task := genTask("q one", "q two", "BROKEN three")
+	first, err := Generate(context.Background(), genClient(t, s, store), task, config(HyDE, "m"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.calls.Load()
+	second, err := Generate(context.Background(), genClient(t, s, store), task, config(HyDE, "m"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the failed query is asked again (errors are not cached).
+	// A 400 is not retried, so that is one request.
+	if got := s.calls.Load() - before; got != 1 {
+		t.Errorf("rerun sent %d requests, want 1", got)
+	}
+	if second.Manifest.Cached != 2 || second.Manifest.Requested != 0 {
+		t.Errorf("rerun manifest %+v", second.Manifest)
+	}
+	for i := range first.Items {
+		if first.Items[i].HyDoc != second.Items[i].HyDoc {
+			t.Errorf("item %d differs on rerun", i)
+		}
+	}
+	// Other sampling parameters are other generations.
+	cfg := config(HyDE, "m")
+	cfg.Request.Temperature = 0.8
+	before = s.calls.Load()
+	if _, err := Generate(context.Background(), genClient(t, s, store), task, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.calls.Load() - before; got != 3 {
+		t.Errorf("new temperature sent %d requests, want 3", got)
+	}
+}
+
+func TestGenerateLameR(t *testing.T) {
+	s := newGenServer(t)
+	task := genTask("q one", "q two")
+	cfg := config(LameR, "m")
+	if _, err := Generate(context.Background(), genClient(t, s, nil), task, cfg, nil); err == nil {
+		t.Fatal("lamer without passages accepted")
+	}
+	cfg.Passages = [][]string{{"p1\nline", "p2"}, {"p3"}}
+	res, err := Generate(context.Background(), genClient(t, s, nil), task, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Manifest.Fallbacks) != 0 {
+		t.Errorf("fallbacks %+v", res.Manifest.Fallbacks)
+	}
+	joined := strings.Join(s.prompts, "\n====\n")
+	if !strings.Contains(joined, "Possible Relevant Passages: \n[1]. p1 line\n[2]. p2") || !strings.Contains(joined, "Possible Relevant Passages: \n[1]. p3") {
+		t.Errorf("prompts %s", joined)
+	}
+}
+
+func TestGenerateRefuses(t *testing.T) {
+	s := newGenServer(t)
+	c := genClient(t, s, nil)
+	task := genTask("q")
+	for _, cfg := range []GenerateConfig{config(SearchO1, "m"), config(HyDE, "a/b"), config(HyDE, "")} {
+		if _, err := Generate(context.Background(), c, task, cfg, nil); err == nil {
+			t.Errorf("%s/%s accepted", cfg.Method, cfg.LLM)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Generate(ctx, c, task, config(HyDE, "m"), nil); err == nil {
+		t.Error("cancelled generate returned no error")
+	}
+	if s.calls.Load() != 0 {
+		t.Errorf("%d requests sent", s.calls.Load())
+	}
+}

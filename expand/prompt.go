@@ -1,0 +1,334 @@
+package expand
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/tasks"
+)
+
+// Prompts for generating expansions are ours: R2MED's own templates and
+// few-shot examples (src/example.py) are not public. They follow the
+// structure its generation script has per method and task family (see
+// docs/r2med-reference-notes.md §1.6) and live as editable files under
+// templates/: system.tmpl, hyde.tmpl, query2doc.tmpl, lamer.tmpl (Go
+// text/template) and examples.json (Query2doc's two fixed pairs per style).
+
+//go:embed templates/*.tmpl templates/examples.json
+var templateFS embed.FS
+
+// Template file names. A template file's one trailing newline is not part
+// of the prompt, so "Passage: " can end a file that editors end with "\n".
+const (
+	systemFile   = "system.tmpl"
+	examplesFile = "examples.json"
+)
+
+// TemplateFiles lists the files a templates directory may hold.
+func TemplateFiles() []string {
+	return []string{systemFile, HyDE + ".tmpl", Query2Doc + ".tmpl", LameR + ".tmpl", examplesFile}
+}
+
+// GenerationMethods are the methods Generate writes prompts for.
+func GenerationMethods() []string { return []string{HyDE, Query2Doc, LameR} }
+
+// Style is how prompts name a task's queries and what they ask for.
+type Style string
+
+const (
+	// StylePost: a StackExchange post; asks for a passage (Biology,
+	// Bioinformatics, Medical-Sciences).
+	StylePost Style = "post"
+	// StyleExam: a medical exam question; asks for a passage
+	// (MedXpertQA-Exam, MedQA-Diag).
+	StyleExam Style = "exam"
+	// StyleCase: a clinical case; asks for a passage that answers it
+	// (PMC-Treatment).
+	StyleCase Style = "case"
+	// StyleSimilarCase: a clinical case; asks for a similar case that helps
+	// diagnose it (PMC-Clinical, IIYi-Clinical).
+	StyleSimilarCase Style = "similar-case"
+)
+
+// Styles lists the styles.
+func Styles() []Style { return []Style{StylePost, StyleExam, StyleCase, StyleSimilarCase} }
+
+// ParseStyle reads a style name.
+func ParseStyle(s string) (Style, error) {
+	for _, st := range Styles() {
+		if string(st) == strings.ToLower(strings.TrimSpace(s)) {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("unknown prompt style %q; want post, exam, case or similar-case", s)
+}
+
+// Subject says how prompts address one task's queries.
+type Subject struct {
+	Style Style
+	// Domain qualifies a post ("Biology", "Medical Science"); exams are
+	// "Medical" and cases "Clinical" whatever it says.
+	Domain string
+}
+
+// SubjectOf is the subject of a registry task (any of its names, Nano
+// split names included). The built-in demo task is clinical vignettes
+// asking for a diagnosis, so it takes the exam style.
+func SubjectOf(task string) (Subject, error) {
+	if strings.EqualFold(task, demo.Name) {
+		return Subject{Style: StyleExam}, nil
+	}
+	t, err := tasks.Lookup(task)
+	if err != nil {
+		return Subject{}, fmt.Errorf("no prompt style known for task %q: give one (post, exam, case or similar-case, and a domain for posts)", task)
+	}
+	switch t.Name {
+	case "Biology", "Bioinformatics":
+		return Subject{Style: StylePost, Domain: t.Name}, nil
+	case "Medical-Sciences":
+		return Subject{Style: StylePost, Domain: "Medical Science"}, nil
+	case "PMC-Treatment":
+		return Subject{Style: StyleCase}, nil
+	}
+	switch t.Family {
+	case tasks.ClinicalCase:
+		return Subject{Style: StyleSimilarCase}, nil
+	case tasks.ClinicalEvidence:
+		return Subject{Style: StyleExam}, nil
+	}
+	return Subject{}, fmt.Errorf("no prompt style known for task %q (family %s)", task, t.Family)
+}
+
+// Example is one few-shot pair.
+type Example struct {
+	Query   string `json:"query"`
+	Passage string `json:"passage"`
+}
+
+// PromptData is what templates see.
+type PromptData struct {
+	Style   Style
+	Domain  string // "Biology", "Medical", "Clinical"
+	Kind    string // "post", "exam", "case"
+	Label   string // the query's label: "Post", "Exam", "Case"
+	Subject string // "Biology post", "Medical Exam", "Clinical Case"
+	Target  string // what is asked for: "Passage" or "Similar Case"
+	Similar bool   // StyleSimilarCase
+	Query   string
+	// Examples are the style's Query2doc pairs.
+	Examples []Example
+	// Passages is LameR's retrieved text, FormatPassages of the top
+	// documents ("\n[1]. …\n[2]. …").
+	Passages string
+}
+
+func (s Subject) data() (PromptData, error) {
+	d := PromptData{Style: s.Style, Target: "Passage"}
+	switch s.Style {
+	case StylePost:
+		if strings.TrimSpace(s.Domain) == "" {
+			return d, errors.New(`the post style needs a domain ("Biology", "Medical Science", …)`)
+		}
+		d.Domain, d.Kind, d.Label = s.Domain, "post", "Post"
+		d.Subject = s.Domain + " post"
+	case StyleExam:
+		d.Domain, d.Kind, d.Label, d.Subject = "Medical", "exam", "Exam", "Medical Exam"
+	case StyleCase, StyleSimilarCase:
+		d.Domain, d.Kind, d.Label, d.Subject = "Clinical", "case", "Case", "Clinical Case"
+		if s.Style == StyleSimilarCase {
+			d.Target, d.Similar = "Similar Case", true
+		}
+	default:
+		return d, fmt.Errorf("unknown prompt style %q; want post, exam, case or similar-case", s.Style)
+	}
+	return d, nil
+}
+
+// LameR's per-passage cut: R2MED keeps each BM25 document's first 512
+// whitespace-separated tokens, newlines removed.
+const (
+	LameRDepth    = 10
+	lameRMaxWords = 512
+)
+
+// FormatPassages is LameR's passage block: each text's white space
+// (newlines included) collapsed to single spaces, cut to its first 512
+// words, and numbered from 1 as "\n[i]. text".
+func FormatPassages(texts []string) string {
+	var b strings.Builder
+	for i, t := range texts {
+		w := strings.Fields(t)
+		if len(w) > lameRMaxWords {
+			w = w[:lameRMaxWords]
+		}
+		fmt.Fprintf(&b, "\n[%d]. %s", i+1, strings.Join(w, " "))
+	}
+	return b.String()
+}
+
+// Prompts renders prompts from templates. The zero value is not usable;
+// get one from LoadPrompts.
+type Prompts struct {
+	tmpl     map[string]*template.Template // by method
+	system   string
+	examples map[Style][]Example
+	// Sources says where each file came from: "embedded" or its path.
+	Sources map[string]string
+	digest  string
+}
+
+// LoadPrompts reads the templates: the embedded ones, each replaced by the
+// file of the same name in dir when dir is not empty and has it. A file in
+// dir that is not a template name is an error, so a misspelt override
+// does not go unnoticed.
+func LoadPrompts(dir string) (*Prompts, error) {
+	files := map[string][]byte{}
+	sources := map[string]string{}
+	for _, name := range TemplateFiles() {
+		b, err := templateFS.ReadFile("templates/" + name)
+		if err != nil {
+			return nil, err
+		}
+		files[name], sources[name] = b, "embedded"
+	}
+	if dir != "" {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("templates directory: %w", err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if e.IsDir() || strings.HasPrefix(name, ".") {
+				continue
+			}
+			if _, ok := files[name]; !ok {
+				if ext := filepath.Ext(name); ext == ".tmpl" || ext == ".json" {
+					return nil, fmt.Errorf("%s: not a template file name; the names are %s", filepath.Join(dir, name), strings.Join(TemplateFiles(), ", "))
+				}
+				continue
+			}
+			path := filepath.Join(dir, name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			files[name], sources[name] = b, path
+		}
+	}
+	p := &Prompts{tmpl: map[string]*template.Template{}, Sources: sources}
+	h := sha256.New()
+	for _, name := range TemplateFiles() {
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(files[name]))
+		h.Write(files[name])
+	}
+	p.digest = hex.EncodeToString(h.Sum(nil))
+	p.system = strings.TrimSuffix(string(files[systemFile]), "\n")
+	if strings.TrimSpace(p.system) == "" {
+		return nil, fmt.Errorf("%s: the system prompt is empty", sources[systemFile])
+	}
+	for _, m := range GenerationMethods() {
+		name := m + ".tmpl"
+		t, err := template.New(name).Option("missingkey=error").Parse(strings.TrimSuffix(string(files[name]), "\n"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sources[name], err)
+		}
+		p.tmpl[m] = t
+	}
+	if err := json.Unmarshal(files[examplesFile], &p.examples); err != nil {
+		return nil, fmt.Errorf("%s: %w; it maps each style (post, exam, case, similar-case) to a list of {\"query\", \"passage\"} pairs", sources[examplesFile], err)
+	}
+	for st, ex := range p.examples {
+		if !slices.Contains(Styles(), st) {
+			return nil, fmt.Errorf("%s: unknown style %q; the styles are post, exam, case and similar-case", sources[examplesFile], st)
+		}
+		for i, e := range ex {
+			if strings.TrimSpace(e.Query) == "" || strings.TrimSpace(e.Passage) == "" {
+				return nil, fmt.Errorf("%s: %s example %d has an empty query or passage", sources[examplesFile], st, i+1)
+			}
+		}
+	}
+	return p, nil
+}
+
+// DefaultPrompts are the embedded templates.
+func DefaultPrompts() *Prompts {
+	p, err := LoadPrompts("")
+	if err != nil {
+		panic("expand: embedded templates: " + err.Error())
+	}
+	return p
+}
+
+// System is the system message.
+func (p *Prompts) System() string { return p.system }
+
+// Digest is a SHA-256 of every template file, for manifests.
+func (p *Prompts) Digest() string { return p.digest }
+
+// Render is the user message for one query. LameR needs passages (the
+// texts of the query's top BM25 documents); other methods refuse them.
+func (p *Prompts) Render(method string, s Subject, query string, passages []string) (string, error) {
+	t, ok := p.tmpl[method]
+	if !ok {
+		return "", fmt.Errorf("no prompt for method %q; generation supports %s", method, strings.Join(GenerationMethods(), ", "))
+	}
+	d, err := s.data()
+	if err != nil {
+		return "", err
+	}
+	d.Query = query
+	switch method {
+	case LameR:
+		if len(passages) == 0 {
+			return "", errors.New("lamer needs the query's retrieved passages")
+		}
+		d.Passages = FormatPassages(passages)
+	case Query2Doc:
+		d.Examples = p.examples[s.Style]
+		if len(d.Examples) == 0 {
+			return "", fmt.Errorf("%s has no %s examples for query2doc", p.Sources[examplesFile], s.Style)
+		}
+	}
+	if len(passages) > 0 && method != LameR {
+		return "", fmt.Errorf("%s takes no passages", method)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, d); err != nil {
+		return "", fmt.Errorf("%s: %w", p.Sources[method+".tmpl"], err)
+	}
+	return b.String(), nil
+}
+
+// WriteTemplates copies the embedded templates into dir, to edit and pass
+// back to LoadPrompts. Existing files are not overwritten.
+func WriteTemplates(dir string) ([]string, error) {
+	var written []string
+	for _, name := range TemplateFiles() {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err == nil {
+			return written, fmt.Errorf("%s exists; remove it or choose another directory", path)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return written, err
+		}
+		b, _ := templateFS.ReadFile("templates/" + name)
+		if err := fileio.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return written, err
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
