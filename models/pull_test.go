@@ -1,0 +1,152 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/hub/hubtest"
+)
+
+// encoderFiles is a model repository as optimum exports one: the graph
+// (binary, so served through LFS) under onnx/ or at the root.
+func encoderFiles(graph string) map[string][]byte {
+	return map[string][]byte{
+		graph:            {0x08, 0x07, 0x12, 0x00, 'o', 'n', 'n', 'x'},
+		"tokenizer.json": []byte(`{"model":{"type":"WordPiece"}}`),
+		"config.json":    []byte(`{"model_type":"bert"}`),
+		"README.md":      []byte("# an encoder\n"),
+		"pytorch_model.bin": func() []byte {
+			b := make([]byte, 64)
+			b[0] = 0
+			return b
+		}(),
+	}
+}
+
+func newHub(t *testing.T) (*hubtest.Server, *hub.Client) {
+	t.Helper()
+	srv := hubtest.NewServer(t)
+	return srv, &hub.Client{Endpoint: srv.URL(), CacheDir: t.TempDir()}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPullFetchesOnlyWhatTheEncoderNeeds(t *testing.T) {
+	srv, c := newHub(t)
+	commit := srv.AddRepo("models/org/enc", encoderFiles("onnx/model.onnx"))
+	cp, err := Pull(context.Background(), c, "org/enc", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Commit != commit || !strings.HasSuffix(cp.ONNX, "onnx/model.onnx") {
+		t.Errorf("checkpoint %+v", cp)
+	}
+	if readString(t, cp.Tokenizer) != `{"model":{"type":"WordPiece"}}` || readString(t, cp.Config) != `{"model_type":"bert"}` || readString(t, cp.ONNX) != "\x08\x07\x12\x00onnx" {
+		t.Error("wrong file contents")
+	}
+	if n := srv.Count(hubtest.Hub, "GET", "pytorch_model.bin") + srv.Count(hubtest.CDN, "GET", "pytorch_model.bin"); n != 0 {
+		t.Errorf("the PyTorch weights were downloaded (%d requests)", n)
+	}
+
+	// Pulled once, it is served from the cache, online or offline.
+	srv.Reset()
+	if _, err := Pull(context.Background(), c, "org/enc", ""); err != nil {
+		t.Fatal(err)
+	}
+	off := *c
+	off.Offline = true
+	again, err := Pull(context.Background(), &off, "org/enc", "")
+	if err != nil || again != cp {
+		t.Fatalf("offline pull: %+v %v", again, err)
+	}
+	if n := srv.Requests(); n != 0 {
+		t.Errorf("%d requests for a cached checkpoint", n)
+	}
+}
+
+func TestPullRootGraph(t *testing.T) {
+	srv, c := newHub(t)
+	srv.AddRepo("models/org/root", encoderFiles("model.onnx"))
+	cp, err := Pull(context.Background(), c, "org/root", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(cp.ONNX, "/model.onnx") || strings.Contains(cp.ONNX, "onnx/model.onnx") {
+		t.Errorf("graph at %s", cp.ONNX)
+	}
+	off := *c
+	off.Offline = true
+	if _, err := Pull(context.Background(), &off, "org/root", "main"); err != nil {
+		t.Errorf("offline pull of a root graph: %v", err)
+	}
+}
+
+func TestPullErrors(t *testing.T) {
+	srv, c := newHub(t)
+	noONNX := encoderFiles("onnx/model.onnx")
+	delete(noONNX, "onnx/model.onnx")
+	srv.AddRepo("models/org/torch-only", noONNX)
+	noTok := encoderFiles("onnx/model.onnx")
+	delete(noTok, "tokenizer.json")
+	srv.AddRepo("models/org/no-tokenizer", noTok)
+
+	_, err := Pull(context.Background(), c, "org/torch-only", "")
+	if !errors.Is(err, ErrNoONNX) {
+		t.Fatalf("no graph: %v, want ErrNoONNX", err)
+	}
+	for _, want := range []string{"optimum-cli export onnx --model org/torch-only", "serve the model over HTTP"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	_, err = Pull(context.Background(), c, "org/no-tokenizer", "")
+	if err == nil || errors.Is(err, ErrNoONNX) || !strings.Contains(err.Error(), "no tokenizer.json") {
+		t.Errorf("no tokenizer: %v", err)
+	}
+	_, err = Pull(context.Background(), c, "org/absent", "")
+	if !errors.Is(err, hub.ErrRepoNotFound) {
+		t.Errorf("absent repository: %v", err)
+	}
+	off := *c
+	off.Offline = true
+	_, err = Pull(context.Background(), &off, "org/torch-only", "")
+	if !errors.Is(err, hub.ErrOffline) {
+		t.Errorf("offline, not cached: %v", err)
+	}
+}
+
+func TestModelPullBothMedCPTEncoders(t *testing.T) {
+	srv, c := newHub(t)
+	srv.AddRepo("models/ncbi/MedCPT-Query-Encoder", encoderFiles("onnx/model.onnx"))
+	srv.AddRepo("models/ncbi/MedCPT-Article-Encoder", encoderFiles("onnx/model.onnx"))
+	m, _ := Lookup("medcpt")
+	cps, err := m.Pull(context.Background(), c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) != 2 || cps[0].HubID != "ncbi/MedCPT-Query-Encoder" || cps[1].HubID != "ncbi/MedCPT-Article-Encoder" {
+		t.Errorf("checkpoints %+v", cps)
+	}
+	r, _ := Lookup("medcpt-r2med")
+	if cps, err := r.Pull(context.Background(), c, ""); err != nil || len(cps) != 1 {
+		t.Errorf("medcpt-r2med pulls the article encoder once: %+v %v", cps, err)
+	}
+
+	for name, want := range map[string]string{"nv": "HTTP server", "openai": "provider's API", "voyage": "provider's API"} {
+		m, _ := Lookup(name)
+		if _, err := m.Pull(context.Background(), c, ""); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("pull %s: %v, want it to mention %q", name, err, want)
+		}
+	}
+}
