@@ -28,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/httpx"
 )
 
@@ -123,8 +124,10 @@ type Store interface {
 	PutMany(bucket string, keys, vals [][]byte) error
 }
 
-// Bucket is the Store bucket chat answers live in.
-const Bucket = "llm-chat"
+// Kind is the cache kind of chat answers: they live in the bucket
+// cache.Bucket(Kind, model), so the cache's stats and prune commands see
+// them per model.
+const Kind = "generate"
 
 // Options configure a Client.
 type Options struct {
@@ -279,7 +282,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	var k []byte
 	if c.cache != nil {
 		k = key(w)
-		if b, ok, err := c.cache.Get(Bucket, k); err != nil {
+		if b, ok, err := c.cache.Get(cache.Bucket(Kind, w.Model), k); err != nil {
 			return Response{}, fmt.Errorf("reading the LLM cache: %w", err)
 		} else if ok {
 			var r Response
@@ -303,7 +306,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	// rerun asks again.
 	if c.cache != nil && (r.Content != "" || r.Reasoning != "") {
 		b, _ := json.Marshal(r)
-		if err := c.cache.PutMany(Bucket, [][]byte{k}, [][]byte{b}); err != nil {
+		if err := c.cache.PutMany(cache.Bucket(Kind, w.Model), [][]byte{k}, [][]byte{b}); err != nil {
 			return Response{}, fmt.Errorf("writing the LLM cache: %w", err)
 		}
 	}
