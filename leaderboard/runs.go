@@ -1,0 +1,198 @@
+package leaderboard
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/r2med/r2med/results"
+)
+
+// RunInfo is one run of a results directory as `r2med results` lists it.
+type RunInfo struct {
+	Task    string `json:"task"`
+	R2MED   bool   `json:"r2med_task"` // Task is one of R2MED's eight
+	Suite   string `json:"suite"`
+	System  string `json:"system"`
+	Kind    Kind   `json:"kind"`
+	// Metrics are the stored values (0–1) of nDCG@10, Recall@100 and MRR;
+	// absent when the result file lacks them.
+	Metrics map[string]float64 `json:"metrics"`
+	Seconds float64            `json:"seconds"` // the manifest's stage times, summed
+	Started time.Time          `json:"started"`
+	Dir     string             `json:"dir"`
+	Config  map[string]any     `json:"config"`
+}
+
+// runMetrics are the columns `r2med results` shows.
+var runMetrics = []Metric{DefaultMetric, {Key: "recall_at_100", Label: "Recall@100"}, {Key: "mrr", Label: "MRR"}}
+
+// Runs describes every finished run of a listing, in its order.
+func Runs(l *results.Listing) []RunInfo {
+	out := make([]RunInfo, 0, len(l.Runs))
+	for _, r := range l.Runs {
+		task, ok := r.Task()
+		m, _ := Normalize(r.Result.Test)
+		info := RunInfo{Task: task, R2MED: ok, Suite: string(r.Suite()), System: r.Describe(),
+			Metrics: map[string]float64{}, Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
+		switch {
+		case r.Result.Extra["reranker_name"] != nil:
+			info.Kind = Reranker
+		case r.Result.Extra["gar_method"] != nil:
+			info.Kind = GAR
+		default:
+			info.Kind = Base
+		}
+		for _, mt := range runMetrics {
+			if v, ok := m[mt.Key]; ok {
+				info.Metrics[mt.Key] = v
+			}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// WriteRuns lists the runs of l in format f (Terminal, Markdown, CSV or
+// JSON); terminal and markdown add a line for unfinished runs.
+func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
+	runs := Runs(l)
+	switch f {
+	case JSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(struct {
+			Root       string    `json:"root"`
+			Runs       []RunInfo `json:"runs"`
+			Unfinished []string  `json:"unfinished"`
+		}{l.Root, runs, append([]string{}, l.Unfinished...)})
+	case CSV:
+		cw := csv.NewWriter(w)
+		head := []string{"task", "suite", "system", "kind"}
+		for _, m := range runMetrics {
+			head = append(head, m.Key)
+		}
+		cw.Write(append(head, "seconds", "started", "dir"))
+		for _, r := range runs {
+			line := []string{r.Task, r.Suite, r.System, string(r.Kind)}
+			for _, m := range runMetrics {
+				v, ok := r.Metrics[m.Key]
+				if ok {
+					line = append(line, strconv.FormatFloat(v, 'g', -1, 64))
+				} else {
+					line = append(line, "")
+				}
+			}
+			cw.Write(append(line, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), r.Dir))
+		}
+		cw.Flush()
+		return cw.Error()
+	case Terminal, Markdown, "":
+	default:
+		return fmt.Errorf("leaderboard: unknown format %q", f)
+	}
+	head := []string{"task", "system", "suite"}
+	for _, m := range runMetrics {
+		head = append(head, m.Label)
+	}
+	head = append(head, "time", "started", "dir")
+	rows := [][]string{head}
+	for _, r := range runs {
+		line := []string{r.Task, r.System, r.Suite}
+		for _, m := range runMetrics {
+			if v, ok := r.Metrics[m.Key]; ok {
+				line = append(line, Pct(v))
+			} else {
+				line = append(line, "—")
+			}
+		}
+		line = append(line, formatSeconds(r.Seconds), r.Started.Local().Format("2006-01-02 15:04"), relDir(l.Root, r.Dir))
+		rows = append(rows, line)
+	}
+	var err error
+	if f == Markdown {
+		err = writeMarkdownRows(w, rows)
+	} else {
+		err = writeAligned(w, rows, map[int]bool{0: true, 1: true, 2: true, len(head) - 1: true})
+	}
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		if _, err := fmt.Fprintf(w, "no finished runs under %s\n", l.Root); err != nil {
+			return err
+		}
+	}
+	if len(l.Unfinished) > 0 {
+		_, err = fmt.Fprintf(w, "%d unfinished (no manifest.json: interrupted or still running): %s\n", len(l.Unfinished), strings.Join(l.Unfinished, ", "))
+	}
+	return err
+}
+
+func relDir(root, dir string) string {
+	if rel, ok := strings.CutPrefix(dir, strings.TrimSuffix(root, "/")+"/"); ok {
+		return rel
+	}
+	return dir
+}
+
+func formatSeconds(s float64) string {
+	switch {
+	case s < 60:
+		return strconv.FormatFloat(s, 'f', 1, 64) + "s"
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", int(s)/60, int(s)%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(s)/3600, int(s)%3600/60)
+}
+
+// writeAligned prints rows as space-separated columns, the columns in left
+// aligned and the others right aligned.
+func writeAligned(w io.Writer, rows [][]string, left map[int]bool) error {
+	width := map[int]int{}
+	for _, l := range rows {
+		for i, c := range l {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, l := range rows {
+		var b strings.Builder
+		for i, c := range l {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if left[i] {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeMarkdownRows(w io.Writer, rows [][]string) error {
+	var b strings.Builder
+	for i, l := range rows {
+		b.WriteString("|")
+		for _, c := range l {
+			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+		}
+		b.WriteByte('\n')
+		if i == 0 {
+			b.WriteString("|" + strings.Repeat("---|", len(l)) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
