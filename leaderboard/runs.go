@@ -15,11 +15,11 @@ import (
 
 // RunInfo is one run of a results directory as `r2med results` lists it.
 type RunInfo struct {
-	Task    string `json:"task"`
-	R2MED   bool   `json:"r2med_task"` // Task is one of R2MED's eight
-	Suite   string `json:"suite"`
-	System  string `json:"system"`
-	Kind    Kind   `json:"kind"`
+	Task   string `json:"task"`
+	R2MED  bool   `json:"r2med_task"` // Task is one of R2MED's eight
+	Suite  string `json:"suite"`
+	System string `json:"system"`
+	Kind   Kind   `json:"kind"`
 	// Metrics are the stored values (0–1) of nDCG@10, Recall@100 and MRR;
 	// absent when the result file lacks them.
 	Metrics map[string]float64 `json:"metrics"`

@@ -20,7 +20,9 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 		t.Fatalf("results (%d):\n%s%s", code, stdout, stderr)
 	}
 	stdout, stderr, code = r2med(t, "", "results", "--results", out, "--format", "json")
-	var listing struct{ Runs []struct{ Task, System string } }
+	var listing struct {
+		Runs []struct{ Task, System string }
+	}
 	if err := json.Unmarshal([]byte(stdout), &listing); code != 0 || err != nil || len(listing.Runs) != 1 || listing.Runs[0].System != "bm25" {
 		t.Fatalf("results json (%d, %v):\n%s%s", code, err, stdout, stderr)
 	}
