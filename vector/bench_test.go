@@ -1,0 +1,131 @@
+package vector
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/viterin/vek/vek32"
+)
+
+// Benchmarks report MB/s as the bytes of stored vectors scanned per second:
+// rows × bytes per row × queries per op. With one query that is real
+// memory traffic; with a query batch each chunk of rows is read from memory
+// once and scored against every query while it sits in cache, so the
+// figure can exceed memory bandwidth.
+//
+//	go test ./vector -run '^$' -bench . -benchtime 3x
+
+var synth struct {
+	sync.Mutex
+	flats map[[2]int]*Flat
+}
+
+// synthFlat returns a cached cosine store of n unit-normalized random rows.
+// Rows are filled directly (no Add) to keep set-up short at 1M rows.
+func synthFlat(n, dim int) *Flat {
+	synth.Lock()
+	defer synth.Unlock()
+	key := [2]int{n, dim}
+	if f, ok := synth.flats[key]; ok {
+		return f
+	}
+	if synth.flats == nil {
+		synth.flats = map[[2]int]*Flat{}
+	}
+	f := &Flat{dim: dim, metric: Cosine, data: make([]float32, n*dim), ids: make([]string, n), index: make(map[string]int32, n)}
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 99))
+			for i := w; i < n; i += workers {
+				row := f.data[i*dim : (i+1)*dim]
+				for j := range row {
+					row[j] = float32(r.Uint32()>>8)/(1<<24) - 0.5
+				}
+				normalize(row)
+			}
+		}(w)
+	}
+	wg.Wait()
+	for i := range n {
+		id := fmt.Sprintf("doc%07d", i)
+		f.ids[i] = id
+		f.index[id] = int32(i)
+	}
+	synth.flats[key] = f
+	return f
+}
+
+type benchSize struct{ n, dim int }
+
+var benchSizes = []benchSize{{100_000, 768}, {1_000_000, 384}}
+
+// BenchmarkMemBandwidth measures this machine's read bandwidth (an AVX2 sum
+// over 1 GiB, as a scan reads rows) and copy bandwidth, on one goroutine
+// and on GOMAXPROCS.
+func BenchmarkMemBandwidth(b *testing.B) {
+	const n = 1 << 28 // 1 GiB of float32
+	src := make([]float32, n)
+	dst := make([]float32, n)
+	for i := range src {
+		src[i] = 1
+	}
+	copy(dst, src)
+	for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("read/threads=%d", threads), func(b *testing.B) {
+			b.SetBytes(int64(n * 4))
+			var sink float32
+			for b.Loop() {
+				sums := make([]float32, threads)
+				parallel(threads, n, func(t, lo, hi int) { sums[t] = vek32.Sum(src[lo:hi]) })
+				sink += sums[0]
+			}
+			_ = sink
+		})
+		b.Run(fmt.Sprintf("copy/threads=%d", threads), func(b *testing.B) {
+			b.SetBytes(int64(n * 4 * 2)) // read + write
+			for b.Loop() {
+				parallel(threads, n, func(_, lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+			}
+		})
+	}
+}
+
+func parallel(threads, n int, f func(t, lo, hi int)) {
+	var wg sync.WaitGroup
+	per := (n + threads - 1) / threads
+	for t := range threads {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			f(t, t*per, min(n, (t+1)*per))
+		}(t)
+	}
+	wg.Wait()
+}
+
+func benchQueries(nq, dim int) [][]float32 { return randRows(uint64(dim), nq, dim) }
+
+func BenchmarkFlatSearch(b *testing.B) {
+	for _, s := range benchSizes {
+		for _, nq := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%dx%d/q=%d", s.n, s.dim, nq), func(b *testing.B) {
+				f := synthFlat(s.n, s.dim)
+				qs := benchQueries(nq, s.dim)
+				b.SetBytes(int64(s.n * s.dim * 4 * nq))
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := f.Search(qs, 100, SearchOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
