@@ -1,0 +1,341 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/r2med/r2med/internal/httpx"
+)
+
+// HTTPOptions are the settings every HTTP backend shares: how texts are
+// cut and batched, how many requests run at once, and how failed requests
+// are retried. The zero value works.
+type HTTPOptions struct {
+	// BatchSize bounds the texts in one request; 0 means 64 (R2MED's
+	// batch for its openai and voyage runs).
+	BatchSize int
+	// MaxTokens bounds the estimated tokens of all texts in one request
+	// (OpenAI refuses requests over 300k tokens, Voyage over 120k for
+	// voyage-3); 0 means 100,000. A text estimated above it is sent alone.
+	MaxTokens int
+	// Tokens estimates the tokens of a text for MaxTokens; nil means
+	// EstimateTokens.
+	Tokens func(string) int
+	// Concurrency bounds the requests in flight; 0 means 4.
+	Concurrency int
+
+	// MaxChars cuts each text to its first MaxChars characters (runes)
+	// before it is sent; 0 sends texts whole. It stands in for a
+	// tokenizer-exact cut, which needs the model's tokenizer: R2MED cut
+	// openai inputs to 6000 cl100k tokens (about 24,000 characters of
+	// English) and voyage inputs to 16,000 tokens.
+	MaxChars int
+	// Truncate, if set, cuts each text instead of MaxChars (for a
+	// tokenizer-exact cut); set one of the two.
+	Truncate func(string) string
+	// QuoteInputs sends each text the way R2MED's openai and voyage runs
+	// did (quirk (d) of its code): newlines replaced by spaces, then
+	// quoted and escaped by Python's json.dumps, quotes included, after
+	// truncation. Only for reproducing those runs: it changes the
+	// embeddings, and their cache keys must say so.
+	QuoteInputs bool
+
+	// Progress, if set, hears how many texts of one Embed call are done,
+	// after each request; calls do not overlap and the count only grows.
+	Progress func(done int)
+
+	// HTTP sends the requests; nil means http.DefaultClient.
+	HTTP *http.Client
+	// MaxAttempts, BaseDelay, MaxDelay and Timeout tune the retries as
+	// httpx.Client documents them: 0 means 6 attempts, 500 ms first
+	// backoff, 30 s cap, 120 s per attempt.
+	MaxAttempts int
+	BaseDelay   time.Duration
+	MaxDelay    time.Duration
+	Timeout     time.Duration
+	// Notify, if set, hears about each retry; its error holds no key.
+	Notify func(attempt int, wait time.Duration, err error)
+}
+
+// EstimateTokens is the default token estimate for batching: a quarter
+// of the UTF-8 bytes, rounded up. It is close for English under BPE
+// vocabularies (about 4 characters a token) and overestimates most other
+// Latin text; CJK text may take more tokens than it says, so lower
+// MaxTokens or set Tokens for such corpora.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+func (o HTTPOptions) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"batch size", o.BatchSize}, {"token budget", o.MaxTokens}, {"concurrency", o.Concurrency}, {"max chars", o.MaxChars}, {"max attempts", o.MaxAttempts}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s is %d; it must be positive, or 0 for the default", f.name, f.v)
+		}
+	}
+	if o.MaxChars > 0 && o.Truncate != nil {
+		return errors.New("both a character limit and a truncation function are set; set one")
+	}
+	return nil
+}
+
+func (o HTTPOptions) client(secrets ...string) *httpx.Client {
+	return &httpx.Client{
+		HTTP: o.HTTP, MaxAttempts: o.MaxAttempts, BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
+		Timeout: o.Timeout, Notify: o.Notify, Secrets: secrets,
+	}
+}
+
+// prepare returns the texts as they will be sent: cut, then quoted.
+func (o HTTPOptions) prepare(texts []string) []string {
+	if o.Truncate == nil && o.MaxChars <= 0 && !o.QuoteInputs {
+		return texts
+	}
+	out := make([]string, len(texts))
+	for i, s := range texts {
+		switch {
+		case o.Truncate != nil:
+			s = o.Truncate(s)
+		case o.MaxChars > 0:
+			s = cutRunes(s, o.MaxChars)
+		}
+		if o.QuoteInputs {
+			s = pyJSONQuote(strings.ReplaceAll(s, "\n", " "))
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// cutRunes returns the first n runes of s.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// pyJSONQuote is Python's json.dumps(s) with its defaults
+// (ensure_ascii=True): printable ASCII kept, the usual two-character
+// escapes, everything else as \uXXXX in lower-case hex, astral
+// characters as surrogate pairs. Invalid UTF-8 becomes \ufffd.
+func pyJSONQuote(s string) string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	u4 := func(r rune) {
+		b = append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+	}
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\b':
+			b = append(b, '\\', 'b')
+		case r == '\f':
+			b = append(b, '\\', 'f')
+		case r >= 0x20 && r <= 0x7e:
+			b = append(b, byte(r))
+		case r < 0x10000:
+			u4(r)
+		default:
+			r -= 0x10000
+			u4(0xd800 | r>>10)
+			u4(0xdc00 | r&0x3ff)
+		}
+	}
+	return string(append(b, '"'))
+}
+
+// span is a batch: texts[lo:hi].
+type span struct{ lo, hi int }
+
+// spans cuts n texts into consecutive batches of at most size texts and
+// at most budget estimated tokens; a text over the budget goes alone.
+func spans(texts []string, size, budget int, tokens func(string) int) []span {
+	var out []span
+	lo, sum := 0, 0
+	for i, s := range texts {
+		t := tokens(s)
+		if i > lo && (i-lo >= size || sum+t > budget) {
+			out = append(out, span{lo, i})
+			lo, sum = i, 0
+		}
+		sum += t
+	}
+	if lo < len(texts) {
+		out = append(out, span{lo, len(texts)})
+	}
+	return out
+}
+
+// batcher runs one backend's requests: it prepares and batches texts,
+// sends batches concurrently, checks every answer and puts vectors back
+// in input order.
+type batcher struct {
+	name  string // "openai text-embedding-3-large", for messages
+	opts  HTTPOptions
+	fixed int          // the dimension asked for, 0 if the server chooses
+	dim   atomic.Int64 // the dimension seen first, kept across calls
+}
+
+func newBatcher(name string, o HTTPOptions, dim int) *batcher {
+	if o.BatchSize == 0 {
+		o.BatchSize = 64
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = 100_000
+	}
+	if o.Tokens == nil {
+		o.Tokens = EstimateTokens
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 4
+	}
+	return &batcher{name: name, opts: o, fixed: dim}
+}
+
+// send embeds one batch; it returns exactly one vector per text or an
+// error.
+type send func(ctx context.Context, texts []string) ([][]float32, error)
+
+func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	if len(texts) == 0 {
+		return out, nil
+	}
+	prepared := b.opts.prepare(texts)
+	batches := spans(prepared, b.opts.BatchSize, b.opts.MaxTokens, b.opts.Tokens)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.opts.Concurrency)
+	var mu sync.Mutex
+	done := 0
+	for _, sp := range batches {
+		if gctx.Err() != nil {
+			break // a batch failed: start no more
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			vecs, err := f(gctx, prepared[sp.lo:sp.hi])
+			if err == nil {
+				err = b.check(vecs, sp.hi-sp.lo)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: texts %d-%d of %d: %w", b.name, sp.lo+1, sp.hi, len(texts), err)
+			}
+			copy(out[sp.lo:sp.hi], vecs)
+			if b.opts.Progress != nil {
+				mu.Lock()
+				done += sp.hi - sp.lo
+				b.opts.Progress(done)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		// The caller's cancellation says more than a batch that saw it.
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// check validates one batch's answer against the dimension asked for or,
+// failing that, the first one seen (by any batch of any call), so a
+// server cannot switch dimensions between batches or between queries and
+// documents.
+func (b *batcher) check(vecs [][]float32, n int) error {
+	dim := b.fixed
+	if dim == 0 && len(vecs) > 0 {
+		b.dim.CompareAndSwap(0, int64(len(vecs[0])))
+		dim = int(b.dim.Load())
+	}
+	if b.fixed > 0 && len(vecs) == n {
+		for i, v := range vecs {
+			if len(v) != b.fixed {
+				return fmt.Errorf("embedding %d has dimension %d, but %d was asked for; does the model support that dimension?", i, len(v), b.fixed)
+			}
+		}
+	}
+	if err := Check(vecs, n, dim); err != nil {
+		return fmt.Errorf("unusable answer: %w", err)
+	}
+	return nil
+}
+
+// checkBase validates a base URL for the flag that sets it.
+func checkBase(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("base URL %q is not an http(s) URL like http://localhost:8080/v1; check --base-url", redactedURL(base))
+	}
+	return nil
+}
+
+// redactedURL shows a base URL without user info or query values.
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}
+
+// HTTPBackends are the backend names NewHTTP knows.
+var HTTPBackends = []string{"openai", "tei", "voyage"}
+
+// RemoteOptions are what a command line gives any HTTP backend.
+type RemoteOptions struct {
+	BaseURL, APIKey, Model string
+	Dimensions             int
+	HTTPOptions
+}
+
+// NewHTTP returns the HTTP backend named by backend (one of HTTPBackends),
+// resolving base URL and key as that backend's constructor does. The
+// result also implements fmt.Stringer (what the vectors depend on).
+func NewHTTP(backend string, o RemoteOptions) (Embedder, error) {
+	switch backend {
+	case "openai":
+		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
+	case "voyage":
+		return NewVoyage(VoyageOptions{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
+	case "tei":
+		if o.Dimensions != 0 {
+			return nil, errors.New("tei embeddings: TEI's /embed returns the model's own dimension; drop --dimensions")
+		}
+		return NewTEI(TEIOptions{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, HTTPOptions: o.HTTPOptions})
+	}
+	return nil, fmt.Errorf("unknown HTTP embedding backend %q; use one of %s", backend, strings.Join(HTTPBackends, ", "))
+}

@@ -1,0 +1,260 @@
+package embed
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/internal/httpx"
+)
+
+// DefaultOpenAIBase is OpenAI's own API, used when neither the options
+// nor OPENAI_BASE_URL name another server.
+const DefaultOpenAIBase = "https://api.openai.com/v1"
+
+// OpenAIOptions configure an OpenAI-compatible embedding server: OpenAI,
+// vLLM, TEI's OpenAI route, Ollama, llama.cpp's server.
+type OpenAIOptions struct {
+	// BaseURL is the API root the path /embeddings is appended to; ""
+	// means $OPENAI_BASE_URL, then DefaultOpenAIBase.
+	BaseURL string
+	// APIKey is sent as a bearer token; "" means $OPENAI_API_KEY, and
+	// none is sent when that is empty too (local servers need none).
+	APIKey string
+	// Model is the served model's name; required.
+	Model string
+	// Dimensions, if positive, asks for shorter vectors (OpenAI's
+	// text-embedding-3 models, Matryoshka models on vLLM).
+	Dimensions int
+	// Base64 asks for base64-encoded float32 vectors, half the bytes of
+	// decimal JSON. Answers in either encoding are read either way.
+	Base64 bool
+	HTTPOptions
+}
+
+// OpenAI embeds texts through POST {base}/embeddings.
+type OpenAI struct {
+	url, model string
+	dims       int
+	encoding   string
+	header     http.Header
+	client     *httpx.Client
+	batch      *batcher
+	desc       string
+}
+
+// NewOpenAI checks the options and returns the backend; it sends nothing.
+func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
+	base, key, err := resolve(o.BaseURL, "OPENAI_BASE_URL", DefaultOpenAIBase, o.APIKey, "OPENAI_API_KEY")
+	if err != nil {
+		return nil, fmt.Errorf("openai embeddings: %w", err)
+	}
+	if err := checkCommon("openai embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
+		return nil, err
+	}
+	e := &OpenAI{
+		url: httpx.JoinURL(base, "embeddings"), model: o.Model, dims: o.Dimensions,
+		encoding: "float", header: httpx.Bearer(key), client: o.client(key),
+	}
+	if o.Base64 {
+		e.encoding = "base64"
+	}
+	e.desc = describe("openai", o.Model, o.Dimensions, o.HTTPOptions)
+	e.batch = newBatcher("openai "+o.Model, o.HTTPOptions, o.Dimensions)
+	return e, nil
+}
+
+// String names what the vectors depend on (backend, model, dimensions,
+// text preparation), never the key; a cache key can include it.
+func (e *OpenAI) String() string { return e.desc }
+
+// Embed embeds texts in order. The input side is not sent: OpenAI's API
+// has no such field, so instructions must already be in the texts.
+func (e *OpenAI) Embed(ctx context.Context, _ Input, texts []string) ([][]float32, error) {
+	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+		req := openAIRequest{Model: e.model, Input: batch, EncodingFormat: e.encoding, Dimensions: e.dims}
+		var ans listAnswer
+		if err := e.client.Do(ctx, httpx.Request{URL: e.url, Header: e.header, Body: req}, &ans); err != nil {
+			return nil, err
+		}
+		return ans.vectors(len(batch), e.client.Secrets)
+	})
+}
+
+type openAIRequest struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	EncodingFormat string   `json:"encoding_format"`
+	Dimensions     int      `json:"dimensions,omitempty"`
+}
+
+// listAnswer is OpenAI's embedding list, which Voyage shares.
+type listAnswer struct {
+	Data []struct {
+		Index     *int            `json:"index"`
+		Embedding json.RawMessage `json:"embedding"`
+	} `json:"data"`
+	// Some proxies answer 200 with an error object instead of data.
+	Error json.RawMessage `json:"error"`
+}
+
+// vectors places the answer's vectors by their index (servers may
+// reorder them), requiring exactly one vector for each of n texts.
+func (a *listAnswer) vectors(n int, secrets []string) ([][]float32, error) {
+	if len(a.Data) == 0 && len(a.Error) > 0 && string(a.Error) != "null" {
+		msg := string(a.Error)
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return nil, fmt.Errorf("the server answered with an error instead of embeddings: %s", httpx.Redact(msg, secrets...))
+	}
+	if len(a.Data) != n {
+		return nil, fmt.Errorf("asked for %d embeddings, got %d", n, len(a.Data))
+	}
+	out := make([][]float32, n)
+	indexed := a.Data[0].Index != nil
+	for i, d := range a.Data {
+		at := i
+		if indexed != (d.Index != nil) {
+			if indexed {
+				return nil, fmt.Errorf("data[%d] has no index while data[0] has one; cannot place the embeddings", i)
+			}
+			return nil, fmt.Errorf("data[%d] has an index while data[0] has none; cannot place the embeddings", i)
+		}
+		if indexed {
+			at = *d.Index
+			if at < 0 || at >= n {
+				return nil, fmt.Errorf("data[%d] has index %d, outside 0..%d", i, at, n-1)
+			}
+			if out[at] != nil {
+				return nil, fmt.Errorf("index %d appears twice in the answer", at)
+			}
+		}
+		v, err := parseVector(d.Embedding)
+		if err != nil {
+			return nil, fmt.Errorf("embedding with index %d: %w", at, err)
+		}
+		out[at] = v
+	}
+	return out, nil
+}
+
+// parseVector reads an embedding as a JSON list of numbers or as
+// base64 of little-endian float32s. Unlike encoding/json it refuses null
+// elements (which json would leave as 0, a silent wrong vector) and
+// numbers beyond float32.
+func parseVector(raw json.RawMessage) ([]float32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("no embedding")
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("bad base64: %w", err)
+		}
+		if len(b)%4 != 0 {
+			return nil, fmt.Errorf("base64 embedding has %d bytes, not a whole number of float32s", len(b))
+		}
+		v := make([]float32, len(b)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return v, nil
+	case '[':
+		// The whole answer has been parsed as JSON already, so raw is
+		// well-formed; every element must be a number.
+		body := strings.TrimSpace(string(raw[1 : len(raw)-1]))
+		if body == "" {
+			return []float32{}, nil
+		}
+		v := make([]float32, 0, strings.Count(body, ",")+1)
+		for i, f := range strings.Split(body, ",") {
+			f = strings.TrimSpace(f)
+			x, err := strconv.ParseFloat(f, 32)
+			if err != nil {
+				if errors.Is(err, strconv.ErrRange) {
+					return nil, fmt.Errorf("element %d (%s) is beyond float32", i, f)
+				}
+				return nil, fmt.Errorf("element %d is %.20s, not a number", i, f)
+			}
+			v = append(v, float32(x))
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("embedding is %.20s…, neither a list of numbers nor base64", raw)
+}
+
+// resolve fills the base URL and key from the environment and checks
+// that the official API gets a key.
+func resolve(base, baseEnv, def, key, keyEnv string) (string, string, error) {
+	if base == "" {
+		base = os.Getenv(baseEnv)
+	}
+	if base == "" {
+		base = def
+	}
+	if key == "" {
+		key = os.Getenv(keyEnv)
+	}
+	if err := checkBase(base); err != nil {
+		return "", "", err
+	}
+	if key == "" && sameHost(base, def) {
+		return "", "", fmt.Errorf("%s needs an API key: set %s", redactedURL(def), keyEnv)
+	}
+	return base, key, nil
+}
+
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// checkCommon checks what every HTTP backend needs.
+func checkCommon(what, model string, dims int, o HTTPOptions) error {
+	if strings.TrimSpace(model) == "" {
+		return fmt.Errorf("%s: no model; name the served model with --model", what)
+	}
+	if dims < 0 {
+		return fmt.Errorf("%s: dimensions is %d; it must be positive, or 0 for the model's own", what, dims)
+	}
+	if err := o.validate(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// describe is the String of an HTTP backend.
+func describe(backend, model string, dims int, o HTTPOptions, extra ...string) string {
+	parts := []string{backend, model}
+	if dims > 0 {
+		parts = append(parts, "dimensions="+strconv.Itoa(dims))
+	}
+	switch {
+	case o.Truncate != nil:
+		parts = append(parts, "truncate=custom")
+	case o.MaxChars > 0:
+		parts = append(parts, "max-chars="+strconv.Itoa(o.MaxChars))
+	}
+	if o.QuoteInputs {
+		parts = append(parts, "quote-inputs")
+	}
+	return strings.Join(append(parts, extra...), " ")
+}

@@ -1,0 +1,103 @@
+package embed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/r2med/r2med/internal/httpx"
+)
+
+// DefaultTEIBase is where a Text Embeddings Inference container listens
+// by default.
+const DefaultTEIBase = "http://localhost:8080"
+
+// TEIOptions configure Hugging Face Text Embeddings Inference's native
+// route. (Its OpenAI-compatible route works with NewOpenAI too.)
+type TEIOptions struct {
+	// BaseURL is the server root the path /embed is appended to; ""
+	// means DefaultTEIBase.
+	BaseURL string
+	// APIKey is sent as a bearer token when set (TEI's --api-key).
+	APIKey string
+	// Model names the served model; required, because the server serves
+	// one model whatever it is asked and the name keys the vectors.
+	Model string
+	// Unnormalized asks for raw pooled vectors; TEI normalizes by default.
+	Unnormalized bool
+	// HTTPOptions.BatchSize 0 means 32 here: TEI refuses larger requests
+	// unless started with a larger --max-client-batch-size.
+	HTTPOptions
+}
+
+// TEI embeds texts through POST {base}/embed, with the server truncating
+// texts to the model's length.
+type TEI struct {
+	url       string
+	normalize bool
+	header    http.Header
+	client    *httpx.Client
+	batch     *batcher
+	desc      string
+}
+
+// NewTEI checks the options and returns the backend; it sends nothing.
+func NewTEI(o TEIOptions) (*TEI, error) {
+	base := o.BaseURL
+	if base == "" {
+		base = DefaultTEIBase
+	}
+	if err := checkBase(base); err != nil {
+		return nil, fmt.Errorf("tei embeddings: %w", err)
+	}
+	if err := checkCommon("tei embeddings", o.Model, 0, o.HTTPOptions); err != nil {
+		return nil, err
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 32
+	}
+	var extra []string
+	if o.Unnormalized {
+		extra = append(extra, "unnormalized")
+	}
+	return &TEI{
+		url: httpx.JoinURL(base, "embed"), normalize: !o.Unnormalized,
+		header: httpx.Bearer(o.APIKey), client: o.client(o.APIKey),
+		batch: newBatcher("tei "+o.Model, o.HTTPOptions, 0),
+		desc:  describe("tei", o.Model, 0, o.HTTPOptions, extra...),
+	}, nil
+}
+
+// String names what the vectors depend on, never the key.
+func (e *TEI) String() string { return e.desc }
+
+// Embed embeds texts in order; the input side is not sent (TEI's prompt
+// names are not used: instructions are already in the texts).
+func (e *TEI) Embed(ctx context.Context, _ Input, texts []string) ([][]float32, error) {
+	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+		req := teiRequest{Inputs: batch, Truncate: true, Normalize: e.normalize}
+		var ans []json.RawMessage
+		if err := e.client.Do(ctx, httpx.Request{URL: e.url, Header: e.header, Body: req}, &ans); err != nil {
+			return nil, err
+		}
+		if len(ans) != len(batch) {
+			return nil, fmt.Errorf("asked for %d embeddings, got %d", len(batch), len(ans))
+		}
+		out := make([][]float32, len(ans))
+		for i, raw := range ans {
+			v, err := parseVector(raw)
+			if err != nil {
+				return nil, fmt.Errorf("embedding %d: %w", i, err)
+			}
+			out[i] = v
+		}
+		return out, nil
+	})
+}
+
+type teiRequest struct {
+	Inputs    []string `json:"inputs"`
+	Truncate  bool     `json:"truncate"`
+	Normalize bool     `json:"normalize"`
+}
