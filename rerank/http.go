@@ -74,15 +74,17 @@ var providers = map[string]struct{ base, env string }{
 }
 
 // NewAPI configures an API scorer for a provider ("cohere", "jina",
-// "voyage", or "" for any compatible server at baseURL). An empty baseURL
-// takes the provider's, and an empty key its environment variable
-// (COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY).
+// "voyage", or "" for any compatible server at baseURL, such as vLLM or
+// Infinity). An empty key is read from the provider's environment
+// variable (COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY); it is required
+// only when baseURL is empty, i.e. for the provider's hosted API.
 func NewAPI(provider, baseURL, model, key string) (*API, error) {
 	p, known := providers[strings.ToLower(provider)]
 	if provider != "" && !known {
 		return nil, fmt.Errorf("unknown rerank provider %q (cohere, jina, voyage, or none for a compatible server given by its base URL)", provider)
 	}
-	if baseURL == "" {
+	hosted := baseURL == ""
+	if hosted {
 		baseURL = p.base
 	}
 	if baseURL == "" {
@@ -90,8 +92,8 @@ func NewAPI(provider, baseURL, model, key string) (*API, error) {
 	}
 	if key == "" && p.env != "" {
 		key = os.Getenv(p.env)
-		if key == "" {
-			return nil, fmt.Errorf("%s needs an API key: set %s or pass one", provider, p.env)
+		if key == "" && hosted {
+			return nil, fmt.Errorf("%s's API needs a key: set %s or pass one (--rerank-api-key)", provider, p.env)
 		}
 	}
 	if model == "" {
