@@ -63,6 +63,7 @@ type HTTPOptions struct {
 	MaxDelay    time.Duration
 	Timeout     time.Duration
 	// Notify, if set, hears about each retry; its error holds no key.
+	// Concurrent requests may call it at the same time.
 	Notify func(attempt int, wait time.Duration, err error)
 }
 

@@ -42,7 +42,8 @@ type OpenAIOptions struct {
 	HTTPOptions
 }
 
-// OpenAI embeds texts through POST {base}/embeddings.
+// OpenAI embeds texts through POST {base}/embeddings. It is safe for
+// concurrent use, as are TEI and Voyage.
 type OpenAI struct {
 	url, model string
 	dims       int
