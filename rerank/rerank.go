@@ -189,6 +189,9 @@ func Rerank(ctx context.Context, run trec.Run, queries map[string]string, docs f
 			break
 		}
 		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err // another query failed, or the caller gave up
+			}
 			hits, err := rerankQuery(ctx, qid, run[qid], queries[qid], docs, s, opts)
 			if err != nil {
 				failed.Store(true)
