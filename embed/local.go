@@ -1,0 +1,247 @@
+package embed
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/r2med/r2med/onnx"
+	"github.com/r2med/r2med/tokenizer"
+)
+
+// LocalOptions describe how a Local encoder turns texts into vectors. The
+// zero value works for a model that pools itself; encoders that output
+// token vectors need a Pooling.
+type LocalOptions struct {
+	// Pooling reduces token vectors to one per text (see Pooling).
+	Pooling Pooling
+	// Normalize scales every vector to unit length.
+	Normalize bool
+	// MaxLength is the most tokens per document, special tokens included;
+	// longer texts are truncated. 0 takes tokenizer.json's truncation
+	// length, else 512, capped at config.json's max_position_embeddings.
+	MaxLength int
+	// QueryMaxLength is the same for queries; 0 means MaxLength.
+	QueryMaxLength int
+	// QueryDir is a separate query encoder (MedCPT-Query beside
+	// MedCPT-Article); empty encodes queries with the document model.
+	QueryDir string
+	// PairDocuments encodes each document as the pair ("", text), as
+	// MedCPT's article encoder reads (title, abstract).
+	PairDocuments bool
+	// BatchSize is the number of texts per model call; 0 means 32.
+	BatchSize int
+	// Threads is ONNX Runtime's intra-op thread count; 0 lets it choose.
+	Threads int
+	// Output names the model output to read; empty lets onnx.Open pick.
+	Output string
+}
+
+// Local embeds with ONNX encoders on this machine: tokenizer, ONNX
+// Runtime, pooling, optional normalization. It is safe for concurrent use.
+type Local struct {
+	doc, query *localModel // the same model when there is no QueryDir
+	opts       LocalOptions
+	dim        int
+}
+
+type localModel struct {
+	dir    string
+	tok    *tokenizer.Tokenizer
+	sess   *onnx.Session
+	maxLen int
+}
+
+// NewLocal loads the encoder in dir: model.onnx (or onnx/model.onnx, the
+// Hugging Face layout), tokenizer.json and, if present, config.json.
+func NewLocal(dir string, opts LocalOptions) (*Local, error) {
+	if !onnx.Available {
+		return nil, onnx.ErrUnavailable
+	}
+	if opts.BatchSize == 0 {
+		opts.BatchSize = 32
+	}
+	if opts.BatchSize < 0 || opts.MaxLength < 0 || opts.QueryMaxLength < 0 {
+		return nil, fmt.Errorf("local encoder %s: batch size and max lengths must be ≥ 0", dir)
+	}
+	l := &Local{opts: opts}
+	var err error
+	if l.doc, err = loadLocal(dir, opts.MaxLength, opts); err != nil {
+		return nil, err
+	}
+	l.query = l.doc
+	if opts.QueryDir != "" && filepath.Clean(opts.QueryDir) != filepath.Clean(dir) {
+		if l.query, err = loadLocal(opts.QueryDir, cmp.Or(opts.QueryMaxLength, opts.MaxLength), opts); err != nil {
+			l.doc.sess.Close()
+			return nil, err
+		}
+	} else if opts.QueryMaxLength > 0 {
+		q := *l.doc
+		if q.maxLen, err = q.limit(opts.QueryMaxLength); err != nil {
+			l.doc.sess.Close()
+			return nil, err
+		}
+		l.query = &q
+	}
+	l.dim = l.doc.sess.Dim()
+	if qd := l.query.sess.Dim(); qd != l.dim {
+		l.Close()
+		return nil, fmt.Errorf("query encoder %s gives %d dimensions, document encoder %s gives %d",
+			l.query.dir, qd, l.doc.dir, l.dim)
+	}
+	return l, nil
+}
+
+func loadLocal(dir string, maxLen int, opts LocalOptions) (*localModel, error) {
+	m := &localModel{dir: dir}
+	model := filepath.Join(dir, "model.onnx")
+	if _, err := os.Stat(model); errors.Is(err, fs.ErrNotExist) {
+		if alt := filepath.Join(dir, "onnx", "model.onnx"); fileExists(alt) {
+			model = alt
+		}
+	}
+	if !fileExists(model) {
+		return nil, fmt.Errorf("local encoder %s: no model.onnx (nor onnx/model.onnx); "+
+			"export the model to ONNX or fetch it with `r2med model pull`", dir)
+	}
+	var err error
+	if m.tok, err = tokenizer.Load(filepath.Join(dir, "tokenizer.json")); err != nil {
+		return nil, fmt.Errorf("local encoder %s: %w", dir, err)
+	}
+	if m.maxLen, err = m.limit(maxLen); err != nil {
+		return nil, err
+	}
+	if m.sess, err = onnx.Open(model, onnx.Options{Threads: opts.Threads, Output: opts.Output}); err != nil {
+		return nil, fmt.Errorf("local encoder %s: %w", dir, err)
+	}
+	switch {
+	case m.sess.Rank() == 3 && opts.Pooling == PoolModel:
+		err = fmt.Errorf("local encoder %s: its output %s holds token vectors; choose a pooling (cls, mean or last)", dir, m.sess.Output())
+	case m.sess.Rank() == 2 && opts.Pooling != PoolModel:
+		err = fmt.Errorf("local encoder %s: its output %s is already one vector per text, so pooling %s cannot apply; leave pooling unset", dir, m.sess.Output(), opts.Pooling)
+	case m.sess.Dim() == 0:
+		err = fmt.Errorf("local encoder %s: output %s has no fixed dimension", dir, m.sess.Output())
+	}
+	if err != nil {
+		m.sess.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// limit resolves a requested max length against what the model accepts.
+func (m *localModel) limit(want int) (int, error) {
+	positions := 0
+	if raw, err := os.ReadFile(filepath.Join(m.dir, "config.json")); err == nil {
+		var cfg struct {
+			MaxPositions int `json:"max_position_embeddings"`
+		}
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return 0, fmt.Errorf("local encoder %s: config.json: %w", m.dir, err)
+		}
+		positions = cfg.MaxPositions
+	}
+	switch {
+	case want == 0:
+		want = cmp.Or(m.tok.MaxLength(), 512)
+		if positions > 0 {
+			want = min(want, positions)
+		}
+	case positions > 0 && want > positions:
+		return 0, fmt.Errorf("local encoder %s: max length %d exceeds the model's %d positions (config.json max_position_embeddings)",
+			m.dir, want, positions)
+	}
+	return want, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// Dim is the embedding dimension.
+func (l *Local) Dim() int { return l.dim }
+
+// MaxLength is the token limit for texts of one side.
+func (l *Local) MaxLength(in Input) int {
+	if in == Query {
+		return l.query.maxLen
+	}
+	return l.doc.maxLen
+}
+
+// Embed encodes texts in batches of similar length (longest first, as
+// BEIR orders a corpus, so padding is small and the biggest batch comes
+// first) and returns the vectors in input order.
+func (l *Local) Embed(ctx context.Context, in Input, texts []string) ([][]float32, error) {
+	m, pair := l.doc, l.opts.PairDocuments
+	if in == Query {
+		m, pair = l.query, false
+	}
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(texts[b]), len(texts[a])) })
+	out := make([][]float32, len(texts))
+	encs := make([]tokenizer.Encoding, 0, l.opts.BatchSize)
+	for start := 0; start < len(order); start += l.opts.BatchSize {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		idx := order[start:min(start+l.opts.BatchSize, len(order))]
+		encs = encs[:0]
+		for _, i := range idx {
+			if pair {
+				encs = append(encs, m.tok.EncodePair("", texts[i], m.maxLen))
+			} else {
+				encs = append(encs, m.tok.Encode(texts[i], m.maxLen))
+			}
+		}
+		vecs, err := m.run(m.tok.Pad(encs), l.opts.Pooling)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range idx {
+			if l.opts.Normalize {
+				Normalize(vecs[k])
+			}
+			out[i] = vecs[k]
+		}
+	}
+	if err := Check(out, len(texts), l.dim); err != nil {
+		return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
+	}
+	return out, nil
+}
+
+func (m *localModel) run(b tokenizer.Batch, p Pooling) ([][]float32, error) {
+	t, err := m.sess.Run(onnx.Batch{IDs: b.IDs, TypeIDs: b.TypeIDs, AttentionMask: b.AttentionMask, Rows: b.Rows, Len: b.Len})
+	if err != nil {
+		return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
+	}
+	if len(t.Shape) == 3 {
+		return p.Pool(t.Data, b.AttentionMask, t.Shape[0], t.Shape[1], t.Shape[2])
+	}
+	rows, dim := t.Shape[0], t.Shape[1]
+	vecs := make([][]float32, rows)
+	for r := range vecs {
+		vecs[r] = t.Data[r*dim : (r+1)*dim : (r+1)*dim]
+	}
+	return vecs, nil
+}
+
+// Close releases the models.
+func (l *Local) Close() error {
+	err := l.doc.sess.Close()
+	if l.query.sess != l.doc.sess {
+		err = errors.Join(err, l.query.sess.Close())
+	}
+	return err
+}
