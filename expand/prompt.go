@@ -94,7 +94,7 @@ func SubjectOf(task string) (Subject, error) {
 	}
 	t, err := tasks.Lookup(task)
 	if err != nil {
-		return Subject{}, fmt.Errorf("no prompt style known for task %q: give one (post, exam, case or similar-case, and a domain for posts)", task)
+		return Subject{}, fmt.Errorf("no prompt style known for task %q; the styles are post, exam, case and similar-case (a post also needs a domain)", task)
 	}
 	switch t.Name {
 	case "Biology", "Bioinformatics":

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/expand"
+)
+
+// fakeLLM is a loopback chat server answering every prompt with a passage
+// built from the prompt's query line, and failing the queries whose text
+// contains "cough" (to exercise fallbacks).
+func fakeLLM(t *testing.T) (*httptest.Server, *atomic.Int64, *[]string) {
+	var calls atomic.Int64
+	var mu sync.Mutex
+	var prompts []string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("Authorization") != "Bearer test-key-789" {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		var body struct {
+			Model    string `json:"model"`
+			Messages []struct{ Role, Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		user := body.Messages[len(body.Messages)-1].Content
+		mu.Lock()
+		prompts = append(prompts, user)
+		mu.Unlock()
+		content := "hypothetical passage: " + strings.ToUpper(user[len(user)-40:])
+		if strings.Contains(user, "cough") {
+			content = ""
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
+	}))
+	t.Cleanup(s.Close)
+	return s, &calls, &prompts
+}
+
+// demoDir copies the demo task into a directory, as a user's --data.
+func demoDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, name := range []string{"corpus.jsonl", "query.jsonl", "qrels.jsonl"} {
+		b, err := demo.FS.ReadFile("data/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestGarGenerateThenRun(t *testing.T) {
+	s, calls, prompts := fakeLLM(t)
+	data := demoDir(t)
+	cacheDir := t.TempDir()
+	t.Setenv("MY_LLM_KEY", "test-key-789")
+	args := []string{"gar", "generate", "--method", "lamer", "--llm-model", "org/Some-Model:7b", "--llm-base-url", s.URL + "/v1",
+		"--llm-api-key-env", "MY_LLM_KEY", "--data", data, "--style", "exam", "--cache", cacheDir, "--quiet"}
+	stdout, stderr, code := r2med(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	label := "some-model-7b"
+	path := filepath.Join(data, "lamer", label, expand.FileName)
+	if !strings.Contains(stdout, path) {
+		t.Errorf("stdout %q does not name %s", stdout, path)
+	}
+	first := calls.Load()
+	if first == 0 {
+		t.Fatal("no requests")
+	}
+	// LameR prompts carry BM25 passages; the demo is exam-styled.
+	if p := (*prompts)[0]; !strings.Contains(p, "Possible Relevant Passages: \n[1]. ") || !strings.Contains(p, "\nExam: ") || strings.Contains(p, "[11]. ") {
+		t.Errorf("prompt %q", p)
+	}
+	gens, err := expand.LoadDir(data, expand.LameR, label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fallbacks int
+	for _, g := range gens {
+		if g.HyDoc == g.Text {
+			fallbacks++
+		}
+	}
+	if fallbacks == 0 || fallbacks == len(gens) {
+		t.Fatalf("%d of %d fallbacks; the fake server fails only prompts mentioning a cough", fallbacks, len(gens))
+	}
+	if !strings.Contains(stderr, "use their own text instead") {
+		t.Errorf("%d fallbacks not reported: %s", fallbacks, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(data, "lamer", label, expand.ManifestName)); err != nil {
+		t.Error(err)
+	}
+
+	// A rerun asks only for what failed (empty answers are not cached).
+	if _, stderr, code := r2med(t, "", args...); code != 0 {
+		t.Fatalf("rerun exit %d: %s", code, stderr)
+	}
+	if got := calls.Load() - first; got != int64(fallbacks) {
+		t.Errorf("rerun sent %d requests, want %d", got, fallbacks)
+	}
+
+	// r2med run uses the file like a published generation set.
+	out := t.TempDir()
+	if _, stderr, code := r2med(t, "", "run", "--data", data, "--gar", "lamer", "--gar-llm", label, "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+}
+
+func TestGarGenerateErrors(t *testing.T) {
+	s, _, _ := fakeLLM(t)
+	data := demoDir(t)
+	t.Setenv("OPENAI_API_KEY", "wrong-key-000")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--llm-model", "m", "--data", data}, "--method is required"},
+		{[]string{"--method", "search-o1", "--llm-model", "m", "--data", data}, "generation supports"},
+		{[]string{"--method", "hyde", "--data", data}, "--llm-model is required"},
+		{[]string{"--method", "hyde", "--llm-model", "m", "--task", "demo"}, "--out is required"},
+		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "poem"}, "unknown prompt style"},
+		// Every query failing writes nothing and says why; the key stays out.
+		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data}, "no prompt style known"},
+		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "post"}, "needs --domain"},
+		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "exam", "--llm-base-url", s.URL}, "no query got a usable answer"},
+	}
+	for _, tc := range cases {
+		args := append([]string{"gar", "generate", "--no-cache", "--quiet"}, tc.args...)
+		_, stderr, code := r2med(t, "", args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, stderr, tc.want)
+		}
+		if strings.Contains(stderr, "wrong-key-000") {
+			t.Errorf("the API key appears in %q", stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "hyde")); err == nil {
+		t.Error("a failed generate left files behind")
+	}
+}
+
+func TestGarTemplates(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tmpl")
+	stdout, stderr, code := r2med(t, "", "gar", "templates", "--out", dir)
+	if code != 0 || strings.Count(stdout, "\n") != len(expand.TemplateFiles()) {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	if _, err := expand.LoadPrompts(dir); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestLabelFromModel(t *testing.T) {
+	for in, want := range map[string]string{
+		"Qwen/Qwen2.5-7B-Instruct": "qwen2.5-7b-instruct",
+		"gpt-4o":                   "gpt-4o",
+		"qwen2.5:7b":               "qwen2.5-7b",
+		"a/":                       "llm",
+	} {
+		if got := labelFromModel(in); got != want {
+			t.Errorf("labelFromModel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
