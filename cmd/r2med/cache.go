@@ -1,0 +1,243 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/models"
+)
+
+func init() { register(newCacheCmd) }
+
+func newCacheCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Inspect or prune the cache of embeddings and generations shared by all runs",
+		Long: `r2med keeps what is expensive to recompute (embeddings; LLM generations and
+reranker scores where those stages run) in one content-addressed store,
+shared by every run, task and query-expansion variant: a text embedded once
+by one model configuration is never embedded again, and an interrupted run
+resumes where it stopped.
+
+The store is DIR/cache.db, where DIR is --cache, else $R2MED_CACHE, else
+r2med under the user cache directory (~/.cache/r2med on Linux). Entries are
+grouped by kind (embed, …) and model.`,
+	}
+	cmd.AddCommand(newCacheStatsCmd(), newCachePruneCmd())
+	return cmd
+}
+
+func newCacheStatsCmd() *cobra.Command {
+	var dir, format string
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Entries, bytes and ages per kind and model",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "table" && format != "json" {
+				return fmt.Errorf("--format %q: want table or json", format)
+			}
+			if dir == "" {
+				dir = cache.DefaultDir()
+			}
+			s, err := cache.Open(dir, cache.Options{ReadOnly: true})
+			if errors.Is(err, cache.ErrNotExist) {
+				if format == "json" {
+					fmt.Fprintln(cmd.OutOrStdout(), "[]")
+					return nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "no cache at %s\n", dir)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			st, err := s.Stats()
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeCacheJSON(cmd, st)
+			}
+			var size int64
+			if fi, err := os.Stat(s.Path()); err == nil {
+				size = fi.Size()
+			}
+			return writeCacheTable(cmd, s.Path(), size, st)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "cache", "", "cache directory (default $R2MED_CACHE, else the user cache directory's r2med)")
+	cmd.Flags().StringVar(&format, "format", "table", "output: table or json")
+	return cmd
+}
+
+func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.BucketStats) error {
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "kind\tmodel\tentries\tsize\toldest\tnewest")
+	var n int
+	var b int64
+	for _, s := range st {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Kind, s.Label, s.Entries, humanBytes(s.Bytes), day(s.Oldest), day(s.Newest))
+		n += s.Entries
+		b += s.Bytes
+	}
+	fmt.Fprintf(w, "all\t\t%d\t%s\t\t\n", n, humanBytes(b))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// bbolt reuses freed pages rather than shrinking the file, so after a
+	// prune the file can be larger than its entries.
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "file %s: %s\n", path, humanBytes(size))
+	return err
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func writeCacheJSON(cmd *cobra.Command, st []cache.BucketStats) error {
+	type row struct {
+		Kind    string `json:"kind"`
+		Model   string `json:"model"`
+		Entries int    `json:"entries"`
+		Bytes   int64  `json:"bytes"`
+		Oldest  string `json:"oldest"`
+		Newest  string `json:"newest"`
+	}
+	out := make([]row, len(st))
+	for i, s := range st {
+		out[i] = row{s.Kind, s.Label, s.Entries, s.Bytes, s.Oldest.UTC().Format(time.RFC3339), s.Newest.UTC().Format(time.RFC3339)}
+	}
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func newCachePruneCmd() *cobra.Command {
+	var dir, model, kind, olderThan string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove cache entries by model, kind or age",
+		Long: `prune removes the entries the flags select; the flags combine (all must
+hold). --model takes a registry name (r2med models), an alias or the model
+label that cache stats prints (a Hub id, an API model name). --older-than
+takes a Go duration (36h) or days and weeks (30d, 2w), and compares with
+when each entry was written. With no selection, --all is required.`,
+		Example: `  r2med cache prune --model bge
+  r2med cache prune --older-than 30d
+  r2med cache prune --kind embed --model nvidia/NV-Embed-v2
+  r2med cache prune --all`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := cache.Filter{Kind: kind, All: all}
+			if olderThan != "" {
+				age, err := parseAge(olderThan)
+				if err != nil {
+					return err
+				}
+				f.Before = time.Now().Add(-age)
+			}
+			if model == "" && kind == "" && olderThan == "" && !all {
+				return errors.New("say what to prune: --model M, --kind K, --older-than D, or --all for everything")
+			}
+			labels := []string{""}
+			if model != "" {
+				labels = cacheLabels(model)
+			}
+			if dir == "" {
+				dir = cache.DefaultDir()
+			}
+			s, err := cache.Open(dir, cache.Options{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			removed := 0
+			for _, l := range labels {
+				f.Label = l
+				n, err := s.Prune(f)
+				removed += n
+				if err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries from %s\n", removed, s.Path())
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&dir, "cache", "", "cache directory (default $R2MED_CACHE, else the user cache directory's r2med)")
+	fl.StringVar(&model, "model", "", "only this model's entries (registry name, alias, or label as cache stats prints it)")
+	fl.StringVar(&kind, "kind", "", "only entries of this kind (embed, …)")
+	fl.StringVar(&olderThan, "older-than", "", "only entries written longer ago than this (36h, 30d, 2w)")
+	fl.BoolVar(&all, "all", false, "everything the other flags select, or the whole cache if none is given")
+	return cmd
+}
+
+// cacheLabels is every cache label a --model argument can mean: the
+// argument itself, and for a registry model the labels its embeddings are
+// kept under (a dual encoder's joint label, its checkpoints).
+func cacheLabels(model string) []string {
+	labels := []string{model}
+	if m, ok := models.Lookup(model); ok {
+		labels = append(labels, m.Identity("", "").Model)
+		labels = append(labels, m.HubIDs()...)
+	}
+	seen := map[string]bool{}
+	out := labels[:0]
+	for _, l := range labels {
+		if k := strings.ToLower(l); !seen[k] {
+			seen[k] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// parseAge reads a Go duration, or a whole number of days (30d) or weeks
+// (2w), which time.ParseDuration lacks.
+func parseAge(s string) (time.Duration, error) {
+	bad := fmt.Errorf("--older-than %q: want a duration such as 36h, 30d or 2w", s)
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if num, ok := strings.CutSuffix(s, suffix); ok {
+			n, err := strconv.Atoi(num)
+			if err != nil || n < 0 {
+				return 0, bad
+			}
+			return time.Duration(n) * unit, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, bad
+	}
+	return d, nil
+}

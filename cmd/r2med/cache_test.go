@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/embed"
+	"github.com/r2med/r2med/models"
+)
+
+// fillCache embeds n texts per model through embed.Cached, as a run does.
+func fillCache(t *testing.T, dir string, n int, names ...string) {
+	t.Helper()
+	s, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fake := embed.Func(func(_ context.Context, _ embed.Input, texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i := range out {
+			out[i] = []float32{1, 2, 3, 4}
+		}
+		return out, nil
+	})
+	for _, name := range names {
+		m, ok := models.Lookup(name)
+		if !ok {
+			t.Fatalf("no model %s", name)
+		}
+		texts := make([]string, n)
+		for i := range texts {
+			texts[i] = fmt.Sprint(name, i)
+		}
+		if _, err := embed.Cached(fake, s, m.Identity(m.Backends[0], "")).Embed(context.Background(), embed.Document, texts); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCLICacheStatsAndPrune(t *testing.T) {
+	dir := t.TempDir()
+	if out := mustRun(t, "cache", "stats", "--cache", dir); out != "no cache at "+dir+"\n" {
+		t.Errorf("stats of an empty directory: %q", out)
+	}
+	fillCache(t, dir, 3, "bge", "medcpt", "medcpt-r2med")
+	fillCache(t, dir, 2, "nv")
+
+	out := mustRun(t, "cache", "stats", "--cache", dir)
+	for _, want := range []string{
+		"embed  BAAI/bge-large-en-v1.5",
+		"ncbi/MedCPT-Query-Encoder+ncbi/MedCPT-Article-Encoder",
+		"all", "11", "file " + dir,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats lacks %q:\n%s", want, out)
+		}
+	}
+	var rows []struct {
+		Kind, Model string
+		Entries     int
+		Bytes       int64
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "cache", "stats", "--cache", dir, "--format", "json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[0].Model != "BAAI/bge-large-en-v1.5" || rows[0].Entries != 3 || rows[0].Bytes != 3*(32+9+16) {
+		t.Errorf("stats JSON: %+v", rows)
+	}
+
+	if _, stderr, code := r2med(t, "", "cache", "prune", "--cache", dir); code == 0 || !strings.Contains(stderr, "--all") {
+		t.Errorf("prune without a selection: exit %d %s", code, stderr)
+	}
+	// A registry name reaches its label; medcpt leaves medcpt-r2med alone.
+	if out := mustRun(t, "cache", "prune", "--cache", dir, "--model", "medcpt"); !strings.HasPrefix(out, "removed 3 entries") {
+		t.Errorf("prune medcpt: %q", out)
+	}
+	if out := mustRun(t, "cache", "prune", "--cache", dir, "--model", "nvidia/NV-Embed-v2"); !strings.HasPrefix(out, "removed 2 entries") {
+		t.Errorf("prune by Hub id: %q", out)
+	}
+	// Nothing is older than a day.
+	if out := mustRun(t, "cache", "prune", "--cache", dir, "--older-than", "1d"); !strings.HasPrefix(out, "removed 0 entries") {
+		t.Errorf("prune --older-than 1d: %q", out)
+	}
+	if out := mustRun(t, "cache", "prune", "--cache", dir, "--all"); !strings.HasPrefix(out, "removed 6 entries") {
+		t.Errorf("prune --all: %q", out)
+	}
+	if out := mustRun(t, "cache", "stats", "--cache", dir, "--format", "json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("after prune --all: %s", out)
+	}
+
+	// A cache another process holds is a clear error, not a hang.
+	s, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, stderr, code := r2med(t, "", "cache", "prune", "--cache", dir, "--all")
+	if code == 0 || !strings.Contains(stderr, "in use by another r2med process") {
+		t.Errorf("prune of a held cache: exit %d %s", code, stderr)
+	}
+}
+
+func TestCacheDefaultDirFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("R2MED_CACHE", dir)
+	fillCache(t, dir, 1, "contriever")
+	if out := mustRun(t, "cache", "stats"); !strings.Contains(out, "facebook/contriever-msmarco") {
+		t.Errorf("stats with $R2MED_CACHE:\n%s", out)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"36h": 36 * time.Hour, "30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := parseAge(in); err != nil || got != want {
+			t.Errorf("parseAge(%q) = %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "d", "-3d", "x", "1.5d", "-1h"} {
+		if _, err := parseAge(bad); err == nil {
+			t.Errorf("parseAge(%q) accepted", bad)
+		}
+	}
+}

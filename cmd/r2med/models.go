@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/embed"
+	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/models"
+	"github.com/r2med/r2med/tasks"
+)
+
+func init() {
+	register(newModelsCmd)
+	register(newModelCmd)
+}
+
+func newModelsCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the dense retrievers R2MED evaluated, with its recipe for each",
+		Long: `models lists the registry of dense retrievers: R2MED's names (which
+--model takes, as do the aliases and Hub ids), checkpoints, pooling, maximum
+length, which backends serve each, and R2MED's published 8-task mean nDCG@10.
+--format json adds every field and the per-task instructions.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch format {
+			case "table":
+				return writeModelsTable(cmd, models.All())
+			case "json":
+				return writeModelsJSON(cmd, models.All())
+			}
+			return fmt.Errorf("--format %q: want table or json", format)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output: table or json")
+	return cmd
+}
+
+func writeModelsTable(cmd *cobra.Command, ms []models.Model) error {
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "model\tcheckpoint\tpooling\tmax len\tnormalized\tbackends\tR2MED nDCG@10")
+	for _, m := range ms {
+		length := fmt.Sprint(m.MaxLength)
+		if m.DocMaxLength > 0 {
+			length = fmt.Sprintf("%d/%d", m.MaxLength, m.DocMaxLength)
+		}
+		ndcg := "-"
+		if m.NDCG10 > 0 {
+			ndcg = fmt.Sprintf("%.2f", m.NDCG10)
+		}
+		norm := "no"
+		if m.Normalize {
+			norm = "yes"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, strings.Join(m.HubIDs(), " + "), m.Pooling, length, norm, strings.Join(m.Backends, ","), ndcg)
+	}
+	return w.Flush()
+}
+
+type modelJSON struct {
+	Name           string                     `json:"name"`
+	Aliases        []string                   `json:"aliases"`
+	QueryModel     string                     `json:"query_model"`
+	DocModel       string                     `json:"doc_model"`
+	Pooling        string                     `json:"pooling"`
+	MaxLength      int                        `json:"max_length"`
+	DocMaxLength   int                        `json:"doc_max_length"`
+	Normalize      bool                       `json:"normalize"`
+	AppendEOS      bool                       `json:"append_eos"`
+	DocAsPair      bool                       `json:"doc_as_pair"`
+	InstructHyDoc  bool                       `json:"instruct_hy_doc"`
+	Backends       []string                   `json:"backends"`
+	BatchSize      int                        `json:"batch_size"`
+	R2MEDName      string                     `json:"r2med_name,omitempty"`
+	NDCG10         float64                    `json:"r2med_ndcg_at_10,omitempty"`
+	Note           string                     `json:"note,omitempty"`
+	Instructions   map[string]instructionJSON `json:"instructions"`
+	TaskDependent  bool                       `json:"task_dependent"`
+	SeparatePrompt bool                       `json:"separate_prompt"`
+}
+
+type instructionJSON struct {
+	Query string `json:"query"`
+	Doc   string `json:"doc"`
+}
+
+func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
+	out := make([]modelJSON, 0, len(ms))
+	for _, m := range ms {
+		j := modelJSON{
+			Name: m.Name, Aliases: m.Aliases,
+			QueryModel: m.CheckpointFor(embed.Query), DocModel: m.CheckpointFor(embed.Document),
+			Pooling: string(m.Pooling), MaxLength: m.MaxLength, DocMaxLength: m.MaxLengthFor(embed.Document),
+			Normalize: m.Normalize, AppendEOS: m.AppendEOS, DocAsPair: m.DocAsPair, InstructHyDoc: m.InstructHyDoc(),
+			Backends: m.Backends, BatchSize: m.BatchSize, R2MEDName: m.R2MEDName, NDCG10: m.NDCG10, Note: m.Note,
+			Instructions: map[string]instructionJSON{}, TaskDependent: m.TaskDependent(), SeparatePrompt: m.SeparatePrompt,
+		}
+		if j.Aliases == nil {
+			j.Aliases = []string{}
+		}
+		for _, t := range tasks.All() {
+			q, err := m.QueryInstruction(t.Name)
+			if err != nil {
+				return err
+			}
+			d, err := m.DocInstruction(t.Name)
+			if err != nil {
+				return err
+			}
+			j.Instructions[t.Name] = instructionJSON{Query: q, Doc: d}
+		}
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func newModelCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Show a model's recipe, or fetch a local encoder from the Hugging Face Hub",
+	}
+	cmd.AddCommand(newModelShowCmd(), newModelPullCmd())
+	return cmd
+}
+
+func lookupModel(name string) (models.Model, error) {
+	m, ok := models.Lookup(name)
+	if !ok {
+		return m, models.Unknown(name)
+	}
+	return m, nil
+}
+
+func newModelShowCmd() *cobra.Command {
+	var task string
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a model's recipe and its query and document instructions for each task",
+		Example: `  r2med model show nv
+  r2med model show inst-xl --task PMC-Clinical`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := lookupModel(args[0])
+			if err != nil {
+				return err
+			}
+			ts := tasks.All()
+			if task != "" {
+				if ts, err = tasks.Expand(task); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "model       %s (aliases: %s)\n", m.Name, strings.Join(m.Aliases, ", "))
+			fmt.Fprintf(out, "queries     %s\n", m.CheckpointFor(embed.Query))
+			fmt.Fprintf(out, "documents   %s\n", m.CheckpointFor(embed.Document))
+			fmt.Fprintf(out, "pooling     %s, max length %d/%d tokens (query/doc), normalized %v\n", m.Pooling, m.MaxLengthFor(embed.Query), m.MaxLengthFor(embed.Document), m.Normalize)
+			fmt.Fprintf(out, "backends    %s; R2MED batch %d\n", strings.Join(m.Backends, ", "), m.BatchSize)
+			fmt.Fprintf(out, "dense GAR   hy_doc embedded %s\n", map[bool]string{true: "with the query instruction", false: "bare"}[m.InstructHyDoc()])
+			if m.NDCG10 > 0 {
+				fmt.Fprintf(out, "R2MED       %s: 8-task mean nDCG@10 %.2f\n", m.R2MEDName, m.NDCG10)
+			}
+			if m.Note != "" {
+				fmt.Fprintf(out, "note        %s\n", m.Note)
+			}
+			for _, t := range ts {
+				q, err := m.QueryInstruction(t.Name)
+				if err != nil {
+					return err
+				}
+				d, err := m.DocInstruction(t.Name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%-16s query %q  doc %q\n", t.Name, q, d)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&task, "task", "", "only these tasks (a name, a comma-separated list, or all)")
+	return cmd
+}
+
+func newModelPullCmd() *cobra.Command {
+	var revision string
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "pull NAME|HUB_ID...",
+		Short: "Download a local encoder's ONNX graph, tokenizer.json and config.json into the Hugging Face cache",
+		Long: `pull fills the Hugging Face cache ($HF_HOME/hub, shared with Python tools)
+with what the local ONNX backend needs of a model: onnx/model.onnx (or
+model.onnx), tokenizer.json and config.json, and nothing else. NAME is a
+registry name (r2med models; medcpt pulls both of its encoders); HUB_ID
+(OWNER/NAME) pulls that one repository. Later runs find the files offline (HF_HUB_OFFLINE=1). HF_ENDPOINT
+selects a mirror; HF_TOKEN is sent if set.
+
+A repository without an ONNX export is refused with what to do: export it
+with optimum-cli export onnx, or serve the model over HTTP.`,
+		Example: `  r2med model pull bge
+  r2med model pull medcpt
+  r2med model pull sentence-transformers/all-MiniLM-L6-v2 --revision main`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := hub.FromEnv()
+			c.Progress = progress.Auto(quiet)
+			for _, arg := range args {
+				var cps []models.Checkpoint
+				var err error
+				// A Hub id names one repository; a registry name may
+				// name two (medcpt) or a model with nothing to pull.
+				if m, ok := models.Lookup(arg); ok && !strings.Contains(arg, "/") {
+					cps, err = m.Pull(cmd.Context(), c, revision)
+				} else {
+					var cp models.Checkpoint
+					cp, err = models.Pull(cmd.Context(), c, arg, revision)
+					cps = append(cps, cp)
+				}
+				if err != nil {
+					return err
+				}
+				for _, cp := range cps {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", cp.HubID, cp.Commit[:min(12, len(cp.Commit))], cp.Dir)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&revision, "revision", hub.DefaultRevision, "branch, tag or commit of every model named")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
+	return cmd
+}
