@@ -246,7 +246,6 @@ func Randomization(d []float64, perms int, rng *rand.Rand) (p float64, exact boo
 	return float64(hits+1) / float64(perms+1), false, perms
 }
 
-
 // Bootstrap is the percentile bootstrap interval of the mean of d at the
 // given level: the mean of n resamples (with replacement, same size) each,
 // sorted, cut at the (1−level)/2 and (1+level)/2 quantiles (nearest rank).

@@ -1,0 +1,329 @@
+package significance
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// System is one system's per-query values of a metric, by query key (a
+// query id, or "task/id" when several tasks are pooled).
+type System struct {
+	Name   string
+	Values map[string]float64
+}
+
+// Grouping assigns queries to groups for a breakdown: R2MED's body_system
+// field, the task family, the task. Queries it does not name fall in
+// "(none)".
+type Grouping struct {
+	Name string
+	Of   map[string]string
+}
+
+// Report compares every system with the first, the baseline.
+type Report struct {
+	Metric   string `json:"metric"`
+	Baseline string `json:"baseline"`
+	// Queries is how many queries are compared: every query any system
+	// has a value for. A system lacking one of them scores 0 there
+	// (trec_eval -c's rule); Missing counts those per system.
+	Queries    int            `json:"queries"`
+	Missing    map[string]int `json:"missing"`
+	Rows       []Row          `json:"rows"`
+	Breakdowns []Breakdown    `json:"breakdowns,omitempty"`
+}
+
+// Row is one system against the baseline.
+type Row struct {
+	System string `json:"system"`
+	Result
+	// HolmP is the randomization p-value adjusted by Holm–Bonferroni over
+	// the systems compared with the baseline (the rows of one table).
+	HolmP float64 `json:"holm_p"`
+	// TopGains and TopLosses are the queries where the system beats or trails
+	// the baseline most, largest first (at most Extremes each).
+	TopGains  []QueryDiff `json:"top_gains,omitempty"`
+	TopLosses []QueryDiff `json:"top_losses,omitempty"`
+}
+
+// QueryDiff is one query's values.
+type QueryDiff struct {
+	Query    string  `json:"query"`
+	Baseline float64 `json:"baseline"`
+	System   float64 `json:"system"`
+}
+
+// Breakdown is the comparison within each group of a Grouping.
+type Breakdown struct {
+	By     string  `json:"by"`
+	Groups []Group `json:"groups"`
+}
+
+// Group is the comparison on one group's queries.
+type Group struct {
+	Name    string `json:"name"`
+	Queries int    `json:"queries"`
+	Rows    []Row  `json:"rows"`
+}
+
+// Extremes is how many best and worst queries a Row lists.
+const Extremes = 5
+
+// Compare tests every system after the first against the first on the
+// union of their queries, adjusts the randomization p-values with Holm,
+// and repeats the comparison inside each group of each grouping (Holm
+// within each group's rows).
+func Compare(metric string, systems []System, groupings []Grouping, opt Options) (*Report, error) {
+	if len(systems) < 2 {
+		return nil, fmt.Errorf("significance: compare needs a baseline and at least one system, got %d", len(systems))
+	}
+	keys := map[string]bool{}
+	for _, s := range systems {
+		for k := range s.Values {
+			keys[k] = true
+		}
+	}
+	queries := make([]string, 0, len(keys))
+	for k := range keys {
+		queries = append(queries, k)
+	}
+	slices.Sort(queries)
+	rep := &Report{Metric: metric, Baseline: systems[0].Name, Queries: len(queries), Missing: map[string]int{}}
+	for _, s := range systems {
+		for _, q := range queries {
+			if _, ok := s.Values[q]; !ok {
+				rep.Missing[s.Name]++
+			}
+		}
+	}
+	var err error
+	if rep.Rows, err = compareOn(queries, systems, opt); err != nil {
+		return nil, err
+	}
+	for _, g := range groupings {
+		members := map[string][]string{}
+		for _, q := range queries {
+			name, ok := g.Of[q]
+			if !ok || name == "" {
+				name = "(none)"
+			}
+			members[name] = append(members[name], q)
+		}
+		b := Breakdown{By: g.Name}
+		for name, qs := range members {
+			rows, err := compareOn(qs, systems, opt)
+			if err != nil {
+				return nil, err
+			}
+			b.Groups = append(b.Groups, Group{Name: name, Queries: len(qs), Rows: rows})
+		}
+		slices.SortFunc(b.Groups, func(x, y Group) int {
+			return cmp.Or(cmp.Compare(y.Queries, x.Queries), strings.Compare(x.Name, y.Name))
+		})
+		rep.Breakdowns = append(rep.Breakdowns, b)
+	}
+	return rep, nil
+}
+
+func compareOn(queries []string, systems []System, opt Options) ([]Row, error) {
+	vals := func(s System) []float64 {
+		v := make([]float64, len(queries))
+		for i, q := range queries {
+			v[i] = s.Values[q]
+		}
+		return v
+	}
+	base := vals(systems[0])
+	var rows []Row
+	var ps []float64
+	for _, s := range systems[1:] {
+		x := vals(s)
+		r, err := Paired(base, x, opt)
+		if err != nil {
+			return nil, fmt.Errorf("%s vs %s: %w", s.Name, systems[0].Name, err)
+		}
+		row := Row{System: s.Name, Result: r}
+		diffs := make([]QueryDiff, len(queries))
+		for i, q := range queries {
+			diffs[i] = QueryDiff{q, base[i], x[i]}
+		}
+		slices.SortStableFunc(diffs, func(a, b QueryDiff) int {
+			return cmp.Compare(b.System-b.Baseline, a.System-a.Baseline)
+		})
+		for _, d := range diffs {
+			if d.System > d.Baseline && len(row.TopGains) < Extremes {
+				row.TopGains = append(row.TopGains, d)
+			}
+		}
+		for i := len(diffs) - 1; i >= 0 && len(row.TopLosses) < Extremes; i-- {
+			if d := diffs[i]; d.System < d.Baseline {
+				row.TopLosses = append(row.TopLosses, d)
+			}
+		}
+		rows = append(rows, row)
+		ps = append(ps, r.RandP)
+	}
+	for i, p := range Holm(ps) {
+		rows[i].HolmP = p
+	}
+	return rows, nil
+}
+
+// Format is a report format.
+type Format string
+
+const (
+	Text     Format = "text"
+	Markdown Format = "markdown"
+	JSON     Format = "json"
+)
+
+// ParseFormat reads a format name.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
+	case "", "table", Text:
+		return Text, nil
+	case "md", Markdown:
+		return Markdown, nil
+	case JSON:
+		return JSON, nil
+	}
+	return "", fmt.Errorf("unknown format %q; want text, markdown or json", s)
+}
+
+// Write renders the report.
+func (r *Report) Write(w io.Writer, f Format) error {
+	if f == JSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	}
+	md := f == Markdown
+	var b strings.Builder
+	if md {
+		fmt.Fprintf(&b, "## %s: systems vs baseline %s (%d queries)\n\n", r.Metric, r.Baseline, r.Queries)
+	} else {
+		fmt.Fprintf(&b, "%s: systems vs baseline %s on %d queries (differences are system − baseline)\n", r.Metric, r.Baseline, r.Queries)
+	}
+	for name, n := range r.Missing {
+		if n > 0 {
+			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries; they count as 0\n", name, n, r.Queries)
+		}
+	}
+	b.WriteByte('\n')
+	writeRows(&b, r.Rows, md, true)
+	for _, br := range r.Breakdowns {
+		if md {
+			fmt.Fprintf(&b, "\n### By %s\n\n", br.By)
+		} else {
+			fmt.Fprintf(&b, "\nBy %s:\n", br.By)
+		}
+		for _, g := range br.Groups {
+			if md {
+				fmt.Fprintf(&b, "\n**%s** (%d queries)\n\n", g.Name, g.Queries)
+			} else {
+				fmt.Fprintf(&b, "\n  %s (%d queries)\n", g.Name, g.Queries)
+			}
+			writeRows(&b, g.Rows, md, false)
+		}
+	}
+	if !md {
+		b.WriteString("\np: two-sided; rand = paired randomization test (exact: all sign flips), t = paired t-test, Holm = rand p adjusted over the systems; d = Cohen's d (paired); CI = bootstrap percentile interval of the mean difference\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
+	head := []string{"system", "baseline", "system", "diff", "CI", "W/L/T", "rand p", "t p", "Holm p", "d"}
+	var lines [][]string
+	for _, r := range rows {
+		exact := ""
+		if r.Exact {
+			exact = " (exact)"
+		}
+		lines = append(lines, []string{r.System, f4(r.MeanA), f4(r.MeanB), signed(r.Diff),
+			fmt.Sprintf("[%s, %s]", signed(r.CILow), signed(r.CIHigh)),
+			fmt.Sprintf("%d/%d/%d", r.Wins, r.Losses, r.Ties),
+			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + stars(r.HolmP), signed(r.CohenD)})
+	}
+	if md {
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
+		for _, l := range lines {
+			b.WriteString("| " + strings.Join(l, " | ") + " |\n")
+		}
+	} else {
+		width := make([]int, len(head))
+		for _, l := range append([][]string{head}, lines...) {
+			for i, c := range l {
+				width[i] = max(width[i], len([]rune(c)))
+			}
+		}
+		for _, l := range append([][]string{head}, lines...) {
+			b.WriteString("  ")
+			for i, c := range l {
+				pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+				if i == 0 {
+					b.WriteString(c + pad)
+				} else {
+					b.WriteString("  " + pad + c)
+				}
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if !extremes {
+		return
+	}
+	for _, r := range rows {
+		for _, x := range []struct {
+			label string
+			qs    []QueryDiff
+		}{{"largest gains", r.TopGains}, {"largest losses", r.TopLosses}} {
+			if len(x.qs) == 0 {
+				continue
+			}
+			var parts []string
+			for _, q := range x.qs {
+				parts = append(parts, fmt.Sprintf("%s %s→%s", q.Query, f4(q.Baseline), f4(q.System)))
+			}
+			if md {
+				fmt.Fprintf(b, "\n%s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
+			} else {
+				fmt.Fprintf(b, "  %s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
+			}
+		}
+	}
+}
+
+func f4(v float64) string { return fmt.Sprintf("%.4f", v) }
+
+func signed(v float64) string {
+	if math.IsInf(v, 0) {
+		return fmt.Sprintf("%+v", v)
+	}
+	return fmt.Sprintf("%+.4f", v)
+}
+
+func pval(p float64) string {
+	if p < 0.0001 {
+		return fmt.Sprintf("%.1e", p)
+	}
+	return fmt.Sprintf("%.4f", p)
+}
+
+func stars(p float64) string {
+	switch {
+	case p < 0.01:
+		return " **"
+	case p < 0.05:
+		return " *"
+	}
+	return ""
+}
