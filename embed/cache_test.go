@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -323,6 +324,9 @@ func BenchmarkCache(b *testing.B) {
 				b.Fatal(err)
 			}
 			s.Close()
+			if fi, err := os.Stat(s.Path()); err == nil {
+				b.ReportMetric(float64(fi.Size())/(n*dim*4), "file/vectors")
+			}
 		}
 	})
 	b.Run("hit", func(b *testing.B) {
