@@ -1,0 +1,323 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/trec"
+)
+
+func init() { register(newRerankCmd) }
+
+func newRerankCmd() *cobra.Command {
+	var d dataFlags
+	var spec rerank.Spec
+	var runPath, candidates, out, tag, ties, head, cacheDir string
+	var depth, workers int
+	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
+	cmd := &cobra.Command{
+		Use:   "rerank (--run RUN | --candidates CONFIG) --reranker KIND --out RUN",
+		Short: "Rerank the top of a run or of a Nano set's candidate lists; write the reranked run",
+		Long: `rerank reorders the top --depth documents of each query with a reranker and
+writes a TREC run. As in R2MED, only the reranked documents are kept (with
+--depth 10, recall@100 equals recall@10); --keep-tail appends the rest below
+them. The task flags (--task, --suite, --data) give the query and document
+texts, and its qrels, when it has any, score the run before and after.
+
+Input: --run RUN (a TREC run of this task, e.g. from r2med run), or
+--candidates CONFIG, a candidate list published with a Nano set
+(NanoR2MED: bm25, harrier_oss_v1_270m, reranking_hybrid). A reranking_hybrid
+list is the RRF top 100 plus, for queries where that holds no positive,
+one positive at rank 101 (the safeguard): it is reranked with the rest at
+depth 100 (HAKARI-Bench's "reranking" score), and --without-safeguard drops
+it first ("reranking_without_safeguard").
+
+Rerankers (--reranker):
+  tei            text-embeddings-inference, POST {base}/rerank (raw logits)
+  cohere|jina|voyage
+                 the /v1/rerank API of that provider (key from --rerank-api-key
+                 or COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY), or of any
+                 compatible server given by --base-url (vLLM, Infinity)
+  llm-pointwise  an OpenAI-compatible chat model: p(yes) from logprobs
+  llm-listwise   an OpenAI-compatible chat model: RankGPT sliding windows
+                 (20 passages, step 10)
+  onnx           a local BERT-family cross-encoder (--model-dir with model.onnx
+                 and tokenizer.json; one logit read raw, two read at class 1)
+
+Ties: --ties input keeps the input order among equal scores; --ties hash is
+HAKARI-Bench's sha256 candidate order (the default with --candidates).
+An interrupted rerank resumes from OUT.partial.`,
+		Example: `  r2med rerank --task Biology --run out/bm25/run.trec --reranker tei --base-url http://localhost:8080 --depth 10 --out bio.tei.trec
+  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --reranker onnx --model-dir models/monobert --out medqa.mono.trec
+  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --without-safeguard --reranker cohere --model rerank-v3.5 --out medqa.cohere.trec
+  r2med rerank --task demo --run run.trec --reranker llm-listwise --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct --out listwise.trec`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("--out RUN is required: the reranked run is written there")
+			}
+			if (runPath == "") == (candidates == "") {
+				return errors.New("give the documents to rerank: --run RUN (a TREC run) or --candidates CONFIG (a Nano set's candidate lists), not both")
+			}
+			if depth == 0 || depth < -1 {
+				return fmt.Errorf("--depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
+			}
+			// Every scorer batches by itself (onnx by --batch-size, servers
+			// by their request limits), so Rerank passes whole lists.
+			opts := rerank.Options{Depth: depth, KeepTail: keepTail, Workers: workers}
+			if ties == "" {
+				ties = "input"
+				if candidates != "" {
+					ties = "hash"
+				}
+			}
+			switch ties {
+			case "input":
+				opts.Order = rerank.InputOrder
+			case "hash":
+				opts.Order = rerank.HashOrder
+			default:
+				return fmt.Errorf("unknown --ties %q (input or hash)", ties)
+			}
+			switch head {
+			case "auto":
+			case "single":
+				spec.CrossEncoder.Head = rerank.SingleLogit
+			case "class1":
+				spec.CrossEncoder.Head = rerank.RelevantClass
+			default:
+				return fmt.Errorf("unknown --head %q (auto, single or class1)", head)
+			}
+			srcs, err := d.sources()
+			if err != nil {
+				return err
+			}
+			if len(srcs) != 1 {
+				return fmt.Errorf("rerank works on one task at a time; --task names %d", len(srcs))
+			}
+			t, err := srcs[0].Load(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var run trec.Run
+			var input string // what the checkpoint key records of the input
+			if runPath != "" {
+				if run, err = trec.ReadRunFile(runPath); err != nil {
+					return err
+				}
+				sum, err := fileDigest(runPath)
+				if err != nil {
+					return err
+				}
+				input = "run:" + sum
+			} else {
+				if t.Layout != dataset.LayoutNanoHub {
+					return fmt.Errorf("--candidates reads a Nano set's candidate lists; task %s has none (use --task NAME --suite nano, or --data with a Nano set)", t.Name)
+				}
+				c, err := dataset.LoadHubCandidates(t.Dir, candidates, t.Split)
+				if err != nil {
+					return err
+				}
+				run = c.Run()
+				input = fmt.Sprintf("candidates:%s:%s:%s", t.Dir, c.Config, c.Split)
+				if c.Config == "reranking_hybrid" {
+					opts.Safeguard = rerank.KeepSafeguard
+				}
+			}
+			if withoutSafeguard {
+				if candidates != "" && candidates != "reranking_hybrid" {
+					return fmt.Errorf("--without-safeguard applies to reranking_hybrid lists; %s has no safeguard", candidates)
+				}
+				opts.Safeguard = rerank.DropSafeguard
+			}
+
+			if strings.HasPrefix(spec.Kind, "llm-") && !noCache {
+				store, err := cache.Open(cacheDir, cache.Options{})
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				spec.LLMCache = store
+			}
+			s, err := rerank.New(spec)
+			if err != nil {
+				return err
+			}
+			if c, ok := s.(io.Closer); ok {
+				defer c.Close()
+			}
+
+			queries := make(map[string]string, len(t.Queries))
+			for _, q := range t.Queries {
+				queries[q.ID] = q.Text
+			}
+			docs := make(map[string]string, len(t.Corpus))
+			for _, doc := range t.Corpus {
+				docs[doc.ID] = doc.Text
+			}
+			key, err := checkpointKey(spec, opts, input, t.Name)
+			if err != nil {
+				return err
+			}
+			cp, done, stale, err := rerank.OpenCheckpoint(out+".partial", key)
+			if err != nil {
+				return err
+			}
+			defer cp.Close()
+			if stale {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s.partial was left by a rerank with other settings; starting afresh\n", out)
+			} else if len(done) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s.partial\n", len(done), out)
+			}
+			opts.Done, opts.OnQuery = done, cp.Add
+			total := 0
+			for _, hits := range run {
+				if len(hits) > 0 {
+					total++
+				}
+			}
+			bar := progress.Auto(quiet).New(total, "reranking "+t.Name)
+			last := len(done)
+			bar.Add(last)
+			opts.Progress = func(n, _ int) { bar.Add(n - last); last = n }
+			reranked, err := rerank.Rerank(cmd.Context(), run, queries, func(id string) (string, bool) { s, ok := docs[id]; return s, ok }, s, opts)
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			if tag == "" {
+				tag = "rerank-" + spec.Kind
+			}
+			if err := trec.WriteRunFile(out, reranked, tag); err != nil {
+				return err
+			}
+			if err := cp.Remove(); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: reranked %d queries with %s → %s\n", t.Name, len(reranked), spec.Kind, out)
+			if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
+				printRerankStats(w, st.Stats())
+			}
+			if noEval || len(t.Qrels) == 0 {
+				return nil
+			}
+			return printRerankEval(w, t.Qrels, run, reranked)
+		},
+	}
+	addDataFlags(cmd, &d)
+	f := cmd.Flags()
+	f.StringVar(&runPath, "run", "", "TREC run to rerank (its query and document ids must belong to the task)")
+	f.StringVar(&candidates, "candidates", "", "rerank a Nano set's published candidate lists instead: bm25, harrier_oss_v1_270m or reranking_hybrid")
+	f.StringVar(&spec.Kind, "reranker", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
+	f.StringVar(&spec.Model, "model", "", "model name the server serves (cohere/jina/voyage, LLM kinds)")
+	f.StringVar(&spec.BaseURL, "base-url", "", "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API)")
+	f.StringVar(&spec.APIKey, "rerank-api-key", "", "API key (default: COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY or OPENAI_API_KEY by reranker); never printed")
+	f.StringVar(&spec.ModelDir, "model-dir", "", "onnx: directory with model.onnx and tokenizer.json")
+	f.IntVar(&spec.CrossEncoder.MaxLength, "max-length", 512, "onnx: token budget of a query–document pair (R2MED: 512)")
+	f.IntVar(&spec.CrossEncoder.BatchSize, "batch-size", 32, "onnx: pairs per forward pass")
+	f.StringVar(&head, "head", "auto", "onnx: relevance logit: auto (by the number of logits), single (raw, bge-reranker style) or class1 (monoBERT style)")
+	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise: requests in flight per query")
+	f.IntVar(&workers, "concurrency", 1, "queries reranked at the same time")
+	f.IntVar(&depth, "depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
+	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --depth after the reranked ones (R2MED drops them)")
+	f.BoolVar(&withoutSafeguard, "without-safeguard", false, "drop a reranking_hybrid list's rank-101 safeguard before reranking (HAKARI's reranking_without_safeguard)")
+	f.StringVar(&ties, "ties", "", "order of equal scores: input, or hash (HAKARI-Bench); default hash with --candidates, else input")
+	f.StringVar(&cacheDir, "cache", "", "LLM answer cache directory (default $R2MED_CACHE or ~/.cache/r2med)")
+	f.BoolVar(&noCache, "no-cache", false, "do not cache LLM answers")
+	f.BoolVar(&noEval, "no-eval", false, "do not score the run against the task's qrels")
+	f.StringVar(&out, "out", "", "reranked run file to write (required)")
+	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	return cmd
+}
+
+// checkpointKey fingerprints what decides the reranked lists, so a
+// checkpoint is reused only by the same rerank. The server's URL is left
+// out: a restarted server on another port serves the same model.
+func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (string, error) {
+	b, err := json.Marshal(map[string]any{
+		"kind": spec.Kind, "model": spec.Model, "model_dir": spec.ModelDir,
+		"max_length": spec.CrossEncoder.MaxLength, "head": spec.CrossEncoder.Head,
+		"depth": opts.Depth, "keep_tail": opts.KeepTail, "order": opts.Order, "safeguard": opts.Safeguard.String(),
+		"input": input, "task": task,
+	})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func printRerankStats(w io.Writer, s rerank.Stats) {
+	var notes []string
+	if s.NoLogprobs > 0 {
+		notes = append(notes, fmt.Sprintf("%d scored from the answer text (no logprobs)", s.NoLogprobs))
+	}
+	if s.Undecided > 0 {
+		notes = append(notes, fmt.Sprintf("%d said neither yes nor no (scored 0.5)", s.Undecided))
+	}
+	if s.Unparsed > 0 {
+		notes = append(notes, fmt.Sprintf("%d named no passage (window order kept)", s.Unparsed))
+	}
+	if s.Partial > 0 {
+		notes = append(notes, fmt.Sprintf("%d incomplete permutations (repaired)", s.Partial))
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "  LLM answers (%d calls this run): %s\n", s.Calls, strings.Join(notes, "; "))
+	}
+}
+
+// printRerankEval prints trec_eval's numbers (R2MED's) before and after.
+func printRerankEval(w io.Writer, qrels trec.Qrels, before, after trec.Run) error {
+	b, err := measure.EvaluateR2MED(qrels, before)
+	if err != nil {
+		return err
+	}
+	a, err := measure.EvaluateR2MED(qrels, after)
+	if err != nil {
+		return err
+	}
+	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_10", "Recall@10"}, {"recall_at_100", "Recall@100"}, {"mrr", "MRR"}}
+	fmt.Fprintf(w, "  %-8s", "")
+	for _, k := range keys {
+		fmt.Fprintf(w, " %10s", k.label)
+	}
+	for _, row := range []struct {
+		name string
+		s    map[string]float64
+	}{{"input", b.Scores}, {"reranked", a.Scores}} {
+		fmt.Fprintf(w, "\n  %-8s", row.name)
+		for _, k := range keys {
+			fmt.Fprintf(w, " %10.4f", row.s[k.key])
+		}
+	}
+	_, err = fmt.Fprintln(w)
+	return err
+}

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/trec"
+)
+
+// wordOverlap is the loopback TEI server's relevance: distinct query words
+// (lower-cased, longer than 3 letters) found in the text.
+func wordOverlap(query, text string) float64 {
+	text = strings.ToLower(text)
+	seen := map[string]bool{}
+	n := 0
+	for _, w := range strings.Fields(strings.ToLower(query)) {
+		w = strings.Trim(w, ".,;:?!()")
+		if len(w) > 3 && !seen[w] && strings.Contains(text, w) {
+			seen[w] = true
+			n++
+		}
+	}
+	return float64(n)
+}
+
+// teiLoopback answers POST /rerank like TEI (best first); fail, if set,
+// decides per query to answer 400 instead.
+func teiLoopback(t *testing.T, fail func(query string) bool) (*httptest.Server, *atomic.Int32) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct {
+			Query string   `json:"query"`
+			Texts []string `json:"texts"`
+		}
+		if r.URL.Path != "/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		if fail != nil && fail(req.Query) {
+			http.Error(w, `{"error":"refused"}`, http.StatusBadRequest)
+			return
+		}
+		type res struct {
+			Index int     `json:"index"`
+			Score float64 `json:"score"`
+		}
+		out := make([]res, len(req.Texts))
+		for i, tx := range req.Texts {
+			out[i] = res{i, wordOverlap(req.Query, tx)}
+		}
+		slices.SortStableFunc(out, func(a, b res) int { return cmp.Compare(b.Score, a.Score) })
+		json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+func demoTask(t *testing.T) *dataset.Task {
+	t.Helper()
+	task, err := pipeline.LoadTask("demo", "", dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// expectRerank is what reranking the top depth of run by wordOverlap must
+// give: a stable sort of the top depth by score, input order among ties.
+func expectRerank(task *dataset.Task, run trec.Run, depth int) map[string][]string {
+	qtext := map[string]string{}
+	for _, q := range task.Queries {
+		qtext[q.ID] = q.Text
+	}
+	dtext := map[string]string{}
+	for _, d := range task.Corpus {
+		dtext[d.ID] = d.Text
+	}
+	out := map[string][]string{}
+	for qid, hits := range run {
+		top := slices.Clone(hits[:min(depth, len(hits))])
+		slices.SortStableFunc(top, func(a, b trec.Hit) int {
+			return cmp.Compare(wordOverlap(qtext[qid], dtext[b.DocID]), wordOverlap(qtext[qid], dtext[a.DocID]))
+		})
+		for _, h := range top {
+			out[qid] = append(out[qid], h.DocID)
+		}
+	}
+	return out
+}
+
+func runIDs(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	run, err := trec.ReadRunFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for qid, hits := range run {
+		for _, h := range hits {
+			out[qid] = append(out[qid], h.DocID)
+		}
+	}
+	return out
+}
+
+func TestRerankCLIRun(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	srv, _ := teiLoopback(t, nil)
+	out := filepath.Join(dir, "tei.trec")
+	stdout := mustRun(t, "rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--base-url", srv.URL, "--depth", "10", "--out", out, "--quiet")
+
+	task := demoTask(t)
+	in, err := trec.ReadRunFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := expectRerank(task, in, 10)
+	got := runIDs(t, out)
+	if len(got) != len(want) {
+		t.Fatalf("%d queries, want %d", len(got), len(want))
+	}
+	for qid := range want {
+		if !slices.Equal(got[qid], want[qid]) {
+			t.Errorf("%s: %v, want %v", qid, got[qid], want[qid])
+		}
+	}
+	// Only the reranked 10 are kept: recall@100 is recall@10 (R2MED).
+	run, _ := trec.ReadRunFile(out)
+	ev, err := measure.EvaluateR2MED(task.Qrels, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Scores["recall_at_100"] != ev.Scores["recall_at_10"] {
+		t.Errorf("recall@100 %v != recall@10 %v", ev.Scores["recall_at_100"], ev.Scores["recall_at_10"])
+	}
+	if !strings.Contains(stdout, "reranked") || !strings.Contains(stdout, "nDCG@10") || !strings.Contains(stdout, "input") {
+		t.Errorf("stdout lacks the summary and before/after table:\n%s", stdout)
+	}
+	if _, err := os.Stat(out + ".partial"); !os.IsNotExist(err) {
+		t.Errorf("checkpoint left behind: %v", err)
+	}
+
+	// --keep-tail keeps every input document, reranked head first.
+	tail := filepath.Join(dir, "tail.trec")
+	mustRun(t, "rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--base-url", srv.URL, "--depth", "10", "--keep-tail", "--out", tail, "--quiet", "--no-eval")
+	for qid, ids := range runIDs(t, tail) {
+		if len(ids) != len(in[qid]) || !slices.Equal(ids[:len(want[qid])], want[qid]) {
+			t.Errorf("%s with --keep-tail: %d docs (input %d), head %v", qid, len(ids), len(in[qid]), ids[:min(10, len(ids))])
+		}
+	}
+}
+
+// A rerank that fails part-way leaves OUT.partial; the rerun scores only
+// the queries it lacks and writes the same run as a clean rerank.
+func TestRerankCLIResume(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	task := demoTask(t)
+	sorted := slices.Sorted(func(yield func(string) bool) {
+		for _, q := range task.Queries {
+			if !yield(q.ID) {
+				return
+			}
+		}
+	})
+	// Refuse the last query (queries are reranked in id order).
+	lastText := ""
+	for _, q := range task.Queries {
+		if q.ID == sorted[len(sorted)-1] {
+			lastText = q.Text
+		}
+	}
+	bad, _ := teiLoopback(t, func(q string) bool { return q == lastText })
+	out := filepath.Join(dir, "resumed.trec")
+	args := []string{"rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--depth", "5", "--out", out, "--quiet"}
+	_, stderr, code := r2med(t, "", append(args, "--base-url", bad.URL)...)
+	if code == 0 || !strings.Contains(stderr, "400") {
+		t.Fatalf("exit %d, stderr %q; want the server's 400", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a failed rerank wrote its output")
+	}
+	good, calls := teiLoopback(t, nil)
+	_, stderr, code = r2med(t, "", append(args, "--base-url", good.URL)...)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(stderr, "resuming") || calls.Load() != 1 {
+		t.Errorf("stderr %q, %d calls; want a resume that asks for the one missing query", stderr, calls.Load())
+	}
+	clean := filepath.Join(dir, "clean.trec")
+	mustRun(t, append(args[:len(args)-3], "--out", clean, "--quiet", "--base-url", good.URL)...)
+	if a, b := readFileString(t, out), readFileString(t, clean); a != b {
+		t.Error("the resumed run differs from a clean one")
+	}
+}
+
+func TestRerankCLINanoCandidates(t *testing.T) {
+	_, repos, _ := fakeHubEnv(t)
+	srv, _ := teiLoopback(t, nil)
+	out := filepath.Join(t.TempDir(), "nano.trec")
+	mustRun(t, "rerank", "--task", "Biology", "--suite", "nano", "--candidates", "bm25", "--reranker", "tei", "--base-url", srv.URL, "--depth", "10", "--out", out, "--quiet")
+	got := runIDs(t, out)
+	published := repos.Nano.Subset("bm25").Run
+	if len(got) != len(published) {
+		t.Errorf("%d queries, published %d", len(got), len(published))
+	}
+	for qid, ids := range got {
+		var top []string
+		for _, h := range published[qid][:min(10, len(published[qid]))] {
+			top = append(top, h.DocID)
+		}
+		if len(ids) != len(top) || !slices.Equal(slices.Sorted(slices.Values(ids)), slices.Sorted(slices.Values(top))) {
+			t.Errorf("%s: reranked %v is not a reordering of the published top 10 %v", qid, ids, top)
+		}
+	}
+	_, stderr, code := r2med(t, "", "rerank", "--task", "Biology", "--suite", "nano", "--candidates", "bm25", "--without-safeguard", "--reranker", "tei", "--base-url", srv.URL, "--out", out)
+	if code == 0 || !strings.Contains(stderr, "applies to reranking_hybrid lists") {
+		t.Errorf("--without-safeguard on bm25: exit %d, %s", code, stderr)
+	}
+}
+
+func TestRerankCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run.trec")
+	os.WriteFile(run, []byte("1 Q0 d1 1 1 x\n"), 0o644)
+	out := filepath.Join(dir, "out.trec")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--base-url", "http://x"}, "--out RUN is required"},
+		{[]string{"--task", "demo", "--reranker", "tei", "--out", out}, "--run RUN (a TREC run) or --candidates"},
+		{[]string{"--task", "demo", "--run", run, "--candidates", "bm25", "--reranker", "tei", "--out", out}, "not both"},
+		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--base-url", "http://x", "--depth", "0", "--out", out}, "--depth must be positive"},
+		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--base-url", "http://x", "--ties", "random", "--out", out}, `unknown --ties "random"`},
+		{[]string{"--task", "demo", "--run", run, "--reranker", "colbert", "--out", out}, `unknown reranker "colbert"`},
+		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--out", out}, "needs the server's base URL"},
+		{[]string{"--task", "demo", "--run", run + ".missing", "--reranker", "tei", "--out", out}, ".missing"},
+		{[]string{"--task", "demo", "--candidates", "bm25", "--reranker", "tei", "--base-url", "http://x", "--out", out}, "candidate lists"},
+		{[]string{"--task", "demo", "--run", run, "--reranker", "onnx", "--head", "middle", "--out", out}, `unknown --head "middle"`},
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"rerank"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// writeHybridNano writes a Nano-layout set with a reranking_hybrid config:
+// q1's list is d1…d100 with its positive d1 inside; q2's is d2…d101 plus
+// its positive d102 at rank 101, the safeguard, whose text matches q2 best.
+func writeHybridNano(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var corpus, hybrid strings.Builder
+	for i := 1; i <= 102; i++ {
+		text := "filler passage"
+		switch i {
+		case 1:
+			text = "insulin resistance passage"
+		case 102:
+			text = "retinal detachment symptoms"
+		}
+		json.NewEncoder(&corpus).Encode(map[string]string{"_id": "d" + itoa(i), "text": text})
+	}
+	list := func(from, to int) []string {
+		var ids []string
+		for i := from; i <= to; i++ {
+			ids = append(ids, "d"+itoa(i))
+		}
+		return ids
+	}
+	json.NewEncoder(&hybrid).Encode(map[string]any{"query-id": "q1", "corpus-ids": list(1, 100)})
+	json.NewEncoder(&hybrid).Encode(map[string]any{"query-id": "q2", "corpus-ids": append(list(2, 101), "d102")})
+	files := map[string]string{
+		"corpus/S.jsonl":           corpus.String(),
+		"queries/S.jsonl":          `{"_id":"q1","text":"insulin resistance"}` + "\n" + `{"_id":"q2","text":"retinal detachment"}` + "\n",
+		"qrels/S.jsonl":            `{"query-id":"q1","corpus-id":"d1"}` + "\n" + `{"query-id":"q2","corpus-id":"d102"}` + "\n",
+		"reranking_hybrid/S.jsonl": hybrid.String(),
+		"README.md": "---\nconfigs:\n" +
+			"  - config_name: corpus\n    data_files:\n      - split: S\n        path: corpus/S.jsonl\n" +
+			"  - config_name: queries\n    default: true\n    data_files:\n      - split: S\n        path: queries/S.jsonl\n" +
+			"  - config_name: qrels\n    data_files:\n      - split: S\n        path: qrels/S.jsonl\n" +
+			"  - config_name: reranking_hybrid\n    data_files:\n      - split: S\n        path: reranking_hybrid/S.jsonl\n---\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestRerankCLISafeguard(t *testing.T) {
+	data := writeHybridNano(t)
+	srv, _ := teiLoopback(t, nil)
+	out := filepath.Join(t.TempDir(), "r.trec")
+	base := []string{"rerank", "--data", data, "--split", "S", "--candidates", "reranking_hybrid", "--reranker", "tei", "--base-url", srv.URL, "--out", out, "--quiet", "--no-eval"}
+
+	// Kept (HAKARI's "reranking"): at depth 100 the safeguard is reranked
+	// with the rest and rises to the top.
+	mustRun(t, base...)
+	got := runIDs(t, out)
+	if len(got["q2"]) != 101 || got["q2"][0] != "d102" || len(got["q1"]) != 100 || got["q1"][0] != "d1" {
+		t.Errorf("kept: q1 %d docs from %s, q2 %d docs from %s", len(got["q1"]), got["q1"][0], len(got["q2"]), got["q2"][0])
+	}
+	// Dropped ("reranking_without_safeguard").
+	mustRun(t, append(base, "--without-safeguard")...)
+	got = runIDs(t, out)
+	if len(got["q2"]) != 100 || slices.Contains(got["q2"], "d102") {
+		t.Errorf("dropped: q2 has %d docs, safeguard present: %v", len(got["q2"]), slices.Contains(got["q2"], "d102"))
+	}
+	// At depth 10 the safeguard lies beyond the depth either way.
+	mustRun(t, append(base, "--depth", "10")...)
+	if got = runIDs(t, out); len(got["q2"]) != 10 || slices.Contains(got["q2"], "d102") {
+		t.Errorf("depth 10: q2 %v", got["q2"])
+	}
+}
