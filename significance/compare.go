@@ -216,7 +216,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries; they count as 0\n", name, n, r.Queries)
 		}
 	}
-	b.WriteByte('\n')
+	if !md {
+		b.WriteByte('\n')
+	}
 	writeRows(&b, r.Rows, md, true)
 	for _, br := range r.Breakdowns {
 		if md {

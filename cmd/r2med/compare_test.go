@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/significance"
+)
+
+func TestCompareCLI(t *testing.T) {
+	dir := t.TempDir()
+	for name, extra := range map[string][]string{"a": nil, "b": {"--bm25", "robertson"}} {
+		args := append([]string{"run", "--task", "demo", "--quiet", "--out", filepath.Join(dir, name, "demo")}, extra...)
+		if _, stderr, code := r2med(t, "", args...); code != 0 {
+			t.Fatalf("run: %s", stderr)
+		}
+	}
+	a, b := filepath.Join(dir, "a", "demo"), filepath.Join(dir, "b", "demo")
+	stdout, stderr, code := r2med(t, "", "compare", a, b, "--format", "json")
+	if code != 0 {
+		t.Fatalf("compare: %s", stderr)
+	}
+	var rep significance.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// The demo task: 15 queries; robertson BM25 gains 2, loses 5, ties 8
+	// (counted from r2med eval -q -m ndcg_cut.10 on the two run files).
+	r := rep.Rows[0]
+	if rep.Queries != 15 || r.Wins != 2 || r.Losses != 5 || r.Ties != 8 || !r.Exact || r.Permutations != 128 {
+		t.Errorf("report %+v", r.Result)
+	}
+	if len(rep.Breakdowns) != 1 || rep.Breakdowns[0].By != "body_system" || rep.Breakdowns[0].Groups[0].Name != "Endocrine" {
+		t.Errorf("breakdowns %+v", rep.Breakdowns)
+	}
+	// Bare run files with qrels give the same numbers.
+	qrels := filepath.Join(dir, "qrels.txt")
+	writeDemoQrels(t, qrels)
+	out2, stderr, code := r2med(t, "", "compare", filepath.Join(a, "run.trec"), filepath.Join(b, "run.trec"), "--qrels", qrels, "--format", "json")
+	var rep2 significance.Report
+	if code != 0 || json.Unmarshal([]byte(out2), &rep2) != nil || rep2.Rows[0].Result != r.Result {
+		t.Errorf("with --qrels (%d %s): %+v vs %+v", code, stderr, rep2.Rows, r.Result)
+	}
+	// Results directories: runs paired by task, breakdowns by task.
+	stdout, stderr, code = r2med(t, "", "compare", filepath.Join(dir, "a"), filepath.Join(dir, "b"))
+	if code != 0 || !strings.Contains(stdout, "By task:") || !strings.Contains(stdout, "demo/q") {
+		t.Errorf("results dirs (%d):\n%s%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{
+		{"compare", a},
+		{"compare", a, filepath.Join(dir, "missing")},
+		{"compare", a, b, "--metric", "ndcg@10"},
+		{"compare", a, b, "--metric", "P.5,10"},
+		{"compare", a, b, "--format", "html"},
+		{"compare", a, b, "--level", "2"},
+		{"compare", filepath.Join(a, "run.trec"), filepath.Join(b, "run.trec")},
+	} {
+		if _, stderr, code := r2med(t, "", args...); code == 0 || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q; want an error", args, code, stderr)
+		}
+	}
+}
