@@ -29,16 +29,15 @@ import (
 	"github.com/r2med/r2med/tasks"
 )
 
-// Pooling is how token states become one vector.
-type Pooling string
-
+// Pooling names, as embed defines them: CLS, Mean and LastToken pool token
+// vectors; Internal means the model or service pools itself (NV-Embed's
+// latent attention, GritLM's and INSTRUCTOR's mean without the prompt,
+// APIs).
 const (
-	CLS       Pooling = "cls"
-	Mean      Pooling = "mean"
-	LastToken Pooling = "last"
-	// Internal is pooling inside the model or service: NV-Embed's latent
-	// attention, GritLM's and INSTRUCTOR's mean without the prompt, APIs.
-	Internal Pooling = "internal"
+	CLS       = embed.PoolCLS
+	Mean      = embed.PoolMean
+	LastToken = embed.PoolLast
+	Internal  = embed.PoolModel
 )
 
 // Backends, as `r2med run --backend` names them.
@@ -72,7 +71,7 @@ type Model struct {
 	// HubID is the checkpoint, or the API model name. Dual-encoder models
 	// name their two checkpoints in QueryHubID and DocHubID instead.
 	HubID, QueryHubID, DocHubID string
-	Pooling                     Pooling
+	Pooling                     embed.Pooling
 	// MaxLength is in tokens of the model's tokenizer (for openai, cl100k
 	// tokens); DocMaxLength, when set, is the documents' own.
 	MaxLength, DocMaxLength int
@@ -167,7 +166,7 @@ func (m Model) Identity(backend, revision string) embed.Identity {
 		Model:     m.HubID,
 		Revision:  revision,
 		Backend:   backend,
-		Pooling:   string(m.Pooling),
+		Pooling:   m.Pooling.String(),
 		MaxLength: m.MaxLength,
 		Normalize: m.Normalize,
 	}

@@ -154,7 +154,7 @@ func TestRecipes(t *testing.T) {
 	cases := []struct {
 		name            string
 		query, doc      string // checkpoints per side
-		pool            Pooling
+		pool            embed.Pooling
 		qLen, dLen      int
 		normalize       bool
 		instructHyDoc   bool

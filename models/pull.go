@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
 )
 
@@ -101,4 +102,44 @@ func (m Model) Pull(ctx context.Context, c *hub.Client, revision string) ([]Chec
 		out = append(out, cp)
 	}
 	return out, nil
+}
+
+// LocalOptions turns the model's pulled checkpoints (as Model.Pull
+// returns them, or directories holding the same files) into what
+// embed.NewLocal takes: the document encoder's directory and the recipe's
+// pooling, normalization, lengths, query encoder and paired documents.
+// Batch size and threads are left to the caller: they change speed, not
+// vectors.
+func (m Model) LocalOptions(cps []Checkpoint) (dir string, opts embed.LocalOptions, err error) {
+	if !m.Local() {
+		return "", opts, fmt.Errorf("model %s does not run on the local ONNX backend (it is served by %s)", m.Name, strings.Join(m.Backends, ", "))
+	}
+	ids := m.HubIDs()
+	if len(cps) != len(ids) {
+		return "", opts, fmt.Errorf("model %s needs %d checkpoints (%s), got %d", m.Name, len(ids), strings.Join(ids, ", "), len(cps))
+	}
+	find := func(id string) string {
+		for _, cp := range cps {
+			if strings.EqualFold(cp.HubID, id) {
+				return cp.Dir
+			}
+		}
+		return ""
+	}
+	dir = find(m.CheckpointFor(embed.Document))
+	query := find(m.CheckpointFor(embed.Query))
+	if dir == "" || query == "" {
+		return "", opts, fmt.Errorf("model %s needs the checkpoints %s", m.Name, strings.Join(ids, " and "))
+	}
+	opts = embed.LocalOptions{
+		Pooling:        m.Pooling,
+		Normalize:      m.Normalize,
+		MaxLength:      m.MaxLengthFor(embed.Document),
+		QueryMaxLength: m.MaxLengthFor(embed.Query),
+		PairDocuments:  m.DocAsPair,
+	}
+	if query != dir {
+		opts.QueryDir = query
+	}
+	return dir, opts, nil
 }

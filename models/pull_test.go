@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/hub/hubtest"
 )
@@ -148,5 +149,35 @@ func TestModelPullBothMedCPTEncoders(t *testing.T) {
 		if _, err := m.Pull(context.Background(), c, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("pull %s: %v, want it to mention %q", name, err, want)
 		}
+	}
+}
+
+func TestLocalOptions(t *testing.T) {
+	cps := []Checkpoint{{HubID: "ncbi/MedCPT-Query-Encoder", Dir: "/q"}, {HubID: "ncbi/MedCPT-Article-Encoder", Dir: "/a"}}
+	m, _ := Lookup("medcpt")
+	dir, opts, err := m.LocalOptions(cps)
+	if err != nil || dir != "/a" || opts.QueryDir != "/q" || !opts.PairDocuments || opts.Pooling != embed.PoolCLS || opts.MaxLength != 512 || opts.QueryMaxLength != 512 || opts.Normalize {
+		t.Errorf("medcpt: %s %+v %v", dir, opts, err)
+	}
+	r, _ := Lookup("medcpt-r2med")
+	dir, opts, err = r.LocalOptions(cps[1:])
+	if err != nil || dir != "/a" || opts.QueryDir != "" {
+		t.Errorf("medcpt-r2med: %s %+v %v", dir, opts, err)
+	}
+	if _, _, err := m.LocalOptions(cps[1:]); err == nil {
+		t.Error("medcpt with one checkpoint accepted")
+	}
+	c, _ := Lookup("contriever")
+	dir, opts, err = c.LocalOptions([]Checkpoint{{HubID: "facebook/contriever-msmarco", Dir: "/c"}})
+	if err != nil || dir != "/c" || opts.Pooling != embed.PoolMean || opts.Normalize || opts.QueryDir != "" {
+		t.Errorf("contriever: %s %+v %v", dir, opts, err)
+	}
+	b, _ := Lookup("bge")
+	if _, opts, _ := b.LocalOptions([]Checkpoint{{HubID: "BAAI/bge-large-en-v1.5", Dir: "/b"}}); opts.Pooling != embed.PoolCLS || !opts.Normalize {
+		t.Errorf("bge: %+v", opts)
+	}
+	nv, _ := Lookup("nv")
+	if _, _, err := nv.LocalOptions(nil); err == nil {
+		t.Error("nv accepted for the local backend")
 	}
 }

@@ -98,7 +98,7 @@ func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
 		j := modelJSON{
 			Name: m.Name, Aliases: m.Aliases,
 			QueryModel: m.CheckpointFor(embed.Query), DocModel: m.CheckpointFor(embed.Document),
-			Pooling: string(m.Pooling), MaxLength: m.MaxLength, DocMaxLength: m.MaxLengthFor(embed.Document),
+			Pooling: m.Pooling.String(), MaxLength: m.MaxLength, DocMaxLength: m.MaxLengthFor(embed.Document),
 			Normalize: m.Normalize, AppendEOS: m.AppendEOS, DocAsPair: m.DocAsPair, InstructHyDoc: m.InstructHyDoc(),
 			Backends: m.Backends, BatchSize: m.BatchSize, R2MEDName: m.R2MEDName, NDCG10: m.NDCG10, Note: m.Note,
 			Instructions: map[string]instructionJSON{}, TaskDependent: m.TaskDependent(), SeparatePrompt: m.SeparatePrompt,
