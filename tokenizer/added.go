@@ -89,7 +89,12 @@ func (m *matcher) split(s []byte, out []piece) []piece {
 	return out
 }
 
-func isWordChar(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
+// isWordChar is Rust regex's Unicode \w, which HF's single_word check uses:
+// Alphabetic, marks, decimal digits, connector punctuation, joiners.
+func isWordChar(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.Is(unicode.Nd, r) || unicode.Is(unicode.Pc, r) ||
+		unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Other_Alphabetic, r) || r == 0x200C || r == 0x200D
+}
 
 func endsWithWord(s []byte) bool {
 	r, _ := utf8.DecodeLastRune(s)

@@ -78,7 +78,11 @@ func (n *bertNormalizer) normalize(dst, src, tmp []byte) ([]byte, []byte) {
 	for i := 0; i < len(tmp); {
 		b := tmp[i]
 		if b < utf8.RuneSelf {
-			dst = append(dst, b) // already lowercased in the first pass
+			// Decomposition makes ASCII of É, so lowercase again.
+			if n.lower && b >= 'A' && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			dst = append(dst, b)
 			i++
 			continue
 		}

@@ -208,9 +208,17 @@ func (t *Tokenizer) truncate(a, b []int32, maxLen int, tpl *template) ([]int32, 
 		return a, cut(b, len(b)-remove)
 	}
 	// longest_first (also where only_first/only_second cannot fit, which
-	// HF reports as an error): the shorter keeps what it can up to its own
-	// length, otherwise both get half, the longer one the odd token.
+	// HF reports as an error), as tokenizers' truncate_encodings does: the
+	// shorter text stays whole if the longer can take the rest; otherwise
+	// each gets half and the odd token goes to the longer text, except
+	// that when even the shorter text reaches max_length itself (before
+	// room is reserved for special tokens) the odd token goes to the second
+	// text. The last rule is not in any published source we know of; it is
+	// what tokenizers@0.23.2 answers on a grid of 1,024 lengths.
 	n1, n2 := len(a), len(b)
+	if min(n1, n2) >= tr.maxLen {
+		return cut(a, limit/2), cut(b, limit/2+limit%2)
+	}
 	swap := n1 > n2
 	if swap {
 		n1, n2 = n2, n1
