@@ -88,6 +88,8 @@ type GenerationManifest struct {
 	ReasoningDropped int        `json:"reasoning_dropped"`
 	Usage            llm.Usage  `json:"usage"`
 	Fallbacks        []Fallback `json:"fallbacks"`
+	// Traces holds per-query logs of multi-turn methods (agent.Trace).
+	Traces any `json:"traces,omitempty"`
 }
 
 // ManifestName is the generation manifest's file name.
@@ -105,6 +107,25 @@ type Generated struct {
 type GenerateResult struct {
 	Items    []Generated
 	Manifest GenerationManifest
+}
+
+// NewResult wraps generations made elsewhere (agentic runs) for WriteDir,
+// giving each the task's doc_id list as Generate does.
+func NewResult(task *dataset.Task, gens []Generation, m GenerationManifest) *GenerateResult {
+	ids := qrelDocIDs(task)
+	byID := make(map[string]dataset.Query, len(task.Queries))
+	for _, q := range task.Queries {
+		byID[q.ID] = q
+	}
+	r := &GenerateResult{Items: make([]Generated, len(gens)), Manifest: m}
+	for i, g := range gens {
+		q, ok := byID[g.ID]
+		if !ok {
+			q = dataset.Query{ID: g.ID}
+		}
+		r.Items[i] = Generated{Generation: g, DocIDs: ids(q)}
+	}
+	return r
 }
 
 // Generations returns the generations alone.

@@ -340,3 +340,20 @@ func TestGenerateRefuses(t *testing.T) {
 		t.Errorf("%d requests sent", s.calls.Load())
 	}
 }
+
+func TestNewResult(t *testing.T) {
+	task := genTask("q one", "q two")
+	gens := []Generation{{ID: "a", Text: "q one", HyDoc: "x", Method: SearchR1, LLM: "m"}, {ID: "b", Text: "q two", HyDoc: "y", Method: SearchR1, LLM: "m"}}
+	res := NewResult(task, gens, GenerationManifest{Method: SearchR1, LLM: "m", Queries: 2, Fallbacks: []Fallback{}})
+	root := t.TempDir()
+	if _, err := res.WriteDir(root); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadDir(root, SearchR1, "m")
+	if err != nil || len(back) != 2 || back[1].HyDoc != "y" {
+		t.Fatalf("%+v %v", back, err)
+	}
+	if string(res.Items[0].DocIDs) != `["d9", "d1"]` || string(res.Items[1].DocIDs) != `["db1","db2"]` {
+		t.Errorf("doc ids %s %s", res.Items[0].DocIDs, res.Items[1].DocIDs)
+	}
+}

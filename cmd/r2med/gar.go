@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/agent"
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/cache"
@@ -40,6 +42,7 @@ type garFlags struct {
 	maxTokens, concurrency                  int
 	style, domain, templates, out, cacheDir string
 	noCache, quiet                          bool
+	maxSearches, searchK, tokenBudget       int
 }
 
 func newGarGenerateCmd() *cobra.Command {
@@ -76,7 +79,10 @@ The API key is read from the environment variable --llm-api-key-env
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&g.method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt)")
+	f.StringVar(&g.method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); search-r1 or search-o1 for agentic search over the task's BM25 index")
+	f.IntVar(&g.maxSearches, "max-searches", 5, "search-r1/search-o1: most searches per query")
+	f.IntVar(&g.searchK, "search-k", 3, "search-r1/search-o1: passages per search")
+	f.IntVar(&g.tokenBudget, "token-budget", 16384, "search-r1/search-o1: most completion tokens per query over all turns (--max-tokens caps each turn)")
 	f.StringVar(&g.model, "llm-model", "", "model name the server serves (required)")
 	f.StringVar(&g.baseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL, then https://api.openai.com/v1)")
 	f.StringVar(&g.keyEnv, "llm-api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key)")
@@ -117,11 +123,11 @@ func labelFromModel(model string) string {
 
 func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 	switch g.method {
-	case expand.HyDE, expand.Query2Doc, expand.LameR:
+	case expand.HyDE, expand.Query2Doc, expand.LameR, expand.SearchR1, expand.SearchO1:
 	case "":
-		return errors.New("--method is required: hyde, query2doc or lamer")
+		return errors.New("--method is required: hyde, query2doc, lamer, search-r1 or search-o1")
 	default:
-		return fmt.Errorf("--method %q: generation supports hyde, query2doc and lamer", g.method)
+		return fmt.Errorf("--method %q: generation supports hyde, query2doc, lamer, search-r1 and search-o1", g.method)
 	}
 	if g.model == "" {
 		return errors.New("--llm-model is required: the model name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
@@ -190,18 +196,12 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 		if err != nil {
 			return err
 		}
-		cfg := expand.GenerateConfig{
-			Method: g.method, LLM: label, Subject: subject, Prompts: prompts,
-			Request: req, Settings: client.Describe(req),
+		var res *expand.GenerateResult
+		if g.method == expand.SearchR1 || g.method == expand.SearchO1 {
+			res, err = garAgent(cmd.Context(), client, task, g, label, subject, req, bars)
+		} else {
+			res, err = garGenerate(cmd.Context(), client, task, g, label, subject, prompts, req, bars)
 		}
-		if g.method == expand.LameR {
-			if cfg.Passages, err = bm25Passages(cmd.Context(), task, expand.LameRDepth, bars); err != nil {
-				return fmt.Errorf("%s: lamer's BM25 passages: %w", task.Name, err)
-			}
-		}
-		bar := bars.New(len(task.Queries), fmt.Sprintf("%s %s/%s", task.Name, g.method, label))
-		res, err := expand.Generate(cmd.Context(), client, task, cfg, func(done, total int) { bar.Add(1) })
-		bar.Done()
 		if err != nil {
 			return fmt.Errorf("%s: %w", task.Name, err)
 		}
@@ -223,10 +223,93 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 		if m.ReasoningDropped > 0 {
 			fmt.Fprintf(stderr, "r2med: %s: %d answers came with reasoning, kept out of hy_doc because %q is not one of R2MED's reasoning LLM names; name the LLM like one (e.g. --llm-name qwq-32b) to use R2MED's reasoning-model rules\n", task.Name, m.ReasoningDropped, label)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d generations (%d cached, %d requested, %d fallbacks) in %s\n",
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d generations (%d answers from the cache, %d requested, %d fallbacks) in %s\n",
 			task.Name, m.Queries, m.Cached, m.Requested, len(m.Fallbacks), path)
 	}
 	return nil
+}
+
+func garGenerate(ctx context.Context, client *llm.Client, task *dataset.Task, g *garFlags, label string, subject expand.Subject, prompts *expand.Prompts, req llm.Request, bars progress.Factory) (*expand.GenerateResult, error) {
+	cfg := expand.GenerateConfig{
+		Method: g.method, LLM: label, Subject: subject, Prompts: prompts,
+		Request: req, Settings: client.Describe(req),
+	}
+	if g.method == expand.LameR {
+		var err error
+		if cfg.Passages, err = bm25Passages(ctx, task, expand.LameRDepth, bars); err != nil {
+			return nil, fmt.Errorf("lamer's BM25 passages: %w", err)
+		}
+	}
+	bar := bars.New(len(task.Queries), fmt.Sprintf("%s %s/%s", task.Name, g.method, label))
+	defer bar.Done()
+	return expand.Generate(ctx, client, task, cfg, func(done, total int) { bar.Add(1) })
+}
+
+// garAgent runs agentic search over the task's own BM25 index and wraps
+// the final answers as generations, with every query's trace in the
+// manifest.
+func garAgent(ctx context.Context, client *llm.Client, task *dataset.Task, g *garFlags, label string, subject expand.Subject, req llm.Request, bars progress.Factory) (*expand.GenerateResult, error) {
+	search, err := bm25Searcher(task, bars)
+	if err != nil {
+		return nil, err
+	}
+	cfg := agent.Config{Protocol: agent.SearchR1, Request: req, MaxSearches: g.maxSearches, K: g.searchK, TokenBudget: g.tokenBudget}
+	if g.method == expand.SearchO1 {
+		cfg.Protocol = agent.SearchO1
+	}
+	if subject.Style == expand.StyleSimilarCase {
+		cfg.Target = "a similar patient case that helps diagnose this case"
+	}
+	bar := bars.New(len(task.Queries), fmt.Sprintf("%s %s/%s", task.Name, g.method, label))
+	traces, err := agent.RunAll(ctx, client, search, task.Queries, cfg, g.concurrency, func(int, int) { bar.Add(1) })
+	bar.Done()
+	if err != nil {
+		return nil, err
+	}
+	m := expand.GenerationManifest{
+		Method: g.method, LLM: label, Model: g.model, Format: expand.FormatOf(label).String(),
+		Task: task.Name, Style: subject.Style, Settings: client.Describe(req),
+		System: "You are a helpful assistant.", Queries: len(task.Queries), Fallbacks: []expand.Fallback{}, Traces: traces,
+	}
+	m.Settings["max_searches"], m.Settings["search_k"], m.Settings["token_budget"] = g.maxSearches, g.searchK, g.tokenBudget
+	for _, tr := range traces {
+		m.Usage.PromptTokens += tr.PromptTokens
+		m.Usage.CompletionTokens += tr.CompletionTokens
+		if tr.Fallback {
+			m.Fallbacks = append(m.Fallbacks, expand.Fallback{ID: tr.QueryID, Reason: tr.Stop + ": " + tr.Reason})
+		}
+		for _, st := range tr.Steps {
+			if st.Cached {
+				m.Cached++
+			} else {
+				m.Requested++
+			}
+		}
+	}
+	m.Usage.TotalTokens = m.Usage.PromptTokens + m.Usage.CompletionTokens
+	return expand.NewResult(task, agent.Generations(task.Queries, traces, label), m), nil
+}
+
+// bm25Searcher is an agent.Searcher over the task's corpus with R2MED's
+// BM25.
+func bm25Searcher(task *dataset.Task, bars progress.Factory) (agent.Searcher, error) {
+	an, ix, err := bm25Index(task, bars)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	s := ix.NewSearcher()
+	return func(ctx context.Context, query string, k int) ([]agent.Passage, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		hits := s.Search(an.Analyze(nil, query), k)
+		out := make([]agent.Passage, len(hits))
+		for i, h := range hits {
+			d := task.Corpus[h.Doc]
+			out[i] = agent.Passage{ID: d.ID, Text: d.Text, Score: float64(h.Score)}
+		}
+		return out, nil
+	}, nil
 }
 
 func garSubject(task string, style expand.Style, domain string) (expand.Subject, error) {
@@ -253,18 +336,7 @@ func garSubject(task string, style expand.Style, domain string) (expand.Subject,
 // (the Lucene English analyzer, gensim's LuceneBM25Model) and returns
 // their texts, as LameR's prompts take them.
 func bm25Passages(ctx context.Context, task *dataset.Task, k int, bars progress.Factory) ([][]string, error) {
-	an, err := analysis.Get("lucene-english")
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(task.Corpus))
-	for i, doc := range task.Corpus {
-		ids[i] = doc.ID
-	}
-	bar := bars.New(len(task.Corpus), "indexing "+task.Name+" for lamer")
-	ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) },
-		bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{IDs: ids, Progress: bar.Add})
-	bar.Done()
+	an, ix, err := bm25Index(task, bars)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +353,22 @@ func bm25Passages(ctx context.Context, task *dataset.Task, k int, bars progress.
 		}
 	}
 	return out, nil
+}
+
+func bm25Index(task *dataset.Task, bars progress.Factory) (analysis.Analyzer, *bm25.Index, error) {
+	an, err := analysis.Get("lucene-english")
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(task.Corpus))
+	for i, doc := range task.Corpus {
+		ids[i] = doc.ID
+	}
+	bar := bars.New(len(task.Corpus), "indexing "+task.Name)
+	defer bar.Done()
+	ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) },
+		bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{IDs: ids, Progress: bar.Add})
+	return an, ix, err
 }
 
 func newGarTemplatesCmd() *cobra.Command {

@@ -130,7 +130,7 @@ func TestGarGenerateErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--llm-model", "m", "--data", data}, "--method is required"},
-		{[]string{"--method", "search-o1", "--llm-model", "m", "--data", data}, "generation supports"},
+		{[]string{"--method", "rag", "--llm-model", "m", "--data", data}, "generation supports"},
 		{[]string{"--method", "hyde", "--data", data}, "--llm-model is required"},
 		{[]string{"--method", "hyde", "--llm-model", "m", "--task", "demo"}, "--out is required"},
 		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "poem"}, "unknown prompt style"},
@@ -175,5 +175,68 @@ func TestLabelFromModel(t *testing.T) {
 		if got := labelFromModel(in); got != want {
 			t.Errorf("labelFromModel(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestGarAgentic(t *testing.T) {
+	var calls atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var body struct {
+			Messages []struct{ Role, Content string }
+			Stop     []string
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		content := "<answer>passage after reading the results</answer>"
+		if len(body.Messages) == 2 {
+			content = "Let me check. <search>fever rash joint pain"
+		}
+		if len(body.Stop) != 1 || body.Stop[0] != "</search>" {
+			content = "stop sequence missing"
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
+	}))
+	defer s.Close()
+	data := demoDir(t)
+	t.Setenv("OPENAI_API_KEY", "")
+	_, stderr, code := r2med(t, "", "gar", "generate", "--method", "search-r1", "--llm-model", "m", "--llm-name", "agent-llm",
+		"--llm-base-url", s.URL, "--data", data, "--style", "exam", "--no-cache", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	gens, err := expand.LoadDir(data, expand.SearchR1, "agent-llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gens {
+		if g.HyDoc != "passage after reading the results" {
+			t.Errorf("%s: hy_doc %q", g.ID, g.HyDoc)
+		}
+	}
+	if calls.Load() != int64(2*len(gens)) {
+		t.Errorf("%d requests for %d queries", calls.Load(), len(gens))
+	}
+	b, err := os.ReadFile(filepath.Join(data, expand.SearchR1, "agent-llm", expand.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Traces []struct {
+			Steps []struct {
+				Search    string
+				Retrieved []string
+			}
+			Stop string
+		}
+	}
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Traces) != len(gens) {
+		t.Fatalf("manifest traces: %v (%d)", err, len(m.Traces))
+	}
+	st := m.Traces[0].Steps[0]
+	if m.Traces[0].Stop != "answer" || st.Search != "fever rash joint pain" || len(st.Retrieved) != 3 {
+		t.Errorf("trace %+v", m.Traces[0])
+	}
+	if _, stderr, code := r2med(t, "", "run", "--data", data, "--gar", "search-r1", "--gar-llm", "agent-llm", "--out", t.TempDir(), "--quiet"); code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
 	}
 }
