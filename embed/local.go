@@ -184,11 +184,7 @@ func (l *Local) Embed(ctx context.Context, in Input, texts []string) ([][]float3
 	if in == Query {
 		m, pair = l.query, false
 	}
-	order := make([]int, len(texts))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(texts[b]), len(texts[a])) })
+	order := longestFirst(texts)
 	out := make([][]float32, len(texts))
 	encs := make([]tokenizer.Encoding, 0, l.opts.BatchSize)
 	for start := 0; start < len(order); start += l.opts.BatchSize {
@@ -196,15 +192,9 @@ func (l *Local) Embed(ctx context.Context, in Input, texts []string) ([][]float3
 			return nil, err
 		}
 		idx := order[start:min(start+l.opts.BatchSize, len(order))]
-		encs = encs[:0]
-		for _, i := range idx {
-			if pair {
-				encs = append(encs, m.tok.EncodePair("", texts[i], m.maxLen))
-			} else {
-				encs = append(encs, m.tok.Encode(texts[i], m.maxLen))
-			}
-		}
-		vecs, err := m.run(m.tok.Pad(encs), l.opts.Pooling)
+		var b tokenizer.Batch
+		b, encs = m.encode(texts, idx, pair, encs)
+		vecs, err := m.run(b, l.opts.Pooling)
 		if err != nil {
 			return nil, err
 		}
@@ -219,6 +209,29 @@ func (l *Local) Embed(ctx context.Context, in Input, texts []string) ([][]float3
 		return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
 	}
 	return out, nil
+}
+
+// longestFirst returns text indices by decreasing length, stable.
+func longestFirst(texts []string) []int {
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(texts[b]), len(texts[a])) })
+	return order
+}
+
+// encode tokenizes texts[idx...] into one padded batch, reusing encs.
+func (m *localModel) encode(texts []string, idx []int, pair bool, encs []tokenizer.Encoding) (tokenizer.Batch, []tokenizer.Encoding) {
+	encs = encs[:0]
+	for _, i := range idx {
+		if pair {
+			encs = append(encs, m.tok.EncodePair("", texts[i], m.maxLen))
+		} else {
+			encs = append(encs, m.tok.Encode(texts[i], m.maxLen))
+		}
+	}
+	return m.tok.Pad(encs), encs
 }
 
 func (m *localModel) run(b tokenizer.Batch, p Pooling) ([][]float32, error) {
