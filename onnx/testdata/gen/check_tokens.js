@@ -1,6 +1,7 @@
 // Checks the token ids stored in the fixtures' reference.json files against
 // the official Hugging Face tokenizers (npm package, Rust inside):
-//   npm install tokenizers@0.23.2 && node onnx/testdata/gen/check_tokens.js
+//   (cd /tmp/tk && npm install tokenizers@0.23.2)
+//   NODE_PATH=/tmp/tk/node_modules node onnx/testdata/gen/check_tokens.js
 // Run after make_tiny_bert.py; it prints how many cases differ (want 0).
 const { Tokenizer } = require('tokenizers');
 const fs = require('fs');
