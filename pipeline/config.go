@@ -70,8 +70,6 @@ type Dense struct {
 	Normalize              bool // L2-normalize embeddings (cosine scoring normalizes anyway)
 	BatchSize              int  // 0: the backend's default
 	Concurrency            int  // HTTP requests in flight; 0: the backend's default
-	// NoCache embeds without the on-disk embedding cache.
-	NoCache bool
 }
 
 // Fuse says how several runs become one.
@@ -254,6 +252,16 @@ func (r Retrieval) validate() error {
 	return fmt.Errorf("unknown retriever %q (available: bm25, dense, candidates:CONFIG for a published candidate list such as candidates:bm25, run:PATH for a TREC run file)", r.Retriever)
 }
 
+// NeedsCache reports whether a stage can use the embedding and LLM cache.
+func (c Config) NeedsCache() bool {
+	for _, r := range c.Retrievers() {
+		if r.Retriever == "dense" {
+			return true
+		}
+	}
+	return strings.HasPrefix(c.Rerank.Kind, "llm-")
+}
+
 // RunPrefix starts a retriever name that reads a TREC run file.
 const RunPrefix = "run:"
 
@@ -397,7 +405,6 @@ type FileDense struct {
 	Normalize   bool    `yaml:"normalize"`
 	BatchSize   int     `yaml:"batch_size"`
 	Concurrency int     `yaml:"concurrency"`
-	NoCache     bool    `yaml:"no_cache"`
 }
 
 // FileFuse is the fuse stage of a pipeline file.
@@ -520,7 +527,7 @@ func (fr FileRetriever) retrieval() (Retrieval, error) {
 		d := fr.Dense
 		return Retrieval{Retriever: "dense", Dense: Dense{Model: d.Model, Backend: d.Backend, BaseURL: d.BaseURL, ModelDir: d.ModelDir,
 			QueryPrefix: d.QueryPrefix, DocPrefix: d.DocPrefix, MaxLength: d.MaxLength, Dimensions: d.Dimensions,
-			Normalize: d.Normalize, BatchSize: d.BatchSize, Concurrency: d.Concurrency, NoCache: d.NoCache}}, nil
+			Normalize: d.Normalize, BatchSize: d.BatchSize, Concurrency: d.Concurrency}}, nil
 	case fr.Candidates != "":
 		return Retrieval{Retriever: CandidatesPrefix + fr.Candidates}, nil
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/fileio"
@@ -38,6 +39,9 @@ type Options struct {
 	Log       io.Writer // one-line stage messages; nil is silent
 	Command   []string  // recorded in the manifest
 	Workers   int       // 0 means GOMAXPROCS
+	// Cache holds embeddings and LLM answers across runs; nil computes
+	// everything afresh.
+	Cache *cache.Store
 }
 
 // Outcome is what a run produced.

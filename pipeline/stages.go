@@ -72,7 +72,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	if cfg.Rerank.Kind != "" {
 		if err := m.Time("rerank", func() error {
 			var err error
-			run, err = rerankRun(ctx, in, run, cfg.Rerank, opt, m)
+			run, err = rerankRun(ctx, in, run, cfg, base, opt, m)
 			return err
 		}); err != nil {
 			return nil, err

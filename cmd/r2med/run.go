@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
 )
 
@@ -18,7 +20,8 @@ func newRunCmd() *cobra.Command {
 	var d dataFlags
 	var scheme, out, pipelineFile, retrievers string
 	var queryPrefix, docPrefix string
-	var quiet, overwrite bool
+	var quiet, overwrite, noCache bool
+	var cacheDir string
 	cfg := pipeline.DefaultConfig()
 	k1, b := -1.0, -1.0
 	cmd := &cobra.Command{
@@ -45,7 +48,7 @@ A pipeline file (--pipeline) describes the stages the flags cannot:
   fuse: {method: rrf, k: 60}                 # or {method: combsum, norm: zscore, weights: [0.3, 0.7]}
   rerank: {kind: tei, base_url: "http://localhost:8081", depth: 100}
 
-Without --out, results go to results/SYSTEM/TASK (R2MED_RESULTS sets the
+Without --out, results go to out/SYSTEM/TASK (R2MED_RESULTS sets the
 results directory), where 'r2med results' and 'r2med leaderboard' find them.
 API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 …), so they never reach a manifest.`,
@@ -96,6 +99,13 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 			if out == "" {
 				out = filepath.Join(resultsDir(), safePathPart(cfg.ModelName()))
 			}
+			var store *cache.Store
+			if !noCache && cfg.NeedsCache() {
+				if store, err = cache.Open(cacheDir, cache.Options{}); err != nil {
+					return err
+				}
+				defer store.Close()
+			}
 			var done []*pipeline.Outcome
 			for _, src := range srcs {
 				t, err := src.Load(cmd.Context())
@@ -106,7 +116,7 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 				if len(srcs) > 1 || !cmd.Flags().Changed("out") {
 					dir = filepath.Join(out, t.Name)
 				}
-				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args}
+				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store}
 				if !quiet {
 					opt.Log = cmd.ErrOrStderr()
 				}
@@ -139,7 +149,8 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 	f.IntVar(&cfg.Dense.Dimensions, "dimensions", 0, "dense: output dimension for APIs and Matryoshka models (default: native)")
 	f.IntVar(&cfg.Dense.BatchSize, "batch-size", 0, "dense: texts per batch (default: the backend's)")
 	f.IntVar(&cfg.Dense.Concurrency, "concurrency", 0, "dense, HTTP: requests in flight (default: the backend's)")
-	f.BoolVar(&cfg.Dense.NoCache, "no-cache", false, "dense: do not read or write the embedding cache")
+	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
+	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
 	f.StringVar(&cfg.Fuse.Method, "fuse", "rrf", "with several retrievers: rrf or combsum")
 	f.Float64Var(&cfg.Fuse.K, "rrf-k", 60, "RRF constant k (60 as Pyserini; HAKARI-Bench uses 100)")
 	f.StringVar(&cfg.Fuse.Norm, "norm", "minmax", "combsum score normalization: minmax, zscore, none")
@@ -159,7 +170,7 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 	f.StringVar(&cfg.GAR.LLM, "gar-llm", "", "the LLM whose generations --gar uses (R2MED's names: gpt4, qwen-72b, r1-llama-70b, …)")
 	f.StringVar(&cfg.Analyzer, "analyzer", cfg.Analyzer, "analyzer for documents and queries")
 	f.IntVar(&cfg.TopK, "top-k", cfg.TopK, "documents kept per query")
-	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: results/SYSTEM/TASK)")
+	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: out/SYSTEM/TASK, or $R2MED_RESULTS/SYSTEM/TASK)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
 	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it")
 	return cmd
@@ -208,7 +219,7 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 
 // pipelineFlags change the pipeline and so cannot be given with --pipeline.
 var pipelineFlags = []string{"retriever", "bm25", "k1", "b", "gar", "gar-llm", "gar-dir", "analyzer", "top-k",
-	"model", "backend", "base-url", "model-dir", "query-prefix", "doc-prefix", "max-length", "dimensions", "batch-size", "concurrency", "no-cache",
+	"model", "backend", "base-url", "model-dir", "query-prefix", "doc-prefix", "max-length", "dimensions", "batch-size", "concurrency",
 	"fuse", "rrf-k", "norm", "weights", "rerank", "rerank-model", "rerank-url", "rerank-model-dir", "rerank-depth", "keep-tail", "without-safeguard"}
 
 // setRetrievers turns --retriever's comma-separated list into the first
@@ -234,12 +245,12 @@ func setRetrievers(cfg *pipeline.Config, list string) error {
 }
 
 // resultsDir is where runs go without --out, and where results and
-// leaderboard look: $R2MED_RESULTS, else ./results.
+// leaderboard look: $R2MED_RESULTS, else ./out.
 func resultsDir() string {
 	if d := os.Getenv("R2MED_RESULTS"); d != "" {
 		return d
 	}
-	return "results"
+	return leaderboard.DefaultDir
 }
 
 // safePathPart makes a system name usable as one directory name.

@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/r2med/r2med/demo"
+)
+
+// teiServer scores a document by how many times it contains "the" plus
+// its length in thousandths: deterministic, and unrelated to BM25's order.
+// It fails every request from call number failFrom on (0: never).
+func teiServer(t *testing.T, calls *atomic.Int64, failFrom int64) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if r.URL.Path != "/rerank" {
+			http.NotFound(w, r)
+			return
+		}
+		if failFrom > 0 && n >= failFrom {
+			http.Error(w, "model unloaded", http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			Query string   `json:"query"`
+			Texts []string `json:"texts"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Error(err)
+		}
+		type item struct {
+			Index int     `json:"index"`
+			Score float64 `json:"score"`
+		}
+		var out []item
+		for i, text := range req.Texts {
+			out = append(out, item{i, teiScore(text)})
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].Score > out[b].Score }) // TEI answers best first
+		json.NewEncoder(w).Encode(out)
+	}))
+}
+
+func teiScore(text string) float64 {
+	return float64(strings.Count(strings.ToLower(text), "the")) + float64(len(text))/1000
+}
+
+func TestRerankStage(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	srv := teiServer(t, &calls, 0)
+	defer srv.Close()
+	ctx := context.Background()
+	plain, err := Run(ctx, task, DefaultConfig(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Rerank = Rerank{Kind: "tei", BaseURL: srv.URL, Depth: 10}
+	out, err := Run(ctx, task, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, d := range task.Corpus {
+		text[d.ID] = d.Text
+	}
+	for qid, hits := range out.Run {
+		base := plain.Run[qid]
+		if len(hits) != min(10, len(base)) {
+			t.Fatalf("query %s: %d documents kept after reranking the top 10", qid, len(hits))
+		}
+		want := map[string]bool{}
+		for _, h := range base[:len(hits)] {
+			want[h.DocID] = true
+		}
+		for i, h := range hits {
+			if !want[h.DocID] {
+				t.Errorf("query %s: %s was not in the BM25 top 10", qid, h.DocID)
+			}
+			if h.Score != teiScore(text[h.DocID]) {
+				t.Errorf("query %s: %s scored %v, server said %v", qid, h.DocID, h.Score, teiScore(text[h.DocID]))
+			}
+			if i > 0 && hits[i-1].Score < h.Score {
+				t.Errorf("query %s: not in reranker order at rank %d", qid, i+1)
+			}
+		}
+	}
+	if out.Result.Extra["reranker_name"] != "tei" || out.Result.Extra["topk"] != 10 || out.Result.ModelName != "" {
+		t.Errorf("result file parts: %+v model %q", out.Result.Extra, out.Result.ModelName)
+	}
+	if _, ok := out.Result.Test["NDCG@10"]; !ok {
+		t.Errorf("reranker results use R2MED's upper-case keys: %v", out.Result.Test)
+	}
+	if r, _ := out.Result.Metric("recall_at_100"); r != out.Result.Test["Recall@10"] {
+		t.Errorf("with only 10 documents kept, recall@100 = recall@10 (R2MED): %v vs %v", r, out.Result.Test["Recall@10"])
+	}
+}
+
+// TestRerankResumes interrupts a rerank (the server starts refusing) and
+// checks that the rerun asks only for the queries not yet done.
+func TestRerankResumes(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	var calls atomic.Int64
+	failing := teiServer(t, &calls, 6)
+	cfg := DefaultConfig()
+	cfg.Rerank = Rerank{Kind: "tei", BaseURL: failing.URL, Depth: 10}
+	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err == nil || !strings.Contains(err.Error(), "model unloaded") {
+		t.Fatalf("the failing server should stop the run with its message: %v", err)
+	}
+	failing.Close()
+	calls.Store(0)
+	good := teiServer(t, &calls, 0)
+	defer good.Close()
+	cfg.Rerank.BaseURL = good.URL
+	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != int64(len(task.Queries))-5 {
+		t.Fatalf("the resumed rerank asked %d times; %d queries were left", n, len(task.Queries)-5)
+	}
+}
