@@ -35,7 +35,7 @@ func synthFlat(n, dim int) *Flat {
 	if synth.flats == nil {
 		synth.flats = map[[2]int]*Flat{}
 	}
-	f := &Flat{dim: dim, metric: Cosine, data: make([]float32, n*dim), ids: make([]string, n), index: make(map[string]int32, n)}
+	f := &Flat{dim: dim, metric: Cosine, rankOnce: new(sync.Once), data: make([]float32, n*dim), ids: make([]string, n), index: make(map[string]int32, n)}
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
 	for w := range workers {
@@ -58,6 +58,7 @@ func synthFlat(n, dim int) *Flat {
 		f.ids[i] = id
 		f.index[id] = int32(i)
 	}
+	f.ranks()
 	synth.flats[key] = f
 	return f
 }
@@ -128,4 +129,55 @@ func BenchmarkFlatSearch(b *testing.B) {
 			})
 		}
 	}
+}
+
+var quantCache sync.Map // [2]int → *Int8 / *Binary by kind
+
+func cachedIndex(kind string, n, dim int) Index {
+	key := fmt.Sprint(kind, n, dim)
+	if v, ok := quantCache.Load(key); ok {
+		return v.(Index)
+	}
+	f := synthFlat(n, dim)
+	var idx Index
+	switch kind {
+	case "int8":
+		idx = NewInt8(f)
+	case "binary":
+		idx = NewBinary(f)
+	}
+	quantCache.Store(key, idx)
+	return idx
+}
+
+func benchQuant(b *testing.B, kind string, rowBytes func(dim int) int) {
+	for _, s := range benchSizes {
+		for _, nq := range []int{1, 64} {
+			for _, rescore := range []bool{false, true} {
+				name := fmt.Sprintf("%dx%d/q=%d", s.n, s.dim, nq)
+				if rescore {
+					name += "/rescore"
+				}
+				b.Run(name, func(b *testing.B) {
+					idx := cachedIndex(kind, s.n, s.dim)
+					qs := benchQueries(nq, s.dim)
+					b.SetBytes(int64(s.n * rowBytes(s.dim) * nq))
+					b.ResetTimer()
+					for b.Loop() {
+						if _, err := idx.Search(qs, 100, SearchOptions{Rescore: rescore}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func BenchmarkInt8Search(b *testing.B) {
+	benchQuant(b, "int8", func(dim int) int { return dim })
+}
+
+func BenchmarkBinarySearch(b *testing.B) {
+	benchQuant(b, "binary", func(dim int) int { return (dim + 63) / 64 * 8 })
 }

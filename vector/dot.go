@@ -1,19 +1,24 @@
 package vector
 
-// dotInt8Go is the portable int8 dot product, and the reference the AVX2
-// kernel is tested against.
-func dotInt8Go(a, b []int8) int32 {
-	b = b[:len(a)]
+// maxQ16 bounds the int16 query weights of the int8 kernel: 12 bits of
+// query precision, while a kernel lane (Σ of pairs of products, each pair
+// ≤ 2·2047·128 < 2^19) cannot overflow int32 for rows up to 2^16 dims.
+const maxQ16 = 2047
+
+// dotQ16Go is the portable int8 kernel, and the reference the AVX2 one is
+// tested against.
+func dotQ16Go(q []int16, c []int8) int32 {
+	c = c[:len(q)]
 	var s0, s1, s2, s3 int32
 	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += int32(a[i]) * int32(b[i])
-		s1 += int32(a[i+1]) * int32(b[i+1])
-		s2 += int32(a[i+2]) * int32(b[i+2])
-		s3 += int32(a[i+3]) * int32(b[i+3])
+	for ; i+4 <= len(q); i += 4 {
+		s0 += int32(q[i]) * int32(c[i])
+		s1 += int32(q[i+1]) * int32(c[i+1])
+		s2 += int32(q[i+2]) * int32(c[i+2])
+		s3 += int32(q[i+3]) * int32(c[i+3])
 	}
-	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
+	for ; i < len(q); i++ {
+		s0 += int32(q[i]) * int32(c[i])
 	}
 	return s0 + s1 + s2 + s3
 }

@@ -5,19 +5,19 @@ package vector
 import "golang.org/x/sys/cpu"
 
 //go:noescape
-func dotInt8AVX2(a, b *int8, n int) int32
+func dotQ16AVX2(q *int16, c *int8, n int) int32
 
 var haveAVX2 = cpu.X86.HasAVX2
 
-// dotInt8 returns Σ a[i]·b[i] over len(a) elements; b must be at least as
-// long.
-func dotInt8(a, b []int8) int32 {
-	if len(a) == 0 {
+// dotQ16 returns Σ q[i]·c[i] over len(q) elements; c must be at least as
+// long and |q[i]| ≤ maxQ16.
+func dotQ16(q []int16, c []int8) int32 {
+	if len(q) == 0 {
 		return 0
 	}
 	if haveAVX2 {
-		_ = b[len(a)-1]
-		return dotInt8AVX2(&a[0], &b[0], len(a))
+		_ = c[len(q)-1]
+		return dotQ16AVX2(&q[0], &c[0], len(q))
 	}
-	return dotInt8Go(a, b)
+	return dotQ16Go(q, c)
 }

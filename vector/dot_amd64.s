@@ -2,51 +2,71 @@
 
 #include "textflag.h"
 
-// func dotInt8AVX2(a, b *int8, n int) int32
+// func dotQ16AVX2(q *int16, c *int8, n int) int32
 //
-// Sign-extends 16 int8 lanes of each operand to int16 (VPMOVSXBW),
-// multiplies and adds adjacent pairs into int32 (VPMADDWD) and accumulates
-// in two registers; the n%32 tail is done one byte at a time. Products of
-// two int8 are at most 2^14, a pair sum at most 2^15, so the int32 lanes
-// cannot overflow below 2^16 pairs per lane (n < 2^20).
-TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
+// Σ q[i]·c[i] for int16 query weights and int8 codes. The codes are
+// sign-extended 16 at a time to int16 (VPMOVSXBW), multiplied by the query
+// and adjacent pairs summed into int32 lanes (VPMADDWD), in four
+// independent accumulators (64 codes per iteration); the tail runs one
+// element at a time. The caller keeps |q| ≤ 2047, so a pair is at most
+// 2^19 and a lane cannot overflow below 2^12 pairs (n < 2^16 elements).
+TEXT ·dotQ16AVX2(SB), NOSPLIT, $0-28
+	MOVQ q+0(FP), SI
+	MOVQ c+8(FP), DI
 	MOVQ n+16(FP), CX
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
-	XORQ DX, DX
+	VPXOR Y5, Y5, Y5
+	VPXOR Y7, Y7, Y7
+	XORQ  DX, DX
 
-loop32:
-	CMPQ CX, $32
-	JL   tail
-	VPMOVSXBW (SI), Y2
-	VPMOVSXBW (DI), Y3
-	VPMADDWD  Y3, Y2, Y2
+loop64:
+	CMPQ      CX, $64
+	JL        loop16
+	VPMOVSXBW (DI), Y2
+	VPMADDWD  (SI), Y2, Y2
 	VPADDD    Y2, Y0, Y0
-	VPMOVSXBW 16(SI), Y4
-	VPMOVSXBW 16(DI), Y5
-	VPMADDWD  Y5, Y4, Y4
-	VPADDD    Y4, Y1, Y1
+	VPMOVSXBW 16(DI), Y3
+	VPMADDWD  32(SI), Y3, Y3
+	VPADDD    Y3, Y1, Y1
+	VPMOVSXBW 32(DI), Y4
+	VPMADDWD  64(SI), Y4, Y4
+	VPADDD    Y4, Y5, Y5
+	VPMOVSXBW 48(DI), Y6
+	VPMADDWD  96(SI), Y6, Y6
+	VPADDD    Y6, Y7, Y7
+	ADDQ      $64, DI
+	ADDQ      $128, SI
+	SUBQ      $64, CX
+	JMP       loop64
+
+loop16:
+	CMPQ      CX, $16
+	JL        tail
+	VPMOVSXBW (DI), Y2
+	VPMADDWD  (SI), Y2, Y2
+	VPADDD    Y2, Y0, Y0
+	ADDQ      $16, DI
 	ADDQ      $32, SI
-	ADDQ      $32, DI
-	SUBQ      $32, CX
-	JMP       loop32
+	SUBQ      $16, CX
+	JMP       loop16
 
 tail:
-	TESTQ CX, CX
-	JE    reduce
-	MOVBQSX (SI), AX
+	TESTQ   CX, CX
+	JE      reduce
+	MOVWQSX (SI), AX
 	MOVBQSX (DI), BX
 	IMULQ   BX, AX
 	ADDQ    AX, DX
-	INCQ    SI
+	ADDQ    $2, SI
 	INCQ    DI
 	DECQ    CX
 	JMP     tail
 
 reduce:
 	VPADDD       Y1, Y0, Y0
+	VPADDD       Y7, Y5, Y5
+	VPADDD       Y5, Y0, Y0
 	VEXTRACTI128 $1, Y0, X1
 	VPADDD       X1, X0, X0
 	VPSHUFD      $0x4E, X0, X1

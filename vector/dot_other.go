@@ -2,4 +2,4 @@
 
 package vector
 
-func dotInt8(a, b []int8) int32 { return dotInt8Go(a, b) }
+func dotQ16(q []int16, c []int8) int32 { return dotQ16Go(q, c) }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -108,11 +109,11 @@ func TestFileErrors(t *testing.T) {
 	binary.LittleEndian.PutUint32(v[28:], 1<<30)
 	expect(write("idlen.vec", v), 0, "id length")
 	// well-formed files with bad content (written around Add's checks)
-	dup := &Flat{dim: 1, metric: Dot, data: []float32{1, 2}, ids: []string{"a", "a"}}
+	dup := &Flat{rankOnce: new(sync.Once), dim: 1, metric: Dot, data: []float32{1, 2}, ids: []string{"a", "a"}}
 	buf.Reset()
 	dup.WriteTo(&buf)
 	expect(write("dup.vec", buf.Bytes()), 0, `id "a" appears twice`)
-	nan := &Flat{dim: 2, metric: Dot, data: []float32{1, float32(math.Inf(1))}, ids: []string{"a"}}
+	nan := &Flat{rankOnce: new(sync.Once), dim: 2, metric: Dot, data: []float32{1, float32(math.Inf(1))}, ids: []string{"a"}}
 	buf.Reset()
 	nan.WriteTo(&buf)
 	expect(write("inf.vec", buf.Bytes()), 0, "row 0 component 1 is +Inf")

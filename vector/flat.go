@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/viterin/vek/vek32"
 )
@@ -53,6 +56,30 @@ type Flat struct {
 	data   []float32
 	ids    []string
 	index  map[string]int32
+
+	rankOnce *sync.Once
+	rank     []int32 // rank[i]: position of ids[i] in byte order, for ties
+}
+
+// ranks returns each row's position in id order, computing it on first
+// use after the last Add.
+func (f *Flat) ranks() []int32 {
+	if len(f.ids) == 0 {
+		return nil
+	}
+	// rankOnce is set by every path that adds rows (Add, Read, Truncate).
+	f.rankOnce.Do(func() {
+		order := make([]int32, len(f.ids))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int { return strings.Compare(f.ids[a], f.ids[b]) })
+		f.rank = make([]int32, len(f.ids))
+		for r, i := range order {
+			f.rank[i] = int32(r)
+		}
+	})
+	return f.rank
 }
 
 // NewFlat returns an empty store of the given dimension and metric. A dim
@@ -140,6 +167,7 @@ func (f *Flat) Add(id string, v []float32) error {
 	}
 	f.index[id] = int32(len(f.ids))
 	f.ids = append(f.ids, id)
+	f.rankOnce, f.rank = new(sync.Once), nil
 	return nil
 }
 
@@ -218,7 +246,7 @@ func (f *Flat) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit, 
 		return nil, err
 	}
 	ex := f.exclusions(len(queries), opts)
-	res := scan(&floatKernel{f: f, q: qs}, f.Len(), len(qs), k, ex, f.ids, opts.workers(), f.dim*4)
+	res := scan(&floatKernel{f: f, q: qs}, f.Len(), len(qs), k, ex, f.ranks(), opts.workers(), f.dim*4)
 	return toHits(res, f.ids, nil), nil
 }
 

@@ -303,3 +303,21 @@ func TestParseMetric(t *testing.T) {
 		t.Fatal("l2 accepted")
 	}
 }
+
+// Searches may run concurrently once adding is done (the id ranks used for
+// ties are computed once, on first use).
+func TestFlatConcurrentSearch(t *testing.T) {
+	rows := randRows(4, 500, 8)
+	f := buildFlat(t, Cosine, rows, seqIDs(500))
+	want, _ := naiveSearch(Cosine, rows, rows[:3], f.IDs(), 5, nil), 0
+	done := make(chan [][]Hit)
+	for range 4 {
+		go func() {
+			got, _ := f.Search(rows[:3], 5, SearchOptions{Workers: 2})
+			done <- got
+		}()
+	}
+	for range 4 {
+		sameHits(t, "concurrent", <-done, want, 1e-5)
+	}
+}

@@ -31,7 +31,8 @@ var (
 // dimension uses all 256 levels whatever its spread.
 //
 // Queries stay float until search: the query weights w = q·step are
-// quantized symmetrically to [−127, 127] with a per-query scale a, and a row
+// quantized symmetrically to 12-bit integers in [−2047, 2047] with a
+// per-query scale a (the AVX2 kernel multiplies them as int16), and a row
 // scores C + a·Σ r·code, where C = q·lo + 128·Σw does not depend on the
 // row. That is an estimate of the query's dot product with the dequantized
 // row, computed with an integer kernel. The Flat is kept for rescoring.
@@ -84,7 +85,7 @@ func (x *Int8) Dim() int    { return x.flat.dim }
 
 type int8Kernel struct {
 	x *Int8
-	q [][]int8
+	q [][]int16
 }
 
 func (k *int8Kernel) score(qi, lo, hi int, out []float32) {
@@ -92,7 +93,7 @@ func (k *int8Kernel) score(qi, lo, hi int, out []float32) {
 	d := len(q)
 	codes := k.x.codes
 	for r := lo; r < hi; r++ {
-		out[r-lo] = float32(dotInt8(q, codes[r*d:(r+1)*d]))
+		out[r-lo] = float32(dotQ16(q, codes[r*d:(r+1)*d]))
 	}
 }
 
@@ -112,10 +113,10 @@ func (x *Int8) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit, 
 		return nil, err
 	}
 	d := f.dim
-	kern := &int8Kernel{x: x, q: make([][]int8, len(qs))}
+	kern := &int8Kernel{x: x, q: make([][]int16, len(qs))}
 	scale := make([]float64, len(qs))
 	offset := make([]float64, len(qs))
-	buf := make([]int8, len(qs)*d)
+	buf := make([]int16, len(qs)*d)
 	w := make([]float64, d)
 	for qi, q := range qs {
 		var m, c, sw float64
@@ -127,9 +128,9 @@ func (x *Int8) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit, 
 		}
 		r := buf[qi*d : (qi+1)*d : (qi+1)*d]
 		if m > 0 {
-			a := m / 127
+			a := m / maxQ16
 			for j := range d {
-				r[j] = int8(math.Round(w[j] / a))
+				r[j] = int16(math.Round(w[j] / a))
 			}
 			scale[qi] = a
 		}
@@ -229,7 +230,7 @@ func (b *Binary) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit
 func searchQuantized(f *Flat, kern kernel, qs [][]float32, k int, opts SearchOptions, rowBytes int, conv func(int, float32) float32) [][]Hit {
 	ex := f.exclusions(len(qs), opts)
 	if !opts.Rescore {
-		res := scan(kern, f.Len(), len(qs), k, ex, f.ids, opts.workers(), rowBytes)
+		res := scan(kern, f.Len(), len(qs), k, ex, f.ranks(), opts.workers(), rowBytes)
 		return toHits(res, f.ids, conv)
 	}
 	over := opts.Oversample
@@ -237,14 +238,14 @@ func searchQuantized(f *Flat, kern kernel, qs [][]float32, k int, opts SearchOpt
 		over = 4
 	}
 	kc := int(math.Ceil(float64(k) * over))
-	res := scan(kern, f.Len(), len(qs), kc, ex, f.ids, opts.workers(), rowBytes)
+	res := scan(kern, f.Len(), len(qs), kc, ex, f.ranks(), opts.workers(), rowBytes)
 	parallelRows(len(res), func(lo, hi int) {
 		for qi := lo; qi < hi; qi++ {
 			cs := res[qi]
 			for i := range cs {
 				cs[i].score = vek32.Dot(qs[qi], f.Row(int(cs[i].idx)))
 			}
-			sortCands(cs, f.ids)
+			sortCands(cs, f.ranks())
 			res[qi] = slices.Clip(cs[:min(k, len(cs))])
 		}
 	})
@@ -281,7 +282,7 @@ func (f *Flat) Truncate(dim int) (*Flat, error) {
 		return nil, fmt.Errorf("vector: truncate to %d dimensions: want 1 to %d", dim, f.dim)
 	}
 	n := f.Len()
-	t := &Flat{dim: dim, metric: f.metric, data: make([]float32, n*dim), ids: slices.Clone(f.ids), index: make(map[string]int32, n)}
+	t := &Flat{dim: dim, metric: f.metric, rankOnce: new(sync.Once), data: make([]float32, n*dim), ids: slices.Clone(f.ids), index: make(map[string]int32, n)}
 	for i := range n {
 		row := t.data[i*dim : (i+1)*dim]
 		copy(row, f.data[i*f.dim:i*f.dim+dim])

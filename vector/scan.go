@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -119,15 +118,17 @@ type cand struct {
 type topk struct {
 	k   int
 	h   []cand
-	ids []string
+	ids []int32 // rank of each row's id in byte order
 }
 
-// worse reports whether a ranks below b.
-func worse(a, b cand, ids []string) bool {
+// worse reports whether a ranks below b; rank holds each row's position in
+// id order, so ties cost two array reads, not a string comparison (binary
+// scores tie by the thousand).
+func worse(a, b cand, rank []int32) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return strings.Compare(ids[a.idx], ids[b.idx]) > 0
+	return rank[a.idx] > rank[b.idx]
 }
 
 func (t *topk) push(c cand) {
@@ -197,7 +198,7 @@ const chunkBytes = 128 << 10
 // scan runs kern over all n rows for nq queries and returns each query's k
 // best candidates, best first. Memory beyond the output is
 // O(workers × batch × k) plus one chunk of scores per worker.
-func scan(kern kernel, n, nq, k int, ex [][]int32, ids []string, workers, rowBytes int) [][]cand {
+func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowBytes int) [][]cand {
 	out := make([][]cand, nq)
 	if k == 0 || n == 0 || nq == 0 {
 		return out
@@ -265,7 +266,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []string, workers, rowByt
 }
 
 // sortCands orders candidates best first: score descending, id ascending.
-func sortCands(c []cand, ids []string) {
+func sortCands(c []cand, ids []int32) {
 	sort.Slice(c, func(i, j int) bool { return worse(c[j], c[i], ids) })
 }
 
