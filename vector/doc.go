@@ -1,0 +1,57 @@
+// Package vector is exact dense retrieval: a flat float32 store searched
+// with SIMD dot products, its int8, binary and Matryoshka-truncated
+// variants, and a file format for stored vectors.
+//
+// # Scores
+//
+// Cosine (the zero Metric) is BEIR's cos_sim, which every R2MED dense
+// retriever is scored with: rows are L2-normalized when added, queries when
+// searched, and the score is their float32 dot product (vek's AVX2 kernel,
+// so scores agree with a float64 reference to about 1e-6, not bit for bit).
+// Dot scores raw vectors.
+//
+// # Order
+//
+// Hits come best first: score descending, ties by id ascending (byte
+// order), the order HAKARI-Bench writes dense rankings in. That is a strict
+// total order, so a search returns the same hits whatever the worker count
+// or chunking. R2MED's own evaluation re-sorts ties by id descending
+// (trec_eval); package measure does that, not this one.
+//
+// # Exclusions
+//
+// SearchOptions.SkipSelf drops the row whose id equals the query's id, as
+// BEIR's DenseRetrievalExactSearch does (R2MED's dense runs rely on it);
+// SearchOptions.Exclude drops per-query lists of ids (BRIGHT's
+// excluded_ids). Both apply before the top-k cut, so k hits still come back
+// when the store has them.
+//
+// # Memory and speed
+//
+// Rows are scanned in chunks of about 128 KiB, each scored against a batch
+// of queries while it sits in cache, with one bounded heap per worker and
+// query: memory beyond the store is O(workers × batch × k), never a
+// queries × rows matrix, and the batch shrinks so that this stays under 64
+// MiB. See docs/BENCHMARKS.md for throughput against memory bandwidth.
+//
+// # Quantization
+//
+// Int8 quantizes each dimension with its own affine map calibrated on the
+// store (min and max → 256 levels, sentence-transformers' int8 scheme);
+// per-dimension beats one global range because embedding dimensions differ
+// in spread. The query is not quantized to 8 bits: its weights q·step are
+// rounded to 12-bit integers and multiplied with the codes by an integer
+// AVX2 kernel, and the score estimates the dot product with the
+// dequantized row. Binary keeps sign bits (> 0) of rows and queries and
+// scores the ±1 dot product (dim − 2·Hamming) / dim with popcounts. With
+// Rescore, either takes the Oversample·k best rows (default 4, as
+// sentence-transformers) and orders them by exact float32 scores, so a
+// rescored hit's score equals Flat's. Flat.Truncate gives Matryoshka
+// truncation; Variant bundles the three choices under one name.
+//
+// # Files
+//
+// Flat.WriteFile and ReadFile store a Flat in a small checksummed binary
+// format (see file.go); files are written atomically and read back bit
+// for bit.
+package vector
