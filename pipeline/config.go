@@ -70,6 +70,14 @@ type Dense struct {
 	Normalize              bool // L2-normalize embeddings (cosine scoring normalizes anyway)
 	BatchSize              int  // 0: the backend's default
 	Concurrency            int  // HTTP requests in flight; 0: the backend's default
+	// Pooling (cls, mean, last) says how a local model outside the
+	// registry pools token vectors; registry models bring their own.
+	Pooling string
+	// Quantize searches an int8 or binary copy of the document vectors
+	// (HAKARI-Bench's embedding variants); Rescore reorders the quantized
+	// top candidates by their float32 scores.
+	Quantize string
+	Rescore  bool
 }
 
 // Fuse says how several runs become one.
@@ -244,6 +252,14 @@ func (r Retrieval) validate() error {
 		if r.Dense.Model == "" {
 			return errors.New("the dense retriever needs a model (--model NAME; `r2med models` lists the registry)")
 		}
+		switch r.Dense.Quantize {
+		case "", "int8", "binary":
+		default:
+			return fmt.Errorf("unknown quantization %q (int8 or binary)", r.Dense.Quantize)
+		}
+		if r.Dense.Rescore && r.Dense.Quantize == "" {
+			return errors.New("rescoring applies to a quantized search (--quantize int8|binary)")
+		}
 		return nil
 	case strings.HasPrefix(r.Retriever, CandidatesPrefix) && len(r.Retriever) > len(CandidatesPrefix),
 		strings.HasPrefix(r.Retriever, RunPrefix) && len(r.Retriever) > len(RunPrefix):
@@ -336,6 +352,9 @@ func (r Retrieval) describe() map[string]any {
 		put("max_length", d.MaxLength, d.MaxLength > 0)
 		put("dimensions", d.Dimensions, d.Dimensions > 0)
 		put("normalize", true, d.Normalize)
+		put("pooling", d.Pooling, d.Pooling != "")
+		put("quantize", d.Quantize, d.Quantize != "")
+		put("rescore", true, d.Rescore)
 	}
 	return m
 }
@@ -405,6 +424,9 @@ type FileDense struct {
 	Normalize   bool    `yaml:"normalize"`
 	BatchSize   int     `yaml:"batch_size"`
 	Concurrency int     `yaml:"concurrency"`
+	Pooling     string  `yaml:"pooling"`
+	Quantize    string  `yaml:"quantize"`
+	Rescore     bool    `yaml:"rescore"`
 }
 
 // FileFuse is the fuse stage of a pipeline file.
@@ -527,7 +549,8 @@ func (fr FileRetriever) retrieval() (Retrieval, error) {
 		d := fr.Dense
 		return Retrieval{Retriever: "dense", Dense: Dense{Model: d.Model, Backend: d.Backend, BaseURL: d.BaseURL, ModelDir: d.ModelDir,
 			QueryPrefix: d.QueryPrefix, DocPrefix: d.DocPrefix, MaxLength: d.MaxLength, Dimensions: d.Dimensions,
-			Normalize: d.Normalize, BatchSize: d.BatchSize, Concurrency: d.Concurrency}}, nil
+			Normalize: d.Normalize, BatchSize: d.BatchSize, Concurrency: d.Concurrency,
+			Pooling: d.Pooling, Quantize: d.Quantize, Rescore: d.Rescore}}, nil
 	case fr.Candidates != "":
 		return Retrieval{Retriever: CandidatesPrefix + fr.Candidates}, nil
 	}

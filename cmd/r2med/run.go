@@ -149,6 +149,10 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 	f.IntVar(&cfg.Dense.Dimensions, "dimensions", 0, "dense: output dimension for APIs and Matryoshka models (default: native)")
 	f.IntVar(&cfg.Dense.BatchSize, "batch-size", 0, "dense: texts per batch (default: the backend's)")
 	f.IntVar(&cfg.Dense.Concurrency, "concurrency", 0, "dense, HTTP: requests in flight (default: the backend's)")
+	f.StringVar(&cfg.Dense.Pooling, "pooling", "", "dense, onnx: pooling of a model outside the registry: cls, mean, last")
+	f.StringVar(&cfg.Dense.Quantize, "quantize", "", "dense: search int8 or binary copies of the document vectors (HAKARI-Bench's variants)")
+	f.BoolVar(&cfg.Dense.Rescore, "rescore", false, "dense, with --quantize: reorder the quantized top candidates by their float32 scores")
+	f.BoolVar(&cfg.Dense.Normalize, "normalize", false, "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
 	f.StringVar(&cfg.Fuse.Method, "fuse", "rrf", "with several retrievers: rrf or combsum")
@@ -219,7 +223,7 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 
 // pipelineFlags change the pipeline and so cannot be given with --pipeline.
 var pipelineFlags = []string{"retriever", "bm25", "k1", "b", "gar", "gar-llm", "gar-dir", "analyzer", "top-k",
-	"model", "backend", "base-url", "model-dir", "query-prefix", "doc-prefix", "max-length", "dimensions", "batch-size", "concurrency",
+	"model", "backend", "base-url", "model-dir", "query-prefix", "doc-prefix", "max-length", "dimensions", "batch-size", "concurrency", "pooling", "quantize", "rescore", "normalize",
 	"fuse", "rrf-k", "norm", "weights", "rerank", "rerank-model", "rerank-url", "rerank-model-dir", "rerank-depth", "keep-tail", "without-safeguard"}
 
 // setRetrievers turns --retriever's comma-separated list into the first

@@ -1,0 +1,344 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/onnx/onnxtest"
+	"github.com/r2med/r2med/trec"
+)
+
+const testDim = 64
+
+// fakeVector is the loopback server's embedding: hashed character
+// trigrams, so similar texts get similar vectors and the test can compute
+// every vector itself.
+func fakeVector(text string) []float32 {
+	v := make([]float32, testDim)
+	t := strings.ToLower(text)
+	for i := 0; i+3 <= len(t); i++ {
+		h := fnv.New32a()
+		h.Write([]byte(t[i : i+3]))
+		v[h.Sum32()%testDim]++
+	}
+	v[0] += 0.5 // no all-zero vector for very short texts
+	return v
+}
+
+// embedServer answers OpenAI-style /embeddings requests with fakeVector
+// and remembers every text it was sent.
+type embedServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	texts []string
+}
+
+func newEmbedServer(t *testing.T) *embedServer {
+	s := &embedServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/embeddings") {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Error(err)
+		}
+		s.mu.Lock()
+		s.texts = append(s.texts, req.Input...)
+		s.mu.Unlock()
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, text := range req.Input {
+			data = append(data, item{i, fakeVector(text)})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": req.Model})
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *embedServer) sent() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.texts)
+}
+
+func norm(v []float32) []float64 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x) / math.Sqrt(ss)
+	}
+	return out
+}
+
+// cosineRun is the expected dense run, computed naively: cosine of the
+// normalized vectors, best first, ties by doc id, self excluded.
+func cosineRun(task *dataset.Task, qvecs map[string][]float32, docPrefix string, k int) trec.Run {
+	docs := make([][]float64, len(task.Corpus))
+	for i, d := range task.Corpus {
+		docs[i] = norm(fakeVector(docPrefix + d.Text))
+	}
+	run := trec.Run{}
+	for qid, qv := range qvecs {
+		q := norm(qv)
+		var hits []trec.Hit
+		for i, d := range task.Corpus {
+			if d.ID == qid {
+				continue
+			}
+			var s float64
+			for j := range q {
+				s += q[j] * docs[i][j]
+			}
+			hits = append(hits, trec.Hit{DocID: d.ID, Score: s})
+		}
+		slices.SortFunc(hits, func(a, b trec.Hit) int {
+			if a.Score != b.Score {
+				if a.Score > b.Score {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.DocID, b.DocID)
+		})
+		run[qid] = hits[:min(k, len(hits))]
+	}
+	return run
+}
+
+func closeRun(t *testing.T, got, want trec.Run) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("run has %d queries, want %d", len(got), len(want))
+	}
+	for qid, w := range want {
+		g := got[qid]
+		if len(g) != len(w) {
+			t.Fatalf("query %s: %d hits, want %d", qid, len(g), len(w))
+		}
+		for i := range w {
+			// float32 scoring against a float64 reference: near-ties may
+			// swap, so compare the score at each rank and the documents.
+			if math.Abs(g[i].Score-w[i].Score) > 1e-5 {
+				t.Fatalf("query %s rank %d: %s %.7f, want %s %.7f", qid, i+1, g[i].DocID, g[i].Score, w[i].DocID, w[i].Score)
+			}
+			if g[i].DocID != w[i].DocID && math.Abs(w[i].Score-w[min(i+1, len(w)-1)].Score) > 1e-5 && (i == 0 || math.Abs(w[i].Score-w[i-1].Score) > 1e-5) {
+				t.Fatalf("query %s rank %d: %s, want %s", qid, i+1, g[i].DocID, w[i].DocID)
+			}
+		}
+	}
+}
+
+func TestDenseHTTP(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newEmbedServer(t)
+	cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "bge", Backend: "openai", BaseURL: srv.URL + "/v1"}}, TopK: 10}
+	out, err := Run(context.Background(), task, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bge's recipe: R2MED's BGE query instruction, documents as they are.
+	const instr = "Represent this sentence for searching relevant passages: "
+	qvecs := map[string][]float32{}
+	for _, q := range task.Queries {
+		qvecs[q.ID] = fakeVector(instr + q.Text)
+	}
+	closeRun(t, out.Run, cosineRun(task, qvecs, "", 10))
+	sent := srv.sent()
+	if len(sent) != len(task.Corpus)+len(task.Queries) {
+		t.Fatalf("server embedded %d texts for %d documents and %d queries", len(sent), len(task.Corpus), len(task.Queries))
+	}
+	var prefixed int
+	for _, s := range sent {
+		if strings.HasPrefix(s, instr) {
+			prefixed++
+		}
+	}
+	if prefixed != len(task.Queries) {
+		t.Errorf("%d texts carried the query instruction, want %d (queries only)", prefixed, len(task.Queries))
+	}
+	if out.Result.ModelName != "bge" {
+		t.Errorf("model name %q", out.Result.ModelName)
+	}
+	if r := out.Manifest.Config["dense_recipe"].(map[string]any); r["query_prefix"] != instr || r["model"] != "BAAI/bge-large-en-v1.5" {
+		t.Errorf("manifest recipe %v", r)
+	}
+}
+
+// TestDenseGARAverages checks R2MED's dense GAR rule end to end: HyDE with
+// a non-reasoning LLM averages the query's and the generation's
+// embeddings; Query2doc embeds "query[SEP]passage" once.
+func TestDenseGARAverages(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../demo/data")); err != nil {
+		t.Fatal(err)
+	}
+	task, err := dataset.Load(dir, dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hydoc := func(q dataset.Query) string { return "A passage about " + strings.ToUpper(q.Text[:min(20, len(q.Text))]) }
+	for _, method := range []string{"hyde", "query2doc"} {
+		var b strings.Builder
+		for _, q := range task.Queries {
+			line, _ := json.Marshal(map[string]any{"id": q.ID, "text": q.Text, "hy_doc": hydoc(q)})
+			b.Write(append(line, '\n'))
+		}
+		os.MkdirAll(filepath.Join(dir, method, "qwen-7b"), 0o755)
+		os.WriteFile(filepath.Join(dir, method, "qwen-7b", expand.FileName), []byte(b.String()), 0o644)
+	}
+	srv := newEmbedServer(t)
+	empty := ""
+	for _, method := range []string{"hyde", "query2doc"} {
+		cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "my-embedder", Backend: "openai", BaseURL: srv.URL, DocPrefix: &empty}},
+			TopK: 10, GAR: expand.Source{Method: method, LLM: "qwen-7b"}}
+		out, err := Run(context.Background(), task, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qvecs := map[string][]float32{}
+		for _, q := range task.Queries {
+			if method == "query2doc" {
+				qvecs[q.ID] = fakeVector(q.Text + "[SEP]" + hydoc(q))
+				continue
+			}
+			a, g := fakeVector(q.Text), fakeVector(hydoc(q))
+			avg := make([]float32, testDim)
+			for i := range avg {
+				avg[i] = (a[i] + g[i]) / 2
+			}
+			qvecs[q.ID] = avg
+		}
+		closeRun(t, out.Run, cosineRun(task, qvecs, "", 10))
+		if out.Result.Extra["gar_method"] != method || out.Result.Extra["retriever_name"] != "my-embedder" {
+			t.Errorf("%s: result parts %v", method, out.Result.Extra)
+		}
+	}
+}
+
+// TestDenseCache checks that a second run embeds nothing: documents and
+// queries come from the cache.
+func TestDenseCache(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv := newEmbedServer(t)
+	cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "contriever", Backend: "openai", BaseURL: srv.URL}}, TopK: 10}
+	first, err := Run(context.Background(), task, cfg, Options{Cache: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(srv.sent())
+	second, err := Run(context.Background(), task, cfg, Options{Cache: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srv.sent()) != n {
+		t.Fatalf("the second run embedded %d texts again", len(srv.sent())-n)
+	}
+	if second.Manifest.Counts["embeddings_cached"] != n || second.Manifest.Counts["embeddings_computed"] != 0 {
+		t.Errorf("cache counts %v", second.Manifest.Counts)
+	}
+	closeRun(t, second.Run, first.Run)
+}
+
+func TestDenseErrors(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		d    Dense
+		want string
+	}{
+		{Dense{Model: "not-a-model"}, "--backend"},
+		{Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
+		{Dense{Model: "nv", Backend: "openai", BaseURL: "http://127.0.0.1:1"}, "demo"}, // NV-Embed's instructions are per task
+		{Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
+	} {
+		_, err := Run(context.Background(), task, Config{Retrieval: Retrieval{Retriever: "dense", Dense: c.d}, TopK: 10}, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want it to mention %q", c.d, err, c.want)
+		}
+	}
+}
+
+// TestDenseLocalONNX runs the local backend on the tiny fixture encoder
+// and checks the run against the encoder's own embeddings searched by
+// hand.
+func TestDenseLocalONNX(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := onnxtest.Model("tiny-bert")
+	cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}}, TopK: 5}
+	out, err := Run(context.Background(), task, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Run) != len(task.Queries) {
+		t.Fatalf("%d queries in the run", len(out.Run))
+	}
+	for qid, hits := range out.Run {
+		if len(hits) != 5 {
+			t.Fatalf("query %s: %d hits", qid, len(hits))
+		}
+		for i := 1; i < len(hits); i++ {
+			if hits[i].Score > hits[i-1].Score {
+				t.Fatalf("query %s: not sorted", qid)
+			}
+		}
+	}
+	// Quantized search with rescoring must find the same top document for
+	// most queries (the scores are float32 either way).
+	cfg.Dense.Quantize, cfg.Dense.Rescore = "int8", true
+	q, err := Run(context.Background(), task, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for qid := range out.Run {
+		if q.Run[qid][0].DocID == out.Run[qid][0].DocID {
+			same++
+		}
+	}
+	if same < len(out.Run)*3/4 {
+		t.Errorf("int8+rescore agreed on the top document for %d of %d queries", same, len(out.Run))
+	}
+}
