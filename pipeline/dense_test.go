@@ -205,7 +205,9 @@ func TestDenseGARAverages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hydoc := func(q dataset.Query) string { return "A passage about " + strings.ToUpper(q.Text[:min(20, len(q.Text))]) }
+	hydoc := func(q dataset.Query) string {
+		return "A passage about " + strings.ToUpper(q.Text[:min(20, len(q.Text))])
+	}
 	for _, method := range []string{"hyde", "query2doc"} {
 		var b strings.Builder
 		for _, q := range task.Queries {
