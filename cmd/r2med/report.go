@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/results"
+)
+
+func init() { register(newReportCmd) }
+
+func newReportCmd() *cobra.Command {
+	var dir, metric, systems, out, format, title string
+	var published bool
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "A self-contained HTML report (leaderboard, per-task bars, recall@k curves, per-query scatter), or the charts as PNG/SVG",
+		Long: `report writes one HTML file that opens offline: CSS, JavaScript and the charts
+(inline SVG) are inside it and it loads nothing from the network. It shows the
+leaderboard (sortable by clicking a heading), the metric per task as grouped
+bars, recall@k curves per task, and the per-query metric of two systems
+against each other.
+
+Systems are our runs under --results (and R2MED's published systems with
+--published). Charts show at most 7 systems, one colour each (a colour-blind
+safe palette): --systems picks them by ID or name, and the first two of ours
+with run files make the scatter; by default ours are charted, with the three
+best published systems when --published is given.
+
+Per-query values come from each run's run.trec and the task's judgments,
+loaded from where the run's manifest says its data came from (the demo task is
+built in; R2MED tasks come from the Hub cache, so pull them first when
+offline).
+
+--format png or svg writes the three charts as separate files for papers
+(bars, recall curves, scatter) into the directory --out names.`,
+		Example: `  r2med run --task demo --out out/demo-bm25
+  r2med run --task demo --bm25 lucene --out out/demo-lucene
+  r2med report --results out --out report.html
+  r2med report --results out --published --metric recall@100 --out report.html
+  r2med report --results out --systems "ours/bm25 [bm25_scheme=lucene]",nv --format svg --out figures/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return fmt.Errorf("--out is required: the HTML file to write, or with --format png|svg the directory for the chart files")
+			}
+			m, err := leaderboard.ParseMetric(metric)
+			if err != nil {
+				return err
+			}
+			format = strings.ToLower(format)
+			if format != "html" && format != "png" && format != "svg" {
+				return fmt.Errorf("unknown --format %q; want html, png or svg", format)
+			}
+			if err := checkResultsDir(cmd, dir); err != nil {
+				return err
+			}
+			d, err := report.Load(dir, published, runTaskLoader)
+			if err != nil {
+				return err
+			}
+			if len(d.Board.Systems) == 0 {
+				return fmt.Errorf("nothing to report: no runs under %s (make one with r2med run --task demo --out %s) and --published not given", dir, filepath.Join(dir, "demo"))
+			}
+			opt := report.Options{Metric: m, Title: title}
+			if systems != "" {
+				opt.Systems = strings.Split(systems, ",")
+			}
+			r, err := report.Build(cmd.Context(), d, opt)
+			if err != nil {
+				return err
+			}
+			for _, n := range r.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
+			if format == "html" {
+				if err := r.WriteFile(out); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), out)
+				return nil
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			files, err := r.WriteCharts(out, report.ChartFormat(format))
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&dir, "results", leaderboard.DefaultDir, "results directory searched for runs (results.json + manifest.json), at any depth")
+	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
+	fl.StringVar(&metric, "metric", "ndcg@10", "metric: ndcg@K, recall@K, map@K, p@K or mrr (R2MED's result-file values)")
+	fl.StringVar(&systems, "systems", "", "comma-separated systems to chart (IDs or names, at most 7); the first two of ours make the scatter")
+	fl.StringVar(&out, "out", "", "the HTML file to write; with --format png|svg, the directory for the chart files")
+	fl.StringVar(&format, "format", "html", "html (one self-contained file), png or svg (the charts as separate files, for papers)")
+	fl.StringVar(&title, "title", "", `the report's heading (default "R2MED results")`)
+	return cmd
+}
+
+// runTaskLoader loads the data a run was made on from what its manifest
+// records: the built-in task, an R2MED task from the registry (through
+// the Hub cache), or the directory it was read from. Judgments of missing
+// documents are accepted: only a run made with --allow-missing-docs can
+// have been made on such data, and for viewing they change nothing.
+func runTaskLoader(ctx context.Context, r results.Run) (*dataset.Task, error) {
+	return runSource(r).Load(ctx)
+}
+
+func runSource(r results.Run) pipeline.Source {
+	ti := r.Manifest.Task
+	if name, ok := strings.CutPrefix(ti.Source, "embedded:"); ok {
+		return pipeline.Source{Task: name}
+	}
+	opts := dataset.Options{Split: ti.Split, AllowMissingDocs: true}
+	if _, ok := r.Task(); ok && ti.Revision != "" {
+		return pipeline.Source{Task: ti.Name, Suite: r.Suite(), Options: opts}
+	}
+	opts.Name = ti.Name
+	return pipeline.Source{Data: ti.Source, Options: opts}
+}

@@ -1,0 +1,411 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/trec"
+)
+
+// TaskLoader loads the data a run was made on (queries, documents and
+// judgments), as its manifest records it. The command line builds one on
+// pipeline.Source; tests pass their own.
+type TaskLoader func(ctx context.Context, r results.Run) (*dataset.Task, error)
+
+// ErrNoRunFile reports a system and task whose run directory holds no
+// run.trec: published systems, and runs made without one. Only aggregates
+// exist for them.
+var ErrNoRunFile = errors.New("no run file (only aggregate results)")
+
+// Data is what reports and the viewer show: the leaderboard's systems, the
+// run directories behind ours, and the tasks they cover. Per-query values
+// are computed on demand from run files and the runs' task data, and
+// cached; Data is safe for concurrent use.
+type Data struct {
+	// Board holds the systems. Besides the leaderboard's own, our runs on
+	// data that is no R2MED task (the demo task, BEIR sets) are added:
+	// to the system with the same settings when there is one, else as
+	// systems of their own, so they appear in charts and the viewer.
+	Board *leaderboard.Board
+	// Tasks are the task columns: R2MED's tasks that some system has, in
+	// R2MED's order, then other tasks by name.
+	Tasks []string
+
+	runs map[string]map[string]results.Run // system ID → task → run
+	load TaskLoader
+
+	mu      sync.Mutex
+	data    map[string]*taskEntry // by dataKey
+	runFile map[string]*runEntry  // by run directory
+}
+
+type taskEntry struct {
+	once sync.Once
+	task *dataset.Task
+	docs map[string]int // document id → index in task.Corpus
+	qs   map[string]int // query id → index in task.Queries
+	err  error
+}
+
+type runEntry struct {
+	once sync.Once
+	run  trec.Run
+	err  error
+}
+
+// Load reads our runs under dir (none when dir is "") and, with published,
+// R2MED's published systems. load may be nil; per-query values are then
+// unavailable.
+func Load(dir string, published bool, load TaskLoader) (*Data, error) {
+	b, err := leaderboard.Load(dir, published)
+	if err != nil {
+		return nil, err
+	}
+	return newData(b, load), nil
+}
+
+func newData(b *leaderboard.Board, load TaskLoader) *Data {
+	d := &Data{Board: b, runs: map[string]map[string]results.Run{}, load: load,
+		data: map[string]*taskEntry{}, runFile: map[string]*runEntry{}}
+	var ours, published []leaderboard.System
+	for _, s := range b.Systems {
+		if s.Published {
+			published = append(published, s)
+		} else {
+			ours = append(ours, s)
+		}
+	}
+	byDir := map[string]results.Run{}
+	if b.Listing != nil {
+		for _, r := range b.Listing.Runs {
+			byDir[r.Dir] = r
+		}
+	}
+	for _, s := range ours {
+		for task, tr := range s.Tasks {
+			if r, ok := byDir[tr.Source]; ok {
+				d.addRun(s.ID, task, r)
+			}
+		}
+	}
+	ours = d.addOther(ours, b.Other)
+	slices.SortFunc(ours, func(a, b leaderboard.System) int { return strings.Compare(a.ID, b.ID) })
+	b.Systems = append(ours, published...)
+
+	have := map[string]bool{}
+	for _, s := range b.Systems {
+		for t := range s.Tasks {
+			have[t] = true
+		}
+	}
+	for _, t := range leaderboard.TaskNames("") {
+		if have[t] {
+			d.Tasks = append(d.Tasks, t)
+			delete(have, t)
+		}
+	}
+	d.Tasks = append(d.Tasks, slices.Sorted(maps.Keys(have))...)
+	return d
+}
+
+func (d *Data) addRun(id, task string, r results.Run) {
+	if d.runs[id] == nil {
+		d.runs[id] = map[string]results.Run{}
+	}
+	d.runs[id][task] = r
+}
+
+// addOther places runs on non-R2MED data. A run joins the system of ours
+// with the same settings (the leaderboard's grouping: config without the
+// per-task fingerprint, suite, system name); runs matching none form new
+// systems. Of several runs of one system on the same data, the latest
+// started is kept, as the leaderboard does.
+func (d *Data) addOther(ours []leaderboard.System, other []results.Run) []leaderboard.System {
+	key := func(cfg map[string]any, suite tasks.Suite, name string) string {
+		c := maps.Clone(cfg)
+		delete(c, "fingerprint")
+		j, _ := json.Marshal(c)
+		return string(suite) + "\x00" + string(j) + "\x00" + name
+	}
+	index := map[string]int{}
+	for i, s := range ours {
+		suite := s.Suite
+		if suite == "" {
+			suite = tasks.R2MED
+		}
+		// Systems are keyed by the name R2MED's tables give them,
+		// before the leaderboard added settings to tell them apart.
+		base, _, _ := strings.Cut(s.Name, " [")
+		base = strings.TrimSuffix(base, " ("+string(s.Suite)+")")
+		index[key(s.Config, suite, base)] = i
+	}
+	var added []int
+	latest := map[int]map[string]results.Run{}
+	for _, r := range other {
+		k := key(r.Manifest.Config, r.Suite(), r.Describe())
+		i, ok := index[k]
+		if !ok {
+			cfg := maps.Clone(r.Manifest.Config)
+			delete(cfg, "fingerprint")
+			name := r.Describe()
+			if name == "" {
+				name = "unnamed"
+			}
+			ours = append(ours, leaderboard.System{Name: name, Kind: kindOf(r.Result), Retriever: r.Result.ModelName,
+				Config: cfg, Tasks: map[string]leaderboard.TaskResult{}})
+			i = len(ours) - 1
+			index[k] = i
+			added = append(added, i)
+		}
+		if latest[i] == nil {
+			latest[i] = map[string]results.Run{}
+		}
+		task := r.Manifest.Task.Name
+		if p, dup := latest[i][task]; dup {
+			if p.Started().After(r.Started()) {
+				d.Board.Superseded = append(d.Board.Superseded, r)
+				continue
+			}
+			d.Board.Superseded = append(d.Board.Superseded, p)
+		}
+		latest[i][task] = r
+	}
+	// New systems get IDs once their names are unique.
+	taken := map[string]bool{}
+	for _, s := range ours {
+		if s.ID != "" {
+			taken[s.ID] = true
+		}
+	}
+	for _, i := range added {
+		s := &ours[i]
+		id := "ours/" + s.Name
+		for n := 2; taken[id]; n++ {
+			id = fmt.Sprintf("ours/%s #%d", s.Name, n)
+		}
+		s.Name = strings.TrimPrefix(id, "ours/")
+		s.ID = id
+		taken[id] = true
+	}
+	for i, byTask := range latest {
+		s := &ours[i]
+		for task, r := range byTask {
+			m, style := leaderboard.Normalize(r.Result.Test)
+			s.Tasks[task] = leaderboard.TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir}
+			d.addRun(s.ID, task, r)
+		}
+	}
+	return ours
+}
+
+func kindOf(res *results.R2MED) leaderboard.Kind {
+	switch {
+	case res.Extra["reranker_name"] != nil:
+		return leaderboard.Reranker
+	case res.Extra["gar_method"] != nil:
+		return leaderboard.GAR
+	}
+	return leaderboard.Base
+}
+
+// System returns the system with the given ID or, failing that, the only
+// one with the given name.
+func (d *Data) System(idOrName string) (*leaderboard.System, error) {
+	s, ok := d.Board.System(idOrName)
+	if ok {
+		return s, nil
+	}
+	if s != nil {
+		return nil, fmt.Errorf("system %q is ambiguous: several systems have that name; use its ID (ours/…, base/…)", idOrName)
+	}
+	var names []string
+	for _, s := range d.Board.Systems {
+		if !s.Published {
+			names = append(names, s.ID)
+		}
+	}
+	hint := "no runs of ours were found"
+	if len(names) > 0 {
+		hint = "ours are " + strings.Join(names, ", ")
+	}
+	return nil, fmt.Errorf("no system %q (%s; published ones are named as in R2MED's tables: nv, hyde/gpt4 → nv, base/bm25…)", idOrName, hint)
+}
+
+// Run returns the run directory behind a system's result on a task.
+func (d *Data) Run(systemID, task string) (results.Run, bool) {
+	r, ok := d.runs[systemID][task]
+	return r, ok
+}
+
+// HasRunFile reports whether per-query values can be computed for the
+// system on the task: it is ours and its directory holds run.trec.
+func (d *Data) HasRunFile(systemID, task string) bool {
+	r, ok := d.Run(systemID, task)
+	return ok && r.RunPath() != ""
+}
+
+// Value is a system's stored metric on a task, NaN when missing.
+func Value(s *leaderboard.System, task, key string) float64 {
+	if v, ok := s.Tasks[task].Metrics[key]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// TaskData loads (once) the data the system's run on the task was made
+// on.
+func (d *Data) TaskData(ctx context.Context, systemID, task string) (*TaskData, error) {
+	r, ok := d.Run(systemID, task)
+	if !ok {
+		return nil, fmt.Errorf("system %s has no run of ours on %s", systemID, task)
+	}
+	return d.taskData(ctx, r)
+}
+
+// TaskData is a loaded task with lookups by id.
+type TaskData struct {
+	*dataset.Task
+	docs map[string]int
+	qs   map[string]int
+}
+
+// Doc returns the document with the given id.
+func (t *TaskData) Doc(id string) (dataset.Doc, bool) {
+	i, ok := t.docs[id]
+	if !ok {
+		return dataset.Doc{}, false
+	}
+	return t.Corpus[i], true
+}
+
+// Query returns the query with the given id.
+func (t *TaskData) Query(id string) (dataset.Query, bool) {
+	i, ok := t.qs[id]
+	if !ok {
+		return dataset.Query{}, false
+	}
+	return t.Queries[i], true
+}
+
+func dataKey(r results.Run) string {
+	ti := r.Manifest.Task
+	return ti.Name + "\x00" + ti.Source + "\x00" + ti.Split + "\x00" + ti.Revision
+}
+
+func (d *Data) taskData(ctx context.Context, r results.Run) (*TaskData, error) {
+	if d.load == nil {
+		return nil, errors.New("no task loader: per-query values need the runs' task data")
+	}
+	d.mu.Lock()
+	e, ok := d.data[dataKey(r)]
+	if !ok {
+		e = &taskEntry{}
+		d.data[dataKey(r)] = e
+	}
+	d.mu.Unlock()
+	e.once.Do(func() {
+		t, err := d.load(ctx, r)
+		if err != nil {
+			e.err = fmt.Errorf("loading the data of %s (task %s, source %s): %w", r.Dir, r.Manifest.Task.Name, r.Manifest.Task.Source, err)
+			return
+		}
+		e.task = t
+		e.docs = make(map[string]int, len(t.Corpus))
+		for i, doc := range t.Corpus {
+			e.docs[doc.ID] = i
+		}
+		e.qs = make(map[string]int, len(t.Queries))
+		for i, q := range t.Queries {
+			e.qs[q.ID] = i
+		}
+	})
+	if e.err != nil {
+		// A canceled load is not remembered: the next request retries.
+		if errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded) {
+			d.mu.Lock()
+			if d.data[dataKey(r)] == e {
+				delete(d.data, dataKey(r))
+			}
+			d.mu.Unlock()
+		}
+		return nil, e.err
+	}
+	return &TaskData{Task: e.task, docs: e.docs, qs: e.qs}, nil
+}
+
+// RunFile reads (once) the system's ranked list on the task.
+func (d *Data) RunFile(systemID, task string) (trec.Run, error) {
+	r, ok := d.Run(systemID, task)
+	if !ok {
+		return nil, fmt.Errorf("system %s on %s: %w", systemID, task, ErrNoRunFile)
+	}
+	p := r.RunPath()
+	if p == "" {
+		return nil, fmt.Errorf("system %s on %s (%s): %w", systemID, task, r.Dir, ErrNoRunFile)
+	}
+	d.mu.Lock()
+	e, ok := d.runFile[r.Dir]
+	if !ok {
+		e = &runEntry{}
+		d.runFile[r.Dir] = e
+	}
+	d.mu.Unlock()
+	e.once.Do(func() { e.run, e.err = trec.ReadRunFile(p) })
+	return e.run, e.err
+}
+
+// PerQuery evaluates the system's run on the task with the metric (an
+// R2MED result key: ndcg_at_10, recall_at_100, mrr…, computed with
+// trec_eval's measure as R2MED does) and returns the value of every query
+// with both results and judgments.
+func (d *Data) PerQuery(ctx context.Context, systemID, task, metricKey string) (map[string]float64, error) {
+	ms, err := measure.Parse(metricKey)
+	if err != nil || len(ms) != 1 {
+		return nil, fmt.Errorf("metric %q has no per-query form", metricKey)
+	}
+	run, err := d.RunFile(systemID, task)
+	if err != nil {
+		return nil, err
+	}
+	td, err := d.TaskData(ctx, systemID, task)
+	if err != nil {
+		return nil, err
+	}
+	res, err := measure.Evaluate(td.Qrels, run, ms, measure.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("evaluating %s on %s: %w", systemID, task, err)
+	}
+	out := make(map[string]float64, len(res.Queries))
+	for _, q := range res.Queries {
+		out[q.ID] = q.Values[0]
+	}
+	return out, nil
+}
+
+// Ours returns our systems, in board order.
+func (d *Data) Ours() []*leaderboard.System {
+	var out []*leaderboard.System
+	for i := range d.Board.Systems {
+		if !d.Board.Systems[i].Published {
+			out = append(out, &d.Board.Systems[i])
+		}
+	}
+	return out
+}
+
+// IsR2MEDTask reports whether task is one of R2MED's eight.
+func IsR2MEDTask(task string) bool {
+	return slices.Contains(leaderboard.TaskNames(""), task)
+}

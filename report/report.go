@@ -1,0 +1,302 @@
+// Package report shows benchmark results to people: a self-contained
+// offline HTML report (leaderboard table sortable in the browser, per-task
+// bar charts, recall@k curves, a per-query scatter of two systems) with
+// charts drawn here as inline SVG, and the same charts as separate PNG or
+// SVG files for papers (gonum/plot).
+//
+// Our runs come with their ranked lists (run.trec), so per-query values
+// are computed from them and the task's judgments; published systems have
+// only their aggregate result files, so their curves use the recall@k
+// values those files hold and they cannot be in the scatter.
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/leaderboard"
+)
+
+// Options choose what a report shows. The zero value charts our systems
+// (and, when the board has published ones, the three best of those) on
+// nDCG@10.
+type Options struct {
+	Metric leaderboard.Metric // zero: leaderboard.DefaultMetric
+	// Systems are the systems charted, by ID or name, at most MaxSeries;
+	// the first two with run files are the scatter's. Empty: ours in
+	// board order, then the best published ones, up to MaxSeries.
+	Systems []string
+	// Title heads the report; "" gives "R2MED results".
+	Title string
+}
+
+// Report is a built report: everything the HTML page and the chart files
+// show.
+type Report struct {
+	Title   string
+	Metric  leaderboard.Metric
+	Table   *leaderboard.Table
+	Tasks   []string // every task column: Table.Tasks shown, then others
+	Charted []*leaderboard.System
+	Bars    BarChart
+	// Curves holds one recall@k chart per task some charted system has
+	// two or more recall cutoffs on.
+	Curves []LineChart
+	// Scatter is nil when no two charted systems have run files on a
+	// common task; ScatterNote then says why.
+	Scatter     *ScatterChart
+	ScatterPair [2]*leaderboard.System
+	// Wins, Losses, Ties count the scatter's queries where B beats A,
+	// A beats B, or they are equal.
+	Wins, Losses, Ties int
+	ScatterNote        string
+	// Notes are things the reader should know: runs left out, data that
+	// could not be loaded.
+	Notes []string
+	// showR2MED is whether any row has a score on an R2MED task.
+	showR2MED bool
+}
+
+// Build assembles a report from d.
+func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
+	if opt.Metric.Key == "" {
+		opt.Metric = leaderboard.DefaultMetric
+	}
+	if opt.Title == "" {
+		opt.Title = "R2MED results"
+	}
+	t, err := d.Board.Table(leaderboard.Options{Metric: opt.Metric})
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Title: opt.Title, Metric: opt.Metric, Table: t}
+	for _, row := range t.Rows {
+		if row.Have > 0 {
+			r.showR2MED = true
+		}
+	}
+	if r.showR2MED {
+		r.Tasks = append(r.Tasks, t.Tasks...)
+	}
+	for _, task := range d.Tasks {
+		if !IsR2MEDTask(task) {
+			r.Tasks = append(r.Tasks, task)
+		}
+	}
+	if r.Charted, err = chartSystems(d, t, opt.Systems); err != nil {
+		return nil, err
+	}
+	if len(opt.Systems) == 0 {
+		if n := len(d.Ours()); n > MaxSeries {
+			r.Notes = append(r.Notes, fmt.Sprintf("%d of our %d systems are charted; choose others with --systems", MaxSeries, n))
+		}
+	}
+	r.bars(d)
+	r.curves(d)
+	if err := r.scatter(ctx, d); err != nil {
+		return nil, err
+	}
+	if l := d.Board.Listing; l != nil && len(l.Unfinished) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d unfinished run(s) left out (results.json without manifest.json), e.g. %s", len(l.Unfinished), l.Unfinished[0]))
+	}
+	if s := d.Board.Superseded; len(s) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d older run(s) of a system and task replaced by newer ones, e.g. %s", len(s), s[0].Dir))
+	}
+	return r, nil
+}
+
+func chartSystems(d *Data, t *leaderboard.Table, names []string) ([]*leaderboard.System, error) {
+	if len(names) > 0 {
+		if len(names) > MaxSeries {
+			return nil, fmt.Errorf("%d systems named; a chart shows at most %d, one colour each", len(names), MaxSeries)
+		}
+		var out []*leaderboard.System
+		for _, n := range names {
+			s, err := d.System(strings.TrimSpace(n))
+			if err != nil {
+				return nil, err
+			}
+			if slices.Contains(out, s) {
+				return nil, fmt.Errorf("system %q named twice", n)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	var out []*leaderboard.System
+	for _, s := range d.Ours() {
+		if len(out) < MaxSeries {
+			out = append(out, s)
+		}
+	}
+	published := 0
+	for _, row := range t.Rows {
+		if row.System.Published && row.Complete && published < 3 && len(out) < MaxSeries {
+			out = append(out, row.System)
+			published++
+		}
+	}
+	return out, nil
+}
+
+func (r *Report) chartedNames() []string {
+	names := make([]string, len(r.Charted))
+	for i, s := range r.Charted {
+		names[i] = s.Name
+	}
+	return names
+}
+
+func (r *Report) bars(d *Data) {
+	var cats []string
+	for _, task := range r.Tasks {
+		for _, s := range r.Charted {
+			if !math.IsNaN(Value(s, task, r.Metric.Key)) {
+				cats = append(cats, task)
+				break
+			}
+		}
+	}
+	vals := make([][]float64, len(r.Charted))
+	for i, s := range r.Charted {
+		for _, task := range cats {
+			vals[i] = append(vals[i], Value(s, task, r.Metric.Key)*100)
+		}
+	}
+	short := make([]string, len(cats))
+	for i, c := range cats {
+		short[i] = leaderboard.ShortTaskName(c)
+	}
+	r.Bars = BarChart{ID: "bars", Title: r.Metric.Label + " per task",
+		Desc:   fmt.Sprintf("Grouped bars: %s ×100 of %d systems on %d tasks (%s).", r.Metric.Label, len(r.Charted), len(cats), strings.Join(cats, ", ")),
+		XLabel: "task", YLabel: r.Metric.Label + " ×100", Categories: short, Series: r.chartedNames(), Values: vals}
+}
+
+// recallCutoffs lists the k of the recall@k values a system has on a task.
+func recallCutoffs(s *leaderboard.System, task string) []int {
+	var ks []int
+	for k := range s.Tasks[task].Metrics {
+		if rest, ok := strings.CutPrefix(k, "recall_at_"); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > 0 {
+				ks = append(ks, n)
+			}
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func (r *Report) curves(d *Data) {
+	for ti, task := range r.Tasks {
+		c := LineChart{ID: "recall-" + strconv.Itoa(ti), Title: "Recall@k — " + task, XLabel: "k (log scale)", YLabel: "Recall@k ×100", LogX: true, YMax: 100}
+		ticks := map[int]bool{}
+		for i, s := range r.Charted {
+			ks := recallCutoffs(s, task)
+			if len(ks) < 2 {
+				continue
+			}
+			l := Line{Name: s.Name, Color: seriesColor(Palette, i)}
+			for _, k := range ks {
+				l.X = append(l.X, float64(k))
+				l.Y = append(l.Y, s.Tasks[task].Metrics["recall_at_"+strconv.Itoa(k)]*100)
+				ticks[k] = true
+			}
+			c.Series = append(c.Series, l)
+		}
+		if len(c.Series) == 0 {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(ticks)) {
+			c.XTicks = append(c.XTicks, float64(k))
+		}
+		c.Desc = fmt.Sprintf("Recall at cutoffs %s on %s for %d systems, from their result files.", joinFloats(c.XTicks), task, len(c.Series))
+		r.Curves = append(r.Curves, c)
+	}
+}
+
+func joinFloats(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = tickText(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// scatter plots per-query values of the first two charted systems that
+// have run files on a common task.
+func (r *Report) scatter(ctx context.Context, d *Data) error {
+	var pair []*leaderboard.System
+	for _, s := range r.Charted {
+		for _, task := range r.Tasks {
+			if d.HasRunFile(s.ID, task) {
+				pair = append(pair, s)
+				break
+			}
+		}
+		if len(pair) == 2 {
+			break
+		}
+	}
+	if len(pair) < 2 {
+		r.ScatterNote = "The per-query scatter needs two charted systems of ours with run files (run.trec); published systems have only aggregate results."
+		return nil
+	}
+	a, b := pair[0], pair[1]
+	r.ScatterPair = [2]*leaderboard.System{a, b}
+	c := &ScatterChart{ID: "scatter", Title: fmt.Sprintf("Per-query %s: %s vs %s", r.Metric.Label, a.Name, b.Name),
+		XLabel: fmt.Sprintf("%s — %s", r.Metric.Label, a.Name), YLabel: fmt.Sprintf("%s — %s", r.Metric.Label, b.Name), Max: 1}
+	for _, task := range r.Tasks {
+		if !d.HasRunFile(a.ID, task) || !d.HasRunFile(b.ID, task) {
+			continue
+		}
+		va, err := d.PerQuery(ctx, a.ID, task, r.Metric.Key)
+		if err == nil {
+			var vb map[string]float64
+			if vb, err = d.PerQuery(ctx, b.ID, task, r.Metric.Key); err == nil {
+				g := PointGroup{Name: task}
+				for _, q := range slices.Sorted(maps.Keys(va)) {
+					y, ok := vb[q]
+					if !ok {
+						continue
+					}
+					x := va[q]
+					g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %.3f vs %.3f", task, q, x, y)})
+					switch {
+					case y > x:
+						r.Wins++
+					case y < x:
+						r.Losses++
+					default:
+						r.Ties++
+					}
+				}
+				if len(g.Points) > 0 {
+					c.Groups = append(c.Groups, g)
+				}
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, ErrNoRunFile) {
+			continue
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("per-query values on %s left out of the scatter: %v", task, err))
+	}
+	if len(c.Groups) == 0 {
+		r.ScatterNote = fmt.Sprintf("%s and %s have no task with per-query values in common.", a.Name, b.Name)
+		return nil
+	}
+	n := r.Wins + r.Losses + r.Ties
+	c.Desc = fmt.Sprintf("%d queries: %s is better on %d, %s on %d, equal on %d. Points above the diagonal favour %s.",
+		n, b.Name, r.Wins, a.Name, r.Losses, r.Ties, b.Name)
+	r.Scatter = c
+	return nil
+}

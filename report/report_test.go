@@ -1,0 +1,373 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/report/reporttest"
+	"github.com/r2med/r2med/results"
+)
+
+// fixture writes two systems of ours on two tasks (Biology, an R2MED
+// task, and demo, other data), both on the demo task's data: "perfect"
+// ranks every relevant document first; "buried" ranks them last on the
+// queries at odd positions. It returns the root and the number of buried
+// queries per task.
+func fixture(t *testing.T) (string, int) {
+	t.Helper()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bury := map[string]bool{}
+	for i, q := range task.Queries {
+		if i%2 == 1 {
+			bury[q.ID] = true
+		}
+	}
+	root := t.TempDir()
+	for _, name := range []string{"Biology", "demo"} {
+		for _, r := range []reporttest.Run{
+			{Dir: filepath.Join(root, "perfect", name), Task: name, System: "perfect", Ranked: reporttest.Perfect(task)},
+			{Dir: filepath.Join(root, "buried", name), Task: name, System: "buried", Ranked: reporttest.Buried(task, func(q string) bool { return bury[q] })},
+		} {
+			if err := reporttest.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root, len(bury)
+}
+
+func build(t *testing.T, root string, published bool, opt Options) (*Data, *Report) {
+	t.Helper()
+	d, err := Load(root, published, reporttest.Loader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(context.Background(), d, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, r
+}
+
+func TestBuild(t *testing.T) {
+	root, buried := fixture(t)
+	task, _ := demo.Load()
+	d, r := build(t, root, false, Options{Systems: []string{"perfect", "buried"}})
+	if got := strings.Join(d.Tasks, ","); got != "Biology,demo" {
+		t.Fatalf("tasks %s, want Biology,demo (R2MED's first, then other data)", got)
+	}
+	var ids []string
+	for _, s := range d.Board.Systems {
+		ids = append(ids, s.ID)
+		if len(s.Tasks) != 2 {
+			t.Errorf("%s has %d tasks, want 2: the demo run joins the system with the same settings", s.ID, len(s.Tasks))
+		}
+	}
+	if got := strings.Join(ids, ","); got != "ours/buried,ours/perfect" {
+		t.Fatalf("systems %s", got)
+	}
+	// Bars are the result files' values ×100.
+	for s, sys := range r.Charted {
+		for j, task := range []string{"Biology", "demo"} {
+			res, err := results.ReadR2MED(filepath.Join(root, sys.Name, task, results.ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := r.Bars.Values[s][j], res.Test["ndcg_at_10"]*100; got != want {
+				t.Errorf("%s %s bar %v, want %v", sys.Name, task, got, want)
+			}
+		}
+	}
+	// The scatter: perfect (x) scores 1 everywhere; buried (y) 0 on the
+	// buried queries and 1 elsewhere, on both tasks.
+	if r.Scatter == nil {
+		t.Fatalf("no scatter: %s", r.ScatterNote)
+	}
+	n := len(task.Queries)
+	if r.Wins != 0 || r.Losses != 2*buried || r.Ties != 2*(n-buried) {
+		t.Errorf("wins %d losses %d ties %d; want 0, %d, %d", r.Wins, r.Losses, r.Ties, 2*buried, 2*(n-buried))
+	}
+	for _, g := range r.Scatter.Groups {
+		for _, p := range g.Points {
+			if p.X != 1 || (p.Y != 0 && p.Y != 1) {
+				t.Errorf("%s: point (%v, %v)", p.Label, p.X, p.Y)
+			}
+		}
+	}
+	// Curves: one per task, both systems, R2MED's cutoffs.
+	if len(r.Curves) != 2 || len(r.Curves[0].Series) != 2 || joinFloats(r.Curves[0].XTicks) != "1, 10, 25, 50, 100" {
+		t.Errorf("curves %+v", r.Curves)
+	}
+	if got := r.Curves[0].Series[0].Y[len(r.Curves[0].Series[0].Y)-1]; got != 100 {
+		t.Errorf("perfect recall@100 %v, want 100", got)
+	}
+}
+
+func TestDefaultsAndPublished(t *testing.T) {
+	root, _ := fixture(t)
+	_, r := build(t, root, true, Options{})
+	// Ours first, then the three best published systems.
+	var names []string
+	for _, s := range r.Charted {
+		names = append(names, s.ID)
+	}
+	if got := strings.Join(names, ","); got != "ours/buried,ours/perfect,gar/query2doc/gpt4/nv,gar/hyde/huatuo-o1-70b/nv,gar/hyde/gpt4/nv" {
+		t.Errorf("charted %s", got)
+	}
+	if len(r.Tasks) != 9 || r.Tasks[8] != "demo" {
+		t.Errorf("tasks %v: want R2MED's eight then demo", r.Tasks)
+	}
+	// Published dense retrievers' files hold recall at BEIR's cutoffs.
+	_, r = build(t, root, true, Options{Systems: []string{"nv"}})
+	if len(r.Curves) != 8 || joinFloats(r.Curves[0].XTicks) != "1, 3, 5, 10, 100, 1000" {
+		t.Errorf("nv curves: %d, ticks %v", len(r.Curves), r.Curves[0].XTicks)
+	}
+	if r.Scatter != nil || !strings.Contains(r.ScatterNote, "run files") {
+		t.Errorf("a published system has no per-query values: %q", r.ScatterNote)
+	}
+}
+
+func TestSystemsErrors(t *testing.T) {
+	root, _ := fixture(t)
+	d, err := Load(root, true, reporttest.Loader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		systems []string
+		want    string
+	}{
+		{[]string{"perfect", "nosuch"}, `no system "nosuch"`},
+		{[]string{"perfect", "perfect"}, "named twice"},
+		{[]string{"nv", "grit", "sfr", "bm25", "bmr-7b", "openai", "voyage", "medcpt"}, "at most 7"},
+	} {
+		_, err := Build(context.Background(), d, Options{Systems: c.systems})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.systems, err, c.want)
+		}
+	}
+}
+
+// TestLoaderFailure: data that cannot be loaded is said, not dropped.
+func TestLoaderFailure(t *testing.T) {
+	root, _ := fixture(t)
+	d, err := Load(root, false, func(context.Context, results.Run) (*dataset.Task, error) { return nil, os.ErrNotExist })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(context.Background(), d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scatter != nil || len(r.Notes) != 2 || !strings.Contains(r.Notes[0], "loading the data of") {
+		t.Errorf("notes %q", r.Notes)
+	}
+}
+
+var (
+	externalRef = regexp.MustCompile(`(?i)(src|href|xlink:href|action)\s*=\s*["']?\s*(https?:)?//`)
+	paperLink   = regexp.MustCompile(`<a href="https://arxiv\.org/abs/[0-9.]+">`)
+)
+
+// checkSelfContained fails when page could reach the network: external
+// src/href (other than links to papers), script or stylesheet files, CSS
+// imports or url()s, or script calls that fetch.
+func checkSelfContained(t *testing.T, page string) {
+	t.Helper()
+	stripped := paperLink.ReplaceAllString(page, "<a>")
+	if m := externalRef.FindString(stripped); m != "" {
+		t.Errorf("external reference %q", m)
+	}
+	for _, bad := range []string{"<script src", "<link", "@import", "url(", "fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon", "<iframe", "<img"} {
+		if strings.Contains(strings.ToLower(stripped), strings.ToLower(bad)) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	root, _ := fixture(t)
+	_, r := build(t, root, true, Options{})
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	checkSelfContained(t, page)
+	if !paperLink.MatchString(page) {
+		t.Error("no link to the R2MED paper")
+	}
+	for _, want := range []string{
+		`<table class="sortable">`, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="bars"`,
+		`id="scatter"`, `id="recall-0"`, `aria-labelledby="bars-title bars-desc"`, `<style>`, `prefers-color-scheme: dark`,
+		`data-ready`, Palette[0], `<td class="sys"><span class="swatch"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// The checker itself catches what it should.
+	for _, bad := range []string{`<script src="x.js">`, `<img src="https://x/y.png">`, `<link rel="stylesheet" href="//cdn/x.css">`, `a{background:url(x.png)}`} {
+		ft := &testing.T{}
+		checkSelfContained(ft, bad)
+		if !ft.Failed() {
+			t.Errorf("checker accepted %q", bad)
+		}
+	}
+}
+
+// TestHTMLEscapes: names come from result files and are untrusted.
+func TestHTMLEscapes(t *testing.T) {
+	task, _ := demo.Load()
+	root := t.TempDir()
+	if err := reporttest.Write(reporttest.Run{Dir: filepath.Join(root, "x"), Task: "demo", System: `<script>alert(1)</script>`, Ranked: reporttest.Perfect(task)}); err != nil {
+		t.Fatal(err)
+	}
+	_, r := build(t, root, false, Options{})
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<script>alert") || !strings.Contains(b.String(), "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("system name not escaped in the page or its charts")
+	}
+}
+
+func TestChartFilesDeterministic(t *testing.T) {
+	root, _ := fixture(t)
+	_, r := build(t, root, true, Options{Systems: []string{"perfect", "buried", "nv"}})
+	for _, f := range []ChartFormat{SVG, PNG} {
+		a, b := t.TempDir(), t.TempDir()
+		fa, err := r.WriteCharts(a, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.WriteCharts(b, f); err != nil {
+			t.Fatal(err)
+		}
+		if len(fa) != 3 {
+			t.Fatalf("%s: wrote %v, want bars, recall and scatter", f, fa)
+		}
+		for _, p := range fa {
+			x, _ := os.ReadFile(p)
+			y, _ := os.ReadFile(filepath.Join(b, filepath.Base(p)))
+			if len(x) == 0 || !bytes.Equal(x, y) {
+				t.Errorf("%s differs between two writes of the same report", filepath.Base(p))
+			}
+		}
+	}
+}
+
+func TestChartPNG(t *testing.T) {
+	root, _ := fixture(t)
+	_, r := build(t, root, false, Options{Systems: []string{"perfect", "buried"}})
+	dir := t.TempDir()
+	if _, err := r.WriteCharts(dir, PNG); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]image.Point{
+		"bars":    {8 * PNGDPI, 4 * PNGDPI},
+		"recall":  {int(2 * 3.4 * PNGDPI), int(2.9 * PNGDPI)},
+		"scatter": {int(5.5 * PNGDPI), int(5.5 * PNGDPI)},
+	} {
+		f, err := os.Open(filepath.Join(dir, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s.png: %v", name, err)
+		}
+		if got := img.Bounds().Size(); got != want {
+			t.Errorf("%s.png is %v, want %v", name, got, want)
+		}
+		// Not blank, and the series colours are drawn.
+		colors := Palette[:2]
+		if name == "scatter" {
+			colors = TaskPalette[:2]
+		}
+		nonWhite, series := countPixels(img, colors)
+		if nonWhite < img.Bounds().Dx()*img.Bounds().Dy()/100 {
+			t.Errorf("%s.png: only %d non-background pixels", name, nonWhite)
+		}
+		for i, n := range series {
+			if n < 50 {
+				t.Errorf("%s.png: %d pixels of series colour %s", name, n, colors[i])
+			}
+		}
+	}
+}
+
+// countPixels counts pixels that are not white, and pixels within a small
+// distance of each colour.
+func countPixels(img image.Image, colors []string) (nonWhite int, per []int) {
+	per = make([]int, len(colors))
+	rgb := make([][3]int, len(colors))
+	for i, c := range colors {
+		cc := hexColor(c)
+		r, g, b, _ := cc.RGBA()
+		rgb[i] = [3]int{int(r >> 8), int(g >> 8), int(b >> 8)}
+	}
+	bnd := img.Bounds()
+	for y := bnd.Min.Y; y < bnd.Max.Y; y++ {
+		for x := bnd.Min.X; x < bnd.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			p := [3]int{int(r >> 8), int(g >> 8), int(b >> 8)}
+			if p != [3]int{255, 255, 255} {
+				nonWhite++
+			}
+			for i, c := range rgb {
+				if abs(p[0]-c[0])+abs(p[1]-c[1])+abs(p[2]-c[2]) <= 12 {
+					per[i]++
+				}
+			}
+		}
+	}
+	return nonWhite, per
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func TestSupersededOtherRun(t *testing.T) {
+	task, _ := demo.Load()
+	root := t.TempDir()
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, dir := range []string{"old", "new"} {
+		run := reporttest.Perfect(task)
+		if dir == "old" {
+			run = reporttest.Buried(task, func(string) bool { return true })
+		}
+		if err := reporttest.Write(reporttest.Run{Dir: filepath.Join(root, dir), Task: "demo", System: "bm25", Ranked: run, Started: t0.Add(time.Duration(i) * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, r := build(t, root, false, Options{})
+	if len(d.Board.Systems) != 1 || len(d.Board.Superseded) != 1 || !strings.HasSuffix(d.Board.Superseded[0].Dir, "old") {
+		t.Fatalf("%d systems, superseded %v", len(d.Board.Systems), d.Board.Superseded)
+	}
+	if v := Value(&d.Board.Systems[0], "demo", "ndcg_at_10"); v != 1 {
+		t.Errorf("the newer run's nDCG@10 is 1, got %v", v)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "older run") {
+		t.Errorf("notes %q", r.Notes)
+	}
+}
