@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -49,7 +50,22 @@ func buildBMP() {
 	bmpClass = t
 }
 
+// classify is Go's Unicode tables, corrected by hfClassFix where the Rust
+// crates behind HF tokenizers carry older Unicode data.
 func classify(r rune) uint8 {
+	if i, ok := slices.BinarySearchFunc(hfClassFix, r, func(f classFix, r rune) int { return int(f.r - r) }); ok {
+		return hfClassFix[i].c
+	}
+	return goClass(r)
+}
+
+type classFix struct {
+	r rune
+	c uint8
+}
+
+// goClass classifies by Go's Unicode tables alone.
+func goClass(r rune) uint8 {
 	var c uint8
 	if r != '\t' && r != '\n' && r != '\r' &&
 		(unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)) {
@@ -105,5 +121,14 @@ func appendLower(dst []byte, r rune) []byte {
 	if r == 0x130 {
 		return append(dst, 'i', 0xCC, 0x87)
 	}
+	if len(hfLowerFix) > 0 && r >= hfLowerFix[0].r && r <= hfLowerFix[len(hfLowerFix)-1].r {
+		if i, ok := slices.BinarySearchFunc(hfLowerFix, r, func(f lowerFix, r rune) int { return int(f.r - r) }); ok {
+			return utf8.AppendRune(dst, hfLowerFix[i].to)
+		}
+	}
 	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
+
+// lowerFix is a lowercase mapping Rust's (newer) Unicode tables have and
+// Go's lack.
+type lowerFix struct{ r, to rune }
