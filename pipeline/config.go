@@ -39,6 +39,16 @@ type Config struct {
 	// (<dir>/<method>/<llm>/query_with_hydoc.jsonl), as `r2med gar
 	// generate` writes them; empty reads the task's own (published) ones.
 	GARDir string
+	// Generate, when set, makes the generations in the run with an LLM
+	// instead of reading them (SetGenerate keeps GAR in step).
+	Generate *Generate
+}
+
+// SetGenerate makes the run generate its expansions with g; GAR names
+// them as the generated files are named.
+func (c *Config) SetGenerate(g Generate) {
+	c.Generate = &g
+	c.GAR = expand.Source{Method: g.Method, LLM: g.LLMName()}
 }
 
 // Retrieval is one retriever and its settings.
@@ -218,6 +228,17 @@ func (c Config) Validate() error {
 	if (c.GAR.Method == "") != (c.GAR.LLM == "") {
 		return errors.New("a GAR method and its LLM go together (e.g. --gar hyde --gar-llm gpt4)")
 	}
+	if g := c.Generate; g != nil {
+		if err := g.validate(); err != nil {
+			return err
+		}
+		if c.GAR != (expand.Source{Method: g.Method, LLM: g.LLMName()}) {
+			return fmt.Errorf("the generation (%s/%s) and the GAR set (%s) disagree; set both with SetGenerate", g.Method, g.LLMName(), c.GAR)
+		}
+		if c.GARDir != "" {
+			return errors.New("generations are either generated in the run or read from a directory, not both")
+		}
+	}
 	if len(c.Also) > 0 {
 		switch strings.ToLower(c.Fuse.Method) {
 		case "", "rrf":
@@ -289,6 +310,9 @@ func (c Config) describe() map[string]any {
 	if c.GAR.Method != "" {
 		m["gar_method"] = c.GAR.Method
 		m["gar_llm"] = c.GAR.LLM
+	}
+	if c.Generate != nil {
+		m["generate"] = c.Generate.describe()
 	}
 	if len(c.Also) > 0 {
 		var also []map[string]any
@@ -387,11 +411,32 @@ type File struct {
 	Rerank   *FileRerank     `yaml:"rerank"`
 }
 
-// FileExpand is the expand stage of a pipeline file.
+// FileExpand is the expand stage of a pipeline file: published (or
+// earlier generated) generations by method and LLM, or generate: to make
+// them in the run.
 type FileExpand struct {
-	Method string `yaml:"method"`
-	LLM    string `yaml:"llm"`
-	Dir    string `yaml:"dir"`
+	Method   string        `yaml:"method"`
+	LLM      string        `yaml:"llm"`
+	Dir      string        `yaml:"dir"`
+	Generate *FileGenerate `yaml:"generate"`
+}
+
+// FileGenerate asks an LLM server for the expansions.
+type FileGenerate struct {
+	Model       string   `yaml:"model"`
+	BaseURL     string   `yaml:"base_url"`
+	KeyEnv      string   `yaml:"key_env"`
+	Temperature *float64 `yaml:"temperature"`
+	TopP        float64  `yaml:"top_p"`
+	Seed        *int64   `yaml:"seed"`
+	MaxTokens   *int     `yaml:"max_tokens"`
+	Concurrency int      `yaml:"concurrency"`
+	Style       string   `yaml:"style"`
+	Domain      string   `yaml:"domain"`
+	Templates   string   `yaml:"templates"`
+	MaxSearches int      `yaml:"max_searches"`
+	SearchK     int      `yaml:"search_k"`
+	TokenBudget int      `yaml:"token_budget"`
 }
 
 // FileRetriever is one retriever of a pipeline file; exactly one field is
@@ -501,6 +546,32 @@ func (f File) Config() (Config, error) {
 	if e := f.Expand; e != nil {
 		cfg.GAR = expand.Source{Method: e.Method, LLM: e.LLM}
 		cfg.GARDir = e.Dir
+		if fg := e.Generate; fg != nil {
+			g := DefaultGenerate()
+			g.Method, g.Label, g.Model, g.BaseURL, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
+			g.TopP, g.Style, g.Domain, g.Templates = fg.TopP, fg.Style, fg.Domain, fg.Templates
+			if fg.Temperature != nil {
+				g.Temperature = *fg.Temperature
+			}
+			if fg.Seed != nil {
+				g.Seed = fg.Seed
+			}
+			if fg.MaxTokens != nil {
+				g.MaxTokens = *fg.MaxTokens
+			}
+			for _, kv := range []struct {
+				dst *int
+				v   int
+			}{{&g.Concurrency, fg.Concurrency}, {&g.MaxSearches, fg.MaxSearches}, {&g.SearchK, fg.SearchK}, {&g.TokenBudget, fg.TokenBudget}} {
+				if kv.v != 0 {
+					*kv.dst = kv.v
+				}
+			}
+			if e.Dir != "" {
+				return Config{}, errors.New("expand: dir: reads generations and generate: makes them; give one")
+			}
+			cfg.SetGenerate(g)
+		}
 	}
 	if fu := f.Fuse; fu != nil {
 		cfg.Fuse = Fuse{Method: fu.Method, K: fu.K, Norm: fu.Norm, Weights: fu.Weights, Depth: fu.Depth}

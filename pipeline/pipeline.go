@@ -74,22 +74,11 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	}
 	in := stageInput{task: task, queries: task.Queries}
 	inputs := existing(task.Files)
-	if cfg.GAR.Method != "" {
-		all, files, err := loadGenerations(task, cfg.GAR, cfg.GARDir)
-		if err != nil {
-			return nil, err
-		}
-		gens, unjudged := judgedOnly(task, all)
-		if unjudged > task.UnjudgedQueries {
-			// More than the query file's unjudged queries: some generations
-			// belong to no query of this task, and Apply names them.
-			gens = all
-		}
-		m.Counts["generations_for_unjudged_queries"] = unjudged
-		if in.gens, err = expand.Align(task.Queries, gens); err != nil {
-			return nil, err
-		}
-		if in.queries, err = expand.Apply(task.Queries, gens); err != nil {
+	var gens []expand.Generation
+	if cfg.GAR.Method != "" && cfg.Generate == nil {
+		var files []string
+		var err error
+		if gens, files, err = loadGenerations(task, cfg.GAR, cfg.GARDir); err != nil {
 			return nil, err
 		}
 		inputs = append(inputs, files...)
@@ -119,6 +108,17 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		}
 	}
 
+	if cfg.Generate != nil {
+		var err error
+		if gens, err = generateStage(ctx, task, *cfg.Generate, opt, m); err != nil {
+			return nil, err
+		}
+	}
+	if gens != nil {
+		if err := in.apply(gens, m); err != nil {
+			return nil, err
+		}
+	}
 	run, err := runStages(ctx, in, cfg, opt, m)
 	if err != nil {
 		return nil, err
@@ -176,6 +176,27 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		return nil, err
 	}
 	return out, nil
+}
+
+// apply puts the generations into the stage input: the BM25 texts and the
+// aligned generations dense retrievers average with. Generations for
+// queries the task does not evaluate are set aside (R2MED scores judged
+// queries only) and counted.
+func (in *stageInput) apply(all []expand.Generation, m *results.Manifest) error {
+	task := in.task
+	gens, unjudged := judgedOnly(task, all)
+	if unjudged > task.UnjudgedQueries {
+		// More than the query file's unjudged queries: some generations
+		// belong to no query of this task, and Apply names them.
+		gens = all
+	}
+	m.Counts["generations_for_unjudged_queries"] = unjudged
+	var err error
+	if in.gens, err = expand.Align(task.Queries, gens); err != nil {
+		return err
+	}
+	in.queries, err = expand.Apply(task.Queries, gens)
+	return err
 }
 
 // CandidatesPrefix starts a retriever name that reads a published

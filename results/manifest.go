@@ -26,7 +26,10 @@ type Manifest struct {
 	Inputs    []FileDigest   `json:"inputs"`
 	Counts    map[string]int `json:"counts"`
 	Stages    []Stage        `json:"stages"`
-	Outputs   []string       `json:"outputs"`
+	// Details holds what a stage wants on record beyond counts: the
+	// generation manifest (prompts' digest, fallbacks, agentic traces).
+	Details map[string]any `json:"details,omitempty"`
+	Outputs []string       `json:"outputs"`
 }
 
 // TaskInfo identifies the data a run used.
@@ -62,6 +65,7 @@ func NewManifest(command []string) *Manifest {
 		Started:   time.Now().UTC().Truncate(time.Millisecond),
 		Config:    map[string]any{},
 		Counts:    map[string]int{},
+		Details:   map[string]any{},
 	}
 }
 

@@ -1,26 +1,18 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/r2med/r2med/agent"
-	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/pipeline"
 )
 
 func init() { register(newGarCmd) }
@@ -104,48 +96,21 @@ The API key is read from the environment variable --llm-api-key-env
 
 // labelFromModel turns a model id into a directory name: its last path
 // part, lower-cased, with characters unsafe in names replaced.
-func labelFromModel(model string) string {
-	s := model
-	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
-		s = s[i+1:]
-	}
-	s = strings.ToLower(strings.Map(func(r rune) rune {
-		if r == ':' || r == ' ' || r < ' ' {
-			return '-'
-		}
-		return r
-	}, s))
-	if s == "" || s == "." || s == ".." {
-		return "llm"
-	}
-	return s
-}
-
 func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
-	switch g.method {
-	case expand.HyDE, expand.Query2Doc, expand.LameR, expand.SearchR1, expand.SearchO1:
-	case "":
+	gen := pipeline.Generate{
+		Method: g.method, Model: g.model, BaseURL: g.baseURL, KeyEnv: g.keyEnv, Label: g.label,
+		Temperature: g.temperature, TopP: g.topP, MaxTokens: g.maxTokens, Concurrency: g.concurrency,
+		Style: g.style, Domain: g.domain, Templates: g.templates,
+		MaxSearches: g.maxSearches, SearchK: g.searchK, TokenBudget: g.tokenBudget,
+	}
+	if g.seed >= 0 {
+		gen.Seed = llm.Seed(g.seed)
+	}
+	if g.method == "" {
 		return errors.New("--method is required: hyde, query2doc, lamer, search-r1 or search-o1")
-	default:
-		return fmt.Errorf("--method %q: generation supports hyde, query2doc, lamer, search-r1 and search-o1", g.method)
 	}
 	if g.model == "" {
 		return errors.New("--llm-model is required: the model name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
-	}
-	label := g.label
-	if label == "" {
-		label = labelFromModel(g.model)
-	}
-	var style expand.Style
-	if g.style != "" {
-		var err error
-		if style, err = expand.ParseStyle(g.style); err != nil {
-			return err
-		}
-	}
-	prompts, err := expand.LoadPrompts(g.templates)
-	if err != nil {
-		return err
 	}
 	srcs, err := d.sources()
 	if err != nil {
@@ -153,55 +118,30 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 	}
 	out := g.out
 	if out == "" {
-		if d.data == "" || strings.HasPrefix(d.data, "hf://") {
+		if d.data == "" || strings.HasPrefix(d.data, pipeline.HubURIPrefix) {
 			return errors.New("--out is required unless --data names a local task directory (the generations go into it)")
 		}
 		out = d.data
 	}
-	var store llm.Store
+	stderr := cmd.ErrOrStderr()
+	opt := pipeline.GenerateOptions{Progress: progress.Auto(g.quiet), Notify: func(attempt int, err error) {
+		fmt.Fprintf(stderr, "r2med: LLM request failed (attempt %d), retrying: %v\n", attempt, err)
+	}}
 	if !g.noCache {
-		dir := g.cacheDir
-		if dir == "" {
-			dir = cache.DefaultDir()
-		}
-		st, err := cache.Open(dir, cache.Options{})
+		st, err := cache.Open(g.cacheDir, cache.Options{})
 		if err != nil {
 			return fmt.Errorf("%w (or pass --no-cache)", err)
 		}
 		defer st.Close()
-		store = st
+		opt.Cache = st
 	}
-	stderr := cmd.ErrOrStderr()
-	hc := &httpx.Client{Notify: func(attempt int, wait time.Duration, err error) {
-		fmt.Fprintf(stderr, "r2med: LLM request failed (attempt %d), retrying in %v: %v\n", attempt, wait.Round(1e6), err)
-	}}
-	client, err := llm.New(llm.Options{
-		BaseURL: g.baseURL, APIKey: os.Getenv(g.keyEnv), Model: g.model,
-		Cache: store, HTTP: hc, Concurrency: g.concurrency,
-	})
-	if err != nil {
-		return err
-	}
-	req := llm.Request{Model: g.model, Temperature: g.temperature, TopP: g.topP, MaxTokens: g.maxTokens}
-	if g.seed >= 0 {
-		req.Seed = llm.Seed(g.seed)
-	}
-	bars := progress.Auto(g.quiet)
+	label := gen.LLMName()
 	for _, src := range srcs {
 		task, err := src.Load(cmd.Context())
 		if err != nil {
 			return err
 		}
-		subject, err := garSubject(task.Name, style, g.domain)
-		if err != nil {
-			return err
-		}
-		var res *expand.GenerateResult
-		if g.method == expand.SearchR1 || g.method == expand.SearchO1 {
-			res, err = garAgent(cmd.Context(), client, task, g, label, subject, req, bars)
-		} else {
-			res, err = garGenerate(cmd.Context(), client, task, g, label, subject, prompts, req, bars)
-		}
+		res, err := pipeline.Expand(cmd.Context(), task, gen, opt)
 		if err != nil {
 			return fmt.Errorf("%s: %w", task.Name, err)
 		}
@@ -227,148 +167,6 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 			task.Name, m.Queries, m.Cached, m.Requested, len(m.Fallbacks), path)
 	}
 	return nil
-}
-
-func garGenerate(ctx context.Context, client *llm.Client, task *dataset.Task, g *garFlags, label string, subject expand.Subject, prompts *expand.Prompts, req llm.Request, bars progress.Factory) (*expand.GenerateResult, error) {
-	cfg := expand.GenerateConfig{
-		Method: g.method, LLM: label, Subject: subject, Prompts: prompts,
-		Request: req, Settings: client.Describe(req),
-	}
-	if g.method == expand.LameR {
-		var err error
-		if cfg.Passages, err = bm25Passages(ctx, task, expand.LameRDepth, bars); err != nil {
-			return nil, fmt.Errorf("lamer's BM25 passages: %w", err)
-		}
-	}
-	bar := bars.New(len(task.Queries), fmt.Sprintf("%s %s/%s", task.Name, g.method, label))
-	defer bar.Done()
-	return expand.Generate(ctx, client, task, cfg, func(done, total int) { bar.Add(1) })
-}
-
-// garAgent runs agentic search over the task's own BM25 index and wraps
-// the final answers as generations, with every query's trace in the
-// manifest.
-func garAgent(ctx context.Context, client *llm.Client, task *dataset.Task, g *garFlags, label string, subject expand.Subject, req llm.Request, bars progress.Factory) (*expand.GenerateResult, error) {
-	search, err := bm25Searcher(task, bars)
-	if err != nil {
-		return nil, err
-	}
-	cfg := agent.Config{Protocol: agent.SearchR1, Request: req, MaxSearches: g.maxSearches, K: g.searchK, TokenBudget: g.tokenBudget}
-	if g.method == expand.SearchO1 {
-		cfg.Protocol = agent.SearchO1
-	}
-	if subject.Style == expand.StyleSimilarCase {
-		cfg.Target = "a similar patient case that helps diagnose this case"
-	}
-	bar := bars.New(len(task.Queries), fmt.Sprintf("%s %s/%s", task.Name, g.method, label))
-	traces, err := agent.RunAll(ctx, client, search, task.Queries, cfg, g.concurrency, func(int, int) { bar.Add(1) })
-	bar.Done()
-	if err != nil {
-		return nil, err
-	}
-	m := expand.GenerationManifest{
-		Method: g.method, LLM: label, Model: g.model, Format: expand.FormatOf(label).String(),
-		Task: task.Name, Style: subject.Style, Settings: client.Describe(req),
-		System: "You are a helpful assistant.", Queries: len(task.Queries), Fallbacks: []expand.Fallback{}, Traces: traces,
-	}
-	m.Settings["max_searches"], m.Settings["search_k"], m.Settings["token_budget"] = g.maxSearches, g.searchK, g.tokenBudget
-	for _, tr := range traces {
-		m.Usage.PromptTokens += tr.PromptTokens
-		m.Usage.CompletionTokens += tr.CompletionTokens
-		if tr.Fallback {
-			m.Fallbacks = append(m.Fallbacks, expand.Fallback{ID: tr.QueryID, Reason: tr.Stop + ": " + tr.Reason})
-		}
-		for _, st := range tr.Steps {
-			if st.Cached {
-				m.Cached++
-			} else {
-				m.Requested++
-			}
-		}
-	}
-	m.Usage.TotalTokens = m.Usage.PromptTokens + m.Usage.CompletionTokens
-	return expand.NewResult(task, agent.Generations(task.Queries, traces, label), m), nil
-}
-
-// bm25Searcher is an agent.Searcher over the task's corpus with R2MED's
-// BM25.
-func bm25Searcher(task *dataset.Task, bars progress.Factory) (agent.Searcher, error) {
-	an, ix, err := bm25Index(task, bars)
-	if err != nil {
-		return nil, err
-	}
-	var mu sync.Mutex
-	s := ix.NewSearcher()
-	return func(ctx context.Context, query string, k int) ([]agent.Passage, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		hits := s.Search(an.Analyze(nil, query), k)
-		out := make([]agent.Passage, len(hits))
-		for i, h := range hits {
-			d := task.Corpus[h.Doc]
-			out[i] = agent.Passage{ID: d.ID, Text: d.Text, Score: float64(h.Score)}
-		}
-		return out, nil
-	}, nil
-}
-
-func garSubject(task string, style expand.Style, domain string) (expand.Subject, error) {
-	s, err := expand.SubjectOf(task)
-	if err != nil && style == "" {
-		return s, fmt.Errorf("%w: pass --style (and --domain for posts)", err)
-	}
-	if style != "" {
-		if style != s.Style {
-			s.Domain = ""
-		}
-		s.Style = style
-	}
-	if domain != "" {
-		s.Domain = domain
-	}
-	if s.Style == expand.StylePost && s.Domain == "" {
-		return s, fmt.Errorf("task %s: the post style needs --domain (e.g. Biology)", task)
-	}
-	return s, nil
-}
-
-// bm25Passages retrieves each query's top k documents with R2MED's BM25
-// (the Lucene English analyzer, gensim's LuceneBM25Model) and returns
-// their texts, as LameR's prompts take them.
-func bm25Passages(ctx context.Context, task *dataset.Task, k int, bars progress.Factory) ([][]string, error) {
-	an, ix, err := bm25Index(task, bars)
-	if err != nil {
-		return nil, err
-	}
-	s := ix.NewSearcher()
-	out := make([][]string, len(task.Queries))
-	var toks []string
-	for i, q := range task.Queries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		toks = an.Analyze(toks[:0], q.Text)
-		for _, h := range s.Search(toks, k) {
-			out[i] = append(out[i], task.Corpus[h.Doc].Text)
-		}
-	}
-	return out, nil
-}
-
-func bm25Index(task *dataset.Task, bars progress.Factory) (analysis.Analyzer, *bm25.Index, error) {
-	an, err := analysis.Get("lucene-english")
-	if err != nil {
-		return nil, nil, err
-	}
-	ids := make([]string, len(task.Corpus))
-	for i, doc := range task.Corpus {
-		ids[i] = doc.ID
-	}
-	bar := bars.New(len(task.Corpus), "indexing "+task.Name)
-	defer bar.Done()
-	ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) },
-		bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{IDs: ids, Progress: bar.Add})
-	return an, ix, err
 }
 
 func newGarTemplatesCmd() *cobra.Command {

@@ -136,7 +136,7 @@ func TestGarGenerateErrors(t *testing.T) {
 		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "poem"}, "unknown prompt style"},
 		// Every query failing writes nothing and says why; the key stays out.
 		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data}, "no prompt style known"},
-		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "post"}, "needs --domain"},
+		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "post"}, "needs a domain (--domain"},
 		{[]string{"--method", "hyde", "--llm-model", "m", "--data", data, "--style", "exam", "--llm-base-url", s.URL}, "no query got a usable answer"},
 	}
 	for _, tc := range cases {
@@ -162,19 +162,6 @@ func TestGarTemplates(t *testing.T) {
 	}
 	if _, err := expand.LoadPrompts(dir); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestLabelFromModel(t *testing.T) {
-	for in, want := range map[string]string{
-		"Qwen/Qwen2.5-7B-Instruct": "qwen2.5-7b-instruct",
-		"gpt-4o":                   "gpt-4o",
-		"qwen2.5:7b":               "qwen2.5-7b",
-		"a/":                       "llm",
-	} {
-		if got := labelFromModel(in); got != want {
-			t.Errorf("labelFromModel(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

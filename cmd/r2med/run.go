@@ -19,7 +19,7 @@ import (
 func newRunCmd() *cobra.Command {
 	var d dataFlags
 	var scheme, out, pipelineFile, retrievers string
-	var queryPrefix, docPrefix string
+	var queryPrefix, docPrefix, garModel, garBaseURL string
 	var quiet, overwrite, noCache bool
 	var cacheDir string
 	cfg := pipeline.DefaultConfig()
@@ -37,11 +37,13 @@ func newRunCmd() *cobra.Command {
   r2med run --task all --retriever dense --model nv --backend openai --base-url http://gpu:8000/v1
   r2med run --task Biology --retriever bm25,dense --model bge --fuse rrf --rerank tei --rerank-url http://localhost:8081
   r2med run --task all --pipeline hybrid.yaml
+  r2med run --task Biology --gar hyde --gar-model Qwen/Qwen2.5-7B-Instruct --gar-base-url http://gpu:8000/v1 --gar-llm qwen-7b
 
 A pipeline file (--pipeline) describes the stages the flags cannot:
   name: hyde-gpt4-hybrid
   top_k: 100
-  expand: {method: hyde, llm: gpt4}          # dir: DIR for generations from 'r2med gar generate'
+  expand: {method: hyde, llm: gpt4}          # dir: DIR for generations from 'r2med gar generate', or
+                                             # generate: {model: M, base_url: URL, temperature: 0.7, seed: 42}
   retrieve:
     - bm25: {scheme: r2med}
     - dense: {model: bge, backend: onnx}
@@ -85,8 +87,12 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 				if err := setRetrievers(&cfg, retrievers); err != nil {
 					return err
 				}
-				if (cfg.GAR.Method == "") != (cfg.GAR.LLM == "") {
-					return fmt.Errorf("--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4)")
+				if garModel != "" {
+					g := pipeline.DefaultGenerate()
+					g.Method, g.Label, g.Model, g.BaseURL = cfg.GAR.Method, cfg.GAR.LLM, garModel, garBaseURL
+					cfg.SetGenerate(g)
+				} else if (cfg.GAR.Method == "") != (cfg.GAR.LLM == "") {
+					return fmt.Errorf("--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4), unless --gar-model generates the expansions in the run")
 				}
 			}
 			if err := cfg.Validate(); err != nil {
@@ -166,6 +172,8 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 	f.IntVar(&cfg.Rerank.Depth, "rerank-depth", 100, "documents reranked per query (R2MED: 10 or 100); only they are kept unless --keep-tail")
 	f.BoolVar(&cfg.Rerank.KeepTail, "keep-tail", false, "keep the documents below --rerank-depth after the reranked ones")
 	f.BoolVar(&cfg.Rerank.WithoutSafeguard, "without-safeguard", false, "drop a NanoR2MED reranking_hybrid list's rank-101 safeguard before reranking")
+	f.StringVar(&garModel, "gar-model", "", "generate the --gar expansions in the run with this model of an OpenAI-compatible server (R2MED's sampling; the key from OPENAI_API_KEY; more settings in a pipeline file's expand: generate:)")
+	f.StringVar(&garBaseURL, "gar-base-url", "", "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI)")
 	f.StringVar(&cfg.GARDir, "gar-dir", "", "directory of generations in R2MED's layout (METHOD/LLM/query_with_hydoc.jsonl), e.g. from r2med gar generate; default: the task's own")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring: r2med (gensim, as R2MED published), lucene (Lucene ≥8 BM25Similarity), robertson (bm25s, HAKARI-Bench)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's, 0.9 for r2med/lucene, 1.5 for robertson)")
@@ -224,7 +232,7 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 // pipelineFlags change the pipeline and so cannot be given with --pipeline.
 var pipelineFlags = []string{"retriever", "bm25", "k1", "b", "gar", "gar-llm", "gar-dir", "analyzer", "top-k",
 	"model", "backend", "base-url", "model-dir", "query-prefix", "doc-prefix", "max-length", "dimensions", "batch-size", "concurrency", "pooling", "quantize", "rescore", "normalize",
-	"fuse", "rrf-k", "norm", "weights", "rerank", "rerank-model", "rerank-url", "rerank-model-dir", "rerank-depth", "keep-tail", "without-safeguard"}
+	"gar-model", "gar-base-url", "fuse", "rrf-k", "norm", "weights", "rerank", "rerank-model", "rerank-url", "rerank-model-dir", "rerank-depth", "keep-tail", "without-safeguard"}
 
 // setRetrievers turns --retriever's comma-separated list into the first
 // retriever and the fused rest; each kind takes its flags (bm25's, or the

@@ -1,0 +1,357 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/r2med/r2med/agent"
+	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/results"
+)
+
+// Generate says how an LLM expands a task's queries: HyDE, Query2doc and
+// LameR prompts, or agentic search (search-r1, search-o1) over the task's
+// BM25 index. The result is a generation set in R2MED's layout, used by
+// the retrievers exactly like a published one.
+type Generate struct {
+	Method  string // hyde, query2doc, lamer, search-r1, search-o1
+	Model   string // the model the server serves
+	BaseURL string // OpenAI-compatible API root; empty: $OPENAI_BASE_URL, then OpenAI
+	// KeyEnv names the environment variable holding the API key (default
+	// OPENAI_API_KEY): keys never sit in pipeline files or manifests.
+	KeyEnv string
+	// Label names the LLM in paths and picks R2MED's rules for its output
+	// (a reasoning name such as qwq-32b keeps "<think>…</think>answer");
+	// empty derives one from Model.
+	Label       string
+	Temperature float64
+	TopP        float64
+	Seed        *int64
+	MaxTokens   int
+	Concurrency int
+	Style       string // post, exam, case, similar-case; empty: the task's
+	Domain      string // the post style's domain; empty: the task's
+	Templates   string // directory of edited templates; empty: built in
+	// Agentic search bounds.
+	MaxSearches, SearchK, TokenBudget int
+}
+
+// DefaultGenerate is R2MED's vLLM sampling: temperature 0.7, seed 42,
+// 10,240 tokens, with agentic bounds of 5 searches of 3 passages and
+// 16,384 completion tokens per query.
+func DefaultGenerate() Generate {
+	seed := int64(42)
+	return Generate{Temperature: 0.7, Seed: &seed, MaxTokens: 10240, Concurrency: 8, MaxSearches: 5, SearchK: 3, TokenBudget: 16384}
+}
+
+// LLMName is the label the generations are stored and ruled under.
+func (g Generate) LLMName() string {
+	if g.Label != "" {
+		return g.Label
+	}
+	s := g.Model
+	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.ToLower(strings.Map(func(r rune) rune {
+		if r == ':' || r == ' ' || r < ' ' {
+			return '-'
+		}
+		return r
+	}, s))
+	if s == "" || s == "." || s == ".." {
+		return "llm"
+	}
+	return s
+}
+
+func (g Generate) validate() error {
+	switch g.Method {
+	case expand.HyDE, expand.Query2Doc, expand.LameR, expand.SearchR1, expand.SearchO1:
+	case "":
+		return errors.New("a generation method is required: hyde, query2doc, lamer, search-r1 or search-o1")
+	default:
+		return fmt.Errorf("generation method %q: generation supports hyde, query2doc, lamer, search-r1 and search-o1", g.Method)
+	}
+	if g.Model == "" {
+		return errors.New("the LLM model is required: the name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
+	}
+	if g.Style != "" {
+		if _, err := expand.ParseStyle(g.Style); err != nil {
+			return err
+		}
+	}
+	_, err := expand.LoadPrompts(g.Templates)
+	return err
+}
+
+func (g Generate) describe() map[string]any {
+	m := map[string]any{"method": g.Method, "model": g.Model, "llm": g.LLMName(), "temperature": g.Temperature,
+		"top_p": g.TopP, "max_tokens": g.MaxTokens}
+	if g.Seed != nil {
+		m["seed"] = *g.Seed
+	}
+	for k, v := range map[string]string{"style": g.Style, "domain": g.Domain, "templates": g.Templates} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if g.Method == expand.SearchR1 || g.Method == expand.SearchO1 {
+		m["max_searches"], m["search_k"], m["token_budget"] = g.MaxSearches, g.SearchK, g.TokenBudget
+	} else if p, err := expand.LoadPrompts(g.Templates); err == nil {
+		// The prompts' text, not just their directory: an edited template
+		// must not reuse answers to the old one.
+		m["prompts_sha256"] = p.Digest()
+	}
+	return m
+}
+
+// generateStage makes the run's generations and keeps them, with their
+// generation manifest, in Options.Out/stages/expand: a rerun with the same
+// data and settings reads them back instead of asking again (and the LLM
+// cache answers whatever an interrupted stage had asked). The generation
+// manifest, agentic traces included, goes into the run manifest.
+func generateStage(ctx context.Context, task *dataset.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
+	fp := stageFingerprint(dataFingerprint(m, expand.Source{}), g.describe(), 0)
+	dir := filepath.Join(opt.Out, StagesDir, "expand")
+	fpPath := filepath.Join(dir, "fingerprint")
+	label := g.LLMName()
+	if opt.Out != "" && !opt.Overwrite {
+		if b, err := os.ReadFile(fpPath); err == nil && strings.TrimSpace(string(b)) == fp {
+			if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
+				m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
+				return gens, nil
+			}
+		}
+	}
+	gopt := GenerateOptions{Progress: opt.Progress, Notify: func(attempt int, err error) {
+		logf(opt.Log, "%s: LLM request failed (attempt %d), retrying: %v", task.Name, attempt, err)
+	}}
+	if opt.Cache != nil {
+		gopt.Cache = opt.Cache
+	}
+	var res *expand.GenerateResult
+	if err := m.Time("expand", func() error {
+		var err error
+		res, err = Expand(ctx, task, g, gopt)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	gm := res.Manifest
+	if len(gm.Fallbacks) == gm.Queries && gm.Queries > 0 {
+		return nil, fmt.Errorf("no query got a usable answer from %s; the first failure: %s", g.Model, gm.Fallbacks[0].Reason)
+	}
+	if s := gm.FallbackSummary(); s != "" {
+		logf(opt.Log, "%s: warning: %s", task.Name, s)
+	}
+	m.Counts["generation_fallbacks"] = len(gm.Fallbacks)
+	m.Counts["generations_requested"] = gm.Requested
+	m.Counts["generations_cached"] = gm.Cached
+	m.Details["expand"] = gm
+	if opt.Out != "" {
+		if _, err := res.WriteDir(dir); err != nil {
+			return nil, err
+		}
+		if err := fileio.WriteAtomic(fpPath, func(w io.Writer) error { _, err := fmt.Fprintln(w, fp); return err }); err != nil {
+			return nil, err
+		}
+	}
+	return res.Generations(), nil
+}
+
+// GenerateOptions are the generation's run-time companions: they change
+// speed and logging, never the answers.
+type GenerateOptions struct {
+	Cache    llm.Store // answers reused across runs; nil asks every time
+	Progress progress.Factory
+	// Notify hears about retried requests (already redacted).
+	Notify func(attempt int, err error)
+}
+
+// Expand asks the LLM for every query of task and returns the generation
+// set; queries whose answer was unusable keep their own text, and the
+// manifest lists them.
+func Expand(ctx context.Context, task *dataset.Task, g Generate, opt GenerateOptions) (*expand.GenerateResult, error) {
+	if err := g.validate(); err != nil {
+		return nil, err
+	}
+	hc := &httpx.Client{}
+	if opt.Notify != nil {
+		hc.Notify = func(attempt int, _ time.Duration, err error) { opt.Notify(attempt, err) }
+	}
+	keyEnv := g.KeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	client, err := llm.New(llm.Options{BaseURL: g.BaseURL, APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: hc, Concurrency: g.Concurrency})
+	if err != nil {
+		return nil, err
+	}
+	req := llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
+	subject, err := subjectOf(task.Name, g)
+	if err != nil {
+		return nil, err
+	}
+	label := g.LLMName()
+	bar := opt.Progress.New(len(task.Queries), fmt.Sprintf("%s %s/%s", task.Name, g.Method, label))
+	defer bar.Done()
+	tick := func(int, int) { bar.Add(1) }
+	if g.Method == expand.SearchR1 || g.Method == expand.SearchO1 {
+		return expandAgent(ctx, client, task, g, subject, req, tick)
+	}
+	prompts, err := expand.LoadPrompts(g.Templates)
+	if err != nil {
+		return nil, err
+	}
+	cfg := expand.GenerateConfig{Method: g.Method, LLM: label, Subject: subject, Prompts: prompts, Request: req, Settings: client.Describe(req)}
+	if g.Method == expand.LameR {
+		if cfg.Passages, err = bm25Passages(ctx, task, expand.LameRDepth); err != nil {
+			return nil, fmt.Errorf("lamer's BM25 passages: %w", err)
+		}
+	}
+	return expand.Generate(ctx, client, task, cfg, tick)
+}
+
+func expandAgent(ctx context.Context, client *llm.Client, task *dataset.Task, g Generate, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
+	search, err := bm25Searcher(task)
+	if err != nil {
+		return nil, err
+	}
+	cfg := agent.Config{Protocol: agent.SearchR1, Request: req, MaxSearches: g.MaxSearches, K: g.SearchK, TokenBudget: g.TokenBudget}
+	if g.Method == expand.SearchO1 {
+		cfg.Protocol = agent.SearchO1
+	}
+	if subject.Style == expand.StyleSimilarCase {
+		cfg.Target = "a similar patient case that helps diagnose this case"
+	}
+	concurrency := g.Concurrency
+	if concurrency <= 0 {
+		concurrency = 8
+	}
+	traces, err := agent.RunAll(ctx, client, search, task.Queries, cfg, concurrency, tick)
+	if err != nil {
+		return nil, err
+	}
+	label := g.LLMName()
+	m := expand.GenerationManifest{
+		Method: g.Method, LLM: label, Model: g.Model, Format: expand.FormatOf(label).String(),
+		Task: task.Name, Style: subject.Style, Settings: client.Describe(req),
+		System: "You are a helpful assistant.", Queries: len(task.Queries), Fallbacks: []expand.Fallback{}, Traces: traces,
+	}
+	m.Settings["max_searches"], m.Settings["search_k"], m.Settings["token_budget"] = g.MaxSearches, g.SearchK, g.TokenBudget
+	for _, tr := range traces {
+		m.Usage.PromptTokens += tr.PromptTokens
+		m.Usage.CompletionTokens += tr.CompletionTokens
+		if tr.Fallback {
+			m.Fallbacks = append(m.Fallbacks, expand.Fallback{ID: tr.QueryID, Reason: tr.Stop + ": " + tr.Reason})
+		}
+		for _, st := range tr.Steps {
+			if st.Cached {
+				m.Cached++
+			} else {
+				m.Requested++
+			}
+		}
+	}
+	m.Usage.TotalTokens = m.Usage.PromptTokens + m.Usage.CompletionTokens
+	return expand.NewResult(task, agent.Generations(task.Queries, traces, label), m), nil
+}
+
+// subjectOf is how prompts address the task's queries: the task's own
+// style and domain, or the ones given.
+func subjectOf(task string, g Generate) (expand.Subject, error) {
+	s, err := expand.SubjectOf(task)
+	if err != nil && g.Style == "" {
+		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts)", err)
+	}
+	if g.Style != "" {
+		style, err := expand.ParseStyle(g.Style)
+		if err != nil {
+			return s, err
+		}
+		if style != s.Style {
+			s.Domain = ""
+		}
+		s.Style = style
+	}
+	if g.Domain != "" {
+		s.Domain = g.Domain
+	}
+	if s.Style == expand.StylePost && s.Domain == "" {
+		return s, fmt.Errorf("task %s: the post style needs a domain (--domain, e.g. Biology)", task)
+	}
+	return s, nil
+}
+
+// bm25Searcher answers an agent's searches with R2MED's BM25 over the
+// task's corpus.
+func bm25Searcher(task *dataset.Task) (agent.Searcher, error) {
+	an, ix, err := bm25Index(task)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	s := ix.NewSearcher()
+	return func(ctx context.Context, query string, k int) ([]agent.Passage, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		hits := s.Search(an.Analyze(nil, query), k)
+		out := make([]agent.Passage, len(hits))
+		for i, h := range hits {
+			d := task.Corpus[h.Doc]
+			out[i] = agent.Passage{ID: d.ID, Text: d.Text, Score: float64(h.Score)}
+		}
+		return out, nil
+	}, nil
+}
+
+// bm25Passages retrieves each query's top k document texts with R2MED's
+// BM25, as LameR's prompts take them.
+func bm25Passages(ctx context.Context, task *dataset.Task, k int) ([][]string, error) {
+	an, ix, err := bm25Index(task)
+	if err != nil {
+		return nil, err
+	}
+	s := ix.NewSearcher()
+	out := make([][]string, len(task.Queries))
+	var toks []string
+	for i, q := range task.Queries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		toks = an.Analyze(toks[:0], q.Text)
+		for _, h := range s.Search(toks, k) {
+			out[i] = append(out[i], task.Corpus[h.Doc].Text)
+		}
+	}
+	return out, nil
+}
+
+func bm25Index(task *dataset.Task) (analysis.Analyzer, *bm25.Index, error) {
+	an, err := analysis.Get("lucene-english")
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(task.Corpus))
+	for i, doc := range task.Corpus {
+		ids[i] = doc.ID
+	}
+	ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) },
+		bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{IDs: ids})
+	return an, ix, err
+}
