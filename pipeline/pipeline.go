@@ -53,11 +53,12 @@ type Outcome struct {
 	Skipped  bool // outputs were already there for the same fingerprint
 }
 
-// Output file names inside Options.Out.
+// Output file names inside Options.Out: the results package's, which
+// scans results directories for them.
 const (
-	RunFile      = "run.trec"
-	ResultsFile  = "results.json"
-	ManifestFile = "manifest.json"
+	RunFile      = results.RunFile
+	ResultsFile  = results.ResultsFile
+	ManifestFile = results.ManifestFile
 )
 
 // Run executes the pipeline on one task.
