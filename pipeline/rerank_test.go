@@ -6,12 +6,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/trec"
 )
 
 // teiServer scores a document by how many times it contains "the" plus
@@ -132,5 +137,83 @@ func TestRerankResumes(t *testing.T) {
 	}
 	if n := calls.Load(); n != int64(len(task.Queries))-5 {
 		t.Fatalf("the resumed rerank asked %d times; %d queries were left", n, len(task.Queries)-5)
+	}
+}
+
+// TestRerankNanoHybridSafeguard reranks NanoR2MED's reranking_hybrid
+// lists as shipped, with the rank-101 safeguard kept (HAKARI's
+// "reranking" target) and dropped ("reranking_without_safeguard").
+func TestRerankNanoHybridSafeguard(t *testing.T) {
+	ctx := context.Background()
+	// A synthetic task of 400 documents, made a Nano set with a "dense"
+	// list that ranks everything backwards: RRF then misses the positives
+	// of some queries, which get the rank-101 safeguard.
+	full := synth.Generate(synth.TaskSpec{Name: "Biology", Docs: 400, Queries: 20, QueryChars: 300, DocChars: 300, PositivesPerQuery: 2}, 7)
+	set, err := nano.Build(full, nano.Options{Split: "NanoSynth", DocLimit: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backwards := trec.Run{}
+	for qid, hits := range set.Subset("bm25").Run {
+		rev := slices.Clone(hits)
+		slices.Reverse(rev)
+		backwards[qid] = rev
+	}
+	if err := set.AddDense(backwards); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := nano.WriteHub(set, dir, "NanoSynth"); err != nil {
+		t.Fatal(err)
+	}
+	task, err := LoadTask("", dir, dataset.Options{Split: "NanoSynth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	srv := teiServer(t, &calls, 0)
+	defer srv.Close()
+	base := Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "reranking_hybrid"}, TopK: 200}
+	plain, err := Run(ctx, task, base, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	safeguarded := 0
+	for _, hits := range plain.Run {
+		if len(hits) == 101 {
+			safeguarded++
+		}
+	}
+	if safeguarded == 0 {
+		t.Fatal("the fixture has no list with a rank-101 safeguard; the test would prove nothing")
+	}
+	for _, without := range []bool{false, true} {
+		cfg := base
+		cfg.Rerank = Rerank{Kind: "tei", BaseURL: srv.URL, Depth: 100, WithoutSafeguard: without}
+		out, err := Run(ctx, task, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for qid, hits := range plain.Run {
+			want := len(hits)
+			if without && want == 101 {
+				want = 100
+			}
+			if got := len(out.Run[qid]); got != want {
+				t.Errorf("without safeguard %v: query %s keeps %d documents, want %d", without, qid, got, want)
+			}
+			if without && len(hits) == 101 {
+				for _, h := range out.Run[qid] {
+					if h.DocID == hits[100].DocID {
+						t.Errorf("query %s: the safeguard %s survived --without-safeguard", qid, h.DocID)
+					}
+				}
+			}
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Rerank = Rerank{Kind: "tei", BaseURL: srv.URL, WithoutSafeguard: true}
+	if _, err := Run(ctx, task, cfg, Options{}); err == nil || !strings.Contains(err.Error(), "reranking_hybrid") {
+		t.Errorf("--without-safeguard on a BM25 run: %v", err)
 	}
 }
