@@ -37,7 +37,8 @@ type Config struct {
 	GAR expand.Source
 	// GARDir holds generations in R2MED's layout
 	// (<dir>/<method>/<llm>/query_with_hydoc.jsonl), as `r2med gar
-	// generate` writes them; empty reads the task's own (published) ones.
+	// generate` writes them; "{task}" is replaced by the task's name;
+	// empty reads the task's own (published) ones.
 	GARDir string
 	// Generate, when set, makes the generations in the run with an LLM
 	// instead of reading them (SetGenerate keeps GAR in step).

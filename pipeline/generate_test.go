@@ -109,8 +109,12 @@ func TestGenerateInRun(t *testing.T) {
 		t.Errorf("result parts %v", first.Result.Extra)
 	}
 	// The same as running BM25 over the generation files directly.
+	// (From a per-task directory, as `r2med gar generate --task all` writes them.)
+	if err := os.CopyFS(filepath.Join(dir, "gens", task.Name), os.DirFS(filepath.Join(out, StagesDir, "expand"))); err != nil {
+		t.Fatal(err)
+	}
 	direct := DefaultConfig()
-	direct.GAR, direct.GARDir = expand.Source{Method: "hyde", LLM: "qwen-7b"}, filepath.Join(out, StagesDir, "expand")
+	direct.GAR, direct.GARDir = expand.Source{Method: "hyde", LLM: "qwen-7b"}, filepath.Join(dir, "gens", "{task}")
 	want, err := Run(context.Background(), task, direct, Options{})
 	if err != nil {
 		t.Fatal(err)

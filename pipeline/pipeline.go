@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"runtime"
 	"strconv"
 	"sync"
@@ -79,7 +80,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 	if cfg.GAR.Method != "" && cfg.Generate == nil {
 		var files []string
 		var err error
-		if gens, files, err = loadGenerations(task, cfg.GAR, cfg.GARDir); err != nil {
+		if gens, files, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
 			return nil, err
 		}
 		inputs = append(inputs, files...)

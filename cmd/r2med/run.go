@@ -174,7 +174,7 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 	f.BoolVar(&cfg.Rerank.WithoutSafeguard, "without-safeguard", false, "drop a NanoR2MED reranking_hybrid list's rank-101 safeguard before reranking")
 	f.StringVar(&garModel, "gar-model", "", "generate the --gar expansions in the run with this model of an OpenAI-compatible server (R2MED's sampling; the key from OPENAI_API_KEY; more settings in a pipeline file's expand: generate:)")
 	f.StringVar(&garBaseURL, "gar-base-url", "", "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI)")
-	f.StringVar(&cfg.GARDir, "gar-dir", "", "directory of generations in R2MED's layout (METHOD/LLM/query_with_hydoc.jsonl), e.g. from r2med gar generate; default: the task's own")
+	f.StringVar(&cfg.GARDir, "gar-dir", "", "directory of generations in R2MED's layout (METHOD/LLM/query_with_hydoc.jsonl), e.g. from r2med gar generate; {task} is replaced by the task name; default: the task's own")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring: r2med (gensim, as R2MED published), lucene (Lucene ≥8 BM25Similarity), robertson (bm25s, HAKARI-Bench)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's, 0.9 for r2med/lucene, 1.5 for robertson)")
 	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's, 0.4 for r2med/lucene, 0.75 for robertson)")
