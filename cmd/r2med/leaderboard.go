@@ -87,7 +87,7 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K, mrr.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "results", leaderboard.DefaultDir, "results directory searched for runs (results.json + manifest.json), at any depth")
+	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
 	fl.StringVar(&metric, "metric", "ndcg@10", "metric: ndcg@K, recall@K, map@K, p@K or mrr (R2MED's result-file values)")
 	fl.StringVar(&family, "family", "all", "task family: qa (Q&A reference), evidence (clinical evidence), case (clinical case) or all; the average is over its tasks")
 	fl.StringVar(&kind, "kind", "", "only systems of this kind: base, gar or reranker")

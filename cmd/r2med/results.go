@@ -35,7 +35,7 @@ its manifest.json is there too. Unfinished runs are listed at the end.`,
 			return leaderboard.WriteRuns(cmd.OutOrStdout(), l, f)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "results", leaderboard.DefaultDir, "results directory searched for runs, at any depth")
+	cmd.Flags().StringVar(&dir, "results", resultsDir(), "results directory searched for runs, at any depth; default $R2MED_RESULTS, else out")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, markdown, csv or json")
 	return cmd
 }
