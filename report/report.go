@@ -34,6 +34,9 @@ type Options struct {
 	Systems []string
 	// Title heads the report; "" gives "R2MED results".
 	Title string
+	// NoScatter skips the per-query scatter, which loads task data and
+	// evaluates run files: for pages that show per-query data elsewhere.
+	NoScatter bool
 }
 
 // Report is a built report: everything the HTML page and the chart files
@@ -99,8 +102,10 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	}
 	r.bars(d)
 	r.curves(d)
-	if err := r.scatter(ctx, d); err != nil {
-		return nil, err
+	if !opt.NoScatter {
+		if err := r.scatter(ctx, d); err != nil {
+			return nil, err
+		}
 	}
 	if l := d.Board.Listing; l != nil && len(l.Unfinished) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d unfinished run(s) left out (results.json without manifest.json), e.g. %s", len(l.Unfinished), l.Unfinished[0]))

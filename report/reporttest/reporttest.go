@@ -1,15 +1,23 @@
 // Package reporttest writes run directories for tests of the report and
 // the viewer: rankings built on the demo task whose per-query values are
 // known by construction, with result files computed by package measure and
-// manifests as pipeline.Run writes them.
+// manifests as pipeline.Run writes them; and the headless Chromium the
+// page tests open the report and the viewer in.
 package reporttest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/r2med/r2med/dataset"
@@ -26,29 +34,38 @@ func Loader(context.Context, results.Run) (*dataset.Task, error) { return demo.L
 // Perfect ranks each query's relevant documents first (best grade first),
 // then the other documents: nDCG@10 is 1 for every query with at most ten
 // relevant documents.
-func Perfect(t *dataset.Task) trec.Run { return rank(t, func(string) bool { return true }) }
+func Perfect(t *dataset.Task) trec.Run { return Shifted(t, func(string) int { return 0 }) }
 
 // Buried ranks the relevant documents after every other document for the
 // queries where bury reports true (nDCG@10 is then 0 when the corpus has
 // ten or more non-relevant documents), and first for the rest.
 func Buried(t *dataset.Task, bury func(qid string) bool) trec.Run {
-	return rank(t, func(q string) bool { return !bury(q) })
+	return Shifted(t, func(q string) int {
+		if bury(q) {
+			return len(t.Corpus)
+		}
+		return 0
+	})
 }
 
-func rank(t *dataset.Task, relevantFirst func(qid string) bool) trec.Run {
+// Shifted ranks shift(qid) non-relevant documents first, then the
+// relevant ones (best grade first), then the rest: per-query values that
+// vary with the shift.
+func Shifted(t *dataset.Task, shift func(qid string) int) trec.Run {
 	run := trec.Run{}
 	for _, q := range t.Queries {
-		docs := make([]dataset.Doc, len(t.Corpus))
-		copy(docs, t.Corpus)
 		grade := t.Qrels[q.ID]
-		first := relevantFirst(q.ID)
-		slices.SortStableFunc(docs, func(a, b dataset.Doc) int {
-			ga, gb := max(grade[a.ID], 0), max(grade[b.ID], 0)
-			if !first {
-				ga, gb = -ga, -gb
+		var rel, other []dataset.Doc
+		for _, d := range t.Corpus {
+			if grade[d.ID] > 0 {
+				rel = append(rel, d)
+			} else {
+				other = append(other, d)
 			}
-			return gb - ga
-		})
+		}
+		slices.SortStableFunc(rel, func(a, b dataset.Doc) int { return grade[b.ID] - grade[a.ID] })
+		n := min(shift(q.ID), len(other))
+		docs := append(append(append([]dataset.Doc{}, other[:n]...), rel...), other[n:]...)
 		hits := make([]trec.Hit, 0, 100)
 		for i, d := range docs[:min(100, len(docs))] {
 			hits = append(hits, trec.Hit{DocID: d.ID, Score: float64(1000 - i)})
@@ -106,4 +123,99 @@ func Write(r Run) error {
 		m.Config = map[string]any{"retriever": r.System}
 	}
 	return m.WriteFile(filepath.Join(r.Dir, results.ManifestFile))
+}
+
+// Chromium returns the headless browser the page tests use: $R2MED_CHROMIUM,
+// else Debian's chromium on PATH. Without one the test is skipped, except
+// under R2MED_CI=1 (set by .ci/run, which installs it), where it fails.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("R2MED_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("R2MED_CI") == "1" {
+		t.Fatal("chromium not found but R2MED_CI=1: install Debian's chromium (apt-get install chromium) or set R2MED_CHROMIUM")
+	}
+	t.Skip("chromium not found (apt-get install chromium); skipping the headless-browser test")
+	return ""
+}
+
+func chromium(t testing.TB, args ...string) []byte {
+	t.Helper()
+	bin := Chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+		"--disable-extensions", "--disable-dev-shm-usage", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
+	}
+	return out
+}
+
+// Screenshot loads url in headless Chromium in a window w×h and returns
+// the screenshot.
+func Screenshot(t testing.TB, url string, w, h int) image.Image {
+	t.Helper()
+	return ScreenshotArgs(t, url, w, h)
+}
+
+// ScreenshotArgs is Screenshot with more Chromium flags
+// ("--force-dark-mode").
+func ScreenshotArgs(t testing.TB, url string, w, h int, flags ...string) image.Image {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "shot.png")
+	chromium(t, append(flags, "--screenshot="+file, fmt.Sprintf("--window-size=%d,%d", w, h), url)...)
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	return img
+}
+
+// DOM loads url in headless Chromium and returns the document as it is
+// after its scripts ran.
+func DOM(t testing.TB, url string) string {
+	t.Helper()
+	return string(chromium(t, "--dump-dom", url))
+}
+
+// CountColor counts the pixels of img within a small distance of the
+// colour hex ("#4477AA").
+func CountColor(img image.Image, hex string) int {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	want := [3]int{int(v >> 16 & 0xff), int(v >> 8 & 0xff), int(v & 0xff)}
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			d := abs(int(r>>8)-want[0]) + abs(int(g>>8)-want[1]) + abs(int(bl>>8)-want[2])
+			if d <= 12 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
