@@ -191,11 +191,21 @@ func (k *binaryKernel) score(qi, lo, hi int, out []float32) {
 	data := k.b.bits
 	for r := lo; r < hi; r++ {
 		row := data[r*w : (r+1)*w : (r+1)*w]
-		h := 0
-		for j, x := range q {
-			h += bits.OnesCount64(x ^ row[j])
+		row = row[:len(q)]
+		// four independent popcounts per step: the loop is
+		// latency-bound otherwise
+		h0, h1, h2, h3 := 0, 0, 0, 0
+		j := 0
+		for ; j+4 <= len(q); j += 4 {
+			h0 += bits.OnesCount64(q[j] ^ row[j])
+			h1 += bits.OnesCount64(q[j+1] ^ row[j+1])
+			h2 += bits.OnesCount64(q[j+2] ^ row[j+2])
+			h3 += bits.OnesCount64(q[j+3] ^ row[j+3])
 		}
-		out[r-lo] = float32(k.dim - 2*h)
+		for ; j < len(q); j++ {
+			h0 += bits.OnesCount64(q[j] ^ row[j])
+		}
+		out[r-lo] = float32(k.dim - 2*(h0+h1+h2+h3))
 	}
 }
 
