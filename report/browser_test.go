@@ -58,6 +58,7 @@ func writeReport(t *testing.T) string {
 // the scatter's points are there.
 func TestBrowserScreenshot(t *testing.T) {
 	reporttest.Chromium(t)
+	t.Parallel()
 	path := writeReport(t)
 	img := reporttest.Screenshot(t, "file://"+path, 1280, 2000)
 	if got := img.Bounds().Size(); got.X != 1280 || got.Y != 2000 {
@@ -84,6 +85,7 @@ func TestBrowserScreenshot(t *testing.T) {
 // TestBrowserDarkMode: with the system in dark mode the page is dark.
 func TestBrowserDarkMode(t *testing.T) {
 	reporttest.Chromium(t)
+	t.Parallel()
 	path := writeReport(t)
 	dark := reporttest.ScreenshotArgs(t, "file://"+path, 800, 600, "--force-dark-mode", "--blink-settings=preferredColorScheme=0")
 	if r, g, b, _ := dark.At(5, 5).RGBA(); r>>8 > 40 || g>>8 > 40 || b>>8 > 40 {
@@ -98,6 +100,7 @@ func TestBrowserDarkMode(t *testing.T) {
 // perfect first).
 func TestBrowserScript(t *testing.T) {
 	reporttest.Chromium(t)
+	t.Parallel()
 	path := writeReport(t)
 	dom := reporttest.DOM(t, "file://"+path+"#sort=demo:asc")
 	for _, want := range []string{`data-ready="1"`, `data-rows="2"`, `aria-sort="ascending"`} {

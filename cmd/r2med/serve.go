@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/server"
+)
+
+func init() { register(newServeCmd) }
+
+func newServeCmd() *cobra.Command {
+	var dir, addr, analyzer string
+	var published bool
+	var topK int
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Browse results: leaderboard, task pages and a per-query drill-down with matched terms highlighted; JSON API and CSV",
+		Long: `serve starts a local web viewer of the runs under --results (and R2MED's
+published systems with --published):
+
+  /                         the leaderboard (?metric=recall@100&family=case)
+  /task/TASK                every system on a task, recall@k, per-query values of ours
+  /query/TASK/QID           the query, its relevant documents and each system's
+                            top k (?k=20) with relevant hits marked and the words
+                            matching the query highlighted (by the analyzer's terms)
+  /api/leaderboard          the leaderboard as JSON (same parameters)
+  /api/runs                 the runs, as r2med results --format json
+  /api/query/TASK/QID       the drill-down as JSON
+  /leaderboard.csv          the leaderboard as CSV
+
+Task data (queries, documents, judgments) is loaded on first use from where
+each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
+		Example: `  r2med run --task demo --out out/demo
+  r2med serve --results out
+  r2med serve --results out --published --addr 127.0.0.1:9000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkResultsDir(cmd, dir); err != nil {
+				return err
+			}
+			d, err := report.Load(dir, published, runTaskLoader)
+			if err != nil {
+				return err
+			}
+			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "serving %d systems (%d of ours) at http://%s/ — Ctrl-C to stop\n",
+				len(d.Board.Systems), len(d.Ours()), ln.Addr())
+			return server.Serve(cmd.Context(), ln, s)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&dir, "results", leaderboard.DefaultDir, "results directory searched for runs (results.json + manifest.json), at any depth")
+	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
+	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
+	fl.IntVar(&topK, "top-k", 10, "hits shown per system in the drill-down (a page can ask ?k=N)")
+	return cmd
+}

@@ -1,0 +1,325 @@
+package server
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/report/reporttest"
+	"github.com/r2med/r2med/results"
+)
+
+const evil = `<script>document.title="pwned"</script>`
+
+// evilLoader is the demo task with markup in the first query and in one
+// of its relevant documents: texts are untrusted.
+func evilLoader(ctx context.Context, r results.Run) (*dataset.Task, error) {
+	t, err := demo.Load()
+	if err != nil {
+		return nil, err
+	}
+	q := &t.Queries[0]
+	q.Text = evil + " " + q.Text
+	for i, d := range t.Corpus {
+		if t.Qrels[q.ID][d.ID] > 0 {
+			t.Corpus[i].Text = evil + " " + d.Text
+			break
+		}
+	}
+	return t, nil
+}
+
+// fixture serves two systems of ours on the demo task: perfect, and
+// buried, which ranks the relevant documents last on every query.
+func fixture(t *testing.T) (*httptest.Server, *dataset.Task) {
+	t.Helper()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, r := range []reporttest.Run{
+		{Dir: filepath.Join(root, "perfect"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task)},
+		{Dir: filepath.Join(root, "buried"), Task: "demo", System: "buried", Ranked: reporttest.Buried(task, func(string) bool { return true })},
+	} {
+		if err := reporttest.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := report.Load(root, true, evilLoader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts, task
+}
+
+func get(t *testing.T, url string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func TestQueryAPI(t *testing.T) {
+	ts, task := fixture(t)
+	q := task.Queries[1]
+	code, h, body := get(t, ts.URL+"/api/query/demo/"+q.ID+"?k=5")
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+		t.Fatalf("%d %s: %s", code, h.Get("Content-Type"), body)
+	}
+	var got QueryJSON
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Query.ID != q.ID || got.Query.Text != q.Text || string(got.Query.Fields["body_system"]) != string(q.Extra["body_system"]) {
+		t.Errorf("query %+v", got.Query)
+	}
+	terms := slices.Sorted(slices.Values(analysis.LuceneEnglish().Analyze(nil, q.Text)))
+	terms = slices.Compact(terms)
+	if !slices.Equal(got.Terms, terms) {
+		t.Errorf("terms %v, want %v", got.Terms, terms)
+	}
+	var rel []string
+	for id, g := range task.Qrels[q.ID] {
+		if g > 0 {
+			rel = append(rel, id)
+		}
+	}
+	slices.Sort(rel)
+	var gotRel []string
+	for _, d := range got.Relevant {
+		gotRel = append(gotRel, d.ID)
+		if doc, _ := findDoc(task, d.ID); d.Text != doc.Text {
+			t.Errorf("relevant %s text differs from the corpus", d.ID)
+		}
+	}
+	slices.Sort(gotRel)
+	if !slices.Equal(gotRel, rel) {
+		t.Errorf("relevant %v, want %v", gotRel, rel)
+	}
+	if len(got.Systems) != 2 || got.Systems[0].Name != "buried" || got.Systems[1].Name != "perfect" {
+		t.Fatalf("systems %+v", got.Systems)
+	}
+	buried, perfect := got.Systems[0], got.Systems[1]
+	if *perfect.Value != 1 || *buried.Value != 0 || len(perfect.Hits) != 5 || perfect.Retrieved != 79 {
+		t.Errorf("perfect %v (%d hits of %d), buried %v", *perfect.Value, len(perfect.Hits), perfect.Retrieved, *buried.Value)
+	}
+	for i, h := range perfect.Hits {
+		if h.Rank != i+1 || h.Relevant != (i < len(rel)) {
+			t.Errorf("perfect hit %+v", h)
+		}
+	}
+	for id, r := range perfect.RelevantRanks {
+		if r < 1 || r > len(rel) {
+			t.Errorf("perfect ranks %s at %d", id, r)
+		}
+	}
+	for id, r := range buried.RelevantRanks {
+		if r <= 79-len(rel) && r != 0 {
+			t.Errorf("buried ranks %s at %d, want after every non-relevant document", id, r)
+		}
+	}
+	// Another metric, per query.
+	_, _, body = get(t, ts.URL+"/api/query/demo/"+q.ID+"?metric=recall@100")
+	json.Unmarshal([]byte(body), &got)
+	if got.Metric != "recall_at_100" || *got.Systems[0].Value != 1 {
+		t.Errorf("recall@100 of buried %v (%s), want 1", *got.Systems[0].Value, got.Metric)
+	}
+}
+
+func findDoc(t *dataset.Task, id string) (dataset.Doc, bool) {
+	for _, d := range t.Corpus {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return dataset.Doc{}, false
+}
+
+func TestErrors(t *testing.T) {
+	ts, _ := fixture(t)
+	for path, want := range map[string]int{
+		"/api/query/demo/nosuch":       404,
+		"/api/query/nosuch/q1":         404,
+		"/api/query/Biology/q1":        404, // published systems only: no run files
+		"/api/query/demo/q1?k=0":       400,
+		"/api/leaderboard?metric=bleu": 400,
+		"/query/demo/nosuch":           404,
+		"/task/nosuch":                 404,
+		"/nosuch":                      404,
+	} {
+		code, h, body := get(t, ts.URL+path)
+		if code != want {
+			t.Errorf("%s: %d, want %d: %s", path, code, want, body)
+		}
+		if strings.HasPrefix(path, "/api/") {
+			var e map[string]string
+			if json.Unmarshal([]byte(body), &e) != nil || e["error"] == "" || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+				t.Errorf("%s: not a JSON error: %s", path, body)
+			}
+		}
+	}
+}
+
+func TestLeaderboardAPIAndCSV(t *testing.T) {
+	ts, _ := fixture(t)
+	_, _, body := get(t, ts.URL+"/api/leaderboard?metric=recall@100&family=case")
+	var lb struct {
+		Metric string   `json:"metric"`
+		Tasks  []string `json:"tasks"`
+		Rows   []struct {
+			Name      string `json:"name"`
+			Published bool   `json:"published"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(body), &lb); err != nil {
+		t.Fatal(err)
+	}
+	if lb.Metric != "recall_at_100" || strings.Join(lb.Tasks, ",") != "PMC-Clinical,IIYi-Clinical" || len(lb.Rows) != 73 {
+		t.Errorf("leaderboard %s %v, %d rows", lb.Metric, lb.Tasks, len(lb.Rows))
+	}
+	code, h, body := get(t, ts.URL+"/leaderboard.csv")
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") {
+		t.Fatalf("%d %s", code, h.Get("Content-Type"))
+	}
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 74 || strings.Join(recs[0][:5], ",") != "rank,system,id,kind,source" || recs[1][1] != "query2doc/gpt4 → nv" || recs[1][len(recs[1])-2] != "41.65" {
+		t.Errorf("csv: %d records, first %v", len(recs), recs[1])
+	}
+	_, _, body = get(t, ts.URL+"/api/runs")
+	var runs RunsJSON
+	if err := json.Unmarshal([]byte(body), &runs); err != nil || len(runs.Runs) != 2 || runs.Runs[0].Task != "demo" {
+		t.Errorf("runs %v: %s", err, body)
+	}
+}
+
+// TestEscaping: query and document texts are untrusted; markup in them
+// is shown, never run.
+func TestEscaping(t *testing.T) {
+	ts, task := fixture(t)
+	for _, path := range []string{"/query/demo/" + task.Queries[0].ID, "/task/demo"} {
+		code, _, body := get(t, ts.URL+path)
+		if code != 200 {
+			t.Fatalf("%s: %d", path, code)
+		}
+		if strings.Contains(body, evil) || strings.Contains(body, `<script>document.title`) {
+			t.Errorf("%s: untrusted markup not escaped", path)
+		}
+		// Shown as text, whatever words are highlighted in it.
+		plain := strings.NewReplacer("<mark>", "", "</mark>", "").Replace(body)
+		if !strings.Contains(plain, "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;") {
+			t.Errorf("%s: escaped text not shown", path)
+		}
+	}
+}
+
+func TestPages(t *testing.T) {
+	ts, task := fixture(t)
+	for path, want := range map[string][]string{
+		"/":                  {`<table class="sortable">`, `id="bars"`, `href="/task/demo"`, `href="/leaderboard.csv"`},
+		"/?metric=mrr":       {`value="MRR"`, `href="/leaderboard.csv?metric=mrr"`},
+		"/task/demo":         {`id="queries"`, `href="/query/demo/` + task.Queries[0].ID + `"`, `id="recall-`},
+		"/query/demo/q2":     {`<mark>`, `class="doc rel"`, "relevant (grade 1)"},
+		"/query/demo/q2?k=3": {`top 3`},
+	} {
+		code, h, body := get(t, ts.URL+path)
+		if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %s", path, code, h.Get("Content-Type"))
+		}
+		if !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("%s: no content security policy", path)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s lacks %q", path, w)
+			}
+		}
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	h := NewHighlighter(analysis.LuceneEnglish())
+	text := "Patients with infarcts; the INFARCTION's cause is unknown — café."
+	terms := h.Terms("infarction and the cafe in patients")
+	segs := h.Segments(text, terms)
+	var joined strings.Builder
+	var marked []string
+	for _, s := range segs {
+		joined.WriteString(s.Text)
+		if s.Match {
+			marked = append(marked, s.Text)
+		}
+	}
+	if joined.String() != text {
+		t.Fatalf("segments join to %q", joined.String())
+	}
+	// "the" is a stop word: never a term, so never marked; "café" is not
+	// "cafe" to Lucene's English analyzer (no accent folding).
+	if got := strings.Join(marked, "|"); got != "Patients|infarcts|INFARCTION's" {
+		t.Errorf("marked %q", got)
+	}
+	cut, more := Cut(segs, 12)
+	if !more || len(cut) != 2 || cut[0].Text != "Patients" || cut[1].Text != " wit" {
+		t.Errorf("cut %+v %v", cut, more)
+	}
+	cut, more = Cut([]Segment{{Text: "aé"}}, 2) // inside é: cut before it
+	if !more || len(cut) != 1 || cut[0].Text != "a" {
+		t.Errorf("cut %+v", cut)
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	ts, _ := fixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, ts.Config.Handler) }()
+	url := "http://" + ln.Addr().String()
+	if code, _, _ := get(t, url+"/api/runs"); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("still accepting connections after shutdown")
+	}
+}
