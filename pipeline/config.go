@@ -66,38 +66,39 @@ type Retrieval struct {
 // Dense describes a dense retriever: a registry model (package models)
 // with its R2MED recipe, or any model an HTTP backend serves.
 type Dense struct {
-	Model   string // registry name or alias, or a model id for HTTP backends
-	Backend string // onnx, openai, tei, voyage; empty: the registry's choice
-	BaseURL string // HTTP backends; empty: the backend's default or environment
+	Model   string `yaml:"model"`    // registry name or alias, or a model id for HTTP backends
+	Backend string `yaml:"backend"`  // onnx, openai, tei, voyage; empty: the registry's choice
+	BaseURL string `yaml:"base_url"` // HTTP backends; empty: the backend's default or environment
 	// ModelDir is a local ONNX model directory (model.onnx or
 	// onnx/model.onnx, tokenizer.json); empty: the Hub cache's copy of
 	// the registry model, fetched by `r2med model pull`.
-	ModelDir string
+	ModelDir string `yaml:"model_dir"`
 	// QueryPrefix and DocPrefix replace the registry's instructions when
 	// set ("" for a model outside the registry means none).
-	QueryPrefix, DocPrefix *string
-	MaxLength              int  // tokens; 0: the registry's
-	Dimensions             int  // requested output dimension (OpenAI, Voyage, Matryoshka); 0: native
-	Normalize              bool // L2-normalize embeddings (cosine scoring normalizes anyway)
-	BatchSize              int  // 0: the backend's default
-	Concurrency            int  // HTTP requests in flight; 0: the backend's default
+	QueryPrefix *string `yaml:"query_prefix"`
+	DocPrefix   *string `yaml:"doc_prefix"`
+	MaxLength   int     `yaml:"max_length"`  // tokens; 0: the registry's
+	Dimensions  int     `yaml:"dimensions"`  // requested output dimension (OpenAI, Voyage, Matryoshka); 0: native
+	Normalize   bool    `yaml:"normalize"`   // L2-normalize embeddings (cosine scoring normalizes anyway)
+	BatchSize   int     `yaml:"batch_size"`  // 0: the backend's default
+	Concurrency int     `yaml:"concurrency"` // HTTP requests in flight; 0: the backend's default
 	// Pooling (cls, mean, last) says how a local model outside the
 	// registry pools token vectors; registry models bring their own.
-	Pooling string
+	Pooling string `yaml:"pooling"`
 	// Quantize searches an int8 or binary copy of the document vectors
 	// (HAKARI-Bench's embedding variants); Rescore reorders the quantized
 	// top candidates by their float32 scores.
-	Quantize string
-	Rescore  bool
+	Quantize string `yaml:"quantize"`
+	Rescore  bool   `yaml:"rescore"`
 }
 
 // Fuse says how several runs become one.
 type Fuse struct {
-	Method  string    // "rrf" (default) or "combsum"
-	K       float64   // RRF constant; 0 means 60
-	Norm    string    // combsum: minmax (default), zscore, none
-	Weights []float64 // combsum: one per retriever; nil means all 1
-	Depth   int       // documents each retriever contributes; 0 means max(TopK, 100)
+	Method  string    `yaml:"method"`  // "rrf" (default) or "combsum"
+	K       float64   `yaml:"k"`       // RRF constant; 0 means 60
+	Norm    string    `yaml:"norm"`    // combsum: minmax (default), zscore, none
+	Weights []float64 `yaml:"weights"` // combsum: one per retriever; nil means all 1
+	Depth   int       `yaml:"depth"`   // documents each retriever contributes; 0 means max(TopK, 100)
 }
 
 // depth is how deep each fused list is: fusing only the final top-k would
@@ -112,21 +113,21 @@ func (f Fuse) depth(topK int) int {
 // Rerank describes a reranking stage.
 type Rerank struct {
 	// Kind is tei, cohere (the /v1/rerank shape of Cohere, Jina and
-	// Voyage), llm-pointwise, llm-listwise or onnx.
-	Kind     string
-	Model    string
-	BaseURL  string
-	ModelDir string // onnx
-	Depth    int    // documents reranked per query; 0 means 100
+	// Voyage), jina, voyage, llm-pointwise, llm-listwise or onnx.
+	Kind     string `yaml:"kind"`
+	Model    string `yaml:"model"`
+	BaseURL  string `yaml:"base_url"`
+	ModelDir string `yaml:"model_dir"` // onnx
+	Depth    int    `yaml:"depth"`     // documents reranked per query; 0 means 100
 	// KeepTail keeps the documents below Depth after the reranked ones;
 	// R2MED keeps only the reranked documents.
-	KeepTail bool
+	KeepTail bool `yaml:"keep_tail"`
 	// WithoutSafeguard drops a NanoR2MED reranking_hybrid list's rank-101
 	// safeguard document before reranking (HAKARI's
 	// reranking_without_safeguard target).
-	WithoutSafeguard bool
-	BatchSize        int
-	Concurrency      int
+	WithoutSafeguard bool `yaml:"without_safeguard"`
+	BatchSize        int  `yaml:"batch_size"`
+	Concurrency      int  `yaml:"concurrency"`
 }
 
 // DefaultConfig is R2MED's BM25 setup.
@@ -408,8 +409,8 @@ type File struct {
 	TopK     int             `yaml:"top_k"`
 	Expand   *FileExpand     `yaml:"expand"`
 	Retrieve []FileRetriever `yaml:"retrieve"`
-	Fuse     *FileFuse       `yaml:"fuse"`
-	Rerank   *FileRerank     `yaml:"rerank"`
+	Fuse     *Fuse           `yaml:"fuse"`
+	Rerank   *Rerank         `yaml:"rerank"`
 }
 
 // FileExpand is the expand stage of a pipeline file: published (or
@@ -443,10 +444,10 @@ type FileGenerate struct {
 // FileRetriever is one retriever of a pipeline file; exactly one field is
 // set.
 type FileRetriever struct {
-	BM25       *FileBM25  `yaml:"bm25"`
-	Dense      *FileDense `yaml:"dense"`
-	Candidates string     `yaml:"candidates"`
-	Run        string     `yaml:"run"`
+	BM25       *FileBM25 `yaml:"bm25"`
+	Dense      *Dense    `yaml:"dense"`
+	Candidates string    `yaml:"candidates"`
+	Run        string    `yaml:"run"`
 }
 
 // FileBM25 is a BM25 retriever of a pipeline file.
@@ -455,46 +456,6 @@ type FileBM25 struct {
 	K1       *float64 `yaml:"k1"`
 	B        *float64 `yaml:"b"`
 	Analyzer string   `yaml:"analyzer"`
-}
-
-// FileDense is a dense retriever of a pipeline file.
-type FileDense struct {
-	Model       string  `yaml:"model"`
-	Backend     string  `yaml:"backend"`
-	BaseURL     string  `yaml:"base_url"`
-	ModelDir    string  `yaml:"model_dir"`
-	QueryPrefix *string `yaml:"query_prefix"`
-	DocPrefix   *string `yaml:"doc_prefix"`
-	MaxLength   int     `yaml:"max_length"`
-	Dimensions  int     `yaml:"dimensions"`
-	Normalize   bool    `yaml:"normalize"`
-	BatchSize   int     `yaml:"batch_size"`
-	Concurrency int     `yaml:"concurrency"`
-	Pooling     string  `yaml:"pooling"`
-	Quantize    string  `yaml:"quantize"`
-	Rescore     bool    `yaml:"rescore"`
-}
-
-// FileFuse is the fuse stage of a pipeline file.
-type FileFuse struct {
-	Method  string    `yaml:"method"`
-	K       float64   `yaml:"k"`
-	Norm    string    `yaml:"norm"`
-	Weights []float64 `yaml:"weights"`
-	Depth   int       `yaml:"depth"`
-}
-
-// FileRerank is the rerank stage of a pipeline file.
-type FileRerank struct {
-	Kind             string `yaml:"kind"`
-	Model            string `yaml:"model"`
-	BaseURL          string `yaml:"base_url"`
-	ModelDir         string `yaml:"model_dir"`
-	Depth            int    `yaml:"depth"`
-	KeepTail         bool   `yaml:"keep_tail"`
-	WithoutSafeguard bool   `yaml:"without_safeguard"`
-	BatchSize        int    `yaml:"batch_size"`
-	Concurrency      int    `yaml:"concurrency"`
 }
 
 // LoadFile reads a pipeline YAML file into a Config.
@@ -574,15 +535,14 @@ func (f File) Config() (Config, error) {
 			cfg.SetGenerate(g)
 		}
 	}
-	if fu := f.Fuse; fu != nil {
-		cfg.Fuse = Fuse{Method: fu.Method, K: fu.K, Norm: fu.Norm, Weights: fu.Weights, Depth: fu.Depth}
+	if f.Fuse != nil {
+		cfg.Fuse = *f.Fuse
 	}
-	if rr := f.Rerank; rr != nil {
-		if rr.Kind == "" {
-			return Config{}, errors.New("rerank: needs a kind (tei, cohere, llm-pointwise, llm-listwise or onnx)")
+	if f.Rerank != nil {
+		if f.Rerank.Kind == "" {
+			return Config{}, errors.New("rerank: needs a kind (tei, cohere, jina, voyage, llm-pointwise, llm-listwise or onnx)")
 		}
-		cfg.Rerank = Rerank{Kind: rr.Kind, Model: rr.Model, BaseURL: rr.BaseURL, ModelDir: rr.ModelDir, Depth: rr.Depth,
-			KeepTail: rr.KeepTail, WithoutSafeguard: rr.WithoutSafeguard, BatchSize: rr.BatchSize, Concurrency: rr.Concurrency}
+		cfg.Rerank = *f.Rerank
 	}
 	return cfg, cfg.Validate()
 }
@@ -618,11 +578,7 @@ func (fr FileRetriever) retrieval() (Retrieval, error) {
 		}
 		return r, nil
 	case fr.Dense != nil:
-		d := fr.Dense
-		return Retrieval{Retriever: "dense", Dense: Dense{Model: d.Model, Backend: d.Backend, BaseURL: d.BaseURL, ModelDir: d.ModelDir,
-			QueryPrefix: d.QueryPrefix, DocPrefix: d.DocPrefix, MaxLength: d.MaxLength, Dimensions: d.Dimensions,
-			Normalize: d.Normalize, BatchSize: d.BatchSize, Concurrency: d.Concurrency,
-			Pooling: d.Pooling, Quantize: d.Quantize, Rescore: d.Rescore}}, nil
+		return Retrieval{Retriever: "dense", Dense: *fr.Dense}, nil
 	case fr.Candidates != "":
 		return Retrieval{Retriever: CandidatesPrefix + fr.Candidates}, nil
 	}
