@@ -386,30 +386,6 @@ func TestRunAll(t *testing.T) {
 	}
 }
 
-type memStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *memStore) Get(bucket string, key []byte) ([]byte, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[bucket+string(key)]
-	return v, ok, nil
-}
-
-func (s *memStore) PutMany(bucket string, keys, vals [][]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	for i := range keys {
-		s.m[bucket+string(keys[i])] = vals[i]
-	}
-	return nil
-}
-
 // With a cache, a rerun replays the whole conversation without requests.
 func TestCachedRerun(t *testing.T) {
 	var calls atomic.Int64
@@ -424,7 +400,7 @@ func TestCachedRerun(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
 	}))
 	defer s.Close()
-	store := &memStore{}
+	store := &llm.MemoryStore{}
 	run := func() Trace {
 		c, _ := llm.New(llm.Options{BaseURL: s.URL, Model: "m", Cache: store})
 		tr, err := Run(context.Background(), c, (&corpus{}).search, "q", Config{Request: llm.Request{Seed: llm.Seed(42)}})

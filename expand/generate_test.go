@@ -20,30 +20,6 @@ import (
 	"github.com/r2med/r2med/trec"
 )
 
-type memStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *memStore) Get(bucket string, key []byte) ([]byte, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[bucket+string(key)]
-	return v, ok, nil
-}
-
-func (s *memStore) PutMany(bucket string, keys, vals [][]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	for i := range keys {
-		s.m[bucket+string(keys[i])] = vals[i]
-	}
-	return nil
-}
-
 // genServer answers by the query inside the user prompt: a query text
 // starting with a keyword picks a behaviour, anything else gets
 // "passage about <the user prompt's last line>".
@@ -265,7 +241,7 @@ func TestGenerateReasoningLabel(t *testing.T) {
 
 func TestGenerateCachedRerun(t *testing.T) {
 	s := newGenServer(t)
-	store := &memStore{}
+	store := &llm.MemoryStore{}
 	task := genTask("q one", "q two", "BROKEN three")
 	first, err := Generate(context.Background(), genClient(t, s, store), task, config(HyDE, "m"), nil)
 	if err != nil {

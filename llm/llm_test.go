@@ -17,31 +17,6 @@ import (
 	"github.com/r2med/r2med/internal/httpx"
 )
 
-// memStore is a Store in memory.
-type memStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *memStore) Get(bucket string, key []byte) ([]byte, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[bucket+"\x00"+string(key)]
-	return v, ok, nil
-}
-
-func (s *memStore) PutMany(bucket string, keys, vals [][]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	for i := range keys {
-		s.m[bucket+"\x00"+string(keys[i])] = vals[i]
-	}
-	return nil
-}
-
 // fastRetry retries at once, so failure tests take milliseconds.
 func fastRetry() *httpx.Client {
 	return &httpx.Client{BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond, Timeout: 2 * time.Second, MaxAttempts: 4}
@@ -246,7 +221,7 @@ func TestLogprobs(t *testing.T) {
 
 func TestCache(t *testing.T) {
 	s := newChatServer(t, echo)
-	store := &memStore{}
+	store := &MemoryStore{}
 	c := newClient(t, s, Options{Cache: store})
 	req := Request{Messages: []Message{System("sys"), User("q")}, Temperature: 0.7, Seed: Seed(42), MaxTokens: 50}
 	first, err := c.Chat(context.Background(), req)
@@ -301,7 +276,7 @@ func TestEmptyAnswerIsNotCached(t *testing.T) {
 		}
 		answer(w, map[string]any{"content": "now"})
 	})
-	c := newClient(t, s, Options{Cache: &memStore{}})
+	c := newClient(t, s, Options{Cache: &MemoryStore{}})
 	req := Request{Messages: []Message{User("q")}}
 	if r, _ := c.Chat(context.Background(), req); r.Content != "" {
 		t.Fatalf("first %q", r.Content)
@@ -379,12 +354,12 @@ func TestMalformedAnswers(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := newChatServer(t, func(_ int, _ map[string]any, w http.ResponseWriter) { io.WriteString(w, tc.body) })
-			store := &memStore{}
+			store := &MemoryStore{}
 			_, err := newClient(t, s, Options{Cache: store}).Chat(context.Background(), Request{Messages: []Message{User("q")}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want %q", err, tc.want)
 			}
-			if len(store.m) != 0 {
+			if store.Len() != 0 {
 				t.Error("a failed answer was cached")
 			}
 		})
@@ -462,7 +437,7 @@ func TestGenerateAll(t *testing.T) {
 		}
 		echo(n, body, w)
 	})
-	store := &memStore{}
+	store := &MemoryStore{}
 	c := newClient(t, s, Options{Cache: store, Concurrency: 3})
 	var reqs []Request
 	for i := range 20 {
@@ -514,7 +489,7 @@ func TestGenerateAllResumesAfterCancel(t *testing.T) {
 		}
 		echo(n, body, w)
 	})
-	store := &memStore{}
+	store := &MemoryStore{}
 	c := newClient(t, s, Options{Cache: store, Concurrency: 1})
 	var reqs []Request
 	for i := range 10 {
@@ -523,7 +498,7 @@ func TestGenerateAllResumesAfterCancel(t *testing.T) {
 	if _, err := c.GenerateAll(ctx, reqs, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
-	cached := len(store.m)
+	cached := store.Len()
 	if cached == 0 || cached >= 10 {
 		t.Fatalf("%d answers cached before the interruption", cached)
 	}
