@@ -235,19 +235,25 @@ func prepareQueries(queries [][]float32, dim int, m Metric) ([][]float32, error)
 // package comment for the order and the exclusions). Fewer than k hits come
 // back when the store, after exclusions, holds fewer rows.
 func (f *Flat) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit, error) {
-	if err := checkSearch(len(queries), k, opts); err != nil {
-		return nil, err
-	}
-	if len(queries) > 0 && f.dim == 0 {
-		return nil, errNoDim
-	}
-	qs, err := prepareQueries(queries, f.dim, f.metric)
+	qs, err := f.prepare(queries, k, opts)
 	if err != nil {
 		return nil, err
 	}
 	ex := f.exclusions(len(queries), opts)
 	res := scan(&floatKernel{f: f, q: qs}, f.Len(), len(qs), k, ex, f.ranks(), opts.workers(), f.dim*4)
 	return toHits(res, f.ids, nil), nil
+}
+
+// prepare checks a search's arguments against the store and returns the
+// queries ready to score (normalized under Cosine).
+func (f *Flat) prepare(queries [][]float32, k int, opts SearchOptions) ([][]float32, error) {
+	if err := checkSearch(len(queries), k, opts); err != nil {
+		return nil, err
+	}
+	if len(queries) > 0 && f.dim == 0 {
+		return nil, errNoDim
+	}
+	return prepareQueries(queries, f.dim, f.metric)
 }
 
 // floatKernel scores float32 rows with vek's AVX2 dot product.

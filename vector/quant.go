@@ -102,13 +102,7 @@ func (k *int8Kernel) score(qi, lo, hi int, out []float32) {
 // the reported scores are the int8 estimates of the float scores.
 func (x *Int8) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit, error) {
 	f := x.flat
-	if err := checkSearch(len(queries), k, opts); err != nil {
-		return nil, err
-	}
-	if len(queries) > 0 && f.dim == 0 {
-		return nil, errNoDim
-	}
-	qs, err := prepareQueries(queries, f.dim, f.metric)
+	qs, err := f.prepare(queries, k, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -214,13 +208,7 @@ func (k *binaryKernel) score(qi, lo, hi int, out []float32) {
 // scores.
 func (b *Binary) Search(queries [][]float32, k int, opts SearchOptions) ([][]Hit, error) {
 	f := b.flat
-	if err := checkSearch(len(queries), k, opts); err != nil {
-		return nil, err
-	}
-	if len(queries) > 0 && f.dim == 0 {
-		return nil, errNoDim
-	}
-	qs, err := prepareQueries(queries, f.dim, f.metric)
+	qs, err := f.prepare(queries, k, opts)
 	if err != nil {
 		return nil, err
 	}
