@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
+)
+
+// TestReportCLI makes two demo runs (BM25 as R2MED scores it and
+// Lucene's BM25) and reports them as HTML and as chart files; the
+// per-query scatter needs the demo task's judgments, which the loader
+// finds from the manifests.
+func TestReportCLI(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	for name, args := range map[string][]string{"r2med": nil, "lucene": {"--bm25", "lucene"}} {
+		a := append([]string{"run", "--task", "demo", "--quiet", "--out", filepath.Join(out, name)}, args...)
+		if _, errOut, code := r2med(t, "", a...); code != 0 {
+			t.Fatalf("run %s: %s", name, errOut)
+		}
+	}
+	page := filepath.Join(dir, "report.html")
+	stdout, stderr, code := r2med(t, "", "report", "--results", out, "--out", page)
+	if code != 0 || strings.TrimSpace(stdout) != page {
+		t.Fatalf("report (%d): %s%s", code, stdout, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="bars"`, `id="scatter"`, "15 queries:"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	figs := filepath.Join(dir, "figs")
+	stdout, stderr, code = r2med(t, "", "report", "--results", out, "--format", "svg", "--out", figs)
+	if code != 0 || strings.Count(stdout, ".svg") != 3 {
+		t.Fatalf("report --format svg (%d): %s%s", code, stdout, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", page, "--format", "gif"}, `unknown --format "gif"`},
+		{[]string{"--out", page, "--systems", "nosuch"}, `no system "nosuch"`},
+		{[]string{"--out", page, "--metric", "bleu"}, "unknown leaderboard metric"},
+		{nil, "--out is required"},
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"report", "--results", out}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: code %d, %q; want %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, stderr, code := r2med(t, "", "report", "--results", filepath.Join(dir, "none"), "--out", page); code == 0 || !strings.Contains(stderr, "--results") {
+		t.Errorf("a missing --results directory: %d %q", code, stderr)
+	}
+}
+
+func TestRunSource(t *testing.T) {
+	run := func(ti results.TaskInfo) results.Run {
+		return results.Run{Manifest: &results.Manifest{Task: ti}, Result: &results.R2MED{}}
+	}
+	for _, c := range []struct {
+		ti   results.TaskInfo
+		want pipeline.Source
+	}{
+		{results.TaskInfo{Name: "demo", Source: "embedded:demo"}, pipeline.Source{Task: "demo"}},
+		{results.TaskInfo{Name: "Biology", Source: "/cache/snap", Revision: "abc"}, pipeline.Source{Task: "Biology", Suite: "r2med"}},
+		{results.TaskInfo{Name: "nfcorpus", Source: "/data/nfcorpus", Split: "dev"}, pipeline.Source{Data: "/data/nfcorpus"}},
+	} {
+		got := runSource(run(c.ti))
+		if got.Task != c.want.Task || got.Data != c.want.Data || got.Suite != c.want.Suite {
+			t.Errorf("%+v: source %+v, want %+v", c.ti, got, c.want)
+		}
+		if c.want.Data != "" && (got.Options.Split != c.ti.Split || got.Options.Name != c.ti.Name) {
+			t.Errorf("%+v: options %+v", c.ti, got.Options)
+		}
+	}
+}
