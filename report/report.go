@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/significance"
 )
 
 // Options choose what a report shows. The zero value charts our systems
@@ -59,6 +60,10 @@ type Report struct {
 	// A beats B, or they are equal.
 	Wins, Losses, Ties int
 	ScatterNote        string
+	// Test is the paired comparison of the scatter's two systems over
+	// its queries (B − A): randomization and t-test p-values, bootstrap
+	// interval of the mean difference. Nil without a scatter.
+	Test *significance.Result
 	// Notes are things the reader should know: runs left out, data that
 	// could not be loaded.
 	Notes []string
@@ -256,6 +261,7 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 	r.ScatterPair = [2]*leaderboard.System{a, b}
 	c := &ScatterChart{ID: "scatter", Title: fmt.Sprintf("Per-query %s: %s vs %s", r.Metric.Label, a.Name, b.Name),
 		XLabel: fmt.Sprintf("%s — %s", r.Metric.Label, a.Name), YLabel: fmt.Sprintf("%s — %s", r.Metric.Label, b.Name), Max: 1}
+	var xs, ys []float64
 	for _, task := range r.Tasks {
 		if !d.HasRunFile(a.ID, task) || !d.HasRunFile(b.ID, task) {
 			continue
@@ -272,6 +278,7 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 					}
 					x := va[q]
 					g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %.3f vs %.3f", task, q, x, y)})
+					xs, ys = append(xs, x), append(ys, y)
 					switch {
 					case y > x:
 						r.Wins++
@@ -302,6 +309,11 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 	n := r.Wins + r.Losses + r.Ties
 	c.Desc = fmt.Sprintf("%d queries: %s is better on %d, %s on %d, equal on %d. Points above the diagonal favour %s.",
 		n, b.Name, r.Wins, a.Name, r.Losses, r.Ties, b.Name)
+	if res, err := significance.Paired(xs, ys, significance.Options{}); err == nil {
+		r.Test = &res
+		c.Desc += fmt.Sprintf(" Mean %s − %s: %+.4f (%.0f%% bootstrap interval %+.4f to %+.4f); paired randomization test p = %.4f, paired t-test p = %.4f.",
+			b.Name, a.Name, res.Diff, res.Level*100, res.CILow, res.CIHigh, res.RandP, res.TTestP)
+	}
 	r.Scatter = c
 	return nil
 }

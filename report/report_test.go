@@ -100,6 +100,14 @@ func TestBuild(t *testing.T) {
 	if r.Wins != 0 || r.Losses != 2*buried || r.Ties != 2*(n-buried) {
 		t.Errorf("wins %d losses %d ties %d; want 0, %d, %d", r.Wins, r.Losses, r.Ties, 2*buried, 2*(n-buried))
 	}
+	// The paired test agrees with the counts; the mean difference is
+	// −1 on each buried query.
+	if r.Test == nil || r.Test.N != 2*n || r.Test.Losses != r.Losses || r.Test.Diff != -float64(buried)/float64(n) {
+		t.Errorf("paired test %+v", r.Test)
+	}
+	if !strings.Contains(r.Scatter.Desc, "paired randomization test p = ") {
+		t.Errorf("scatter caption %q", r.Scatter.Desc)
+	}
 	for _, g := range r.Scatter.Groups {
 		for _, p := range g.Points {
 			if p.X != 1 || (p.Y != 0 && p.Y != 1) {
