@@ -184,7 +184,7 @@ func (r *Report) bars(d *Data) {
 		short[i] = leaderboard.ShortTaskName(c)
 	}
 	r.Bars = BarChart{ID: "bars", Title: r.Metric.Label + " per task",
-		Desc:   fmt.Sprintf("Grouped bars: %s ×100 of %d systems on %d tasks (%s).", r.Metric.Label, len(r.Charted), len(cats), strings.Join(cats, ", ")),
+		Desc:   fmt.Sprintf("Grouped bars: %s ×100 of %s on %s (%s).", r.Metric.Label, count(len(r.Charted), "system"), count(len(cats), "task"), strings.Join(cats, ", ")),
 		XLabel: "task", YLabel: r.Metric.Label + " ×100", Categories: short, Series: r.chartedNames(), Values: vals}
 }
 
@@ -225,9 +225,16 @@ func (r *Report) curves(d *Data) {
 		for _, k := range slices.Sorted(maps.Keys(ticks)) {
 			c.XTicks = append(c.XTicks, float64(k))
 		}
-		c.Desc = fmt.Sprintf("Recall at cutoffs %s on %s for %d systems, from their result files.", joinFloats(c.XTicks), task, len(c.Series))
+		c.Desc = fmt.Sprintf("Recall at cutoffs %s on %s for %s, from the result files.", joinFloats(c.XTicks), task, count(len(c.Series), "system"))
 		r.Curves = append(r.Curves, c)
 	}
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func joinFloats(v []float64) string {
