@@ -103,7 +103,7 @@ offline).
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "results", leaderboard.DefaultDir, "results directory searched for runs (results.json + manifest.json), at any depth")
+	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
 	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
 	fl.StringVar(&metric, "metric", "ndcg@10", "metric: ndcg@K, recall@K, map@K, p@K or mrr (R2MED's result-file values)")
 	fl.StringVar(&systems, "systems", "", "comma-separated systems to chart (IDs or names, at most 7); the first two of ours make the scatter")

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/server"
 )
@@ -61,7 +60,7 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "results", leaderboard.DefaultDir, "results directory searched for runs (results.json + manifest.json), at any depth")
+	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
 	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
