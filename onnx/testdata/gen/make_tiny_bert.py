@@ -31,6 +31,7 @@ import string
 
 import numpy as np
 import onnx
+from scipy.special import erf
 from onnx import TensorProto, helper, numpy_helper
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -282,7 +283,6 @@ def forward(w, ids, types, mask):
         ctx = (p @ v).transpose(0, 2, 1, 3).reshape(B, S, H)
         h = ln(lin(ctx, L["o"]) + h, L["ln1"])
         f = lin(h, L["ff1"])
-        from scipy.special import erf  # scipy only for the reference pass
         h = ln(lin(f * 0.5 * (1 + erf(f / np.sqrt(2))), L["ff2"]) + h, L["ln2"])
     if w.labels:
         return lin(np.tanh(lin(h[:, 0], w.pooler)), w.cls)
