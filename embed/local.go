@@ -240,7 +240,11 @@ func (m *localModel) run(b tokenizer.Batch, p Pooling) ([][]float32, error) {
 		return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
 	}
 	if len(t.Shape) == 3 {
-		return p.Pool(t.Data, b.AttentionMask, t.Shape[0], t.Shape[1], t.Shape[2])
+		vecs, err := p.Pool(t.Data, b.AttentionMask, t.Shape[0], t.Shape[1], t.Shape[2])
+		if err != nil {
+			return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
+		}
+		return vecs, nil
 	}
 	rows, dim := t.Shape[0], t.Shape[1]
 	vecs := make([][]float32, rows)
