@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/llm"
 )
@@ -283,23 +284,7 @@ func (m GenerationManifest) FallbackSummary() string {
 		ids[i] = f.ID
 	}
 	return fmt.Sprintf("%d of %d queries got no usable %s output from %s and use their own text instead: %s (reasons in %s)",
-		len(m.Fallbacks), m.Queries, m.Method, m.LLM, quoteIDs(ids), ManifestName)
-}
-
-func quoteIDs(ids []string) string {
-	const show = 10
-	var b strings.Builder
-	for i, id := range ids {
-		if i == show {
-			fmt.Fprintf(&b, ", … (%d more)", len(ids)-show)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", id)
-	}
-	return b.String()
+		len(m.Fallbacks), m.Queries, m.Method, m.LLM, errtext.QuoteList(ids, 10), ManifestName)
 }
 
 // Dir is where a generation set lives under root, R2MED's
