@@ -86,7 +86,7 @@ func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Out
 		inputs = append(inputs, files...)
 	}
 	for _, r := range cfg.Retrievers() {
-		files, err := r.inputs(task)
+		files, err := r.inputs(&in)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,9 @@ type stageInput struct {
 	task    *dataset.Task
 	queries []dataset.Query     // BM25 texts
 	gens    []expand.Generation // aligned with task.Queries; nil without GAR
+	// candidates holds the published candidate lists the retrievers
+	// read, by config name, loaded once with the inputs.
+	candidates map[string]*dataset.Candidates
 }
 
 // StagesDir holds the intermediate runs of a multi-stage pipeline inside
@@ -94,11 +97,7 @@ func retrieve(ctx context.Context, in stageInput, r Retrieval, topK int, opt Opt
 	case r.Retriever == "dense":
 		return retrieveDense(ctx, in, r.Dense, topK, opt, m)
 	case strings.HasPrefix(r.Retriever, CandidatesPrefix):
-		c, err := dataset.LoadHubCandidates(in.task.Dir, strings.TrimPrefix(r.Retriever, CandidatesPrefix), in.task.Split)
-		if err != nil {
-			return nil, err
-		}
-		return candidateRun(c, topK), nil
+		return candidateRun(in.candidates[strings.TrimPrefix(r.Retriever, CandidatesPrefix)], topK), nil
 	case strings.HasPrefix(r.Retriever, RunPrefix):
 		run, err := trec.ReadRunFile(r.runPath(in.task))
 		if err != nil {
@@ -115,14 +114,24 @@ func retrieve(ctx context.Context, in stageInput, r Retrieval, topK int, opt Opt
 }
 
 // inputs lists the files a retriever reads beyond the task's, for the
-// manifest's checksums (a changed run file must not reuse old outputs).
-func (r Retrieval) inputs(task *dataset.Task) ([]string, error) {
+// manifest's checksums (a changed run file must not reuse old outputs);
+// candidate lists are loaded into in on the way.
+func (r Retrieval) inputs(in *stageInput) ([]string, error) {
+	task := in.task
 	switch {
 	case strings.HasPrefix(r.Retriever, CandidatesPrefix):
-		c, err := dataset.LoadHubCandidates(task.Dir, strings.TrimPrefix(r.Retriever, CandidatesPrefix), task.Split)
+		name := strings.TrimPrefix(r.Retriever, CandidatesPrefix)
+		if _, ok := in.candidates[name]; ok {
+			return nil, nil // listed with the retriever that loaded it
+		}
+		c, err := dataset.LoadHubCandidates(task.Dir, name, task.Split)
 		if err != nil {
 			return nil, err
 		}
+		if in.candidates == nil {
+			in.candidates = map[string]*dataset.Candidates{}
+		}
+		in.candidates[name] = c
 		return c.Files, nil
 	case strings.HasPrefix(r.Retriever, RunPrefix):
 		p := r.runPath(task)
