@@ -126,7 +126,7 @@ func (g Generate) describe() map[string]any {
 // cache answers whatever an interrupted stage had asked). The generation
 // manifest, agentic traces included, goes into the run manifest.
 func generateStage(ctx context.Context, task *dataset.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
-	fp := stageFingerprint(dataFingerprint(m, expand.Source{}), g.describe(), 0)
+	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
 	dir := filepath.Join(opt.Out, StagesDir, "expand")
 	fpPath := filepath.Join(dir, "fingerprint")
 	label := g.LLMName()

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/trec"
 )
 
 func TestLLMName(t *testing.T) {
@@ -141,5 +142,55 @@ func TestGenerateInRun(t *testing.T) {
 	}
 	if n := calls.Load(); n != 2*int64(len(task.Queries)) {
 		t.Fatalf("after the reuse and a new template: %d requests, want %d", n, 2*len(task.Queries))
+	}
+}
+
+// TestGeneratedExpansionsInvalidateStages changes only the sampling
+// temperature of a generated expansion: the kept retrieval stages of a
+// multi-stage run must not be reused for the new generations.
+func TestGeneratedExpansionsInvalidateStages(t *testing.T) {
+	task, err := dataset.Load("../demo/data", dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Temperature float64
+			Messages    []struct{ Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		// Cold answers repeat the prompt's words; warm ones say something else.
+		answer := req.Messages[len(req.Messages)-1].Content
+		if req.Temperature > 0.5 {
+			answer = "vitamin deficiency anemia fatigue"
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]any{"content": answer}}}})
+	}))
+	defer srv.Close()
+	robertson := DefaultBM25()
+	robertson.BM25.Scheme = "robertson"
+	cfg := Config{Retrieval: DefaultBM25(), Also: []Retrieval{robertson}, TopK: 10}
+	g := DefaultGenerate()
+	g.Method, g.Model, g.BaseURL, g.Style = "hyde", "m", srv.URL, "exam"
+	out := t.TempDir()
+	var runs []trec.Run
+	for _, temp := range []float64{0.1, 0.9} {
+		g.Temperature = temp
+		cfg.SetGenerate(g)
+		kept, err := Run(context.Background(), task, cfg, Options{Out: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := Run(context.Background(), task, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(kept.Run, fresh.Run) {
+			t.Fatalf("temperature %v: the run reused stages made for other generations", temp)
+		}
+		runs = append(runs, kept.Run)
+	}
+	if reflect.DeepEqual(runs[0], runs[1]) {
+		t.Fatal("the two temperatures gave the same run; the test proves nothing")
 	}
 }

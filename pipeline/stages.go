@@ -48,7 +48,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	if cfg.Rerank.Kind != "" {
 		depth = max(depth, cfg.Rerank.depth())
 	}
-	base := dataFingerprint(m, cfg.GAR)
+	base := dataFingerprint(m, cfg.GAR, in.gens)
 	runs := make([]trec.Run, len(rs))
 	for i, r := range rs {
 		name := "retrieve"
@@ -198,9 +198,11 @@ func (c stageCache) run(produce func() (trec.Run, error)) (trec.Run, error) {
 }
 
 // dataFingerprint hashes what every stage reads: the task, its input
-// checksums and the generation set, but no stage's settings, so changing
-// the reranker does not redo retrieval.
-func dataFingerprint(m *results.Manifest, gar expand.Source) string {
+// checksums and the generations (their text: generations made in the run
+// are no input file, and a new temperature changes them under the same
+// name), but no stage's settings, so changing the reranker does not redo
+// retrieval.
+func dataFingerprint(m *results.Manifest, gar expand.Source, gens []expand.Generation) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	enc.Encode(m.Task.Name)
@@ -209,6 +211,9 @@ func dataFingerprint(m *results.Manifest, gar expand.Source) string {
 		enc.Encode(in.SHA256)
 	}
 	enc.Encode(gar)
+	for _, g := range gens {
+		enc.Encode([]string{g.ID, g.Text, g.HyDoc})
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
