@@ -38,14 +38,15 @@ type Spec struct {
 // New builds the Scorer spec describes. Scorers that hold resources (the
 // onnx cross-encoder) implement io.Closer; LLM scorers have Stats().
 func New(spec Spec) (Scorer, error) {
-	switch strings.ToLower(spec.Kind) {
+	kind := strings.ToLower(spec.Kind)
+	switch kind {
 	case "tei":
 		if spec.BaseURL == "" {
 			return nil, fmt.Errorf("the tei reranker needs the server's base URL (e.g. http://localhost:8080)")
 		}
 		return &TEI{BaseURL: spec.BaseURL, Key: spec.APIKey, Client: spec.HTTP}, nil
 	case "cohere", "jina", "voyage":
-		a, err := NewAPI(spec.Kind, spec.BaseURL, spec.Model, spec.APIKey)
+		a, err := NewAPI(kind, spec.BaseURL, spec.Model, spec.APIKey)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +60,7 @@ func New(spec Spec) (Scorer, error) {
 		if spec.Model == "" {
 			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--model)")
 		}
-		if spec.Kind == "llm-pointwise" {
+		if kind == "llm-pointwise" {
 			return &Pointwise{Chat: c, Concurrency: spec.Concurrency}, nil
 		}
 		return &Listwise{Chat: c}, nil

@@ -19,6 +19,8 @@ func TestNew(t *testing.T) {
 		{Spec{Kind: "jina", BaseURL: "http://localhost:8000"}, "needs a model name"},
 		{Spec{Kind: "llm-pointwise", BaseURL: "http://localhost:8000/v1", Model: "qwen"}, "*rerank.Pointwise"},
 		{Spec{Kind: "llm-listwise", BaseURL: "http://localhost:8000/v1", Model: "qwen"}, "*rerank.Listwise"},
+		// Kinds are case-insensitive all the way through, not only in the switch.
+		{Spec{Kind: "LLM-Pointwise", BaseURL: "http://localhost:8000/v1", Model: "qwen"}, "*rerank.Pointwise"},
 		{Spec{Kind: "llm-listwise", BaseURL: "http://localhost:8000/v1"}, "needs the model name"},
 		{Spec{Kind: "onnx"}, "--model-dir"},
 		{Spec{Kind: "colbert"}, `unknown reranker "colbert"`},

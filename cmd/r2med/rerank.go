@@ -72,6 +72,7 @@ An interrupted rerank resumes from OUT.partial.`,
 			if (runPath == "") == (candidates == "") {
 				return errors.New("give the documents to rerank: --run RUN (a TREC run) or --candidates CONFIG (a Nano set's candidate lists), not both")
 			}
+			spec.Kind = strings.ToLower(spec.Kind) // as rerank.New reads it; the cache and the tag use it too
 			if depth == 0 || depth < -1 {
 				return fmt.Errorf("--depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
 			}
