@@ -211,8 +211,14 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	} else {
 		fmt.Fprintf(&b, "%s: systems vs baseline %s on %d queries (differences are system − baseline)\n", r.Metric, r.Baseline, r.Queries)
 	}
-	for name, n := range r.Missing {
-		if n > 0 {
+	// In the systems' order: ranging over the map would shuffle the notes
+	// from one run to the next.
+	names := []string{r.Baseline}
+	for _, row := range r.Rows {
+		names = append(names, row.System)
+	}
+	for _, name := range names {
+		if n := r.Missing[name]; n > 0 {
 			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries; they count as 0\n", name, n, r.Queries)
 		}
 	}

@@ -56,3 +56,33 @@ func TestCompare(t *testing.T) {
 		t.Error("one system accepted")
 	}
 }
+
+// TestWriteMissingOrder: the notes on missing values follow the systems'
+// order, so the same comparison prints the same text every time.
+func TestWriteMissingOrder(t *testing.T) {
+	systems := []System{{"base", map[string]float64{"q1": .1, "q2": .2}}}
+	var want []string
+	for _, n := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
+		systems = append(systems, System{n, map[string]float64{"q1": .3}})
+		want = append(want, "note: "+n+" has no value")
+	}
+	rep, err := Compare("ndcg_cut.10", systems, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		var sb strings.Builder
+		if err := rep.Write(&sb, Text); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range strings.Split(sb.String(), "\n") {
+			if strings.HasPrefix(l, "note: ") {
+				got = append(got, l[:len("note: s1 has no value")])
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("notes %q, want %q", got, want)
+		}
+	}
+}
