@@ -216,8 +216,14 @@ func Run(ctx context.Context, chat Chatter, search Searcher, query string, cfg C
 			return tr, nil
 		}
 		q, ok := lastSearch(resp.Content, p)
+		said := resp.Content // the assistant turn the conversation keeps
 		if !ok {
-			q, ok = lastSearch(resp.Reasoning, p)
+			if q, ok = lastSearch(resp.Reasoning, p); ok {
+				// Chat templates drop earlier turns' reasoning, so a search
+				// asked there is kept in the turn's answer: the model must
+				// see what it searched for beside the results.
+				said = strings.TrimSpace(resp.Content + "\n" + p.SearchOpen + q)
+			}
 		}
 		switch {
 		case ok && q != "" && tr.Searches >= cfg.MaxSearches:
@@ -227,7 +233,7 @@ func Run(ctx context.Context, chat Chatter, search Searcher, query string, cfg C
 			}
 			limitSaid = true
 			st.Search, st.Note = q, "search refused: limit reached"
-			msgs = append(msgs, llm.Assistant(closeSearch(resp.Content, p)),
+			msgs = append(msgs, llm.Assistant(closeSearch(said, p)),
 				llm.User(p.ResultOpen+"\nThe search limit is reached; no more searches are possible. Write your final answer now between "+p.AnswerOpen+" and "+p.AnswerClose+".\n"+p.ResultClose))
 		case ok && q != "":
 			passages, err := search(ctx, q, cfg.K)
@@ -240,7 +246,7 @@ func Run(ctx context.Context, chat Chatter, search Searcher, query string, cfg C
 			for i, ps := range passages {
 				st.Retrieved[i] = ps.ID
 			}
-			msgs = append(msgs, llm.Assistant(closeSearch(resp.Content, p)),
+			msgs = append(msgs, llm.Assistant(closeSearch(said, p)),
 				llm.User(p.ResultOpen+"\n"+formatPassages(passages, cfg.PassageWords)+"\n"+p.ResultClose))
 		case resp.FinishReason == "length":
 			tr.Steps = append(tr.Steps, st)

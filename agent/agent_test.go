@@ -190,7 +190,7 @@ func TestSearchO1Tags(t *testing.T) {
 }
 
 func TestSearchInReasoning(t *testing.T) {
-	chat, _ := scripted(t, func(_ string, turn int, _ []llm.Message) reply {
+	chat, log := scripted(t, func(_ string, turn int, _ []llm.Message) reply {
 		if turn == 0 {
 			return reply{reasoning: "let me look it up <search>gout crystals", completion: 5}
 		}
@@ -200,6 +200,12 @@ func TestSearchInReasoning(t *testing.T) {
 	tr, err := Run(context.Background(), chat, c.search, "painful big toe", Config{})
 	if err != nil || tr.Stop != StopAnswer || len(c.queries) != 1 || c.queries[0] != "gout crystals" {
 		t.Fatalf("%+v %v %q", tr, err, c.queries)
+	}
+	// The reasoning is not sent back, so the kept assistant turn must hold
+	// the search itself, or the results follow a question never asked.
+	msgs := log.last()["messages"].([]any)
+	if a := msgs[2].(map[string]any)["content"]; a != "<search>gout crystals</search>" {
+		t.Errorf("assistant turn kept as %q", a)
 	}
 }
 
