@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // vecFor is the fake servers' embedding of a text: a function of the
@@ -557,6 +558,27 @@ func TestErrorObjectWith200(t *testing.T) {
 	wantErr(t, err, "instead of embeddings", "quota exceeded", "[REDACTED]")
 	if strings.Contains(err.Error(), key) {
 		t.Errorf("error leaks the key: %v", err)
+	}
+}
+
+func TestErrorObjectCutAfterRedaction(t *testing.T) {
+	// Long error objects whose 300-byte cut falls inside the key, or inside
+	// a two-byte character: cut before redacting, the half key would no
+	// longer match and would be printed.
+	const key = "sk-secret-abcdef123456"
+	for _, msg := range []string{
+		strings.Repeat("é", 130) + " quota exceeded for " + key,
+		"x" + strings.Repeat("é", 150) + " quota exceeded for " + key,
+	} {
+		f := newEmbedServer(t, false, 4)
+		f.fault = func(_ int, w http.ResponseWriter, _ *fakeRequest) bool {
+			return answerStatus(w, 200, "", fmt.Sprintf(`{"error":{"message":%q}}`, msg))
+		}
+		_, err := newOpenAIFake(t, f, func(o *OpenAIOptions) { o.APIKey = key }).Embed(context.Background(), Query, someTexts(2))
+		wantErr(t, err, "instead of embeddings", "…")
+		if strings.Contains(err.Error(), "sk-") || !utf8.ValidString(err.Error()) {
+			t.Errorf("error leaks part of the key or splits a character: %q", err)
+		}
 	}
 }
 

@@ -113,11 +113,8 @@ type listAnswer struct {
 // reorder them), requiring exactly one vector for each of n texts.
 func (a *listAnswer) vectors(n int, secrets []string) ([][]float32, error) {
 	if len(a.Data) == 0 && len(a.Error) > 0 && string(a.Error) != "null" {
-		msg := string(a.Error)
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
-		return nil, fmt.Errorf("the server answered with an error instead of embeddings: %s", httpx.Redact(msg, secrets...))
+		msg := httpx.Snippet(httpx.Redact(string(a.Error), secrets...))
+		return nil, fmt.Errorf("the server answered with an error instead of embeddings: %s", msg)
 	}
 	if len(a.Data) != n {
 		return nil, fmt.Errorf("asked for %d embeddings, got %d", n, len(a.Data))

@@ -126,7 +126,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 				return nil
 			}
 			if derr := json.Unmarshal(raw, out); derr != nil {
-				return fmt.Errorf("%s %s: the answer is not the JSON expected (%s): %s", method, c.url(req.URL), c.redact(derr.Error()), snippet(c.redact(string(raw))))
+				return fmt.Errorf("%s %s: the answer is not the JSON expected (%s): %s", method, c.url(req.URL), c.redact(derr.Error()), Snippet(c.redact(string(raw))))
 			}
 			return nil
 		}
@@ -199,7 +199,7 @@ func (c *Client) once(ctx context.Context, method string, req Request, body []by
 		return nil, retryAfter(resp.Header.Get("Retry-After")), &StatusError{
 			// Redact before cutting: a key cut in half by the snippet would
 			// no longer match and half of it would be printed.
-			Method: method, URL: c.url(req.URL), Status: resp.StatusCode, Body: snippet(c.redact(string(raw))),
+			Method: method, URL: c.url(req.URL), Status: resp.StatusCode, Body: Snippet(c.redact(string(raw))),
 		}
 	}
 	return raw, 0, nil
@@ -338,7 +338,10 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-func snippet(s string) string {
+// Snippet is the start of an answer body fit for a message: at most 300
+// bytes, cut between characters, whitespace runs as one space. Redact
+// before cutting: a key cut in half would no longer match.
+func Snippet(s string) string {
 	s = strings.TrimSpace(s)
 	const limit = 300
 	if len(s) > limit {

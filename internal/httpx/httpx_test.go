@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // recorder replaces the client's sleep and jitter so tests see every wait
@@ -431,14 +432,10 @@ func TestRedact(t *testing.T) {
 }
 
 func TestSnippetKeepsRunesWhole(t *testing.T) {
-	s := snippet(strings.Repeat("é", 200))
-	if !strings.HasSuffix(s, "…") || !utf8Valid(s) || len(s) > 300+len("…") {
-		t.Errorf("snippet cut badly: len %d valid %v", len(s), utf8Valid(s))
+	s := Snippet(strings.Repeat("é", 200))
+	if !strings.HasSuffix(s, "…") || !utf8.ValidString(s) || len(s) > 300+len("…") {
+		t.Errorf("snippet cut badly: len %d valid %v", len(s), utf8.ValidString(s))
 	}
-}
-
-func utf8Valid(s string) bool {
-	return !strings.ContainsRune(s, '\uFFFD') && strings.ToValidUTF8(s, "\uFFFD") == s
 }
 
 func TestBearerAndJoinURL(t *testing.T) {
