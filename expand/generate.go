@@ -274,7 +274,19 @@ func qrelDocIDs(task *dataset.Task) func(dataset.Query) json.RawMessage {
 	}
 }
 
-// Fallbacks are reported by count and a few ids.
+// Unusable is an error when every query fell back to its own text: such a
+// set would evaluate the plain queries under the method's name, so callers
+// refuse it. The first failure usually says why (a wrong model name, a
+// server that is down).
+func (m GenerationManifest) Unusable() error {
+	if m.Queries == 0 || len(m.Fallbacks) < m.Queries {
+		return nil
+	}
+	return fmt.Errorf("no query got a usable answer from %s; the first failure: %s", m.Model, m.Fallbacks[0].Reason)
+}
+
+// FallbackSummary reports the fallbacks by count and a few ids, for a
+// warning; it is empty when there are none.
 func (m GenerationManifest) FallbackSummary() string {
 	if len(m.Fallbacks) == 0 {
 		return ""

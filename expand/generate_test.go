@@ -3,6 +3,7 @@ package expand
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -331,5 +332,23 @@ func TestNewResult(t *testing.T) {
 	}
 	if string(res.Items[0].DocIDs) != `["d9", "d1"]` || string(res.Items[1].DocIDs) != `["db1","db2"]` {
 		t.Errorf("doc ids %s %s", res.Items[0].DocIDs, res.Items[1].DocIDs)
+	}
+}
+
+func TestUnusable(t *testing.T) {
+	fb := []Fallback{{ID: "a", Reason: "HTTP 404"}, {ID: "b", Reason: "empty answer"}}
+	for _, tc := range []struct {
+		m    GenerationManifest
+		want string // "" for no error
+	}{
+		{GenerationManifest{Model: "m", Queries: 2, Fallbacks: fb}, "no query got a usable answer from m; the first failure: HTTP 404"},
+		{GenerationManifest{Model: "m", Queries: 3, Fallbacks: fb}, ""},
+		// A task without queries has nothing to refuse (and no first failure).
+		{GenerationManifest{Model: "m"}, ""},
+	} {
+		err := tc.m.Unusable()
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("%d queries, %d fallbacks: %v, want %q", tc.m.Queries, len(tc.m.Fallbacks), err, tc.want)
+		}
 	}
 }

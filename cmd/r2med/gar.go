@@ -94,8 +94,8 @@ The API key is read from the environment variable --llm-api-key-env
 	return cmd
 }
 
-// labelFromModel turns a model id into a directory name: its last path
-// part, lower-cased, with characters unsafe in names replaced.
+// runGarGenerate generates each task's set with pipeline.Expand and writes
+// it beside the task (or under --out).
 func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 	gen := pipeline.Generate{
 		Method: g.method, Model: g.model, BaseURL: g.baseURL, KeyEnv: g.keyEnv, Label: g.label,
@@ -146,8 +146,8 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
 			return fmt.Errorf("%s: %w", task.Name, err)
 		}
 		m := res.Manifest
-		if len(m.Fallbacks) == m.Queries {
-			return fmt.Errorf("%s: no query got a usable answer from %s, so nothing was written; the first failure: %s", task.Name, g.model, m.Fallbacks[0].Reason)
+		if err := m.Unusable(); err != nil {
+			return fmt.Errorf("%s: nothing was written: %w", task.Name, err)
 		}
 		root := out
 		if len(srcs) > 1 {
