@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -228,8 +229,10 @@ func parseAge(s string) (time.Duration, error) {
 	bad := fmt.Errorf("--older-than %q: want a duration such as 36h, 30d or 2w", s)
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if num, ok := strings.CutSuffix(s, suffix); ok {
-			n, err := strconv.Atoi(num)
-			if err != nil || n < 0 {
+			n, err := strconv.ParseInt(num, 10, 64)
+			// Beyond about 292 years the product wraps negative, and a
+			// cutoff in the future would prune everything.
+			if err != nil || n < 0 || n > math.MaxInt64/int64(unit) {
 				return 0, bad
 			}
 			return time.Duration(n) * unit, nil

@@ -121,7 +121,7 @@ func TestParseAge(t *testing.T) {
 			t.Errorf("parseAge(%q) = %v %v, want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "d", "-3d", "x", "1.5d", "-1h"} {
+	for _, bad := range []string{"", "d", "-3d", "x", "1.5d", "-1h", "200000d", "30000w"} {
 		if _, err := parseAge(bad); err == nil {
 			t.Errorf("parseAge(%q) accepted", bad)
 		}
