@@ -323,3 +323,45 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Error("still accepting connections after shutdown")
 	}
 }
+
+// TestOddIDLinks: a query id is data, not path syntax; one with "/", "#"
+// or "?" (BEIR ids can hold anything) must still link to its drill-down.
+func TestOddIDLinks(t *testing.T) {
+	const odd = "q/1#a?b=c"
+	loader := func(ctx context.Context, r results.Run) (*dataset.Task, error) {
+		task, err := demo.Load()
+		if err != nil {
+			return nil, err
+		}
+		old := task.Queries[0].ID
+		task.Queries[0].ID = odd
+		task.Qrels[odd] = task.Qrels[old]
+		delete(task.Qrels, old)
+		return task, nil
+	}
+	task, _ := loader(context.Background(), results.Run{})
+	root := t.TempDir()
+	if err := reporttest.Write(reporttest.Run{Dir: filepath.Join(root, "perfect"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task)}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := report.Load(root, false, loader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	_, _, body := get(t, ts.URL+"/task/demo")
+	const want = `href="/query/demo/q%2f1%23a%3fb=c"`
+	if !strings.Contains(strings.ToLower(body), want) {
+		i := strings.Index(body, `href="/query/`)
+		t.Fatalf("task page lacks %s; first link: %.60s", want, body[max(i, 0):])
+	}
+	code, _, body := get(t, ts.URL+"/query/demo/q%2F1%23a%3Fb=c")
+	if code != 200 || !strings.Contains(body, "Query q/1#a?b=c") {
+		t.Errorf("following the link: %d", code)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"html/template"
+	"net/url"
 	"strconv"
 
 	"github.com/r2med/r2med/leaderboard"
@@ -12,6 +13,10 @@ import (
 const snippetBytes = 480
 
 var funcs = template.FuncMap{
+	// html/template leaves "/", "?" and "#" alone in a URL's path, so an
+	// id holding them would make another route; ids are escaped as one
+	// path segment.
+	"path":    url.PathEscape,
 	"short":   leaderboard.ShortTaskName,
 	"snippet": func(segs []Segment) []Segment { out, _ := Cut(segs, snippetBytes); return out },
 	"long":    func(segs []Segment) bool { _, cut := Cut(segs, snippetBytes); return cut },
@@ -39,7 +44,7 @@ var layout = template.Must(template.New("layout").Funcs(funcs).Parse(`<!DOCTYPE 
 <style>{{.Style}}</style>
 </head>
 <body>
-<nav class="top" aria-label="site"><a href="/">Leaderboard</a>{{range .Tasks}}<a href="/task/{{.}}" title="{{.}}">{{short .}}</a>{{end}}</nav>
+<nav class="top" aria-label="site"><a href="/">Leaderboard</a>{{range .Tasks}}<a href="/task/{{path .}}" title="{{.}}">{{short .}}</a>{{end}}</nav>
 <main>
 {{block "content" .}}{{end}}
 </main>
@@ -79,11 +84,11 @@ var pageBodies = map[string]string{
 {{else if not .Systems}}<p class="sub">No system of ours has a run file on this task; published systems have only aggregate results.</p>
 {{else}}<p class="sub">Per-query {{.Metric.Label}} of our systems; sort a column to find the queries a system fails, open one to see what it retrieved.</p>
 <div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num" data-type="num" data-key="{{.ID}}">{{.Name}}</th>{{end}}</tr></thead>
-<tbody>{{range .Queries}}<tr><td><a href="/query/{{$.Task}}/{{.ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.90s" .Text}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
+<tbody>{{range .Queries}}<tr><td><a href="/query/{{path $.Task}}/{{path .ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.90s" .Text}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}
 {{end}}`,
 
-	"query": `{{define "title"}}{{.Q.Query.ID}} · {{.Q.Task}} — {{.Title}}{{end}}{{define "content"}}<p class="sub"><a href="/task/{{.Q.Task}}">{{.Q.Task}}</a> › query {{.Q.Query.ID}}</p>
+	"query": `{{define "title"}}{{.Q.Query.ID}} · {{.Q.Task}} — {{.Title}}{{end}}{{define "content"}}<p class="sub"><a href="/task/{{path .Q.Task}}">{{.Q.Task}}</a> › query {{.Q.Query.ID}}</p>
 <h1>Query {{.Q.Query.ID}}</h1>
 <div class="query" id="query-text">{{range .QuerySegs}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>
 <p class="terms">Index terms ({{len .Q.Terms}}): {{range $i, $t := .Q.Terms}}{{if $i}}, {{end}}{{$t}}{{end}}. Highlighted: words whose index term the query and the document share.</p>
