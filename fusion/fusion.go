@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/r2med/r2med/trec"
 )
@@ -85,6 +86,20 @@ func (n Norm) String() string {
 		return "none"
 	}
 	return fmt.Sprintf("Norm(%d)", uint8(n))
+}
+
+// ParseNorm reads a normalization name, in any case: minmax (min-max),
+// zscore (z-score, zmuv) or none (raw), the names ranx and the CLI use.
+func ParseNorm(name string) (Norm, error) {
+	switch strings.ToLower(name) {
+	case "minmax", "min-max":
+		return MinMax, nil
+	case "zscore", "z-score", "zmuv":
+		return ZScore, nil
+	case "none", "raw":
+		return Raw, nil
+	}
+	return 0, fmt.Errorf("unknown normalization %q (minmax, zscore or none)", name)
 }
 
 // Fuser fuses runs with a chosen tie order. Its zero value breaks ties the

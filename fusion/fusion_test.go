@@ -250,3 +250,16 @@ func TestRRFMatchesHAKARIOrder(t *testing.T) {
 		t.Errorf("order\n got %v\nwant %v", got, want)
 	}
 }
+
+func TestParseNorm(t *testing.T) {
+	for name, want := range map[string]Norm{"minmax": MinMax, "Min-Max": MinMax, "zscore": ZScore, "z-score": ZScore, "ZMUV": ZScore, "none": Raw, "raw": Raw} {
+		if got, err := ParseNorm(name); err != nil || got != want {
+			t.Errorf("ParseNorm(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "l2", "min max"} {
+		if _, err := ParseNorm(bad); err == nil || !strings.Contains(err.Error(), "minmax, zscore or none") {
+			t.Errorf("ParseNorm(%q): %v", bad, err)
+		}
+	}
+}

@@ -58,23 +58,15 @@ file:line errors and the output is written atomically.`,
 			if depth < 0 {
 				return fmt.Errorf("--depth must be ≥ 0 (0 keeps every document), got %d", depth)
 			}
+			nm, err := fusion.ParseNorm(norm)
+			if err != nil {
+				return fmt.Errorf("unknown --norm %q (minmax, zscore or none)", norm)
+			}
 			var ws []float64
 			if weights != "" {
-				var err error
 				if ws, err = parseWeights(weights, len(args)); err != nil {
 					return err
 				}
-			}
-			var nm fusion.Norm
-			switch norm {
-			case "minmax", "min-max":
-				nm = fusion.MinMax
-			case "zscore", "z-score", "zmuv":
-				nm = fusion.ZScore
-			case "none", "raw":
-				nm = fusion.Raw
-			default:
-				return fmt.Errorf("unknown --norm %q (minmax, zscore or none)", norm)
 			}
 			switch method {
 			case "rrf":
@@ -96,7 +88,6 @@ file:line errors and the output is written atomically.`,
 			}
 			runs := make([]trec.Run, len(args))
 			for i, path := range args {
-				var err error
 				if runs[i], err = trec.ReadRunFile(path); err != nil {
 					return err
 				}
@@ -117,7 +108,7 @@ file:line errors and the output is written atomically.`,
 			for _, hits := range fused {
 				n += len(hits)
 			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "fused %d runs: %d queries, %d documents → %s\n", len(runs), len(fused), n, out)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "fused %d runs: %d queries, %d documents → %s\n", len(runs), len(fused), n, out)
 			return err
 		},
 	}
