@@ -247,8 +247,9 @@ func Randomization(d []float64, perms int, rng *rand.Rand) (p float64, exact boo
 }
 
 // Bootstrap is the percentile bootstrap interval of the mean of d at the
-// given level: the mean of n resamples (with replacement, same size) each,
-// sorted, cut at the (1−level)/2 and (1+level)/2 quantiles (nearest rank).
+// given level: the means of n resamples (with replacement, same size)
+// sorted, and as many cut off at each end as a share (1−level)/2 of n, as
+// scipy.stats.bootstrap's percentile method does up to interpolation.
 func Bootstrap(d []float64, n int, level float64, rng *rand.Rand) (lo, hi float64) {
 	if n == 0 || len(d) == 0 {
 		m := mean(d)
@@ -263,10 +264,17 @@ func Bootstrap(d []float64, n int, level float64, rng *rand.Rand) (lo, hi float6
 		means[r] = s / float64(len(d))
 	}
 	slices.Sort(means)
-	alpha := (1 - level) / 2
-	i := int(math.Floor(alpha * float64(n)))
-	j := int(math.Ceil((1-alpha)*float64(n))) - 1
-	return means[min(i, n-1)], means[max(min(j, n-1), 0)]
+	k := tailCount(n, level)
+	return means[k], means[n-1-k]
+}
+
+// tailCount is how many of n sorted resamples a two-sided interval at
+// level leaves out at each end. (1−level)/2·n is rounded before the floor:
+// 0.05·1000 is 49.99999999999999 in floating point, and the interval must
+// not lose a resample to that.
+func tailCount(n int, level float64) int {
+	k := int(math.Floor((1-level)/2*float64(n) + 1e-9))
+	return max(min(k, (n-1)/2), 0)
 }
 
 // Holm adjusts p-values for testing them together (Holm–Bonferroni): the

@@ -174,3 +174,18 @@ func TestPairedErrors(t *testing.T) {
 		t.Errorf("identical systems: %+v %v", r, err)
 	}
 }
+
+// TestTailCount: the 90% interval of 1000 resamples leaves 50 out at each
+// end, although (1−0.9)/2·1000 is 49.99999999999999 in floating point;
+// the 95% interval of 10,000 leaves 250, and a tiny n keeps one value.
+func TestTailCount(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		level float64
+		want  int
+	}{{1000, 0.9, 50}, {10000, 0.95, 250}, {1000, 0.99, 5}, {10, 0.95, 0}, {1, 0.5, 0}, {2, 0.01, 0}} {
+		if got := tailCount(c.n, c.level); got != c.want {
+			t.Errorf("tailCount(%d, %v) = %d, want %d", c.n, c.level, got, c.want)
+		}
+	}
+}
