@@ -45,13 +45,9 @@ type OpenAIOptions struct {
 // OpenAI embeds texts through POST {base}/embeddings. It is safe for
 // concurrent use, as are TEI and Voyage.
 type OpenAI struct {
-	url, model string
-	dims       int
-	encoding   string
-	header     http.Header
-	client     *httpx.Client
-	batch      *batcher
-	desc       string
+	remote
+	model, encoding string
+	dims            int
 }
 
 // NewOpenAI checks the options and returns the backend; it sends nothing.
@@ -64,31 +60,20 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 		return nil, err
 	}
 	e := &OpenAI{
-		url: httpx.JoinURL(base, "embeddings"), model: o.Model, dims: o.Dimensions,
-		encoding: "float", header: httpx.Bearer(key), client: o.client(key),
+		remote: newRemote("openai", o.Model, httpx.JoinURL(base, "embeddings"), key, o.Dimensions, o.HTTPOptions),
+		model:  o.Model, encoding: "float", dims: o.Dimensions,
 	}
 	if o.Base64 {
 		e.encoding = "base64"
 	}
-	e.desc = describe("openai", o.Model, o.Dimensions, o.HTTPOptions)
-	e.batch = newBatcher("openai "+o.Model, o.HTTPOptions, o.Dimensions)
 	return e, nil
 }
-
-// String names what the vectors depend on (backend, model, dimensions,
-// text preparation), never the key; a cache key can include it.
-func (e *OpenAI) String() string { return e.desc }
 
 // Embed embeds texts in order. The input side is not sent: OpenAI's API
 // has no such field, so instructions must already be in the texts.
 func (e *OpenAI) Embed(ctx context.Context, _ Input, texts []string) ([][]float32, error) {
-	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
-		req := openAIRequest{Model: e.model, Input: batch, EncodingFormat: e.encoding, Dimensions: e.dims}
-		var ans listAnswer
-		if err := e.client.Do(ctx, httpx.Request{URL: e.url, Header: e.header, Body: req}, &ans); err != nil {
-			return nil, err
-		}
-		return ans.vectors(len(batch), e.client.Secrets)
+	return e.embedList(ctx, texts, func(batch []string) any {
+		return openAIRequest{Model: e.model, Input: batch, EncodingFormat: e.encoding, Dimensions: e.dims}
 	})
 }
 
@@ -97,6 +82,46 @@ type openAIRequest struct {
 	Input          []string `json:"input"`
 	EncodingFormat string   `json:"encoding_format"`
 	Dimensions     int      `json:"dimensions,omitempty"`
+}
+
+// remote is what every HTTP backend holds: the endpoint and its key, the
+// retrying client and the batcher.
+type remote struct {
+	url    string
+	header http.Header
+	client *httpx.Client
+	batch  *batcher
+	desc   string
+}
+
+func newRemote(backend, model, url, key string, dims int, o HTTPOptions, extra ...string) remote {
+	return remote{
+		url: url, header: httpx.Bearer(key), client: o.client(key),
+		batch: newBatcher(backend+" "+model, o, dims),
+		desc:  describe(backend, model, dims, o, extra...),
+	}
+}
+
+// String names what the vectors depend on (backend, model, dimensions,
+// text preparation), never the key or the URL; a cache key can include
+// it. The input side is not in it: it is a property of each call.
+func (r *remote) String() string { return r.desc }
+
+// post sends one request body and decodes the answer into out.
+func (r *remote) post(ctx context.Context, body, out any) error {
+	return r.client.Do(ctx, httpx.Request{URL: r.url, Header: r.header, Body: body}, out)
+}
+
+// embedList embeds texts batch by batch through an API that answers with
+// OpenAI's embedding list; req builds one batch's request body.
+func (r *remote) embedList(ctx context.Context, texts []string, req func(batch []string) any) ([][]float32, error) {
+	return r.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+		var ans listAnswer
+		if err := r.post(ctx, req(batch), &ans); err != nil {
+			return nil, err
+		}
+		return ans.vectors(len(batch), r.client.Secrets)
+	})
 }
 
 // listAnswer is OpenAI's embedding list, which Voyage shares.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/r2med/r2med/internal/httpx"
 )
@@ -34,12 +33,8 @@ type TEIOptions struct {
 // TEI embeds texts through POST {base}/embed, with the server truncating
 // texts to the model's length.
 type TEI struct {
-	url       string
+	remote
 	normalize bool
-	header    http.Header
-	client    *httpx.Client
-	batch     *batcher
-	desc      string
 }
 
 // NewTEI checks the options and returns the backend; it sends nothing.
@@ -62,23 +57,17 @@ func NewTEI(o TEIOptions) (*TEI, error) {
 		extra = append(extra, "unnormalized")
 	}
 	return &TEI{
-		url: httpx.JoinURL(base, "embed"), normalize: !o.Unnormalized,
-		header: httpx.Bearer(o.APIKey), client: o.client(o.APIKey),
-		batch: newBatcher("tei "+o.Model, o.HTTPOptions, 0),
-		desc:  describe("tei", o.Model, 0, o.HTTPOptions, extra...),
+		remote:    newRemote("tei", o.Model, httpx.JoinURL(base, "embed"), o.APIKey, 0, o.HTTPOptions, extra...),
+		normalize: !o.Unnormalized,
 	}, nil
 }
-
-// String names what the vectors depend on, never the key.
-func (e *TEI) String() string { return e.desc }
 
 // Embed embeds texts in order; the input side is not sent (TEI's prompt
 // names are not used: instructions are already in the texts).
 func (e *TEI) Embed(ctx context.Context, _ Input, texts []string) ([][]float32, error) {
 	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
-		req := teiRequest{Inputs: batch, Truncate: true, Normalize: e.normalize}
 		var ans []json.RawMessage
-		if err := e.client.Do(ctx, httpx.Request{URL: e.url, Header: e.header, Body: req}, &ans); err != nil {
+		if err := e.post(ctx, teiRequest{Inputs: batch, Truncate: true, Normalize: e.normalize}, &ans); err != nil {
 			return nil, err
 		}
 		if len(ans) != len(batch) {

@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/r2med/r2med/internal/httpx"
 )
@@ -32,13 +31,10 @@ type VoyageOptions struct {
 // Voyage embeds texts through POST {base}/embeddings with input_type
 // "query" or "document", as R2MED's voyage runs did.
 type Voyage struct {
-	url, model string
-	dims       int
-	base64     bool
-	header     http.Header
-	client     *httpx.Client
-	batch      *batcher
-	desc       string
+	remote
+	model  string
+	dims   int
+	base64 bool
 }
 
 // NewVoyage checks the options and returns the backend; it sends nothing.
@@ -51,32 +47,22 @@ func NewVoyage(o VoyageOptions) (*Voyage, error) {
 		return nil, err
 	}
 	return &Voyage{
-		url: httpx.JoinURL(base, "embeddings"), model: o.Model, dims: o.Dimensions, base64: o.Base64,
-		header: httpx.Bearer(key), client: o.client(key),
-		batch: newBatcher("voyage "+o.Model, o.HTTPOptions, o.Dimensions),
-		desc:  describe("voyage", o.Model, o.Dimensions, o.HTTPOptions),
+		remote: newRemote("voyage", o.Model, httpx.JoinURL(base, "embeddings"), key, o.Dimensions, o.HTTPOptions),
+		model:  o.Model, dims: o.Dimensions, base64: o.Base64,
 	}, nil
 }
-
-// String names what the vectors depend on, never the key. The input
-// side is not in it: it is a property of each call.
-func (e *Voyage) String() string { return e.desc }
 
 // Embed embeds texts in order, telling Voyage which side they are on.
 func (e *Voyage) Embed(ctx context.Context, input Input, texts []string) ([][]float32, error) {
 	if input != Query && input != Document {
 		return nil, fmt.Errorf("voyage embeddings: unknown input side %v", input)
 	}
-	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+	return e.embedList(ctx, texts, func(batch []string) any {
 		req := voyageRequest{Input: batch, Model: e.model, InputType: input.String(), OutputDimension: e.dims}
 		if e.base64 {
 			req.EncodingFormat = "base64"
 		}
-		var ans listAnswer
-		if err := e.client.Do(ctx, httpx.Request{URL: e.url, Header: e.header, Body: req}, &ans); err != nil {
-			return nil, err
-		}
-		return ans.vectors(len(batch), e.client.Secrets)
+		return req
 	})
 }
 
