@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -119,11 +120,11 @@ An interrupted rerank resumes from OUT.partial.`,
 				if run, err = trec.ReadRunFile(runPath); err != nil {
 					return err
 				}
-				sum, err := fileDigest(runPath)
+				sum, err := results.Digest(runPath)
 				if err != nil {
 					return err
 				}
-				input = "run:" + sum
+				input = "run:" + sum.SHA256
 			} else {
 				if t.Layout != dataset.LayoutNanoHub {
 					return fmt.Errorf("--candidates reads a Nano set's candidate lists; task %s has none (use --task NAME --suite nano, or --data with a Nano set)", t.Name)
@@ -261,19 +262,6 @@ func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (s
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func printRerankStats(w io.Writer, s rerank.Stats) {
