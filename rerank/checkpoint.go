@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -28,11 +29,13 @@ type checkpointHeader struct {
 }
 
 type checkpointQuery struct {
-	QID  string `json:"qid"`
-	Hits []struct {
-		Doc   string  `json:"doc"`
-		Score float64 `json:"score"`
-	} `json:"hits"`
+	QID  string          `json:"qid"`
+	Hits []checkpointHit `json:"hits"`
+}
+
+type checkpointHit struct {
+	Doc   string  `json:"doc"`
+	Score float64 `json:"score"`
 }
 
 // OpenCheckpoint opens (or creates) the checkpoint at path for settings
@@ -61,7 +64,7 @@ func OpenCheckpoint(path, key string) (c *Checkpoint, done trec.Run, stale bool,
 					if i == len(lines)-2 {
 						break // a cut-off last line: redo that query
 					}
-					return nil, nil, false, fmt.Errorf("%s:%d: damaged checkpoint line; delete the file to start the rerank afresh", path, i+2)
+					return nil, nil, false, fileio.Errorf(path, i+2, "damaged checkpoint line; delete the file to start the rerank afresh")
 				}
 				hits := make([]trec.Hit, len(q.Hits))
 				for j, h := range q.Hits {
@@ -95,16 +98,12 @@ func OpenCheckpoint(path, key string) (c *Checkpoint, done trec.Run, stale bool,
 	return c, done, stale, nil
 }
 
-// Add records one finished query; it is on disk when Add returns.
+// Add records one finished query. The line is flushed to the file before
+// Add returns, so a crash of the process loses no finished query.
 func (c *Checkpoint) Add(qid string, hits []trec.Hit) error {
-	var q checkpointQuery
-	q.QID = qid
-	q.Hits = make([]struct {
-		Doc   string  `json:"doc"`
-		Score float64 `json:"score"`
-	}, len(hits))
+	q := checkpointQuery{QID: qid, Hits: make([]checkpointHit, len(hits))}
 	for i, h := range hits {
-		q.Hits[i].Doc, q.Hits[i].Score = h.DocID, h.Score
+		q.Hits[i] = checkpointHit{Doc: h.DocID, Score: h.Score}
 	}
 	return c.line(q)
 }
