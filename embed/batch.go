@@ -297,20 +297,9 @@ func (b *batcher) check(vecs [][]float32, n int) error {
 func checkBase(base string) error {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base URL %q is not an http(s) URL like http://localhost:8080/v1; check --base-url", redactedURL(base))
+		return fmt.Errorf("base URL %q is not an http(s) URL like http://localhost:8080/v1; check --base-url", httpx.RedactURL(base))
 	}
 	return nil
-}
-
-// redactedURL shows a base URL without user info or query values.
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	return u.String()
 }
 
 // HTTPBackends are the backend names NewHTTP knows.

@@ -239,7 +239,7 @@ func resolve(base, baseEnv, def, key, keyEnv string) (string, string, error) {
 		return "", "", err
 	}
 	if key == "" && sameHost(base, def) {
-		return "", "", fmt.Errorf("%s needs an API key: set %s", redactedURL(def), keyEnv)
+		return "", "", fmt.Errorf("%s needs an API key: set %s", def, keyEnv)
 	}
 	return base, key, nil
 }

@@ -312,13 +312,13 @@ func Redact(s string, secrets ...string) string {
 	return s
 }
 
-// url is a URL fit for a message: redactURL's cuts, and no secret
+// url is a URL fit for a message: RedactURL's cuts, and no secret
 // anywhere in it (some servers take keys in the path).
-func (c *Client) url(raw string) string { return c.redact(redactURL(raw)) }
+func (c *Client) url(raw string) string { return c.redact(RedactURL(raw)) }
 
-// redactURL drops user info and query values (some servers take keys as
+// RedactURL drops user info and query values (some servers take keys as
 // ?key=…) from a URL meant for a message.
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
