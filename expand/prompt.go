@@ -158,8 +158,9 @@ func (s Subject) data() (PromptData, error) {
 	return d, nil
 }
 
-// LameR's per-passage cut: R2MED keeps each BM25 document's first 512
-// whitespace-separated tokens, newlines removed.
+// LameRDepth is how many BM25 documents LameR's prompt shows (R2MED: the
+// top 10); lameRMaxWords is its per-passage cut (R2MED keeps each
+// document's first 512 whitespace-separated tokens, newlines removed).
 const (
 	LameRDepth    = 10
 	lameRMaxWords = 512

@@ -38,9 +38,11 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// System and User build messages.
+// System builds a system message.
 func System(s string) Message { return Message{Role: "system", Content: s} }
-func User(s string) Message   { return Message{Role: "user", Content: s} }
+
+// User builds a user turn.
+func User(s string) Message { return Message{Role: "user", Content: s} }
 
 // Assistant builds an assistant turn (multi-turn conversations, agents).
 func Assistant(s string) Message { return Message{Role: "assistant", Content: s} }

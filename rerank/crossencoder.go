@@ -136,6 +136,8 @@ func (c *CrossEncoder) MaxLength() int { return c.maxLen }
 // Close releases the model.
 func (c *CrossEncoder) Close() error { return c.sess.Close() }
 
+// Score runs the pairs in batches; ctx is checked between batches, since a
+// forward pass cannot be interrupted.
 func (c *CrossEncoder) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
 	out := make([]float64, 0, len(docs))
 	encs := make([]tokenizer.Encoding, 0, c.batch)

@@ -36,6 +36,7 @@ type indexScore struct {
 	Relevance *float64 `json:"relevance_score"`
 }
 
+// Score sends docs in requests of at most MaxBatch texts.
 func (t *TEI) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
 	url := httpx.JoinURL(t.BaseURL, "rerank")
 	return batched(docs, t.MaxBatch, 32, func(part []string) ([]float64, error) {
@@ -119,6 +120,7 @@ func (a *API) URL() string {
 	return httpx.JoinURL(a.BaseURL, "v1/rerank")
 }
 
+// Score sends docs in requests of at most MaxBatch documents.
 func (a *API) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
 	url := a.URL()
 	return batched(docs, a.MaxBatch, 1000, func(part []string) ([]float64, error) {

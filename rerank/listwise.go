@@ -43,6 +43,8 @@ func (l *Listwise) Listwise() bool { return true }
 // Stats returns the counts so far.
 func (l *Listwise) Stats() Stats { return l.stats.snapshot() }
 
+// Score ranks docs by sliding windows and returns n − final position; the
+// scores order this call's documents only (see Lister).
 func (l *Listwise) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
 	if l.Chat == nil {
 		return nil, fmt.Errorf("listwise reranker has no LLM client")

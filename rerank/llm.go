@@ -85,6 +85,8 @@ func (s *Stats) snapshot() Stats {
 // Stats returns the counts so far (safe during a rerank).
 func (p *Pointwise) Stats() Stats { return p.stats.snapshot() }
 
+// Score asks about each document in its own request, at most Concurrency
+// at a time; a request that fails after the client's retries fails the call.
 func (p *Pointwise) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
 	if p.Chat == nil {
 		return nil, fmt.Errorf("pointwise reranker has no LLM client")

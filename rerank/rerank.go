@@ -50,6 +50,7 @@ type Scorer interface {
 // ScorerFunc adapts a function to Scorer.
 type ScorerFunc func(ctx context.Context, query string, docs []string) ([]float64, error)
 
+// Score calls f.
 func (f ScorerFunc) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
 	return f(ctx, query, docs)
 }
@@ -99,6 +100,7 @@ const (
 	DropSafeguard
 )
 
+// String names the mode as checkpoint keys and messages record it.
 func (s Safeguard) String() string {
 	switch s {
 	case Plain:
