@@ -5,6 +5,10 @@ package vector
 // ≤ 2·2047·128 < 2^19) cannot overflow int32 for rows up to 2^16 dims.
 const maxQ16 = 2047
 
+// maxDotQ16Len is the longest run dotQ16 sums: 2^13·2047·128 < 2^31, so
+// the int32 total cannot wrap. Longer rows are summed in runs.
+const maxDotQ16Len = 1 << 13
+
 // dotQ16Go is the portable int8 kernel, and the reference the AVX2 one is
 // tested against.
 func dotQ16Go(q []int16, c []int8) int32 {

@@ -10,7 +10,7 @@ func dotQ16AVX2(q *int16, c *int8, n int) int32
 var haveAVX2 = cpu.X86.HasAVX2
 
 // dotQ16 returns Σ q[i]·c[i] over len(q) elements; c must be at least as
-// long and |q[i]| ≤ maxQ16.
+// long, |q[i]| ≤ maxQ16 and len(q) ≤ maxDotQ16Len.
 func dotQ16(q []int16, c []int8) int32 {
 	if len(q) == 0 {
 		return 0

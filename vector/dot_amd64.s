@@ -9,7 +9,7 @@
 // and adjacent pairs summed into int32 lanes (VPMADDWD), in four
 // independent accumulators (64 codes per iteration); the tail runs one
 // element at a time. The caller keeps |q| ≤ 2047, so a pair is at most
-// 2^19 and a lane cannot overflow below 2^12 pairs (n < 2^16 elements).
+// 2^19, and n ≤ 2^13, so the int32 total (and every lane) cannot overflow.
 TEXT ·dotQ16AVX2(SB), NOSPLIT, $0-28
 	MOVQ q+0(FP), SI
 	MOVQ c+8(FP), DI

@@ -27,15 +27,31 @@ func TestDotQ16(t *testing.T) {
 			t.Fatalf("n=%d: dotQ16Go %d, want %d", n, got, want)
 		}
 	}
-	// extremes in every lane, at the largest dimension the bound allows
-	n := 1 << 16
+	// extremes in every lane, at the longest run whose sum fits int32
+	n := maxDotQ16Len
 	q := make([]int16, n)
 	c := make([]int8, n)
 	for i := range q {
 		q[i], c[i] = -maxQ16, -128
 	}
-	if got, want := dotQ16(q, c), int32(n*maxQ16*128); got != want {
+	if got, want := int64(dotQ16(q, c)), int64(n)*maxQ16*128; got != want {
 		t.Fatalf("extremes: %d, want %d", got, want)
+	}
+}
+
+// Longer rows are summed in runs: a 3·2^13-dimensional row at the
+// extremes sums past int32 and must not wrap.
+func TestInt8KernelLongRows(t *testing.T) {
+	d := 3 * maxDotQ16Len
+	x := &Int8{codes: make([]int8, d)}
+	q := make([]int16, d)
+	for i := range q {
+		q[i], x.codes[i] = -maxQ16, -128
+	}
+	out := make([]float32, 1)
+	(&int8Kernel{x: x, q: [][]int16{q}}).score(0, 0, 1, out)
+	if want := float32(int64(d) * maxQ16 * 128); out[0] != want {
+		t.Fatalf("score %v, want %v", out[0], want)
 	}
 }
 

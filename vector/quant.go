@@ -93,7 +93,17 @@ func (k *int8Kernel) score(qi, lo, hi int, out []float32) {
 	d := len(q)
 	codes := k.x.codes
 	for r := lo; r < hi; r++ {
-		out[r-lo] = float32(dotQ16(q, codes[r*d:(r+1)*d]))
+		row := codes[r*d : (r+1)*d]
+		if d <= maxDotQ16Len {
+			out[r-lo] = float32(dotQ16(q, row))
+			continue
+		}
+		var s int64
+		for j := 0; j < d; j += maxDotQ16Len {
+			e := min(j+maxDotQ16Len, d)
+			s += int64(dotQ16(q[j:e], row[j:e]))
+		}
+		out[r-lo] = float32(s)
 	}
 }
 
