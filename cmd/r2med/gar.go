@@ -26,20 +26,17 @@ func newGarCmd() *cobra.Command {
 	return cmd
 }
 
-// garFlags are the LLM settings of gar generate.
+// garFlags are gar generate's flags beyond the generation settings.
 type garFlags struct {
-	method, model, baseURL, keyEnv, label   string
-	temperature, topP                       float64
-	seed                                    int64
-	maxTokens, concurrency                  int
-	style, domain, templates, out, cacheDir string
-	noCache, quiet                          bool
-	maxSearches, searchK, tokenBudget       int
+	seed           int64 // -1: none; pipeline.Generate takes a pointer
+	out, cacheDir  string
+	noCache, quiet bool
 }
 
 func newGarGenerateCmd() *cobra.Command {
 	var d dataFlags
-	g := garFlags{}
+	var gen pipeline.Generate
+	var g garFlags
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Ask an OpenAI-compatible LLM server for HyDE, Query2doc or LameR expansions of a task's queries",
@@ -66,27 +63,27 @@ The API key is read from the environment variable --llm-api-key-env
   r2med run --data data/Biology --gar hyde --gar-llm qwen-7b`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runGarGenerate(cmd, &d, &g)
+			return runGarGenerate(cmd, &d, gen, &g)
 		},
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&g.method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); search-r1 or search-o1 for agentic search over the task's BM25 index")
-	f.IntVar(&g.maxSearches, "max-searches", 5, "search-r1/search-o1: most searches per query")
-	f.IntVar(&g.searchK, "search-k", 3, "search-r1/search-o1: passages per search")
-	f.IntVar(&g.tokenBudget, "token-budget", 16384, "search-r1/search-o1: most completion tokens per query over all turns (--max-tokens caps each turn)")
-	f.StringVar(&g.model, "llm-model", "", "model name the server serves (required)")
-	f.StringVar(&g.baseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL, then https://api.openai.com/v1)")
-	f.StringVar(&g.keyEnv, "llm-api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key)")
-	f.StringVar(&g.label, "llm-name", "", "the LLM's name in paths and R2MED's rules (default: from --llm-model, e.g. qwen2.5-7b-instruct)")
-	f.Float64Var(&g.temperature, "temperature", 0.7, "sampling temperature (R2MED's vLLM runs: 0.7; its OpenAI runs: 0.8)")
-	f.Float64Var(&g.topP, "top-p", 0, "nucleus sampling top_p (0: the server's default; R2MED's OpenAI runs: 0.8)")
+	f.StringVar(&gen.Method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); search-r1 or search-o1 for agentic search over the task's BM25 index")
+	f.IntVar(&gen.MaxSearches, "max-searches", 5, "search-r1/search-o1: most searches per query")
+	f.IntVar(&gen.SearchK, "search-k", 3, "search-r1/search-o1: passages per search")
+	f.IntVar(&gen.TokenBudget, "token-budget", 16384, "search-r1/search-o1: most completion tokens per query over all turns (--max-tokens caps each turn)")
+	f.StringVar(&gen.Model, "llm-model", "", "model name the server serves (required)")
+	f.StringVar(&gen.BaseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL, then https://api.openai.com/v1)")
+	f.StringVar(&gen.KeyEnv, "llm-api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key)")
+	f.StringVar(&gen.Label, "llm-name", "", "the LLM's name in paths and R2MED's rules (default: from --llm-model, e.g. qwen2.5-7b-instruct)")
+	f.Float64Var(&gen.Temperature, "temperature", 0.7, "sampling temperature (R2MED's vLLM runs: 0.7; its OpenAI runs: 0.8)")
+	f.Float64Var(&gen.TopP, "top-p", 0, "nucleus sampling top_p (0: the server's default; R2MED's OpenAI runs: 0.8)")
 	f.Int64Var(&g.seed, "seed", 42, "sampling seed (R2MED: 42); -1 sends none")
-	f.IntVar(&g.maxTokens, "max-tokens", 10240, "most tokens per answer (R2MED: 10240); 0: the server's default")
-	f.IntVar(&g.concurrency, "concurrency", 8, "requests in flight")
-	f.StringVar(&g.style, "style", "", "prompt style: post, exam, case or similar-case (default: the task's)")
-	f.StringVar(&g.domain, "domain", "", `the post style's domain ("Biology", "Medical Science", …; default: the task's)`)
-	f.StringVar(&g.templates, "templates", "", "directory of edited templates (from r2med gar templates); files it lacks come from the built-in set")
+	f.IntVar(&gen.MaxTokens, "max-tokens", 10240, "most tokens per answer (R2MED: 10240); 0: the server's default")
+	f.IntVar(&gen.Concurrency, "concurrency", 8, "requests in flight")
+	f.StringVar(&gen.Style, "style", "", "prompt style: post, exam, case or similar-case (default: the task's)")
+	f.StringVar(&gen.Domain, "domain", "", `the post style's domain ("Biology", "Medical Science", …; default: the task's)`)
+	f.StringVar(&gen.Templates, "templates", "", "directory of edited templates (from r2med gar templates); files it lacks come from the built-in set")
 	f.StringVar(&g.out, "out", "", "root directory for <method>/<llm-name>/ (default: the --data directory; required with --task); several tasks go to OUT/<task>/")
 	f.StringVar(&g.cacheDir, "cache", "", "answer cache directory (default $R2MED_CACHE or the user cache dir)")
 	f.BoolVar(&g.noCache, "no-cache", false, "do not read or write the answer cache")
@@ -96,20 +93,14 @@ The API key is read from the environment variable --llm-api-key-env
 
 // runGarGenerate generates each task's set with pipeline.Expand and writes
 // it beside the task (or under --out).
-func runGarGenerate(cmd *cobra.Command, d *dataFlags, g *garFlags) error {
-	gen := pipeline.Generate{
-		Method: g.method, Model: g.model, BaseURL: g.baseURL, KeyEnv: g.keyEnv, Label: g.label,
-		Temperature: g.temperature, TopP: g.topP, MaxTokens: g.maxTokens, Concurrency: g.concurrency,
-		Style: g.style, Domain: g.domain, Templates: g.templates,
-		MaxSearches: g.maxSearches, SearchK: g.searchK, TokenBudget: g.tokenBudget,
-	}
+func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *garFlags) error {
 	if g.seed >= 0 {
 		gen.Seed = llm.Seed(g.seed)
 	}
-	if g.method == "" {
+	if gen.Method == "" {
 		return errors.New("--method is required: hyde, query2doc, lamer, search-r1 or search-o1")
 	}
-	if g.model == "" {
+	if gen.Model == "" {
 		return errors.New("--llm-model is required: the model name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
 	}
 	srcs, err := d.sources()
