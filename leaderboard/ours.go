@@ -30,14 +30,10 @@ func Ours(l *results.Listing) (systems []System, superseded, other []results.Run
 			other = append(other, r)
 			continue
 		}
-		cfg := maps.Clone(r.Manifest.Config)
-		delete(cfg, "fingerprint")
-		suite := r.Suite()
-		keyJSON, _ := json.Marshal(cfg) // sorted keys: a canonical form
-		key := string(suite) + "\x00" + string(keyJSON) + "\x00" + results.SystemName(r.Result)
+		key := SystemKey(r)
 		g, ok := groups[key]
 		if !ok {
-			g = &group{sys: oursSystem(r, cfg, suite), latest: map[string]results.Run{}}
+			g = &group{sys: oursSystem(r), latest: map[string]results.Run{}}
 			groups[key] = g
 			order = append(order, key)
 		}
@@ -66,26 +62,55 @@ func Ours(l *results.Listing) (systems []System, superseded, other []results.Run
 	return systems, superseded, other
 }
 
-func oursSystem(r results.Run, cfg map[string]any, suite tasks.Suite) *System {
-	str := func(k string) string {
-		v, _ := r.Result.Extra[k].(string)
-		return v
+// Settings is the run's settings that make it the system it is: the
+// manifest's config without the per-task fingerprint.
+func Settings(r results.Run) map[string]any {
+	cfg := maps.Clone(r.Manifest.Config)
+	delete(cfg, "fingerprint")
+	return cfg
+}
+
+// SystemKey identifies the system behind a run: runs with the same key
+// (suite, Settings and system name) are runs of one system, and Ours
+// groups them so.
+func SystemKey(r results.Run) string {
+	cfg, _ := json.Marshal(Settings(r)) // sorted keys: a canonical form
+	return string(r.Suite()) + "\x00" + string(cfg) + "\x00" + results.SystemName(r.Result)
+}
+
+// KindOf is the kind of system a result file is from, by the fields R2MED
+// writes: reranker_name for a reranker, gar_method for GAR, else base.
+func KindOf(res *results.R2MED) Kind {
+	switch {
+	case extra(res, "reranker_name") != "":
+		return Reranker
+	case extra(res, "gar_method") != "":
+		return GAR
 	}
-	s := &System{Name: results.SystemName(r.Result), Config: cfg, Tasks: map[string]TaskResult{}}
-	if suite != tasks.R2MED {
+	return Base
+}
+
+func extra(res *results.R2MED, k string) string {
+	v, _ := res.Extra[k].(string)
+	return v
+}
+
+func oursSystem(r results.Run) *System {
+	s := &System{Name: results.SystemName(r.Result), Kind: KindOf(r.Result), Config: Settings(r), Tasks: map[string]TaskResult{}}
+	if suite := r.Suite(); suite != tasks.R2MED {
 		s.Suite = suite
 		s.Name += " (" + string(suite) + ")"
 	}
-	switch {
-	case str("reranker_name") != "":
-		s.Kind, s.Reranker, s.Retriever = Reranker, str("reranker_name"), str("retriever_name")
+	switch s.Kind {
+	case Reranker:
+		s.Reranker, s.Retriever = extra(r.Result, "reranker_name"), extra(r.Result, "retriever_name")
 		fmt.Sscan(fmt.Sprint(r.Result.Extra["topk"]), &s.TopK)
-	case str("gar_method") != "":
-		s.Kind, s.GARMethod, s.GARLLM, s.Retriever = GAR, str("gar_method"), str("gar_llm"), str("retriever_name")
+	case GAR:
+		s.GARMethod, s.GARLLM, s.Retriever = extra(r.Result, "gar_method"), extra(r.Result, "gar_llm"), extra(r.Result, "retriever_name")
 	default:
-		s.Kind, s.Retriever = Base, r.Result.ModelName
+		s.Retriever = r.Result.ModelName
 		if s.Retriever == "" {
-			s.Retriever = str("retriever_name")
+			s.Retriever = extra(r.Result, "retriever_name")
 		}
 	}
 	return s

@@ -38,16 +38,8 @@ func Runs(l *results.Listing) []RunInfo {
 	for _, r := range l.Runs {
 		task, ok := r.Task()
 		m, _ := Normalize(r.Result.Test)
-		info := RunInfo{Task: task, R2MED: ok, Suite: string(r.Suite()), System: r.Describe(),
+		info := RunInfo{Task: task, R2MED: ok, Suite: string(r.Suite()), System: r.Describe(), Kind: KindOf(r.Result),
 			Metrics: map[string]float64{}, Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
-		switch {
-		case r.Result.Extra["reranker_name"] != nil:
-			info.Kind = Reranker
-		case r.Result.Extra["gar_method"] != nil:
-			info.Kind = GAR
-		default:
-			info.Kind = Base
-		}
 		for _, mt := range runMetrics {
 			if v, ok := m[mt.Key]; ok {
 				info.Metrics[mt.Key] = v

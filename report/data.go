@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,7 +14,6 @@ import (
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
-	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -128,43 +126,29 @@ func (d *Data) addRun(id, task string, r results.Run) {
 }
 
 // addOther places runs on non-R2MED data. A run joins the system of ours
-// with the same settings (the leaderboard's grouping: config without the
-// per-task fingerprint, suite, system name); runs matching none form new
+// with the same leaderboard.SystemKey; runs matching none form new
 // systems. Of several runs of one system on the same data, the latest
 // started is kept, as the leaderboard does.
 func (d *Data) addOther(ours []leaderboard.System, other []results.Run) []leaderboard.System {
-	key := func(cfg map[string]any, suite tasks.Suite, name string) string {
-		c := maps.Clone(cfg)
-		delete(c, "fingerprint")
-		j, _ := json.Marshal(c)
-		return string(suite) + "\x00" + string(j) + "\x00" + name
-	}
 	index := map[string]int{}
 	for i, s := range ours {
-		suite := s.Suite
-		if suite == "" {
-			suite = tasks.R2MED
+		for _, r := range d.runs[s.ID] {
+			index[leaderboard.SystemKey(r)] = i // a system's runs share their key
+			break
 		}
-		// Systems are keyed by the name R2MED's tables give them,
-		// before the leaderboard added settings to tell them apart.
-		base, _, _ := strings.Cut(s.Name, " [")
-		base = strings.TrimSuffix(base, " ("+string(s.Suite)+")")
-		index[key(s.Config, suite, base)] = i
 	}
 	var added []int
 	latest := map[int]map[string]results.Run{}
 	for _, r := range other {
-		k := key(r.Manifest.Config, r.Suite(), r.Describe())
+		k := leaderboard.SystemKey(r)
 		i, ok := index[k]
 		if !ok {
-			cfg := maps.Clone(r.Manifest.Config)
-			delete(cfg, "fingerprint")
 			name := r.Describe()
 			if name == "" {
 				name = "unnamed"
 			}
-			ours = append(ours, leaderboard.System{Name: name, Kind: kindOf(r.Result), Retriever: r.Result.ModelName,
-				Config: cfg, Tasks: map[string]leaderboard.TaskResult{}})
+			ours = append(ours, leaderboard.System{Name: name, Kind: leaderboard.KindOf(r.Result), Retriever: r.Result.ModelName,
+				Config: leaderboard.Settings(r), Tasks: map[string]leaderboard.TaskResult{}})
 			i = len(ours) - 1
 			index[k] = i
 			added = append(added, i)
@@ -208,16 +192,6 @@ func (d *Data) addOther(ours []leaderboard.System, other []results.Run) []leader
 		}
 	}
 	return ours
-}
-
-func kindOf(res *results.R2MED) leaderboard.Kind {
-	switch {
-	case res.Extra["reranker_name"] != nil:
-		return leaderboard.Reranker
-	case res.Extra["gar_method"] != nil:
-		return leaderboard.GAR
-	}
-	return leaderboard.Base
 }
 
 // System returns the system with the given ID or, failing that, the only
