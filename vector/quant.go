@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -262,7 +263,7 @@ func searchQuantized(f *Flat, kern kernel, qs [][]float32, k int, opts SearchOpt
 
 // parallelRows splits [0, n) over GOMAXPROCS goroutines.
 func parallelRows(n int, fn func(lo, hi int)) {
-	workers := min(max(1, n/1024), runtimeProcs())
+	workers := min(max(1, n/1024), runtime.GOMAXPROCS(0))
 	if workers <= 1 {
 		fn(0, n)
 		return

@@ -287,5 +287,3 @@ func toHits(res [][]cand, ids []string, conv func(qi int, raw float32) float32) 
 	}
 	return out
 }
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
