@@ -20,6 +20,7 @@ import (
 // asymmetric local models pick their query or document encoder by it.
 type Input uint8
 
+// The two sides; Query is the zero value.
 const (
 	Query Input = iota
 	Document
