@@ -47,11 +47,11 @@ func findLibrary(getenv func(string) string, exe, goos, goarch string) (string, 
 		case err != nil:
 			return "", fmt.Errorf("%s=%s: %w\n%s", LibraryEnv, p, err, fetchHint(goos, goarch))
 		case !st.IsDir():
-			return p, nil
+			return absPath(p), nil
 		}
 		for _, n := range names {
 			if isFile(filepath.Join(p, n)) {
-				return filepath.Join(p, n), nil
+				return absPath(filepath.Join(p, n)), nil
 			}
 		}
 		return "", fmt.Errorf("%s=%s is a directory without %s\n%s", LibraryEnv, p, strings.Join(names, " or "), fetchHint(goos, goarch))
@@ -82,15 +82,23 @@ func findLibrary(getenv func(string) string, exe, goos, goarch string) (string, 
 	for _, d := range dirs {
 		for _, n := range names {
 			if p := filepath.Join(d, n); isFile(p) {
-				if abs, err := filepath.Abs(p); err == nil {
-					p = abs
-				}
-				return p, nil
+				return absPath(p), nil
 			}
 		}
 	}
 	return "", fmt.Errorf("ONNX Runtime library (%s) not found; %s is unset and none is in %s\n%s",
 		names[0], LibraryEnv, strings.Join(dirs, ", "), fetchHint(goos, goarch))
+}
+
+// absPath makes a found library path absolute: dlopen reads a name
+// without a slash ("libonnxruntime.so.1", which filepath.Join(".", n)
+// gives) as a request to search the system directories, not the file we
+// found in the working directory.
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 func isFile(p string) bool {

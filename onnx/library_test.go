@@ -24,7 +24,6 @@ func TestFindLibraryEnv(t *testing.T) {
 	dir := t.TempDir()
 	lib := touch(t, filepath.Join(dir, "custom", "libonnxruntime-custom.so"))
 	elsewhere := touch(t, filepath.Join(dir, "home", "lib", "libonnxruntime.so.1"))
-	_ = elsewhere
 
 	got, err := findLibrary(env(map[string]string{LibraryEnv: lib, "R2MED_HOME": filepath.Join(dir, "home")}), "", "linux", "amd64")
 	if err != nil || got != lib {
@@ -45,6 +44,16 @@ func TestFindLibraryEnv(t *testing.T) {
 	_, err = findLibrary(env(map[string]string{LibraryEnv: filepath.Join(dir, "custom")}), "", "linux", "amd64")
 	if err == nil || !strings.Contains(err.Error(), "is a directory without libonnxruntime.so.1") {
 		t.Fatalf("directory without the library: err = %v", err)
+	}
+
+	// Relative settings come back absolute: dlopen would look a bare
+	// "libonnxruntime.so.1" up in the system directories, not here.
+	t.Chdir(filepath.Join(dir, "home", "lib"))
+	for _, rel := range []string{".", "libonnxruntime.so.1"} {
+		got, err = findLibrary(env(map[string]string{LibraryEnv: rel}), "", "linux", "amd64")
+		if err != nil || got != elsewhere {
+			t.Errorf("%s=%s: got %q, %v; want %q", LibraryEnv, rel, got, err, elsewhere)
+		}
 	}
 }
 
