@@ -20,10 +20,26 @@ type Session struct{}
 // Open returns ErrUnavailable: this build has no cgo.
 func Open(path string, opts Options) (*Session, error) { return nil, ErrUnavailable }
 
-func (s *Session) Path() string                { return "" }
-func (s *Session) Inputs() []string            { return nil }
-func (s *Session) Output() string              { return "" }
-func (s *Session) Rank() int                   { return 0 }
-func (s *Session) Dim() int                    { return 0 }
+// The methods mirror the cgo build's so callers compile either way; no
+// Session exists here to call them on.
+
+// Path returns "".
+func (s *Session) Path() string { return "" }
+
+// Inputs returns nil.
+func (s *Session) Inputs() []string { return nil }
+
+// Output returns "".
+func (s *Session) Output() string { return "" }
+
+// Rank returns 0.
+func (s *Session) Rank() int { return 0 }
+
+// Dim returns 0.
+func (s *Session) Dim() int { return 0 }
+
+// Run returns ErrUnavailable.
 func (s *Session) Run(b Batch) (Tensor, error) { return Tensor{}, ErrUnavailable }
-func (s *Session) Close() error                { return nil }
+
+// Close does nothing.
+func (s *Session) Close() error { return nil }

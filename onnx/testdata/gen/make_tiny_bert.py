@@ -2,7 +2,7 @@
 """Writes a random-weight BERT-shaped ONNX model, its WordPiece tokenizer and
 a numpy reference forward pass, for r2med's ONNX tests and benchmarks.
 
-Run with Debian's python (needs python3-onnx, python3-numpy):
+Run with Debian's python (needs python3-onnx, python3-numpy, python3-scipy):
 
     /usr/bin/python3 onnx/testdata/gen/make_tiny_bert.py onnx/testdata          # the committed fixtures
     DIMS=30522,512,384,12,12,1536 /usr/bin/python3 make_tiny_bert.py --kind encoder --no-reference OUT
