@@ -12,7 +12,6 @@ package report
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -105,8 +104,8 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d of our %d systems are charted; choose others with --systems", MaxSeries, n))
 		}
 	}
-	r.bars(d)
-	r.curves(d)
+	r.bars()
+	r.curves()
 	if !opt.NoScatter {
 		if err := r.scatter(ctx, d); err != nil {
 			return nil, err
@@ -163,7 +162,7 @@ func (r *Report) chartedNames() []string {
 	return names
 }
 
-func (r *Report) bars(d *Data) {
+func (r *Report) bars() {
 	var cats []string
 	for _, task := range r.Tasks {
 		for _, s := range r.Charted {
@@ -202,7 +201,7 @@ func recallCutoffs(s *leaderboard.System, task string) []int {
 	return ks
 }
 
-func (r *Report) curves(d *Data) {
+func (r *Report) curves() {
 	for ti, task := range r.Tasks {
 		c := LineChart{ID: "recall-" + strconv.Itoa(ti), Title: "Recall@k — " + task, XLabel: "k (log scale)", YLabel: "Recall@k ×100", LogX: true, YMax: 100}
 		ticks := map[int]bool{}
@@ -273,54 +272,58 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 		if !d.HasRunFile(a.ID, task) || !d.HasRunFile(b.ID, task) {
 			continue
 		}
-		va, err := d.PerQuery(ctx, a.ID, task, r.Metric.Key)
-		if err == nil {
-			var vb map[string]float64
-			if vb, err = d.PerQuery(ctx, b.ID, task, r.Metric.Key); err == nil {
-				g := PointGroup{Name: task}
-				for _, q := range slices.Sorted(maps.Keys(va)) {
-					y, ok := vb[q]
-					if !ok {
-						continue
-					}
-					x := va[q]
-					g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %.3f vs %.3f", task, q, x, y)})
-					xs, ys = append(xs, x), append(ys, y)
-					switch {
-					case y > x:
-						r.Wins++
-					case y < x:
-						r.Losses++
-					default:
-						r.Ties++
-					}
-				}
-				if len(g.Points) > 0 {
-					c.Groups = append(c.Groups, g)
-				}
-				continue
+		g, err := scatterGroup(ctx, d, a, b, task, r.Metric.Key)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, ErrNoRunFile) {
+			r.Notes = append(r.Notes, fmt.Sprintf("per-query values on %s left out of the scatter: %v", task, err))
 			continue
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("per-query values on %s left out of the scatter: %v", task, err))
+		for _, p := range g.Points {
+			xs, ys = append(xs, p.X), append(ys, p.Y)
+		}
+		if len(g.Points) > 0 {
+			c.Groups = append(c.Groups, g)
+		}
 	}
 	if len(c.Groups) == 0 {
 		r.ScatterNote = fmt.Sprintf("%s and %s have no task with per-query values in common.", a.Name, b.Name)
 		return nil
 	}
-	n := r.Wins + r.Losses + r.Ties
-	c.Desc = fmt.Sprintf("%d queries: %s is better on %d, %s on %d, equal on %d. Points above the diagonal favour %s.",
-		n, b.Name, r.Wins, a.Name, r.Losses, r.Ties, b.Name)
-	if res, err := significance.Paired(xs, ys, significance.Options{}); err == nil {
-		r.Test = &res
-		c.Desc += fmt.Sprintf(" Mean %s − %s: %+.4f (%.0f%% bootstrap interval %+.4f to %+.4f); paired randomization test p = %.4f, paired t-test p = %.4f.",
-			b.Name, a.Name, res.Diff, res.Level*100, res.CILow, res.CIHigh, res.RandP, res.TTestP)
+	res, err := significance.Paired(xs, ys, significance.Options{})
+	if err != nil {
+		return fmt.Errorf("comparing %s with %s per query: %w", b.Name, a.Name, err)
 	}
+	r.Test = &res
+	r.Wins, r.Losses, r.Ties = res.Wins, res.Losses, res.Ties
+	c.Desc = fmt.Sprintf("%d queries: %s is better on %d, %s on %d, equal on %d. Points above the diagonal favour %s.",
+		res.N, b.Name, r.Wins, a.Name, r.Losses, r.Ties, b.Name)
+	c.Desc += fmt.Sprintf(" Mean %s − %s: %+.4f (%.0f%% bootstrap interval %+.4f to %+.4f); paired randomization test p = %.4f, paired t-test p = %.4f.",
+		b.Name, a.Name, res.Diff, res.Level*100, res.CILow, res.CIHigh, res.RandP, res.TTestP)
 	r.Scatter = c
 	return nil
+}
+
+// scatterGroup is the points of one task: a's and b's per-query values on
+// the queries both have.
+func scatterGroup(ctx context.Context, d *Data, a, b *leaderboard.System, task, metric string) (PointGroup, error) {
+	g := PointGroup{Name: task}
+	va, err := d.PerQuery(ctx, a.ID, task, metric)
+	if err != nil {
+		return g, err
+	}
+	vb, err := d.PerQuery(ctx, b.ID, task, metric)
+	if err != nil {
+		return g, err
+	}
+	for _, q := range slices.Sorted(maps.Keys(va)) {
+		y, ok := vb[q]
+		if !ok {
+			continue
+		}
+		x := va[q]
+		g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %.3f vs %.3f", task, q, x, y)})
+	}
+	return g, nil
 }
