@@ -44,7 +44,6 @@ type Column struct {
 type RowView struct {
 	System *leaderboard.System
 	Color  string // the system's chart colour, "" when not charted
-	Href   string // where the system's name links to, "" for none
 	Cells  []Cell // after the rank, system and source columns
 	Rank   string
 }
@@ -129,7 +128,7 @@ var tableTmpl = template.Must(template.New("table").Parse(`<div class="table-wra
 <caption class="sub">{{.Caption}}</caption>
 <thead><tr>{{range .Columns}}<th scope="col" data-key="{{.Key}}"{{if .Num}} class="num" data-type="num"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Label}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr{{if not .System.Published}} class="ours"{{end}}><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys">{{if .Color}}<span class="swatch" style="background:{{.Color}}"></span>{{end}}{{if .Href}}<a href="{{.Href}}">{{.System.Name}}</a>{{else}}{{.System.Name}}{{end}}</td><td>{{if .System.Published}}<span class="tag">published</span>{{else}}<span class="tag ours">ours</span>{{end}}</td><td>{{.System.Kind}}</td>{{range .Cells}}<td class="num{{if .Best}} best{{end}}" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
+{{range .Rows}}<tr{{if not .System.Published}} class="ours"{{end}}><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys">{{if .Color}}<span class="swatch" style="background:{{.Color}}"></span>{{end}}{{.System.Name}}</td><td>{{if .System.Published}}<span class="tag">published</span>{{else}}<span class="tag ours">ours</span>{{end}}</td><td>{{.System.Kind}}</td>{{range .Cells}}<td class="num{{if .Best}} best{{end}}" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>`))
 
 func avgColumn(t *leaderboard.Table) Column {

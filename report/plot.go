@@ -110,7 +110,6 @@ func newPlot(title, x, y string) *plot.Plot {
 func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	c := r.Bars
 	p := newPlot(c.Title, c.XLabel, c.YLabel)
-	p.Add(plotter.NewGrid())
 	n := float64(max(len(c.Series), 1))
 	w := vg.Length(float64(barsSize[0]) * 0.7 / float64(max(len(c.Categories), 1)) / n)
 	for s, name := range c.Series {
@@ -140,8 +139,9 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	p.NominalX(c.Categories...)
 	p.Y.Min = 0
 	p.Legend.Left = false
-	p.Legend.Top = true
-	p.Y.Max = niceTicks(p.Y.Max*1.12, 5)[len(niceTicks(p.Y.Max*1.12, 5))-1]
+	// Headroom above the tallest bar for the legend, up to a round tick.
+	ticks := niceTicks(p.Y.Max*1.12, 5)
+	p.Y.Max = ticks[len(ticks)-1]
 	cv, done := canvas(f, barsSize[0], barsSize[1])
 	p.Draw(draw.New(cv))
 	return done(), nil
