@@ -202,15 +202,10 @@ func (f Fuse) k() float64 {
 }
 
 func (f Fuse) norm() (fusion.Norm, error) {
-	switch strings.ToLower(f.Norm) {
-	case "", "minmax", "min-max":
+	if f.Norm == "" {
 		return fusion.MinMax, nil
-	case "zscore", "z-score", "zmuv":
-		return fusion.ZScore, nil
-	case "none", "raw":
-		return fusion.Raw, nil
 	}
-	return 0, fmt.Errorf("unknown fusion normalization %q (minmax, zscore or none)", f.Norm)
+	return fusion.ParseNorm(f.Norm)
 }
 
 // Validate checks the settings before any work starts, so a typo fails in

@@ -153,8 +153,8 @@ func generateStage(ctx context.Context, task *dataset.Task, g Generate, opt Opti
 		return nil, err
 	}
 	gm := res.Manifest
-	if len(gm.Fallbacks) == gm.Queries && gm.Queries > 0 {
-		return nil, fmt.Errorf("no query got a usable answer from %s; the first failure: %s", g.Model, gm.Fallbacks[0].Reason)
+	if err := gm.Unusable(); err != nil {
+		return nil, err
 	}
 	if s := gm.FallbackSummary(); s != "" {
 		logf(opt.Log, "%s: warning: %s", task.Name, s)
