@@ -95,7 +95,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	}
 	head = append(head, "time", "started", "dir")
 	rows := [][]string{head}
-	for _, r := range runs {
+	for i, r := range runs {
 		line := []string{r.Task, r.System, r.Suite}
 		for _, m := range runMetrics {
 			if v, ok := r.Metrics[m.Key]; ok {
@@ -104,7 +104,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 				line = append(line, "—")
 			}
 		}
-		line = append(line, formatSeconds(r.Seconds), r.Started.Local().Format("2006-01-02 15:04"), relDir(l.Root, r.Dir))
+		line = append(line, formatSeconds(r.Seconds), r.Started.Local().Format("2006-01-02 15:04"), l.Runs[i].Rel)
 		rows = append(rows, line)
 	}
 	var err error
@@ -125,13 +125,6 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 		_, err = fmt.Fprintf(w, "%d unfinished (no manifest.json: interrupted or still running): %s\n", len(l.Unfinished), strings.Join(l.Unfinished, ", "))
 	}
 	return err
-}
-
-func relDir(root, dir string) string {
-	if rel, ok := strings.CutPrefix(dir, strings.TrimSuffix(root, "/")+"/"); ok {
-		return rel
-	}
-	return dir
 }
 
 func formatSeconds(s float64) string {
