@@ -107,15 +107,11 @@ func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
 			j.Aliases = []string{}
 		}
 		for _, t := range tasks.All() {
-			q, err := m.QueryInstruction(t.Name)
+			in, err := instructions(m, t.Name)
 			if err != nil {
 				return err
 			}
-			d, err := m.DocInstruction(t.Name)
-			if err != nil {
-				return err
-			}
-			j.Instructions[t.Name] = instructionJSON{Query: q, Doc: d}
+			j.Instructions[t.Name] = in
 		}
 		out = append(out, j)
 	}
@@ -123,6 +119,15 @@ func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+func instructions(m models.Model, task string) (instructionJSON, error) {
+	q, err := m.QueryInstruction(task)
+	if err != nil {
+		return instructionJSON{}, err
+	}
+	d, err := m.DocInstruction(task)
+	return instructionJSON{Query: q, Doc: d}, err
 }
 
 func newModelCmd() *cobra.Command {
@@ -175,15 +180,11 @@ func newModelShowCmd() *cobra.Command {
 				fmt.Fprintf(out, "note        %s\n", m.Note)
 			}
 			for _, t := range ts {
-				q, err := m.QueryInstruction(t.Name)
+				in, err := instructions(m, t.Name)
 				if err != nil {
 					return err
 				}
-				d, err := m.DocInstruction(t.Name)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "%-16s query %q  doc %q\n", t.Name, q, d)
+				fmt.Fprintf(out, "%-16s query %q  doc %q\n", t.Name, in.Query, in.Doc)
 			}
 			return nil
 		},
