@@ -72,6 +72,7 @@ type padding struct {
 }
 
 type scratch struct {
+	src       []byte // the text being tokenized
 	norm, tmp []byte
 	pieces    []piece
 	pieces2   []piece
@@ -89,7 +90,7 @@ func (t *Tokenizer) getScratch() *scratch {
 func (t *Tokenizer) putScratch(s *scratch) {
 	// Keep pooled buffers bounded so one huge document does not pin memory.
 	const keep = 1 << 20
-	if cap(s.norm) > keep || cap(s.tmp) > keep || cap(s.a) > keep/4 || cap(s.b) > keep/4 || cap(s.spans) > keep/8 {
+	if cap(s.src) > keep || cap(s.norm) > keep || cap(s.tmp) > keep || cap(s.a) > keep/4 || cap(s.b) > keep/4 || cap(s.spans) > keep/8 {
 		return
 	}
 	t.scratchs.Put(s)
@@ -97,10 +98,14 @@ func (t *Tokenizer) putScratch(s *scratch) {
 
 // tokenize appends the ids of text (no special tokens) to out.
 func (t *Tokenizer) tokenize(text string, sc *scratch, out []int32) []int32 {
-	src := []byte(text) // the compiler keeps this copy on the stack when small
-	if !utf8.Valid(src) {
-		src = []byte(toValid(text))
+	// The steps work on bytes; the pooled buffer spares an allocation per
+	// text (a plain []byte(text) escapes through the normalizer interface).
+	if utf8.ValidString(text) {
+		sc.src = append(sc.src[:0], text...)
+	} else {
+		sc.src = appendValid(sc.src[:0], text)
 	}
+	src := sc.src
 	sc.pieces = t.raw.split(src, sc.pieces[:0])
 	for _, p := range sc.pieces {
 		if p.id >= 0 {
@@ -128,16 +133,16 @@ func (t *Tokenizer) tokenize(text string, sc *scratch, out []int32) []int32 {
 	return out
 }
 
-// toValid replaces each invalid byte with U+FFFD, as decoding rune by rune
-// would; tokenizer.json's Rust side only ever sees valid UTF-8.
-func toValid(s string) string {
-	b := make([]byte, 0, len(s)+8)
+// appendValid appends s with each invalid byte replaced by U+FFFD, as
+// decoding rune by rune would; tokenizer.json's Rust side only ever sees
+// valid UTF-8.
+func appendValid(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		b = utf8.AppendRune(b, r)
 		i += size
 	}
-	return string(b)
+	return b
 }
 
 // Encode tokenizes one text and adds the special tokens of the single
