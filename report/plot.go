@@ -23,9 +23,10 @@ import (
 // ChartFormat is a file format of the charts for papers.
 type ChartFormat string
 
+// The chart file formats WriteCharts writes.
 const (
-	PNG ChartFormat = "png"
-	SVG ChartFormat = "svg"
+	PNG ChartFormat = "png" // at PNGDPI
+	SVG ChartFormat = "svg" // fonts embedded
 )
 
 // PNGDPI is the resolution of PNG charts.

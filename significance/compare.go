@@ -177,10 +177,11 @@ func compareOn(queries []string, systems []System, opt Options) ([]Row, error) {
 // Format is a report format.
 type Format string
 
+// The formats Report.Write renders.
 const (
-	Text     Format = "text"
-	Markdown Format = "markdown"
-	JSON     Format = "json"
+	Text     Format = "text"     // aligned columns and a legend of the tests
+	Markdown Format = "markdown" // a table per comparison, for issues and papers
+	JSON     Format = "json"     // the Report as it is, for scripts
 )
 
 // ParseFormat reads a format name.
