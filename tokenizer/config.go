@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/fileio"
 )
 
 // otherModels is appended to every refusal of a tokenizer this package
@@ -77,16 +80,9 @@ type typed struct {
 	Type string `json:"type"`
 }
 
-type fileError struct {
-	file string
-	msg  string
-}
-
-func (e *fileError) Error() string { return "tokenizer: " + e.file + ": " + e.msg }
-
 func parse(data []byte, file string) (*Tokenizer, error) {
 	bad := func(format string, args ...any) error {
-		return &fileError{file, fmt.Sprintf(format, args...)}
+		return fmt.Errorf("tokenizer: %w", fileio.Errorf(file, 0, format, args...))
 	}
 	var f fileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -133,9 +129,7 @@ func parse(data []byte, file string) (*Tokenizer, error) {
 	if t.pre, err = parsePreTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
 		return nil, bad("%v", err)
 	}
-	if err := t.setAddedMatchers(f.AddedTokens); err != nil {
-		return nil, bad("%v", err)
-	}
+	t.setAddedMatchers(f.AddedTokens)
 	if err := t.setPost(f.PostProcessor, bad); err != nil {
 		return nil, err
 	}
@@ -246,7 +240,7 @@ func (t *Tokenizer) setAdded(added []addedJSON, bad func(string, ...any) error) 
 
 // setAddedMatchers builds the two added-token matchers; normalized tokens
 // are matched by their normalized content, as HF does.
-func (t *Tokenizer) setAddedMatchers(added []addedJSON) error {
+func (t *Tokenizer) setAddedMatchers(added []addedJSON) {
 	var raw, normed []addedToken
 	for _, a := range added {
 		tok := addedToken{content: a.Content, id: int32(*a.ID), singleWord: a.SingleWord, lstrip: a.LStrip, rstrip: a.RStrip}
@@ -263,7 +257,6 @@ func (t *Tokenizer) setAddedMatchers(added []addedJSON) error {
 		}
 	}
 	t.raw, t.normed = newMatcher(raw), newMatcher(normed)
-	return nil
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -596,9 +589,9 @@ func jsonProblem(data []byte, err error) string {
 		err = fmt.Errorf("%s: want %s, found a JSON %s", field, typ.Type, typ.Value)
 	}
 	if off < 0 || off > int64(len(data)) {
-		return "invalid JSON: " + err.Error()
+		return "invalid JSON: " + errtext.JSONMsg(err)
 	}
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
 	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
-	return fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, err)
+	return fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, errtext.JSONMsg(err))
 }
