@@ -15,7 +15,7 @@ import (
 // rerankRun reorders the top of run with the reranker r describes. Each
 // finished query is checkpointed in Options.Out/stages, so an interrupted
 // rerank (hours of LLM calls) resumes with the queries it had not done.
-func rerankRun(ctx context.Context, in stageInput, run trec.Run, cfg Config, dataFP string, opt Options, m *results.Manifest) (_ trec.Run, err error) {
+func rerankRun(ctx context.Context, in stageInput, run trec.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest) (trec.Run, error) {
 	r := cfg.Rerank
 	spec := rerank.Spec{Kind: r.Kind, Model: r.Model, BaseURL: r.BaseURL, ModelDir: r.ModelDir, Concurrency: r.Concurrency}
 	if opt.Cache != nil && strings.HasPrefix(r.Kind, "llm-") {
@@ -40,41 +40,27 @@ func rerankRun(ctx context.Context, in stageInput, run trec.Run, cfg Config, dat
 	} else if r.WithoutSafeguard {
 		return nil, fmt.Errorf("--without-safeguard applies to a NanoR2MED reranking_hybrid candidate list (--retriever %sreranking_hybrid) alone", CandidatesPrefix)
 	}
-	queries := make(map[string]string, len(in.task.Queries))
-	for _, q := range in.task.Queries {
-		queries[q.ID] = q.Text // the user's question, not its expansion
-	}
-	docs := make(map[string]string, len(in.task.Corpus))
-	for _, d := range in.task.Corpus {
-		docs[d.ID] = d.Text
-	}
+	job := rerank.Job{Task: in.task, Run: run, Scorer: s, Options: ro}
 	if opt.Out != "" {
 		// The settings that change the answers, not the server's address:
-		// a server restarted on another port still resumes.
-		key := stageFingerprint(dataFP, cfg.describe(), ro.Depth)
-		cp, done, stale, cerr := rerank.OpenCheckpoint(filepath.Join(opt.Out, StagesDir, "rerank.partial"), key)
-		if cerr != nil {
-			return nil, cerr
-		}
-		defer cp.Close()
-		if stale {
-			logf(opt.Log, "%s: a rerank checkpoint with other settings was set aside", in.task.Name)
-		} else if len(done) > 0 {
-			logf(opt.Log, "%s: resuming the rerank: %d queries already done", in.task.Name, len(done))
-		}
-		ro.Done, ro.OnQuery = done, cp.Add
-		defer func() {
-			if err == nil {
-				cp.Remove()
-			}
-		}()
+		// a server restarted on another port still resumes. The file stays
+		// when the stage is done: a rerun that changes only what follows
+		// (the final depth) takes every query from it.
+		job.Checkpoint = filepath.Join(opt.Out, StagesDir, "rerank.partial")
+		stages := cfg.describe()
+		delete(stages, "top_k")
+		job.Key = stageFingerprint(dataFP, map[string]any{"stages": stages, "retrieval_depth": depth}, ro.Depth)
 	}
 	bar := opt.Progress.New(len(run), "reranking "+in.task.Name)
 	defer bar.Done()
 	last := 0
-	ro.Progress = func(n, _ int) { bar.Add(n - last); last = n }
-	var out trec.Run
-	out, err = rerank.Rerank(ctx, run, queries, func(id string) (string, bool) { t, ok := docs[id]; return t, ok }, s, ro)
+	job.Progress = func(n, _ int) { bar.Add(n - last); last = n }
+	out, res, err := job.Do(ctx)
+	if res.Stale {
+		logf(opt.Log, "%s: a rerank checkpoint with other settings was set aside", in.task.Name)
+	} else if res.Done > 0 {
+		logf(opt.Log, "%s: resuming the rerank: %d queries already done", in.task.Name, res.Done)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	if cfg.Rerank.Kind != "" {
 		if err := m.Time("rerank", func() error {
 			var err error
-			run, err = rerankRun(ctx, in, run, cfg, base, opt, m)
+			run, err = rerankRun(ctx, in, run, cfg, base, depth, opt, m)
 			return err
 		}); err != nil {
 			return nil, err

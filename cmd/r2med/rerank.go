@@ -162,41 +162,21 @@ An interrupted rerank resumes from OUT.partial.`,
 				defer c.Close()
 			}
 
-			queries := make(map[string]string, len(t.Queries))
-			for _, q := range t.Queries {
-				queries[q.ID] = q.Text
-			}
-			docs := make(map[string]string, len(t.Corpus))
-			for _, doc := range t.Corpus {
-				docs[doc.ID] = doc.Text
-			}
 			key, err := checkpointKey(spec, opts, input, t.Name)
 			if err != nil {
 				return err
 			}
-			cp, done, stale, err := rerank.OpenCheckpoint(out+".partial", key)
-			if err != nil {
-				return err
-			}
-			defer cp.Close()
-			if stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s.partial was left by a rerank with other settings; starting afresh\n", out)
-			} else if len(done) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s.partial\n", len(done), out)
-			}
-			opts.Done, opts.OnQuery = done, cp.Add
-			total := 0
-			for _, hits := range run {
-				if len(hits) > 0 {
-					total++
-				}
-			}
-			bar := progress.Auto(quiet).New(total, "reranking "+t.Name)
-			last := len(done)
-			bar.Add(last)
-			opts.Progress = func(n, _ int) { bar.Add(n - last); last = n }
-			reranked, err := rerank.Rerank(cmd.Context(), run, queries, func(id string) (string, bool) { s, ok := docs[id]; return s, ok }, s, opts)
+			job := rerank.Job{Task: t, Run: run, Scorer: s, Options: opts, Checkpoint: out + ".partial", Key: key}
+			bar := progress.Auto(quiet).New(len(run), "reranking "+t.Name)
+			last := 0
+			job.Progress = func(n, _ int) { bar.Add(n - last); last = n }
+			reranked, res, err := job.Do(cmd.Context())
 			bar.Done()
+			if res.Stale {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s.partial was left by a rerank with other settings; starting afresh\n", out)
+			} else if res.Done > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s.partial\n", res.Done, out)
+			}
 			if err != nil {
 				return err
 			}
@@ -206,7 +186,8 @@ An interrupted rerank resumes from OUT.partial.`,
 			if err := trec.WriteRunFile(out, reranked, tag); err != nil {
 				return err
 			}
-			if err := cp.Remove(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			// The checkpoint goes once the run it feeds is safely written.
+			if err := os.Remove(out + ".partial"); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 			w := cmd.OutOrStdout()

@@ -1,0 +1,67 @@
+package rerank
+
+import (
+	"context"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/trec"
+)
+
+// Job reranks a run over one task's texts: the queries' own text (not an
+// expansion) and the documents of the corpus.
+type Job struct {
+	Task    *dataset.Task
+	Run     trec.Run
+	Scorer  Scorer
+	Options Options
+	// Checkpoint, when set, is a file where every finished query is kept
+	// under Key (the fingerprint of what decides the reranked lists): a
+	// job with the same key resumes from it, one with another key starts
+	// afresh. The caller removes it once the output it feeds is safely
+	// written, or keeps it as the stage's record.
+	Checkpoint, Key string
+	// Progress hears the queries done so far (resumed ones included) out
+	// of the queries that have documents.
+	Progress func(done, total int)
+}
+
+// Resume says what a Job found in its checkpoint.
+type Resume struct {
+	Done  int  // queries taken from the checkpoint
+	Stale bool // the checkpoint was written under another key and set aside
+}
+
+// Do runs the job. The Resume is valid even when err is not nil.
+func (j Job) Do(ctx context.Context) (trec.Run, Resume, error) {
+	var res Resume
+	queries := make(map[string]string, len(j.Task.Queries))
+	for _, q := range j.Task.Queries {
+		queries[q.ID] = q.Text
+	}
+	docs := make(map[string]string, len(j.Task.Corpus))
+	for _, d := range j.Task.Corpus {
+		docs[d.ID] = d.Text
+	}
+	opts := j.Options
+	if j.Checkpoint != "" {
+		cp, done, stale, err := OpenCheckpoint(j.Checkpoint, j.Key)
+		if err != nil {
+			return nil, res, err
+		}
+		defer cp.Close()
+		res.Done, res.Stale = len(done), stale
+		opts.Done, opts.OnQuery = done, cp.Add
+	}
+	total := 0
+	for _, hits := range j.Run {
+		if len(hits) > 0 {
+			total++
+		}
+	}
+	if j.Progress != nil {
+		j.Progress(res.Done, total)
+		opts.Progress = j.Progress
+	}
+	out, err := Rerank(ctx, j.Run, queries, func(id string) (string, bool) { t, ok := docs[id]; return t, ok }, j.Scorer, opts)
+	return out, res, err
+}
