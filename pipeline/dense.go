@@ -177,9 +177,13 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, opt Options) (*de
 	if d.MaxLength > 0 {
 		id.MaxLength = d.MaxLength
 	}
-	if d.Dimensions > 0 {
+	// A local encoder's vectors are cached whole and cut afterwards
+	// (Matryoshka), so every truncation shares them; a server cuts them
+	// itself, so its dimension is part of what it returned.
+	if d.Dimensions > 0 && r.backend != models.ONNX {
 		id.Dimensions = d.Dimensions
 	}
+	id.Normalize = id.Normalize || d.Normalize
 	if opt.Cache != nil {
 		r.emb = embed.Cached(r.emb, opt.Cache, id)
 	}
@@ -401,13 +405,15 @@ func (r *denseRecipe) cut(v []float32) []float32 {
 }
 
 // localRevision stands for a local model directory's version in cache
-// keys: the graph's size and modification time, so replacing the model
-// does not reuse the old one's vectors.
+// keys: the size and modification time of the graph, the tokenizer and the
+// config, so replacing any of them (a new export, another truncation
+// length) does not reuse the old vectors.
 func localRevision(dir string) string {
-	for _, p := range []string{filepath.Join(dir, "model.onnx"), filepath.Join(dir, "onnx", "model.onnx")} {
-		if st, err := os.Stat(p); err == nil {
-			return fmt.Sprintf("local:%d:%d", st.Size(), st.ModTime().UnixNano())
+	var parts []string
+	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
 		}
 	}
-	return "local"
+	return "local:" + strings.Join(parts, ",")
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
@@ -342,5 +343,53 @@ func TestDenseLocalONNX(t *testing.T) {
 	}
 	if same < len(out.Run)*3/4 {
 		t.Errorf("int8+rescore agreed on the top document for %d of %d queries", same, len(out.Run))
+	}
+}
+
+// TestDenseLocalCacheKeys checks what the embedding cache keys a local
+// encoder's vectors by: a Matryoshka cut reuses the whole vectors, while
+// normalization or a replaced tokenizer makes new ones.
+func TestDenseLocalCacheKeys(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(onnxtest.Model("tiny-bert"))); err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	computed := func(d Dense) int {
+		t.Helper()
+		out, err := Run(context.Background(), task, Config{Retrieval: Retrieval{Retriever: "dense", Dense: d}, TopK: 5}, Options{Cache: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Manifest.Counts["embeddings_computed"]
+	}
+	d := Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}
+	all := len(task.Corpus) + len(task.Queries)
+	if n := computed(d); n != all {
+		t.Fatalf("first run computed %d embeddings, want %d", n, all)
+	}
+	d.Dimensions = 16
+	if n := computed(d); n != 0 {
+		t.Errorf("a Matryoshka cut recomputed %d embeddings", n)
+	}
+	d.Normalize = true
+	if n := computed(d); n != all {
+		t.Errorf("normalized vectors: %d computed, want %d (new key)", n, all)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "tokenizer.json"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := computed(d); n != all {
+		t.Errorf("after the tokenizer changed: %d computed, want %d", n, all)
 	}
 }
