@@ -11,7 +11,6 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/measure"
-	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/tasks"
@@ -233,32 +232,14 @@ func compareData(cmd *cobra.Command, d *dataFlags, qrelsPath string, systems []c
 		if m == nil {
 			return nil, fmt.Errorf("no judgments for the runs: give --qrels FILE, --task NAME or --data DIR")
 		}
-		t, err := loadManifestTask(cmd, m)
+		// The same source report and serve load a run's data from.
+		t, err := runSource(results.Run{Manifest: m}).Load(cmd.Context())
 		if err != nil {
 			return nil, fmt.Errorf("loading %s as the run manifest names it (give --qrels, --task or --data instead): %w", m.Task.Name, err)
 		}
 		out[task] = t
 	}
 	return out, nil
-}
-
-// loadManifestTask loads the data a run was made on: the directory its
-// manifest records when it is still there, else the task by name.
-func loadManifestTask(cmd *cobra.Command, m *results.Manifest) (*dataset.Task, error) {
-	if name, ok := strings.CutPrefix(m.Task.Source, "embedded:"); ok {
-		return pipeline.Source{Task: name}.Load(cmd.Context())
-	}
-	if st, err := os.Stat(m.Task.Source); err == nil && st.IsDir() {
-		return pipeline.Source{Data: m.Task.Source, Options: dataset.Options{Split: m.Task.Split}}.Load(cmd.Context())
-	}
-	if t, err := tasks.Lookup(m.Task.Name); err == nil {
-		suite := tasks.R2MED
-		if strings.EqualFold(m.Task.Name, t.NanoSplit) {
-			suite = tasks.Nano
-		}
-		return pipeline.Source{Task: t.Name, Suite: suite}.Load(cmd.Context())
-	}
-	return nil, fmt.Errorf("data %q is gone", m.Task.Source)
 }
 
 // perQuery evaluates every run and returns the systems' per-query values,
