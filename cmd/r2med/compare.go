@@ -11,6 +11,7 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/tasks"
@@ -233,7 +234,7 @@ func compareData(cmd *cobra.Command, d *dataFlags, qrelsPath string, systems []c
 			return nil, fmt.Errorf("no judgments for the runs: give --qrels FILE, --task NAME or --data DIR")
 		}
 		// The same source report and serve load a run's data from.
-		t, err := runSource(results.Run{Manifest: m}).Load(cmd.Context())
+		t, err := pipeline.SourceOf(results.Run{Manifest: m}).Load(cmd.Context())
 		if err != nil {
 			return nil, fmt.Errorf("loading %s as the run manifest names it (give --qrels, --task or --data instead): %w", m.Task.Name, err)
 		}

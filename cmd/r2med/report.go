@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,11 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
-	"github.com/r2med/r2med/results"
 )
 
 func init() { register(newReportCmd) }
@@ -64,7 +61,7 @@ offline).
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, published, runTaskLoader)
+			d, err := report.Load(dir, published, pipeline.LoadRunTask)
 			if err != nil {
 				return err
 			}
@@ -111,26 +108,4 @@ offline).
 	fl.StringVar(&format, "format", "html", "html (one self-contained file), png or svg (the charts as separate files, for papers)")
 	fl.StringVar(&title, "title", "", `the report's heading (default "R2MED results")`)
 	return cmd
-}
-
-// runTaskLoader loads the data a run was made on from what its manifest
-// records: the built-in task, an R2MED task from the registry (through
-// the Hub cache), or the directory it was read from. Judgments of missing
-// documents are accepted: only a run made with --allow-missing-docs can
-// have been made on such data, and for viewing they change nothing.
-func runTaskLoader(ctx context.Context, r results.Run) (*dataset.Task, error) {
-	return runSource(r).Load(ctx)
-}
-
-func runSource(r results.Run) pipeline.Source {
-	ti := r.Manifest.Task
-	if name, ok := strings.CutPrefix(ti.Source, "embedded:"); ok {
-		return pipeline.Source{Task: name}
-	}
-	opts := dataset.Options{Split: ti.Split, AllowMissingDocs: true}
-	if _, ok := r.Task(); ok && ti.Revision != "" {
-		return pipeline.Source{Task: ti.Name, Suite: r.Suite(), Options: opts}
-	}
-	opts.Name = ti.Name
-	return pipeline.Source{Data: ti.Source, Options: opts}
 }

@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/r2med/r2med/pipeline"
-	"github.com/r2med/r2med/results"
 )
 
 // TestReportCLI makes two demo runs (BM25 as R2MED scores it and
@@ -58,27 +55,5 @@ func TestReportCLI(t *testing.T) {
 	}
 	if _, stderr, code := r2med(t, "", "report", "--results", filepath.Join(dir, "none"), "--out", page); code == 0 || !strings.Contains(stderr, "--results") {
 		t.Errorf("a missing --results directory: %d %q", code, stderr)
-	}
-}
-
-func TestRunSource(t *testing.T) {
-	run := func(ti results.TaskInfo) results.Run {
-		return results.Run{Manifest: &results.Manifest{Task: ti}, Result: &results.R2MED{}}
-	}
-	for _, c := range []struct {
-		ti   results.TaskInfo
-		want pipeline.Source
-	}{
-		{results.TaskInfo{Name: "demo", Source: "embedded:demo"}, pipeline.Source{Task: "demo"}},
-		{results.TaskInfo{Name: "Biology", Source: "/cache/snap", Revision: "abc"}, pipeline.Source{Task: "Biology", Suite: "r2med"}},
-		{results.TaskInfo{Name: "nfcorpus", Source: "/data/nfcorpus", Split: "dev"}, pipeline.Source{Data: "/data/nfcorpus"}},
-	} {
-		got := runSource(run(c.ti))
-		if got.Task != c.want.Task || got.Data != c.want.Data || got.Suite != c.want.Suite {
-			t.Errorf("%+v: source %+v, want %+v", c.ti, got, c.want)
-		}
-		if c.want.Data != "" && (got.Options.Split != c.ti.Split || got.Options.Name != c.ti.Name) {
-			t.Errorf("%+v: options %+v", c.ti, got.Options)
-		}
 	}
 }

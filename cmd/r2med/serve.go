@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/server"
 )
@@ -42,7 +43,7 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, published, runTaskLoader)
+			d, err := report.Load(dir, published, pipeline.LoadRunTask)
 			if err != nil {
 				return err
 			}
