@@ -24,8 +24,8 @@ import (
 	"sync/atomic"
 	"text/template"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 )
 
@@ -358,7 +358,7 @@ func formatPassages(ps []Passage, words int) string {
 // RunAll runs every query with at most concurrency (0: 4) in flight and
 // returns their traces in order. progress, if set, hears of each finished
 // query. A searcher error or ctx's cancellation stops the batch.
-func RunAll(ctx context.Context, chat Chatter, search Searcher, queries []dataset.Query, cfg Config, concurrency int, progress func(done, total int)) ([]Trace, error) {
+func RunAll(ctx context.Context, chat Chatter, search Searcher, queries []ir.Query, cfg Config, concurrency int, progress func(done, total int)) ([]Trace, error) {
 	if concurrency <= 0 {
 		concurrency = 4
 	}
@@ -410,7 +410,7 @@ func RunAll(ctx context.Context, chat Chatter, search Searcher, queries []datase
 // Generations turns traces into generations that expand's rules combine
 // with the queries (hy_doc is the expansion), labelled with the protocol's
 // method and the LLM name.
-func Generations(queries []dataset.Query, traces []Trace, llmName string) []expand.Generation {
+func Generations(queries []ir.Query, traces []Trace, llmName string) []expand.Generation {
 	out := make([]expand.Generation, len(queries))
 	for i, q := range queries {
 		out[i] = expand.Generation{ID: q.ID, Text: q.Text, HyDoc: traces[i].Expansion, Method: traces[i].Protocol, LLM: llmName}

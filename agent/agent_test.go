@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 )
 
@@ -344,13 +344,13 @@ func TestRunAll(t *testing.T) {
 		}
 		return reply{content: "<answer>passage on " + q + "</answer>", completion: 3}
 	})
-	var queries []dataset.Query
+	var queries []ir.Query
 	for i := range 12 {
 		text := fmt.Sprintf("case %d", i)
 		if i == 5 {
 			text = "broken"
 		}
-		queries = append(queries, dataset.Query{ID: fmt.Sprint(i), Text: text})
+		queries = append(queries, ir.Query{ID: fmt.Sprint(i), Text: text})
 	}
 	var progress atomic.Int64
 	traces, err := RunAll(context.Background(), chat, (&corpus{}).search, queries, Config{}, 3, func(int, int) { progress.Add(1) })

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/r2med/r2med/ir"
 )
 
 // syntheticCorpus builds an R2MED-style corpus.jsonl of about size bytes:
@@ -58,7 +60,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
 			n := 0
-			if err := ReadCorpus(bytes.NewReader(data), "c", LayoutR2MED, func(Doc) error { n++; return nil }); err != nil {
+			if err := ReadCorpus(bytes.NewReader(data), "c", ir.LayoutR2MED, func(ir.Doc) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -93,7 +95,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := ReadCorpus(zr, "c", LayoutR2MED, func(Doc) error { return nil }); err != nil {
+			if err := ReadCorpus(zr, "c", ir.LayoutR2MED, func(ir.Doc) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -110,7 +112,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 				b.Fatal(err)
 			}
 			ra := newReadahead(zr)
-			if err := ReadCorpus(ra, "c", LayoutR2MED, func(Doc) error { return nil }); err != nil {
+			if err := ReadCorpus(ra, "c", ir.LayoutR2MED, func(ir.Doc) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 			ra.Close()

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/r2med/r2med/internal/errtext"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // Candidates are per-query candidate lists published with a dataset, such
@@ -132,20 +132,20 @@ func firstKey(m map[string]json.RawMessage, names []string) string {
 // tie-break can reorder it. A document listed twice keeps its first place
 // only, since a run cannot rank a document twice; queries with an empty
 // list get no entry.
-func (c *Candidates) Run() trec.Run {
-	run := make(trec.Run, len(c.Lists))
+func (c *Candidates) Run() ir.Run {
+	run := make(ir.Run, len(c.Lists))
 	for qid, list := range c.Lists {
 		if len(list) == 0 {
 			continue
 		}
-		hits := make([]trec.Hit, 0, len(list))
+		hits := make([]ir.Hit, 0, len(list))
 		seen := make(map[string]bool, len(list))
 		for i, doc := range list {
 			if seen[doc] {
 				continue
 			}
 			seen[doc] = true
-			hits = append(hits, trec.Hit{DocID: doc, Score: float64(len(list) - (i + 1))})
+			hits = append(hits, ir.Hit{DocID: doc, Score: float64(len(list) - (i + 1))})
 		}
 		run[qid] = hits
 	}

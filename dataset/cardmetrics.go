@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/r2med/r2med/internal/pynum"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // CandidateSubset names a candidate config and how a task card scores it.
@@ -81,7 +81,7 @@ type CandidateMetrics struct {
 // log2 for the discounts, DCG summed in rank order, the ideal DCG and the
 // means summed as Python's sum does (Neumaier-compensated), so the
 // unrounded values are the card's bit for bit.
-func ScoreCandidates(qrels trec.Qrels, lists map[string][]string, sub CandidateSubset) (CandidateMetrics, error) {
+func ScoreCandidates(qrels ir.Qrels, lists map[string][]string, sub CandidateSubset) (CandidateMetrics, error) {
 	m := CandidateMetrics{Config: sub.Config, Label: sub.Label, Source: CandidateSource, TopK: sub.TopK}
 	var qids []string
 	for qid, judged := range qrels {

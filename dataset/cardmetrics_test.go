@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/internal/pynum"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 func intp(n int) *int { return &n }
@@ -36,7 +36,7 @@ func TestScoreCandidatesPythonExact(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			q := make(trec.Qrels)
+			q := make(ir.Qrels)
 			for qid, docs := range c.Qrels {
 				for _, d := range docs {
 					q.Add(qid, d, 1)
@@ -61,7 +61,7 @@ func TestScoreCandidatesPythonExact(t *testing.T) {
 // TestScoreCandidatesByHand checks each rule of the card's definition on
 // lists small enough to work out.
 func TestScoreCandidatesByHand(t *testing.T) {
-	q := trec.Qrels{
+	q := ir.Qrels{
 		"a": {"p1": 1, "n1": 0},
 		"b": {"p2": 2, "p3": 1},
 		"c": {"p4": 1},
@@ -128,7 +128,7 @@ func TestScoreCandidatesByHand(t *testing.T) {
 		long = append(long, "x"+string(rune('a'+i%26))+string(rune('a'+i/26)))
 	}
 	long = append(long[:99], "p4", "p2")
-	got, err = ScoreCandidates(trec.Qrels{"c": {"p4": 1, "p2": 1}}, map[string][]string{"c": long}, CandidateSubset{TopK: 500})
+	got, err = ScoreCandidates(ir.Qrels{"c": {"p4": 1, "p2": 1}}, map[string][]string{"c": long}, CandidateSubset{TopK: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestScoreCandidatesByHand(t *testing.T) {
 		t.Errorf("long list: recall %v nDCG %v hit %v, want 0.5 0 0", got.RecallAt100, got.NDCGAt10, got.HitAt10)
 	}
 
-	if _, err := ScoreCandidates(trec.Qrels{"z": {"n": 0}}, lists, CandidateSubset{}); err == nil {
+	if _, err := ScoreCandidates(ir.Qrels{"z": {"n": 0}}, lists, CandidateSubset{}); err == nil {
 		t.Error("qrels without positives were scored")
 	}
 }
@@ -164,7 +164,7 @@ func TestCandidatesRun(t *testing.T) {
 		"q3": {"z"},
 	}}
 	run := c.Run()
-	want := trec.Run{
+	want := ir.Run{
 		"q1": {{DocID: "a", Score: 3}, {DocID: "b", Score: 2}, {DocID: "c", Score: 0}},
 		"q3": {{DocID: "z", Score: 0}},
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/ir"
 )
 
 // fastDoc decodes the shape nearly every corpus line has, {"id": "…",
@@ -17,13 +19,13 @@ import (
 // produces the error messages, so this path only ever has to be right about
 // lines it accepts (FuzzReadCorpus checks that it agrees with slowDoc).
 // scratch is reused for strings with escapes and returned grown.
-func fastDoc(line []byte, beir bool, scratch []byte) (d Doc, _ []byte, ok bool) {
+func fastDoc(line []byte, beir bool, scratch []byte) (d ir.Doc, _ []byte, ok bool) {
 	p := jparser{b: line, scratch: scratch}
 	var id, title, text string
 	var haveID, haveText bool
 	p.ws()
 	if !p.eat('{') {
-		return Doc{}, p.scratch, false
+		return ir.Doc{}, p.scratch, false
 	}
 	for first := true; ; first = false {
 		p.ws()
@@ -32,22 +34,22 @@ func fastDoc(line []byte, beir bool, scratch []byte) (d Doc, _ []byte, ok bool) 
 				break
 			}
 			if !p.eat(',') {
-				return Doc{}, p.scratch, false
+				return ir.Doc{}, p.scratch, false
 			}
 			p.ws()
 		}
 		key, kok := p.key()
 		if !kok {
-			return Doc{}, p.scratch, false
+			return ir.Doc{}, p.scratch, false
 		}
 		p.ws()
 		if !p.eat(':') {
-			return Doc{}, p.scratch, false
+			return ir.Doc{}, p.scratch, false
 		}
 		p.ws()
 		s, sok := p.str()
 		if !sok {
-			return Doc{}, p.scratch, false
+			return ir.Doc{}, p.scratch, false
 		}
 		// Repeated keys keep the last value, as encoding/json does. The
 		// string(key) comparisons compile to byte compares, no allocation.
@@ -59,14 +61,14 @@ func fastDoc(line []byte, beir bool, scratch []byte) (d Doc, _ []byte, ok bool) 
 		case string(key) == "title" && beir:
 			title = s
 		default:
-			return Doc{}, p.scratch, false
+			return ir.Doc{}, p.scratch, false
 		}
 	}
 	p.ws()
 	if p.i != len(p.b) || !haveID || !haveText || checkID(id) != nil {
-		return Doc{}, p.scratch, false
+		return ir.Doc{}, p.scratch, false
 	}
-	return Doc{ID: id, Text: joinTitle(title, text)}, p.scratch, true
+	return ir.Doc{ID: id, Text: joinTitle(title, text)}, p.scratch, true
 }
 
 type jparser struct {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -72,9 +73,9 @@ func FuzzReadCorpus(f *testing.F) {
 	f.Add([]byte(`{"_id": "MED-1", "title": "T", "text": "b"}`+"\n"+`{"_id": "MED-2", "title": "", "text": "c", "title": "late"}`), true)
 
 	f.Fuzz(func(t *testing.T, data []byte, beir bool) {
-		layout := LayoutR2MED
+		layout := ir.LayoutR2MED
 		if beir {
-			layout = LayoutBEIR
+			layout = ir.LayoutBEIR
 		}
 		k := mustKeys(t, beir)
 
@@ -94,8 +95,8 @@ func FuzzReadCorpus(f *testing.F) {
 			}
 		}
 
-		var docs []Doc
-		err := ReadCorpus(bytes.NewReader(data), "corpus.jsonl", layout, func(d Doc) error {
+		var docs []ir.Doc
+		err := ReadCorpus(bytes.NewReader(data), "corpus.jsonl", layout, func(d ir.Doc) error {
 			docs = append(docs, d)
 			return nil
 		})
@@ -122,9 +123,9 @@ func FuzzReadQueries(f *testing.F) {
 	f.Add([]byte(`{"_id": "PLAIN-1", "text": "q", "metadata": {"x": [1, 2.5, null, true]}}`), true)
 
 	f.Fuzz(func(t *testing.T, data []byte, beir bool) {
-		layout := LayoutR2MED
+		layout := ir.LayoutR2MED
 		if beir {
-			layout = LayoutBEIR
+			layout = ir.LayoutBEIR
 		}
 		k := mustKeys(t, beir)
 		qs, err := ReadQueries(bytes.NewReader(data), "query.jsonl", layout)

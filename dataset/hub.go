@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/internal/errtext"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // HubShape names a kind of Hugging Face dataset repository LoadHub reads.
@@ -54,7 +54,7 @@ type HubSpec struct {
 
 // hubShape is what differs between the repository kinds.
 type hubShape struct {
-	layout                 Layout
+	layout                 ir.Layout
 	corpus, queries, qrels string
 	ids                    keys // the corpus and queries id field
 	nano                   bool
@@ -63,9 +63,9 @@ type hubShape struct {
 const nanoHint = `Nano sets name their fields "_id", "query-id" and "corpus-id"; check the repository kind`
 
 var hubShapes = map[HubShape]hubShape{
-	HubR2MED: {layout: LayoutR2MEDHub, corpus: "corpus", queries: "query", qrels: "qrels",
+	HubR2MED: {layout: ir.LayoutR2MEDHub, corpus: "corpus", queries: "query", qrels: "qrels",
 		ids: keys{id: "id", altID: "_id", hint: `R2MED's repositories name the id field "id", Nano sets "_id"; check the repository kind`}},
-	HubNano: {layout: LayoutNanoHub, corpus: "corpus", queries: "queries", qrels: "qrels",
+	HubNano: {layout: ir.LayoutNanoHub, corpus: "corpus", queries: "queries", qrels: "qrels",
 		ids: keys{id: "_id", altID: "id", hint: nanoHint}, nano: true},
 }
 
@@ -81,7 +81,7 @@ var hubShapes = map[HubShape]hubShape{
 // (Task.EmptyDocs, Task.EmptyQueries), qrels rows may list several
 // documents in corpus-id, and a document judged twice is judged once. In
 // R2MED's repositories a pair judged twice is an error, as in Load.
-func LoadHub(dir string, spec HubSpec) (*Task, error) {
+func LoadHub(dir string, spec HubSpec) (*ir.Task, error) {
 	src, err := hubDirSource(dir)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func LoadHub(dir string, spec HubSpec) (*Task, error) {
 }
 
 // LoadHubFS is LoadHub for the directory root of fsys.
-func LoadHubFS(fsys fs.FS, root string, spec HubSpec) (*Task, error) {
+func LoadHubFS(fsys fs.FS, root string, spec HubSpec) (*ir.Task, error) {
 	src, err := hubFSSource(fsys, root)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func repoName(dir string) string {
 	return filepath.Base(abs)
 }
 
-func (s source) loadHub(dir, defaultName string, spec HubSpec) (*Task, error) {
+func (s source) loadHub(dir, defaultName string, spec HubSpec) (*ir.Task, error) {
 	hc, err := s.hubConfigs()
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func (s source) loadHub(dir, defaultName string, spec HubSpec) (*Task, error) {
 	if spec.QrelsConfig != "" {
 		sh.qrels = spec.QrelsConfig
 	}
-	t := &Task{Name: spec.Name, Dir: dir, Layout: sh.layout}
+	t := &ir.Task{Name: spec.Name, Dir: dir, Layout: sh.layout}
 	if hc.Readme != "" {
 		t.Files = append(t.Files, hc.Readme)
 	}
@@ -237,7 +237,7 @@ func (s source) loadHub(dir, defaultName string, spec HubSpec) (*Task, error) {
 			return nil, err
 		}
 	}
-	t.keepJudged(queries)
+	keepJudged(t, queries)
 	if len(t.Queries) == 0 {
 		return nil, fmt.Errorf("%s: every judged query has an empty text, so no query is left to evaluate", s.showFiles(queryFiles))
 	}
@@ -317,10 +317,10 @@ func (a rowAt) String() string {
 
 // readHubCorpus appends the documents of files to t.Corpus. It returns the
 // ids of the documents kept and of those left out for an empty text.
-func (s source) readHubCorpus(t *Task, files []string, sh hubShape) (map[string]rowAt, map[string]bool, error) {
+func (s source) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[string]rowAt, map[string]bool, error) {
 	seen := make(map[string]rowAt)
 	empty := make(map[string]bool)
-	add := func(d Doc, at rowAt) error {
+	add := func(d ir.Doc, at rowAt) error {
 		if prev, dup := seen[d.ID]; dup {
 			return at.errorf("document id %q already appeared at %s; ids must be unique, remove or rename one of the two", d.ID, prev)
 		}
@@ -343,7 +343,7 @@ func (s source) readHubCorpus(t *Task, files []string, sh hubShape) (map[string]
 		if !sh.nano && (strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson")) {
 			// R2MED's corpus.jsonl: the fast reader, as Load uses.
 			err := s.readRaw(rel, func(r io.Reader) error {
-				lines, err := readCorpus(r, name, LayoutR2MED, func(d Doc) error {
+				lines, err := readCorpus(r, name, ir.LayoutR2MED, func(d ir.Doc) error {
 					if _, dup := seen[d.ID]; dup {
 						return nil // reported below, with its line
 					}
@@ -376,7 +376,7 @@ func (s source) readHubCorpus(t *Task, files []string, sh hubShape) (map[string]
 			if err != nil {
 				return at.errorf("%v", err)
 			}
-			return add(Doc{ID: id, Text: text}, at)
+			return add(ir.Doc{ID: id, Text: text}, at)
 		})
 		if err != nil {
 			return nil, nil, err
@@ -413,8 +413,8 @@ func (s source) readRaw(rel string, fn func(io.Reader) error) error {
 // readHubQueries reads the queries of files in order, every field besides
 // the id and text kept in Extra. It returns the ids of the queries left out
 // for an empty text (Nano sets).
-func (s source) readHubQueries(t *Task, files []string, sh hubShape) ([]Query, map[string]bool, error) {
-	var qs []Query
+func (s source) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Query, map[string]bool, error) {
+	var qs []ir.Query
 	seen := make(map[string]rowAt)
 	empty := make(map[string]bool)
 	for _, rel := range files {
@@ -442,7 +442,7 @@ func (s source) readHubQueries(t *Task, files []string, sh hubShape) ([]Query, m
 			if len(m) == 0 {
 				m = nil
 			}
-			qs = append(qs, Query{ID: id, Text: text, Extra: m})
+			qs = append(qs, ir.Query{ID: id, Text: text, Extra: m})
 			return nil
 		})
 		if err != nil {
@@ -455,8 +455,8 @@ func (s source) readHubQueries(t *Task, files []string, sh hubShape) ([]Query, m
 // readHubQrels reads judgments: R2MED's q_id, p_id and score, or a Nano
 // set's query-id and corpus-id (a document id or a list of them), graded 1
 // unless the row has a score.
-func (s source) readHubQrels(t *Task, files []string, nano bool) (trec.Qrels, error) {
-	q := make(trec.Qrels)
+func (s source) readHubQrels(t *ir.Task, files []string, nano bool) (ir.Qrels, error) {
+	q := make(ir.Qrels)
 	const r2medHint = `R2MED's qrels name their fields "q_id", "p_id" and "score"`
 	qk, pk := keys{id: "q_id", altID: "query-id", hint: r2medHint}, keys{id: "p_id", altID: "corpus-id", hint: r2medHint}
 	if nano {

@@ -10,8 +10,8 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
-	"github.com/r2med/r2med/trec"
 )
 
 // buildNano builds the demo task as a Nano set with every subset: a dense
@@ -28,10 +28,10 @@ func buildNano(t *testing.T, split string, queryLimit int) *nano.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dense := make(trec.Run)
+	dense := make(ir.Run)
 	for q, hits := range s.Subset("bm25").Run {
 		for i := len(hits) - 1; i >= 0; i-- {
-			dense[q] = append(dense[q], trec.Hit{DocID: hits[i].DocID, Score: float64(i)})
+			dense[q] = append(dense[q], ir.Hit{DocID: hits[i].DocID, Score: float64(i)})
 		}
 	}
 	if err := s.AddDense(dense); err != nil {
@@ -63,7 +63,7 @@ func TestNanoRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Layout != dataset.LayoutNanoHub || task.Name != "NanoDemo" || task.EmptyDocs != 0 || task.UnjudgedQueries != 0 {
+	if task.Layout != ir.LayoutNanoHub || task.Name != "NanoDemo" || task.EmptyDocs != 0 || task.UnjudgedQueries != 0 {
 		t.Errorf("task %q layout %q, %d empty docs, %d unjudged", task.Name, task.Layout, task.EmptyDocs, task.UnjudgedQueries)
 	}
 	if !reflect.DeepEqual(task.Corpus, set.Corpus) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -24,8 +25,8 @@ func TestLoadHubR2MED(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Name != "r2med-mini" || task.Dir != r2medMini || task.Layout != LayoutR2MEDHub || task.Split != "" {
-		t.Errorf("Name, Dir, Layout, Split = %q, %q, %q, %q", task.Name, task.Dir, task.Layout, task.Split)
+	if task.Name != "r2med-mini" || task.Dir != r2medMini || task.Layout != ir.LayoutR2MEDHub || task.Split != "" {
+		t.Errorf("Name, Dir, ir.Layout, Split = %q, %q, %q, %q", task.Name, task.Dir, task.Layout, task.Split)
 	}
 	wantFiles := []string{"README.md", "corpus.jsonl", "query.jsonl", "qrels.jsonl"}
 	for i, f := range wantFiles {
@@ -210,8 +211,8 @@ func TestLoadHubNano(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Name != "NanoMini" || task.Split != "NanoMini" || task.Layout != LayoutNanoHub {
-		t.Errorf("Name, Split, Layout = %q, %q, %q", task.Name, task.Split, task.Layout)
+	if task.Name != "NanoMini" || task.Split != "NanoMini" || task.Layout != ir.LayoutNanoHub {
+		t.Errorf("Name, Split, ir.Layout = %q, %q, %q", task.Name, task.Split, task.Layout)
 	}
 	var ids []string
 	for _, d := range task.Corpus {
@@ -226,7 +227,7 @@ func TestLoadHubNano(t *testing.T) {
 	}
 	// d2 is empty but stays judged, relevant and unretrievable as in
 	// HAKARI; q3 went with its text.
-	if want := (trec.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}); !reflect.DeepEqual(task.Qrels, want) {
+	if want := (ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}); !reflect.DeepEqual(task.Qrels, want) {
 		t.Errorf("qrels %v, want %v", task.Qrels, want)
 	}
 	wantFiles := []string{"README.md", "corpus/NanoMini-00000-of-00001.parquet", "queries/NanoMini-00000-of-00001.parquet", "qrels/NanoMini-00000-of-00001.parquet"}
@@ -358,7 +359,7 @@ func TestLoadHubNanoSplits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name != "A" || len(a.Corpus) != 2 || a.Corpus[1].Text != "b" || !reflect.DeepEqual(a.Qrels, trec.Qrels{"q1": {"d1": 1, "d2": 1}}) {
+	if a.Name != "A" || len(a.Corpus) != 2 || a.Corpus[1].Text != "b" || !reflect.DeepEqual(a.Qrels, ir.Qrels{"q1": {"d1": 1, "d2": 1}}) {
 		t.Errorf("split A: %+v", a)
 	}
 	b, err := LoadHubFS(fsys, ".", HubSpec{Split: "B", Name: "bee"})

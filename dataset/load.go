@@ -16,6 +16,7 @@ import (
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -151,7 +152,7 @@ func subFSSource(fsys fs.FS, root, what, notDir string) (source, error) {
 
 // DetectLayout tells which layout the task directory dir uses, from the
 // query file it holds: query.jsonl for R2MED, queries.jsonl for BEIR.
-func DetectLayout(dir string) (Layout, error) {
+func DetectLayout(dir string) (ir.Layout, error) {
 	src, err := dirSource(dir)
 	if err != nil {
 		return "", err
@@ -160,7 +161,7 @@ func DetectLayout(dir string) (Layout, error) {
 }
 
 // DetectLayoutFS is DetectLayout for the directory root of fsys.
-func DetectLayoutFS(fsys fs.FS, root string) (Layout, error) {
+func DetectLayoutFS(fsys fs.FS, root string) (ir.Layout, error) {
 	src, err := fsSource(fsys, root)
 	if err != nil {
 		return "", err
@@ -168,16 +169,16 @@ func DetectLayoutFS(fsys fs.FS, root string) (Layout, error) {
 	return src.detect(root)
 }
 
-func (s source) detect(dir string) (Layout, error) {
+func (s source) detect(dir string) (ir.Layout, error) {
 	_, r2med := s.find("query.jsonl")
 	_, beir := s.find("queries.jsonl")
 	switch {
 	case r2med && beir:
 		return "", fmt.Errorf("%s holds both query.jsonl (R2MED layout) and queries.jsonl (BEIR layout); keep the files of one layout per directory", dir)
 	case r2med:
-		return LayoutR2MED, nil
+		return ir.LayoutR2MED, nil
 	case beir:
-		return LayoutBEIR, nil
+		return ir.LayoutBEIR, nil
 	}
 	return "", fmt.Errorf("%s has no query file (query.jsonl or queries.jsonl); %s", dir, needFiles)
 }
@@ -187,7 +188,7 @@ func (s source) detect(dir string) (Layout, error) {
 // that have judgments, in query-file order: for BEIR those of the chosen
 // split, and for R2MED those pytrec_eval would score. Every judgment must
 // name a known query and (unless Options.AllowMissingDocs) a known document.
-func Load(dir string, opts Options) (*Task, error) {
+func Load(dir string, opts Options) (*ir.Task, error) {
 	src, err := dirSource(dir)
 	if err != nil {
 		return nil, err
@@ -205,7 +206,7 @@ func Load(dir string, opts Options) (*Task, error) {
 // LoadFS is Load over the directory root of fsys (an embedded demo task,
 // say). File names in errors and Task.Files are root-joined fsys paths.
 // Task.Name defaults to root's base name, or "" when root is ".".
-func LoadFS(fsys fs.FS, root string, opts Options) (*Task, error) {
+func LoadFS(fsys fs.FS, root string, opts Options) (*ir.Task, error) {
 	src, err := fsSource(fsys, root)
 	if err != nil {
 		return nil, err
@@ -222,7 +223,7 @@ type files struct {
 	qrelsFormat            string // "jsonl", "trec" or "beir"
 }
 
-func (s source) locate(dir string, layout Layout, split string) (files, error) {
+func (s source) locate(dir string, layout ir.Layout, split string) (files, error) {
 	var f files
 	var missing []string
 	var ok bool
@@ -230,7 +231,7 @@ func (s source) locate(dir string, layout Layout, split string) (files, error) {
 		missing = append(missing, "corpus.jsonl")
 	}
 	switch layout {
-	case LayoutR2MED:
+	case ir.LayoutR2MED:
 		// Every R2MED query is a test query, so "test" names the whole task
 		// (and is what a split flag defaults to); any other split is a
 		// mistake worth reporting rather than ignoring.
@@ -251,7 +252,7 @@ func (s source) locate(dir string, layout Layout, split string) (files, error) {
 		default:
 			missing = append(missing, "qrels.jsonl (or qrels.txt)")
 		}
-	case LayoutBEIR:
+	case ir.LayoutBEIR:
 		if split == "" {
 			split = DefaultSplit
 		}
@@ -292,7 +293,7 @@ func (s source) splits() []string {
 	return out
 }
 
-func (s source) load(dir string, opts Options) (*Task, error) {
+func (s source) load(dir string, opts Options) (*ir.Task, error) {
 	layout, err := s.detect(dir)
 	if err != nil {
 		return nil, err
@@ -301,8 +302,8 @@ func (s source) load(dir string, opts Options) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Task{Name: opts.Name, Dir: dir, Layout: layout}
-	if layout == LayoutBEIR {
+	t := &ir.Task{Name: opts.Name, Dir: dir, Layout: layout}
+	if layout == ir.LayoutBEIR {
 		t.Split = opts.Split
 		if t.Split == "" {
 			t.Split = DefaultSplit
@@ -311,7 +312,7 @@ func (s source) load(dir string, opts Options) (*Task, error) {
 
 	var docIDs map[string]int
 	err = s.read(t, f.corpus, func(r io.Reader, name string) error {
-		docIDs, err = readCorpus(r, name, layout, func(d Doc) error {
+		docIDs, err = readCorpus(r, name, layout, func(d ir.Doc) error {
 			t.Corpus = append(t.Corpus, d)
 			return nil
 		})
@@ -324,7 +325,7 @@ func (s source) load(dir string, opts Options) (*Task, error) {
 		return nil, fmt.Errorf("%s: no documents; the corpus file is empty", s.show(f.corpus))
 	}
 
-	var queries []Query
+	var queries []ir.Query
 	err = s.read(t, f.queries, func(r io.Reader, name string) error {
 		queries, err = ReadQueries(r, name, layout)
 		return err
@@ -364,13 +365,13 @@ func (s source) load(dir string, opts Options) (*Task, error) {
 			return nil, err
 		}
 	}
-	t.keepJudged(queries)
+	keepJudged(t, queries)
 	return t, nil
 }
 
 // read opens rel, records it in t.Files and hands it to fn under its shown
 // name.
-func (s source) read(t *Task, rel string, fn func(io.Reader, string) error) error {
+func (s source) read(t *ir.Task, rel string, fn func(io.Reader, string) error) error {
 	rc, err := s.open(rel)
 	if err != nil {
 		return err
@@ -387,7 +388,7 @@ const maxListed = 5
 // checkKnown reports judgments whose query (queries != nil) or document
 // (docs != nil) is unknown, quoting the first few ids in byte order so the
 // message is the same on every run.
-func checkKnown(q trec.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
+func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
 	unknown := make(map[string]bool)
 	rows := 0
 	for qid, m := range q {
@@ -424,7 +425,7 @@ func checkKnown(q trec.Qrels, queries map[string]bool, docs map[string]int, qrel
 
 // keepJudged appends the queries with judgments to t.Queries, in file
 // order, and counts the others: both layouts evaluate only judged queries.
-func (t *Task) keepJudged(queries []Query) {
+func keepJudged(t *ir.Task, queries []ir.Query) {
 	for _, q := range queries {
 		if _, judged := t.Qrels[q.ID]; judged {
 			t.Queries = append(t.Queries, q)

@@ -15,6 +15,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -46,8 +47,8 @@ func TestLoadNFCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if task.Name != "nfcorpus" || task.Dir != dir || task.Layout != LayoutBEIR || task.Split != c.wantSplit {
-				t.Errorf("Name, Dir, Layout, Split = %q, %q, %q, %q", task.Name, task.Dir, task.Layout, task.Split)
+			if task.Name != "nfcorpus" || task.Dir != dir || task.Layout != ir.LayoutBEIR || task.Split != c.wantSplit {
+				t.Errorf("Name, Dir, ir.Layout, Split = %q, %q, %q, %q", task.Name, task.Dir, task.Layout, task.Split)
 			}
 			wantFiles := []string{
 				filepath.Join(dir, "corpus.jsonl"),
@@ -126,8 +127,8 @@ func TestLoadR2MEDDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Name != "r2med-biology-demo" || task.Layout != LayoutR2MED || task.Split != "" {
-		t.Errorf("Name, Layout, Split = %q, %q, %q", task.Name, task.Layout, task.Split)
+	if task.Name != "r2med-biology-demo" || task.Layout != ir.LayoutR2MED || task.Split != "" {
+		t.Errorf("Name, ir.Layout, Split = %q, %q, %q", task.Name, task.Layout, task.Split)
 	}
 	wantFiles := []string{filepath.Join(dir, "corpus.jsonl"), filepath.Join(dir, "query.jsonl"), filepath.Join(dir, "qrels.jsonl")}
 	if !reflect.DeepEqual(task.Files, wantFiles) {
@@ -163,7 +164,7 @@ func TestLoadR2MEDDemo(t *testing.T) {
 	if err := json.Unmarshal(q.Extra["doc_id"], &gold); err != nil || len(gold) != 5 || gold[0] != "insects_attracted_to_light/Proximate_and_ultimate_causation_0.txt" {
 		t.Errorf("Extra[doc_id] = %s (%v)", q.Extra["doc_id"], err)
 	}
-	wantQrels := trec.Qrels{"0": {
+	wantQrels := ir.Qrels{"0": {
 		"insects_attracted_to_light/Phototaxis_3.txt":                       1,
 		"insects_attracted_to_light/Proximate_and_ultimate_causation_0.txt": 1,
 	}}
@@ -272,7 +273,7 @@ func TestLoadPrefersPlainFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(task.Corpus) != 1 || task.Corpus[0] != (Doc{ID: "new", Text: "edited"}) {
+	if len(task.Corpus) != 1 || task.Corpus[0] != (ir.Doc{ID: "new", Text: "edited"}) {
 		t.Errorf("Corpus = %q, want the plain file's document", task.Corpus)
 	}
 	if task.Name != "custom" {
@@ -316,19 +317,19 @@ func TestLoadFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Name != "bio" || task.Dir != "demo/bio" || task.Layout != LayoutR2MED {
-		t.Errorf("Name, Dir, Layout = %q, %q, %q", task.Name, task.Dir, task.Layout)
+	if task.Name != "bio" || task.Dir != "demo/bio" || task.Layout != ir.LayoutR2MED {
+		t.Errorf("Name, Dir, ir.Layout = %q, %q, %q", task.Name, task.Dir, task.Layout)
 	}
 	if want := []string{"demo/bio/corpus.jsonl.gz", "demo/bio/query.jsonl", "demo/bio/qrels.jsonl"}; !reflect.DeepEqual(task.Files, want) {
 		t.Errorf("Files = %q, want %q", task.Files, want)
 	}
-	if want := []Doc{{"d1", "Élan vital\nsecond line"}, {"2", ""}}; !reflect.DeepEqual(task.Corpus, want) {
+	if want := []ir.Doc{{ID: "d1", Text: "Élan vital\nsecond line"}, {ID: "2", Text: ""}}; !reflect.DeepEqual(task.Corpus, want) {
 		t.Errorf("Corpus = %q, want %q", task.Corpus, want)
 	}
 	if len(task.Queries) != 2 || string(task.Queries[0].Extra["doc_id"]) != `["d1"]` || string(task.Queries[1].Extra["body_system"]) != `""` {
 		t.Errorf("Queries = %v", task.Queries)
 	}
-	if want := (trec.Qrels{"0": {"d1": 1}, "1": {"2": 1, "d1": -1}}); !reflect.DeepEqual(task.Qrels, want) {
+	if want := (ir.Qrels{"0": {"d1": 1}, "1": {"2": 1, "d1": -1}}); !reflect.DeepEqual(task.Qrels, want) {
 		t.Errorf("Qrels = %v, want %v", task.Qrels, want)
 	}
 
@@ -336,7 +337,7 @@ func TestLoadFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDocs := []Doc{{"a", "Title body"}, {"b", "no title"}, {"c", "null title"}, {"d", "no title key"}}
+	wantDocs := []ir.Doc{{ID: "a", Text: "Title body"}, {ID: "b", Text: "no title"}, {ID: "c", Text: "null title"}, {ID: "d", Text: "no title key"}}
 	if !reflect.DeepEqual(task.Corpus, wantDocs) {
 		t.Errorf("Corpus = %q, want %q", task.Corpus, wantDocs)
 	}
@@ -402,10 +403,10 @@ func TestLoadMissingDirectory(t *testing.T) {
 func TestDetectLayout(t *testing.T) {
 	for _, c := range []struct {
 		dir  string
-		want Layout
+		want ir.Layout
 	}{
-		{sharedData(t, "nfcorpus"), LayoutBEIR},
-		{sharedData(t, "r2med-biology-demo"), LayoutR2MED},
+		{sharedData(t, "nfcorpus"), ir.LayoutBEIR},
+		{sharedData(t, "r2med-biology-demo"), ir.LayoutR2MED},
 	} {
 		got, err := DetectLayout(c.dir)
 		if err != nil || got != c.want {
@@ -419,7 +420,7 @@ func TestDetectLayout(t *testing.T) {
 		t.Errorf("DetectLayout(%s): error %v, want %s", dir, err, want)
 	}
 	fsys := fstest.MapFS{"t/queries.jsonl.gz": {Data: gz(t, nil)}}
-	if got, err := DetectLayoutFS(fsys, "t"); err != nil || got != LayoutBEIR {
+	if got, err := DetectLayoutFS(fsys, "t"); err != nil || got != ir.LayoutBEIR {
 		t.Errorf("DetectLayoutFS on a gzipped queries file = %q, %v; want beir", got, err)
 	}
 }

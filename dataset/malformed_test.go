@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 )
 
 // TestMalformed reads every file under testdata/malformed with the reader its
@@ -145,11 +146,11 @@ func readMalformed(t *testing.T, p string) error {
 	defer rc.Close()
 	switch kind {
 	case "corpus":
-		return ReadCorpus(rc, p, LayoutR2MED, func(Doc) error { return nil })
+		return ReadCorpus(rc, p, ir.LayoutR2MED, func(ir.Doc) error { return nil })
 	case "corpus-beir":
-		return ReadCorpus(rc, p, LayoutBEIR, func(Doc) error { return nil })
+		return ReadCorpus(rc, p, ir.LayoutBEIR, func(ir.Doc) error { return nil })
 	case "queries":
-		_, err = ReadQueries(rc, p, LayoutR2MED)
+		_, err = ReadQueries(rc, p, ir.LayoutR2MED)
 	case "qrels-jsonl":
 		_, err = ReadQrelsJSONL(rc, p)
 	case "qrels-tsv":

@@ -12,7 +12,7 @@ import (
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // MaxLineBytes is the longest line the readers accept. Real corpora have
@@ -105,14 +105,14 @@ type keys struct {
 
 const layoutHint = `R2MED files use "id", BEIR files "_id"; check that the directory's files are all from one layout`
 
-func layoutKeys(layout Layout) (keys, error) {
+func layoutKeys(layout ir.Layout) (keys, error) {
 	switch layout {
-	case LayoutR2MED:
+	case ir.LayoutR2MED:
 		return keys{id: "id", altID: "_id", hint: layoutHint}, nil
-	case LayoutBEIR:
+	case ir.LayoutBEIR:
 		return keys{id: "_id", altID: "id", hint: layoutHint, hasTtl: true}, nil
 	}
-	return keys{}, fmt.Errorf("unknown layout %q (want %q or %q)", layout, LayoutR2MED, LayoutBEIR)
+	return keys{}, fmt.Errorf("unknown layout %q (want %q or %q)", layout, ir.LayoutR2MED, ir.LayoutBEIR)
 }
 
 // ReadCorpus streams the documents of a corpus file (R2MED {"id","text"} or
@@ -120,13 +120,13 @@ func layoutKeys(layout Layout) (keys, error) {
 // the corpus in memory; only the ids are kept, to reject duplicates. name is
 // used in error messages. An error returned by fn stops the read and is
 // returned unchanged.
-func ReadCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) error {
+func ReadCorpus(r io.Reader, name string, layout ir.Layout, fn func(ir.Doc) error) error {
 	_, err := readCorpus(r, name, layout, fn)
 	return err
 }
 
 // readCorpus also returns the set of ids, which Load needs to check the qrels.
-func readCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) (map[string]int, error) {
+func readCorpus(r io.Reader, name string, layout ir.Layout, fn func(ir.Doc) error) (map[string]int, error) {
 	k, err := layoutKeys(layout)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func readCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) (ma
 		if !ok {
 			break
 		}
-		var d Doc
+		var d ir.Doc
 		d, scratch, ok = fastDoc(line, k.hasTtl, scratch)
 		if !ok {
 			if d, err = slowDoc(line, k); err != nil {
@@ -160,27 +160,27 @@ func readCorpus(r io.Reader, name string, layout Layout, fn func(Doc) error) (ma
 // slowDoc decodes a corpus line of any shape with encoding/json. It is the
 // reference the fast path must agree with, and the only path that explains
 // what is wrong with a bad line.
-func slowDoc(line []byte, k keys) (Doc, error) {
+func slowDoc(line []byte, k keys) (ir.Doc, error) {
 	m, err := errtext.DecodeObject(line)
 	if err != nil {
-		return Doc{}, err
+		return ir.Doc{}, err
 	}
 	id, err := idField(m, k, "document")
 	if err != nil {
-		return Doc{}, err
+		return ir.Doc{}, err
 	}
 	text, err := stringField(m, "text", true)
 	if err != nil {
-		return Doc{}, err
+		return ir.Doc{}, err
 	}
 	if k.hasTtl {
 		title, err := stringField(m, "title", false)
 		if err != nil {
-			return Doc{}, err
+			return ir.Doc{}, err
 		}
 		text = joinTitle(title, text)
 	}
-	return Doc{ID: id, Text: text}, nil
+	return ir.Doc{ID: id, Text: text}, nil
 }
 
 // joinTitle is how BEIR's own dense retrieval code builds the text it embeds.
@@ -263,14 +263,14 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 // ReadQueries reads a query file (R2MED query.jsonl or BEIR queries.jsonl)
 // in file order. Every field besides the id and "text" is kept verbatim in
 // Query.Extra (nil when there are none).
-func ReadQueries(r io.Reader, name string, layout Layout) ([]Query, error) {
+func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error) {
 	k, err := layoutKeys(layout)
 	if err != nil {
 		return nil, err
 	}
 	lr := newLineReader(r, name)
 	seen := make(map[string]int)
-	var qs []Query
+	var qs []ir.Query
 	for {
 		line, ok := lr.next()
 		if !ok {
@@ -297,7 +297,7 @@ func ReadQueries(r io.Reader, name string, layout Layout) ([]Query, error) {
 		if len(m) == 0 {
 			m = nil
 		}
-		qs = append(qs, Query{ID: id, Text: text, Extra: m})
+		qs = append(qs, ir.Query{ID: id, Text: text, Extra: m})
 	}
 	return qs, lr.err()
 }
@@ -306,9 +306,9 @@ func ReadQueries(r io.Reader, name string, layout Layout) ([]Query, error) {
 // Other fields are ignored. The score must be an integer; an integral JSON
 // float such as 1.0 is accepted because pandas and other exporters write
 // integer columns that way, while 1.5 or a string is an error.
-func ReadQrelsJSONL(r io.Reader, name string) (trec.Qrels, error) {
+func ReadQrelsJSONL(r io.Reader, name string) (ir.Qrels, error) {
 	lr := newLineReader(r, name)
-	q := make(trec.Qrels)
+	q := make(ir.Qrels)
 	const hint = `R2MED's qrels.jsonl names its fields "q_id", "p_id" and "score"`
 	qk := keys{id: "q_id", altID: "query-id", hint: hint}
 	pk := keys{id: "p_id", altID: "corpus-id", hint: hint}
@@ -368,9 +368,9 @@ func jsonGrade(raw json.RawMessage) (int, error) {
 // loader skips the first line unread: a file without one would lose a
 // judgment there, so it is rejected rather than guessed at. Scores must be
 // plain integers, as BEIR's int() requires.
-func ReadBEIRQrels(r io.Reader, name string) (trec.Qrels, error) {
+func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 	lr := newLineReader(r, name)
-	q := make(trec.Qrels)
+	q := make(ir.Qrels)
 	var f []string
 	header := true
 	for {

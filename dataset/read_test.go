@@ -9,13 +9,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
-func readDocs(t *testing.T, input string, layout Layout) ([]Doc, error) {
+func readDocs(t *testing.T, input string, layout ir.Layout) ([]ir.Doc, error) {
 	t.Helper()
-	var docs []Doc
-	err := ReadCorpus(strings.NewReader(input), "c.jsonl", layout, func(d Doc) error {
+	var docs []ir.Doc
+	err := ReadCorpus(strings.NewReader(input), "c.jsonl", layout, func(d ir.Doc) error {
 		docs = append(docs, d)
 		return nil
 	})
@@ -25,29 +25,29 @@ func readDocs(t *testing.T, input string, layout Layout) ([]Doc, error) {
 func TestReadCorpusValues(t *testing.T) {
 	for _, c := range []struct {
 		name, line string
-		layout     Layout
-		want       Doc
+		layout     ir.Layout
+		want       ir.Doc
 	}{
-		{"plain", `{"id": "a/b_1.txt", "text": "hello"}`, LayoutR2MED, Doc{"a/b_1.txt", "hello"}},
-		{"compact, text first", `{"text":"hi","id":"x"}`, LayoutR2MED, Doc{"x", "hi"}},
-		{"empty text is data", `{"id": "x", "text": ""}`, LayoutR2MED, Doc{"x", ""}},
-		{"escapes", `{"id": "x", "text": "a\nb\t\"q\" \\ \/ \b\f\r"}`, LayoutR2MED, Doc{"x", "a\nb\t\"q\" \\ / \b\f\r"}},
-		{"unicode escapes", `{"id": "x", "text": "caf\u00e9 \u00E9 \ud83d\ude00"}`, LayoutR2MED, Doc{"x", "café é 😀"}},
-		{"raw UTF-8", "{\"id\": \"x\", \"text\": \"168\u00a0cm, Einhornhöhle, 😀\"}", LayoutR2MED, Doc{"x", "168\u00a0cm, Einhornhöhle, 😀"}},
+		{"plain", `{"id": "a/b_1.txt", "text": "hello"}`, ir.LayoutR2MED, ir.Doc{ID: "a/b_1.txt", Text: "hello"}},
+		{"compact, text first", `{"text":"hi","id":"x"}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: "hi"}},
+		{"empty text is data", `{"id": "x", "text": ""}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: ""}},
+		{"escapes", `{"id": "x", "text": "a\nb\t\"q\" \\ \/ \b\f\r"}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: "a\nb\t\"q\" \\ / \b\f\r"}},
+		{"unicode escapes", `{"id": "x", "text": "caf\u00e9 \u00E9 \ud83d\ude00"}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: "café é 😀"}},
+		{"raw UTF-8", "{\"id\": \"x\", \"text\": \"168\u00a0cm, Einhornhöhle, 😀\"}", ir.LayoutR2MED, ir.Doc{ID: "x", Text: "168\u00a0cm, Einhornhöhle, 😀"}},
 		// encoding/json's rules, which the reader follows: bad bytes and lone
 		// surrogates become U+FFFD rather than failing the load.
-		{"invalid UTF-8", "{\"id\": \"x\", \"text\": \"a\xffb\"}", LayoutR2MED, Doc{"x", "a\ufffdb"}},
-		{"lone surrogate", `{"id": "x", "text": "a\ud800b"}`, LayoutR2MED, Doc{"x", "a\ufffdb"}},
-		{"numeric id", `{"id": 12, "text": "t"}`, LayoutR2MED, Doc{"12", "t"}},
-		{"numeric id literal", `{"id": -1.50e3, "text": "t"}`, LayoutR2MED, Doc{"-1.50e3", "t"}},
-		{"repeated key, last wins", `{"id": "x", "text": "old", "text": "new"}`, LayoutR2MED, Doc{"x", "new"}},
-		{"other fields ignored", `{"id": "x", "text": "t", "title": "ignored in R2MED", "n": [1, {"a": null}]}`, LayoutR2MED, Doc{"x", "t"}},
-		{"outer whitespace", " \t{ \"id\" : \"x\" , \"text\" : \"t\" } \t", LayoutR2MED, Doc{"x", "t"}},
-		{"BEIR title joined", `{"_id": "MED-1", "title": "Title", "text": "body"}`, LayoutBEIR, Doc{"MED-1", "Title body"}},
-		{"BEIR empty title", `{"_id": "MED-1", "title": "", "text": "body"}`, LayoutBEIR, Doc{"MED-1", "body"}},
-		{"BEIR title, empty text", `{"_id": "MED-1", "title": "T", "text": ""}`, LayoutBEIR, Doc{"MED-1", "T "}},
-		{"BEIR null title", `{"_id": "MED-1", "title": null, "text": "body"}`, LayoutBEIR, Doc{"MED-1", "body"}},
-		{"BEIR metadata", `{"_id": "MED-1", "title": "T", "text": "b", "metadata": {}}`, LayoutBEIR, Doc{"MED-1", "T b"}},
+		{"invalid UTF-8", "{\"id\": \"x\", \"text\": \"a\xffb\"}", ir.LayoutR2MED, ir.Doc{ID: "x", Text: "a\ufffdb"}},
+		{"lone surrogate", `{"id": "x", "text": "a\ud800b"}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: "a\ufffdb"}},
+		{"numeric id", `{"id": 12, "text": "t"}`, ir.LayoutR2MED, ir.Doc{ID: "12", Text: "t"}},
+		{"numeric id literal", `{"id": -1.50e3, "text": "t"}`, ir.LayoutR2MED, ir.Doc{ID: "-1.50e3", Text: "t"}},
+		{"repeated key, last wins", `{"id": "x", "text": "old", "text": "new"}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: "new"}},
+		{"other fields ignored", `{"id": "x", "text": "t", "title": "ignored in R2MED", "n": [1, {"a": null}]}`, ir.LayoutR2MED, ir.Doc{ID: "x", Text: "t"}},
+		{"outer whitespace", " \t{ \"id\" : \"x\" , \"text\" : \"t\" } \t", ir.LayoutR2MED, ir.Doc{ID: "x", Text: "t"}},
+		{"BEIR title joined", `{"_id": "MED-1", "title": "Title", "text": "body"}`, ir.LayoutBEIR, ir.Doc{ID: "MED-1", Text: "Title body"}},
+		{"BEIR empty title", `{"_id": "MED-1", "title": "", "text": "body"}`, ir.LayoutBEIR, ir.Doc{ID: "MED-1", Text: "body"}},
+		{"BEIR title, empty text", `{"_id": "MED-1", "title": "T", "text": ""}`, ir.LayoutBEIR, ir.Doc{ID: "MED-1", Text: "T "}},
+		{"BEIR null title", `{"_id": "MED-1", "title": null, "text": "body"}`, ir.LayoutBEIR, ir.Doc{ID: "MED-1", Text: "body"}},
+		{"BEIR metadata", `{"_id": "MED-1", "title": "T", "text": "b", "metadata": {}}`, ir.LayoutBEIR, ir.Doc{ID: "MED-1", Text: "T b"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			docs, err := readDocs(t, c.line+"\n", c.layout)
@@ -87,9 +87,9 @@ func TestFastDocTakesCommonShapes(t *testing.T) {
 }
 
 func mustKeys(t testing.TB, beir bool) keys {
-	layout := LayoutR2MED
+	layout := ir.LayoutR2MED
 	if beir {
-		layout = LayoutBEIR
+		layout = ir.LayoutBEIR
 	}
 	k, err := layoutKeys(layout)
 	if err != nil {
@@ -101,20 +101,20 @@ func mustKeys(t testing.TB, beir bool) keys {
 func TestReadCorpusLines(t *testing.T) {
 	// BOM, CRLF, blank and whitespace-only lines, no final newline.
 	input := "\xef\xbb\xbf{\"id\": \"a\", \"text\": \"1\"}\r\n\r\n   \n{\"id\": \"b\", \"text\": \"2\"}\r\n{\"id\": \"c\", \"text\": \"3\"}"
-	docs, err := readDocs(t, input, LayoutR2MED)
+	docs, err := readDocs(t, input, ir.LayoutR2MED)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Doc{{"a", "1"}, {"b", "2"}, {"c", "3"}}
+	want := []ir.Doc{{ID: "a", Text: "1"}, {ID: "b", Text: "2"}, {ID: "c", Text: "3"}}
 	if !reflect.DeepEqual(docs, want) {
 		t.Errorf("got %q, want %q", docs, want)
 	}
 	// Line numbers count the skipped lines.
-	_, err = readDocs(t, input+"\n\n{\"id\": \"a\", \"text\": \"dup\"}\n", LayoutR2MED)
+	_, err = readDocs(t, input+"\n\n{\"id\": \"a\", \"text\": \"dup\"}\n", ir.LayoutR2MED)
 	if want := `c.jsonl:7: document id "a" already appeared on line 1; ids must be unique, remove or rename one of the two`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
-	if docs, err := readDocs(t, "", LayoutR2MED); err != nil || len(docs) != 0 {
+	if docs, err := readDocs(t, "", ir.LayoutR2MED); err != nil || len(docs) != 0 {
 		t.Errorf("empty input: %q, %v", docs, err)
 	}
 	if err := ReadCorpus(strings.NewReader(""), "c", "trec", nil); err == nil || err.Error() != `unknown layout "trec" (want "r2med" or "beir")` {
@@ -125,7 +125,7 @@ func TestReadCorpusLines(t *testing.T) {
 func TestReadCorpusStopsOnCallbackError(t *testing.T) {
 	stop := errors.New("enough")
 	n := 0
-	err := ReadCorpus(strings.NewReader(`{"id": "a", "text": ""}`+"\n"+`{"id": "b", "text": ""}`+"\nnot json\n"), "c", LayoutR2MED, func(Doc) error {
+	err := ReadCorpus(strings.NewReader(`{"id": "a", "text": ""}`+"\n"+`{"id": "b", "text": ""}`+"\nnot json\n"), "c", ir.LayoutR2MED, func(ir.Doc) error {
 		n++
 		return stop
 	})
@@ -140,12 +140,12 @@ func TestReadCorpusLineLimit(t *testing.T) {
 	}
 	text := strings.Repeat("x", MaxLineBytes-64)
 	line := `{"id": "big", "text": "` + text + `"}` + "\n"
-	docs, err := readDocs(t, line, LayoutR2MED)
+	docs, err := readDocs(t, line, ir.LayoutR2MED)
 	if err != nil || len(docs) != 1 || len(docs[0].Text) != len(text) {
 		t.Fatalf("a line just under the limit: %v", err)
 	}
 	over := `{"id": "small", "text": ""}` + "\n" + `{"id": "big", "text": "` + strings.Repeat("x", MaxLineBytes) + `"}` + "\n"
-	_, err = readDocs(t, over, LayoutR2MED)
+	_, err = readDocs(t, over, ir.LayoutR2MED)
 	want := "c.jsonl:2: line is longer than 64 MiB, the most the readers accept; is this a JSON-lines/TSV text file?"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
@@ -156,8 +156,8 @@ func TestReadCorpusLineLimit(t *testing.T) {
 // line must not be reported as malformed JSON instead.
 func TestReadCorpusReadError(t *testing.T) {
 	r := io.MultiReader(strings.NewReader(`{"id": "a", "text": ""}`+"\n"+`{"id": "b", "te`), iotestErr{})
-	var docs []Doc
-	err := ReadCorpus(r, "c.jsonl", LayoutR2MED, func(d Doc) error { docs = append(docs, d); return nil })
+	var docs []ir.Doc
+	err := ReadCorpus(r, "c.jsonl", ir.LayoutR2MED, func(d ir.Doc) error { docs = append(docs, d); return nil })
 	if want := "c.jsonl:2: read failed: disk on fire"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
@@ -173,7 +173,7 @@ func (iotestErr) Read([]byte) (int, error) { return 0, errors.New("disk on fire"
 func TestReadQueries(t *testing.T) {
 	input := `{"id": "0", "text": "q0", "doc_id": ["a", "b"],  "answer": "x\ny", "body_system": ""}` + "\n" +
 		`{"id": 1, "text": ""}` + "\n"
-	qs, err := ReadQueries(strings.NewReader(input), "q.jsonl", LayoutR2MED)
+	qs, err := ReadQueries(strings.NewReader(input), "q.jsonl", ir.LayoutR2MED)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestReadQueries(t *testing.T) {
 		}
 	}
 	// BEIR queries use _id; a stray "id" is kept as an extra field.
-	qs, err = ReadQueries(strings.NewReader(`{"_id": "PLAIN-2", "id": 5, "text": "t"}`), "q", LayoutBEIR)
+	qs, err = ReadQueries(strings.NewReader(`{"_id": "PLAIN-2", "id": 5, "text": "t"}`), "q", ir.LayoutBEIR)
 	if err != nil || len(qs) != 1 || qs[0].ID != "PLAIN-2" || string(qs[0].Extra["id"]) != "5" {
 		t.Errorf("BEIR query: %+v, %v", qs, err)
 	}
@@ -207,7 +207,7 @@ func TestReadQrelsJSONL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := trec.Qrels{"0": {"a": 1, "b": 2}, "1": {"a": 0, "c": -1}, "2": {"c": 3}}
+	want := ir.Qrels{"0": {"a": 1, "b": 2}, "1": {"a": 0, "c": -1}, "2": {"c": 3}}
 	if !reflect.DeepEqual(q, want) {
 		t.Errorf("got %v, want %v", q, want)
 	}
@@ -221,7 +221,7 @@ func TestReadBEIRQrels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := trec.Qrels{"q1": {"d1": 1, "d2": 0}, "q2": {"d1": -1}}
+	want := ir.Qrels{"q1": {"d1": 1, "d2": 0}, "q2": {"d1": -1}}
 	if !reflect.DeepEqual(q, want) {
 		t.Errorf("got %v, want %v", q, want)
 	}

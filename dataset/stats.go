@@ -9,15 +9,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/ir"
 )
 
 // Profile summarizes a task the way HAKARI-Bench's NanoR2MED task cards do
 // (task_metadata counts / positives_per_query / text_stats_chars), with the
 // same JSON names, so a profile can be set beside a card and compared.
 type Profile struct {
-	Name   string `json:"name"`
-	Layout Layout `json:"layout"`
-	Split  string `json:"split,omitempty"`
+	Name   string    `json:"name"`
+	Layout ir.Layout `json:"layout"`
+	Split  string    `json:"split,omitempty"`
 
 	Counts            Counts            `json:"counts"`
 	PositivesPerQuery PositivesPerQuery `json:"positives_per_query"`
@@ -33,7 +34,7 @@ type Profile struct {
 
 // Counts are the sizes of a task.
 type Counts struct {
-	Queries         int `json:"queries"` // evaluated queries (Task.Queries)
+	Queries         int `json:"queries"` // evaluated queries (ir.Task.Queries)
 	Documents       int `json:"documents"`
 	PositiveQrels   int `json:"positive_qrels"` // judgments with grade > 0
 	QrelsRows       int `json:"qrels_rows"`     // all judgments
@@ -75,7 +76,7 @@ type GradeCount struct {
 
 // Stats profiles t. Only the judgments of t.Queries count towards
 // positives per query; Counts.QrelsRows and Grades cover all of t.Qrels.
-func Stats(t *Task) Profile {
+func Stats(t *ir.Task) Profile {
 	p := Profile{Name: t.Name, Layout: t.Layout, Split: t.Split}
 	p.Counts = Counts{
 		Queries:         len(t.Queries),
@@ -161,7 +162,7 @@ func mean(sum, n int) float64 {
 
 // AddCandidates scores candidate lists against t's judgments as the task
 // cards do (ScoreCandidates) and records them under sub.Name.
-func (p *Profile) AddCandidates(t *Task, c *Candidates, sub CandidateSubset) error {
+func (p *Profile) AddCandidates(t *ir.Task, c *Candidates, sub CandidateSubset) error {
 	m, err := ScoreCandidates(t.Qrels, c.Lists, sub)
 	if err != nil {
 		return fmt.Errorf("%s candidates: %w", sub.Name, err)
@@ -176,7 +177,7 @@ func (p *Profile) AddCandidates(t *Task, c *Candidates, sub CandidateSubset) err
 // AddHubCandidates adds the subsets whose configs the repository in dir
 // has, reading t's split of each (as LoadHub read t from dir), and skips
 // the others. It returns the files read, for checksums.
-func (p *Profile) AddHubCandidates(dir string, t *Task, subsets []CandidateSubset) ([]string, error) {
+func (p *Profile) AddHubCandidates(dir string, t *ir.Task, subsets []CandidateSubset) ([]string, error) {
 	hc, err := ReadHubConfigs(dir)
 	if err != nil {
 		return nil, err

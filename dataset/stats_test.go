@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -21,7 +21,7 @@ func TestStatsNFCorpus(t *testing.T) {
 		want  Profile
 	}{
 		{"test", Profile{
-			Name: "nfcorpus", Layout: LayoutBEIR, Split: "test",
+			Name: "nfcorpus", Layout: ir.LayoutBEIR, Split: "test",
 			Counts: Counts{Queries: 323, Documents: 3395, PositiveQrels: 12334, QrelsRows: 12334, UnjudgedQueries: 2914},
 			PositivesPerQuery: PositivesPerQuery{Average: 38.18575851393189, Min: 1, Median: 16, Max: 475,
 				MultiPositiveQueries: 300, MultiPositiveQueryPercent: 92.87925696594428},
@@ -30,7 +30,7 @@ func TestStatsNFCorpus(t *testing.T) {
 		}},
 		// 324 queries: an even count, so the median is a mean of two.
 		{"dev", Profile{
-			Name: "nfcorpus", Layout: LayoutBEIR, Split: "dev",
+			Name: "nfcorpus", Layout: ir.LayoutBEIR, Split: "dev",
 			Counts: Counts{Queries: 324, Documents: 3395, PositiveQrels: 11385, QrelsRows: 11385, UnjudgedQueries: 2913},
 			PositivesPerQuery: PositivesPerQuery{Average: 35.138888888888886, Min: 1, Median: 18.5, Max: 919,
 				MultiPositiveQueries: 305, MultiPositiveQueryPercent: 94.1358024691358},
@@ -73,17 +73,17 @@ func checkProfile(t *testing.T, got, want Profile) {
 
 // smallTask has one query without positives and texts whose length in code
 // points differs from their length in bytes and in UTF-16 units.
-func smallTask() *Task {
-	return &Task{
-		Name: "small", Layout: LayoutR2MED,
-		Corpus: []Doc{{"a", "café"}, {"b", "😀😀"}, {"c", ""}, {"d", "plain text"}},
-		Queries: []Query{
+func smallTask() *ir.Task {
+	return &ir.Task{
+		Name: "small", Layout: ir.LayoutR2MED,
+		Corpus: []ir.Doc{{ID: "a", Text: "café"}, {ID: "b", Text: "😀😀"}, {ID: "c", Text: ""}, {ID: "d", Text: "plain text"}},
+		Queries: []ir.Query{
 			{ID: "q1", Text: "naïve?"},
 			{ID: "q2", Text: "x"},
 			{ID: "q3", Text: "why"},
 			{ID: "q4", Text: "🙂"},
 		},
-		Qrels: trec.Qrels{
+		Qrels: ir.Qrels{
 			"q1": {"a": 1, "b": 2, "c": 0},
 			"q2": {"a": 0, "d": -1},
 			"q3": {"d": 1},
@@ -96,7 +96,7 @@ func smallTask() *Task {
 func TestStatsSmall(t *testing.T) {
 	got := Stats(smallTask())
 	want := Profile{
-		Name: "small", Layout: LayoutR2MED,
+		Name: "small", Layout: ir.LayoutR2MED,
 		Counts: Counts{Queries: 4, Documents: 4, PositiveQrels: 7, QrelsRows: 10, UnjudgedQueries: 2},
 		// Positives per query 2, 0, 1, 4 → sorted 0 1 2 4, median (1+2)/2.
 		PositivesPerQuery: PositivesPerQuery{Average: 1.75, Min: 0, Median: 1.5, Max: 4,
@@ -142,7 +142,7 @@ mean document length       4.0 chars
 
 // An empty task must still profile to valid JSON: no NaN from 0/0.
 func TestStatsEmpty(t *testing.T) {
-	p := Stats(&Task{Name: "empty", Layout: LayoutBEIR, Split: "test"})
+	p := Stats(&ir.Task{Name: "empty", Layout: ir.LayoutBEIR, Split: "test"})
 	js, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"embed"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 )
 
 // FS holds the task in R2MED's layout under data/: corpus.jsonl,
@@ -23,7 +24,7 @@ var FS embed.FS
 const Name = "demo"
 
 // Load reads the embedded task.
-func Load() (*dataset.Task, error) {
+func Load() (*ir.Task, error) {
 	t, err := dataset.LoadFS(FS, "data", dataset.Options{})
 	if err != nil {
 		return nil, err

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 )
 
@@ -112,9 +112,9 @@ type GenerateResult struct {
 
 // NewResult wraps generations made elsewhere (agentic runs) for WriteDir,
 // giving each the task's doc_id list as Generate does.
-func NewResult(task *dataset.Task, gens []Generation, m GenerationManifest) *GenerateResult {
+func NewResult(task *ir.Task, gens []Generation, m GenerationManifest) *GenerateResult {
 	ids := qrelDocIDs(task)
-	byID := make(map[string]dataset.Query, len(task.Queries))
+	byID := make(map[string]ir.Query, len(task.Queries))
 	for _, q := range task.Queries {
 		byID[q.ID] = q
 	}
@@ -122,7 +122,7 @@ func NewResult(task *dataset.Task, gens []Generation, m GenerationManifest) *Gen
 	for i, g := range gens {
 		q, ok := byID[g.ID]
 		if !ok {
-			q = dataset.Query{ID: g.ID}
+			q = ir.Query{ID: g.ID}
 		}
 		r.Items[i] = Generated{Generation: g, DocIDs: ids(q)}
 	}
@@ -143,7 +143,7 @@ func (r *GenerateResult) Generations() []Generation {
 // or nothing left once reasoning is split off) gets its own text as
 // hy_doc and a Fallback entry; the caller must report them. Only ctx's
 // cancellation fails the whole call.
-func Generate(ctx context.Context, c LLM, task *dataset.Task, cfg GenerateConfig, progress func(done, total int)) (*GenerateResult, error) {
+func Generate(ctx context.Context, c LLM, task *ir.Task, cfg GenerateConfig, progress func(done, total int)) (*GenerateResult, error) {
 	if !slices.Contains(GenerationMethods(), cfg.Method) {
 		return nil, fmt.Errorf("cannot generate for method %q; generation supports %s", cfg.Method, strings.Join(GenerationMethods(), ", "))
 	}
@@ -254,8 +254,8 @@ func emptyReason(r llm.Response) string {
 
 // qrelDocIDs gives each query's doc_id: the query file's own list when it
 // has one (R2MED's query.jsonl does), else its judged-relevant documents.
-func qrelDocIDs(task *dataset.Task) func(dataset.Query) json.RawMessage {
-	return func(q dataset.Query) json.RawMessage {
+func qrelDocIDs(task *ir.Task) func(ir.Query) json.RawMessage {
+	return func(q ir.Query) json.RawMessage {
 		if raw, ok := q.Extra["doc_id"]; ok && len(raw) > 0 {
 			return raw
 		}

@@ -15,10 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
-	"github.com/r2med/r2med/trec"
 )
 
 // genServer answers by the query inside the user prompt: a query text
@@ -101,11 +100,11 @@ func genClient(t *testing.T, s *genServer, store llm.Store) *llm.Client {
 	return c
 }
 
-func genTask(texts ...string) *dataset.Task {
-	task := &dataset.Task{Name: "MedQA-Diag", Qrels: trec.Qrels{}}
+func genTask(texts ...string) *ir.Task {
+	task := &ir.Task{Name: "MedQA-Diag", Qrels: ir.Qrels{}}
 	for i, text := range texts {
 		id := string(rune('a' + i))
-		q := dataset.Query{ID: id, Text: text}
+		q := ir.Query{ID: id, Text: text}
 		if i == 0 {
 			q.Extra = map[string]json.RawMessage{"doc_id": json.RawMessage(`["d9", "d1"]`)}
 		}

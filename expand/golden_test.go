@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 )
 
 // TestBiologyDemoGolden runs R2MED's published hyde/qwen-7b generations for
@@ -23,7 +24,7 @@ func TestBiologyDemoGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	qs, err := dataset.ReadQueries(f, "query.jsonl", dataset.LayoutR2MED)
+	qs, err := dataset.ReadQueries(f, "query.jsonl", ir.LayoutR2MED)
 	if err != nil {
 		t.Fatal(err)
 	}

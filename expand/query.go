@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/ir"
 )
 
 // Answer is the part of the output R2MED retrieves with: the extracted
@@ -67,7 +67,7 @@ const maxListed = 10
 // have exactly one and every generation must belong to a query: R2MED
 // retrieves the ids of the generation file, so a gap would quietly shrink the
 // task and a stray id means the file is from another task.
-func Align(queries []dataset.Query, gens []Generation) ([]Generation, error) {
+func Align(queries []ir.Query, gens []Generation) ([]Generation, error) {
 	src := label(gens)
 	byID := make(map[string]int, len(gens))
 	for i, g := range gens {
@@ -112,14 +112,14 @@ func Align(queries []dataset.Query, gens []Generation) ([]Generation, error) {
 
 // Apply returns the queries with Text replaced by their BM25 query strings;
 // ids, order and Extra are kept (Extra is copied, not shared).
-func Apply(queries []dataset.Query, gens []Generation) ([]dataset.Query, error) {
+func Apply(queries []ir.Query, gens []Generation) ([]ir.Query, error) {
 	aligned, err := Align(queries, gens)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dataset.Query, len(queries))
+	out := make([]ir.Query, len(queries))
 	for i, q := range queries {
-		out[i] = dataset.Query{ID: q.ID, Text: aligned[i].BM25Text(), Extra: maps.Clone(q.Extra)}
+		out[i] = ir.Query{ID: q.ID, Text: aligned[i].BM25Text(), Extra: maps.Clone(q.Extra)}
 	}
 	return out, nil
 }

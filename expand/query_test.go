@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 )
 
 func TestBM25TextAndDense(t *testing.T) {
@@ -66,10 +66,10 @@ func gen(id, method, llm string) Generation {
 	return Generation{ID: id, Text: "q" + id, HyDoc: "doc " + id, Method: method, LLM: llm}
 }
 
-func queries(ids ...string) []dataset.Query {
-	qs := make([]dataset.Query, len(ids))
+func queries(ids ...string) []ir.Query {
+	qs := make([]ir.Query, len(ids))
 	for i, id := range ids {
-		qs[i] = dataset.Query{ID: id, Text: "q" + id}
+		qs[i] = ir.Query{ID: id, Text: "q" + id}
 	}
 	return qs
 }
@@ -83,7 +83,7 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []dataset.Query{
+	want := []ir.Query{
 		{ID: "0", Text: "q0 doc 0"},
 		{ID: "1", Text: "q1 doc 1", Extra: map[string]json.RawMessage{"body_system": json.RawMessage(`"Respiratory"`)}},
 		{ID: "2", Text: "q2 doc 2"},
@@ -107,7 +107,7 @@ func TestAlignErrors(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		qs   []dataset.Query
+		qs   []ir.Query
 		gens []Generation
 		want string
 	}{

@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -110,24 +111,24 @@ type Fuser struct {
 
 // RRF fuses runs by reciprocal rank with constant k, breaking ties HAKARI's
 // way. depth > 0 keeps only the best depth documents per query.
-func RRF(runs []trec.Run, k float64, depth int) trec.Run {
+func RRF(runs []ir.Run, k float64, depth int) ir.Run {
 	return Fuser{}.RRF(runs, k, depth)
 }
 
 // CombSUM fuses runs by weighted sum of normalized scores, breaking ties
 // HAKARI's way. A nil weights gives every run weight 1. depth > 0 keeps only
 // the best depth documents per query.
-func CombSUM(runs []trec.Run, weights []float64, norm Norm, depth int) trec.Run {
+func CombSUM(runs []ir.Run, weights []float64, norm Norm, depth int) ir.Run {
 	return Fuser{}.CombSUM(runs, weights, norm, depth)
 }
 
 // RRF is the package function RRF with f's tie order. It panics if k is
 // negative or not a number, since ranks near −k would divide by zero.
-func (f Fuser) RRF(runs []trec.Run, k float64, depth int) trec.Run {
+func (f Fuser) RRF(runs []ir.Run, k float64, depth int) ir.Run {
 	if !(k >= 0) || math.IsInf(k, 0) {
 		panic(fmt.Sprintf("fusion: RRF constant k must be a finite number ≥ 0, got %v", k))
 	}
-	return f.fuse(runs, depth, func(_ int, _ []trec.Hit, ranks []int, out []float64) {
+	return f.fuse(runs, depth, func(_ int, _ []ir.Hit, ranks []int, out []float64) {
 		for i, rank := range ranks {
 			out[i] = 1 / (k + float64(rank))
 		}
@@ -136,14 +137,14 @@ func (f Fuser) RRF(runs []trec.Run, k float64, depth int) trec.Run {
 
 // CombSUM is the package function CombSUM with f's tie order. It panics if
 // weights is non-nil and its length differs from the number of runs.
-func (f Fuser) CombSUM(runs []trec.Run, weights []float64, norm Norm, depth int) trec.Run {
+func (f Fuser) CombSUM(runs []ir.Run, weights []float64, norm Norm, depth int) ir.Run {
 	if weights != nil && len(weights) != len(runs) {
 		panic(fmt.Sprintf("fusion: %d weights for %d runs", len(weights), len(runs)))
 	}
 	if norm > Raw {
 		panic(fmt.Sprintf("fusion: unknown normalization %v", norm))
 	}
-	return f.fuse(runs, depth, func(r int, hits []trec.Hit, _ []int, out []float64) {
+	return f.fuse(runs, depth, func(r int, hits []ir.Hit, _ []int, out []float64) {
 		w := 1.0
 		if weights != nil {
 			w = weights[r]
@@ -156,7 +157,7 @@ func (f Fuser) CombSUM(runs []trec.Run, weights []float64, norm Norm, depth int)
 }
 
 // normalize writes the normalized score of each hit to out.
-func normalize(hits []trec.Hit, norm Norm, out []float64) {
+func normalize(hits []ir.Hit, norm Norm, out []float64) {
 	if len(hits) == 0 {
 		return
 	}
@@ -202,7 +203,7 @@ type fused struct {
 // each input list's hits (duplicates within a list already removed; ranks
 // are their 1-based positions in the list as given), then sorts and cuts.
 // Queries are those of any input run.
-func (f Fuser) fuse(runs []trec.Run, depth int, score func(r int, hits []trec.Hit, ranks []int, out []float64)) trec.Run {
+func (f Fuser) fuse(runs []ir.Run, depth int, score func(r int, hits []ir.Hit, ranks []int, out []float64)) ir.Run {
 	if f.Ties > DocID {
 		panic(fmt.Sprintf("fusion: unknown tie order %d", f.Ties))
 	}
@@ -212,10 +213,10 @@ func (f Fuser) fuse(runs []trec.Run, depth int, score func(r int, hits []trec.Hi
 			qids[qid] = struct{}{}
 		}
 	}
-	out := make(trec.Run, len(qids))
+	out := make(ir.Run, len(qids))
 	var (
 		contrib []float64
-		uniq    []trec.Hit
+		uniq    []ir.Hit
 		ranks   []int
 	)
 	for _, qid := range trec.QueryIDs(qids) {
@@ -241,9 +242,9 @@ func (f Fuser) fuse(runs []trec.Run, depth int, score func(r int, hits []trec.Hi
 		if depth > 0 && len(list) > depth {
 			list = list[:depth]
 		}
-		hits := make([]trec.Hit, len(list))
+		hits := make([]ir.Hit, len(list))
 		for i, d := range list {
-			hits[i] = trec.Hit{DocID: d.id, Score: d.score}
+			hits[i] = ir.Hit{DocID: d.id, Score: d.score}
 		}
 		out[qid] = hits
 	}
@@ -252,7 +253,7 @@ func (f Fuser) fuse(runs []trec.Run, depth int, score func(r int, hits []trec.Hi
 
 // dedupe keeps each document's first occurrence, with its 1-based rank in
 // the original list.
-func dedupe(hits []trec.Hit, uniq []trec.Hit, ranks []int) ([]trec.Hit, []int) {
+func dedupe(hits []ir.Hit, uniq []ir.Hit, ranks []int) ([]ir.Hit, []int) {
 	var seen map[string]struct{}
 	for i, h := range hits {
 		if seen == nil {

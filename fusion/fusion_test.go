@@ -6,28 +6,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
 // list builds hits in the given order with descending dummy scores, since
 // RRF looks only at list order.
-func list(ids ...string) []trec.Hit {
-	hits := make([]trec.Hit, len(ids))
+func list(ids ...string) []ir.Hit {
+	hits := make([]ir.Hit, len(ids))
 	for i, id := range ids {
-		hits[i] = trec.Hit{DocID: id, Score: float64(len(ids) - i)}
+		hits[i] = ir.Hit{DocID: id, Score: float64(len(ids) - i)}
 	}
 	return hits
 }
 
-func scored(pairs ...any) []trec.Hit {
-	var hits []trec.Hit
+func scored(pairs ...any) []ir.Hit {
+	var hits []ir.Hit
 	for i := 0; i < len(pairs); i += 2 {
-		hits = append(hits, trec.Hit{DocID: pairs[i].(string), Score: pairs[i+1].(float64)})
+		hits = append(hits, ir.Hit{DocID: pairs[i].(string), Score: pairs[i+1].(float64)})
 	}
 	return hits
 }
 
-func ids(hits []trec.Hit) []string {
+func ids(hits []ir.Hit) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.DocID
@@ -38,11 +39,11 @@ func ids(hits []trec.Hit) []string {
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }
 
 func TestRRFHandComputed(t *testing.T) {
-	a := trec.Run{"q1": list("a", "b", "c")}
-	b := trec.Run{"q1": list("b", "d", "a")}
-	got := RRF([]trec.Run{a, b}, 60, 0)
+	a := ir.Run{"q1": list("a", "b", "c")}
+	b := ir.Run{"q1": list("b", "d", "a")}
+	got := RRF([]ir.Run{a, b}, 60, 0)
 	k := 60.0 // a variable, so the sums below are float64 arithmetic
-	want := []trec.Hit{
+	want := []ir.Hit{
 		{DocID: "b", Score: 1/(k+2) + 1/(k+1)},
 		{DocID: "a", Score: 1/(k+1) + 1/(k+3)},
 		{DocID: "d", Score: 1 / (k + 2)},
@@ -56,9 +57,9 @@ func TestRRFHandComputed(t *testing.T) {
 func TestRRFSumsInRunOrder(t *testing.T) {
 	// HAKARI adds the BM25 term first, then the dense one; the stored score
 	// must be that exact float64 sum.
-	a := trec.Run{"q": list("x", "y", "z")}
-	b := trec.Run{"q": list("z", "y", "x")}
-	got := RRF([]trec.Run{a, b}, 100, 0)["q"]
+	a := ir.Run{"q": list("x", "y", "z")}
+	b := ir.Run{"q": list("z", "y", "x")}
+	got := RRF([]ir.Run{a, b}, 100, 0)["q"]
 	k := 100.0
 	for _, h := range got {
 		var want float64
@@ -78,8 +79,8 @@ func TestRRFSumsInRunOrder(t *testing.T) {
 
 // With k=0 these four documents all score exactly 1.0: d3, d1 and d4 by a
 // first place in one list, d0 by two second places (1/2 + 1/2).
-func tiedRuns() []trec.Run {
-	return []trec.Run{
+func tiedRuns() []ir.Run {
+	return []ir.Run{
 		{"q": list("d3", "d0")},
 		{"q": list("d1", "d0")},
 		{"q": list("d4")},
@@ -110,30 +111,30 @@ func TestRRFTiesDocID(t *testing.T) {
 func TestRRFTiesAtK100(t *testing.T) {
 	// Docs found by only one list at the same rank tie; the HAKARI order then
 	// falls back to doc id. "m" and "n" both sit at rank 2 of one list.
-	a := trec.Run{"q": list("s", "m")}
-	b := trec.Run{"q": list("s", "n")}
-	got := RRF([]trec.Run{a, b}, 100, 0)["q"]
+	a := ir.Run{"q": list("s", "m")}
+	b := ir.Run{"q": list("s", "n")}
+	got := RRF([]ir.Run{a, b}, 100, 0)["q"]
 	if want := []string{"s", "m", "n"}; !reflect.DeepEqual(ids(got), want) {
 		t.Errorf("order %v, want %v", ids(got), want)
 	}
-	b = trec.Run{"q": list("s", "l")}
-	got = RRF([]trec.Run{a, b}, 100, 0)["q"]
+	b = ir.Run{"q": list("s", "l")}
+	got = RRF([]ir.Run{a, b}, 100, 0)["q"]
 	if want := []string{"s", "l", "m"}; !reflect.DeepEqual(ids(got), want) {
 		t.Errorf("order %v, want %v", ids(got), want)
 	}
 }
 
 func TestRRFDepthQueriesAndDuplicates(t *testing.T) {
-	a := trec.Run{"q1": list("a", "b", "a", "c"), "q2": list("z")}
-	b := trec.Run{"q1": list("c"), "q3": nil}
-	got := RRF([]trec.Run{a, b}, 60, 2)
+	a := ir.Run{"q1": list("a", "b", "a", "c"), "q2": list("z")}
+	b := ir.Run{"q1": list("c"), "q3": nil}
+	got := RRF([]ir.Run{a, b}, 60, 2)
 	if len(got) != 3 {
 		t.Fatalf("queries %v, want q1 q2 q3", trec.QueryIDs(got))
 	}
 	// The second "a" is ignored, but "c" keeps rank 4 in the first list
 	// (positions count as listed) and rank 1 in the second.
 	k := 60.0
-	want := []trec.Hit{{DocID: "c", Score: 1/(k+4) + 1/(k+1)}, {DocID: "a", Score: 1 / (k + 1)}}
+	want := []ir.Hit{{DocID: "c", Score: 1/(k+4) + 1/(k+1)}, {DocID: "a", Score: 1 / (k + 1)}}
 	if !reflect.DeepEqual(got["q1"], want) {
 		t.Errorf("q1 = %v, want %v", got["q1"], want)
 	}
@@ -155,24 +156,24 @@ func TestRRFRejectsNegativeK(t *testing.T) {
 }
 
 func TestCombSUMMinMax(t *testing.T) {
-	a := trec.Run{"q": scored("a", 3.0, "c", 2.0, "b", 1.0)}
-	b := trec.Run{"q": scored("b", 10.0, "d", 0.0)}
-	got := CombSUM([]trec.Run{a, b}, []float64{1, 2}, MinMax, 0)["q"]
+	a := ir.Run{"q": scored("a", 3.0, "c", 2.0, "b", 1.0)}
+	b := ir.Run{"q": scored("b", 10.0, "d", 0.0)}
+	got := CombSUM([]ir.Run{a, b}, []float64{1, 2}, MinMax, 0)["q"]
 	// a: 1, c: 0.5, b: 0 + 2·1, d: 2·0 (and the lowest of a list scores as
 	// if missing).
-	want := []trec.Hit{{DocID: "b", Score: 2}, {DocID: "a", Score: 1}, {DocID: "c", Score: 0.5}, {DocID: "d", Score: 0}}
+	want := []ir.Hit{{DocID: "b", Score: 2}, {DocID: "a", Score: 1}, {DocID: "c", Score: 0.5}, {DocID: "d", Score: 0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CombSUM = %v, want %v", got, want)
 	}
 }
 
 func TestCombSUMZScore(t *testing.T) {
-	a := trec.Run{"q": scored("a", 3.0, "c", 2.0, "b", 1.0)}
-	b := trec.Run{"q": scored("b", 10.0, "d", 0.0)}
-	got := CombSUM([]trec.Run{a, b}, nil, ZScore, 0)["q"]
+	a := ir.Run{"q": scored("a", 3.0, "c", 2.0, "b", 1.0)}
+	b := ir.Run{"q": scored("b", 10.0, "d", 0.0)}
+	got := CombSUM([]ir.Run{a, b}, nil, ZScore, 0)["q"]
 	// List a: mean 2, σ = √(2/3); list b: mean 5, σ 5.
 	za := 1 / math.Sqrt(2.0/3)
-	want := []trec.Hit{{DocID: "a", Score: za}, {DocID: "c", Score: 0}, {DocID: "b", Score: 1 - za}, {DocID: "d", Score: -1}}
+	want := []ir.Hit{{DocID: "a", Score: za}, {DocID: "c", Score: 0}, {DocID: "b", Score: 1 - za}, {DocID: "d", Score: -1}}
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)
 	}
@@ -184,14 +185,14 @@ func TestCombSUMZScore(t *testing.T) {
 }
 
 func TestCombSUMConstantListAndRaw(t *testing.T) {
-	a := trec.Run{"q": scored("x", 5.0, "y", 5.0)}
-	got := CombSUM([]trec.Run{a}, nil, MinMax, 0)["q"]
+	a := ir.Run{"q": scored("x", 5.0, "y", 5.0)}
+	got := CombSUM([]ir.Run{a}, nil, MinMax, 0)["q"]
 	for _, h := range got {
 		if h.Score != 0 {
 			t.Errorf("constant list: %v, want 0 (ranx's 1e-9 floor)", h)
 		}
 	}
-	got = CombSUM([]trec.Run{a}, nil, ZScore, 0)["q"]
+	got = CombSUM([]ir.Run{a}, nil, ZScore, 0)["q"]
 	for _, h := range got {
 		if h.Score != 0 {
 			t.Errorf("constant list z-score: %v, want 0", h)
@@ -199,14 +200,14 @@ func TestCombSUMConstantListAndRaw(t *testing.T) {
 	}
 	// Raw sums tie at 3: "x" was 2nd in the first list, "y" 1st in the
 	// second, so "y" has the better source rank.
-	a = trec.Run{"q": scored("w", 9.0, "x", 3.0, "y", 1.0)}
-	b := trec.Run{"q": scored("y", 2.0)}
-	got = CombSUM([]trec.Run{a, b}, nil, Raw, 0)["q"]
-	want := []trec.Hit{{DocID: "w", Score: 9}, {DocID: "y", Score: 3}, {DocID: "x", Score: 3}}
+	a = ir.Run{"q": scored("w", 9.0, "x", 3.0, "y", 1.0)}
+	b := ir.Run{"q": scored("y", 2.0)}
+	got = CombSUM([]ir.Run{a, b}, nil, Raw, 0)["q"]
+	want := []ir.Hit{{DocID: "w", Score: 9}, {DocID: "y", Score: 3}, {DocID: "x", Score: 3}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("raw: %v, want %v", got, want)
 	}
-	got = Fuser{Ties: DocID}.CombSUM([]trec.Run{a, b}, nil, Raw, 2)["q"]
+	got = Fuser{Ties: DocID}.CombSUM([]ir.Run{a, b}, nil, Raw, 2)["q"]
 	if want := []string{"w", "x"}; !reflect.DeepEqual(ids(got), want) {
 		t.Errorf("raw, DocID ties, depth 2: %v, want %v", ids(got), want)
 	}
@@ -218,13 +219,13 @@ func TestCombSUMWeightCountMismatchPanics(t *testing.T) {
 			t.Errorf("panic = %v", r)
 		}
 	}()
-	CombSUM([]trec.Run{{}}, []float64{1, 2}, MinMax, 0)
+	CombSUM([]ir.Run{{}}, []float64{1, 2}, MinMax, 0)
 }
 
 func TestInputsUntouched(t *testing.T) {
-	a := trec.Run{"q": scored("a", 3.0, "b", 1.0)}
-	CombSUM([]trec.Run{a}, []float64{2}, MinMax, 0)
-	RRF([]trec.Run{a}, 60, 1)
+	a := ir.Run{"q": scored("a", 3.0, "b", 1.0)}
+	CombSUM([]ir.Run{a}, []float64{2}, MinMax, 0)
+	RRF([]ir.Run{a}, 60, 1)
 	if want := scored("a", 3.0, "b", 1.0); !reflect.DeepEqual(a["q"], want) {
 		t.Errorf("input run changed: %v", a["q"])
 	}
@@ -243,10 +244,10 @@ func TestNormString(t *testing.T) {
 // (-score, best_source_rank, doc_id)) on two lists drawn with
 // random.Random(7); d20 and d26 tie exactly and fall back to doc id.
 func TestRRFMatchesHAKARIOrder(t *testing.T) {
-	a := trec.Run{"q": list("d21", "d05", "d15", "d29", "d07", "d28", "d09", "d00", "d13", "d08", "d27", "d22", "d26", "d14", "d23", "d24", "d19", "d06", "d16", "d25")}
-	b := trec.Run{"q": list("d27", "d02", "d11", "d25", "d06", "d00", "d19", "d08", "d14", "d15", "d28", "d10", "d20", "d16", "d24", "d05", "d21", "d03", "d23", "d22")}
+	a := ir.Run{"q": list("d21", "d05", "d15", "d29", "d07", "d28", "d09", "d00", "d13", "d08", "d27", "d22", "d26", "d14", "d23", "d24", "d19", "d06", "d16", "d25")}
+	b := ir.Run{"q": list("d27", "d02", "d11", "d25", "d06", "d00", "d19", "d08", "d14", "d15", "d28", "d10", "d20", "d16", "d24", "d05", "d21", "d03", "d23", "d22")}
 	want := []string{"d27", "d15", "d00", "d21", "d28", "d05", "d08", "d06", "d25", "d14", "d19", "d24", "d22", "d16", "d23", "d02", "d11", "d29", "d07", "d09", "d13", "d10", "d20", "d26", "d03"}
-	if got := ids(RRF([]trec.Run{a, b}, 100, 0)["q"]); !reflect.DeepEqual(got, want) {
+	if got := ids(RRF([]ir.Run{a, b}, 100, 0)["q"]); !reflect.DeepEqual(got, want) {
 		t.Errorf("order\n got %v\nwant %v", got, want)
 	}
 }

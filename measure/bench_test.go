@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -14,12 +15,12 @@ import (
 // rounded so that ties occur, about 5% of the retrieved documents judged
 // relevant (grades 1-2), as many judged non-relevant, and a few relevant
 // documents left unretrieved.
-func synthetic(nq, depth int, seed uint64) (trec.Qrels, trec.Run) {
+func synthetic(nq, depth int, seed uint64) (ir.Qrels, ir.Run) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	qrels, run := make(trec.Qrels, nq), make(trec.Run, nq)
+	qrels, run := make(ir.Qrels, nq), make(ir.Run, nq)
 	for q := range nq {
 		qid := fmt.Sprintf("q%d", q)
-		hits := make([]trec.Hit, depth)
+		hits := make([]ir.Hit, depth)
 		seen := make(map[string]bool, depth)
 		for i := range hits {
 			doc := fmt.Sprintf("doc%d", rng.IntN(100*depth))
@@ -27,7 +28,7 @@ func synthetic(nq, depth int, seed uint64) (trec.Qrels, trec.Run) {
 				doc = fmt.Sprintf("doc%d", rng.IntN(100*depth))
 			}
 			seen[doc] = true
-			hits[i] = trec.Hit{DocID: doc, Score: float64(rng.IntN(4*depth)) / 7}
+			hits[i] = ir.Hit{DocID: doc, Score: float64(rng.IntN(4*depth)) / 7}
 		}
 		judged := make(map[string]int)
 		for _, h := range hits {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -82,7 +83,7 @@ var ErrNoQueries = errors.New("measure: no query has both results and relevance 
 //
 // Run scores must not be NaN. Queries are evaluated in parallel; the result
 // does not depend on how they are scheduled.
-func Evaluate(qrels trec.Qrels, run trec.Run, measures []Measure, opt Options) (*Result, error) {
+func Evaluate(qrels ir.Qrels, run ir.Run, measures []Measure, opt Options) (*Result, error) {
 	level, err := opt.level()
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ type plan struct {
 	hakariIdeal []float64
 }
 
-func newPlan(ms []Measure, level int, hakari bool, qrels trec.Qrels, run trec.Run, qids []string) *plan {
+func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, qids []string) *plan {
 	p := &plan{ms: ms, level: level, hakari: hakari, cutAt: make([]int, len(ms))}
 	for _, m := range ms {
 		if m.Cutoff > 0 {
@@ -190,7 +191,7 @@ func newPlan(ms []Measure, level int, hakari bool, qrels trec.Qrels, run trec.Ru
 }
 
 // run evaluates every query, spreading them over the CPUs.
-func (p *plan) run(qrels trec.Qrels, run trec.Run, out []QueryResult) error {
+func (p *plan) run(qrels ir.Qrels, run ir.Run, out []QueryResult) error {
 	workers := min(runtime.GOMAXPROCS(0), (len(out)+63)/64)
 	var next atomic.Int64
 	errs := make([]error, workers)
@@ -246,7 +247,7 @@ type snap struct {
 	first int // HAKARI: rank of the first positive, 0 if none yet
 }
 
-func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []trec.Hit, out []float64) error {
+func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64) error {
 	level := p.level
 	rels, err := s.rank(judged, hits)
 	if err != nil {
@@ -394,7 +395,7 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []trec.Hit, out
 // Each hit becomes one integer key, the float32 score's bits made to sort
 // descending above the hit's index, so one sort of plain integers does the
 // ranking; only runs of equal scores then need their ids compared.
-func (s *scratch) rank(judged map[string]int, hits []trec.Hit) ([]int32, error) {
+func (s *scratch) rank(judged map[string]int, hits []ir.Hit) ([]int32, error) {
 	if uint64(len(hits)) > math.MaxUint32 {
 		return nil, fmt.Errorf("%d results are more than one query can rank", len(hits))
 	}
@@ -491,7 +492,7 @@ func (s *scratch) snapshots(n int) []snap {
 // summed in query-id order, then divided by the number of queries, except
 // for counts. HAKARI-Bench takes a plain mean as well, but Python's sum,
 // which it uses, is compensated (Neumaier) since CPython 3.12.
-func (p *plan) summarize(res *Result, qrels trec.Qrels, complete bool) {
+func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
 	n := len(res.Queries)
 	if complete {
 		for qid := range qrels {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // smallQrels and smallRun are worked by hand below.
@@ -25,16 +25,16 @@ import (
 //
 // d5 (grade 1) is never retrieved. q2 is judged but has no relevant
 // document, q3 is retrieved but not judged, q4 is judged but not retrieved.
-func smallQrels() trec.Qrels {
-	return trec.Qrels{
+func smallQrels() ir.Qrels {
+	return ir.Qrels{
 		"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": -1, "d5": 1},
 		"q2": {"d1": 0},
 		"q4": {"d1": 1},
 	}
 }
 
-func smallRun() trec.Run {
-	return trec.Run{
+func smallRun() ir.Run {
+	return ir.Run{
 		"q1": {
 			{DocID: "d3", Score: 0.5},
 			{DocID: "d2", Score: 1.0000000001},
@@ -133,8 +133,8 @@ func TestEvaluateRelevanceLevel(t *testing.T) {
 }
 
 func TestEvaluateBprefCountsJudgedNonrelevantAbove(t *testing.T) {
-	qrels := trec.Qrels{"q": {"r1": 1, "r2": 1, "n1": 0, "n2": 0, "n3": 0, "u": -1}}
-	run := trec.Run{"q": {
+	qrels := ir.Qrels{"q": {"r1": 1, "r2": 1, "n1": 0, "n2": 0, "n3": 0, "u": -1}}
+	run := ir.Run{"q": {
 		{DocID: "n1", Score: 6}, {DocID: "x", Score: 5.5}, {DocID: "r1", Score: 5},
 		{DocID: "u", Score: 4.5}, {DocID: "n2", Score: 4}, {DocID: "n3", Score: 3}, {DocID: "r2", Score: 2},
 	}}
@@ -170,8 +170,8 @@ func TestEvaluateOrderAndErrors(t *testing.T) {
 
 	bad := []struct {
 		name  string
-		qrels trec.Qrels
-		run   trec.Run
+		qrels ir.Qrels
+		run   ir.Run
 		ms    []Measure
 		opt   Options
 	}{
@@ -181,14 +181,14 @@ func TestEvaluateOrderAndErrors(t *testing.T) {
 		{"unknown family", smallQrels(), smallRun(), []Measure{{Family: 200}}, Options{}},
 		{"no measures", smallQrels(), smallRun(), nil, Options{}},
 		{"negative level", smallQrels(), smallRun(), MustParse("map"), Options{RelevanceLevel: -1}},
-		{"NaN score", smallQrels(), trec.Run{"q1": {{DocID: "d1", Score: math.NaN()}}}, MustParse("map"), Options{}},
+		{"NaN score", smallQrels(), ir.Run{"q1": {{DocID: "d1", Score: math.NaN()}}}, MustParse("map"), Options{}},
 	}
 	for _, c := range bad {
 		if _, err := Evaluate(c.qrels, c.run, c.ms, c.opt); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
-	if _, err := Evaluate(smallQrels(), trec.Run{"q9": {{DocID: "d1", Score: 1}}}, MustParse("map"), Options{}); !errors.Is(err, ErrNoQueries) {
+	if _, err := Evaluate(smallQrels(), ir.Run{"q9": {{DocID: "d1", Score: 1}}}, MustParse("map"), Options{}); !errors.Is(err, ErrNoQueries) {
 		t.Errorf("disjoint query ids: err = %v, want ErrNoQueries", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestEvaluateOrderAndErrors(t *testing.T) {
 func TestEvaluateEmptyRanking(t *testing.T) {
 	// A query listed with no documents (possible in memory, not in a file)
 	// is evaluated as retrieving nothing, as pytrec_eval does.
-	res, err := Evaluate(smallQrels(), trec.Run{"q1": nil}, MustParse("num_ret num_rel map ndcg_cut.5 P.5"), Options{})
+	res, err := Evaluate(smallQrels(), ir.Run{"q1": nil}, MustParse("num_ret num_rel map ndcg_cut.5 P.5"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestEvaluateParallelMatchesSerial(t *testing.T) {
 	}
 	// Query by query, each alone, must give the same bits.
 	for i, q := range res.Queries {
-		one, err := Evaluate(qrels, trec.Run{q.ID: run[q.ID]}, ms, Options{})
+		one, err := Evaluate(qrels, ir.Run{q.ID: run[q.ID]}, ms, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,7 @@ package measure
 
 import (
 	"github.com/r2med/r2med/internal/pynum"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // hakariQuery scores one ranking as hakari_bench/metrics.py does: the list
@@ -10,7 +10,7 @@ import (
 // judged at the relevance level or above, hit, precision and recall count
 // each positive once, while nDCG, MAP and MRR walk the list as it is, so a
 // positive listed twice gains twice.
-func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []trec.Hit, out []float64) {
+func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64) {
 	numPos := 0
 	for _, g := range judged {
 		if g >= p.level {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // In h1 the list order contradicts the scores, a positive is listed twice,
@@ -20,12 +20,12 @@ import (
 //
 // h1 has 3 positives (a, b, d). h2 is retrieved but not judged; h3 is
 // judged but not retrieved.
-func hakariFixture() (trec.Qrels, trec.Run) {
-	qrels := trec.Qrels{
+func hakariFixture() (ir.Qrels, ir.Run) {
+	qrels := ir.Qrels{
 		"h1": {"a": 1, "b": 2, "c": 0, "d": 1},
 		"h3": {"a": 1},
 	}
-	run := trec.Run{
+	run := ir.Run{
 		"h1": {
 			{DocID: "x", Score: 9}, {DocID: "a", Score: 1}, {DocID: "a", Score: 1}, {DocID: "c", Score: 5},
 			{DocID: "b", Score: 0}, {DocID: "y", Score: 3}, {DocID: "d", Score: 0},
@@ -77,9 +77,9 @@ func TestHakariByHand(t *testing.T) {
 }
 
 func TestHakariIgnoresScoresTrecIgnoresOrder(t *testing.T) {
-	qrels := trec.Qrels{"q": {"rel": 1}}
+	qrels := ir.Qrels{"q": {"rel": 1}}
 	// Listed first, scored last.
-	run := trec.Run{"q": {{DocID: "rel", Score: 0}, {DocID: "other", Score: 1}}}
+	run := ir.Run{"q": {{DocID: "rel", Score: 0}, {DocID: "other", Score: 1}}}
 	h, err := Evaluate(qrels, run, MustParse("mrr@10"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,8 +95,8 @@ func TestHakariIgnoresScoresTrecIgnoresOrder(t *testing.T) {
 
 func TestHakariIdealLongerThanRanking(t *testing.T) {
 	// 4 positives, 1 retrieved: the ideal DCG still has min(R,k) = 3 terms.
-	qrels := trec.Qrels{"q": {"a": 1, "b": 1, "c": 1, "d": 1}}
-	run := trec.Run{"q": {{DocID: "a", Score: 1}}}
+	qrels := ir.Qrels{"q": {"a": 1, "b": 1, "c": 1, "d": 1}}
+	run := ir.Run{"q": {{DocID: "a", Score: 1}}}
 	res, err := Evaluate(qrels, run, MustParse("ndcg@3"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestHakariIdealLongerThanRanking(t *testing.T) {
 
 func TestHakariEmptyRun(t *testing.T) {
 	qrels, _ := hakariFixture()
-	res, err := Evaluate(qrels, trec.Run{}, MustParse("ndcg@10"), Options{})
+	res, err := Evaluate(qrels, ir.Run{}, MustParse("ndcg@10"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

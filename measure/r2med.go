@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/r2med/r2med/internal/pynum"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // R2MEDCutoffs are the rank cutoffs R2MED's BM25, GAR and reranker
@@ -41,7 +41,7 @@ type R2MEDResult struct {
 // pytrec_eval returns, those with both results and judgments, summing them
 // one by one; R2MED sums in pytrec_eval's output order and this in query-id
 // order, which can change only the last bit of a mean.
-func EvaluateR2MED(qrels trec.Qrels, run trec.Run, cutoffs ...int) (*R2MEDResult, error) {
+func EvaluateR2MED(qrels ir.Qrels, run ir.Run, cutoffs ...int) (*R2MEDResult, error) {
 	res, err := Evaluate(qrels, run, R2MEDMeasures(cutoffs...), Options{})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -32,7 +33,7 @@ func (s *Set) addBM25() error {
 	if err != nil {
 		return fmt.Errorf("nano: %w", err)
 	}
-	lists := make([][]trec.Hit, len(s.Queries))
+	lists := make([][]ir.Hit, len(s.Queries))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(workers, len(s.Queries)) {
@@ -48,16 +49,16 @@ func (s *Set) addBM25() error {
 				}
 				toks = an.Analyze(toks[:0], s.Queries[i].Text)
 				hits := sr.Search(toks, s.opts.CandidateDepth)
-				list := make([]trec.Hit, len(hits))
+				list := make([]ir.Hit, len(hits))
 				for j, h := range hits {
-					list[j] = trec.Hit{DocID: ids[h.Doc], Score: float64(h.Score)}
+					list[j] = ir.Hit{DocID: ids[h.Doc], Score: float64(h.Score)}
 				}
 				lists[i] = list
 			}
 		}()
 	}
 	wg.Wait()
-	run := make(trec.Run, len(s.Queries))
+	run := make(ir.Run, len(s.Queries))
 	for i, q := range s.Queries {
 		run[q.ID] = lists[i]
 	}
@@ -69,12 +70,12 @@ func (s *Set) addBM25() error {
 // document outside the Nano corpus means the ranking was made over another
 // corpus, whose top list is not the Nano corpus's, so it is an error rather
 // than something to filter.
-func (s *Set) addDense(dense trec.Run) error {
+func (s *Set) addDense(dense ir.Run) error {
 	inCorpus := make(map[string]bool, len(s.Corpus))
 	for _, d := range s.Corpus {
 		inCorpus[d.ID] = true
 	}
-	run := make(trec.Run, len(s.Queries))
+	run := make(ir.Run, len(s.Queries))
 	for _, q := range s.Queries {
 		hits := dense[q.ID]
 		seen := make(map[string]bool, min(len(hits), s.opts.CandidateDepth))
@@ -87,7 +88,7 @@ func (s *Set) addDense(dense trec.Run) error {
 			}
 			seen[h.DocID] = true
 		}
-		run[q.ID] = append([]trec.Hit{}, hits[:min(len(hits), s.opts.CandidateDepth)]...)
+		run[q.ID] = append([]ir.Hit{}, hits[:min(len(hits), s.opts.CandidateDepth)]...)
 	}
 	s.Subsets = append(s.Subsets, Subset{Name: "dense", Config: s.opts.DenseConfig, Label: "Dense", TopK: s.opts.CandidateDepth, Run: run})
 	return nil
@@ -96,13 +97,13 @@ func (s *Set) addDense(dense trec.Run) error {
 // addHybrid fuses the bm25 and dense lists and adds the rank-101 safeguard.
 func (s *Set) addHybrid() {
 	o := s.opts
-	fused := fusion.RRF([]trec.Run{s.Subset("bm25").Run, s.Subset("dense").Run}, o.RRFK, 0)
+	fused := fusion.RRF([]ir.Run{s.Subset("bm25").Run, s.Subset("dense").Run}, o.RRFK, 0)
 	limit := min(o.HybridDepth, len(s.Corpus))
-	run := make(trec.Run, len(s.Queries))
+	run := make(ir.Run, len(s.Queries))
 	safeguards := make(map[string]string)
 	for _, q := range s.Queries {
 		all := fused[q.ID]
-		list := append([]trec.Hit{}, all[:min(len(all), limit)]...)
+		list := append([]ir.Hit{}, all[:min(len(all), limit)]...)
 		positives := trec.QueryIDs(s.Qrels[q.ID]) // every judged document is in the corpus
 		found := false
 		for _, h := range list {
@@ -122,7 +123,7 @@ func (s *Set) addHybrid() {
 					break
 				}
 			}
-			list = append(list, trec.Hit{DocID: doc, Score: score})
+			list = append(list, ir.Hit{DocID: doc, Score: score})
 			safeguards[q.ID] = doc
 		}
 		run[q.ID] = list

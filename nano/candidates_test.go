@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/fusion"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // The expected indices are what CPython 3.11 returns for
@@ -58,10 +57,10 @@ func TestSafeguardSeed(t *testing.T) {
 
 func docID(i int) string { return fmt.Sprintf("d%03d", i) }
 
-func rangeList(from, to, step int) []trec.Hit {
-	var hits []trec.Hit
+func rangeList(from, to, step int) []ir.Hit {
+	var hits []ir.Hit
 	for i := from; i != to; i += step {
-		hits = append(hits, trec.Hit{DocID: docID(i), Score: float64(1000 - len(hits))})
+		hits = append(hits, ir.Hit{DocID: docID(i), Score: float64(1000 - len(hits))})
 	}
 	return hits
 }
@@ -75,13 +74,13 @@ func rangeList(from, to, step int) []trec.Hit {
 //	q3: likewise, positives d100..d104.
 //	q4: no dense list; positive d050 at rank 51.
 func hybridSet() *Set {
-	s := &Set{Split: "NanoTest", Qrels: make(trec.Qrels)}
-	s.opts = Options{Split: "NanoTest"}.withDefaults(&dataset.Task{})
+	s := &Set{Split: "NanoTest", Qrels: make(ir.Qrels)}
+	s.opts = Options{Split: "NanoTest"}.withDefaults(&ir.Task{})
 	for i := range 120 {
-		s.Corpus = append(s.Corpus, dataset.Doc{ID: docID(i), Text: "t"})
+		s.Corpus = append(s.Corpus, ir.Doc{ID: docID(i), Text: "t"})
 	}
 	for _, q := range []string{"q1", "q2", "q3", "q4"} {
-		s.Queries = append(s.Queries, dataset.Query{ID: q, Text: q})
+		s.Queries = append(s.Queries, ir.Query{ID: q, Text: q})
 	}
 	s.Qrels.Add("q1", "d000", 1)
 	for _, d := range []string{"d117", "d105", "d110"} {
@@ -91,8 +90,8 @@ func hybridSet() *Set {
 		s.Qrels.Add("q3", docID(i), 1)
 	}
 	s.Qrels.Add("q4", "d050", 1)
-	bm := trec.Run{"q1": rangeList(0, 120, 1), "q2": rangeList(0, 120, 1), "q3": rangeList(0, 120, 1), "q4": rangeList(0, 120, 1)}
-	dense := trec.Run{"q1": rangeList(119, -1, -1), "q2": rangeList(0, 120, 1), "q3": rangeList(0, 120, 1)}
+	bm := ir.Run{"q1": rangeList(0, 120, 1), "q2": rangeList(0, 120, 1), "q3": rangeList(0, 120, 1), "q4": rangeList(0, 120, 1)}
+	dense := ir.Run{"q1": rangeList(119, -1, -1), "q2": rangeList(0, 120, 1), "q3": rangeList(0, 120, 1)}
 	s.Subsets = []Subset{
 		{Name: "bm25", Config: BM25Config, Label: "BM25", TopK: 500, Run: bm},
 		{Name: "dense", Config: "dense", Label: "Dense", TopK: 500, Run: dense},
@@ -107,7 +106,7 @@ func TestHybridSafeguard(t *testing.T) {
 	if h == nil || h.TopK != 100 || h.Config != HybridConfig {
 		t.Fatalf("subset %+v", h)
 	}
-	fused := fusion.RRF([]trec.Run{s.Subset("bm25").Run, s.Subset("dense").Run}, 100, 100)
+	fused := fusion.RRF([]ir.Run{s.Subset("bm25").Run, s.Subset("dense").Run}, 100, 100)
 	for _, q := range []string{"q1", "q4"} {
 		if got := h.Run[q]; !reflect.DeepEqual(got, fused[q]) {
 			t.Errorf("%s: the RRF top 100 holds a positive, so the row is that list unchanged", q)
@@ -158,15 +157,15 @@ func TestHybridSafeguard(t *testing.T) {
 func TestHybridSmallCorpus(t *testing.T) {
 	// Five documents, short lists: the fused list (3 documents) is shorter
 	// than min(100, |corpus|), and the safeguard follows it at rank 4.
-	s := &Set{Split: "NanoTest", Qrels: trec.Qrels{"q3": {"e": 1}}}
-	s.opts = Options{Split: "NanoTest"}.withDefaults(&dataset.Task{})
+	s := &Set{Split: "NanoTest", Qrels: ir.Qrels{"q3": {"e": 1}}}
+	s.opts = Options{Split: "NanoTest"}.withDefaults(&ir.Task{})
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
-		s.Corpus = append(s.Corpus, dataset.Doc{ID: id, Text: id})
+		s.Corpus = append(s.Corpus, ir.Doc{ID: id, Text: id})
 	}
-	s.Queries = []dataset.Query{{ID: "q3", Text: "x"}}
+	s.Queries = []ir.Query{{ID: "q3", Text: "x"}}
 	s.Subsets = []Subset{
-		{Name: "bm25", Config: BM25Config, TopK: 500, Run: trec.Run{"q3": {{DocID: "a", Score: 2}, {DocID: "b", Score: 1}}}},
-		{Name: "dense", Config: "dense", TopK: 500, Run: trec.Run{"q3": {{DocID: "c", Score: 2}, {DocID: "a", Score: 1}}}},
+		{Name: "bm25", Config: BM25Config, TopK: 500, Run: ir.Run{"q3": {{DocID: "a", Score: 2}, {DocID: "b", Score: 1}}}},
+		{Name: "dense", Config: "dense", TopK: 500, Run: ir.Run{"q3": {{DocID: "c", Score: 2}, {DocID: "a", Score: 1}}}},
 	}
 	s.addHybrid()
 	h := s.Subset("reranking_hybrid")
@@ -205,7 +204,7 @@ func TestBuildCandidates(t *testing.T) {
 		t.Errorf("q2 zero-score fill %v", bm["q2"])
 	}
 
-	dense := trec.Run{
+	dense := ir.Run{
 		"q1": {{DocID: "x", Score: 0.9}, {DocID: "k", Score: 0.8}, {DocID: "h", Score: 0.1}},
 		"q9": {{DocID: "not-in-corpus", Score: 1}}, // not a Nano query: ignored
 	}
@@ -226,7 +225,7 @@ func TestBuildCandidates(t *testing.T) {
 		t.Errorf("q2 hybrid %v", got)
 	}
 
-	for _, bad := range []trec.Run{
+	for _, bad := range []ir.Run{
 		{"q1": {{DocID: "zz", Score: 1}}},
 		{"q1": {{DocID: "k", Score: 1}, {DocID: "k", Score: 0.5}}},
 	} {

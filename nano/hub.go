@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -183,7 +184,7 @@ func (s *Set) qrelsRows() []QrelsRow {
 	return rows
 }
 
-func docIDs(hits []trec.Hit) []string {
+func docIDs(hits []ir.Hit) []string {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.DocID

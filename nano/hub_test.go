@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/r2med/r2med/demo"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // demoSet builds the demo task as split NanoDemo, with a dense run that is
@@ -29,10 +29,10 @@ func demoSet(t *testing.T, hybridDepth int) *Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dense := make(trec.Run)
+	dense := make(ir.Run)
 	for q, hits := range plain.Subset("bm25").Run {
 		for i := len(hits) - 1; i >= 0; i-- {
-			dense[q] = append(dense[q], trec.Hit{DocID: hits[i].DocID, Score: float64(i)})
+			dense[q] = append(dense[q], ir.Hit{DocID: hits[i].DocID, Score: float64(i)})
 		}
 	}
 	s, err := Build(task, Options{Split: "NanoDemo", Dense: dense, HybridDepth: hybridDepth})
@@ -51,10 +51,10 @@ func TestAddDenseEqualsBuildWithDense(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dense := make(trec.Run)
+	dense := make(ir.Run)
 	for q, hits := range s.Subset("bm25").Run {
 		for i := len(hits) - 1; i >= 0; i-- {
-			dense[q] = append(dense[q], trec.Hit{DocID: hits[i].DocID, Score: float64(i)})
+			dense[q] = append(dense[q], ir.Hit{DocID: hits[i].DocID, Score: float64(i)})
 		}
 	}
 	if err := s.AddDense(dense); err != nil {
@@ -166,7 +166,7 @@ func TestWriteHubReadsBack(t *testing.T) {
 		t.Fatalf("%d query rows", len(queries))
 	}
 	qrels := readParquet[QrelsRow](t, dir, "qrels", "NanoDemo")
-	back := make(trec.Qrels)
+	back := make(ir.Qrels)
 	for _, r := range qrels {
 		back.Add(r.QueryID, r.CorpusID, s.Qrels[r.QueryID][r.CorpusID])
 	}

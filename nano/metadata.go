@@ -10,7 +10,7 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/pynum"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // pyFloat marshals as Python's json.dumps writes a float (500.0, 1e-05),
@@ -280,7 +280,7 @@ func positivesStats(s *Set) PositivesStats {
 // subsetMetrics scores a subset with the task-card computation the
 // dataset package shares with anything reading a published set back, so a
 // set's metadata and a card made from its files cannot disagree.
-func subsetMetrics(sub *Subset, qrels trec.Qrels) (*SubsetMetrics, error) {
+func subsetMetrics(sub *Subset, qrels ir.Qrels) (*SubsetMetrics, error) {
 	lists := make(map[string][]string, len(sub.Run))
 	for qid, hits := range sub.Run {
 		lists[qid] = docIDs(hits)

@@ -24,7 +24,7 @@
 //     without judgments; at most CandidateDepth positives are kept per query
 //     (HAKARI caps them at its BM25 depth). Only positives are kept.
 //
-// "Qrels order" is the order HAKARI read its qrels rows in. trec.Qrels is a
+// "Qrels order" is the order HAKARI read its qrels rows in. ir.Qrels is a
 // map and the dataset readers keep no row order, so here it is the order of
 // the queries in the query file, each query's documents by id (byte order).
 // Qrels files usually list judgments grouped by query in query-file order,
@@ -65,8 +65,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/bm25"
-	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // Defaults, HAKARI-Bench's for NanoR2MED.
@@ -113,7 +112,7 @@ type Options struct {
 	// Dense, when given, is a dense ranking of the Nano corpus for the Nano
 	// queries (best first). Its documents must all be in the Nano corpus;
 	// queries it lacks get empty lists. It is written under DenseConfig.
-	Dense       trec.Run
+	Dense       ir.Run
 	DenseConfig string
 
 	// HybridDepth is how many fused documents reranking_hybrid keeps before
@@ -123,7 +122,7 @@ type Options struct {
 	Seed        int64
 }
 
-func (o Options) withDefaults(task *dataset.Task) Options {
+func (o Options) withDefaults(task *ir.Task) Options {
 	if o.Split == "" {
 		o.Split = task.Name
 	}
@@ -213,11 +212,11 @@ type Set struct {
 	Source string // the full task's name
 	// Queries and Corpus in selection order, texts stripped; queries carry
 	// no extra fields.
-	Queries []dataset.Query
-	Corpus  []dataset.Doc
+	Queries []ir.Query
+	Corpus  []ir.Doc
 	// Qrels holds the kept positive judgments with their source grades (the
 	// hub's qrels config has no grade column).
-	Qrels trec.Qrels
+	Qrels ir.Qrels
 	// Subsets are bm25, then dense and reranking_hybrid when built.
 	Subsets []Subset
 	// Selection counts what each selection rule did.
@@ -232,7 +231,7 @@ type Subset struct {
 	Config string // hub config name
 	Label  string
 	TopK   int // list length before any safeguard
-	Run    trec.Run
+	Run    ir.Run
 	// Safeguards maps a query to the positive appended after the fused
 	// list because the list held none (reranking_hybrid only).
 	Safeguards map[string]string
@@ -274,7 +273,7 @@ type Selection struct {
 }
 
 // Build selects a Nano set from task and computes its candidate subsets.
-func Build(task *dataset.Task, opts Options) (*Set, error) {
+func Build(task *ir.Task, opts Options) (*Set, error) {
 	opts = opts.withDefaults(task)
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -298,7 +297,7 @@ func Build(task *dataset.Task, opts Options) (*Set, error) {
 // it and bm25, as Options.Dense does in Build. A dense retriever can rank
 // the Nano corpus only once Build has chosen it, so this is the usual way:
 // Build, rank s.Corpus for s.Queries, AddDense.
-func (s *Set) AddDense(dense trec.Run) error {
+func (s *Set) AddDense(dense ir.Run) error {
 	switch {
 	case s.Subset("bm25") == nil:
 		return errors.New("nano: the set has no bm25 subset to fuse with; make it with Build")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -27,7 +27,7 @@ type judgment struct {
 // qrelsRows lays the qrels out in the row order selection uses (see the
 // package comment): queries in query-file order, then any other judged
 // queries by id; documents of a query by id.
-func qrelsRows(task *dataset.Task) []judgment {
+func qrelsRows(task *ir.Task) []judgment {
 	var order []string
 	seen := make(map[string]bool, len(task.Qrels))
 	for _, q := range task.Queries {
@@ -51,7 +51,7 @@ func qrelsRows(task *dataset.Task) []judgment {
 }
 
 // selectSet does the query, document and qrels selection.
-func selectSet(task *dataset.Task, o Options) (*Set, error) {
+func selectSet(task *ir.Task, o Options) (*Set, error) {
 	s := &Set{Split: o.Split, Source: task.Name, opts: o}
 	s.opts.Dense = nil // the dense subset keeps what is needed of it
 	sel := &s.Selection
@@ -90,7 +90,7 @@ func selectSet(task *dataset.Task, o Options) (*Set, error) {
 			sel.SkippedDuplicateQueries++
 			continue
 		}
-		s.Queries = append(s.Queries, dataset.Query{ID: q.ID, Text: text})
+		s.Queries = append(s.Queries, ir.Query{ID: q.ID, Text: text})
 		kept[q.ID] = true
 		texts[text] = true
 		if len(s.Queries) >= o.QueryLimit {
@@ -117,13 +117,13 @@ func selectSet(task *dataset.Task, o Options) (*Set, error) {
 		judged[j.qid] = true
 	}
 	n := len(s.Queries)
-	s.Queries = slices.DeleteFunc(s.Queries, func(q dataset.Query) bool { return !judged[q.ID] })
+	s.Queries = slices.DeleteFunc(s.Queries, func(q ir.Query) bool { return !judged[q.ID] })
 	sel.RemovedQueriesNoQrels = n - len(s.Queries)
 	if len(s.Queries) == 0 || len(s.Corpus) == 0 || len(selected) == 0 {
 		return nil, errors.New("nano: the selection holds no query with a positive judgment on a kept document")
 	}
 
-	s.Qrels = make(trec.Qrels)
+	s.Qrels = make(ir.Qrels)
 	perQuery := make(map[string]int)
 	for _, j := range selected {
 		if perQuery[j.qid] >= o.CandidateDepth {
@@ -163,7 +163,7 @@ func roundRobin(negatives []judgment, kept map[string]bool) []string {
 
 // selectCorpus keeps positives, then hard negatives, then the head of the
 // source corpus, as _select_corpus does.
-func (s *Set) selectCorpus(corpus []dataset.Doc, positives []judgment, negatives []string, o Options) {
+func (s *Set) selectCorpus(corpus []ir.Doc, positives []judgment, negatives []string, o Options) {
 	sel := &s.Selection
 	sel.SourceDocs = len(corpus)
 	wanted := make(map[string]bool)
@@ -181,15 +181,15 @@ func (s *Set) selectCorpus(corpus []dataset.Doc, positives []judgment, negatives
 
 	// One pass over the source: the first non-empty copy of each wanted
 	// document, and the fill candidates.
-	wantedDocs := make(map[string]dataset.Doc)
-	var fill []dataset.Doc
+	wantedDocs := make(map[string]ir.Doc)
+	var fill []ir.Doc
 	for _, d := range corpus {
 		text := pyStrip(d.Text)
 		if d.ID == "" || text == "" {
 			sel.SkippedEmptyDocs++
 			continue
 		}
-		doc := dataset.Doc{ID: d.ID, Text: text}
+		doc := ir.Doc{ID: d.ID, Text: text}
 		if wanted[d.ID] {
 			if _, have := wantedDocs[d.ID]; !have {
 				wantedDocs[d.ID] = doc
@@ -202,7 +202,7 @@ func (s *Set) selectCorpus(corpus []dataset.Doc, positives []judgment, negatives
 
 	keptIDs := make(map[string]bool)
 	texts := make(map[string]bool)
-	keep := func(d dataset.Doc) bool {
+	keep := func(d ir.Doc) bool {
 		if !o.KeepDuplicateTexts && texts[d.Text] {
 			sel.DuplicateDocTexts++
 			return false

@@ -5,21 +5,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // taskOf builds a task from "id|text" queries and documents and
 // "qid doc grade" judgments.
-func taskOf(queries, docs, qrels []string) *dataset.Task {
-	t := &dataset.Task{Name: "Toy", Qrels: make(trec.Qrels)}
+func taskOf(queries, docs, qrels []string) *ir.Task {
+	t := &ir.Task{Name: "Toy", Qrels: make(ir.Qrels)}
 	for _, q := range queries {
 		id, text, _ := strings.Cut(q, "|")
-		t.Queries = append(t.Queries, dataset.Query{ID: id, Text: text})
+		t.Queries = append(t.Queries, ir.Query{ID: id, Text: text})
 	}
 	for _, d := range docs {
 		id, text, _ := strings.Cut(d, "|")
-		t.Corpus = append(t.Corpus, dataset.Doc{ID: id, Text: text})
+		t.Corpus = append(t.Corpus, ir.Doc{ID: id, Text: text})
 	}
 	for _, j := range qrels {
 		f := strings.Fields(j)
@@ -46,7 +45,7 @@ func docsOf(ids ...string) []string {
 	return out
 }
 
-func queryIDs(qs []dataset.Query) []string {
+func queryIDs(qs []ir.Query) []string {
 	out := make([]string, len(qs))
 	for i, q := range qs {
 		out[i] = q.ID
@@ -54,7 +53,7 @@ func queryIDs(qs []dataset.Query) []string {
 	return out
 }
 
-func corpusIDs(ds []dataset.Doc) []string {
+func corpusIDs(ds []ir.Doc) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = d.ID
@@ -62,7 +61,7 @@ func corpusIDs(ds []dataset.Doc) []string {
 	return out
 }
 
-func mustSelect(t *testing.T, task *dataset.Task, o Options) *Set {
+func mustSelect(t *testing.T, task *ir.Task, o Options) *Set {
 	t.Helper()
 	o = o.withDefaults(task)
 	if err := o.validate(); err != nil {
@@ -110,7 +109,7 @@ func TestQuerySelectionSkips(t *testing.T) {
 	if s.Selection.SourcePositiveQrels != 5 || s.Selection.SourceNonPositiveQrels != 1 {
 		t.Errorf("source qrels %d positive, %d not; want 5 and 1", s.Selection.SourcePositiveQrels, s.Selection.SourceNonPositiveQrels)
 	}
-	if got, want := s.Qrels, (trec.Qrels{"q1": {"a": 1}, "q6": {"c": 1}}); !reflect.DeepEqual(got, want) {
+	if got, want := s.Qrels, (ir.Qrels{"q1": {"a": 1}, "q6": {"c": 1}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("qrels %v, want %v", got, want)
 	}
 
@@ -122,7 +121,7 @@ func TestQuerySelectionSkips(t *testing.T) {
 
 // orderTask: qB precedes qA in the query file; qB's positives are d9 and
 // d3, qA's d5; negatives qB: n2 (0) n1 (−1), qA: n5 n3 n4.
-func orderTask() *dataset.Task {
+func orderTask() *ir.Task {
 	return taskOf(
 		[]string{"qB|second query", "qA|first query"},
 		docsOf("f1", "d9", "n1", "f2", "d3", "n2", "n3", "d5", "n4", "n5", "f3", "f4", "f5"),
@@ -142,7 +141,7 @@ func TestDocumentSelectionOrder(t *testing.T) {
 	if s.Selection.KeptHardNegatives != 5 || s.Selection.HardNegativeCandidates != 5 || s.Selection.PositiveDocs != 3 {
 		t.Errorf("selection %+v", s.Selection)
 	}
-	if got, want := s.Qrels, (trec.Qrels{"qB": {"d3": 2, "d9": 1}, "qA": {"d5": 1}}); !reflect.DeepEqual(got, want) {
+	if got, want := s.Qrels, (ir.Qrels{"qB": {"d3": 2, "d9": 1}, "qA": {"d5": 1}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("qrels %v, want %v (negatives are not qrels)", got, want)
 	}
 	if got, want := s.qrelsRows(), []QrelsRow{{"qB", "d3"}, {"qB", "d9"}, {"qA", "d5"}}; !reflect.DeepEqual(got, want) {
@@ -221,7 +220,7 @@ func TestDuplicateAndEmptyDocuments(t *testing.T) {
 		t.Errorf("queries %v, want %v", got, want)
 	}
 	// zz is judged but not in the corpus; its judgment is dropped.
-	if got, want := s.Qrels, (trec.Qrels{"q1": {"a": 1}, "q3": {"c": 1}}); !reflect.DeepEqual(got, want) {
+	if got, want := s.Qrels, (ir.Qrels{"q1": {"a": 1}, "q3": {"c": 1}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("qrels %v, want %v", got, want)
 	}
 	sel := s.Selection
@@ -236,7 +235,7 @@ func TestPositivesCappedPerQuery(t *testing.T) {
 	task := taskOf([]string{"q|query"}, docsOf("a", "b", "c", "d"), []string{"q c 1", "q a 1", "q b 1"})
 	s := mustSelect(t, task, Options{CandidateDepth: 2})
 	// The first two in qrels order (by id) are kept; c stays in the corpus.
-	if got, want := s.Qrels, (trec.Qrels{"q": {"a": 1, "b": 1}}); !reflect.DeepEqual(got, want) {
+	if got, want := s.Qrels, (ir.Qrels{"q": {"a": 1, "b": 1}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("qrels %v, want %v", got, want)
 	}
 	if s.Selection.RemovedQrelsOverCap != 1 || len(s.Corpus) != 4 {

@@ -12,6 +12,7 @@ import (
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -93,7 +94,7 @@ func TestHybridFusesRetrievers(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	single := func(r Retrieval) trec.Run {
+	single := func(r Retrieval) ir.Run {
 		out, err := Run(ctx, task, Config{Retrieval: r, TopK: 100}, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -110,11 +111,11 @@ func TestHybridFusesRetrievers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want trec.Run
+		var want ir.Run
 		if fu.Method == "combsum" {
-			want = fusion.CombSUM([]trec.Run{a, b}, fu.Weights, fusion.ZScore, 100)
+			want = fusion.CombSUM([]ir.Run{a, b}, fu.Weights, fusion.ZScore, 100)
 		} else {
-			want = fusion.RRF([]trec.Run{a, b}, fu.k(), 100)
+			want = fusion.RRF([]ir.Run{a, b}, fu.k(), 100)
 		}
 		for qid, hits := range want {
 			want[qid] = hits[:min(10, len(hits))]
@@ -156,7 +157,7 @@ func TestStagesResume(t *testing.T) {
 	}
 	// Replace the stored BM25 stage by one query's list only: a reuse shows
 	// up as a run that lost the other queries' BM25 half.
-	tampered := trec.Run{}
+	tampered := ir.Run{}
 	for qid, hits := range first.Run {
 		tampered[qid] = hits[:1]
 	}
@@ -168,7 +169,7 @@ func TestStagesResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fusion.RRF([]trec.Run{tampered, first.Run}, 60, 100)
+	want := fusion.RRF([]ir.Run{tampered, first.Run}, 60, 100)
 	for qid := range want {
 		want[qid] = want[qid][:min(99, len(want[qid]))]
 	}

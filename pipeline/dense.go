@@ -10,13 +10,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/results"
-	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/vector"
 )
 
@@ -31,7 +30,7 @@ const denseChunk = 1024
 // generations, each query follows R2MED's dense rule (expand.DenseInput):
 // one combined text, or the query's and the generation's embeddings
 // averaged.
-func retrieveDense(ctx context.Context, in stageInput, d Dense, topK int, opt Options, m *results.Manifest) (trec.Run, error) {
+func retrieveDense(ctx context.Context, in stageInput, d Dense, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
 	task := in.task
 	r, err := newDenseRecipe(ctx, d, task.Name, opt)
 	if err != nil {
@@ -68,7 +67,7 @@ func retrieveDense(ctx context.Context, in stageInput, d Dense, topK int, opt Op
 		}
 	}
 
-	run := make(trec.Run, len(task.Queries))
+	run := make(ir.Run, len(task.Queries))
 	err = m.Time("search", func() error {
 		qids := make([]string, len(task.Queries))
 		for i, q := range task.Queries {
@@ -86,9 +85,9 @@ func retrieveDense(ctx context.Context, in stageInput, d Dense, topK int, opt Op
 			return err
 		}
 		for i, q := range task.Queries {
-			list := make([]trec.Hit, len(hits[i]))
+			list := make([]ir.Hit, len(hits[i]))
 			for j, h := range hits[i] {
-				list[j] = trec.Hit{DocID: h.ID, Score: float64(h.Score)}
+				list[j] = ir.Hit{DocID: h.ID, Score: float64(h.Score)}
 			}
 			run[q.ID] = list
 		}
@@ -310,7 +309,7 @@ func (r *denseRecipe) remote() (embed.Identity, error) {
 // embedCorpus embeds every document (instruction prefixed) into a cosine
 // store. Documents go longest first, as BEIR encodes them, which keeps
 // padding low; the store keeps corpus order.
-func (r *denseRecipe) embedCorpus(ctx context.Context, docs []dataset.Doc, opt Options) (*vector.Flat, error) {
+func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, opt Options) (*vector.Flat, error) {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
@@ -353,7 +352,7 @@ func (r *denseRecipe) embedCorpus(ctx context.Context, docs []dataset.Doc, opt O
 // generation only for models that take instructions as a separate prompt
 // (INSTRUCTOR, GritLM, NV-Embed), as R2MED's code does. The average is not
 // renormalized; cosine scoring normalizes it.
-func (r *denseRecipe) embedQueries(ctx context.Context, queries []dataset.Query, gens []expand.Generation) ([][]float32, error) {
+func (r *denseRecipe) embedQueries(ctx context.Context, queries []ir.Query, gens []expand.Generation) ([][]float32, error) {
 	texts := make([]string, 0, len(queries)*2)
 	pairs := make([][2]int, len(queries)) // indexes into texts; second -1 without averaging
 	for i, q := range queries {

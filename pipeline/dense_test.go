@@ -19,8 +19,8 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/onnx/onnxtest"
-	"github.com/r2med/r2med/trec"
 )
 
 const testDim = 64
@@ -99,15 +99,15 @@ func norm(v []float32) []float64 {
 
 // cosineRun is the expected dense run, computed naively: cosine of the
 // normalized vectors, best first, ties by doc id, self excluded.
-func cosineRun(task *dataset.Task, qvecs map[string][]float32, docPrefix string, k int) trec.Run {
+func cosineRun(task *ir.Task, qvecs map[string][]float32, docPrefix string, k int) ir.Run {
 	docs := make([][]float64, len(task.Corpus))
 	for i, d := range task.Corpus {
 		docs[i] = norm(fakeVector(docPrefix + d.Text))
 	}
-	run := trec.Run{}
+	run := ir.Run{}
 	for qid, qv := range qvecs {
 		q := norm(qv)
-		var hits []trec.Hit
+		var hits []ir.Hit
 		for i, d := range task.Corpus {
 			if d.ID == qid {
 				continue
@@ -116,9 +116,9 @@ func cosineRun(task *dataset.Task, qvecs map[string][]float32, docPrefix string,
 			for j := range q {
 				s += q[j] * docs[i][j]
 			}
-			hits = append(hits, trec.Hit{DocID: d.ID, Score: s})
+			hits = append(hits, ir.Hit{DocID: d.ID, Score: s})
 		}
-		slices.SortFunc(hits, func(a, b trec.Hit) int {
+		slices.SortFunc(hits, func(a, b ir.Hit) int {
 			if a.Score != b.Score {
 				if a.Score > b.Score {
 					return -1
@@ -132,7 +132,7 @@ func cosineRun(task *dataset.Task, qvecs map[string][]float32, docPrefix string,
 	return run
 }
 
-func closeRun(t *testing.T, got, want trec.Run) {
+func closeRun(t *testing.T, got, want ir.Run) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("run has %d queries, want %d", len(got), len(want))
@@ -206,7 +206,7 @@ func TestDenseGARAverages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hydoc := func(q dataset.Query) string {
+	hydoc := func(q ir.Query) string {
 		return "A passage about " + strings.ToUpper(q.Text[:min(20, len(q.Text))])
 	}
 	for _, method := range []string{"hyde", "query2doc"} {

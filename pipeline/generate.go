@@ -14,11 +14,11 @@ import (
 	"github.com/r2med/r2med/agent"
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 	"github.com/r2med/r2med/results"
 )
@@ -125,7 +125,7 @@ func (g Generate) describe() map[string]any {
 // data and settings reads them back instead of asking again (and the LLM
 // cache answers whatever an interrupted stage had asked). The generation
 // manifest, agentic traces included, goes into the run manifest.
-func generateStage(ctx context.Context, task *dataset.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
+func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
 	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
 	dir := filepath.Join(opt.Out, StagesDir, "expand")
 	fpPath := filepath.Join(dir, "fingerprint")
@@ -186,7 +186,7 @@ type GenerateOptions struct {
 // Expand asks the LLM for every query of task and returns the generation
 // set; queries whose answer was unusable keep their own text, and the
 // manifest lists them.
-func Expand(ctx context.Context, task *dataset.Task, g Generate, opt GenerateOptions) (*expand.GenerateResult, error) {
+func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions) (*expand.GenerateResult, error) {
 	if err := g.validate(); err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func Expand(ctx context.Context, task *dataset.Task, g Generate, opt GenerateOpt
 	return expand.Generate(ctx, client, task, cfg, tick)
 }
 
-func expandAgent(ctx context.Context, client *llm.Client, task *dataset.Task, g Generate, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
+func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Generate, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
 	search, err := bm25Searcher(task)
 	if err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ func subjectOf(task string, g Generate) (expand.Subject, error) {
 
 // bm25Searcher answers an agent's searches with R2MED's BM25 over the
 // task's corpus.
-func bm25Searcher(task *dataset.Task) (agent.Searcher, error) {
+func bm25Searcher(task *ir.Task) (agent.Searcher, error) {
 	an, ix, err := bm25Index(task)
 	if err != nil {
 		return nil, err
@@ -322,7 +322,7 @@ func bm25Searcher(task *dataset.Task) (agent.Searcher, error) {
 
 // bm25Passages retrieves each query's top k document texts with R2MED's
 // BM25, as LameR's prompts take them.
-func bm25Passages(ctx context.Context, task *dataset.Task, k int) ([][]string, error) {
+func bm25Passages(ctx context.Context, task *ir.Task, k int) ([][]string, error) {
 	an, ix, err := bm25Index(task)
 	if err != nil {
 		return nil, err
@@ -342,7 +342,7 @@ func bm25Passages(ctx context.Context, task *dataset.Task, k int) ([][]string, e
 	return out, nil
 }
 
-func bm25Index(task *dataset.Task) (analysis.Analyzer, *bm25.Index, error) {
+func bm25Index(task *ir.Task) (analysis.Analyzer, *bm25.Index, error) {
 	an, err := analysis.Get("lucene-english")
 	if err != nil {
 		return nil, nil, err

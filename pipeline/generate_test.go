@@ -15,7 +15,7 @@ import (
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 func TestLLMName(t *testing.T) {
@@ -173,7 +173,7 @@ func TestGeneratedExpansionsInvalidateStages(t *testing.T) {
 	g := DefaultGenerate()
 	g.Method, g.Model, g.BaseURL, g.Style = "hyde", "m", srv.URL, "exam"
 	out := t.TempDir()
-	var runs []trec.Run
+	var runs []ir.Run
 	for _, temp := range []float64{0.1, 0.9} {
 		g.Temperature = temp
 		cfg.SetGenerate(g)

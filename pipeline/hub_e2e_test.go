@@ -24,10 +24,10 @@ import (
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/hub/hubtest"
 	"github.com/r2med/r2med/hub/hubtest/r2medhub"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
-	"github.com/r2med/r2med/trec"
 )
 
 // hubFixture is a fake Hub with the benchmark-shaped repositories of
@@ -61,7 +61,7 @@ func (f *hubFixture) client(t *testing.T, cache string, offline bool) *hub.Clien
 	return &hub.Client{Endpoint: f.srv.URL(), CacheDir: cache, Offline: offline}
 }
 
-func loadDemo(t *testing.T) *dataset.Task {
+func loadDemo(t *testing.T) *ir.Task {
 	t.Helper()
 	task, err := demo.Load()
 	if err != nil {
@@ -71,7 +71,7 @@ func loadDemo(t *testing.T) *dataset.Task {
 }
 
 // sameTask checks that got holds want's documents, queries and judgments.
-func sameTask(t *testing.T, got, want *dataset.Task) {
+func sameTask(t *testing.T, got, want *ir.Task) {
 	t.Helper()
 	if !slices.Equal(got.Corpus, want.Corpus) {
 		t.Errorf("corpus: %d documents, want the demo's %d, in order", len(got.Corpus), len(want.Corpus))
@@ -89,7 +89,7 @@ func sameTask(t *testing.T, got, want *dataset.Task) {
 	}
 }
 
-func sameRun(t *testing.T, what string, got, want trec.Run) {
+func sameRun(t *testing.T, what string, got, want ir.Run) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d queries, want %d", what, len(got), len(want))
@@ -112,7 +112,7 @@ func TestHubRegistryTaskLoadsPinnedRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTask(t, task, want)
-	if task.Name != "Biology" || task.Layout != dataset.LayoutR2MEDHub {
+	if task.Name != "Biology" || task.Layout != ir.LayoutR2MEDHub {
 		t.Errorf("task %q, layout %q", task.Name, task.Layout)
 	}
 	if filepath.Base(task.Dir) != f.BiologyCommit {
@@ -250,7 +250,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Name != f.Biology.NanoSplit || task.Split != f.Biology.NanoSplit || task.Layout != dataset.LayoutNanoHub {
+	if task.Name != f.Biology.NanoSplit || task.Split != f.Biology.NanoSplit || task.Layout != ir.LayoutNanoHub {
 		t.Errorf("task %q split %q layout %q", task.Name, task.Split, task.Layout)
 	}
 	if len(task.Corpus) != len(set.Corpus) || len(task.Queries) != len(set.Queries) || task.Qrels.Len() != set.Qrels.Len() {

@@ -27,6 +27,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
@@ -47,7 +48,7 @@ type Options struct {
 
 // Outcome is what a run produced.
 type Outcome struct {
-	Run      trec.Run
+	Run      ir.Run
 	Eval     *measure.R2MEDResult
 	Result   *results.R2MED
 	Manifest *results.Manifest
@@ -63,7 +64,7 @@ const (
 )
 
 // Run executes the pipeline on one task.
-func Run(ctx context.Context, task *dataset.Task, cfg Config, opt Options) (*Outcome, error) {
+func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ const CandidatesPrefix = "candidates:"
 
 // candidateRun turns a published candidate list into a run, keeping its
 // order (dataset.Candidates.Run) and the first topK of each list.
-func candidateRun(c *dataset.Candidates, topK int) trec.Run {
+func candidateRun(c *dataset.Candidates, topK int) ir.Run {
 	run := c.Run()
 	for qid, hits := range run {
 		if len(hits) > topK {
@@ -218,7 +219,7 @@ func candidateRun(c *dataset.Candidates, topK int) trec.Run {
 	return run
 }
 
-func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Query, cfg Retrieval, topK int, opt Options, m *results.Manifest) (trec.Run, error) {
+func retrieveBM25(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
 	an, err := analysis.Get(cfg.Analyzer)
 	if err != nil {
 		return nil, err
@@ -255,7 +256,7 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Que
 	m.Counts["terms"] = ix.NumTerms()
 	m.Counts["postings"] = ix.NumPostings()
 
-	run := make(trec.Run, len(queries))
+	run := make(ir.Run, len(queries))
 	err = m.Time("search", func() error {
 		bar := opt.Progress.New(len(queries), "searching "+task.Name)
 		defer bar.Done()
@@ -284,9 +285,9 @@ func retrieveBM25(ctx context.Context, task *dataset.Task, queries []dataset.Que
 			return err
 		}
 		for i, q := range queries {
-			list := make([]trec.Hit, len(hits[i]))
+			list := make([]ir.Hit, len(hits[i]))
 			for j, h := range hits[i] {
-				list[j] = trec.Hit{DocID: task.Corpus[h.Doc].ID, Score: float64(h.Score)}
+				list[j] = ir.Hit{DocID: task.Corpus[h.Doc].ID, Score: float64(h.Score)}
 			}
 			run[q.ID] = list
 		}
@@ -330,8 +331,8 @@ func previous(dir, fp string) (*Outcome, bool) {
 // loadGenerations reads published generations: from a Hub repository
 // through its configs (the method's config, the LLM's split), from a
 // directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
-func loadGenerations(task *dataset.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
-	if dir == "" && task.Layout == dataset.LayoutR2MEDHub {
+func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
+	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
 		hg, err := dataset.ReadHubGenerations(task.Dir, src.Method, src.LLM)
 		if err != nil {
 			return nil, nil, err
@@ -358,7 +359,7 @@ func loadGenerations(task *dataset.Task, src expand.Source, dir string) ([]expan
 
 // judgedOnly sets aside generations for queries the task does not evaluate
 // (R2MED scores only judged queries) and says how many it set aside.
-func judgedOnly(task *dataset.Task, gens []expand.Generation) ([]expand.Generation, int) {
+func judgedOnly(task *ir.Task, gens []expand.Generation) ([]expand.Generation, int) {
 	known := make(map[string]bool, len(task.Queries))
 	for _, q := range task.Queries {
 		known[q.ID] = true
@@ -373,7 +374,7 @@ func judgedOnly(task *dataset.Task, gens []expand.Generation) ([]expand.Generati
 }
 
 // contentDigest checksums a task's documents, queries and judgments.
-func contentDigest(t *dataset.Task) results.FileDigest {
+func contentDigest(t *ir.Task) results.FileDigest {
 	h := sha256.New()
 	var n int64
 	put := func(parts ...string) {

@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
-	"github.com/r2med/r2med/trec"
 )
 
 // rerankRun reorders the top of run with the reranker r describes. Each
 // finished query is checkpointed in Options.Out/stages, so an interrupted
 // rerank (hours of LLM calls) resumes with the queries it had not done.
-func rerankRun(ctx context.Context, in stageInput, run trec.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest) (trec.Run, error) {
+func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest) (ir.Run, error) {
 	r := cfg.Rerank
 	spec := rerank.Spec{Kind: r.Kind, Model: r.Model, BaseURL: r.BaseURL, ModelDir: r.ModelDir, Concurrency: r.Concurrency}
 	if opt.Cache != nil && strings.HasPrefix(r.Kind, "llm-") {

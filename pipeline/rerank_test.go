@@ -15,8 +15,8 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
-	"github.com/r2med/r2med/trec"
 )
 
 // teiServer scores a document by how many times it contains "the" plus
@@ -153,7 +153,7 @@ func TestRerankNanoHybridSafeguard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backwards := trec.Run{}
+	backwards := ir.Run{}
 	for qid, hits := range set.Subset("bm25").Run {
 		rev := slices.Clone(hits)
 		slices.Reverse(rev)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
 )
 
@@ -33,6 +34,6 @@ func SourceOf(r results.Run) Source {
 
 // LoadRunTask loads the data a finished run was made on, from SourceOf.
 // It has the shape of report.TaskLoader and significance.TaskLoader.
-func LoadRunTask(ctx context.Context, r results.Run) (*dataset.Task, error) {
+func LoadRunTask(ctx context.Context, r results.Run) (*ir.Task, error) {
 	return SourceOf(r).Load(ctx)
 }

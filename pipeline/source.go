@@ -11,6 +11,7 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -31,12 +32,12 @@ const HubURIPrefix = "hf://"
 
 // LoadTask resolves a task name or data location with default options; see
 // Source for the forms accepted.
-func LoadTask(task, data string, opts dataset.Options) (*dataset.Task, error) {
+func LoadTask(task, data string, opts dataset.Options) (*ir.Task, error) {
 	return Source{Task: task, Data: data, Options: opts}.Load(context.Background())
 }
 
 // Load reads the task the source names.
-func (s Source) Load(ctx context.Context) (*dataset.Task, error) {
+func (s Source) Load(ctx context.Context) (*ir.Task, error) {
 	switch {
 	case s.Task != "" && s.Data != "":
 		return nil, errors.New("give either --task or --data, not both")
@@ -76,7 +77,7 @@ func (s Source) hubSpec() dataset.HubSpec {
 	return spec
 }
 
-func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*dataset.Task, error) {
+func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*ir.Task, error) {
 	suite := s.Suite
 	if suite == "" {
 		suite = tasks.R2MED
@@ -96,7 +97,7 @@ func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*dataset.Task
 	return task, nil
 }
 
-func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec dataset.HubSpec, patterns ...string) (*dataset.Task, error) {
+func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec dataset.HubSpec, patterns ...string) (*ir.Task, error) {
 	c := s.Hub
 	if c == nil {
 		c = hub.FromEnv()

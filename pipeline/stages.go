@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
@@ -23,8 +24,8 @@ import (
 // sees them (GAR-combined when there are generations) and the aligned
 // generations dense retrievers average with.
 type stageInput struct {
-	task    *dataset.Task
-	queries []dataset.Query     // BM25 texts
+	task    *ir.Task
+	queries []ir.Query          // BM25 texts
 	gens    []expand.Generation // aligned with task.Queries; nil without GAR
 	// candidates holds the published candidate lists the retrievers
 	// read, by config name, loaded once with the inputs.
@@ -38,7 +39,7 @@ type stageInput struct {
 const StagesDir = "stages"
 
 // runStages retrieves with every retriever, fuses, and reranks.
-func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest) (trec.Run, error) {
+func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest) (ir.Run, error) {
 	rs := cfg.Retrievers()
 	multi := len(rs) > 1 || cfg.Rerank.Kind != ""
 	depth := cfg.TopK
@@ -49,14 +50,14 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 		depth = max(depth, cfg.Rerank.depth())
 	}
 	base := dataFingerprint(m, cfg.GAR, in.gens)
-	runs := make([]trec.Run, len(rs))
+	runs := make([]ir.Run, len(rs))
 	for i, r := range rs {
 		name := "retrieve"
 		if len(rs) > 1 {
 			name = fmt.Sprintf("retrieve-%d-%s", i+1, safeName(r.Name()))
 		}
 		cache := stageCache{dir: opt.Out, name: name, fp: stageFingerprint(base, r.describe(), depth), on: multi || r.Retriever == "dense", overwrite: opt.Overwrite}
-		run, err := cache.run(func() (trec.Run, error) { return retrieve(ctx, in, r, depth, opt, m) })
+		run, err := cache.run(func() (ir.Run, error) { return retrieve(ctx, in, r, depth, opt, m) })
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +91,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 }
 
 // retrieve runs one retriever.
-func retrieve(ctx context.Context, in stageInput, r Retrieval, topK int, opt Options, m *results.Manifest) (trec.Run, error) {
+func retrieve(ctx context.Context, in stageInput, r Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
 	switch {
 	case r.Retriever == "bm25":
 		return retrieveBM25(ctx, in.task, in.queries, r, topK, opt, m)
@@ -145,11 +146,11 @@ func (r Retrieval) inputs(in *stageInput) ([]string, error) {
 
 // runPath is a run: retriever's file with "{task}" replaced by the task
 // name, so one pipeline file serves every task of a sweep.
-func (r Retrieval) runPath(task *dataset.Task) string {
+func (r Retrieval) runPath(task *ir.Task) string {
 	return strings.ReplaceAll(strings.TrimPrefix(r.Retriever, RunPrefix), "{task}", task.Name)
 }
 
-func fuse(runs []trec.Run, f Fuse, depth int) (trec.Run, error) {
+func fuse(runs []ir.Run, f Fuse, depth int) (ir.Run, error) {
 	switch strings.ToLower(f.Method) {
 	case "", "rrf":
 		return fusion.RRF(runs, f.k(), depth), nil
@@ -170,7 +171,7 @@ type stageCache struct {
 	on, overwrite bool
 }
 
-func (c stageCache) run(produce func() (trec.Run, error)) (trec.Run, error) {
+func (c stageCache) run(produce func() (ir.Run, error)) (ir.Run, error) {
 	if !c.on || c.dir == "" {
 		return produce()
 	}

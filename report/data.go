@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
@@ -20,7 +20,7 @@ import (
 // TaskLoader loads the data a run was made on (queries, documents and
 // judgments), as its manifest records it. The command line builds one on
 // pipeline.Source; tests pass their own.
-type TaskLoader func(ctx context.Context, r results.Run) (*dataset.Task, error)
+type TaskLoader func(ctx context.Context, r results.Run) (*ir.Task, error)
 
 // ErrNoRunFile reports a system and task whose run directory holds no
 // run.trec: published systems, and runs made without one. Only aggregates
@@ -51,7 +51,7 @@ type Data struct {
 
 type taskEntry struct {
 	once sync.Once
-	task *dataset.Task
+	task *ir.Task
 	docs map[string]int // document id → index in task.Corpus
 	qs   map[string]int // query id → index in task.Queries
 	err  error
@@ -59,7 +59,7 @@ type taskEntry struct {
 
 type runEntry struct {
 	once sync.Once
-	run  trec.Run
+	run  ir.Run
 	err  error
 }
 
@@ -250,25 +250,25 @@ func (d *Data) TaskData(ctx context.Context, systemID, task string) (*TaskData, 
 
 // TaskData is a loaded task with lookups by id.
 type TaskData struct {
-	*dataset.Task
+	*ir.Task
 	docs map[string]int
 	qs   map[string]int
 }
 
 // Doc returns the document with the given id.
-func (t *TaskData) Doc(id string) (dataset.Doc, bool) {
+func (t *TaskData) Doc(id string) (ir.Doc, bool) {
 	i, ok := t.docs[id]
 	if !ok {
-		return dataset.Doc{}, false
+		return ir.Doc{}, false
 	}
 	return t.Corpus[i], true
 }
 
 // Query returns the query with the given id.
-func (t *TaskData) Query(id string) (dataset.Query, bool) {
+func (t *TaskData) Query(id string) (ir.Query, bool) {
 	i, ok := t.qs[id]
 	if !ok {
-		return dataset.Query{}, false
+		return ir.Query{}, false
 	}
 	return t.Queries[i], true
 }
@@ -320,7 +320,7 @@ func (d *Data) taskData(ctx context.Context, r results.Run) (*TaskData, error) {
 }
 
 // RunFile reads (once) the system's ranked list on the task.
-func (d *Data) RunFile(systemID, task string) (trec.Run, error) {
+func (d *Data) RunFile(systemID, task string) (ir.Run, error) {
 	r, ok := d.Run(systemID, task)
 	if !ok {
 		return nil, fmt.Errorf("system %s on %s: %w", systemID, task, ErrNoRunFile)

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
 )
@@ -172,7 +172,7 @@ func TestSystemsErrors(t *testing.T) {
 // TestLoaderFailure: data that cannot be loaded is said, not dropped.
 func TestLoaderFailure(t *testing.T) {
 	root, _ := fixture(t)
-	d, err := Load(root, false, func(context.Context, results.Run) (*dataset.Task, error) { return nil, os.ErrNotExist })
+	d, err := Load(root, false, func(context.Context, results.Run) (*ir.Task, error) { return nil, os.ErrNotExist })
 	if err != nil {
 		t.Fatal(err)
 	}

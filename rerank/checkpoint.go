@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/r2med/r2med/internal/fileio"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // Checkpoint keeps each finished query of a long rerank in a JSON-lines
@@ -41,8 +41,8 @@ type checkpointHit struct {
 // OpenCheckpoint opens (or creates) the checkpoint at path for settings
 // key and returns the queries it already holds; stale reports a file that
 // was written under another key and has been started afresh.
-func OpenCheckpoint(path, key string) (c *Checkpoint, done trec.Run, stale bool, err error) {
-	done = make(trec.Run)
+func OpenCheckpoint(path, key string) (c *Checkpoint, done ir.Run, stale bool, err error) {
+	done = make(ir.Run)
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -66,9 +66,9 @@ func OpenCheckpoint(path, key string) (c *Checkpoint, done trec.Run, stale bool,
 					}
 					return nil, nil, false, fileio.Errorf(path, i+2, "damaged checkpoint line; delete the file to start the rerank afresh")
 				}
-				hits := make([]trec.Hit, len(q.Hits))
+				hits := make([]ir.Hit, len(q.Hits))
 				for j, h := range q.Hits {
-					hits[j] = trec.Hit{DocID: h.Doc, Score: h.Score}
+					hits[j] = ir.Hit{DocID: h.Doc, Score: h.Score}
 				}
 				done[q.QID] = hits
 				valid += len(line)
@@ -93,14 +93,14 @@ func OpenCheckpoint(path, key string) (c *Checkpoint, done trec.Run, stale bool,
 			f.Close()
 			return nil, nil, false, err
 		}
-		done = make(trec.Run)
+		done = make(ir.Run)
 	}
 	return c, done, stale, nil
 }
 
 // Add records one finished query. The line is flushed to the file before
 // Add returns, so a crash of the process loses no finished query.
-func (c *Checkpoint) Add(qid string, hits []trec.Hit) error {
+func (c *Checkpoint) Add(qid string, hits []ir.Hit) error {
 	q := checkpointQuery{QID: qid, Hits: make([]checkpointHit, len(hits))}
 	for i, h := range hits {
 		q.Hits[i] = checkpointHit{Doc: h.DocID, Score: h.Score}

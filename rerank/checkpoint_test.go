@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 func TestCheckpointResume(t *testing.T) {
@@ -17,7 +17,7 @@ func TestCheckpointResume(t *testing.T) {
 	if err != nil || len(done) != 0 || stale {
 		t.Fatalf("new checkpoint: %v %v %v", done, stale, err)
 	}
-	q1 := []trec.Hit{{DocID: "d1", Score: 0.1 + 0.2}, {DocID: "d2", Score: -3}}
+	q1 := []ir.Hit{{DocID: "d1", Score: 0.1 + 0.2}, {DocID: "d2", Score: -3}}
 	if err := c.Add("q1", q1); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestCheckpointResume(t *testing.T) {
 	if len(done) != 1 || !slices.Equal(done["q1"], q1) {
 		t.Fatalf("resumed %v, want q1 exactly (scores bit for bit)", done)
 	}
-	if err := c.Add("q2", []trec.Hit{{DocID: "x", Score: 1}}); err != nil {
+	if err := c.Add("q2", []ir.Hit{{DocID: "x", Score: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()

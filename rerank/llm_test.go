@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
-	"github.com/r2med/r2med/trec"
 )
 
 type chatReq struct {
@@ -328,7 +328,7 @@ func TestRerankListwise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []trec.Hit{{DocID: "d2", Score: 3}, {DocID: "d3", Score: 2}, {DocID: "d1", Score: 1}}; !slices.Equal(got["q"], want) {
+	if want := []ir.Hit{{DocID: "d2", Score: 3}, {DocID: "d3", Score: 2}, {DocID: "d1", Score: 1}}; !slices.Equal(got["q"], want) {
 		t.Errorf("got %v, want %v", got["q"], want)
 	}
 }

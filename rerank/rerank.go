@@ -36,6 +36,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -135,17 +136,17 @@ type Options struct {
 	Progress func(done, total int)
 	// Done holds queries already reranked (read back from a checkpoint):
 	// their hits are copied to the output and they are not scored again.
-	Done trec.Run
+	Done ir.Run
 	// OnQuery, if set, hears each newly reranked query (to append it to a
 	// checkpoint). Calls are serialized; an error stops the rerank.
-	OnQuery func(qid string, hits []trec.Hit) error
+	OnQuery func(qid string, hits []ir.Hit) error
 }
 
 // Rerank reorders the top of each query's list in run with s. queries maps
 // query id to text and docs looks up a document's text; a query of the run
 // without text, or a reranked document docs cannot find, is an error
 // (nothing is dropped silently). Queries with an empty list are left out.
-func Rerank(ctx context.Context, run trec.Run, queries map[string]string, docs func(id string) (string, bool), s Scorer, opts Options) (trec.Run, error) {
+func Rerank(ctx context.Context, run ir.Run, queries map[string]string, docs func(id string) (string, bool), s Scorer, opts Options) (ir.Run, error) {
 	if opts.Order > HashOrder {
 		return nil, fmt.Errorf("rerank: unknown tie order %d", opts.Order)
 	}
@@ -168,7 +169,7 @@ func Rerank(ctx context.Context, run trec.Run, queries map[string]string, docs f
 		}
 		qids = append(qids, qid)
 	}
-	out := make(trec.Run, len(qids))
+	out := make(ir.Run, len(qids))
 	var todo []string
 	for _, qid := range qids {
 		if hits, ok := opts.Done[qid]; ok {
@@ -223,7 +224,7 @@ func Rerank(ctx context.Context, run trec.Run, queries map[string]string, docs f
 
 // Candidates returns the documents of one query's list that Rerank scores
 // under opts (before any shuffle), and the tail it leaves unscored.
-func Candidates(qid string, hits []trec.Hit, opts Options) (head, tail []trec.Hit, err error) {
+func Candidates(qid string, hits []ir.Hit, opts Options) (head, tail []ir.Hit, err error) {
 	depth := opts.Depth
 	if depth == 0 {
 		depth = DefaultDepth
@@ -247,12 +248,12 @@ func Candidates(qid string, hits []trec.Hit, opts Options) (head, tail []trec.Hi
 	return hits[:depth], hits[depth:], nil
 }
 
-func rerankQuery(ctx context.Context, qid string, hits []trec.Hit, query string, docs func(string) (string, bool), s Scorer, opts Options) ([]trec.Hit, error) {
+func rerankQuery(ctx context.Context, qid string, hits []ir.Hit, query string, docs func(string) (string, bool), s Scorer, opts Options) ([]ir.Hit, error) {
 	head, tail, err := Candidates(qid, hits, opts)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	cands := make([]trec.Hit, len(head))
+	cands := make([]ir.Hit, len(head))
 	copy(cands, head)
 	if opts.Order == HashOrder {
 		HashShuffle(qid, cands)
@@ -289,18 +290,18 @@ func rerankQuery(ctx context.Context, qid string, hits []trec.Hit, query string,
 	for i := range cands {
 		cands[i].Score = scores[i]
 	}
-	slices.SortStableFunc(cands, func(a, b trec.Hit) int { return cmp.Compare(b.Score, a.Score) })
+	slices.SortStableFunc(cands, func(a, b ir.Hit) int { return cmp.Compare(b.Score, a.Score) })
 	if !opts.KeepTail || len(tail) == 0 {
 		return cands, nil
 	}
-	out := append(cands, make([]trec.Hit, len(tail))...)
+	out := append(cands, make([]ir.Hit, len(tail))...)
 	low := 0.0
 	if len(cands) > 0 {
 		low = cands[len(cands)-1].Score
 	}
 	for i, h := range tail {
 		low = below(low)
-		out[len(cands)+i] = trec.Hit{DocID: h.DocID, Score: low}
+		out[len(cands)+i] = ir.Hit{DocID: h.DocID, Score: low}
 	}
 	return out, nil
 }
@@ -321,10 +322,10 @@ const HashSeed = "hakari-reranker-candidate-order-v1"
 // HashShuffle orders hits in place as HAKARI-Bench does before scoring:
 // by the bytes of sha256(HashSeed + "\0" + qid + "\0" + docid), then by
 // input position.
-func HashShuffle(qid string, hits []trec.Hit) {
+func HashShuffle(qid string, hits []ir.Hit) {
 	type keyed struct {
 		key [sha256.Size]byte
-		hit trec.Hit
+		hit ir.Hit
 	}
 	ks := make([]keyed, len(hits))
 	for i, h := range hits {

@@ -10,22 +10,22 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
-	"github.com/r2med/r2med/trec"
 )
 
 // listRun is a run whose lists hold the given ids with falling scores.
-func listRun(lists map[string][]string) trec.Run {
-	run := make(trec.Run)
+func listRun(lists map[string][]string) ir.Run {
+	run := make(ir.Run)
 	for qid, ids := range lists {
 		for i, id := range ids {
-			run[qid] = append(run[qid], trec.Hit{DocID: id, Score: float64(len(ids) - i)})
+			run[qid] = append(run[qid], ir.Hit{DocID: id, Score: float64(len(ids) - i)})
 		}
 	}
 	return run
 }
 
-func ids(hits []trec.Hit) []string {
+func ids(hits []ir.Hit) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.DocID
@@ -140,7 +140,7 @@ func TestDepth10RecallEquality(t *testing.T) {
 	run := listRun(map[string][]string{"q1": docs})
 	// Relevant: d5, inside the top 10, and d50 and d90, which depth 10
 	// can never bring back.
-	qrels := trec.Qrels{"q1": {"d5": 1, "d50": 1, "d90": 1}}
+	qrels := ir.Qrels{"q1": {"d5": 1, "d50": 1, "d90": 1}}
 	got, err := Rerank(context.Background(), run, map[string]string{"q1": "q"}, textIsID, reverseScorer, Options{Depth: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -311,10 +311,10 @@ func TestBatchingAndWorkers(t *testing.T) {
 func TestResumeFromDone(t *testing.T) {
 	run := listRun(map[string][]string{"q1": numbered("d", 5), "q2": numbered("d", 5)})
 	qs := map[string]string{"q1": "a", "q2": "b"}
-	done := trec.Run{"q1": {{DocID: "d4", Score: 9}}}
+	done := ir.Run{"q1": {{DocID: "d4", Score: 9}}}
 	s := &tableScorer{score: map[string]float64{}}
 	var heard []string
-	got, err := Rerank(context.Background(), run, qs, textIsID, s, Options{Done: done, OnQuery: func(qid string, _ []trec.Hit) error {
+	got, err := Rerank(context.Background(), run, qs, textIsID, s, Options{Done: done, OnQuery: func(qid string, _ []ir.Hit) error {
 		heard = append(heard, qid)
 		return nil
 	}})
@@ -328,7 +328,7 @@ func TestResumeFromDone(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 	stop := errors.New("disk full")
-	_, err = Rerank(context.Background(), run, qs, textIsID, s, Options{OnQuery: func(string, []trec.Hit) error { return stop }})
+	_, err = Rerank(context.Background(), run, qs, textIsID, s, Options{OnQuery: func(string, []ir.Hit) error { return stop }})
 	if !errors.Is(err, stop) {
 		t.Errorf("OnQuery error not returned: %v", err)
 	}
@@ -344,7 +344,7 @@ func TestRerankErrors(t *testing.T) {
 	nan = nan / nan
 	for _, tc := range []struct {
 		name string
-		run  trec.Run
+		run  ir.Run
 		qs   map[string]string
 		docs func(string) (string, bool)
 		s    Scorer

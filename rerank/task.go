@@ -3,15 +3,14 @@ package rerank
 import (
 	"context"
 
-	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // Job reranks a run over one task's texts: the queries' own text (not an
 // expansion) and the documents of the corpus.
 type Job struct {
-	Task    *dataset.Task
-	Run     trec.Run
+	Task    *ir.Task
+	Run     ir.Run
 	Scorer  Scorer
 	Options Options
 	// Checkpoint, when set, is a file where every finished query is kept
@@ -32,7 +31,7 @@ type Resume struct {
 }
 
 // Do runs the job. The Resume is valid even when err is not nil.
-func (j Job) Do(ctx context.Context) (trec.Run, Resume, error) {
+func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 	var res Resume
 	queries := make(map[string]string, len(j.Task.Queries))
 	for _, q := range j.Task.Queries {

@@ -25,10 +25,10 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/tasks"
-	"github.com/r2med/r2med/trec"
 )
 
 // Options tune the viewer. The zero value works.
@@ -373,9 +373,9 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 // ranked orders hits as trec_eval ranks them (score descending, ties by
 // document id descending), so a drill-down's ranks are the ranks the
 // metrics were computed at.
-func ranked(hits []trec.Hit) []trec.Hit {
+func ranked(hits []ir.Hit) []ir.Hit {
 	out := slices.Clone(hits)
-	slices.SortStableFunc(out, func(a, b trec.Hit) int {
+	slices.SortStableFunc(out, func(a, b ir.Hit) int {
 		sa, sb := float32(a.Score), float32(b.Score)
 		switch {
 		case sa > sb:

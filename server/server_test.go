@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
@@ -26,7 +26,7 @@ const evil = `<script>document.title="pwned"</script>`
 
 // evilLoader is the demo task with markup in the first query and in one
 // of its relevant documents: texts are untrusted.
-func evilLoader(ctx context.Context, r results.Run) (*dataset.Task, error) {
+func evilLoader(ctx context.Context, r results.Run) (*ir.Task, error) {
 	t, err := demo.Load()
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func evilLoader(ctx context.Context, r results.Run) (*dataset.Task, error) {
 
 // fixture serves two systems of ours on the demo task: perfect, and
 // buried, which ranks the relevant documents last on every query.
-func fixture(t *testing.T) (*httptest.Server, *dataset.Task) {
+func fixture(t *testing.T) (*httptest.Server, *ir.Task) {
 	t.Helper()
 	task, err := demo.Load()
 	if err != nil {
@@ -153,13 +153,13 @@ func TestQueryAPI(t *testing.T) {
 	}
 }
 
-func findDoc(t *dataset.Task, id string) (dataset.Doc, bool) {
+func findDoc(t *ir.Task, id string) (ir.Doc, bool) {
 	for _, d := range t.Corpus {
 		if d.ID == id {
 			return d, true
 		}
 	}
-	return dataset.Doc{}, false
+	return ir.Doc{}, false
 }
 
 func TestErrors(t *testing.T) {
@@ -328,7 +328,7 @@ func TestGracefulShutdown(t *testing.T) {
 // or "?" (BEIR ids can hold anything) must still link to its drill-down.
 func TestOddIDLinks(t *testing.T) {
 	const odd = "q/1#a?b=c"
-	loader := func(ctx context.Context, r results.Run) (*dataset.Task, error) {
+	loader := func(ctx context.Context, r results.Run) (*ir.Task, error) {
 		task, err := demo.Load()
 		if err != nil {
 			return nil, err

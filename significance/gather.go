@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
@@ -40,7 +40,7 @@ type Run struct {
 // TaskLoader loads the data a finished run was made on, as its manifest
 // records it. The command line passes pipeline.LoadRunTask; tests pass
 // their own.
-type TaskLoader func(ctx context.Context, r results.Run) (*dataset.Task, error)
+type TaskLoader func(ctx context.Context, r results.Run) (*ir.Task, error)
 
 // Open reads one system to compare from path: a run file, a run
 // directory, or a results directory (every finished run under it, one
@@ -106,10 +106,10 @@ func canonicalTask(name string) string {
 type GatherOptions struct {
 	// Qrels, when non-nil, judges every run: one task's judgments, so an
 	// Input with runs on several tasks is an error.
-	Qrels trec.Qrels
+	Qrels ir.Qrels
 	// Tasks are matched with runs by task name; a single task also judges
 	// bare run files. Their queries' body_system field adds a breakdown.
-	Tasks []*dataset.Task
+	Tasks []*ir.Task
 	// Load loads the data a run's manifest names, once per task the
 	// inputs share; nil leaves runs without Qrels or Tasks unjudged (an
 	// error).
@@ -139,10 +139,10 @@ func Gather(ctx context.Context, inputs []Input, m measure.Measure, opt GatherOp
 
 // judgments returns the task data of every task the inputs share, by task
 // name ("" for bare run files).
-func judgments(ctx context.Context, inputs []Input, opt GatherOptions) (map[string]*dataset.Task, error) {
-	out := map[string]*dataset.Task{}
+func judgments(ctx context.Context, inputs []Input, opt GatherOptions) (map[string]*ir.Task, error) {
+	out := map[string]*ir.Task{}
 	if opt.Qrels != nil {
-		qt := &dataset.Task{Name: "qrels", Qrels: opt.Qrels}
+		qt := &ir.Task{Name: "qrels", Qrels: opt.Qrels}
 		for _, in := range inputs {
 			if len(in.Runs) > 1 {
 				return nil, fmt.Errorf("--qrels holds one task's judgments but %s has runs on %d tasks; use --task all, or leave the judgments to the run manifests", in.Name, len(in.Runs))
@@ -187,7 +187,7 @@ func judgments(ctx context.Context, inputs []Input, opt GatherOptions) (map[stri
 
 // perQuery evaluates every run and returns the inputs' per-query values,
 // keyed "task/qid" when multi, with the breakdowns the data allows.
-func perQuery(inputs []Input, data map[string]*dataset.Task, m measure.Measure, multi bool) ([]System, []Grouping, error) {
+func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi bool) ([]System, []Grouping, error) {
 	body := Grouping{Name: "body_system", Of: map[string]string{}}
 	family := Grouping{Name: "task family", Of: map[string]string{}}
 	task := Grouping{Name: "task", Of: map[string]string{}}

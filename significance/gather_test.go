@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
@@ -20,7 +20,7 @@ import (
 
 // Judgments of the fixtures: one relevant document per query, so that
 // reciprocal rank is 1 over the rank of "rel-QID", worked out by hand.
-var fixtureQrels = trec.Qrels{
+var fixtureQrels = ir.Qrels{
 	"q1": {"rel-q1": 1},
 	"q2": {"rel-q2": 1},
 	"q3": {"rel-q3": 1},
@@ -30,14 +30,14 @@ var fixtureQrels = trec.Qrels{
 // behind filler documents.
 func writeRunFile(t *testing.T, path string, ranks map[string]int) {
 	t.Helper()
-	run := trec.Run{}
+	run := ir.Run{}
 	for q, rank := range ranks {
 		for i := 1; i <= 3; i++ {
 			doc := "other" + string(rune('0'+i))
 			if i == rank {
 				doc = "rel-" + q
 			}
-			run[q] = append(run[q], trec.Hit{DocID: doc, Score: float64(10 - i)})
+			run[q] = append(run[q], ir.Hit{DocID: doc, Score: float64(10 - i)})
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -173,13 +173,13 @@ func TestGatherTasksBodySystem(t *testing.T) {
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b.trec")
 	writeRunDir(t, a, "mine", map[string]int{"q1": 1, "q2": 1})
 	writeRunFile(t, b, map[string]int{"q1": 3, "q2": 1})
-	task := &dataset.Task{Name: "mine", Qrels: fixtureQrels, Queries: []dataset.Query{
+	task := &ir.Task{Name: "mine", Qrels: fixtureQrels, Queries: []ir.Query{
 		{ID: "q1", Extra: map[string]json.RawMessage{"body_system": json.RawMessage(`"Endocrine"`)}},
 		{ID: "q2", Extra: map[string]json.RawMessage{"body_system": json.RawMessage(`7`)}},
 		{ID: "q3"},
 	}}
 	// The run directory is on "mine", the bare file on "" (the one task).
-	systems, groupings, err := Gather(context.Background(), openAll(t, a, b), recipRank(t), GatherOptions{Tasks: []*dataset.Task{task}})
+	systems, groupings, err := Gather(context.Background(), openAll(t, a, b), recipRank(t), GatherOptions{Tasks: []*ir.Task{task}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +199,9 @@ func TestGatherResultsDirs(t *testing.T) {
 	writeRunDir(t, filepath.Join(a, "mine"), "mine", map[string]int{"q1": 1})
 	writeRunDir(t, filepath.Join(b, "bio"), "biology", map[string]int{"q1": 2, "q2": 2})
 	var loaded []string
-	load := func(_ context.Context, r results.Run) (*dataset.Task, error) {
+	load := func(_ context.Context, r results.Run) (*ir.Task, error) {
 		loaded = append(loaded, r.Manifest.Task.Name)
-		return &dataset.Task{Name: r.Manifest.Task.Name, Qrels: fixtureQrels, Queries: []dataset.Query{
+		return &ir.Task{Name: r.Manifest.Task.Name, Qrels: fixtureQrels, Queries: []ir.Query{
 			{ID: "q1", Extra: map[string]json.RawMessage{"body_system": json.RawMessage(`"Nervous"`)}},
 		}}, nil
 	}
@@ -236,7 +236,7 @@ func TestGatherResultsDirs(t *testing.T) {
 	// without manifests, leave the runs unjudged.
 	boom := errors.New("offline")
 	_, _, err = Gather(context.Background(), openAll(t, a, b), recipRank(t), GatherOptions{
-		Load: func(context.Context, results.Run) (*dataset.Task, error) { return nil, boom },
+		Load: func(context.Context, results.Run) (*ir.Task, error) { return nil, boom },
 	})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "loading Biology") {
 		t.Errorf("failing loader: %v", err)

@@ -13,46 +13,8 @@ import (
 	"strconv"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/ir"
 )
-
-// Qrels maps query id → document id → graded relevance. Grades may be zero or
-// negative (judged non-relevant); only grades at or above the evaluator's
-// relevance level count as relevant.
-type Qrels map[string]map[string]int
-
-// Add records one judgment; it reports false when the pair was already judged.
-func (q Qrels) Add(qid, docid string, grade int) bool {
-	m := q[qid]
-	if m == nil {
-		m = make(map[string]int)
-		q[qid] = m
-	}
-	if _, dup := m[docid]; dup {
-		return false
-	}
-	m[docid] = grade
-	return true
-}
-
-// Len is the number of judgments.
-func (q Qrels) Len() int {
-	n := 0
-	for _, m := range q {
-		n += len(m)
-	}
-	return n
-}
-
-// Hit is one retrieved document.
-type Hit struct {
-	DocID string
-	Score float64
-}
-
-// Run maps query id → hits in the order the system ranked them (best first).
-// trec_eval re-sorts by score; list order matters only to list-order metrics
-// such as HAKARI-Bench's.
-type Run map[string][]Hit
 
 // QueryIDs returns the query ids in byte order, the order trec_eval prints.
 func QueryIDs[M ~map[string]V, V any](m M) []string {
@@ -67,8 +29,8 @@ func QueryIDs[M ~map[string]V, V any](m M) []string {
 // ReadQrels parses TREC qrels: "qid iter docid grade" per line. name is used
 // in error messages. Duplicate (qid, docid) pairs and non-integer grades are
 // errors, not silently merged.
-func ReadQrels(r io.Reader, name string) (Qrels, error) {
-	q := make(Qrels)
+func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
+	q := make(ir.Qrels)
 	sc := newScanner(r)
 	var f []string
 	line := 0
@@ -110,13 +72,13 @@ func ReadQrels(r io.Reader, name string) (Qrels, error) {
 // reader works on the scanner's bytes, allocates only each document id, and
 // checks for duplicates once per query after reading instead of keeping a
 // map per query.
-func ReadRun(r io.Reader, name string) (Run, error) {
-	run := make(Run)
+func ReadRun(r io.Reader, name string) (ir.Run, error) {
+	run := make(ir.Run)
 	lines := make(map[string][]int32) // per query, the line of each hit
 	sc := newScanner(r)
 	var f [6][]byte
 	var qid string
-	var hits []Hit
+	var hits []ir.Hit
 	var at []int32
 	flush := func() {
 		if qid != "" || hits != nil {
@@ -159,7 +121,7 @@ func ReadRun(r io.Reader, name string) (Run, error) {
 			qid = string(f[0])
 			hits, at = run[qid], lines[qid]
 		}
-		hits = append(hits, Hit{DocID: string(f[2]), Score: score})
+		hits = append(hits, ir.Hit{DocID: string(f[2]), Score: score})
 		at = append(at, int32(line))
 	}
 	if err := sc.Err(); err != nil {
@@ -175,7 +137,7 @@ func ReadRun(r io.Reader, name string) (Run, error) {
 // checkDuplicates reports the duplicate whose second occurrence comes first
 // in the file, as a reader that checked line by line would. One map, cleared
 // per query, keeps its table instead of growing a new one per query.
-func checkDuplicates(run Run, lines map[string][]int32, name string) error {
+func checkDuplicates(run ir.Run, lines map[string][]int32, name string) error {
 	var bad *fileio.LineError
 	seen := make(map[string]int32)
 	for qid, hits := range run {
@@ -244,7 +206,7 @@ func isInteger(b []byte) bool {
 }
 
 // ReadQrelsFile reads a qrels file, gzip or plain.
-func ReadQrelsFile(path string) (Qrels, error) {
+func ReadQrelsFile(path string) (ir.Qrels, error) {
 	rc, err := fileio.Open(path)
 	if err != nil {
 		return nil, err
@@ -254,7 +216,7 @@ func ReadQrelsFile(path string) (Qrels, error) {
 }
 
 // ReadRunFile reads a run file, gzip or plain.
-func ReadRunFile(path string) (Run, error) {
+func ReadRunFile(path string) (ir.Run, error) {
 	rc, err := fileio.Open(path)
 	if err != nil {
 		return nil, err
@@ -268,7 +230,7 @@ func ReadRunFile(path string) (Run, error) {
 // read back to the same float32 when the run came from a float32 scorer, and
 // the same float64 otherwise, so re-evaluating the file reproduces the
 // in-memory evaluation.
-func WriteRun(w io.Writer, run Run, tag string) error {
+func WriteRun(w io.Writer, run ir.Run, tag string) error {
 	if tag == "" {
 		tag = "r2med"
 	}
@@ -318,7 +280,7 @@ func WriteRun(w io.Writer, run Run, tag string) error {
 
 // WriteQrels writes q in TREC qrels format ("qid 0 docid grade"), queries
 // and documents in byte order, so equal qrels give equal files.
-func WriteQrels(w io.Writer, q Qrels) error {
+func WriteQrels(w io.Writer, q ir.Qrels) error {
 	bw := bufio.NewWriter(w)
 	for _, qid := range QueryIDs(q) {
 		for _, docid := range QueryIDs(q[qid]) {
@@ -372,7 +334,7 @@ func truncatedError(name string, line int) error {
 }
 
 // WriteRunFile writes run to path atomically.
-func WriteRunFile(path string, run Run, tag string) error {
+func WriteRunFile(path string, run ir.Run, tag string) error {
 	return fileio.WriteAtomic(path, func(w io.Writer) error { return WriteRun(w, run, tag) })
 }
 

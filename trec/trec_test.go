@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/r2med/r2med/ir"
 )
 
 // sharedData is the path of a folder of the project's read-only test data,
@@ -33,7 +35,7 @@ func TestReadQrels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Qrels{"q1": {"d1": 1, "d2": 0}, "q2": {"d1": -1, "d3": 2}}
+	want := ir.Qrels{"q1": {"d1": 1, "d2": 0}, "q2": {"d1": -1, "d3": 2}}
 	if !reflect.DeepEqual(q, want) {
 		t.Errorf("got %v, want %v", q, want)
 	}
@@ -80,7 +82,7 @@ func TestReadRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Run{"q1": {{"a", -2}}, "q2": {{"b", 1.5}, {"a", 32.5}, {"c", 0}}}
+	want := ir.Run{"q1": {{"a", -2}}, "q2": {{"b", 1.5}, {"a", 32.5}, {"c", 0}}}
 	if !reflect.DeepEqual(run, want) {
 		t.Errorf("got %v, want %v", run, want)
 	}
@@ -96,7 +98,7 @@ func TestReadRunShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits := run["PLAIN-2"]
-	if len(run) != 323 || len(hits) != 100 || hits[0] != (Hit{"MED-4201", 22.584192}) || hits[1] != (Hit{"MED-10", 21.713257}) {
+	if len(run) != 323 || len(hits) != 100 || hits[0] != (ir.Hit{"MED-4201", 22.584192}) || hits[1] != (ir.Hit{"MED-10", 21.713257}) {
 		t.Errorf("nfcorpus.bm25.run: %d queries, PLAIN-2 has %d hits starting %v", len(run), len(hits), hits[:2])
 	}
 	// Lines of the neartie run are shuffled, so only a reader that keeps
@@ -117,7 +119,7 @@ func TestReadRunShared(t *testing.T) {
 }
 
 func TestWriteRun(t *testing.T) {
-	run := Run{
+	run := ir.Run{
 		"q2":  {{"d9", 0.5}, {"d1", -1}},
 		"q10": {{"a", float64(float32(0.1))}, {"b", 0.1}, {"c", 22.584192}, {"d", 3}},
 	}
@@ -138,7 +140,7 @@ func TestWriteRun(t *testing.T) {
 		t.Errorf("got:\n%swant:\n%s", buf.String(), want)
 	}
 	buf.Reset()
-	if err := WriteRun(&buf, Run{"q": {{"d", 1}}}, "bm25"); err != nil || buf.String() != "q Q0 d 1 1 bm25\n" {
+	if err := WriteRun(&buf, ir.Run{"q": {{"d", 1}}}, "bm25"); err != nil || buf.String() != "q Q0 d 1 1 bm25\n" {
 		t.Errorf("tag: %q, %v", buf.String(), err)
 	}
 }
@@ -171,7 +173,7 @@ func TestRunRoundTripShared(t *testing.T) {
 	}
 }
 
-func checkRunRoundTrip(t *testing.T, run, back Run) {
+func checkRunRoundTrip(t *testing.T, run, back ir.Run) {
 	t.Helper()
 	if len(back) != len(run) {
 		t.Fatalf("%d queries written, %d read back", len(run), len(back))
@@ -256,11 +258,11 @@ func TestReadGzip(t *testing.T) {
 	gzipFile(t, filepath.Join(dir, "run.txt"), "q1 Q0 d1 1 2.5 x\nq1 Q0 d2 2 1 x\n")
 	gzipFile(t, filepath.Join(dir, "qrels.gz"), "q1 0 d1 1\n")
 	run, err := ReadRunFile(filepath.Join(dir, "run.txt"))
-	if err != nil || !reflect.DeepEqual(run, Run{"q1": {{"d1", 2.5}, {"d2", 1}}}) {
+	if err != nil || !reflect.DeepEqual(run, ir.Run{"q1": {{"d1", 2.5}, {"d2", 1}}}) {
 		t.Errorf("gzipped run: %v, %v", run, err)
 	}
 	q, err := ReadQrelsFile(filepath.Join(dir, "qrels.gz"))
-	if err != nil || !reflect.DeepEqual(q, Qrels{"q1": {"d1": 1}}) {
+	if err != nil || !reflect.DeepEqual(q, ir.Qrels{"q1": {"d1": 1}}) {
 		t.Errorf("gzipped qrels: %v, %v", q, err)
 	}
 	// A file with the gzip magic but no valid header is reported as such.
@@ -351,15 +353,15 @@ func TestReadRunInterleavedQueries(t *testing.T) {
 
 func TestWriteRunRefusesUnreadableRuns(t *testing.T) {
 	for name, c := range map[string]struct {
-		run Run
+		run ir.Run
 		tag string
 	}{
-		"nan":       {Run{"q": {{DocID: "d", Score: math.NaN()}}}, "t"},
-		"inf":       {Run{"q": {{DocID: "d", Score: math.Inf(1)}}}, "t"},
-		"empty id":  {Run{"q": {{DocID: "", Score: 1}}}, "t"},
-		"space id":  {Run{"q": {{DocID: "a b", Score: 1}}}, "t"},
-		"space qid": {Run{"q 1": {{DocID: "d", Score: 1}}}, "t"},
-		"space tag": {Run{"q": {{DocID: "d", Score: 1}}}, "my tag"},
+		"nan":       {ir.Run{"q": {{DocID: "d", Score: math.NaN()}}}, "t"},
+		"inf":       {ir.Run{"q": {{DocID: "d", Score: math.Inf(1)}}}, "t"},
+		"empty id":  {ir.Run{"q": {{DocID: "", Score: 1}}}, "t"},
+		"space id":  {ir.Run{"q": {{DocID: "a b", Score: 1}}}, "t"},
+		"space qid": {ir.Run{"q 1": {{DocID: "d", Score: 1}}}, "t"},
+		"space tag": {ir.Run{"q": {{DocID: "d", Score: 1}}}, "my tag"},
 	} {
 		if err := WriteRun(io.Discard, c.run, c.tag); err == nil {
 			t.Errorf("%s: WriteRun accepted an unreadable run", name)

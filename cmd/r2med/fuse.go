@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -86,13 +87,13 @@ file:line errors and the output is written atomically.`,
 			default:
 				return fmt.Errorf("unknown --method %q (rrf or combsum)", method)
 			}
-			runs := make([]trec.Run, len(args))
+			runs := make([]ir.Run, len(args))
 			for i, path := range args {
 				if runs[i], err = trec.ReadRunFile(path); err != nil {
 					return err
 				}
 			}
-			var fused trec.Run
+			var fused ir.Run
 			if method == "rrf" {
 				fused = f.RRF(runs, k, depth)
 			} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
@@ -114,7 +115,7 @@ An interrupted rerank resumes from OUT.partial.`,
 			if err != nil {
 				return err
 			}
-			var run trec.Run
+			var run ir.Run
 			var input string // what the checkpoint key records of the input
 			if runPath != "" {
 				if run, err = trec.ReadRunFile(runPath); err != nil {
@@ -126,7 +127,7 @@ An interrupted rerank resumes from OUT.partial.`,
 				}
 				input = "run:" + sum.SHA256
 			} else {
-				if t.Layout != dataset.LayoutNanoHub {
+				if t.Layout != ir.LayoutNanoHub {
 					return fmt.Errorf("--candidates reads a Nano set's candidate lists; task %s has none (use --task NAME --suite nano, or --data with a Nano set)", t.Name)
 				}
 				c, err := dataset.LoadHubCandidates(t.Dir, candidates, t.Split)
@@ -265,7 +266,7 @@ func printRerankStats(w io.Writer, s rerank.Stats) {
 }
 
 // printRerankEval prints trec_eval's numbers (R2MED's) before and after.
-func printRerankEval(w io.Writer, qrels trec.Qrels, before, after trec.Run) error {
+func printRerankEval(w io.Writer, qrels ir.Qrels, before, after ir.Run) error {
 	b, err := measure.EvaluateR2MED(qrels, before)
 	if err != nil {
 		return err

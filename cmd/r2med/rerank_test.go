@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/trec"
@@ -68,7 +69,7 @@ func teiLoopback(t *testing.T, fail func(query string) bool) (*httptest.Server, 
 	return srv, &calls
 }
 
-func demoTask(t *testing.T) *dataset.Task {
+func demoTask(t *testing.T) *ir.Task {
 	t.Helper()
 	task, err := pipeline.LoadTask("demo", "", dataset.Options{})
 	if err != nil {
@@ -79,7 +80,7 @@ func demoTask(t *testing.T) *dataset.Task {
 
 // expectRerank is what reranking the top depth of run by wordOverlap must
 // give: a stable sort of the top depth by score, input order among ties.
-func expectRerank(task *dataset.Task, run trec.Run, depth int) map[string][]string {
+func expectRerank(task *ir.Task, run ir.Run, depth int) map[string][]string {
 	qtext := map[string]string{}
 	for _, q := range task.Queries {
 		qtext[q.ID] = q.Text
@@ -91,7 +92,7 @@ func expectRerank(task *dataset.Task, run trec.Run, depth int) map[string][]stri
 	out := map[string][]string{}
 	for qid, hits := range run {
 		top := slices.Clone(hits[:min(depth, len(hits))])
-		slices.SortStableFunc(top, func(a, b trec.Hit) int {
+		slices.SortStableFunc(top, func(a, b ir.Hit) int {
 			return cmp.Compare(wordOverlap(qtext[qid], dtext[b.DocID]), wordOverlap(qtext[qid], dtext[a.DocID]))
 		})
 		for _, h := range top {

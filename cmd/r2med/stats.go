@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 )
 
 func newStatsCmd() *cobra.Command {
@@ -29,7 +30,7 @@ func newStatsCmd() *cobra.Command {
 					return err
 				}
 				p := dataset.Stats(t)
-				if t.Layout == dataset.LayoutNanoHub {
+				if t.Layout == ir.LayoutNanoHub {
 					// A Nano set's card also scores its published candidate
 					// lists, rounded as the cards round.
 					if _, err := p.AddHubCandidates(t.Dir, t, dataset.NanoR2MEDCandidates); err != nil {

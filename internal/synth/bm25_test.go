@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/ir"
 )
 
 // luceneStop is Lucene's default English stop set, which R2MED's BM25 uses.
@@ -43,7 +43,7 @@ func tokens(s string, f func(string)) {
 
 // bm25NDCG10 ranks the corpus with BM25 (k1=0.9, b=0.4, R2MED's settings)
 // for every query and returns mean nDCG@10 with binary gains.
-func bm25NDCG10(t *dataset.Task) float64 {
+func bm25NDCG10(t *ir.Task) float64 {
 	type posting struct {
 		doc int32
 		tf  int32

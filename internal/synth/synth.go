@@ -12,8 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 // TaskSpec describes the shape of one task. QueryChars and DocChars are mean
@@ -119,7 +118,7 @@ type topic struct {
 // Generate builds a task from spec. The same spec and seed always give the
 // same task, byte for byte, regardless of GOMAXPROCS. Each query has at
 // least one relevant document as long as Docs ≥ Queries.
-func Generate(spec TaskSpec, seed int64) *dataset.Task {
+func Generate(spec TaskSpec, seed int64) *ir.Task {
 	v := getVocab()
 	nd, nq := max(spec.Docs, 0), max(spec.Queries, 0)
 	base := uint64(seed) ^ hashString(spec.Name)
@@ -182,12 +181,12 @@ func Generate(spec TaskSpec, seed int64) *dataset.Task {
 		}
 	}
 
-	task := &dataset.Task{
+	task := &ir.Task{
 		Name:    spec.Name,
-		Layout:  dataset.LayoutR2MED,
-		Corpus:  make([]dataset.Doc, nd),
-		Queries: make([]dataset.Query, nq),
-		Qrels:   make(trec.Qrels, nq),
+		Layout:  ir.LayoutR2MED,
+		Corpus:  make([]ir.Doc, nd),
+		Queries: make([]ir.Query, nq),
+		Qrels:   make(ir.Qrels, nq),
 	}
 	for q, docs := range posDocs {
 		qid := queryID(q)
@@ -203,14 +202,14 @@ func Generate(spec TaskSpec, seed int64) *dataset.Task {
 		n := lengthOf(&qr, spec.QueryChars, querySigma)
 		m := mixture{topic: topicShare(queryTopic, n), first: prob(0.5), a: t.a, b: t.b}
 		buf = appendText(buf[:0], &qr, v, &m, n)
-		task.Queries[q] = dataset.Query{ID: queryID(q), Text: string(buf)}
+		task.Queries[q] = ir.Query{ID: queryID(q), Text: string(buf)}
 	}
 
 	generateDocs(task.Corpus, roles, topics, spec.DocChars, base, v)
 	return task
 }
 
-func generateDocs(out []dataset.Doc, roles []int32, topics []topic, meanChars int, base uint64, v *vocab) {
+func generateDocs(out []ir.Doc, roles []int32, topics []topic, meanChars int, base uint64, v *vocab) {
 	chunks := (len(out) + chunkDocs - 1) / chunkDocs
 	workers := min(runtime.GOMAXPROCS(0), chunks)
 	var nextChunk atomic.Int64
@@ -243,7 +242,7 @@ func generateDocs(out []dataset.Doc, roles []int32, topics []topic, meanChars in
 				start := 0
 				for i := lo; i < hi; i++ {
 					k := 2 * (i - lo)
-					out[i] = dataset.Doc{ID: s[start:ends[k]], Text: s[ends[k]:ends[k+1]]}
+					out[i] = ir.Doc{ID: s[start:ends[k]], Text: s[ends[k]:ends[k+1]]}
 					start = ends[k+1]
 				}
 			}

@@ -14,8 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
-	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/ir"
 )
 
 func TestR2MEDSpecs(t *testing.T) {
@@ -95,9 +94,9 @@ func TestScale(t *testing.T) {
 }
 
 // checkTask verifies the invariants every generated task must satisfy.
-func checkTask(t *testing.T, spec TaskSpec, task *dataset.Task) {
+func checkTask(t *testing.T, spec TaskSpec, task *ir.Task) {
 	t.Helper()
-	if task.Name != spec.Name || task.Layout != dataset.LayoutR2MED {
+	if task.Name != spec.Name || task.Layout != ir.LayoutR2MED {
 		t.Errorf("name/layout %q/%q", task.Name, task.Layout)
 	}
 	if len(task.Corpus) != spec.Docs || len(task.Queries) != spec.Queries {
@@ -221,7 +220,7 @@ func TestSmallCorpora(t *testing.T) {
 	}
 }
 
-func writeHash(t *testing.T, task *dataset.Task) string {
+func writeHash(t *testing.T, task *ir.Task) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := WriteR2MED(task, dir); err != nil {
@@ -376,19 +375,19 @@ func TestLexicalDifficulty(t *testing.T) {
 }
 
 func TestWriteR2MED(t *testing.T) {
-	task := &dataset.Task{
-		Corpus: []dataset.Doc{
+	task := &ir.Task{
+		Corpus: []ir.Doc{
 			{ID: "a/1", Text: "quote \" backslash \\ tab\t newline\n nul\x00 <b>&amp;</b>"},
 			{ID: "é", Text: "naïve café – 10 µg ✓ \u2028 line sep"},
 			{ID: "bad", Text: "invalid \xff byte"},
 		},
-		Queries: []dataset.Query{
+		Queries: []ir.Query{
 			{ID: "q2", Text: "second", Extra: map[string]json.RawMessage{
 				"answer": json.RawMessage(`"x"`), "doc_id": json.RawMessage(`["a/1","é"]`), "id": json.RawMessage(`"shadow"`),
 			}},
 			{ID: "q1", Text: "first"},
 		},
-		Qrels: trec.Qrels{},
+		Qrels: ir.Qrels{},
 	}
 	task.Qrels.Add("q2", "é", 2)
 	task.Qrels.Add("q2", "a/1", 1)

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/jsonw"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -18,7 +18,7 @@ import (
 // query.jsonl {id,text,extra fields…}, qrels.jsonl {q_id,p_id,score} — into
 // dir, each file atomically. Output is deterministic: extra query fields in
 // key order, qrels in query order then document id order.
-func WriteR2MED(t *dataset.Task, dir string) error {
+func WriteR2MED(t *ir.Task, dir string) error {
 	err := fileio.WriteAtomic(filepath.Join(dir, "corpus.jsonl"), func(w io.Writer) error {
 		var b []byte
 		for _, d := range t.Corpus {
@@ -94,7 +94,7 @@ func WriteR2MED(t *dataset.Task, dir string) error {
 
 // qrelsOrder lists judged queries in the task's query order, then any
 // judged query the task does not list, in byte order.
-func qrelsOrder(t *dataset.Task) []string {
+func qrelsOrder(t *ir.Task) []string {
 	ids := make([]string, 0, len(t.Qrels))
 	listed := make(map[string]bool, len(t.Queries))
 	for _, q := range t.Queries {

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
@@ -29,17 +29,17 @@ import (
 
 // Loader is a report.TaskLoader for runs this package wrote: every one
 // is on the demo task's data, whatever task name its manifest gives.
-func Loader(context.Context, results.Run) (*dataset.Task, error) { return demo.Load() }
+func Loader(context.Context, results.Run) (*ir.Task, error) { return demo.Load() }
 
 // Perfect ranks each query's relevant documents first (best grade first),
 // then the other documents: nDCG@10 is 1 for every query with at most ten
 // relevant documents.
-func Perfect(t *dataset.Task) trec.Run { return Shifted(t, func(string) int { return 0 }) }
+func Perfect(t *ir.Task) ir.Run { return Shifted(t, func(string) int { return 0 }) }
 
 // Buried ranks the relevant documents after every other document for the
 // queries where bury reports true (nDCG@10 is then 0 when the corpus has
 // ten or more non-relevant documents), and first for the rest.
-func Buried(t *dataset.Task, bury func(qid string) bool) trec.Run {
+func Buried(t *ir.Task, bury func(qid string) bool) ir.Run {
 	return Shifted(t, func(q string) int {
 		if bury(q) {
 			return len(t.Corpus)
@@ -51,11 +51,11 @@ func Buried(t *dataset.Task, bury func(qid string) bool) trec.Run {
 // Shifted ranks shift(qid) non-relevant documents first, then the
 // relevant ones (best grade first), then the rest: per-query values that
 // vary with the shift.
-func Shifted(t *dataset.Task, shift func(qid string) int) trec.Run {
-	run := trec.Run{}
+func Shifted(t *ir.Task, shift func(qid string) int) ir.Run {
+	run := ir.Run{}
 	for _, q := range t.Queries {
 		grade := t.Qrels[q.ID]
-		var rel, other []dataset.Doc
+		var rel, other []ir.Doc
 		for _, d := range t.Corpus {
 			if grade[d.ID] > 0 {
 				rel = append(rel, d)
@@ -63,12 +63,12 @@ func Shifted(t *dataset.Task, shift func(qid string) int) trec.Run {
 				other = append(other, d)
 			}
 		}
-		slices.SortStableFunc(rel, func(a, b dataset.Doc) int { return grade[b.ID] - grade[a.ID] })
+		slices.SortStableFunc(rel, func(a, b ir.Doc) int { return grade[b.ID] - grade[a.ID] })
 		n := min(shift(q.ID), len(other))
-		docs := append(append(append([]dataset.Doc{}, other[:n]...), rel...), other[n:]...)
-		hits := make([]trec.Hit, 0, 100)
+		docs := append(append(append([]ir.Doc{}, other[:n]...), rel...), other[n:]...)
+		hits := make([]ir.Hit, 0, 100)
 		for i, d := range docs[:min(100, len(docs))] {
-			hits = append(hits, trec.Hit{DocID: d.ID, Score: float64(1000 - i)})
+			hits = append(hits, ir.Hit{DocID: d.ID, Score: float64(1000 - i)})
 		}
 		run[q.ID] = hits
 	}
@@ -81,7 +81,7 @@ type Run struct {
 	Task   string         // the manifest's task name: "demo", "Biology"…
 	System string         // the result file's model_name
 	Config map[string]any // the manifest's settings; nil: {"retriever": System}
-	Ranked trec.Run
+	Ranked ir.Run
 	// Started is the manifest's start time; zero: a fixed date.
 	Started time.Time
 	// NoRunFile leaves run.trec out, as for a run that keeps only its

@@ -24,9 +24,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/hub/hubtest"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
@@ -193,7 +193,7 @@ func WriteDir(t testing.TB, dir string, files map[string][]byte) {
 	}
 }
 
-func loadDemo(t testing.TB) *dataset.Task {
+func loadDemo(t testing.TB) *ir.Task {
 	t.Helper()
 	task, err := demo.Load()
 	if err != nil {
