@@ -8,25 +8,32 @@ import (
 )
 
 // windowDocs is the width of the document-id windows Search scores in, as
-// Lucene's BooleanScorer scores in windows of 2,048 documents: the
-// window's accumulators (16 KiB of float64 at most) and its bitset stay in
-// L1 whatever the corpus size, where one accumulator per corpus document
-// (8 MB of float64 at 1M documents, and a mark array beside it) is touched
-// at random and overflows the cache, more so with a second searcher on the
-// next core. A variable so tests can shrink it to exercise the seams.
-var windowDocs = 4096
+// Lucene's BooleanScorer scores in windows of 2,048 documents: a window's
+// accumulators (32 KiB of float64 at most) stay in L1/L2 whatever the
+// corpus size, where one accumulator per corpus document (8 MB of float64
+// at 1M documents, and a mark array beside it) is touched at random and
+// overflows the cache, more so with a second searcher on the next core.
+// The window is 64 blocks of 64 documents, and which blocks a clause
+// touched is kept in a register while it runs, so marking costs no memory
+// traffic. A variable so that tests can narrow it (to at most 4,096) to
+// exercise the seams.
+var windowDocs = maxWindow
+
+// maxWindow is the widest window: 64 blocks of 64 documents.
+const maxWindow = 4096
 
 // Searcher holds per-goroutine scratch space. It is not safe for
 // concurrent use; make one per goroutine.
 type Searcher struct {
-	ix    *Index
-	acc32 []float32 // one window of accumulators (R2MED, Robertson)
-	acc64 []float64 // one window of accumulators (Lucene)
-	seen  []uint64  // which documents of the window were touched
-	terms []qterm
-	tpos  []int32 // term id → 1 + its index in terms, 0 when absent
-	cur   []int64 // per scored clause, its next posting
-	heap  hitHeap
+	ix     *Index
+	acc32  []float32 // one window of accumulators (R2MED, Robertson)
+	acc64  []float64 // one window of accumulators (Lucene)
+	win    int32     // window width in documents
+	blocks uint64    // which 64-document blocks of the window were touched
+	terms  []qterm
+	tpos   []int32 // term id → 1 + its index in terms, 0 when absent
+	cur    []int64 // per scored clause, its next posting
+	heap   hitHeap
 }
 
 // qterm is one scored clause: a term with its query count and the float32
@@ -39,12 +46,13 @@ type qterm struct {
 
 // NewSearcher returns a Searcher over ix.
 func (ix *Index) NewSearcher() *Searcher {
-	w := min(windowDocs, max(ix.numDocs, 1))
-	s := &Searcher{ix: ix, tpos: make([]int32, len(ix.df)), seen: make([]uint64, (w+63)/64)}
+	// The accumulators are always maxWindow long, so the add loops can
+	// index them without bounds checks; a narrower window uses a prefix.
+	s := &Searcher{ix: ix, tpos: make([]int32, len(ix.df)), win: int32(min(windowDocs, maxWindow))}
 	if ix.params.Scheme == Lucene {
-		s.acc64 = make([]float64, w)
+		s.acc64 = make([]float64, maxWindow)
 	} else {
-		s.acc32 = make([]float32, w)
+		s.acc32 = make([]float32, maxWindow)
 	}
 	return s
 }
@@ -148,12 +156,7 @@ func (s *Searcher) scoreWindows() {
 			next = min(next, ix.postDoc[j])
 		}
 	}
-	win := int32(len(s.seen) * 64)
-	if s.acc32 != nil {
-		win = min(win, int32(len(s.acc32)))
-	} else {
-		win = min(win, int32(len(s.acc64)))
-	}
+	win := s.win
 	for int(next) < ix.numDocs {
 		// Windows are aligned so that a document always falls in the same
 		// one; a window no clause reaches is skipped.
@@ -179,80 +182,99 @@ func (s *Searcher) scoreWindows() {
 	}
 }
 
+// The add loops below run once per posting, so they are written for the
+// compiler: postings are resliced to the clause's remaining run and the
+// window is a fixed-size array indexed under a mask, which removes every
+// bounds check from the loop; the touched blocks collect in a register.
+
 func (s *Searcher) addR2MED(j, end int64, lo, hi int32, wq float32) int64 {
-	post, val, acc, seen := s.ix.postDoc, s.ix.postVal, s.acc32, s.seen
-	for ; j < end; j++ {
-		d := post[j]
+	post := s.ix.postDoc[j:end]
+	val := s.ix.postVal[j:end]
+	val = val[:len(post)]
+	acc := (*[maxWindow]float32)(s.acc32)
+	var blocks uint64
+	for k, d := range post {
 		if d >= hi {
-			break
+			s.blocks |= blocks
+			return j + int64(k)
 		}
-		i := d - lo
-		seen[i>>6] |= 1 << (i & 63)
+		i := uint32(d-lo) & (maxWindow - 1)
+		blocks |= 1 << (i >> 6)
 		// The conversion forbids fusing into an FMA: scipy rounds the
 		// product to float32 before adding.
-		acc[i] += float32(wq * val[j])
+		acc[i] += float32(wq * val[k])
 	}
-	return j
+	s.blocks |= blocks
+	return end
 }
 
 func (s *Searcher) addRobertson(j, end int64, lo, hi int32) int64 {
-	post, val, acc, seen := s.ix.postDoc, s.ix.postVal, s.acc32, s.seen
-	for ; j < end; j++ {
-		d := post[j]
+	post := s.ix.postDoc[j:end]
+	val := s.ix.postVal[j:end]
+	val = val[:len(post)]
+	acc := (*[maxWindow]float32)(s.acc32)
+	var blocks uint64
+	for k, d := range post {
 		if d >= hi {
-			break
+			s.blocks |= blocks
+			return j + int64(k)
 		}
-		i := d - lo
-		seen[i>>6] |= 1 << (i & 63)
-		acc[i] += val[j]
+		i := uint32(d-lo) & (maxWindow - 1)
+		blocks |= 1 << (i >> 6)
+		acc[i] += val[k]
 	}
-	return j
+	s.blocks |= blocks
+	return end
 }
 
 func (s *Searcher) addLucene(j, end int64, lo, hi int32, w float32) int64 {
-	post, val, norm, acc, seen := s.ix.postDoc, s.ix.postVal, s.ix.normInv, s.acc64, s.seen
-	for ; j < end; j++ {
-		d := post[j]
+	post := s.ix.postDoc[j:end]
+	val := s.ix.postVal[j:end]
+	val = val[:len(post)]
+	norm := s.ix.normInv
+	acc := (*[maxWindow]float64)(s.acc64)
+	var blocks uint64
+	for k, d := range post {
 		if d >= hi {
-			break
+			s.blocks |= blocks
+			return j + int64(k)
 		}
-		i := d - lo
-		seen[i>>6] |= 1 << (i & 63)
-		sc := w - w/(1+val[j]*norm[d])
+		i := uint32(d-lo) & (maxWindow - 1)
+		blocks |= 1 << (i >> 6)
+		sc := w - w/(1+val[k]*norm[d])
 		acc[i] += float64(sc)
 	}
-	return j
+	s.blocks |= blocks
+	return end
 }
 
-// collect offers the touched documents of the window starting at lo to the
-// heap and clears the window.
+// collect offers the window's non-zero scores to the heap and clears the
+// window. A document no clause reached holds zero, like one whose sum is
+// zero (idf 0 in Robertson); both, and NaN sums, join the zero-score tail
+// filled in later, in corpus order, so only touched blocks need a look.
 func (s *Searcher) collect(lo int32) {
 	h := &s.heap
-	for wi, word := range s.seen {
-		if word == 0 {
-			continue
-		}
-		s.seen[wi] = 0
-		for word != 0 {
-			i := int32(wi*64 + bits.TrailingZeros64(word))
-			word &= word - 1
-			var sc float32
-			if s.acc64 != nil {
-				sc = float32(s.acc64[i])
-				s.acc64[i] = 0
-			} else {
-				sc = s.acc32[i]
-				s.acc32[i] = 0
+	for blocks := s.blocks; blocks != 0; blocks &= blocks - 1 {
+		b := int32(bits.TrailingZeros64(blocks)) * 64
+		if s.acc64 != nil {
+			acc := s.acc64[b : b+64]
+			for i, x := range acc {
+				if sc := float32(x); sc != 0 && sc == sc && h.wants(sc) {
+					h.offer(Hit{Doc: lo + b + int32(i), Score: sc})
+				}
 			}
-			// Zero sums (idf 0 in Robertson) and NaN join the zero-score
-			// tail filled in later, in corpus order, like untouched
-			// documents.
-			if sc == 0 || sc != sc {
-				continue
+			clear(acc)
+		} else {
+			acc := s.acc32[b : b+64]
+			for i, sc := range acc {
+				if sc != 0 && sc == sc && h.wants(sc) {
+					h.offer(Hit{Doc: lo + b + int32(i), Score: sc})
+				}
 			}
-			h.offer(Hit{Doc: lo + i, Score: sc})
+			clear(acc)
 		}
 	}
+	s.blocks = 0
 }
 
 func (s *Searcher) topK(k int) []Hit {
@@ -298,6 +320,12 @@ func (h *hitHeap) better(a, b Hit) bool {
 		return a.Doc < b.Doc
 	}
 	return h.rank[a.Doc] < h.rank[b.Doc]
+}
+
+// wants reports whether a hit with this score may enter the heap: a cheap
+// test that turns most hits away before offer's tie-aware comparison.
+func (h *hitHeap) wants(score float32) bool {
+	return len(h.hits) < h.k || score >= h.hits[0].Score
 }
 
 // offer keeps hit if it is among the k best seen.
