@@ -39,3 +39,10 @@ func Combined(docs int, seed int64) *ir.Task {
 	}
 	return out
 }
+
+// CombinedQueries returns the queries of Combined, which do not depend on
+// the corpus size (a query's text comes from its topic, not from the
+// documents), without generating a corpus.
+func CombinedQueries(seed int64) []ir.Query {
+	return Combined(len(R2MEDSpecs()), seed).Queries
+}

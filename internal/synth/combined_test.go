@@ -34,3 +34,15 @@ func TestCombined(t *testing.T) {
 		t.Error("two builds with the same seed differ")
 	}
 }
+
+func TestCombinedQueriesDoNotDependOnCorpusSize(t *testing.T) {
+	a, b := CombinedQueries(1), Combined(3000, 1).Queries
+	if len(a) != len(b) {
+		t.Fatalf("%d and %d queries", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].Text != b[i].Text {
+			t.Fatalf("query %d differs: %q vs %q", i, a[i].Text, b[i].Text)
+		}
+	}
+}
