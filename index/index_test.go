@@ -643,3 +643,54 @@ func TestVerifyChecksPadding(t *testing.T) {
 		t.Errorf("padding: %v", err)
 	}
 }
+
+// FuzzOpen: whatever the bytes — even with every checksum made to match —
+// opening, using and verifying a file returns an error or works; it never
+// panics, and a file that passes Verify searches without panicking.
+func FuzzOpen(f *testing.F) {
+	task := demoTask(f)
+	task.Corpus = task.Corpus[:12]
+	mem, err := BuildBM25(task.Corpus, "", bm25.DefaultParams(bm25.Lucene), bm25.BuildOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	good := filepath.Join(f.TempDir(), "good.idx")
+	if err := Write(good, Contents{Docs: task.Corpus, BM25: mem, Dense: randomFlat(f, task.Corpus, 5, vector.Cosine), Quantized: []string{"int8", "binary"}}); err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b, 0, byte(0), false)
+	f.Add(b, 700, byte(1), true)
+	f.Add(b, 1500, byte(0x80), true)
+	f.Add(b, 30, byte(0xff), true)
+	f.Fuzz(func(t *testing.T, data []byte, at int, x byte, fix bool) {
+		data = slices.Clone(data)
+		if len(data) > 0 {
+			data[(at%len(data)+len(data))%len(data)] ^= x
+		}
+		if secs, err := decodeHeader(data, uint64(len(data)), "f"); fix && err == nil {
+			for i, s := range secs {
+				secs[i].crc = crc32.ChecksumIEEE(data[s.off : s.off+s.len])
+			}
+			copy(data, encodeHeader(secs, uint64(len(data))))
+		}
+		path := filepath.Join(t.TempDir(), "f.idx")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if use(path) != nil {
+			return
+		}
+		ix, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		if s, err := ix.NewSearcher(); err == nil {
+			s.Search("fever with a rash", 5)
+		}
+	})
+}

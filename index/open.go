@@ -171,19 +171,24 @@ func (ix *Index) checkSection(s section) error {
 	return nil
 }
 
-// checked checks the named bulk sections once each.
+// checked checks the named bulk sections once each, in parallel.
 func (ix *Index) checked(names ...string) error {
-	for _, n := range names {
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
 		c := ix.checks[n]
 		if c == nil {
 			continue
 		}
-		c.once.Do(func() { c.err = ix.checkSection(ix.byName[n]) })
-		if c.err != nil {
-			return c.err
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.once.Do(func() { c.err = ix.checkSection(ix.byName[n]) })
+			errs[i] = c.err
+		}()
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // raw returns a section's bytes, or an error naming it when it is missing
