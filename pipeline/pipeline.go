@@ -13,15 +13,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
@@ -217,83 +212,6 @@ func candidateRun(c *dataset.Candidates, topK int) ir.Run {
 		}
 	}
 	return run
-}
-
-func retrieveBM25(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
-	an, err := analysis.Get(cfg.Analyzer)
-	if err != nil {
-		return nil, err
-	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var ix *bm25.Index
-	err = m.Time("index", func() error {
-		bar := opt.Progress.New(len(task.Corpus), "indexing "+task.Name)
-		defer bar.Done()
-		ids := make([]string, len(task.Corpus))
-		for i, d := range task.Corpus {
-			ids[i] = d.ID
-		}
-		tokenize := func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) }
-		bo := bm25.BuildOptions{Workers: workers, IDs: ids, Progress: bar.Add}
-		if ch, ok := an.(*analysis.Chain); ok {
-			// Let the indexer filter each distinct raw token once.
-			tokenize = func(i int, dst []string) []string { return ch.Tokenizer.Tokenize(dst, task.Corpus[i].Text) }
-			bo.Terms = ch.Term
-		}
-		var err error
-		ix, err = bm25.Build(len(task.Corpus), tokenize, cfg.BM25, bo)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.Counts["terms"] = ix.NumTerms()
-	m.Counts["postings"] = ix.NumPostings()
-
-	run := make(ir.Run, len(queries))
-	err = m.Time("search", func() error {
-		bar := opt.Progress.New(len(queries), "searching "+task.Name)
-		defer bar.Done()
-		hits := make([][]bm25.Hit, len(queries))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(workers, max(1, len(queries))) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s := ix.NewSearcher()
-				var toks []string
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(queries) || ctx.Err() != nil {
-						return
-					}
-					toks = an.Analyze(toks[:0], queries[i].Text)
-					hits[i] = s.Search(toks, topK)
-					bar.Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for i, q := range queries {
-			list := make([]ir.Hit, len(hits[i]))
-			for j, h := range hits[i] {
-				list[j] = ir.Hit{DocID: task.Corpus[h.Doc].ID, Score: float64(h.Score)}
-			}
-			run[q.ID] = list
-		}
-		return nil
-	})
-	return run, err
 }
 
 // fingerprint hashes what determines a run's numbers: settings and input

@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -57,7 +58,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 			name = fmt.Sprintf("retrieve-%d-%s", i+1, safeName(r.Name()))
 		}
 		cache := stageCache{dir: opt.Out, name: name, fp: stageFingerprint(base, r.describe(), depth), on: multi || r.Retriever == "dense", overwrite: opt.Overwrite}
-		run, err := cache.run(func() (ir.Run, error) { return retrieve(ctx, in, r, depth, opt, m) })
+		run, err := cache.run(func() (ir.Run, error) { return retrieveStage(ctx, in, r, depth, opt, m) })
 		if err != nil {
 			return nil, err
 		}
@@ -91,10 +92,15 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 }
 
 // retrieve runs one retriever.
-func retrieve(ctx context.Context, in stageInput, r Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
+func retrieveStage(ctx context.Context, in stageInput, r Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
 	switch {
 	case r.Retriever == "bm25":
-		return retrieveBM25(ctx, in.task, in.queries, r, topK, opt, m)
+		bm := retrieve.BM25{Analyzer: r.Analyzer, Params: r.BM25}
+		rt, err := retrieve.New(ctx, bm, in.task, retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Record: m})
+		if err != nil {
+			return nil, err
+		}
+		return rt.Search(ctx, retrieve.Queries(in.queries), topK)
 	case r.Retriever == "dense":
 		return retrieveDense(ctx, in, r.Dense, topK, opt, m)
 	case strings.HasPrefix(r.Retriever, CandidatesPrefix):

@@ -77,6 +77,13 @@ func (m *Manifest) Time(name string, fn func() error) error {
 	return err
 }
 
+// Count records a count.
+func (m *Manifest) Count(name string, n int) { m.Counts[name] = n }
+
+// Note records a setting resolved while running (the recipe a registry
+// model resolved to) beside the configured ones.
+func (m *Manifest) Note(key string, v any) { m.Config[key] = v }
+
 // AddInputs checksums files (read from disk) into the manifest.
 func (m *Manifest) AddInputs(paths ...string) error {
 	for _, p := range paths {
