@@ -27,6 +27,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -263,7 +264,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 
 	published := set.Subset("bm25").Run
 	for _, topK := range []int{100, 10} {
-		out, err := Run(ctx, task, Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "bm25"}, TopK: topK}, Options{})
+		out, err := Run(ctx, task, Config{Retrievers: []retrieve.Spec{retrieve.Candidates{Config: "bm25"}}, TopK: topK}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +314,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 	}
 
 	// The published lists are inputs of the run.
-	out, err := Run(ctx, task, Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "bm25"}, TopK: 100}, Options{})
+	out, err := Run(ctx, task, Config{Retrievers: []retrieve.Spec{retrieve.Candidates{Config: "bm25"}}, TopK: 100}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,14 @@ type Spec interface {
 	New(ctx context.Context, task *ir.Task, env Env) (Retriever, error)
 }
 
+// UsesCache reports whether spec's retriever computes what the shared
+// cache keeps (embeddings): such retrievers take long to build, so
+// pipelines open the cache for them and keep their runs to resume from.
+func UsesCache(spec Spec) bool {
+	c, ok := spec.(interface{ UsesCache() bool })
+	return ok && c.UsesCache()
+}
+
 // Env is what a retriever runs with that never changes its ranking:
 // parallelism, progress, the embedding cache, where it reports. The zero
 // value works: GOMAXPROCS workers, silent, no cache.

@@ -52,7 +52,7 @@ func Parse(data []byte) (*yaml.Node, error) {
 			line, _ := strconv.Atoi(m[1])
 			return nil, &Error{Line: line, Msg: m[2]}
 		}
-		return nil, errors.New(strings.TrimPrefix(msg, "yaml: "))
+		return nil, errors.New("YAML syntax: " + strings.TrimPrefix(msg, "yaml: "))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, nil
@@ -296,15 +296,22 @@ func Set(m *yaml.Node, key string, value *yaml.Node) {
 
 // Get returns the value of key in the mapping m, or nil.
 func Get(m *yaml.Node, key string) *yaml.Node {
+	_, v := Lookup(m, key)
+	return v
+}
+
+// Lookup returns the key node and the value node of key in the mapping m,
+// or nils.
+func Lookup(m *yaml.Node, key string) (k, v *yaml.Node) {
 	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
+		return nil, nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return m.Content[i+1]
+			return m.Content[i], m.Content[i+1]
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // Scalar is a plain scalar node holding s, tagged as YAML would resolve

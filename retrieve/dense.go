@@ -1,4 +1,4 @@
-package pipeline
+package retrieve
 
 import (
 	"context"
@@ -10,90 +10,247 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/r2med/r2med/embed"
-	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/models"
-	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/vector"
 )
+
+// Dense is embedding retrieval: a registry model (package models) with
+// its R2MED recipe, or any model an HTTP backend or a local ONNX export
+// serves. Documents and queries are embedded with the model's
+// instructions, pooling and lengths, and documents are ranked by cosine
+// similarity (BEIR's cos_sim), skipping a document whose id is the
+// query's (BEIR's DenseRetrievalExactSearch). A query with a dense GAR
+// input (Query.Dense) follows R2MED's rule: one combined text, or the
+// query's and the generation's embeddings averaged.
+type Dense struct {
+	Model   string `yaml:"model"`    // registry name or alias, or a model id for HTTP backends
+	Backend string `yaml:"backend"`  // onnx, openai, tei, voyage; empty: the registry's choice
+	BaseURL string `yaml:"base_url"` // HTTP backends; empty: the backend's default or environment
+	// ModelDir is a local ONNX model directory (model.onnx or
+	// onnx/model.onnx, tokenizer.json); empty: the Hub cache's copy of
+	// the registry model, fetched by `r2med model pull`.
+	ModelDir string `yaml:"model_dir"`
+	// QueryPrefix and DocPrefix replace the registry's instructions when
+	// set ("" for a model outside the registry means none).
+	QueryPrefix *string `yaml:"query_prefix"`
+	DocPrefix   *string `yaml:"doc_prefix"`
+	MaxLength   int     `yaml:"max_length"`  // tokens; 0: the registry's
+	Dimensions  int     `yaml:"dimensions"`  // requested output dimension (OpenAI, Voyage, Matryoshka); 0: native
+	Normalize   bool    `yaml:"normalize"`   // L2-normalize embeddings (cosine scoring normalizes anyway)
+	BatchSize   int     `yaml:"batch_size"`  // 0: the backend's default
+	Concurrency int     `yaml:"concurrency"` // HTTP requests in flight; 0: the backend's default
+	// Pooling (cls, mean, last) says how a local model outside the
+	// registry pools token vectors; registry models bring their own.
+	Pooling string `yaml:"pooling"`
+	// Quantize searches an int8 or binary copy of the document vectors
+	// (HAKARI-Bench's embedding variants); Rescore reorders the quantized
+	// top candidates by their float32 scores.
+	Quantize string `yaml:"quantize"`
+	Rescore  bool   `yaml:"rescore"`
+}
+
+func init() {
+	Register(Kind{
+		Name:  "dense",
+		Usage: "dense",
+		Help:  "embedding retrieval (--model, --backend, …)",
+		Parse: func(value *yaml.Node) (Spec, error) {
+			var d Dense
+			if err := decodeSettings(value, &d, "dense"); err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+		Flags: []Flag{
+			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
+			{Name: "backend", Key: "backend", Usage: "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's"},
+			{Name: "base-url", Key: "base_url", Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's)"},
+			{Name: "model-dir", Key: "model_dir", Usage: "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)"},
+			{Name: "query-prefix", Key: "query_prefix", Usage: "dense: text put before each query (replaces the registry's instruction)"},
+			{Name: "doc-prefix", Key: "doc_prefix", Usage: "dense: text put before each document (replaces the registry's)"},
+			{Name: "max-length", Key: "max_length", Type: Int, Usage: "dense: maximum tokens per text (default: the registry's)"},
+			{Name: "dimensions", Key: "dimensions", Type: Int, Usage: "dense: output dimension for APIs and Matryoshka models (default: native)"},
+			{Name: "batch-size", Key: "batch_size", Type: Int, Usage: "dense: texts per batch (default: the backend's)"},
+			{Name: "concurrency", Key: "concurrency", Type: Int, Usage: "dense, HTTP: requests in flight (default: the backend's)"},
+			{Name: "pooling", Key: "pooling", Usage: "dense, onnx: pooling of a model outside the registry: cls, mean, last"},
+			{Name: "quantize", Key: "quantize", Usage: "dense: search int8 or binary copies of the document vectors (HAKARI-Bench's variants)"},
+			{Name: "rescore", Key: "rescore", Type: Bool, Usage: "dense, with --quantize: reorder the quantized top candidates by their float32 scores"},
+			{Name: "normalize", Key: "normalize", Type: Bool, Usage: "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)"},
+		},
+	})
+}
+
+// Kind is "dense".
+func (d Dense) Kind() string { return "dense" }
+
+// Name is the model as given.
+func (d Dense) Name() string {
+	if d.Model == "" {
+		return "dense"
+	}
+	return d.Model
+}
+
+// Validate checks that a model is named and the quantization is known.
+func (d Dense) Validate() error {
+	if d.Model == "" {
+		return errors.New("the dense retriever needs a model (--model NAME; `r2med models` lists the registry)")
+	}
+	switch d.Quantize {
+	case "", "int8", "binary":
+	default:
+		return fmt.Errorf("unknown quantization %q (int8 or binary)", d.Quantize)
+	}
+	if d.Rescore && d.Quantize == "" {
+		return errors.New("rescoring applies to a quantized search (--quantize int8|binary)")
+	}
+	return nil
+}
+
+// Describe records the model and every setting given; the recipe the
+// model resolves to (instructions, revision) is noted when the retriever
+// is built ("dense_recipe"). Keys and URLs are never recorded.
+func (d Dense) Describe() map[string]any {
+	m := map[string]any{"retriever": "dense", "model": d.Model}
+	put := func(k string, v any, set bool) {
+		if set {
+			m[k] = v
+		}
+	}
+	put("backend", d.Backend, d.Backend != "")
+	put("query_prefix", deref(d.QueryPrefix), d.QueryPrefix != nil)
+	put("doc_prefix", deref(d.DocPrefix), d.DocPrefix != nil)
+	put("max_length", d.MaxLength, d.MaxLength > 0)
+	put("dimensions", d.Dimensions, d.Dimensions > 0)
+	put("normalize", true, d.Normalize)
+	put("pooling", d.Pooling, d.Pooling != "")
+	put("quantize", d.Quantize, d.Quantize != "")
+	put("rescore", true, d.Rescore)
+	return m
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Inputs is none: models are identified by their revision in the cache
+// keys and the recipe.
+func (d Dense) Inputs(*ir.Task) ([]string, error) { return nil, nil }
+
+// UsesCache is true: embeddings are cached, and embedding a corpus takes
+// long enough that pipelines keep the run to resume from.
+func (d Dense) UsesCache() bool { return true }
 
 // denseChunk is how many documents go to the embedder per call: small
 // enough for a lively progress bar, large enough to fill batches.
 const denseChunk = 1024
 
-// retrieveDense embeds documents and queries with the model d names, as
-// R2MED's recipe for it says (instructions, pooling, length), and ranks
-// documents by cosine similarity (BEIR's cos_sim), skipping a document
-// whose id is the query's (BEIR's DenseRetrievalExactSearch). With
-// generations, each query follows R2MED's dense rule (expand.DenseInput):
-// one combined text, or the query's and the generation's embeddings
-// averaged.
-func retrieveDense(ctx context.Context, in stageInput, d Dense, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
-	task := in.task
-	r, err := newDenseRecipe(ctx, d, task.Name, opt)
+// New embeds the corpus (stage "embed documents") into the search index
+// the settings ask for.
+func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, error) {
+	r, err := newDenseRecipe(ctx, d, task.Name, env)
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
-	m.Config["dense_recipe"] = r.describe()
-
+	env.note("dense_recipe", r.describe())
 	var flat *vector.Flat
-	err = m.Time("embed documents", func() error {
+	err = env.time("embed documents", func() error {
 		var err error
-		flat, err = r.embedCorpus(ctx, task.Corpus, opt)
+		flat, err = r.embedCorpus(ctx, task.Corpus, env)
 		return err
 	})
 	if err != nil {
+		r.close()
 		return nil, err
 	}
-	m.Counts["dimensions"] = flat.Dim()
+	env.count("dimensions", flat.Dim())
+	dr := &denseRetriever{recipe: r, env: env, index: flat}
+	switch d.Quantize {
+	case "int8":
+		dr.index = vector.NewInt8(flat)
+	case "binary":
+		dr.index = vector.NewBinary(flat)
+	}
+	return dr, nil
+}
 
+// denseRetriever searches embedded documents.
+type denseRetriever struct {
+	recipe *denseRecipe
+	env    Env
+	index  vector.Index
+}
+
+// Close releases a local model.
+func (r *denseRetriever) Close() error {
+	r.recipe.close()
+	return nil
+}
+
+// Search embeds the queries (stage "embed queries") and scans the index
+// (stage "search").
+func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
 	var qvecs [][]float32
-	if err := m.Time("embed queries", func() error {
+	if err := r.env.time("embed queries", func() error {
 		var err error
-		qvecs, err = r.embedQueries(ctx, task.Queries, in.gens)
+		qvecs, err = r.recipe.embedQueries(ctx, queries)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if c, ok := r.emb.(*embed.Cache); ok {
+	if c, ok := r.recipe.emb.(*embed.Cache); ok {
 		hits, misses, damaged := c.Counts()
-		m.Counts["embeddings_cached"] = int(hits)
-		m.Counts["embeddings_computed"] = int(misses)
+		r.env.count("embeddings_cached", int(hits))
+		r.env.count("embeddings_computed", int(misses))
 		if damaged > 0 {
-			m.Counts["embeddings_damaged_recomputed"] = int(damaged)
+			r.env.count("embeddings_damaged_recomputed", int(damaged))
 		}
 	}
-
-	run := make(ir.Run, len(task.Queries))
-	err = m.Time("search", func() error {
-		qids := make([]string, len(task.Queries))
-		for i, q := range task.Queries {
+	run := make(ir.Run, len(queries))
+	err := r.env.time("search", func() error {
+		qids := make([]string, len(queries))
+		for i, q := range queries {
 			qids[i] = q.ID
 		}
-		var index vector.Index = flat
-		switch d.Quantize {
-		case "int8":
-			index = vector.NewInt8(flat)
-		case "binary":
-			index = vector.NewBinary(flat)
-		}
-		hits, err := index.Search(qvecs, topK, vector.SearchOptions{Workers: opt.Workers, SkipSelf: true, QueryIDs: qids, Rescore: d.Rescore})
+		hits, err := r.index.Search(qvecs, k, vector.SearchOptions{Workers: r.env.Workers, SkipSelf: true, QueryIDs: qids, Rescore: r.recipe.d.Rescore})
 		if err != nil {
 			return err
 		}
-		for i, q := range task.Queries {
-			list := make([]ir.Hit, len(hits[i]))
-			for j, h := range hits[i] {
-				list[j] = ir.Hit{DocID: h.ID, Score: float64(h.Score)}
-			}
-			run[q.ID] = list
+		for i, q := range queries {
+			run[q.ID] = denseHits(hits[i])
 		}
 		return nil
 	})
 	return run, err
+}
+
+// SearchOne embeds one query and scans the index on the calling goroutine.
+func (r *denseRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
+	qvecs, err := r.recipe.embedQueries(ctx, []Query{q})
+	if err != nil {
+		return nil, err
+	}
+	hits, err := r.index.Search(qvecs, k, vector.SearchOptions{Workers: 1, SkipSelf: true, QueryIDs: []string{q.ID}, Rescore: r.recipe.d.Rescore})
+	if err != nil {
+		return nil, err
+	}
+	return denseHits(hits[0]), nil
+}
+
+func denseHits(hs []vector.Hit) []ir.Hit {
+	list := make([]ir.Hit, len(hs))
+	for j, h := range hs {
+		list[j] = ir.Hit{DocID: h.ID, Score: float64(h.Score)}
+	}
+	return list
 }
 
 // denseRecipe is a ready embedder and the texts it wants around queries
@@ -144,7 +301,7 @@ func (r *denseRecipe) describe() map[string]any {
 	return m
 }
 
-func newDenseRecipe(ctx context.Context, d Dense, task string, opt Options) (*denseRecipe, error) {
+func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseRecipe, error) {
 	r := &denseRecipe{d: d}
 	r.model, r.known = models.Lookup(d.Model)
 	r.backend = strings.ToLower(d.Backend)
@@ -183,8 +340,8 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, opt Options) (*de
 		id.Dimensions = d.Dimensions
 	}
 	id.Normalize = id.Normalize || d.Normalize
-	if opt.Cache != nil {
-		r.emb = embed.Cached(r.emb, opt.Cache, id)
+	if env.Cache != nil {
+		r.emb = embed.Cached(r.emb, env.Cache, id)
 	}
 	return r, nil
 }
@@ -309,14 +466,14 @@ func (r *denseRecipe) remote() (embed.Identity, error) {
 // embedCorpus embeds every document (instruction prefixed) into a cosine
 // store. Documents go longest first, as BEIR encodes them, which keeps
 // padding low; the store keeps corpus order.
-func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, opt Options) (*vector.Flat, error) {
+func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, env Env) (*vector.Flat, error) {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(docs[b].Text) - len(docs[a].Text) })
 	vecs := make([][]float32, len(docs))
-	bar := opt.Progress.New(len(docs), "embedding documents")
+	bar := env.Progress.New(len(docs), "embedding documents")
 	defer bar.Done()
 	texts := make([]string, 0, denseChunk)
 	for lo := 0; lo < len(order); lo += denseChunk {
@@ -347,21 +504,18 @@ func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, opt Option
 	return flat, nil
 }
 
-// embedQueries embeds the queries, or with generations R2MED's dense GAR
-// inputs: the averaged pair takes the query instruction on the
-// generation only for models that take instructions as a separate prompt
-// (INSTRUCTOR, GritLM, NV-Embed), as R2MED's code does. The average is not
-// renormalized; cosine scoring normalizes it.
-func (r *denseRecipe) embedQueries(ctx context.Context, queries []ir.Query, gens []expand.Generation) ([][]float32, error) {
+// embedQueries embeds each query's dense input: the query alone, or with
+// GAR R2MED's combined text or the query and generation to average. The
+// averaged pair takes the query instruction on the generation only for
+// models that take instructions as a separate prompt (INSTRUCTOR, GritLM,
+// NV-Embed), as R2MED's code does. The average is not renormalized;
+// cosine scoring normalizes it.
+func (r *denseRecipe) embedQueries(ctx context.Context, queries []Query) ([][]float32, error) {
 	texts := make([]string, 0, len(queries)*2)
 	pairs := make([][2]int, len(queries)) // indexes into texts; second -1 without averaging
 	for i, q := range queries {
+		in := q.denseInput()
 		pairs[i] = [2]int{len(texts), -1}
-		if gens == nil {
-			texts = append(texts, r.queryPrefix+q.Text)
-			continue
-		}
-		in := gens[i].Dense()
 		texts = append(texts, r.queryPrefix+in.Query)
 		if in.Average {
 			prefix := ""

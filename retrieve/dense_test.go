@@ -1,4 +1,4 @@
-package pipeline
+package retrieve_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -16,11 +17,11 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/onnx/onnxtest"
+	"github.com/r2med/r2med/retrieve"
 )
 
 const testDim = 64
@@ -155,14 +156,32 @@ func closeRun(t *testing.T, got, want ir.Run) {
 	}
 }
 
+// dense builds d over task and searches qs (the task's queries when nil).
+func dense(t *testing.T, task *ir.Task, d retrieve.Dense, qs []retrieve.Query, k int, env retrieve.Env) (ir.Run, *recorder, error) {
+	t.Helper()
+	rec := &recorder{}
+	env.Record = rec
+	if qs == nil {
+		qs = retrieve.Queries(task.Queries)
+	}
+	ctx := context.Background()
+	r, err := retrieve.New(ctx, d, task, env)
+	if err != nil {
+		return nil, rec, err
+	}
+	defer retrieve.Close(r)
+	run, err := r.Search(ctx, qs, k)
+	return run, rec, err
+}
+
 func TestDenseHTTP(t *testing.T) {
 	task, err := demo.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newEmbedServer(t)
-	cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "bge", Backend: "openai", BaseURL: srv.URL + "/v1"}}, TopK: 10}
-	out, err := Run(context.Background(), task, cfg, Options{})
+	d := retrieve.Dense{Model: "bge", Backend: "openai", BaseURL: srv.URL + "/v1"}
+	run, rec, err := dense(t, task, d, nil, 10, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +191,7 @@ func TestDenseHTTP(t *testing.T) {
 	for _, q := range task.Queries {
 		qvecs[q.ID] = fakeVector(instr + q.Text)
 	}
-	closeRun(t, out.Run, cosineRun(task, qvecs, "", 10))
+	closeRun(t, run, cosineRun(task, qvecs, "", 10))
 	sent := srv.sent()
 	if len(sent) != len(task.Corpus)+len(task.Queries) {
 		t.Fatalf("server embedded %d texts for %d documents and %d queries", len(sent), len(task.Corpus), len(task.Queries))
@@ -186,44 +205,54 @@ func TestDenseHTTP(t *testing.T) {
 	if prefixed != len(task.Queries) {
 		t.Errorf("%d texts carried the query instruction, want %d (queries only)", prefixed, len(task.Queries))
 	}
-	if out.Result.ModelName != "bge" {
-		t.Errorf("model name %q", out.Result.ModelName)
+	if d.Name() != "bge" || d.Kind() != "dense" {
+		t.Errorf("name %q kind %q", d.Name(), d.Kind())
 	}
-	if r := out.Manifest.Config["dense_recipe"].(map[string]any); r["query_prefix"] != instr || r["model"] != "BAAI/bge-large-en-v1.5" {
-		t.Errorf("manifest recipe %v", r)
+	if r := rec.notes["dense_recipe"].(map[string]any); r["query_prefix"] != instr || r["model"] != "BAAI/bge-large-en-v1.5" {
+		t.Errorf("recipe noted %v", r)
+	}
+	if !reflect.DeepEqual(rec.stages, []string{"embed documents", "embed queries", "search"}) || rec.counts["dimensions"] != testDim {
+		t.Errorf("recorded %v %v", rec.stages, rec.counts)
+	}
+	// The serving path gives each query's list exactly.
+	r, err := retrieve.New(context.Background(), d, task, retrieve.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range retrieve.Queries(task.Queries) {
+		one, err := retrieve.SearchOne(context.Background(), r, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one, run[q.ID]) {
+			t.Fatalf("query %s: SearchOne %v, Search %v", q.ID, one, run[q.ID])
+		}
 	}
 }
 
-// TestDenseGARAverages checks R2MED's dense GAR rule end to end: HyDE with
-// a non-reasoning LLM averages the query's and the generation's
-// embeddings; Query2doc embeds "query[SEP]passage" once.
+// TestDenseGARAverages checks R2MED's dense GAR rule: HyDE with a
+// non-reasoning LLM averages the query's and the generation's embeddings;
+// Query2doc embeds "query[SEP]passage" once.
 func TestDenseGARAverages(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS("../demo/data")); err != nil {
-		t.Fatal(err)
-	}
-	task, err := dataset.Load(dir, dataset.Options{})
+	task, err := demo.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	hydoc := func(q ir.Query) string {
 		return "A passage about " + strings.ToUpper(q.Text[:min(20, len(q.Text))])
 	}
-	for _, method := range []string{"hyde", "query2doc"} {
-		var b strings.Builder
-		for _, q := range task.Queries {
-			line, _ := json.Marshal(map[string]any{"id": q.ID, "text": q.Text, "hy_doc": hydoc(q)})
-			b.Write(append(line, '\n'))
-		}
-		os.MkdirAll(filepath.Join(dir, method, "qwen-7b"), 0o755)
-		os.WriteFile(filepath.Join(dir, method, "qwen-7b", expand.FileName), []byte(b.String()), 0o644)
-	}
 	srv := newEmbedServer(t)
 	empty := ""
 	for _, method := range []string{"hyde", "query2doc"} {
-		cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "my-embedder", Backend: "openai", BaseURL: srv.URL, DocPrefix: &empty}},
-			TopK: 10, GAR: expand.Source{Method: method, LLM: "qwen-7b"}}
-		out, err := Run(context.Background(), task, cfg, Options{})
+		var gens []expand.Generation
+		for _, q := range task.Queries {
+			gens = append(gens, expand.Generation{ID: q.ID, Text: q.Text, HyDoc: hydoc(q), Method: method, LLM: "qwen-7b"})
+		}
+		qs, err := retrieve.Expand(task.Queries, gens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, _, err := dense(t, task, retrieve.Dense{Model: "my-embedder", Backend: "openai", BaseURL: srv.URL, DocPrefix: &empty}, qs, 10, retrieve.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,14 +269,11 @@ func TestDenseGARAverages(t *testing.T) {
 			}
 			qvecs[q.ID] = avg
 		}
-		closeRun(t, out.Run, cosineRun(task, qvecs, "", 10))
-		if out.Result.Extra["gar_method"] != method || out.Result.Extra["retriever_name"] != "my-embedder" {
-			t.Errorf("%s: result parts %v", method, out.Result.Extra)
-		}
+		closeRun(t, run, cosineRun(task, qvecs, "", 10))
 	}
 }
 
-// TestDenseCache checks that a second run embeds nothing: documents and
+// TestDenseCache checks that a second build embeds nothing: documents and
 // queries come from the cache.
 func TestDenseCache(t *testing.T) {
 	task, err := demo.Load()
@@ -260,23 +286,23 @@ func TestDenseCache(t *testing.T) {
 	}
 	defer store.Close()
 	srv := newEmbedServer(t)
-	cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "contriever", Backend: "openai", BaseURL: srv.URL}}, TopK: 10}
-	first, err := Run(context.Background(), task, cfg, Options{Cache: store})
+	d := retrieve.Dense{Model: "contriever", Backend: "openai", BaseURL: srv.URL}
+	first, _, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := len(srv.sent())
-	second, err := Run(context.Background(), task, cfg, Options{Cache: store})
+	second, rec, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(srv.sent()) != n {
 		t.Fatalf("the second run embedded %d texts again", len(srv.sent())-n)
 	}
-	if second.Manifest.Counts["embeddings_cached"] != n || second.Manifest.Counts["embeddings_computed"] != 0 {
-		t.Errorf("cache counts %v", second.Manifest.Counts)
+	if rec.counts["embeddings_cached"] != n || rec.counts["embeddings_computed"] != 0 {
+		t.Errorf("cache counts %v", rec.counts)
 	}
-	closeRun(t, second.Run, first.Run)
+	closeRun(t, second, first)
 }
 
 func TestDenseErrors(t *testing.T) {
@@ -285,17 +311,50 @@ func TestDenseErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		d    Dense
+		d    retrieve.Dense
 		want string
 	}{
-		{Dense{Model: "not-a-model"}, "--backend"},
-		{Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
-		{Dense{Model: "nv", Backend: "openai", BaseURL: "http://127.0.0.1:1"}, "demo"}, // NV-Embed's instructions are per task
-		{Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
+		{retrieve.Dense{}, "needs a model"},
+		{retrieve.Dense{Model: "bge", Quantize: "int4"}, `unknown quantization "int4"`},
+		{retrieve.Dense{Model: "bge", Rescore: true}, "rescoring applies to a quantized search"},
+		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
+		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
+		{retrieve.Dense{Model: "nv", Backend: "openai", BaseURL: "http://127.0.0.1:1"}, "demo"}, // NV-Embed's instructions are per task
+		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
 	} {
-		_, err := Run(context.Background(), task, Config{Retrieval: Retrieval{Retriever: "dense", Dense: c.d}, TopK: 10}, Options{})
+		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want it to mention %q", c.d, err, c.want)
+		}
+	}
+}
+
+// TestParseDense checks the YAML form and the description.
+func TestParseDense(t *testing.T) {
+	s, err := parse(t, "dense: {model: bge, backend: onnx, query_prefix: \"\", max_length: 256, quantize: int8, rescore: true}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	want := retrieve.Dense{Model: "bge", Backend: "onnx", QueryPrefix: &empty, MaxLength: 256, Quantize: "int8", Rescore: true}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("parsed %+v", s)
+	}
+	if d := s.Describe(); !reflect.DeepEqual(d, map[string]any{"retriever": "dense", "model": "bge", "backend": "onnx", "query_prefix": "", "max_length": 256, "quantize": "int8", "rescore": true}) {
+		t.Errorf("describe %v", d)
+	}
+	if !retrieve.UsesCache(s) || retrieve.UsesCache(retrieve.DefaultBM25()) {
+		t.Error("UsesCache: dense yes, bm25 no")
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"dense:\n  model: bge\n  modle: x", `line 3: unknown key "modle" in dense (did you mean "model"?)`},
+		{"dense:\n  max_length: long", `line 2: max_length in dense must be a whole number, not "long"`},
+		{"dense:\n  rescore: 1", `line 2: rescore in dense must be true or false, not 1`},
+		{"dense: {}", `line 1: the dense retriever needs a model`},
+	} {
+		_, err := parse(t, c.yaml)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.yaml, err, c.want)
 		}
 	}
 }
@@ -310,15 +369,15 @@ func TestDenseLocalONNX(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := onnxtest.Model("tiny-bert")
-	cfg := Config{Retrieval: Retrieval{Retriever: "dense", Dense: Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}}, TopK: 5}
-	out, err := Run(context.Background(), task, cfg, Options{})
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}
+	run, _, err := dense(t, task, d, nil, 5, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Run) != len(task.Queries) {
-		t.Fatalf("%d queries in the run", len(out.Run))
+	if len(run) != len(task.Queries) {
+		t.Fatalf("%d queries in the run", len(run))
 	}
-	for qid, hits := range out.Run {
+	for qid, hits := range run {
 		if len(hits) != 5 {
 			t.Fatalf("query %s: %d hits", qid, len(hits))
 		}
@@ -330,19 +389,19 @@ func TestDenseLocalONNX(t *testing.T) {
 	}
 	// Quantized search with rescoring must find the same top document for
 	// most queries (the scores are float32 either way).
-	cfg.Dense.Quantize, cfg.Dense.Rescore = "int8", true
-	q, err := Run(context.Background(), task, cfg, Options{})
+	d.Quantize, d.Rescore = "int8", true
+	q, _, err := dense(t, task, d, nil, 5, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	same := 0
-	for qid := range out.Run {
-		if q.Run[qid][0].DocID == out.Run[qid][0].DocID {
+	for qid := range run {
+		if q[qid][0].DocID == run[qid][0].DocID {
 			same++
 		}
 	}
-	if same < len(out.Run)*3/4 {
-		t.Errorf("int8+rescore agreed on the top document for %d of %d queries", same, len(out.Run))
+	if same < len(run)*3/4 {
+		t.Errorf("int8+rescore agreed on the top document for %d of %d queries", same, len(run))
 	}
 }
 
@@ -364,15 +423,15 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	computed := func(d Dense) int {
+	computed := func(d retrieve.Dense) int {
 		t.Helper()
-		out, err := Run(context.Background(), task, Config{Retrieval: Retrieval{Retriever: "dense", Dense: d}, TopK: 5}, Options{Cache: store})
+		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{Cache: store})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return out.Manifest.Counts["embeddings_computed"]
+		return rec.counts["embeddings_computed"]
 	}
-	d := Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}
 	all := len(task.Corpus) + len(task.Queries)
 	if n := computed(d); n != all {
 		t.Fatalf("first run computed %d embeddings, want %d", n, all)
