@@ -29,6 +29,7 @@ import (
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/taskstats"
 )
 
 // hubFixture is a fake Hub with the benchmark-shaped repositories of
@@ -292,7 +293,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 		// nDCG@10 as HAKARI-Bench's cards compute it, on the run, is the
 		// one the set's metadata reports; and R2MED's evaluation of the
 		// same run agrees to its 5 printed digits (binary gains).
-		m, err := dataset.ScoreCandidates(task.Qrels, lists, dataset.CandidateSubset{Name: "bm25", Config: "bm25", TopK: nano.DefaultCandidateDepth})
+		m, err := taskstats.ScoreCandidates(task.Qrels, lists, taskstats.CandidateSubset{Name: "bm25", Config: "bm25", TopK: nano.DefaultCandidateDepth})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
@@ -382,7 +382,7 @@ func settingsDiff(old, cur *results.Manifest) string {
 // directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
 func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
 	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
-		hg, err := dataset.ReadHubGenerations(task.Dir, src.Method, src.LLM)
+		hg, err := hubrepo.ReadGenerations(task.Dir, src.Method, src.LLM)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/ir"
 )
 
@@ -54,7 +54,7 @@ func (c Candidates) Safeguarded() bool { return c.Config == "reranking_hybrid" }
 
 // Inputs lists the config's files in the task's repository.
 func (c Candidates) Inputs(task *ir.Task) ([]string, error) {
-	cands, err := dataset.LoadHubCandidates(task.Dir, c.Config, task.Split)
+	cands, err := hubrepo.LoadCandidates(task.Dir, c.Config, task.Split)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (c Candidates) Inputs(task *ir.Task) ([]string, error) {
 
 // New reads the lists.
 func (c Candidates) New(_ context.Context, task *ir.Task, _ Env) (Retriever, error) {
-	cands, err := dataset.LoadHubCandidates(task.Dir, c.Config, task.Split)
+	cands, err := hubrepo.LoadCandidates(task.Dir, c.Config, task.Split)
 	if err != nil {
 		return nil, err
 	}

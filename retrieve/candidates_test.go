@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/retrieve"
 )
@@ -28,7 +28,7 @@ func TestCandidates(t *testing.T) {
 	if err := nano.WriteHub(set, dir, "NanoDemo"); err != nil {
 		t.Fatal(err)
 	}
-	task, err := dataset.LoadHub(dir, dataset.HubSpec{Split: "NanoDemo"})
+	task, err := hubrepo.Load(dir, hubrepo.Spec{Split: "NanoDemo"})
 	if err != nil {
 		t.Fatal(err)
 	}

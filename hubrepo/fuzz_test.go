@@ -1,4 +1,4 @@
-package dataset
+package hubrepo
 
 import (
 	"bytes"
@@ -11,12 +11,13 @@ import (
 	"testing/fstest"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/table"
 )
 
 // FuzzParseHubConfigs insists that any card either parses into configs that
 // name files inside the repository, or fails with an error at a line of it.
 func FuzzParseHubConfigs(f *testing.F) {
-	for _, p := range []string{"testdata/hub/r2med-mini/README.md", "testdata/hub/nano-mini/README.md"} {
+	for _, p := range []string{"testdata/r2med-mini/README.md", "testdata/nano-mini/README.md"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -26,7 +27,7 @@ func FuzzParseHubConfigs(f *testing.F) {
 	f.Add([]byte("---\nconfigs:\n- config_name: a\n  data_files: [x.jsonl, '**/y-*.parquet']\n---\n"))
 	f.Add([]byte("---\nconfigs: [{config_name: a, data_files: [{split: s, path: [a, b]}]}]\n---"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		configs, declared, err := ParseHubConfigs(data, "README.md")
+		configs, declared, err := ParseConfigs(data, "README.md")
 		if err != nil {
 			var le *fileio.LineError
 			if !errors.As(err, &le) || le.File != "README.md" || le.Line < 0 || le.Line > bytes.Count(data, []byte("\n"))+1 {
@@ -63,7 +64,7 @@ func FuzzParseHubConfigs(f *testing.F) {
 // (TestParquetDamaged); downloads are checked against the Hub's sha256
 // before they are read.
 func FuzzTableRows(f *testing.F) {
-	b, err := os.ReadFile(filepath.Join("testdata", "hub", "r2med-mini", "query2doc", "gpt4", "query_with_hydoc.json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "r2med-mini", "query2doc", "gpt4", "query_with_hydoc.json"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -72,11 +73,11 @@ func FuzzTableRows(f *testing.F) {
 	f.Add([]byte("\xef\xbb\xbf [{\"a\": [1, {\"b\": null}]}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := fstest.MapFS{"t.json": {Data: data}}
-		src, err := hubFSSource(fsys, ".")
+		src, err := openRepoFS(fsys, ".")
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = src.eachRow("t.json", nil, func(m map[string]json.RawMessage, at rowAt) error {
+		err = table.Each(src.Dir, "t.json", nil, func(m map[string]json.RawMessage, at table.At) error {
 			for k, v := range m {
 				if !json.Valid(v) {
 					t.Fatalf("%s: field %q holds invalid JSON %q", at, k, v)
@@ -93,17 +94,17 @@ func FuzzTableRows(f *testing.F) {
 // TestParquetDamaged cuts a parquet file short in several places: each must
 // be an error that names the file.
 func TestParquetDamaged(t *testing.T) {
-	b, err := os.ReadFile("testdata/hub/nano-mini/bm25/NanoMini-00000-of-00001.parquet")
+	b, err := os.ReadFile("testdata/nano-mini/bm25/NanoMini-00000-of-00001.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{0, 4, 8, len(b) / 3, len(b) / 2, len(b) - 8, len(b) - 1} {
 		fsys := fstest.MapFS{"t.parquet": {Data: b[:n]}}
-		src, err := hubFSSource(fsys, ".")
+		src, err := openRepoFS(fsys, ".")
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = src.eachRow("t.parquet", nil, func(map[string]json.RawMessage, rowAt) error { return nil })
+		err = table.Each(src.Dir, "t.parquet", nil, func(map[string]json.RawMessage, table.At) error { return nil })
 		if err == nil || !strings.HasPrefix(err.Error(), "t.parquet: not a readable parquet file: ") {
 			t.Errorf("cut at %d of %d: %v", n, len(b), err)
 		}

@@ -1,4 +1,4 @@
-package dataset
+package hubrepo
 
 import (
 	"bytes"
@@ -11,17 +11,17 @@ import (
 	"testing/fstest"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
 )
 
-const r2medMini = "testdata/hub/r2med-mini"
+const r2medMini = "testdata/r2med-mini"
 
 // TestLoadHubR2MED reads a repository shaped like R2MED/<Task> and checks it
 // against Load on the same files, which are R2MED's task layout too.
 func TestLoadHubR2MED(t *testing.T) {
-	task, err := LoadHub(r2medMini, HubSpec{})
+	task, err := Load(r2medMini, Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLoadHubR2MED(t *testing.T) {
 	if !reflect.DeepEqual(task.Files, wantFiles) {
 		t.Errorf("Files %q, want %q", task.Files, wantFiles)
 	}
-	ref, err := Load(r2medMini, Options{})
+	ref, err := dataset.Load(r2medMini, dataset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,24 +51,24 @@ func TestLoadHubR2MED(t *testing.T) {
 		t.Errorf("body_system %s", got)
 	}
 
-	named, err := LoadHub(r2medMini, HubSpec{Shape: HubR2MED, Split: "test", Name: "Mini"})
+	named, err := Load(r2medMini, Spec{Shape: R2MED, Split: "test", Name: "Mini"})
 	if err != nil || named.Name != "Mini" {
 		t.Errorf("named load: %v, %v", named, err)
 	}
 	for _, c := range []struct {
-		spec HubSpec
+		spec Spec
 		want string
 	}{
-		{HubSpec{Split: "dev"}, `testdata/hub/r2med-mini/README.md: split "dev" given, but an R2MED task has only test queries; use the split "test" or none`},
-		{HubSpec{Shape: HubNano}, `testdata/hub/r2med-mini/README.md has no config "queries"; its configs (declared): qrels, corpus, query, hyde, query2doc`},
-		{HubSpec{Shape: "beir"}, `unknown repository kind "beir" (want "r2med" or "nano")`},
-		{HubSpec{QrelsConfig: "hyde"}, `testdata/hub/r2med-mini/README.md: config "hyde" has no split "hyde"; its splits: o3_mini, qwen_7b`},
+		{Spec{Split: "dev"}, `testdata/r2med-mini/README.md: split "dev" given, but an R2MED task has only test queries; use the split "test" or none`},
+		{Spec{Shape: Nano}, `testdata/r2med-mini/README.md has no config "queries"; its configs (declared): qrels, corpus, query, hyde, query2doc`},
+		{Spec{Shape: "beir"}, `unknown repository kind "beir" (want "r2med" or "nano")`},
+		{Spec{QrelsConfig: "hyde"}, `testdata/r2med-mini/README.md: config "hyde" has no split "hyde"; its splits: o3_mini, qwen_7b`},
 	} {
-		if _, err := LoadHub(r2medMini, c.spec); err == nil || err.Error() != c.want {
+		if _, err := Load(r2medMini, c.spec); err == nil || err.Error() != c.want {
 			t.Errorf("%+v:\n got %v\nwant %s", c.spec, err, c.want)
 		}
 	}
-	if _, err := LoadHub(filepath.Join(r2medMini, "corpus.jsonl"), HubSpec{}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+	if _, err := Load(filepath.Join(r2medMini, "corpus.jsonl"), Spec{}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
 		t.Errorf("a file as the repository: %v", err)
 	}
 }
@@ -76,7 +76,7 @@ func TestLoadHubR2MED(t *testing.T) {
 // TestLoadHubR2MEDParquet writes the same task as parquet, the way the
 // Hub's parquet export would serve it, and expects the same task.
 func TestLoadHubR2MEDParquet(t *testing.T) {
-	ref, err := LoadHub(r2medMini, HubSpec{})
+	ref, err := Load(r2medMini, Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestLoadHubR2MEDParquet(t *testing.T) {
 	writeParquetFile(t, filepath.Join(dir, "qrels", "qrels", "0000.parquet"), qrels)
 
 	// No README: the configs come from the export's file names.
-	task, err := LoadHub(dir, HubSpec{Shape: HubR2MED})
+	task, err := Load(dir, Spec{Shape: R2MED})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +174,12 @@ func writeParquetFile[T any](t *testing.T, path string, rows []T, opts ...parque
 }
 
 func TestReadHubGenerations(t *testing.T) {
-	g, err := ReadHubGenerations(r2medMini, "hyde", "qwen-7b")
+	g, err := ReadGenerations(r2medMini, "hyde", "qwen-7b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Config != "hyde" || g.Split != "qwen_7b" || len(g.Rows) != 2 ||
-		g.Rows[1] != (HubGeneration{ID: "1", Text: "A 54-year-old with new type 2 diabetes and normal kidneys: which drug first?", HyDoc: "<think>renal function is normal</think>Metformin is first-line."}) {
+		g.Rows[1] != (Generation{ID: "1", Text: "A 54-year-old with new type 2 diabetes and normal kidneys: which drug first?", HyDoc: "<think>renal function is normal</think>Metformin is first-line."}) {
 		t.Errorf("generations %+v", g)
 	}
 	if want := []string{filepath.Join(r2medMini, "hyde/qwen-7b/query_with_hydoc.jsonl")}; !reflect.DeepEqual(g.Files, want) {
@@ -187,27 +187,27 @@ func TestReadHubGenerations(t *testing.T) {
 	}
 	// The split's own spelling works too, and a JSON array file reads
 	// like JSON lines.
-	g, err = ReadHubGenerations(r2medMini, "query2doc", "gpt4")
+	g, err = ReadGenerations(r2medMini, "query2doc", "gpt4")
 	if err != nil || len(g.Rows) != 2 || g.Rows[0].HyDoc != "Platelet inhibition." {
 		t.Errorf("query2doc: %+v, %v", g, err)
 	}
 	for _, c := range []struct{ method, llm, want string }{
-		{"hyde", "o3-mini", `testdata/hub/r2med-mini/README.md: config "hyde" split "o3_mini": no file matches "hyde/o3-mini/query_with_hydoc.jsonl"; was the repository downloaded with this config's files?`},
-		{"hyde", "llama-70b", `testdata/hub/r2med-mini/README.md: config "hyde" has no split "llama-70b"; its splits: o3_mini, qwen_7b`},
-		{"lamer", "gpt4", `testdata/hub/r2med-mini/README.md has no config "lamer"; its configs (declared): qrels, corpus, query, hyde, query2doc`},
+		{"hyde", "o3-mini", `testdata/r2med-mini/README.md: config "hyde" split "o3_mini": no file matches "hyde/o3-mini/query_with_hydoc.jsonl"; was the repository downloaded with this config's files?`},
+		{"hyde", "llama-70b", `testdata/r2med-mini/README.md: config "hyde" has no split "llama-70b"; its splits: o3_mini, qwen_7b`},
+		{"lamer", "gpt4", `testdata/r2med-mini/README.md has no config "lamer"; its configs (declared): qrels, corpus, query, hyde, query2doc`},
 	} {
-		if _, err := ReadHubGenerations(r2medMini, c.method, c.llm); err == nil || err.Error() != c.want {
+		if _, err := ReadGenerations(r2medMini, c.method, c.llm); err == nil || err.Error() != c.want {
 			t.Errorf("%s/%s:\n got %v\nwant %s", c.method, c.llm, err, c.want)
 		}
 	}
 }
 
-const nanoMini = "testdata/hub/nano-mini"
+const nanoMini = "testdata/nano-mini"
 
 // TestLoadHubNano reads a Nano set written by DuckDB, an independent
 // parquet writer: empty texts, a repeated judgment, an unjudged query.
 func TestLoadHubNano(t *testing.T) {
-	task, err := LoadHub(nanoMini, HubSpec{})
+	task, err := Load(nanoMini, Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,74 +238,6 @@ func TestLoadHubNano(t *testing.T) {
 		t.Errorf("files %q", task.Files)
 	}
 
-	p := Stats(task)
-	bm25, err := LoadHubCandidates(nanoMini, "bm25", "NanoMini")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(bm25.Queries, " ") != "q1 q2 q4" || bm25.Lists["q4"] == nil && len(bm25.Lists["q4"]) != 0 || len(bm25.Lists["q2"]) != 3 {
-		t.Errorf("bm25 %+v", bm25)
-	}
-	hybrid, err := LoadHubCandidates(nanoMini, "reranking_hybrid", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AddCandidates(task, bm25, CandidateSubset{Name: "bm25", Config: "bm25", Label: "BM25", TopK: 3}); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AddCandidates(task, hybrid, CandidateSubset{Name: "reranking_hybrid", Config: "reranking_hybrid", Label: "Reranking hybrid", TopK: 2, Safeguard: true}); err != nil {
-		t.Fatal(err)
-	}
-	b := p.CandidateSubsets["bm25"]
-	// q1 finds d1 first, q2 none of d2, d3: one of three positives.
-	if b.NDCGAt10 != 0.5 || b.HitAt10 != 0.5 || b.RecallAt100 != 1.0/3 || b.CandidateCountMean != 3 || b.QueryCount != 2 || b.QueryCoverage != 1 {
-		t.Errorf("bm25 metrics %+v", b)
-	}
-	h := p.CandidateSubsets["reranking_hybrid"]
-	// q2's d3 at rank 3 is its safeguard: it counts in nDCG@10 and hit@10,
-	// not in recall.
-	var s pynum.Sum
-	s.Add(1)
-	s.Add(0.5 / (1 + 1/1.584962500721156))
-	if h.NDCGAt10 != s.Value()/2 || h.HitAt10 != 1 || h.RecallAt100 != 1.0/3 || h.CandidateCountMin != 2 || h.CandidateCountMax != 3 ||
-		*h.SafeguardPositiveRows != 1 || *h.RowsWith101 != 1 {
-		t.Errorf("hybrid metrics %+v", h)
-	}
-	var out bytes.Buffer
-	if err := p.WriteText(&out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"task                       NanoMini (Nano hub, split NanoMini)\n",
-		"documents                  4 (2 with an empty text left out)\n",
-		"empty queries left out     1\n",
-		"candidates                 bm25 (config bm25, top 3): nDCG@10 0.5000, hit@10 0.5000, recall@100 0.3333\n",
-		"candidates                 reranking_hybrid (config reranking_hybrid, top 2): nDCG@10 0.6533, hit@10 1.0000, recall@100 0.3333\n",
-		"                           2-3 per query (mean 2.500), 100.0% of 2 queries have some; 1 safeguard rows, 1 rows of 3\n",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("text lacks %q:\n%s", want, out.String())
-		}
-	}
-	// With the NanoR2MED subsets: the dense config is not there.
-	q := Stats(task)
-	files, err := q.AddHubCandidates(nanoMini, task, NanoR2MEDCandidates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(q.CandidateSubsets) != 2 || len(files) != 2 || q.CandidateSubsets["bm25"].NDCGAt10 != 0.5 || q.CandidateSubsets["bm25"].TopK != 500 ||
-		q.CandidateSubsets["reranking_hybrid"].TopK != 100 || *q.CandidateSubsets["reranking_hybrid"].RowsWith101 != 0 {
-		t.Errorf("AddHubCandidates: %+v, files %q", q.CandidateSubsets, files)
-	}
-	js, err := json.Marshal(p.CardRounded())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`"empty_documents":2`, `"reranking_hybrid":{"config":"reranking_hybrid"`, `"ndcg_at_10":0.6532867982`, `"rows_with_101_candidates":1`} {
-		if !bytes.Contains(js, []byte(want)) {
-			t.Errorf("JSON lacks %s:\n%s", want, js)
-		}
-	}
 }
 
 // hubFS builds a repository in memory; files maps paths to contents.
@@ -349,31 +281,31 @@ func TestLoadHubNanoSplits(t *testing.T) {
 		"qrels/B.jsonl":   `{"query-id": "q1", "corpus-id": 7}`,
 		"bm25/A.jsonl":    `{"query-id": "q1", "corpus-ids": ["d2", "d1", "d2"]}`,
 	})
-	if _, err := LoadHubFS(fsys, ".", HubSpec{}); err == nil || err.Error() != `README.md: the set has 2 tasks; name one of its splits: A, B` {
+	if _, err := LoadFS(fsys, ".", Spec{}); err == nil || err.Error() != `README.md: the set has 2 tasks; name one of its splits: A, B` {
 		t.Errorf("no split: %v", err)
 	}
-	if _, err := LoadHubFS(fsys, ".", HubSpec{Split: "C"}); err == nil || err.Error() != `README.md: config "queries" has no split "C"; its splits: A, B` {
+	if _, err := LoadFS(fsys, ".", Spec{Split: "C"}); err == nil || err.Error() != `README.md: config "queries" has no split "C"; its splits: A, B` {
 		t.Errorf("unknown split: %v", err)
 	}
-	a, err := LoadHubFS(fsys, ".", HubSpec{Split: "A"})
+	a, err := LoadFS(fsys, ".", Spec{Split: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Name != "A" || len(a.Corpus) != 2 || a.Corpus[1].Text != "b" || !reflect.DeepEqual(a.Qrels, ir.Qrels{"q1": {"d1": 1, "d2": 1}}) {
 		t.Errorf("split A: %+v", a)
 	}
-	b, err := LoadHubFS(fsys, ".", HubSpec{Split: "B", Name: "bee"})
+	b, err := LoadFS(fsys, ".", Spec{Split: "B", Name: "bee"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.Name != "bee" || b.Corpus[0].ID != "7" || b.Qrels["q1"]["7"] != 1 {
 		t.Errorf("split B: %+v", b)
 	}
-	c, err := LoadHubCandidatesFS(fsys, ".", "bm25", "")
+	c, err := LoadCandidatesFS(fsys, ".", "bm25", "")
 	if err != nil || !reflect.DeepEqual(c.Lists["q1"], []string{"d2", "d1", "d2"}) || c.Split != "A" {
 		t.Errorf("candidates %+v, %v", c, err)
 	}
-	if _, err := LoadHubCandidatesFS(fsys, ".", "corpus", ""); err == nil || err.Error() != `README.md: config "corpus" has 2 splits; name one: A, B` {
+	if _, err := LoadCandidatesFS(fsys, ".", "corpus", ""); err == nil || err.Error() != `README.md: config "corpus" has 2 splits; name one: A, B` {
 		t.Errorf("candidates without a split: %v", err)
 	}
 }
@@ -453,7 +385,7 @@ func TestLoadHubMalformed(t *testing.T) {
 			`qrels/N.jsonl: 1 judged query is not in queries/N.jsonl (1 judgment): "q2"; the qrels must come from the same task as the queries`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := LoadHubFS(c.fsys, ".", HubSpec{})
+			_, err := LoadFS(c.fsys, ".", Spec{})
 			if err == nil || err.Error() != c.want {
 				t.Errorf("\n got %v\nwant %s", err, c.want)
 			}
@@ -472,13 +404,13 @@ func TestLoadHubCandidatesMalformed(t *testing.T) {
 		{`{"corpus-ids": ["a"]}`, `bm25.jsonl:1: missing "query-id" field; every candidate row needs an id`},
 	} {
 		fsys := hubFS(map[string]string{"README.md": readme, "bm25.jsonl": c.body})
-		if _, err := LoadHubCandidatesFS(fsys, ".", "bm25", "N"); err == nil || err.Error() != c.want {
+		if _, err := LoadCandidatesFS(fsys, ".", "bm25", "N"); err == nil || err.Error() != c.want {
 			t.Errorf("%s:\n got %v\nwant %s", c.body, err, c.want)
 		}
 	}
 	// HAKARI's script also takes these spellings; null is no candidates.
 	fsys := hubFS(map[string]string{"README.md": readme, "bm25.jsonl": `{"qid": 5, "doc_ids": ["a", 7]}` + "\n" + `{"query_id": "q2", "corpus_ids": null}`})
-	c, err := LoadHubCandidatesFS(fsys, ".", "bm25", "N")
+	c, err := LoadCandidatesFS(fsys, ".", "bm25", "N")
 	if err != nil || !reflect.DeepEqual(c.Lists, map[string][]string{"5": {"a", "7"}, "q2": nil}) || !reflect.DeepEqual(c.Queries, []string{"5", "q2"}) {
 		t.Errorf("aliases: %+v, %v", c, err)
 	}
@@ -507,9 +439,25 @@ func TestParquetRowErrors(t *testing.T) {
 		Docs []string `parquet:"corpus-ids,list"`
 	}
 	writeParquetFile(t, filepath.Join(dir, "bm25", "N-00000-of-00001.parquet"), []row{{"q1", []string{"a"}}, {"q2", []string{"b", "c d"}}})
-	_, err := LoadHubCandidates(dir, "bm25", "N")
+	_, err := LoadCandidates(dir, "bm25", "N")
 	want := filepath.Join(dir, "bm25", "N-00000-of-00001.parquet") + `: row 2: element 2 of corpus-ids "c d" contains whitespace at byte 1; TREC run and qrels files separate fields by whitespace, so rename the id`
 	if err == nil || err.Error() != want {
 		t.Errorf("\n got %v\nwant %s", err, want)
+	}
+}
+
+func TestCandidatesRun(t *testing.T) {
+	c := &Candidates{Lists: map[string][]string{
+		"q1": {"a", "b", "a", "c"},
+		"q2": {},
+		"q3": {"z"},
+	}}
+	run := c.Run()
+	want := ir.Run{
+		"q1": {{DocID: "a", Score: 3}, {DocID: "b", Score: 2}, {DocID: "c", Score: 0}},
+		"q3": {{DocID: "z", Score: 0}},
+	}
+	if !reflect.DeepEqual(run, want) {
+		t.Errorf("run %v, want %v", run, want)
 	}
 }

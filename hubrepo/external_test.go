@@ -1,4 +1,4 @@
-package dataset_test
+package hubrepo_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,10 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/taskstats"
 )
 
 // buildNano builds the demo task as a Nano set with every subset: a dense
@@ -59,7 +61,7 @@ func TestNanoRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	task, err := dataset.LoadHub(dir, dataset.HubSpec{Split: "NanoDemo"})
+	task, err := hubrepo.Load(dir, hubrepo.Spec{Split: "NanoDemo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestNanoRoundTrip(t *testing.T) {
 		t.Errorf("files %q, want %q", task.Files, wantFiles)
 	}
 
-	p := dataset.Stats(task)
+	p := taskstats.Of(task)
 	card := p.CardRounded()
 	pp := card.PositivesPerQuery
 	mp := meta.PositivesPerQuery
@@ -122,7 +124,7 @@ func TestNanoRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sub := range set.Subsets {
-		c, err := dataset.LoadHubCandidates(dir, sub.Config, "NanoDemo")
+		c, err := hubrepo.LoadCandidates(dir, sub.Config, "NanoDemo")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +137,7 @@ func TestNanoRoundTrip(t *testing.T) {
 				t.Errorf("%s %s: %v, set has %v", sub.Config, q.ID, c.Lists[q.ID], want)
 			}
 		}
-		spec := dataset.CandidateSubset{Name: sub.Name, Config: sub.Config, Label: sub.Label, TopK: sub.TopK, Safeguard: sub.Safeguards != nil}
+		spec := taskstats.CandidateSubset{Name: sub.Name, Config: sub.Config, Label: sub.Label, TopK: sub.TopK, Safeguard: sub.Safeguards != nil}
 		if err := p.AddCandidates(task, c, spec); err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +163,7 @@ func TestNanoRoundTrip(t *testing.T) {
 	}
 
 	// The other split reads as its own task.
-	small, err := dataset.LoadHub(dir, dataset.HubSpec{Split: "NanoDemoSmall"})
+	small, err := hubrepo.Load(dir, hubrepo.Spec{Split: "NanoDemoSmall"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +214,7 @@ configs:
 	if err := os.WriteFile(filepath.Join(snap, "README.md"), []byte(readme), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	task, err := dataset.LoadHub(snap, dataset.HubSpec{AllowMissingDocs: true})
+	task, err := hubrepo.Load(snap, hubrepo.Spec{AllowMissingDocs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +225,7 @@ configs:
 	if task.Name != "Biology" || !reflect.DeepEqual(task.Corpus, ref.Corpus) || !reflect.DeepEqual(task.Queries, ref.Queries) || !reflect.DeepEqual(task.Qrels, ref.Qrels) {
 		t.Errorf("snapshot task %q differs from Load's", task.Name)
 	}
-	gens, err := dataset.ReadHubGenerations(snap, expand.HyDE, "qwen-7b")
+	gens, err := hubrepo.ReadGenerations(snap, expand.HyDE, "qwen-7b")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,5 @@
-// Writes the parquet fixtures under testdata/hub with DuckDB, an
+// Writes the parquet fixtures of hubrepo/testdata (and table/testdata's
+// types.parquet) with DuckDB, an
 // independent parquet writer laid out like the files the Hub serves
 // (three-level LIST columns, zstd, nullable columns). The files are
 // committed; this script only records how they were made:
@@ -42,4 +43,4 @@ await copy(`SELECT * FROM (VALUES
     (-2, 9007199254740993, 0.1, NULL, false, NULL, [], [], {'a': 2}, [], MAP {}),
     (3, 30, 'NaN'::DOUBLE, 'inf'::FLOAT, NULL, 'é\n', NULL, NULL, NULL, NULL, NULL),
     (4, 40, 1e30, -0.0, true, '', ['z', NULL], [3], {'a': 4}, [['y', 'z']], MAP {'k': 2})
-  ) t(i32, i64, f64, f32, flag, s, l, li, st, ll, m)`, 'types.parquet', ', ROW_GROUP_SIZE 2');
+  ) t(i32, i64, f64, f32, flag, s, l, li, st, ll, m)`, '../../table/testdata/types.parquet', ', ROW_GROUP_SIZE 2');

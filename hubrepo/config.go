@@ -1,4 +1,4 @@
-package dataset
+package hubrepo
 
 import (
 	"fmt"
@@ -12,43 +12,45 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/table"
 )
 
 // hubReadme is the dataset card; its YAML front matter declares the configs.
 const hubReadme = "README.md"
 
-// HubConfig is one config (the Hub also says "subset") of a Hugging Face
+// Config is one config (the Hub also says "subset") of a Hugging Face
 // dataset repository: which files make up each of its splits.
-type HubConfig struct {
+type Config struct {
 	Name    string
-	Default bool       // the card marks it default: true
-	Splits  []HubSplit // in the order the card lists them
+	Default bool    // the card marks it default: true
+	Splits  []Split // in the order the card lists them
 }
 
-// HubSplit is one split of a config: path patterns relative to the
+// Split is one split of a config: path patterns relative to the
 // repository root, globs allowed, as the card's data_files gives them.
-type HubSplit struct {
+type Split struct {
 	Name     string
 	Patterns []string
 }
 
-// HubConfigs are the configs of a downloaded dataset repository: those its
+// Configs are the configs of a downloaded dataset repository: those its
 // README.md declares or, when it declares none, those its file names
-// imply (see ReadHubConfigs).
-type HubConfigs struct {
-	Configs []HubConfig
+// imply (see ReadConfigs).
+type Configs struct {
+	Configs []Config
 	// Declared is false when the configs were inferred from file names.
 	Declared bool
 	// Readme is the dataset card's path when one was read, else "".
 	Readme string
 
-	src   source
+	src   repo
 	files []string // every non-hidden regular file, slash paths, sorted
 }
 
-// ReadHubConfigs reads the configs of the dataset repository downloaded to
+// ReadConfigs reads the configs of the dataset repository downloaded to
 // dir (a snapshot directory of the Hugging Face cache, say). They come from
 // the configs block of README.md's YAML front matter, which the Hub
 // documents under "Manual Configuration": each config has a config_name, an
@@ -65,41 +67,41 @@ type HubConfigs struct {
 // {method}/{llm}/query_with_hydoc.jsonl), and, as in R2MED's repositories,
 // a top-level {name}.ext as the config and split name. Only table files
 // count (.parquet, .jsonl, .json, .ndjson, each optionally .gz).
-func ReadHubConfigs(dir string) (*HubConfigs, error) {
-	src, err := hubDirSource(dir)
+func ReadConfigs(dir string) (*Configs, error) {
+	src, err := openRepo(dir)
 	if err != nil {
 		return nil, err
 	}
 	return src.hubConfigs()
 }
 
-// ReadHubConfigsFS is ReadHubConfigs for the directory root of fsys.
-func ReadHubConfigsFS(fsys fs.FS, root string) (*HubConfigs, error) {
-	src, err := hubFSSource(fsys, root)
+// ReadConfigsFS is ReadConfigs for the directory root of fsys.
+func ReadConfigsFS(fsys fs.FS, root string) (*Configs, error) {
+	src, err := openRepoFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}
 	return src.hubConfigs()
 }
 
-func (s source) hubConfigs() (*HubConfigs, error) {
-	files, err := s.listFiles()
+func (s repo) hubConfigs() (*Configs, error) {
+	files, err := s.Files()
 	if err != nil {
 		return nil, err
 	}
-	hc := &HubConfigs{src: s, files: files}
+	hc := &Configs{src: s, files: files}
 	if _, ok := slices.BinarySearch(files, hubReadme); ok {
-		rc, err := s.open(hubReadme)
+		rc, err := s.Open(hubReadme)
 		if err != nil {
 			return nil, err
 		}
 		data, err := io.ReadAll(rc)
 		rc.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", s.show(hubReadme), err)
+			return nil, fmt.Errorf("%s: %v", s.Show(hubReadme), err)
 		}
-		hc.Readme = s.show(hubReadme)
-		hc.Configs, hc.Declared, err = ParseHubConfigs(data, hc.Readme)
+		hc.Readme = s.Show(hubReadme)
+		hc.Configs, hc.Declared, err = ParseConfigs(data, hc.Readme)
 		if err != nil {
 			return nil, err
 		}
@@ -110,61 +112,17 @@ func (s source) hubConfigs() (*HubConfigs, error) {
 	return hc, nil
 }
 
-// listFiles walks the source for the regular files a pattern may match.
-// Snapshot directories hold symbolic links to the cache's blobs, so a link
-// counts as the file it points to.
-func (s source) listFiles() ([]string, error) {
-	var files []string
-	err := fs.WalkDir(s.fsys, s.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.show(s.rel(p)), unwrapPath(err))
-		}
-		if p == s.root {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.IsDir():
-		case d.Type().IsRegular():
-			files = append(files, s.rel(p))
-		case d.Type()&fs.ModeSymlink != 0:
-			if st, err := fs.Stat(s.fsys, p); err == nil && st.Mode().IsRegular() {
-				files = append(files, s.rel(p))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(files)
-	return files, nil
-}
-
-// rel turns a path inside fsys into one relative to the source's root.
-func (s source) rel(p string) string {
-	if s.root == "." {
-		return p
-	}
-	return strings.TrimPrefix(p, s.root+"/")
-}
-
 // yamlLineRE reads the block-relative line out of a YAML syntax error.
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // frontMatterRE is huggingface_hub's pattern for a card's metadata block.
 var frontMatterRE = regexp.MustCompile(`^\s*---[\r\n]+((?s:.*?))[\r\n]+---(?:\r\n|\n|$)`)
 
-// ParseHubConfigs reads the configs block of a dataset card's YAML front
-// matter (see ReadHubConfigs). declared is false when the card has no front
+// ParseConfigs reads the configs block of a dataset card's YAML front
+// matter (see ReadConfigs). declared is false when the card has no front
 // matter or no configs key. name is used in error messages, which give the
 // card's line.
-func ParseHubConfigs(readme []byte, name string) (configs []HubConfig, declared bool, err error) {
+func ParseConfigs(readme []byte, name string) (configs []Config, declared bool, err error) {
 	readme = []byte(strings.TrimPrefix(string(readme), "\ufeff"))
 	m := frontMatterRE.FindSubmatchIndex(readme)
 	if m == nil {
@@ -207,7 +165,7 @@ func ParseHubConfigs(readme []byte, name string) (configs []HubConfig, declared 
 		if item.Kind != yaml.MappingNode {
 			return nil, false, errorf(item, "%s is a YAML %s, want a mapping with config_name and data_files", where, nodeKind(item))
 		}
-		var c HubConfig
+		var c Config
 		nameNode := mappingValue(item, "config_name")
 		if nameNode == nil || nameNode.Kind != yaml.ScalarNode || nameNode.Value == "" {
 			return nil, false, errorf(item, "%s has no config_name; the Hub requires one for every config", where)
@@ -239,14 +197,14 @@ const dataFilesForms = "a path pattern, a list of them, or a list of {split, pat
 
 // parseDataFiles reads the data_files forms the datasets library accepts in
 // a card; a bare pattern or list of patterns is the split "train", as there.
-func parseDataFiles(n *yaml.Node, where string, errorf func(*yaml.Node, string, ...any) error) ([]HubSplit, error) {
+func parseDataFiles(n *yaml.Node, where string, errorf func(*yaml.Node, string, ...any) error) ([]Split, error) {
 	where += ": data_files"
 	if n.Kind == yaml.ScalarNode {
 		p, err := patternOf(n, where, errorf)
 		if err != nil {
 			return nil, err
 		}
-		return []HubSplit{{Name: "train", Patterns: []string{p}}}, nil
+		return []Split{{Name: "train", Patterns: []string{p}}}, nil
 	}
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		return nil, errorf(n, "%s is %s, want %s", where, describeNode(n), dataFilesForms)
@@ -256,9 +214,9 @@ func parseDataFiles(n *yaml.Node, where string, errorf func(*yaml.Node, string, 
 		if err != nil {
 			return nil, err
 		}
-		return []HubSplit{{Name: "train", Patterns: pats}}, nil
+		return []Split{{Name: "train", Patterns: pats}}, nil
 	}
-	var splits []HubSplit
+	var splits []Split
 	for i, item := range n.Content {
 		at := fmt.Sprintf("%s[%d]", where, i)
 		if item.Kind != yaml.MappingNode {
@@ -280,12 +238,12 @@ func parseDataFiles(n *yaml.Node, where string, errorf func(*yaml.Node, string, 
 		if err != nil {
 			return nil, err
 		}
-		if j := slices.IndexFunc(splits, func(s HubSplit) bool { return s.Name == sn.Value }); j >= 0 {
+		if j := slices.IndexFunc(splits, func(s Split) bool { return s.Name == sn.Value }); j >= 0 {
 			// The datasets library merges them; so does this.
 			splits[j].Patterns = append(splits[j].Patterns, pats...)
 			continue
 		}
-		splits = append(splits, HubSplit{Name: sn.Value, Patterns: pats})
+		splits = append(splits, Split{Name: sn.Value, Patterns: pats})
 	}
 	return splits, nil
 }
@@ -356,7 +314,7 @@ func describeNode(n *yaml.Node) string {
 }
 
 // Config returns the named config, or an error listing those there are.
-func (h *HubConfigs) Config(name string) (*HubConfig, error) {
+func (h *Configs) Config(name string) (*Config, error) {
 	for i := range h.Configs {
 		if h.Configs[i].Name == name {
 			return &h.Configs[i], nil
@@ -367,7 +325,7 @@ func (h *HubConfigs) Config(name string) (*HubConfig, error) {
 
 // Default returns the config the card marks default, else the one named
 // "default", else nil.
-func (h *HubConfigs) Default() *HubConfig {
+func (h *Configs) Default() *Config {
 	for i := range h.Configs {
 		if h.Configs[i].Default {
 			return &h.Configs[i]
@@ -382,7 +340,7 @@ func (h *HubConfigs) Default() *HubConfig {
 }
 
 // Split returns the named split, or an error listing those there are.
-func (c *HubConfig) Split(name string) (*HubSplit, error) {
+func (c *Config) Split(name string) (*Split, error) {
 	for i := range c.Splits {
 		if c.Splits[i].Name == name {
 			return &c.Splits[i], nil
@@ -391,7 +349,7 @@ func (c *HubConfig) Split(name string) (*HubSplit, error) {
 	return nil, fmt.Errorf("config %q has no split %q; its splits: %s", c.Name, name, splitNames(c))
 }
 
-func splitNames(c *HubConfig) string {
+func splitNames(c *Config) string {
 	names := make([]string, len(c.Splits))
 	for i, s := range c.Splits {
 		names[i] = s.Name
@@ -401,7 +359,7 @@ func splitNames(c *HubConfig) string {
 
 // Patterns returns the patterns of a config's split: what to download to
 // read it.
-func (h *HubConfigs) Patterns(config, split string) ([]string, error) {
+func (h *Configs) Patterns(config, split string) ([]string, error) {
 	c, err := h.Config(config)
 	if err != nil {
 		return nil, err
@@ -417,7 +375,7 @@ func (h *HubConfigs) Patterns(config, split string) ([]string, error) {
 // root: each pattern's matches in byte order, patterns in order, a file
 // matched twice listed once. A pattern matching nothing is an error, since
 // it most likely means an incomplete download.
-func (h *HubConfigs) Files(config, split string) ([]string, error) {
+func (h *Configs) Files(config, split string) ([]string, error) {
 	pats, err := h.Patterns(config, split)
 	if err != nil {
 		return nil, err
@@ -438,21 +396,21 @@ func (h *HubConfigs) Files(config, split string) ([]string, error) {
 		}
 	}
 	for _, f := range out {
-		if _, ok := tableFormat(f); !ok {
-			return nil, fmt.Errorf("%s: config %q split %q: %s is not a table file this reader takes (%s)", h.where(), config, split, h.src.show(f), tableFormats)
+		if _, ok := table.Format(f); !ok {
+			return nil, fmt.Errorf("%s: config %q split %q: %s is not a table file this reader takes (%s)", h.where(), config, split, h.src.Show(f), table.Formats)
 		}
 	}
 	return out, nil
 }
 
-func (h *HubConfigs) where() string {
+func (h *Configs) where() string {
 	if h.Readme != "" {
 		return h.Readme
 	}
-	return h.src.show(".")
+	return h.src.Show(".")
 }
 
-func (h *HubConfigs) listConfigs() string {
+func (h *Configs) listConfigs() string {
 	if len(h.Configs) == 0 {
 		if h.Declared {
 			return "its card declares none"
@@ -474,12 +432,12 @@ func (h *HubConfigs) listConfigs() string {
 var shardRE = regexp.MustCompile(`^(.+)-\d{5}-of-\d{5}$`)
 
 // inferConfigs names configs and splits after the file-name conventions
-// ReadHubConfigs lists; every split's patterns are its literal files.
-func inferConfigs(files []string) []HubConfig {
+// ReadConfigs lists; every split's patterns are its literal files.
+func inferConfigs(files []string) []Config {
 	type key struct{ config, split string }
 	found := make(map[key][]string)
 	for _, f := range files {
-		base, ok := tableFormat(f)
+		base, ok := table.Format(f)
 		if !ok {
 			continue
 		}
@@ -520,21 +478,26 @@ func inferConfigs(files []string) []HubConfig {
 		}
 		return strings.Compare(a.split, b.split)
 	})
-	var configs []HubConfig
+	var configs []Config
 	for _, k := range keys {
 		if len(configs) == 0 || configs[len(configs)-1].Name != k.config {
-			configs = append(configs, HubConfig{Name: k.config})
+			configs = append(configs, Config{Name: k.config})
 		}
 		c := &configs[len(configs)-1]
-		c.Splits = append(c.Splits, HubSplit{Name: k.split, Patterns: found[k]})
+		c.Splits = append(c.Splits, Split{Name: k.split, Patterns: found[k]})
 	}
 	return configs
 }
 
-func hubDirSource(dir string) (source, error) {
-	return osDirSource(dir, "dataset repository", "")
+// repo is a downloaded dataset repository.
+type repo struct{ dataset.Dir }
+
+func openRepo(dir string) (repo, error) {
+	d, err := dataset.OpenDir(dir, "dataset repository", "")
+	return repo{d}, err
 }
 
-func hubFSSource(fsys fs.FS, root string) (source, error) {
-	return subFSSource(fsys, root, "dataset repository", "")
+func openRepoFS(fsys fs.FS, root string) (repo, error) {
+	d, err := dataset.OpenDirFS(fsys, root, "dataset repository", "")
+	return repo{d}, err
 }

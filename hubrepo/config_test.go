@@ -1,4 +1,4 @@
-package dataset
+package hubrepo
 
 import (
 	"reflect"
@@ -39,14 +39,14 @@ dataset_info:
 not front matter
 ---
 `
-	configs, declared, err := ParseHubConfigs([]byte(readme), "README.md")
+	configs, declared, err := ParseConfigs([]byte(readme), "README.md")
 	if err != nil || !declared {
 		t.Fatalf("declared %v, err %v", declared, err)
 	}
-	want := []HubConfig{
-		{Name: "one", Splits: []HubSplit{{"train", []string{"data/one.jsonl"}}}},
-		{Name: "many", Splits: []HubSplit{{"train", []string{"a/*.parquet", "b/**/x-*.json"}}}},
-		{Name: "split", Default: true, Splits: []HubSplit{
+	want := []Config{
+		{Name: "one", Splits: []Split{{"train", []string{"data/one.jsonl"}}}},
+		{Name: "many", Splits: []Split{{"train", []string{"a/*.parquet", "b/**/x-*.json"}}}},
+		{Name: "split", Default: true, Splits: []Split{
 			{"train", []string{"t.jsonl", "t3.jsonl"}},
 			{"test", []string{"t1.jsonl", "t2.jsonl"}},
 		}},
@@ -54,14 +54,14 @@ not front matter
 	if !reflect.DeepEqual(configs, want) {
 		t.Errorf("configs\n got %+v\nwant %+v", configs, want)
 	}
-	hc := &HubConfigs{Configs: configs, Declared: true}
+	hc := &Configs{Configs: configs, Declared: true}
 	if d := hc.Default(); d == nil || d.Name != "split" {
 		t.Errorf("default %v, want split", d)
 	}
-	if d := (&HubConfigs{Configs: []HubConfig{{Name: "x"}, {Name: "default"}}}).Default(); d == nil || d.Name != "default" {
+	if d := (&Configs{Configs: []Config{{Name: "x"}, {Name: "default"}}}).Default(); d == nil || d.Name != "default" {
 		t.Errorf("default %v, want the config named default", d)
 	}
-	if d := (&HubConfigs{Configs: []HubConfig{{Name: "x"}}}).Default(); d != nil {
+	if d := (&Configs{Configs: []Config{{Name: "x"}}}).Default(); d != nil {
 		t.Errorf("default %v, want none", d)
 	}
 
@@ -71,7 +71,7 @@ not front matter
 		"text first\n---\nconfigs: []\n---\n",
 		"",
 	} {
-		configs, declared, err := ParseHubConfigs([]byte(undeclared), "README.md")
+		configs, declared, err := ParseConfigs([]byte(undeclared), "README.md")
 		if err != nil || declared || configs != nil {
 			t.Errorf("%q: configs %v, declared %v, err %v; want nothing declared", undeclared, configs, declared, err)
 		}
@@ -102,7 +102,7 @@ func TestParseHubConfigsErrors(t *testing.T) {
 		{"configs:\n- config_name: a\n  data_files:\n", `README.md:4: configs[0] (a): data_files is empty, want a path pattern`},
 		{"configs: [\n", `README.md:2: front matter is not valid YAML: did not find expected node content`},
 	} {
-		_, _, err := ParseHubConfigs([]byte("---\n"+c.body+"---\n"), "README.md")
+		_, _, err := ParseConfigs([]byte("---\n"+c.body+"---\n"), "README.md")
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q:\n got %v\nwant %s", c.body, err, c.want)
 		}
@@ -153,23 +153,23 @@ func TestInferConfigs(t *testing.T) {
 		".cache/huggingface/download/x.parquet": {},
 		"train-00000-of-00001.parquet":          {},
 	}
-	hc, err := ReadHubConfigsFS(fsys, ".")
+	hc, err := ReadConfigsFS(fsys, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if hc.Declared || hc.Readme != "README.md" {
 		t.Errorf("declared %v, readme %q", hc.Declared, hc.Readme)
 	}
-	want := []HubConfig{
-		{Name: "bm25", Splits: []HubSplit{{"NanoA", []string{"bm25/NanoA-00000-of-00001.parquet"}}, {"NanoB", []string{"bm25/NanoB.parquet"}}}},
-		{Name: "corpus", Splits: []HubSplit{{"corpus", []string{"corpus.jsonl"}}}},
-		{Name: "default", Splits: []HubSplit{
+	want := []Config{
+		{Name: "bm25", Splits: []Split{{"NanoA", []string{"bm25/NanoA-00000-of-00001.parquet"}}, {"NanoB", []string{"bm25/NanoB.parquet"}}}},
+		{Name: "corpus", Splits: []Split{{"corpus", []string{"corpus.jsonl"}}}},
+		{Name: "default", Splits: []Split{
 			{"test", []string{"data/test.jsonl"}},
 			{"train", []string{"data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet", "train-00000-of-00001.parquet"}},
 			{"validation", []string{"default/validation/0000.parquet"}},
 		}},
-		{Name: "hyde", Splits: []HubSplit{{"qwen-7b", []string{"hyde/qwen-7b/query_with_hydoc.jsonl"}}}},
-		{Name: "query", Splits: []HubSplit{{"query", []string{"query.jsonl.gz"}}}},
+		{Name: "hyde", Splits: []Split{{"qwen-7b", []string{"hyde/qwen-7b/query_with_hydoc.jsonl"}}}},
+		{Name: "query", Splits: []Split{{"query", []string{"query.jsonl.gz"}}}},
 	}
 	if !reflect.DeepEqual(hc.Configs, want) {
 		t.Errorf("configs\n got %+v\nwant %+v", hc.Configs, want)
@@ -199,7 +199,7 @@ configs:
 		"more.jsonl":   {},
 		"table.csv":    {},
 	}
-	hc, err := ReadHubConfigsFS(fsys, ".")
+	hc, err := ReadConfigsFS(fsys, ".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package dataset
+// Package table reads the table files of Hugging Face dataset repositories
+// — parquet, JSON lines and JSON arrays, each optionally gzipped — row by
+// row, as maps of field names to JSON values, so that one set of field
+// readers (dataset.ID, dataset.Text, dataset.Grade) serves every format.
+// Rows are placed for messages by their physical line, or by their row
+// number in a parquet file.
+package table
 
 import (
 	"bufio"
@@ -12,15 +18,17 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 )
 
-const tableFormats = ".parquet, .jsonl, .ndjson or .json, optionally gzipped with .gz added"
+// Formats names the files this package reads, for messages.
+const Formats = ".parquet, .jsonl, .ndjson or .json, optionally gzipped with .gz added"
 
-// tableFormat tells a table file's format by its name, returning the name
+// Format tells a table file's format by its name, returning the name
 // without a .gz suffix; ok is false for other files.
-func tableFormat(name string) (base string, ok bool) {
+func Format(name string) (base string, ok bool) {
 	base = strings.TrimSuffix(name, ".gz")
 	for _, ext := range []string{".parquet", ".jsonl", ".ndjson", ".json"} {
 		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
@@ -31,35 +39,49 @@ func tableFormat(name string) (base string, ok bool) {
 }
 
 func isParquet(name string) bool {
-	base, _ := tableFormat(name)
+	base, _ := Format(name)
 	return strings.HasSuffix(base, ".parquet")
 }
 
-// rowAt locates a row for messages: the physical line of a JSON-lines or
+// Row is one row: field name → JSON value.
+type Row = map[string]json.RawMessage
+
+// At locates a row for messages: the physical line of a JSON-lines or
 // JSON-array file, or the 1-based row of a parquet file.
-type rowAt struct {
-	file      string
-	line, row int
+type At struct {
+	File      string
+	Line, Row int
 }
 
-func (a rowAt) errorf(format string, args ...any) error {
-	if a.line > 0 {
-		return fileio.Errorf(a.file, a.line, format, args...)
+// Errorf is an error at the row: "FILE:LINE: …" or "FILE: row N: …".
+func (a At) Errorf(format string, args ...any) error {
+	if a.Line > 0 {
+		return fileio.Errorf(a.File, a.Line, format, args...)
 	}
-	return fileio.Errorf(a.file, 0, "row %d: "+format, append([]any{a.row}, args...)...)
+	return fileio.Errorf(a.File, 0, "row %d: "+format, append([]any{a.Row}, args...)...)
 }
 
-// eachRow calls fn with every row of the table file rel, in file order, as
-// a map of its fields to their JSON values, so one set of field readers
-// serves every format. A parquet file is read column by column and only the
-// columns in cols are decoded (nil means all); JSON rows carry every field.
-// An error from fn stops the read and is returned unchanged.
-func (s source) eachRow(rel string, cols []string, fn func(map[string]json.RawMessage, rowAt) error) error {
-	name := s.show(rel)
+// String places a row in messages.
+func (a At) String() string {
+	switch {
+	case a.Line > 0:
+		return fmt.Sprintf("%s:%d", a.File, a.Line)
+	case a.Row > 0:
+		return fmt.Sprintf("%s row %d", a.File, a.Row)
+	}
+	return a.File
+}
+
+// Each calls fn with every row of the table file rel of d, in file order.
+// A parquet file is read column by column and only the columns in cols
+// are decoded (nil means all); JSON rows carry every field. An error from
+// fn stops the read and is returned unchanged.
+func Each(d dataset.Dir, rel string, cols []string, fn func(Row, At) error) error {
+	name := d.Show(rel)
 	if isParquet(rel) {
-		return s.parquetRows(rel, name, cols, fn)
+		return parquetRows(d, rel, name, cols, fn)
 	}
-	rc, err := s.open(rel)
+	rc, err := d.Open(rel)
 	if err != nil {
 		return err
 	}
@@ -68,22 +90,25 @@ func (s source) eachRow(rel string, cols []string, fn func(map[string]json.RawMe
 	if firstByte(br) == '[' {
 		return jsonArrayRows(br, name, fn)
 	}
-	lr := newLineReader(br, name)
+	lr := dataset.NewLines(br, name)
 	for {
-		line, ok := lr.next()
+		line, ok := lr.Next()
 		if !ok {
 			break
 		}
 		m, err := errtext.DecodeObject(line)
 		if err != nil {
-			return lr.errorf("%v", err)
+			return lr.Errorf("%v", err)
 		}
-		if err := fn(m, rowAt{file: name, line: lr.line}); err != nil {
+		if err := fn(m, At{File: name, Line: lr.Line()}); err != nil {
 			return err
 		}
 	}
-	return lr.err()
+	return lr.Err()
 }
+
+// utf8BOM is the byte-order mark Windows tools write; it is not data.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 // firstByte peeks at the first byte that is neither white space nor part
 // of a byte-order mark, without consuming anything, so that line numbers
@@ -104,7 +129,7 @@ func firstByte(br *bufio.Reader) byte {
 // jsonArrayRows reads a file holding one JSON array of row objects, which
 // the datasets library accepts beside JSON lines. Rows are located by the
 // line their object starts on.
-func jsonArrayRows(r io.Reader, name string, fn func(map[string]json.RawMessage, rowAt) error) error {
+func jsonArrayRows(r io.Reader, name string, fn func(Row, At) error) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -143,10 +168,10 @@ func jsonArrayRows(r io.Reader, name string, fn func(map[string]json.RawMessage,
 			}
 			return fileio.Errorf(name, lineOf(off), "malformed JSON: %v; the file must be one JSON array of objects", err)
 		}
-		at := rowAt{file: name, line: lineOf(off)}
+		at := At{File: name, Line: lineOf(off)}
 		m, err := errtext.DecodeObject(raw)
 		if err != nil {
-			return at.errorf("%s", arrayWording.Replace(err.Error()))
+			return at.Errorf("%s", arrayWording.Replace(err.Error()))
 		}
 		if err := fn(m, at); err != nil {
 			return err
@@ -169,8 +194,8 @@ var arrayWording = strings.NewReplacer("line holds", "element holds", "per line"
 // and hands them to fn row by row. Strings become JSON strings, integers
 // and floats numbers, lists arrays and nulls null; nested structs and maps
 // are refused, as no config here has them.
-func (s source) parquetRows(rel, name string, cols []string, fn func(map[string]json.RawMessage, rowAt) error) error {
-	ra, size, closer, err := s.openReaderAt(rel)
+func parquetRows(d dataset.Dir, rel, name string, cols []string, fn func(Row, At) error) error {
+	ra, size, closer, err := openReaderAt(d, rel)
 	if err != nil {
 		return err
 	}
@@ -188,7 +213,7 @@ func (s source) parquetRows(rel, name string, cols []string, fn func(map[string]
 		for i, col := range names {
 			m[col] = values[i][r]
 		}
-		if err := fn(m, rowAt{file: name, row: r + 1}); err != nil {
+		if err := fn(m, At{File: name, Row: r + 1}); err != nil {
 			return err
 		}
 	}
@@ -240,10 +265,10 @@ func parquetColumns(ra io.ReaderAt, size int64, name string, cols []string) (nam
 // openReaderAt gives random access to rel, which parquet needs: the file
 // itself when the file system allows it, else its bytes in memory (a
 // gzipped parquet file, or an fs.FS without ReadAt).
-func (s source) openReaderAt(rel string) (io.ReaderAt, int64, io.Closer, error) {
-	f, err := s.fsys.Open(s.full(rel))
+func openReaderAt(d dataset.Dir, rel string) (io.ReaderAt, int64, io.Closer, error) {
+	f, err := d.OpenFile(rel)
 	if err != nil {
-		return nil, 0, nil, fmt.Errorf("%s: %w", s.show(rel), unwrapPath(err))
+		return nil, 0, nil, err
 	}
 	var magic [2]byte
 	ra, isRA := f.(io.ReaderAt)
@@ -254,14 +279,14 @@ func (s source) openReaderAt(rel string) (io.ReaderAt, int64, io.Closer, error) 
 		}
 	}
 	f.Close()
-	rc, err := s.open(rel) // decompresses gzip
+	rc, err := d.Open(rel) // decompresses gzip
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	defer rc.Close()
 	data, err := io.ReadAll(rc)
 	if err != nil {
-		return nil, 0, nil, fileio.Errorf(s.show(rel), 0, "read failed: %v", err)
+		return nil, 0, nil, fileio.Errorf(d.Show(rel), 0, "read failed: %v", err)
 	}
 	return bytes.NewReader(data), int64(len(data)), io.NopCloser(nil), nil
 }

@@ -1,4 +1,4 @@
-package dataset
+package table
 
 import (
 	"bytes"
@@ -12,17 +12,18 @@ import (
 	"testing/fstest"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/r2med/r2med/dataset"
 )
 
 // rows reads every row of rel in fsys as compact JSON, or the error.
 func rows(t *testing.T, fsys fstest.MapFS, rel string, cols []string) ([]string, error) {
 	t.Helper()
-	src, err := hubFSSource(fsys, ".")
+	d, err := dataset.OpenDirFS(fsys, ".", "dataset repository", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	err = src.eachRow(rel, cols, func(m map[string]json.RawMessage, at rowAt) error {
+	err = Each(d, rel, cols, func(m Row, at At) error {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return err
@@ -34,9 +35,9 @@ func rows(t *testing.T, fsys fstest.MapFS, rel string, cols []string) ([]string,
 }
 
 // TestParquetColumnTypes reads a DuckDB-written file with every column type
-// over two row groups (testdata/hub/gen-parquet.mjs).
+// over two row groups (hubrepo/testdata/gen-parquet.mjs).
 func TestParquetColumnTypes(t *testing.T) {
-	data, err := os.ReadFile("testdata/hub/types.parquet")
+	data, err := os.ReadFile("testdata/types.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,6 @@ func TestParquetColumnTypes(t *testing.T) {
 // field) beside parquet-go's three-level one, optional columns, and rows
 // spread over row groups and pages.
 func TestParquetListEncodings(t *testing.T) {
-	dir := t.TempDir()
 	type row struct {
 		ID    string   `parquet:"query-id"`
 		Bare  []string `parquet:"bare"`
@@ -114,11 +114,15 @@ func TestParquetListEncodings(t *testing.T) {
 		{"q4", long, long[:7], nil},
 		{"q5", []string{"h"}, long, &one},
 	}
-	writeParquetFile(t, dir+"/t.parquet", in, parquet.MaxRowsPerRowGroup(2), parquet.PageBufferSize(256))
-	data, err := os.ReadFile(dir + "/t.parquet")
-	if err != nil {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.MaxRowsPerRowGroup(2), parquet.PageBufferSize(256))
+	if _, err := w.Write(in); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil || len(f.RowGroups()) != 3 {
 		t.Fatalf("the file should have 3 row groups: %v", err)

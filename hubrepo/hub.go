@@ -1,4 +1,11 @@
-package dataset
+// Package hubrepo reads tasks from Hugging Face dataset repositories
+// downloaded to a directory (a snapshot of the Hub cache, or a set `r2med
+// nano build` wrote): R2MED's own repositories and HAKARI-Bench's Nano
+// sets, parquet or JSON (package table), found through the configs of the
+// repository's card (ReadConfigs), with their published candidate lists
+// (LoadCandidates) and GAR generations (ReadGenerations). Ids, texts and
+// judgments are held to package dataset's rules.
+package hubrepo
 
 import (
 	"encoding/json"
@@ -11,32 +18,34 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/table"
 )
 
-// HubShape names a kind of Hugging Face dataset repository LoadHub reads.
-type HubShape string
+// Shape names a kind of Hugging Face dataset repository Load reads.
+type Shape string
 
 const (
-	// HubR2MED is R2MED's own repositories, R2MED/<Task>: configs corpus
+	// R2MED is R2MED's own repositories, R2MED/<Task>: configs corpus
 	// (split corpus: id, text), query (split query: id, text and fields
 	// kept in Query.Extra) and qrels (split qrels: q_id, p_id, score), and
-	// one config per GAR method with a split per LLM (ReadHubGenerations).
-	HubR2MED HubShape = "r2med"
-	// HubNano is HAKARI-Bench's Nano sets, such as hakari-bench/NanoR2MED:
+	// one config per GAR method with a split per LLM (ReadGenerations).
+	R2MED Shape = "r2med"
+	// Nano is HAKARI-Bench's Nano sets, such as hakari-bench/NanoR2MED:
 	// configs corpus (_id, text), queries (_id, text) and qrels (query-id,
 	// corpus-id, positives only and without a score, so every judgment has
 	// grade 1), and candidate configs (query-id, corpus-ids; see
-	// LoadHubCandidates), every config with one split per task.
-	HubNano HubShape = "nano"
+	// LoadCandidates), every config with one split per task.
+	Nano Shape = "nano"
 )
 
-// HubSpec says what LoadHub reads from a repository.
-type HubSpec struct {
+// Spec says what Load reads from a repository.
+type Spec struct {
 	// Shape is the repository's kind; empty means a repository with a
 	// "queries" config is a Nano set and one with a "query" config R2MED's.
-	Shape HubShape
+	Shape Shape
 	// Split is the task of a Nano set (NanoR2MEDBiology); it may be empty
 	// when the set has one. R2MED repositories have only test queries, so
 	// for them it must be empty or "test".
@@ -56,22 +65,22 @@ type HubSpec struct {
 type hubShape struct {
 	layout                 ir.Layout
 	corpus, queries, qrels string
-	ids                    keys // the corpus and queries id field
+	ids                    dataset.IDKeys // the corpus and queries id field
 	nano                   bool
 }
 
 const nanoHint = `Nano sets name their fields "_id", "query-id" and "corpus-id"; check the repository kind`
 
-var hubShapes = map[HubShape]hubShape{
-	HubR2MED: {layout: ir.LayoutR2MEDHub, corpus: "corpus", queries: "query", qrels: "qrels",
-		ids: keys{id: "id", altID: "_id", hint: `R2MED's repositories name the id field "id", Nano sets "_id"; check the repository kind`}},
-	HubNano: {layout: ir.LayoutNanoHub, corpus: "corpus", queries: "queries", qrels: "qrels",
-		ids: keys{id: "_id", altID: "id", hint: nanoHint}, nano: true},
+var hubShapes = map[Shape]hubShape{
+	R2MED: {layout: ir.LayoutR2MEDHub, corpus: "corpus", queries: "query", qrels: "qrels",
+		ids: dataset.IDKeys{ID: "id", AltID: "_id", Hint: `R2MED's repositories name the id field "id", Nano sets "_id"; check the repository kind`}},
+	Nano: {layout: ir.LayoutNanoHub, corpus: "corpus", queries: "queries", qrels: "qrels",
+		ids: dataset.IDKeys{ID: "_id", AltID: "id", Hint: nanoHint}, nano: true},
 }
 
-// LoadHub reads a task from a Hugging Face dataset repository downloaded
+// Load reads a task from a Hugging Face dataset repository downloaded
 // to dir (a snapshot directory of the Hugging Face cache, say), finding its
-// files through the repository's configs (ReadHubConfigs). Task.Files lists
+// files through the repository's configs (ReadConfigs). Task.Files lists
 // every file read, README.md first.
 //
 // Queries, judgments and checks are Load's: Task.Queries holds the judged
@@ -81,17 +90,17 @@ var hubShapes = map[HubShape]hubShape{
 // (Task.EmptyDocs, Task.EmptyQueries), qrels rows may list several
 // documents in corpus-id, and a document judged twice is judged once. In
 // R2MED's repositories a pair judged twice is an error, as in Load.
-func LoadHub(dir string, spec HubSpec) (*ir.Task, error) {
-	src, err := hubDirSource(dir)
+func Load(dir string, spec Spec) (*ir.Task, error) {
+	src, err := openRepo(dir)
 	if err != nil {
 		return nil, err
 	}
 	return src.loadHub(dir, repoName(dir), spec)
 }
 
-// LoadHubFS is LoadHub for the directory root of fsys.
-func LoadHubFS(fsys fs.FS, root string, spec HubSpec) (*ir.Task, error) {
-	src, err := hubFSSource(fsys, root)
+// LoadFS is Load for the directory root of fsys.
+func LoadFS(fsys fs.FS, root string, spec Spec) (*ir.Task, error) {
+	src, err := openRepoFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +130,7 @@ func repoName(dir string) string {
 	return filepath.Base(abs)
 }
 
-func (s source) loadHub(dir, defaultName string, spec HubSpec) (*ir.Task, error) {
+func (s repo) loadHub(dir, defaultName string, spec Spec) (*ir.Task, error) {
 	hc, err := s.hubConfigs()
 	if err != nil {
 		return nil, err
@@ -158,8 +167,8 @@ func (s source) loadHub(dir, defaultName string, spec HubSpec) (*ir.Task, error)
 			t.Name = split
 		}
 	} else {
-		if spec.Split != "" && spec.Split != DefaultSplit {
-			return nil, fmt.Errorf("%s: split %q given, but an R2MED task has only test queries; use the split %q or none", hc.where(), spec.Split, DefaultSplit)
+		if spec.Split != "" && spec.Split != dataset.DefaultSplit {
+			return nil, fmt.Errorf("%s: split %q given, but an R2MED task has only test queries; use the split %q or none", hc.where(), spec.Split, dataset.DefaultSplit)
 		}
 		splitOf = hc.soleSplit
 	}
@@ -219,7 +228,7 @@ func (s source) loadHub(dir, defaultName string, spec HubSpec) (*ir.Task, error)
 	for id := range emptyQueries {
 		queryIDs[id] = true
 	}
-	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.showFiles(queryFiles)); err != nil {
+	if err := dataset.CheckKnown(t.Qrels, queryIDs, nil, qrelsName, s.showFiles(queryFiles)); err != nil {
 		return nil, err
 	}
 	for id := range emptyQueries {
@@ -233,39 +242,39 @@ func (s source) loadHub(dir, defaultName string, spec HubSpec) (*ir.Task, error)
 		for id := range emptyDocs {
 			known[id] = 0
 		}
-		if err := checkKnown(t.Qrels, nil, known, qrelsName, corpusName); err != nil {
+		if err := dataset.CheckKnown(t.Qrels, nil, known, qrelsName, corpusName); err != nil {
 			return nil, err
 		}
 	}
-	keepJudged(t, queries)
+	dataset.KeepJudged(t, queries)
 	if len(t.Queries) == 0 {
 		return nil, fmt.Errorf("%s: every judged query has an empty text, so no query is left to evaluate", s.showFiles(queryFiles))
 	}
 	return t, nil
 }
 
-// shape resolves an empty HubShape from the config names.
-func (h *HubConfigs) shape(want HubShape) (HubShape, error) {
+// shape resolves an empty Shape from the config names.
+func (h *Configs) shape(want Shape) (Shape, error) {
 	if want != "" {
 		if _, ok := hubShapes[want]; !ok {
-			return "", fmt.Errorf("unknown repository kind %q (want %q or %q)", want, HubR2MED, HubNano)
+			return "", fmt.Errorf("unknown repository kind %q (want %q or %q)", want, R2MED, Nano)
 		}
 		return want, nil
 	}
 	has := func(name string) bool {
-		return slices.ContainsFunc(h.Configs, func(c HubConfig) bool { return c.Name == name })
+		return slices.ContainsFunc(h.Configs, func(c Config) bool { return c.Name == name })
 	}
 	switch {
 	case has("queries") && !has("query"):
-		return HubNano, nil
+		return Nano, nil
 	case has("query") && !has("queries"):
-		return HubR2MED, nil
+		return R2MED, nil
 	}
 	return "", fmt.Errorf("%s: cannot tell the repository kind from its configs (a Nano set has a \"queries\" config, an R2MED repository a \"query\" config); %s", h.where(), h.listConfigs())
 }
 
 // nanoSplit checks the requested split, or picks the only one.
-func (h *HubConfigs) nanoSplit(queriesConfig, want string) (string, error) {
+func (h *Configs) nanoSplit(queriesConfig, want string) (string, error) {
 	c, err := h.Config(queriesConfig)
 	if err != nil {
 		return "", err
@@ -285,7 +294,7 @@ func (h *HubConfigs) nanoSplit(queriesConfig, want string) (string, error) {
 // soleSplit is the split of a config that has one split per config, as
 // R2MED's have (corpus/corpus, query/query): the one named after the config,
 // else the only one.
-func (h *HubConfigs) soleSplit(config string) (string, error) {
+func (h *Configs) soleSplit(config string) (string, error) {
 	c, err := h.Config(config)
 	if err != nil {
 		return "", err
@@ -297,35 +306,24 @@ func (h *HubConfigs) soleSplit(config string) (string, error) {
 }
 
 // showFiles names a split's files in messages.
-func (s source) showFiles(files []string) string {
+func (s repo) showFiles(files []string) string {
 	if len(files) == 1 {
-		return s.show(files[0])
+		return s.Show(files[0])
 	}
-	return fmt.Sprintf("%s (and %d more files)", s.show(files[0]), len(files)-1)
-}
-
-// String places a row in messages.
-func (a rowAt) String() string {
-	switch {
-	case a.line > 0:
-		return fmt.Sprintf("%s:%d", a.file, a.line)
-	case a.row > 0:
-		return fmt.Sprintf("%s row %d", a.file, a.row)
-	}
-	return a.file
+	return fmt.Sprintf("%s (and %d more files)", s.Show(files[0]), len(files)-1)
 }
 
 // readHubCorpus appends the documents of files to t.Corpus. It returns the
 // ids of the documents kept and of those left out for an empty text.
-func (s source) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[string]rowAt, map[string]bool, error) {
-	seen := make(map[string]rowAt)
+func (s repo) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[string]table.At, map[string]bool, error) {
+	seen := make(map[string]table.At)
 	empty := make(map[string]bool)
-	add := func(d ir.Doc, at rowAt) error {
+	add := func(d ir.Doc, at table.At) error {
 		if prev, dup := seen[d.ID]; dup {
-			return at.errorf("document id %q already appeared at %s; ids must be unique, remove or rename one of the two", d.ID, prev)
+			return at.Errorf("document id %q already appeared at %s; ids must be unique, remove or rename one of the two", d.ID, prev)
 		}
 		if empty[d.ID] {
-			return at.errorf("document id %q already appeared as an empty document; ids must be unique, remove or rename one of the two", d.ID)
+			return at.Errorf("document id %q already appeared as an empty document; ids must be unique, remove or rename one of the two", d.ID)
 		}
 		if sh.nano && d.Text == "" {
 			empty[d.ID] = true
@@ -337,17 +335,17 @@ func (s source) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[stri
 		return nil
 	}
 	for _, rel := range files {
-		name := s.show(rel)
+		name := s.Show(rel)
 		t.Files = append(t.Files, name)
-		base, _ := tableFormat(rel)
+		base, _ := table.Format(rel)
 		if !sh.nano && (strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson")) {
 			// R2MED's corpus.jsonl: the fast reader, as Load uses.
 			err := s.readRaw(rel, func(r io.Reader) error {
-				lines, err := readCorpus(r, name, ir.LayoutR2MED, func(d ir.Doc) error {
+				lines, err := dataset.ReadCorpusLines(r, name, ir.LayoutR2MED, func(d ir.Doc) error {
 					if _, dup := seen[d.ID]; dup {
 						return nil // reported below, with its line
 					}
-					seen[d.ID] = rowAt{file: name}
+					seen[d.ID] = table.At{File: name}
 					t.Corpus = append(t.Corpus, d)
 					return nil
 				})
@@ -358,7 +356,7 @@ func (s source) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[stri
 					return err
 				}
 				for id, line := range lines {
-					seen[id] = rowAt{file: name, line: line}
+					seen[id] = table.At{File: name, Line: line}
 				}
 				return nil
 			})
@@ -367,14 +365,14 @@ func (s source) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[stri
 			}
 			continue
 		}
-		err := s.eachRow(rel, []string{sh.ids.id, "text"}, func(m map[string]json.RawMessage, at rowAt) error {
-			id, err := idField(m, sh.ids, "document")
+		err := table.Each(s.Dir, rel, []string{sh.ids.ID, "text"}, func(m map[string]json.RawMessage, at table.At) error {
+			id, err := dataset.ID(m, sh.ids, "document")
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
-			text, err := stringField(m, "text", true)
+			text, err := dataset.Text(m, "text", true)
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
 			return add(ir.Doc{ID: id, Text: text}, at)
 		})
@@ -387,22 +385,22 @@ func (s source) readHubCorpus(t *ir.Task, files []string, sh hubShape) (map[stri
 
 // crossFileDuplicate reports an id of the file just read (lines: id → line)
 // that an earlier file of the split already had, at the earliest such line.
-func crossFileDuplicate(seen map[string]rowAt, lines map[string]int, name string) error {
+func crossFileDuplicate(seen map[string]table.At, lines map[string]int, name string) error {
 	bad, badLine := "", 0
 	for id, line := range lines {
-		if prev := seen[id]; prev.file != name && (badLine == 0 || line < badLine) {
+		if prev := seen[id]; prev.File != name && (badLine == 0 || line < badLine) {
 			bad, badLine = id, line
 		}
 	}
 	if badLine == 0 {
 		return nil
 	}
-	return rowAt{file: name, line: badLine}.errorf("document id %q already appeared in %s; ids must be unique, remove or rename one of the two", bad, seen[bad].file)
+	return table.At{File: name, Line: badLine}.Errorf("document id %q already appeared in %s; ids must be unique, remove or rename one of the two", bad, seen[bad].File)
 }
 
 // readRaw hands fn the decompressed bytes of rel.
-func (s source) readRaw(rel string, fn func(io.Reader) error) error {
-	rc, err := s.open(rel)
+func (s repo) readRaw(rel string, fn func(io.Reader) error) error {
+	rc, err := s.Open(rel)
 	if err != nil {
 		return err
 	}
@@ -413,23 +411,23 @@ func (s source) readRaw(rel string, fn func(io.Reader) error) error {
 // readHubQueries reads the queries of files in order, every field besides
 // the id and text kept in Extra. It returns the ids of the queries left out
 // for an empty text (Nano sets).
-func (s source) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Query, map[string]bool, error) {
+func (s repo) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Query, map[string]bool, error) {
 	var qs []ir.Query
-	seen := make(map[string]rowAt)
+	seen := make(map[string]table.At)
 	empty := make(map[string]bool)
 	for _, rel := range files {
-		t.Files = append(t.Files, s.show(rel))
-		err := s.eachRow(rel, nil, func(m map[string]json.RawMessage, at rowAt) error {
-			id, err := idField(m, sh.ids, "query")
+		t.Files = append(t.Files, s.Show(rel))
+		err := table.Each(s.Dir, rel, nil, func(m map[string]json.RawMessage, at table.At) error {
+			id, err := dataset.ID(m, sh.ids, "query")
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
-			text, err := stringField(m, "text", true)
+			text, err := dataset.Text(m, "text", true)
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
 			if prev, dup := seen[id]; dup {
-				return at.errorf("query id %q already appeared at %s; ids must be unique, remove or rename one of the two", id, prev)
+				return at.Errorf("query id %q already appeared at %s; ids must be unique, remove or rename one of the two", id, prev)
 			}
 			seen[id] = at
 			if sh.nano && text == "" {
@@ -437,7 +435,7 @@ func (s source) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Qu
 				t.EmptyQueries++
 				return nil
 			}
-			delete(m, sh.ids.id)
+			delete(m, sh.ids.ID)
 			delete(m, "text")
 			if len(m) == 0 {
 				m = nil
@@ -455,47 +453,47 @@ func (s source) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Qu
 // readHubQrels reads judgments: R2MED's q_id, p_id and score, or a Nano
 // set's query-id and corpus-id (a document id or a list of them), graded 1
 // unless the row has a score.
-func (s source) readHubQrels(t *ir.Task, files []string, nano bool) (ir.Qrels, error) {
+func (s repo) readHubQrels(t *ir.Task, files []string, nano bool) (ir.Qrels, error) {
 	q := make(ir.Qrels)
 	const r2medHint = `R2MED's qrels name their fields "q_id", "p_id" and "score"`
-	qk, pk := keys{id: "q_id", altID: "query-id", hint: r2medHint}, keys{id: "p_id", altID: "corpus-id", hint: r2medHint}
+	qk, pk := dataset.IDKeys{ID: "q_id", AltID: "query-id", Hint: r2medHint}, dataset.IDKeys{ID: "p_id", AltID: "corpus-id", Hint: r2medHint}
 	if nano {
-		qk, pk = keys{id: "query-id", altID: "q_id", hint: nanoHint}, keys{id: "corpus-id", altID: "p_id", hint: nanoHint}
+		qk, pk = dataset.IDKeys{ID: "query-id", AltID: "q_id", Hint: nanoHint}, dataset.IDKeys{ID: "corpus-id", AltID: "p_id", Hint: nanoHint}
 	}
 	for _, rel := range files {
-		t.Files = append(t.Files, s.show(rel))
-		err := s.eachRow(rel, []string{qk.id, pk.id, "score"}, func(m map[string]json.RawMessage, at rowAt) error {
-			qid, err := idField(m, qk, "judgment")
+		t.Files = append(t.Files, s.Show(rel))
+		err := table.Each(s.Dir, rel, []string{qk.ID, pk.ID, "score"}, func(m map[string]json.RawMessage, at table.At) error {
+			qid, err := dataset.ID(m, qk, "judgment")
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
 			if !nano {
-				did, err := idField(m, pk, "judgment")
+				did, err := dataset.ID(m, pk, "judgment")
 				if err != nil {
-					return at.errorf("%v", err)
+					return at.Errorf("%v", err)
 				}
-				grade, err := jsonGrade(m["score"])
+				grade, err := dataset.Grade(m["score"])
 				if err != nil {
-					return at.errorf("%v", err)
+					return at.Errorf("%v", err)
 				}
 				if !q.Add(qid, did, grade) {
-					return at.errorf("document %q is judged twice for query %q; keep one judgment per pair", did, qid)
+					return at.Errorf("document %q is judged twice for query %q; keep one judgment per pair", did, qid)
 				}
 				return nil
 			}
 			dids, err := idsField(m, pk, "judgment")
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
 			grade := 1
 			if raw, ok := m["score"]; ok && errtext.JSONKind(raw) != "null" {
-				if grade, err = jsonGrade(raw); err != nil {
-					return at.errorf("%v", err)
+				if grade, err = dataset.Grade(raw); err != nil {
+					return at.Errorf("%v", err)
 				}
 			}
 			for _, did := range dids {
 				if prev, judged := q[qid][did]; judged && prev != grade {
-					return at.errorf("document %q is judged again for query %q, with grade %d after %d", did, qid, grade, prev)
+					return at.Errorf("document %q is judged again for query %q, with grade %d after %d", did, qid, grade, prev)
 				}
 				q.Add(qid, did, grade)
 			}
@@ -509,10 +507,10 @@ func (s source) readHubQrels(t *ir.Task, files []string, nano bool) (ir.Qrels, e
 }
 
 // idsField reads a field holding one id or a list of ids.
-func idsField(m map[string]json.RawMessage, k keys, what string) ([]string, error) {
-	raw, ok := m[k.id]
+func idsField(m map[string]json.RawMessage, k dataset.IDKeys, what string) ([]string, error) {
+	raw, ok := m[k.ID]
 	if !ok || errtext.JSONKind(raw) != "an array" {
-		id, err := idField(m, k, what)
+		id, err := dataset.ID(m, k, what)
 		if err != nil {
 			return nil, err
 		}
@@ -520,11 +518,11 @@ func idsField(m map[string]json.RawMessage, k keys, what string) ([]string, erro
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, fmt.Errorf("%q: %s", k.id, errtext.JSONMsg(err))
+		return nil, fmt.Errorf("%q: %s", k.ID, errtext.JSONMsg(err))
 	}
 	ids := make([]string, len(elems))
 	for i, e := range elems {
-		id, err := idField(map[string]json.RawMessage{k.id: e}, k, what)
+		id, err := dataset.ID(map[string]json.RawMessage{k.ID: e}, k, what)
 		if err != nil {
 			return nil, fmt.Errorf("element %d of %s", i+1, err)
 		}
@@ -533,38 +531,38 @@ func idsField(m map[string]json.RawMessage, k keys, what string) ([]string, erro
 	return ids, nil
 }
 
-// HubGeneration is one row of an R2MED repository's GAR config: a query and
+// Generation is one row of an R2MED repository's GAR config: a query and
 // an LLM's output for it (see the expand package, which builds queries from
 // them).
-type HubGeneration struct {
+type Generation struct {
 	ID, Text, HyDoc string
 }
 
-// HubGenerations are the rows of one GAR method and LLM.
-type HubGenerations struct {
+// Generations are the rows of one GAR method and LLM.
+type Generations struct {
 	Config, Split string // where they were found
-	Rows          []HubGeneration
+	Rows          []Generation
 	Files         []string
 }
 
-// ReadHubGenerations reads the generations of a GAR method (hyde,
+// ReadGenerations reads the generations of a GAR method (hyde,
 // query2doc, lamer, search-o1, search-r1) and an LLM from an R2MED
 // repository downloaded to dir: the config named after the method, its
 // split named after the LLM. llm may be spelled as R2MED's code does
 // (qwen-7b) or as the repository's split (qwen_7b), since split names
 // cannot hold "-". Rows need id, text and hy_doc (other fields are
 // ignored); ids must be unique.
-func ReadHubGenerations(dir, method, llm string) (*HubGenerations, error) {
-	src, err := hubDirSource(dir)
+func ReadGenerations(dir, method, llm string) (*Generations, error) {
+	src, err := openRepo(dir)
 	if err != nil {
 		return nil, err
 	}
 	return src.readHubGenerations(method, llm)
 }
 
-// ReadHubGenerationsFS is ReadHubGenerations for the directory root of fsys.
-func ReadHubGenerationsFS(fsys fs.FS, root, method, llm string) (*HubGenerations, error) {
-	src, err := hubFSSource(fsys, root)
+// ReadGenerationsFS is ReadGenerations for the directory root of fsys.
+func ReadGenerationsFS(fsys fs.FS, root, method, llm string) (*Generations, error) {
+	src, err := openRepoFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +572,7 @@ func ReadHubGenerationsFS(fsys fs.FS, root, method, llm string) (*HubGenerations
 // splitSpelling is how a name becomes a Hugging Face split name.
 var splitSpelling = strings.NewReplacer("-", "_", ".", "_")
 
-func (s source) readHubGenerations(method, llm string) (*HubGenerations, error) {
+func (s repo) readHubGenerations(method, llm string) (*Generations, error) {
 	hc, err := s.hubConfigs()
 	if err != nil {
 		return nil, err
@@ -594,29 +592,29 @@ func (s source) readHubGenerations(method, llm string) (*HubGenerations, error) 
 	if err != nil {
 		return nil, err
 	}
-	g := &HubGenerations{Config: method, Split: split}
-	k := keys{id: "id", altID: "_id", hint: `R2MED's generations name the query id "id"`}
-	seen := make(map[string]rowAt)
+	g := &Generations{Config: method, Split: split}
+	k := dataset.IDKeys{ID: "id", AltID: "_id", Hint: `R2MED's generations name the query id "id"`}
+	seen := make(map[string]table.At)
 	for _, rel := range files {
-		g.Files = append(g.Files, s.show(rel))
-		err := s.eachRow(rel, []string{"id", "text", "hy_doc"}, func(m map[string]json.RawMessage, at rowAt) error {
-			id, err := idField(m, k, "generation")
+		g.Files = append(g.Files, s.Show(rel))
+		err := table.Each(s.Dir, rel, []string{"id", "text", "hy_doc"}, func(m map[string]json.RawMessage, at table.At) error {
+			id, err := dataset.ID(m, k, "generation")
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
-			text, err := stringField(m, "text", true)
+			text, err := dataset.Text(m, "text", true)
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
-			hy, err := stringField(m, "hy_doc", true)
+			hy, err := dataset.Text(m, "hy_doc", true)
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
 			if prev, dup := seen[id]; dup {
-				return at.errorf("query id %q already has a generation at %s; keep one per query", id, prev)
+				return at.Errorf("query id %q already has a generation at %s; keep one per query", id, prev)
 			}
 			seen[id] = at
-			g.Rows = append(g.Rows, HubGeneration{ID: id, Text: text, HyDoc: hy})
+			g.Rows = append(g.Rows, Generation{ID: id, Text: text, HyDoc: hy})
 			return nil
 		})
 		if err != nil {

@@ -1,4 +1,8 @@
-package dataset
+// Package taskstats profiles a retrieval task — sizes, judgments per
+// query, text lengths, grades — and scores the candidate lists a dataset
+// publishes as HAKARI-Bench's task cards do (ScoreCandidates), computed as
+// the cards' script computes them.
+package taskstats
 
 import (
 	"fmt"
@@ -8,6 +12,8 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/ir"
 )
@@ -74,9 +80,9 @@ type GradeCount struct {
 	Count int `json:"count"`
 }
 
-// Stats profiles t. Only the judgments of t.Queries count towards
+// Of profiles t. Only the judgments of t.Queries count towards
 // positives per query; Counts.QrelsRows and Grades cover all of t.Qrels.
-func Stats(t *ir.Task) Profile {
+func Of(t *ir.Task) Profile {
 	p := Profile{Name: t.Name, Layout: t.Layout, Split: t.Split}
 	p.Counts = Counts{
 		Queries:         len(t.Queries),
@@ -162,7 +168,7 @@ func mean(sum, n int) float64 {
 
 // AddCandidates scores candidate lists against t's judgments as the task
 // cards do (ScoreCandidates) and records them under sub.Name.
-func (p *Profile) AddCandidates(t *ir.Task, c *Candidates, sub CandidateSubset) error {
+func (p *Profile) AddCandidates(t *ir.Task, c *hubrepo.Candidates, sub CandidateSubset) error {
 	m, err := ScoreCandidates(t.Qrels, c.Lists, sub)
 	if err != nil {
 		return fmt.Errorf("%s candidates: %w", sub.Name, err)
@@ -178,7 +184,7 @@ func (p *Profile) AddCandidates(t *ir.Task, c *Candidates, sub CandidateSubset) 
 // has, reading t's split of each (as LoadHub read t from dir), and skips
 // the others. It returns the files read, for checksums.
 func (p *Profile) AddHubCandidates(dir string, t *ir.Task, subsets []CandidateSubset) ([]string, error) {
-	hc, err := ReadHubConfigs(dir)
+	hc, err := hubrepo.ReadConfigs(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +193,7 @@ func (p *Profile) AddHubCandidates(dir string, t *ir.Task, subsets []CandidateSu
 		if _, err := hc.Config(sub.Config); err != nil {
 			continue
 		}
-		c, err := LoadHubCandidates(dir, sub.Config, t.Split)
+		c, err := hubrepo.LoadCandidates(dir, sub.Config, t.Split)
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +229,7 @@ func (p Profile) WriteText(w io.Writer) error {
 	row := func(label, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{label}, args...)...)
 	}
-	layout := layoutName(p.Layout)
+	layout := dataset.LayoutName(p.Layout)
 	if p.Split != "" {
 		layout += ", split " + p.Split
 	}

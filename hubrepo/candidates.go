@@ -1,12 +1,14 @@
-package dataset
+package hubrepo
 
 import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/table"
 )
 
 // Candidates are per-query candidate lists published with a dataset, such
@@ -29,28 +31,28 @@ var (
 	candidateListKeys  = []string{"corpus-ids", "corpus_ids", "doc_ids"}
 )
 
-// LoadHubCandidates reads the candidate lists of a config's split from a
+// LoadCandidates reads the candidate lists of a config's split from a
 // dataset repository downloaded to dir: rows of a query id ("query-id") and
 // a list of document ids ("corpus-ids"; null means none). split may be
 // empty when the config has one split. A query may have one row only.
-func LoadHubCandidates(dir, config, split string) (*Candidates, error) {
-	src, err := hubDirSource(dir)
+func LoadCandidates(dir, config, split string) (*Candidates, error) {
+	src, err := openRepo(dir)
 	if err != nil {
 		return nil, err
 	}
 	return src.loadHubCandidates(config, split)
 }
 
-// LoadHubCandidatesFS is LoadHubCandidates for the directory root of fsys.
-func LoadHubCandidatesFS(fsys fs.FS, root, config, split string) (*Candidates, error) {
-	src, err := hubFSSource(fsys, root)
+// LoadCandidatesFS is LoadCandidates for the directory root of fsys.
+func LoadCandidatesFS(fsys fs.FS, root, config, split string) (*Candidates, error) {
+	src, err := openRepoFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}
 	return src.loadHubCandidates(config, split)
 }
 
-func (s source) loadHubCandidates(config, split string) (*Candidates, error) {
+func (s repo) loadHubCandidates(config, split string) (*Candidates, error) {
 	hc, err := s.hubConfigs()
 	if err != nil {
 		return nil, err
@@ -70,33 +72,33 @@ func (s source) loadHubCandidates(config, split string) (*Candidates, error) {
 		return nil, err
 	}
 	out := &Candidates{Config: config, Split: split, Lists: make(map[string][]string)}
-	seen := make(map[string]rowAt)
+	seen := make(map[string]table.At)
 	cols := append(append([]string{}, candidateQueryKeys...), candidateListKeys...)
 	for _, rel := range files {
-		out.Files = append(out.Files, s.show(rel))
-		err := s.eachRow(rel, cols, func(m map[string]json.RawMessage, at rowAt) error {
-			qk := keys{id: firstKey(m, candidateQueryKeys)}
-			qid, err := idField(m, qk, "candidate row")
+		out.Files = append(out.Files, s.Show(rel))
+		err := table.Each(s.Dir, rel, cols, func(m map[string]json.RawMessage, at table.At) error {
+			qk := dataset.IDKeys{ID: firstKey(m, candidateQueryKeys)}
+			qid, err := dataset.ID(m, qk, "candidate row")
 			if err != nil {
-				return at.errorf("%v", err)
+				return at.Errorf("%v", err)
 			}
-			lk := keys{id: firstKey(m, candidateListKeys)}
-			raw, ok := m[lk.id]
+			lk := dataset.IDKeys{ID: firstKey(m, candidateListKeys)}
+			raw, ok := m[lk.ID]
 			if !ok {
-				return at.errorf("missing %q field; every candidate row needs its list of document ids", lk.id)
+				return at.Errorf("missing %q field; every candidate row needs its list of document ids", lk.ID)
 			}
 			var list []string
 			switch errtext.JSONKind(raw) {
 			case "null":
 			case "an array":
 				if list, err = idsField(m, lk, "candidate"); err != nil {
-					return at.errorf("%v", err)
+					return at.Errorf("%v", err)
 				}
 			default:
-				return at.errorf("%q is %s, want a list of document ids", lk.id, errtext.JSONKind(raw))
+				return at.Errorf("%q is %s, want a list of document ids", lk.ID, errtext.JSONKind(raw))
 			}
 			if prev, dup := seen[qid]; dup {
-				return at.errorf("query %q already has its candidates at %s; keep one row per query", qid, prev)
+				return at.Errorf("query %q already has its candidates at %s; keep one row per query", qid, prev)
 			}
 			seen[qid] = at
 			out.Queries = append(out.Queries, qid)

@@ -1,12 +1,18 @@
-package dataset
+package taskstats
 
 import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/ir"
 )
 
@@ -39,11 +45,11 @@ func TestStatsNFCorpus(t *testing.T) {
 		}},
 	} {
 		t.Run(c.split, func(t *testing.T) {
-			task, err := Load(dir, Options{Split: c.split})
+			task, err := dataset.Load(dir, dataset.Options{Split: c.split})
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkProfile(t, Stats(task), c.want)
+			checkProfile(t, Of(task), c.want)
 		})
 	}
 }
@@ -94,7 +100,7 @@ func smallTask() *ir.Task {
 }
 
 func TestStatsSmall(t *testing.T) {
-	got := Stats(smallTask())
+	got := Of(smallTask())
 	want := Profile{
 		Name: "small", Layout: ir.LayoutR2MED,
 		Counts: Counts{Queries: 4, Documents: 4, PositiveQrels: 7, QrelsRows: 10, UnjudgedQueries: 2},
@@ -142,7 +148,7 @@ mean document length       4.0 chars
 
 // An empty task must still profile to valid JSON: no NaN from 0/0.
 func TestStatsEmpty(t *testing.T) {
-	p := Stats(&ir.Task{Name: "empty", Layout: ir.LayoutBEIR, Split: "test"})
+	p := Of(&ir.Task{Name: "empty", Layout: ir.LayoutBEIR, Split: "test"})
 	js, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -157,5 +163,92 @@ func TestStatsEmpty(t *testing.T) {
 	var buf bytes.Buffer
 	if err := p.WriteText(&buf); err != nil || !bytes.HasPrefix(buf.Bytes(), []byte("task                       empty (BEIR, split test)\n")) {
 		t.Errorf("WriteText: %v\n%s", err, buf.String())
+	}
+}
+
+func sharedData(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "shared", "data", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data %s is not available (%v); these tests need the read-only data folder beside the repository", p, err)
+	}
+	return p
+}
+
+// TestNanoCandidateMetrics scores the candidate lists of a Nano set
+// written by DuckDB (hubrepo's fixture) as the task cards do.
+func TestNanoCandidateMetrics(t *testing.T) {
+	const nanoMini = "../hubrepo/testdata/nano-mini"
+	task, err := hubrepo.Load(nanoMini, hubrepo.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Of(task)
+	bm25, err := hubrepo.LoadCandidates(nanoMini, "bm25", "NanoMini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(bm25.Queries, " ") != "q1 q2 q4" || bm25.Lists["q4"] == nil && len(bm25.Lists["q4"]) != 0 || len(bm25.Lists["q2"]) != 3 {
+		t.Errorf("bm25 %+v", bm25)
+	}
+	hybrid, err := hubrepo.LoadCandidates(nanoMini, "reranking_hybrid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddCandidates(task, bm25, CandidateSubset{Name: "bm25", Config: "bm25", Label: "BM25", TopK: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddCandidates(task, hybrid, CandidateSubset{Name: "reranking_hybrid", Config: "reranking_hybrid", Label: "Reranking hybrid", TopK: 2, Safeguard: true}); err != nil {
+		t.Fatal(err)
+	}
+	b := p.CandidateSubsets["bm25"]
+	// q1 finds d1 first, q2 none of d2, d3: one of three positives.
+	if b.NDCGAt10 != 0.5 || b.HitAt10 != 0.5 || b.RecallAt100 != 1.0/3 || b.CandidateCountMean != 3 || b.QueryCount != 2 || b.QueryCoverage != 1 {
+		t.Errorf("bm25 metrics %+v", b)
+	}
+	h := p.CandidateSubsets["reranking_hybrid"]
+	// q2's d3 at rank 3 is its safeguard: it counts in nDCG@10 and hit@10,
+	// not in recall.
+	var s pynum.Sum
+	s.Add(1)
+	s.Add(0.5 / (1 + 1/1.584962500721156))
+	if h.NDCGAt10 != s.Value()/2 || h.HitAt10 != 1 || h.RecallAt100 != 1.0/3 || h.CandidateCountMin != 2 || h.CandidateCountMax != 3 ||
+		*h.SafeguardPositiveRows != 1 || *h.RowsWith101 != 1 {
+		t.Errorf("hybrid metrics %+v", h)
+	}
+	var out bytes.Buffer
+	if err := p.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"task                       NanoMini (Nano hub, split NanoMini)\n",
+		"documents                  4 (2 with an empty text left out)\n",
+		"empty queries left out     1\n",
+		"candidates                 bm25 (config bm25, top 3): nDCG@10 0.5000, hit@10 0.5000, recall@100 0.3333\n",
+		"candidates                 reranking_hybrid (config reranking_hybrid, top 2): nDCG@10 0.6533, hit@10 1.0000, recall@100 0.3333\n",
+		"                           2-3 per query (mean 2.500), 100.0% of 2 queries have some; 1 safeguard rows, 1 rows of 3\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+	// With the NanoR2MED subsets: the dense config is not there.
+	q := Of(task)
+	files, err := q.AddHubCandidates(nanoMini, task, NanoR2MEDCandidates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.CandidateSubsets) != 2 || len(files) != 2 || q.CandidateSubsets["bm25"].NDCGAt10 != 0.5 || q.CandidateSubsets["bm25"].TopK != 500 ||
+		q.CandidateSubsets["reranking_hybrid"].TopK != 100 || *q.CandidateSubsets["reranking_hybrid"].RowsWith101 != 0 {
+		t.Errorf("AddHubCandidates: %+v, files %q", q.CandidateSubsets, files)
+	}
+	js, err := json.Marshal(p.CardRounded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"empty_documents":2`, `"reranking_hybrid":{"config":"reranking_hybrid"`, `"ndcg_at_10":0.6532867982`, `"rows_with_101_candidates":1`} {
+		if !bytes.Contains(js, []byte(want)) {
+			t.Errorf("JSON lacks %s:\n%s", want, js)
+		}
 	}
 }
