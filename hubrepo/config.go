@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/table"
 )
 
@@ -152,7 +153,7 @@ func ParseConfigs(readme []byte, name string) (configs []Config, declared bool, 
 	if top.Kind != yaml.MappingNode {
 		return nil, false, errorf(top, "front matter is a YAML %s, want a mapping of card fields", nodeKind(top))
 	}
-	list := mappingValue(top, "configs")
+	list := yamlx.Get(top, "configs")
 	if list == nil {
 		return nil, false, nil
 	}
@@ -166,7 +167,7 @@ func ParseConfigs(readme []byte, name string) (configs []Config, declared bool, 
 			return nil, false, errorf(item, "%s is a YAML %s, want a mapping with config_name and data_files", where, nodeKind(item))
 		}
 		var c Config
-		nameNode := mappingValue(item, "config_name")
+		nameNode := yamlx.Get(item, "config_name")
 		if nameNode == nil || nameNode.Kind != yaml.ScalarNode || nameNode.Value == "" {
 			return nil, false, errorf(item, "%s has no config_name; the Hub requires one for every config", where)
 		}
@@ -176,12 +177,12 @@ func ParseConfigs(readme []byte, name string) (configs []Config, declared bool, 
 			return nil, false, errorf(nameNode, "%s: config %q is declared twice", where, c.Name)
 		}
 		seen[c.Name] = true
-		if d := mappingValue(item, "default"); d != nil {
+		if d := yamlx.Get(item, "default"); d != nil {
 			if err := d.Decode(&c.Default); err != nil {
 				return nil, false, errorf(d, "%s: default is %q, want true or false", where, d.Value)
 			}
 		}
-		files := mappingValue(item, "data_files")
+		files := yamlx.Get(item, "data_files")
 		if files == nil {
 			return nil, false, errorf(item, "%s has no data_files; configs that name their files another way (data_dir, a loading script) are not supported", where)
 		}
@@ -222,7 +223,7 @@ func parseDataFiles(n *yaml.Node, where string, errorf func(*yaml.Node, string, 
 		if item.Kind != yaml.MappingNode {
 			return nil, errorf(item, "%s is %s; the list mixes patterns and {split, path} entries, want %s", at, describeNode(item), dataFilesForms)
 		}
-		sn, pn := mappingValue(item, "split"), mappingValue(item, "path")
+		sn, pn := yamlx.Get(item, "split"), yamlx.Get(item, "path")
 		if sn == nil || sn.Kind != yaml.ScalarNode || sn.Value == "" || pn == nil {
 			return nil, errorf(item, "%s needs both split and path", at)
 		}
@@ -278,15 +279,6 @@ func patternOf(n *yaml.Node, where string, errorf func(*yaml.Node, string, ...an
 		}
 	}
 	return p, nil
-}
-
-func mappingValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 func nodeKind(n *yaml.Node) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
@@ -103,4 +104,20 @@ func ExampleParseSpec() {
 	// bm25-robertson 1.5
 	// bm25
 	// line 2: unknown key "schem" in bm25 (did you mean "scheme"?)
+}
+
+// Expand carries a generation-augmented query to every kind of retriever:
+// BM25 searches R2MED's combined text, dense retrievers embed the query
+// and the generation and average them.
+func ExampleExpand() {
+	qs := []ir.Query{{ID: "q1", Text: "tired and always cold"}}
+	gens := []expand.Generation{{ID: "q1", Text: "tired and always cold", HyDoc: "Hypothyroidism causes fatigue and cold intolerance.", Method: "hyde", LLM: "gpt4"}}
+	eq, err := retrieve.Expand(qs, gens)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("BM25 text: %s\ndense: %q + %q averaged: %v\n", eq[0].Text, eq[0].Dense.Query, eq[0].Dense.Gen, eq[0].Dense.Average)
+	// Output:
+	// BM25 text: Hypothyroidism causes fatigue and cold intolerance.
+	// dense: "tired and always cold" + "Hypothyroidism causes fatigue and cold intolerance." averaged: true
 }
