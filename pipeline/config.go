@@ -264,6 +264,11 @@ func (c Config) describe() map[string]any {
 		m = c.Retrievers[0].Describe()
 	}
 	m["top_k"] = c.TopK
+	if c.Name != "" {
+		// The display name is the system's identity in leaderboards: a
+		// renamed system is rewritten, not reused under its old name.
+		m["name"] = c.Name
+	}
 	if c.GAR.Method != "" {
 		m["gar_method"] = c.GAR.Method
 		m["gar_llm"] = c.GAR.LLM

@@ -101,6 +101,11 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		m.Task.Source, m.Task.SourceGiven = abs, task.Dir
 	}
 	m.Config = cfg.describe()
+	if opt.AllowMissingDocs {
+		// Judgments of missing documents were accepted and run files may
+		// have been cut to the task: not the run the flag's absence makes.
+		m.Config["allow_missing_docs"] = true
+	}
 	m.Name = cfg.Name
 	if commit := HubCommit(task.Dir); commit != "" {
 		m.Task.Revision = commit // what a branch such as "main" resolved to
@@ -282,7 +287,7 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 	} else if len(removed) > 0 {
 		logf(opt.Log, "%s: removed %d temporary %s an interrupted run left (%s)", dir, len(removed), errtext.Plural(len(removed), "file", "files"), strings.Join(removed, ", "))
 	}
-	if _, err := reuse.Sweep(filepath.Join(dir, StagesDir)); err != nil {
+	if _, err := reuse.SweepTree(filepath.Join(dir, StagesDir)); err != nil {
 		return nil, false, err
 	}
 	prev, err := results.ReadManifest(filepath.Join(dir, ManifestFile))

@@ -37,6 +37,7 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	// changes only what follows (the final depth) reuses the stage.
 	described := cfg.describe()
 	delete(described, "top_k")
+	delete(described, "name")
 	fp := stageFingerprint(dataFP, map[string]any{"stages": described, "retrieval_depth": depth}, ro.Depth)
 	st := opt.stages()
 	const file = "rerank.trec"

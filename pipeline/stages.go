@@ -171,7 +171,7 @@ func (s stages) run(name, fp string, keep bool, produce func() (ir.Run, error)) 
 	if err := st.Begin(); err != nil {
 		return nil, err
 	}
-	if err := trec.WriteRunFile(path, run, name); err != nil {
+	if err := trec.WriteRunFile(path, run, runTag(name)); err != nil {
 		return nil, err
 	}
 	return run, st.Keep(fp, file)

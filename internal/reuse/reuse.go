@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,4 +148,27 @@ func Sweep(dir string) ([]string, error) {
 	}
 	slices.Sort(removed)
 	return removed, nil
+}
+
+// SweepTree is Sweep for dir and every directory below it.
+func SweepTree(dir string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && p == dir {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		names, err := Sweep(p)
+		for _, n := range names {
+			rel, _ := filepath.Rel(dir, filepath.Join(p, n))
+			removed = append(removed, rel)
+		}
+		return err
+	})
+	return removed, err
 }

@@ -64,3 +64,18 @@ func TestSweepRemovesTemporaries(t *testing.T) {
 		t.Fatalf("missing dir: %v %v", removed, err)
 	}
 }
+
+func TestSweepTree(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "expand", "hyde", "m"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".fuse.trec.tmp-1"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "expand", "hyde", "m", ".query_with_hydoc.jsonl.tmp-2"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "expand", "hyde", "m", "query_with_hydoc.jsonl"), nil, 0o644)
+	removed, err := SweepTree(dir)
+	if err != nil || !reflect.DeepEqual(removed, []string{".fuse.trec.tmp-1", filepath.Join("expand", "hyde", "m", ".query_with_hydoc.jsonl.tmp-2")}) {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	if removed, err := SweepTree(filepath.Join(dir, "missing")); err != nil || removed != nil {
+		t.Fatalf("missing dir: %v %v", removed, err)
+	}
+}
