@@ -88,6 +88,9 @@ type Index struct {
 	docLen  []int32
 	total   int64 // tokens in the whole corpus
 	vocab   map[string]int32
+	// dict looks terms up when vocab is nil: an index opened from a
+	// stored form (FromArrays) brings its own term dictionary.
+	dict    func(term string) (int32, bool)
 	df      []int32
 	off     []int64 // postings of term t are [off[t], off[t+1])
 	postDoc []int32
@@ -101,8 +104,21 @@ type Index struct {
 	normInv  []float32
 	docCount int
 	// tieRank orders equal scores: a smaller rank wins. R2MED and bm25s keep
-	// corpus order (Python's stable sort), Anserini breaks ties by doc id.
+	// corpus order (Python's stable sort; tieRank nil), Anserini breaks ties
+	// by doc id.
 	tieRank []int32
+}
+
+// lookup returns a term's id.
+func (ix *Index) lookup(term string) (int32, bool) {
+	if ix.vocab != nil {
+		id, ok := ix.vocab[term]
+		return id, ok
+	}
+	if ix.dict != nil {
+		return ix.dict(term)
+	}
+	return 0, false
 }
 
 // Params returns the index's scoring parameters.
@@ -127,7 +143,7 @@ func (ix *Index) AvgDocLen() float64 {
 
 // DocFreq returns the number of documents containing term (0 if unknown).
 func (ix *Index) DocFreq(term string) int {
-	if id, ok := ix.vocab[term]; ok {
+	if id, ok := ix.lookup(term); ok {
 		return int(ix.df[id])
 	}
 	return 0

@@ -129,9 +129,20 @@ func TestParamsValidation(t *testing.T) {
 	}
 }
 
-// TestMatchesExhaustiveScoring checks the accumulator search, its reuse
-// across queries and the heap against scoring every document directly.
+// TestMatchesExhaustiveScoring checks the windowed accumulator search, its
+// reuse across queries and the heap against scoring every document
+// directly, with windows narrower than the corpus (one not a multiple of
+// 64, so the bitset's last word is partly used) and wider than it, and
+// with Lucene's doc-id tie order.
 func TestMatchesExhaustiveScoring(t *testing.T) {
+	defer func(w int) { windowDocs = w }(windowDocs)
+	for _, w := range []int{64, 100, 1000, 4096} {
+		windowDocs = w
+		t.Run(fmt.Sprint("window=", w), testMatchesExhaustiveScoring)
+	}
+}
+
+func testMatchesExhaustiveScoring(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := make([]string, 300)
 	for i := range vocab {
@@ -144,8 +155,16 @@ func TestMatchesExhaustiveScoring(t *testing.T) {
 			docs[i] = append(docs[i], zipf())
 		}
 	}
+	ids := make([]string, len(docs))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("doc%d", (i*7919)%len(docs)) // id order differs from corpus order
+	}
 	for _, sc := range Schemes() {
-		ix := build(t, docs, DefaultParams(sc), nil)
+		var idl []string
+		if sc == Lucene {
+			idl = ids
+		}
+		ix := build(t, docs, DefaultParams(sc), idl)
 		s := ix.NewSearcher()
 		for q := range 50 {
 			var query []string
@@ -227,6 +246,9 @@ func exhaustive(ix *Index, query []string, k int) []Hit {
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].Score != all[j].Score {
 			return all[i].Score > all[j].Score
+		}
+		if ix.tieRank == nil {
+			return all[i].Doc < all[j].Doc
 		}
 		return ix.tieRank[all[i].Doc] < ix.tieRank[all[j].Doc]
 	})

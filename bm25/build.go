@@ -236,10 +236,6 @@ func (ix *Index) computeWeights(opt BuildOptions) {
 	n := ix.numDocs
 	nt := len(ix.df)
 	ix.idf = make([]float64, nt)
-	ix.tieRank = make([]int32, n)
-	for i := range ix.tieRank {
-		ix.tieRank[i] = int32(i)
-	}
 	switch p.Scheme {
 	case R2MED:
 		// gensim: idf = ln(N+1) − ln(df+0.5); avgdl = num_pos / num_docs.
@@ -300,6 +296,7 @@ func (ix *Index) computeWeights(opt BuildOptions) {
 				order[i] = int32(i)
 			}
 			slices.SortFunc(order, func(a, b int32) int { return strings.Compare(opt.IDs[a], opt.IDs[b]) })
+			ix.tieRank = make([]int32, n)
 			for r, d := range order {
 				ix.tieRank[d] = int32(r)
 			}

@@ -181,3 +181,44 @@ func BenchmarkInt8Search(b *testing.B) {
 func BenchmarkBinarySearch(b *testing.B) {
 	benchQuant(b, "binary", func(dim int) int { return (dim + 63) / 64 * 8 })
 }
+
+// BenchmarkFlatBatch is the side of the FAISS comparison
+// (bench/faiss/flat_ip.py: IndexFlatIP over the same shapes): 100k × 768
+// cosine rows, top 100 of 1, 100 and 1,000 queries, on 1 and 2 workers.
+// "3q" is Search as it runs, three queries per pass over the rows;
+// "1q" scores one query per pass (the kernel before the three-query one),
+// for comparison.
+//
+//	go test ./vector -run '^$' -bench FlatBatch -benchtime 3x -count 3
+func BenchmarkFlatBatch(b *testing.B) {
+	const n, dim = 100_000, 768
+	for _, w := range []int{1, 2} {
+		for _, nq := range []int{1, 100, 1000} {
+			for _, kind := range []string{"3q", "1q"} {
+				if nq == 1 && kind == "1q" {
+					continue // one query is scored one query at a time anyway
+				}
+				b.Run(fmt.Sprintf("q=%d/w=%d/%s", nq, w, kind), func(b *testing.B) {
+					f := synthFlat(n, dim)
+					qs := benchQueries(nq, dim)
+					b.ResetTimer()
+					for b.Loop() {
+						if kind == "3q" {
+							if _, err := f.Search(qs, 100, SearchOptions{Workers: w}); err != nil {
+								b.Fatal(err)
+							}
+							continue
+						}
+						pq, err := f.prepare(qs, 100, SearchOptions{})
+						if err != nil {
+							b.Fatal(err)
+						}
+						one := struct{ kernel }{&floatKernel{f: f, q: pq}} // hides score3
+						scan(one, f.Len(), len(pq), 100, nil, f.ranks(), w, f.dim*4)
+					}
+					b.ReportMetric(float64(nq*b.N)/b.Elapsed().Seconds(), "queries/s")
+				})
+			}
+		}
+	}
+}

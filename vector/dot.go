@@ -1,5 +1,7 @@
 package vector
 
+import "github.com/viterin/vek/vek32"
+
 // maxQ16 bounds the int16 query weights of the int8 kernel: 12 bits of
 // query precision, while a kernel lane (Σ of pairs of products, each pair
 // ≤ 2·2047·128 < 2^19) cannot overflow int32 for rows up to 2^16 dims.
@@ -25,4 +27,16 @@ func dotQ16Go(q []int16, c []int8) int32 {
 		s0 += int32(q[i]) * int32(c[i])
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// dot3RowsGo is dot3Rows one dot product at a time: the portable path,
+// and the reference the AVX2 kernel is tested against.
+func dot3RowsGo(q0, q1, q2, rows, out0, out1, out2 []float32) {
+	d := len(q0)
+	for r := range out0 {
+		row := rows[r*d : (r+1)*d]
+		out0[r] = vek32.Dot(q0, row)
+		out1[r] = vek32.Dot(q1, row)
+		out2[r] = vek32.Dot(q2, row)
+	}
 }

@@ -2,12 +2,24 @@
 
 package vector
 
-import "golang.org/x/sys/cpu"
+import (
+	"runtime"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:noescape
 func dotQ16AVX2(q *int16, c *int8, n int) int32
 
+//go:noescape
+func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
+
 var haveAVX2 = cpu.X86.HasAVX2
+
+// haveDot3 is the condition under which vek32.Dot runs its AVX2 kernel,
+// whose summation order dot3RowsAVX2 reproduces; elsewhere vek sums in
+// plain Go and so does dot3Rows.
+var haveDot3 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && runtime.GOOS != "darwin"
 
 // dotQ16 returns Σ q[i]·c[i] over len(q) elements; c must be at least as
 // long, |q[i]| ≤ maxQ16 and len(q) ≤ maxDotQ16Len.
@@ -20,4 +32,18 @@ func dotQ16(q []int16, c []int8) int32 {
 		return dotQ16AVX2(&q[0], &c[0], len(q))
 	}
 	return dotQ16Go(q, c)
+}
+
+// dot3Rows sets out_k[r] = vek32.Dot(q_k, row r) for the len(out0) rows
+// of len(q0) components at the start of rows, bit for bit, reading each
+// row once for the three queries.
+func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
+	dim, n := len(q0), len(out0)
+	if !haveDot3 || n == 0 || dim == 0 {
+		dot3RowsGo(q0, q1, q2, rows, out0, out1, out2)
+		return
+	}
+	_, _, _ = q1[dim-1], q2[dim-1], rows[n*dim-1]
+	_, _ = out1[n-1], out2[n-1]
+	dot3RowsAVX2(&q0[0], &q1[0], &q2[0], &rows[0], dim, n, &out0[0], &out1[0], &out2[0])
 }

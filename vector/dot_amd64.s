@@ -78,3 +78,126 @@ reduce:
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
+
+// func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
+//
+// Scores three queries against n consecutive rows of dim float32 each:
+// out_k[r] = q_k · rows[r]. Each (query, row) pair is summed exactly as
+// vek's Dot_AVX2_F32 sums it — four 8-lane FMA accumulators over 32
+// elements per step, reduced as ((a0+a1)+a2)+a3, then high half + low
+// half, then the 64-bit halves, then the two lanes, then the remaining
+// dim mod 32 elements by scalar FMA in order (all of them when dim < 32)
+// — so every score is bit-identical to vek32.Dot's, while each row is
+// loaded once for three queries: 12 accumulators in Y0–Y11, the row's 32
+// elements in Y12–Y15, the queries read from L1 as memory operands.
+TEXT ·dot3RowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ q0+0(FP), R8
+	MOVQ q1+8(FP), R9
+	MOVQ q2+16(FP), R10
+	MOVQ rows+24(FP), SI
+	MOVQ dim+32(FP), DX
+	MOVQ n+40(FP), BX
+	MOVQ out0+48(FP), R11
+	MOVQ out1+56(FP), R12
+	MOVQ out2+64(FP), R13
+	MOVQ DX, AX
+	ANDQ $-32, AX
+	MOVQ DX, R14
+	SHLQ $2, R14
+	TESTQ BX, BX
+	JE   dot3done
+
+dot3row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	XORQ CX, CX
+	TESTQ AX, AX
+	JE   dot3tail
+
+dot3loop:
+	VMOVUPS (SI)(CX*4), Y12
+	VMOVUPS 32(SI)(CX*4), Y13
+	VMOVUPS 64(SI)(CX*4), Y14
+	VMOVUPS 96(SI)(CX*4), Y15
+	VFMADD231PS (R8)(CX*4), Y12, Y0
+	VFMADD231PS 32(R8)(CX*4), Y13, Y1
+	VFMADD231PS 64(R8)(CX*4), Y14, Y2
+	VFMADD231PS 96(R8)(CX*4), Y15, Y3
+	VFMADD231PS (R9)(CX*4), Y12, Y4
+	VFMADD231PS 32(R9)(CX*4), Y13, Y5
+	VFMADD231PS 64(R9)(CX*4), Y14, Y6
+	VFMADD231PS 96(R9)(CX*4), Y15, Y7
+	VFMADD231PS (R10)(CX*4), Y12, Y8
+	VFMADD231PS 32(R10)(CX*4), Y13, Y9
+	VFMADD231PS 64(R10)(CX*4), Y14, Y10
+	VFMADD231PS 96(R10)(CX*4), Y15, Y11
+	ADDQ $32, CX
+	CMPQ CX, AX
+	JNE  dot3loop
+
+	VADDPS       Y0, Y1, Y0
+	VADDPS       Y0, Y2, Y0
+	VADDPS       Y0, Y3, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDPS       Y4, Y5, Y4
+	VADDPS       Y4, Y6, Y4
+	VADDPS       Y4, Y7, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VPERMILPD    $0x01, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VADDPS       Y8, Y9, Y8
+	VADDPS       Y8, Y10, Y8
+	VADDPS       Y8, Y11, Y8
+	VEXTRACTF128 $0x01, Y8, X9
+	VADDPS       X9, X8, X8
+	VPERMILPD    $0x01, X8, X9
+	VADDPS       X9, X8, X8
+	VMOVSHDUP    X8, X9
+	VADDSS       X9, X8, X8
+
+dot3tail:
+	MOVQ AX, CX
+	CMPQ CX, DX
+	JE   dot3store
+
+dot3scalar:
+	VMOVSS      (SI)(CX*4), X12
+	VFMADD231SS (R8)(CX*4), X12, X0
+	VFMADD231SS (R9)(CX*4), X12, X4
+	VFMADD231SS (R10)(CX*4), X12, X8
+	INCQ        CX
+	CMPQ        CX, DX
+	JNE         dot3scalar
+
+dot3store:
+	VMOVSS X0, (R11)
+	VMOVSS X4, (R12)
+	VMOVSS X8, (R13)
+	ADDQ   $4, R11
+	ADDQ   $4, R12
+	ADDQ   $4, R13
+	ADDQ   R14, SI
+	DECQ   BX
+	JNE    dot3row
+
+dot3done:
+	VZEROUPPER
+	RET

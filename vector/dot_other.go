@@ -3,3 +3,7 @@
 package vector
 
 func dotQ16(q []int16, c []int8) int32 { return dotQ16Go(q, c) }
+
+func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
+	dot3RowsGo(q0, q1, q2, rows, out0, out1, out2)
+}

@@ -56,6 +56,9 @@ type Flat struct {
 	data   []float32
 	ids    []string
 	index  map[string]int32
+	// lazyIndex, when set, builds index on first use (stores made by
+	// FromRows, which open in milliseconds and may never need it).
+	lazyIndex *sync.Once
 
 	rankOnce *sync.Once
 	rank     []int32 // rank[i]: position of ids[i] in byte order, for ties
@@ -114,8 +117,23 @@ func (f *Flat) Row(i int) []float32 { return f.data[i*f.dim : (i+1)*f.dim : (i+1
 
 // Lookup returns the row index of id.
 func (f *Flat) Lookup(id string) (int, bool) {
-	i, ok := f.index[id]
+	i, ok := f.idIndex()[id]
 	return int(i), ok
+}
+
+// idIndex returns the id → row map, building it first for a store made by
+// FromRows.
+func (f *Flat) idIndex() map[string]int32 {
+	if f.lazyIndex != nil {
+		f.lazyIndex.Do(func() {
+			m := make(map[string]int32, len(f.ids))
+			for i, id := range f.ids {
+				m[id] = int32(i)
+			}
+			f.index = m
+		})
+	}
+	return f.index
 }
 
 // Grow makes room for n more rows without reallocating.
@@ -146,7 +164,7 @@ func (f *Flat) Add(id string, v []float32) error {
 	if len(v) != f.dim {
 		return fmt.Errorf("vector: add %q: %w: vector has %d dimensions, store has %d", id, ErrDim, len(v), f.dim)
 	}
-	if f.index == nil {
+	if f.idIndex() == nil {
 		f.index = make(map[string]int32, len(f.ids)+1)
 	}
 	if _, dup := f.index[id]; dup {
@@ -256,7 +274,9 @@ func (f *Flat) prepare(queries [][]float32, k int, opts SearchOptions) ([][]floa
 	return prepareQueries(queries, f.dim, f.metric)
 }
 
-// floatKernel scores float32 rows with vek's AVX2 dot product.
+// floatKernel scores float32 rows with vek's AVX2 dot product, or three
+// queries at a time with dot3Rows, which gives the same scores bit for
+// bit.
 type floatKernel struct {
 	f *Flat
 	q [][]float32
@@ -269,6 +289,11 @@ func (k *floatKernel) score(qi, lo, hi int, out []float32) {
 	for r := lo; r < hi; r++ {
 		out[r-lo] = vek32.Dot(q, data[r*d:(r+1)*d])
 	}
+}
+
+func (k *floatKernel) score3(qi, lo, hi int, out0, out1, out2 []float32) {
+	d := k.f.dim
+	dot3Rows(k.q[qi], k.q[qi+1], k.q[qi+2], k.f.data[lo*d:hi*d], out0, out1, out2)
 }
 
 // Score returns the exact score of query q (as Search would compute it)

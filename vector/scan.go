@@ -106,6 +106,15 @@ type kernel interface {
 	score(qi, lo, hi int, out []float32)
 }
 
+// kernel3 is a kernel that can also score three queries in one pass over
+// the rows, each exactly as score would: batch search then reads each row
+// once per three queries, so that it is bound by arithmetic rather than by
+// loading rows.
+type kernel3 interface {
+	kernel
+	score3(qi, lo, hi int, out0, out1, out2 []float32)
+}
+
 type cand struct {
 	score float32
 	idx   int32
@@ -212,11 +221,12 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 	workers = max(1, min(workers, nchunks))
 	batch := max(1, min(nq, maxHeapEntries/(workers*kk)))
 
+	k3, _ := kern.(kernel3)
 	heaps := make([][]topk, workers)
 	scratch := make([][]float32, workers)
 	for w := range workers {
 		heaps[w] = make([]topk, batch)
-		scratch[w] = make([]float32, chunk)
+		scratch[w] = make([]float32, 3*chunk)
 	}
 	for q0 := 0; q0 < nq; q0 += batch {
 		q1 := min(nq, q0+batch)
@@ -237,14 +247,24 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 					}
 					lo := c * chunk
 					hi := min(n, lo+chunk)
-					sc := buf[:hi-lo]
-					for qi := q0; qi < q1; qi++ {
-						kern.score(qi, lo, hi, sc)
-						var e []int32
-						if ex != nil {
-							e = ex[qi]
+					m := hi - lo
+					sc := [3][]float32{buf[:m], buf[chunk : chunk+m], buf[2*chunk : 2*chunk+m]}
+					for qi := q0; qi < q1; {
+						nb := 1
+						if k3 != nil && q1-qi >= 3 {
+							k3.score3(qi, lo, hi, sc[0], sc[1], sc[2])
+							nb = 3
+						} else {
+							kern.score(qi, lo, hi, sc[0])
 						}
-						hs[qi-q0].feed(lo, sc, e)
+						for b := range nb {
+							var e []int32
+							if ex != nil {
+								e = ex[qi+b]
+							}
+							hs[qi+b-q0].feed(lo, sc[b], e)
+						}
+						qi += nb
 					}
 				}
 			}(hs, scratch[w])

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/index"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
+)
+
+func init() { register(newIndexCmd) }
+
+func newIndexCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Build and inspect stored indexes (one file: documents, BM25 postings, vectors)",
+		Long: `An index file holds a task's documents and a way of searching them — BM25
+postings with the analyzer and scheme they were built with — in one
+versioned, checksummed file that opens by memory map in milliseconds and
+searches exactly as building the index in memory does.`,
+	}
+	cmd.AddCommand(newIndexBuildCmd(), newIndexInfoCmd())
+	return cmd
+}
+
+func newIndexBuildCmd() *cobra.Command {
+	var d dataFlags
+	var out, retriever, scheme, analyzer string
+	var k1, b float64
+	var workers int
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "build (--task T | --data DIR [--split S]) --retriever bm25 --out INDEX",
+		Short: "Index a task's corpus into one file",
+		Example: `  r2med index build --task demo --out demo.idx
+  r2med index build --data ../shared/data/nfcorpus --split test --bm25 lucene --out nfcorpus-lucene.idx
+  r2med index build --task all --out indexes/          # one INDEX/TASK.idx per task`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return fmt.Errorf("--out INDEX is required: the index file to write")
+			}
+			switch retriever {
+			case "bm25":
+			case "dense":
+				return fmt.Errorf("--retriever dense: building an index needs the dense retriever's embedding of the corpus, which this command does not do yet; build a BM25 index (--retriever bm25), or write the vectors with the index package (index.Write with Contents.Dense)")
+			default:
+				return fmt.Errorf("--retriever %q: want bm25 or dense", retriever)
+			}
+			sc, err := bm25.ParseScheme(scheme)
+			if err != nil {
+				return err
+			}
+			p := bm25.DefaultParams(sc)
+			if cmd.Flags().Changed("k1") {
+				p.K1 = k1
+			}
+			if cmd.Flags().Changed("b") {
+				p.B = b
+			}
+			srcs, err := d.sources()
+			if err != nil {
+				return err
+			}
+			bars := progress.Auto(quiet)
+			for _, src := range srcs {
+				task, err := src.Load(cmd.Context())
+				if err != nil {
+					return err
+				}
+				path := out
+				if len(srcs) > 1 {
+					path = filepath.Join(out, task.Name+".idx")
+				}
+				bar := bars.New(len(task.Corpus), "indexing "+task.Name)
+				ix, err := index.BuildBM25(task.Corpus, analyzer, p, bm25.BuildOptions{Workers: workers, Progress: bar.Add})
+				bar.Done()
+				if err != nil {
+					return fmt.Errorf("%s: %w", task.Name, err)
+				}
+				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d), BM25: ix, Analyzer: analyzer}
+				if err := index.Write(path, c); err != nil {
+					return err
+				}
+				st, err := os.Stat(path)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%d documents\t%d terms\t%d postings\t%s\n",
+					path, task.Name, len(task.Corpus), ix.NumTerms(), ix.NumPostings(), humanBytes(st.Size()))
+			}
+			return nil
+		},
+	}
+	addDataFlags(cmd, &d)
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "index file to write (with several tasks: a directory, one TASK.idx each)")
+	f.StringVar(&retriever, "retriever", "bm25", "what the index searches by: bm25")
+	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring, stored in the postings: r2med, lucene, robertson (as r2med run --bm25)")
+	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's)")
+	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's)")
+	f.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer for documents (and, when searching, queries)")
+	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "documents analyzed in parallel")
+	f.BoolVar(&quiet, "quiet", false, "no progress bars")
+	return cmd
+}
+
+// indexSource records where an index's documents came from.
+func indexSource(task *ir.Task, d dataFlags) map[string]any {
+	src := map[string]any{"task": task.Name}
+	if d.data != "" {
+		src["data"] = d.data
+	}
+	if task.Split != "" {
+		src["split"] = task.Split
+	}
+	if task.Layout != "" {
+		src["layout"] = string(task.Layout)
+	}
+	return src
+}
+
+func newIndexInfoCmd() *cobra.Command {
+	var verify, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info INDEX",
+		Short: "Print what an index file holds",
+		Example: `  r2med index info demo.idx
+  r2med index info --verify demo.idx     # also check every checksum and the postings
+  r2med index info --json demo.idx`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ix, err := index.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			if verify {
+				if err := ix.Verify(); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeIndexJSON(cmd.OutOrStdout(), ix, verify)
+			}
+			writeIndexInfo(cmd.OutOrStdout(), ix, verify)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&verify, "verify", false, "check every section's checksum, the postings' structure and the analyzer (reads the whole file)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the metadata and sections as JSON")
+	return cmd
+}
+
+func writeIndexInfo(w io.Writer, ix *index.Index, verified bool) {
+	m := ix.Meta()
+	size := "?"
+	if st, err := os.Stat(ix.Path()); err == nil {
+		size = humanBytes(st.Size())
+	}
+	fmt.Fprintf(w, "index      %s (format version %d, %s)\n", ix.Path(), index.Version, size)
+	fmt.Fprintf(w, "documents  %d (corpus sha256 %s)\n", m.Docs, m.CorpusSHA256)
+	if len(m.Source) > 0 {
+		keys := make([]string, 0, len(m.Source))
+		for k := range m.Source {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, m.Source[k]))
+		}
+		fmt.Fprintf(w, "source     %s\n", strings.Join(parts, " "))
+	}
+	if b := m.BM25; b != nil {
+		fmt.Fprintf(w, "bm25       scheme %s k1=%g b=%g, analyzer %s, %d terms, %d postings, %d tokens\n",
+			b.Scheme, b.K1, b.B, b.Analyzer, b.Terms, b.Postings, b.Tokens)
+	}
+	if d := m.Dense; d != nil {
+		recipe, _ := json.Marshal(d.Recipe)
+		fmt.Fprintf(w, "dense      %d dimensions, %s, stored %s, recipe %s\n", d.Dim, d.Metric, strings.Join(d.Stored, ", "), recipe)
+	}
+	fmt.Fprintln(w, "sections")
+	for _, s := range ix.Sections() {
+		when := "checked on open"
+		if s.Lazy {
+			when = "checked on first use"
+		}
+		fmt.Fprintf(w, "  %-16s %10s  %s\n", s.Name, humanBytes(s.Bytes), when)
+	}
+	if verified {
+		fmt.Fprintln(w, "verified   every checksum, the postings and the analyzer")
+	}
+}
+
+func writeIndexJSON(w io.Writer, ix *index.Index, verified bool) error {
+	type section struct {
+		Name  string `json:"name"`
+		Bytes int64  `json:"bytes"`
+		Lazy  bool   `json:"checked_on_first_use"`
+	}
+	var secs []section
+	for _, s := range ix.Sections() {
+		secs = append(secs, section{s.Name, s.Bytes, s.Lazy})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Path     string     `json:"path"`
+		Version  int        `json:"format_version"`
+		Meta     index.Meta `json:"meta"`
+		Sections []section  `json:"sections"`
+		Verified bool       `json:"verified"`
+	}{ix.Path(), index.Version, ix.Meta(), secs, verified})
+}
