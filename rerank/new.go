@@ -24,9 +24,10 @@ type Spec struct {
 	// BaseURLs are more servers of the same model: with BaseURL, one
 	// fleet that requests are spread over (httpx.Fleet).
 	BaseURLs []string
-	// PerEndpoint bounds the requests in flight to each server; 0 means
-	// no bound beyond Concurrency and the rerank workers.
-	PerEndpoint int
+	// Fleet bounds each server's requests in flight (PerEndpoint; 0: no
+	// bound beyond Concurrency and the rerank workers) and tunes how
+	// failing servers are taken out and back.
+	Fleet httpx.FleetOptions
 	// ModelDir holds model.onnx and tokenizer.json for onnx.
 	ModelDir string
 	// APIKey; empty means the provider's environment variable
@@ -60,13 +61,12 @@ func New(spec Spec) (Scorer, error) {
 		c.Replay = true
 		hc = &c
 	}
-	fleet := httpx.FleetOptions{PerEndpoint: spec.PerEndpoint}
 	switch kind {
 	case "tei":
 		if spec.BaseURL == "" && len(spec.BaseURLs) == 0 {
 			return nil, fmt.Errorf("the tei reranker needs the server's base URL (e.g. http://localhost:8080)")
 		}
-		return &TEI{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Key: spec.APIKey, Client: hc, Fleet: fleet}, nil
+		return &TEI{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Key: spec.APIKey, Client: hc, Fleet: spec.Fleet}, nil
 	case "cohere", "jina", "voyage":
 		base := spec.BaseURL
 		if base == "" && len(spec.BaseURLs) > 0 {
@@ -81,7 +81,7 @@ func New(spec Spec) (Scorer, error) {
 		} else {
 			a.BaseURLs = spec.BaseURLs[1:]
 		}
-		a.Client, a.Fleet = hc, fleet
+		a.Client, a.Fleet = hc, spec.Fleet
 		return a, nil
 	case "llm-pointwise", "llm-listwise":
 		c, err := spec.LLM()
@@ -110,6 +110,6 @@ func New(spec Spec) (Scorer, error) {
 // fleet), key, model, answer cache, usage meter and replay mode. Every
 // LLM reranker builds its client here, so all of them share those.
 func (spec Spec) LLM() (*llm.Client, error) {
-	return llm.New(llm.Options{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, PerEndpoint: spec.PerEndpoint, APIKey: spec.APIKey, Model: spec.Model,
+	return llm.New(llm.Options{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Fleet: spec.Fleet, APIKey: spec.APIKey, Model: spec.Model,
 		Cache: spec.LLMCache, HTTP: spec.HTTP, Meter: spec.Meter, Replay: spec.Replay})
 }
