@@ -50,45 +50,9 @@ func (c *Config) SetGenerate(g Generate) {
 	c.GAR = expand.Source{Method: g.Method, LLM: g.LLMName()}
 }
 
-// Fuse says how several runs become one.
-type Fuse struct {
-	Method  string    `yaml:"method"`  // "rrf" (default) or "combsum"
-	K       float64   `yaml:"k"`       // RRF constant; 0 means 60
-	Norm    string    `yaml:"norm"`    // combsum: minmax (default), zscore, none
-	Weights []float64 `yaml:"weights"` // combsum: one per retriever; nil means all 1
-	Depth   int       `yaml:"depth"`   // documents each retriever contributes; 0 means max(TopK, 100)
-}
-
-// depth is how deep each fused list is: fusing only the final top-k would
-// drop what one retriever ranks 11th and the other 1st.
-func (f Fuse) depth(topK int) int {
-	if f.Depth > 0 {
-		return f.Depth
-	}
-	return max(topK, 100)
-}
-
-// method is the fusion method's name, "rrf" when none is given.
-func (f Fuse) method() string {
-	if m := strings.ToLower(f.Method); m != "" {
-		return m
-	}
-	return "rrf"
-}
-
-func (f Fuse) k() float64 {
-	if f.K == 0 {
-		return 60
-	}
-	return f.K
-}
-
-func (f Fuse) norm() (fusion.Norm, error) {
-	if f.Norm == "" {
-		return fusion.MinMax, nil
-	}
-	return fusion.ParseNorm(f.Norm)
-}
+// Fuse says how several runs become one: fusion's Spec, so that the
+// search service fuses by the same rules.
+type Fuse = fusion.Spec
 
 // Rerank describes a reranking stage.
 type Rerank struct {
@@ -136,7 +100,7 @@ func (c Config) RetrieverName() string {
 	if !c.fused() {
 		return strings.Join(names, "")
 	}
-	return c.Fuse.method() + "(" + strings.Join(names, ",") + ")"
+	return c.Fuse.Name() + "(" + strings.Join(names, ",") + ")"
 }
 
 // ModelName names the whole system in run tags: Name when set, else the
@@ -215,20 +179,12 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.fused() {
-		switch c.Fuse.method() {
-		case "rrf":
-			if c.Fuse.K < 0 {
-				return keyErrorf("fuse.k", "RRF k must be ≥ 0, got %v", c.Fuse.K)
+		if err := c.Fuse.Validate(len(c.Retrievers)); err != nil {
+			var fe *fusion.FieldError
+			if errors.As(err, &fe) {
+				return keyErrorf("fuse."+fe.Field, "%v", fe.Err)
 			}
-		case "combsum":
-			if _, err := c.Fuse.norm(); err != nil {
-				return keyErrorf("fuse.norm", "%v", err)
-			}
-			if c.Fuse.Weights != nil && len(c.Fuse.Weights) != len(c.Retrievers) {
-				return keyErrorf("fuse.weights", "%d fusion weights for %d retrievers; give one per retriever", len(c.Fuse.Weights), len(c.Retrievers))
-			}
-		default:
-			return keyErrorf("fuse.method", "unknown fusion method %q (rrf or combsum)", c.Fuse.Method)
+			return err
 		}
 	}
 	if c.Rerank.Kind != "" && c.Rerank.Depth < 0 {
@@ -259,7 +215,7 @@ func (c Config) describe() map[string]any {
 		for _, r := range c.Retrievers {
 			rs = append(rs, r.Describe())
 		}
-		m = map[string]any{"retrievers": rs, "fusion": c.Fuse.describe()}
+		m = map[string]any{"retrievers": rs, "fusion": c.Fuse.Describe()}
 	} else {
 		m = c.Retrievers[0].Describe()
 	}
@@ -288,23 +244,6 @@ func (c Config) describe() map[string]any {
 			r["without_safeguard"] = true
 		}
 		m["rerank"] = r
-	}
-	return m
-}
-
-func (f Fuse) describe() map[string]any {
-	m := map[string]any{"method": f.method()}
-	if m["method"] == "rrf" {
-		m["k"] = f.k()
-	} else {
-		n, _ := f.norm()
-		m["norm"] = n.String()
-		if f.Weights != nil {
-			m["weights"] = f.Weights
-		}
-	}
-	if f.Depth > 0 {
-		m["depth"] = f.Depth
 	}
 	return m
 }

@@ -128,7 +128,7 @@ func TestHybridFusesRetrievers(t *testing.T) {
 		if fu.Method == "combsum" {
 			want = fusion.CombSUM([]ir.Run{a, b}, fu.Weights, fusion.ZScore, 100)
 		} else {
-			want = fusion.RRF([]ir.Run{a, b}, fu.k(), 100)
+			want = fusion.RRF([]ir.Run{a, b}, fu.RRFK(), 100)
 		}
 		for qid, hits := range want {
 			want[qid] = hits[:min(10, len(hits))]

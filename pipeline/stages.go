@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
@@ -39,7 +38,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	multi := cfg.fused() || cfg.Rerank.Kind != ""
 	depth := cfg.TopK
 	if cfg.fused() {
-		depth = cfg.Fuse.depth(cfg.TopK)
+		depth = cfg.Fuse.DepthFor(cfg.TopK)
 	}
 	if cfg.Rerank.Kind != "" {
 		depth = max(depth, cfg.Rerank.depth())
@@ -74,10 +73,10 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	}
 	run := runs[0]
 	if cfg.fused() {
-		fp := stageFingerprint(base, map[string]any{"retrievers": described, "fusion": cfg.Fuse.describe()}, depth)
+		fp := stageFingerprint(base, map[string]any{"retrievers": described, "fusion": cfg.Fuse.Describe()}, depth)
 		if err := m.Time("fuse", func() error {
 			var err error
-			run, err = st.run("fuse", fp, true, func() (ir.Run, error) { return fuse(runs, cfg.Fuse, depth) })
+			run, err = st.run("fuse", fp, true, func() (ir.Run, error) { return cfg.Fuse.Fuse(runs, depth) })
 			return err
 		}); err != nil {
 			return nil, err
@@ -98,20 +97,6 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 		}
 	}
 	return run, nil
-}
-
-func fuse(runs []ir.Run, f Fuse, depth int) (ir.Run, error) {
-	switch f.method() {
-	case "rrf":
-		return fusion.RRF(runs, f.k(), depth), nil
-	case "combsum":
-		n, err := f.norm()
-		if err != nil {
-			return nil, err
-		}
-		return fusion.CombSUM(runs, f.Weights, n, depth), nil
-	}
-	return nil, fmt.Errorf("unknown fusion method %q (rrf or combsum)", f.Method)
 }
 
 // stages keeps stage outputs in Options.Out/stages by the reuse rule: a
