@@ -206,7 +206,7 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 		return nil, err
 	}
 	req := llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
-	subject, err := subjectOf(task.Name, g)
+	subject, err := SubjectOf(task.Name, g)
 	if err != nil {
 		return nil, err
 	}
@@ -275,9 +275,9 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Gener
 	return expand.NewResult(task, agent.Generations(task.Queries, traces, label), m), nil
 }
 
-// subjectOf is how prompts address the task's queries: the task's own
+// SubjectOf is how prompts address the task's queries: the task's own
 // style and domain, or the ones given.
-func subjectOf(task string, g Generate) (expand.Subject, error) {
+func SubjectOf(task string, g Generate) (expand.Subject, error) {
 	s, err := expand.SubjectOf(task)
 	if err != nil && g.Style == "" {
 		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts; r2med run: --gar-style and --gar-domain; a pipeline file: style: and domain: under expand: generate:)", err)

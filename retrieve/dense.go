@@ -182,6 +182,22 @@ func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 	return dr, nil
 }
 
+// Over is the retriever over document vectors made elsewhere (a stored
+// index) with d's recipe: only queries are embedded. docs must hold the
+// vectors d's recipe makes of task's corpus, in the form d.Quantize
+// names; d.Rescore applies as in New.
+func (d Dense) Over(ctx context.Context, task string, docs vector.Index, env Env) (Retriever, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newDenseRecipe(ctx, d, task, env)
+	if err != nil {
+		return nil, err
+	}
+	env.note("dense_recipe", r.describe())
+	return &denseRetriever{recipe: r, env: env, index: docs}, nil
+}
+
 // denseRetriever searches embedded documents.
 type denseRetriever struct {
 	recipe *denseRecipe
