@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,7 +255,10 @@ func (s *Service) getSearch(w http.ResponseWriter, r *http.Request) {
 // parseSearchQuery reads GET /v1/search's parameters; an unknown one is
 // an error (a misspelt ?retreiver= must not fall back to the default).
 func parseSearchQuery(r *http.Request) (Request, error) {
-	v := r.URL.Query()
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return Request{}, badRequest("query string: %v", err)
+	}
 	for name := range v {
 		if !slices.Contains(searchParams, name) {
 			return Request{}, badRequest("unknown parameter %q; the parameters are %s", name, strings.Join(searchParams, ", "))
@@ -267,7 +271,6 @@ func parseSearchQuery(r *http.Request) (Request, error) {
 		return v.Get(name), nil
 	}
 	var req Request
-	var err error
 	num := func(name string, dst *int) {
 		s, e := one(name)
 		if e != nil || s == "" {
@@ -351,13 +354,18 @@ func parseSearchQuery(r *http.Request) (Request, error) {
 }
 
 func (s *Service) getDoc(w http.ResponseWriter, r *http.Request) {
-	for name := range r.URL.Query() {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, badRequest("query string: %v", err))
+		return
+	}
+	for name := range v {
 		if name != "retriever" {
 			writeError(w, badRequest("unknown parameter %q; the parameter is retriever", name))
 			return
 		}
 	}
-	d, err := s.Doc(r.PathValue("id"), r.URL.Query().Get("retriever"))
+	d, err := s.Doc(r.PathValue("id"), v.Get("retriever"))
 	if err != nil {
 		writeError(w, err)
 		return

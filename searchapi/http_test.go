@@ -122,6 +122,7 @@ func TestLimits(t *testing.T) {
 		{"q=fever&rerank=maybe", 400, "want true or false"},
 		{"q=fever&retriever=" + r.svc.Retrievers()[0].Name, 200, ""},
 		{"q=" + url.QueryEscape("\xff\xfe"), 400, "not valid UTF-8"},
+		{"q=%zz", 400, "query string"},
 	} {
 		code, _, body := get(t, u+"?"+c.query)
 		if code != c.code || !strings.Contains(body, c.msg) {

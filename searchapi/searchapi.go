@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
@@ -161,6 +162,19 @@ type Service struct {
 func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err error) {
 	if len(files) == 0 {
 		return nil, errors.New("no index to serve: give one or more index files (r2med index build writes them)")
+	}
+	if g := opt.GAR; g != nil {
+		if g.LLM == nil || g.Label == "" {
+			return nil, errors.New("expansions need an LLM and its label")
+		}
+		if g.Subject == nil {
+			g2 := *g
+			g2.Subject = expand.SubjectOf
+			opt.GAR = &g2
+		}
+	}
+	if opt.Rerank != nil && (opt.Rerank.Scorer == nil || opt.Rerank.Name == "") {
+		return nil, errors.New("a reranker needs its scorer and its name")
 	}
 	s := &Service{opt: opt, limits: opt.Limits.orDefault(), byName: map[string]*retriever{}, metrics: newMetrics()}
 	defer func() {
