@@ -39,7 +39,7 @@ const retrieverFlag = "retriever"
 func pipelineFlags() []flagDef {
 	i, f, b := retrieve.Int, retrieve.Float, retrieve.Bool
 	defs := []flagDef{
-		{name: retrieverFlag, path: []string{"retrieve"}, def: "bm25", usage: "retriever: " + retrieve.Usage() + "; several, comma-separated, are fused (--fuse)"},
+		{name: retrieverFlag, path: []string{"retrieve"}, def: "bm25", usage: retrieverUsage()},
 		{name: "name", path: []string{"name"}, usage: "the system's display name in results files and leaderboards (default: derived from the stages, e.g. rrf(bm25,bge))"},
 		{name: "top-k", path: []string{"top_k"}, typ: i, def: "100", usage: "documents kept per query"},
 		{name: "gar", path: []string{"expand", "method"}, usage: "generation-augmented retrieval with published LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl)"},
@@ -67,6 +67,15 @@ func pipelineFlags() []flagDef {
 		}
 	}
 	return defs
+}
+
+// retrieverUsage describes --retriever from the registered kinds.
+func retrieverUsage() string {
+	var parts []string
+	for _, k := range retrieve.Kinds() {
+		parts = append(parts, k.Usage+": "+k.Help)
+	}
+	return "retriever; several, comma-separated, are fused (--fuse). " + strings.Join(parts, "; ")
 }
 
 // AddFlags defines the pipeline's flags on fs.

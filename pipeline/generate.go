@@ -221,7 +221,7 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 	if err != nil {
 		return nil, err
 	}
-	cfg := expand.GenerateConfig{Method: g.Method, LLM: label, Subject: subject, Prompts: prompts, Request: req, Settings: describeLLM(client, req)}
+	cfg := expand.GenerateConfig{Method: g.Method, LLM: label, Subject: subject, Prompts: prompts, Request: req, Settings: client.Describe(req)}
 	if g.Method == expand.LameR {
 		if cfg.Passages, err = bm25Passages(ctx, task, expand.LameRDepth); err != nil {
 			return nil, fmt.Errorf("lamer's BM25 passages: %w", err)
@@ -253,7 +253,7 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Gener
 	label := g.LLMName()
 	m := expand.GenerationManifest{
 		Method: g.Method, LLM: label, Model: g.Model, Format: expand.FormatOf(label).String(),
-		Task: task.Name, Style: subject.Style, Settings: describeLLM(client, req),
+		Task: task.Name, Style: subject.Style, Settings: client.Describe(req),
 		System: "You are a helpful assistant.", Queries: len(task.Queries), Fallbacks: []expand.Fallback{}, Traces: traces,
 	}
 	m.Settings["max_searches"], m.Settings["search_k"], m.Settings["token_budget"] = g.MaxSearches, g.SearchK, g.TokenBudget
@@ -299,17 +299,6 @@ func SubjectOf(task string, g Generate) (expand.Subject, error) {
 		return s, fmt.Errorf("task %s: the post style needs a domain (--domain, e.g. Biology; r2med run: --gar-domain)", task)
 	}
 	return s, nil
-}
-
-// describeLLM is the client's description for generation manifests, its
-// base URL without credentials or query values (a key given in the URL
-// must not reach a manifest).
-func describeLLM(c *llm.Client, req llm.Request) map[string]any {
-	m := c.Describe(req)
-	if u, ok := m["base_url"].(string); ok && u != "" {
-		m["base_url"] = httpx.RedactURL(u)
-	}
-	return m
 }
 
 // bm25Searcher answers an agent's searches with R2MED's BM25 over the

@@ -5,12 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
@@ -102,37 +100,16 @@ func (m *Manifest) Note(key string, v any) { m.Details[key] = v }
 
 // CommandLine is a command line as a manifest records it: the program by
 // its name ("r2med", not the temporary path `go run` builds it at), and
-// every URL argument (--base-url http://user:pass@host/?key=…) without
-// credentials or query values, so no secret reaches a manifest.
+// URL arguments (--base-url http://user:pass@host/?key=…) without
+// credentials or query values (httpx.RedactArgs), so no secret reaches a
+// manifest.
 func CommandLine(args []string) []string {
 	if len(args) == 0 {
 		return nil
 	}
-	out := make([]string, len(args))
+	out := httpx.RedactArgs(args)
 	out[0] = filepath.Base(args[0])
-	for i, a := range args[1:] {
-		if flag, value, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
-			out[i+1] = flag + "=" + redactArg(value)
-			continue
-		}
-		out[i+1] = redactArg(a)
-	}
 	return out
-}
-
-// redactArg redacts a URL argument; anything else stays as it is.
-func redactArg(a string) string {
-	if !strings.Contains(a, "://") {
-		return a
-	}
-	u, err := url.Parse(a)
-	if err != nil || u.Host == "" {
-		if strings.Contains(a, "@") {
-			return "(a URL that could not be parsed, left out)"
-		}
-		return a
-	}
-	return httpx.RedactURL(a)
 }
 
 // AddInputs checksums files (read from disk) into the manifest.

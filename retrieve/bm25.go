@@ -32,7 +32,7 @@ func init() {
 	Register(Kind{
 		Name:  "bm25",
 		Usage: "bm25",
-		Help:  "BM25 over the analyzed corpus (--bm25 scheme, --k1, --b, --analyzer)",
+		Help:  "BM25 over the analyzed corpus, set by --bm25, --k1, --b and --analyzer",
 		Parse: parseBM25,
 		Flags: []Flag{
 			{Name: "bm25", Key: "scheme", Default: "r2med", Usage: "BM25 scoring: r2med (gensim, as R2MED published), lucene (Lucene ≥8 BM25Similarity), robertson (bm25s, HAKARI-Bench)"},

@@ -22,7 +22,7 @@ func init() {
 	Register(Kind{
 		Name:  "candidates",
 		Usage: "candidates:CONFIG",
-		Help:  "a published candidate list (NanoR2MED: candidates:bm25, candidates:harrier_oss_v1_270m, candidates:reranking_hybrid)",
+		Help:  "a candidate list the dataset publishes, e.g. NanoR2MED's bm25, harrier_oss_v1_270m or reranking_hybrid",
 		Parse: func(value *yaml.Node) (Spec, error) {
 			c, err := argument(value, "candidates", "the name of a candidate config (candidates: bm25)")
 			return Candidates{Config: c}, err

@@ -58,7 +58,7 @@ func init() {
 	Register(Kind{
 		Name:  "dense",
 		Usage: "dense",
-		Help:  "embedding retrieval (--model, --backend, …)",
+		Help:  "embedding retrieval, set by --model, --backend and the other dense flags",
 		Parse: func(value *yaml.Node) (Spec, error) {
 			var d Dense
 			if err := decodeSettings(value, &d, "dense"); err != nil {

@@ -33,7 +33,7 @@ func init() {
 	Register(Kind{
 		Name:  "run",
 		Usage: "run:PATH",
-		Help:  "a TREC run file ({task} is replaced by the task name)",
+		Help:  "a TREC run file, {task} replaced by the task name",
 		Parse: func(value *yaml.Node) (Spec, error) {
 			p, err := argument(value, "run", "the path of a TREC run file (run: runs/{task}.trec)")
 			return RunFile{Path: p}, err
