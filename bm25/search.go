@@ -166,10 +166,9 @@ func (s *Searcher) scoreWindows() {
 		for c, qt := range s.terms {
 			j, end := s.cur[c], ix.off[qt.id+1]
 			switch ix.params.Scheme {
-			case R2MED:
-				j = s.addR2MED(j, end, lo, hi, qt.w)
-			case Robertson:
-				j = s.addRobertson(j, end, lo, hi)
+			case R2MED, Robertson:
+				// Robertson's clauses weigh 1, and float32(1·x) is x.
+				j = s.addWeighted(j, end, lo, hi, qt.w)
 			case Lucene:
 				j = s.addLucene(j, end, lo, hi, qt.w)
 			}
@@ -187,7 +186,8 @@ func (s *Searcher) scoreWindows() {
 // window is a fixed-size array indexed under a mask, which removes every
 // bounds check from the loop; the touched blocks collect in a register.
 
-func (s *Searcher) addR2MED(j, end int64, lo, hi int32, wq float32) int64 {
+// addWeighted adds the clause weight times each stored posting weight.
+func (s *Searcher) addWeighted(j, end int64, lo, hi int32, wq float32) int64 {
 	post := s.ix.postDoc[j:end]
 	val := s.ix.postVal[j:end]
 	val = val[:len(post)]
@@ -200,28 +200,9 @@ func (s *Searcher) addR2MED(j, end int64, lo, hi int32, wq float32) int64 {
 		}
 		i := uint32(d-lo) & (maxWindow - 1)
 		blocks |= 1 << (i >> 6)
-		// The conversion forbids fusing into an FMA: scipy rounds the
-		// product to float32 before adding.
+		// The conversion forbids fusing into an FMA: scipy (R2MED) rounds
+		// the product to float32 before adding.
 		acc[i] += float32(wq * val[k])
-	}
-	s.blocks |= blocks
-	return end
-}
-
-func (s *Searcher) addRobertson(j, end int64, lo, hi int32) int64 {
-	post := s.ix.postDoc[j:end]
-	val := s.ix.postVal[j:end]
-	val = val[:len(post)]
-	acc := (*[maxWindow]float32)(s.acc32)
-	var blocks uint64
-	for k, d := range post {
-		if d >= hi {
-			s.blocks |= blocks
-			return j + int64(k)
-		}
-		i := uint32(d-lo) & (maxWindow - 1)
-		blocks |= 1 << (i >> 6)
-		acc[i] += val[k]
 	}
 	s.blocks |= blocks
 	return end

@@ -20,9 +20,8 @@ import (
 
 // Options tune Open; the zero value maps the file.
 type Options struct {
-	// ReadAll reads the whole file into memory instead of mapping it (for
-	// file systems that cannot map files). Where mapping is unavailable
-	// Open reads the file anyway.
+	// ReadAll reads the whole file into memory instead of mapping it.
+	// Where mapping is unavailable or fails, Open reads the file anyway.
 	ReadAll bool
 }
 
@@ -109,7 +108,7 @@ func OpenWith(path string, o Options) (_ *Index, err error) {
 	if !o.ReadAll {
 		ix.data, ix.unmap, err = mmapFile(f, size)
 	}
-	if o.ReadAll || errors.Is(err, errNoMmap) {
+	if o.ReadAll || err != nil { // a file system that cannot map files is read instead
 		ix.data, err = readAll(f, size)
 		ix.unmap = nil
 		f.Close()
