@@ -24,6 +24,7 @@ import (
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/vector"
 )
 
 // ObjectID is the UUID of a document's object: UUIDv5 of the document id
@@ -356,4 +357,24 @@ func (c *Collection) DocIDs(ctx context.Context, consistency string) ([]string, 
 		ids = append(ids, o.docID)
 	}
 	return ids, nil
+}
+
+// FlatVectors returns, for each document, its row of flat (looked up by
+// id), ready for Push: the way to push vectors r2med already holds (an
+// embedded corpus, a vector file). A document flat lacks is an error.
+func FlatVectors(docs []ir.Doc, flat *vector.Flat) ([][]float32, error) {
+	out := make([][]float32, len(docs))
+	var missing []string
+	for i, d := range docs {
+		r, ok := flat.Lookup(d.ID)
+		if !ok {
+			missing = append(missing, d.ID)
+			continue
+		}
+		out[i] = flat.Row(r)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%d %s no vector (%s)", len(missing), errtext.Plural(len(missing), "document has", "documents have"), errtext.QuoteList(missing, 3))
+	}
+	return out, nil
 }

@@ -9,6 +9,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/vector"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -153,5 +156,18 @@ func TestTransientAndBackoff(t *testing.T) {
 		if d <= 0 || d > limit+time.Millisecond {
 			t.Errorf("backoff(attempt %d) = %s, want (0, %s]", attempt, d, limit)
 		}
+	}
+}
+
+func TestFlatVectors(t *testing.T) {
+	flat := vector.NewFlat(2, vector.Dot)
+	flat.Add("b", []float32{3, 4})
+	flat.Add("a", []float32{1, 2})
+	vecs, err := FlatVectors([]ir.Doc{{ID: "a"}, {ID: "b"}}, flat)
+	if err != nil || len(vecs) != 2 || vecs[0][1] != 2 || vecs[1][0] != 3 {
+		t.Fatalf("FlatVectors = %v, %v", vecs, err)
+	}
+	if _, err := FlatVectors([]ir.Doc{{ID: "a"}, {ID: "c"}}, flat); err == nil || !strings.Contains(err.Error(), `1 document has no vector ("c")`) {
+		t.Errorf("a missing row: %v", err)
 	}
 }
