@@ -40,9 +40,9 @@ type Report struct {
 	Missing map[string]int `json:"missing"`
 	// Pooled names the tasks whose queries the overall test pools, when
 	// there are several; the breakdown by task then tests each alone.
-	Pooled     []string       `json:"pooled_tasks,omitempty"`
-	Rows       []Row          `json:"rows"`
-	Breakdowns []Breakdown    `json:"breakdowns,omitempty"`
+	Pooled     []string    `json:"pooled_tasks,omitempty"`
+	Rows       []Row       `json:"rows"`
+	Breakdowns []Breakdown `json:"breakdowns,omitempty"`
 }
 
 // Row is one system against the baseline.
