@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report/reporttest"
 )
 
@@ -37,7 +38,7 @@ func writeReport(t *testing.T) string {
 			}
 		}
 	}
-	d, err := Load(root, false, reporttest.Loader)
+	d, err := Load(root, leaderboard.Sources{}, reporttest.Loader)
 	if err != nil {
 		t.Fatal(err)
 	}
