@@ -37,6 +37,9 @@ type Options struct {
 	// NoScatter skips the per-query scatter, which loads task data and
 	// evaluates run files: for pages that show per-query data elsewhere.
 	NoScatter bool
+	// Baseline, when set, marks the leaderboard's cells that differ
+	// significantly from this system of ours (leaderboard.MarkAgainst).
+	Baseline string
 }
 
 // Report is a built report: everything the HTML page and the chart files
@@ -93,6 +96,19 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Title: opt.Title, Metric: opt.Metric, Table: t}
+	if opt.Baseline != "" {
+		base, err := d.System(opt.Baseline)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		untested, err := t.MarkAgainst(base, d.PerQueryFunc(ctx, opt.Metric.Key), significance.Options{})
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range slices.Sorted(maps.Keys(untested)) {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s not tested against %s: %s", name, base.Name, untested[name]))
+		}
+	}
 	for _, row := range t.Rows {
 		if row.Have > 0 {
 			r.showR2MED = true
