@@ -26,8 +26,8 @@ const MarkTest = "two-sided paired randomization test per task, Holm–Bonferron
 
 // MarkAgainst compares every row's per-task values with the baseline's
 // on the same queries (paired randomization test, two-sided) and marks
-// the cells that differ significantly after Holm–Bonferroni over that
-// row's tested tasks: † at 0.05, ‡ at 0.01. Rows without per-query
+// the cells (R2MED's tasks and the other data's) that differ
+// significantly after Holm–Bonferroni over that row's tested tasks: † at 0.05, ‡ at 0.01. Rows without per-query
 // values (published and external systems, ours without run files) stay
 // unmarked; so does the baseline. It returns the systems that could not
 // be tested, with why.
@@ -35,14 +35,15 @@ func (t *Table) MarkAgainst(baseline *System, values PerQuery, opt significance.
 	if baseline == nil {
 		return nil, fmt.Errorf("leaderboard: no baseline")
 	}
+	all := append(append([]string{}, t.Tasks...), t.OtherTasks...)
 	base := map[string]significance.Values{}
-	for _, task := range t.Tasks {
+	for _, task := range all {
 		if v, err := values(baseline.ID, task); err == nil {
 			base[task] = v
 		}
 	}
 	if len(base) == 0 {
-		return nil, fmt.Errorf("baseline %s has no per-query values on %v: it needs runs of ours with run files (published and external systems have only aggregates)", baseline.Name, t.Tasks)
+		return nil, fmt.Errorf("baseline %s has no per-query values on any task: it needs runs of ours with run files (published and external systems have only aggregates)", baseline.Name)
 	}
 	t.Baseline, t.Test = baseline.Name, MarkTest
 	untested = map[string]string{}
@@ -51,11 +52,12 @@ func (t *Table) MarkAgainst(baseline *System, values PerQuery, opt significance.
 		if r.System.ID == baseline.ID || !r.System.IsOurs() {
 			continue
 		}
-		var cols []int
+		var cols []*Score
 		var ps []float64
-		for j, task := range t.Tasks {
+		cells := append(append([]Score{}, r.Scores...), r.Other...)
+		for j, task := range all {
 			b, ok := base[task]
-			if !ok || !r.Scores[j].OK {
+			if !ok || !cells[j].OK {
 				continue
 			}
 			v, err := values(r.System.ID, task)
@@ -71,10 +73,16 @@ func (t *Table) MarkAgainst(baseline *System, values PerQuery, opt significance.
 			if err != nil {
 				return nil, fmt.Errorf("%s vs %s on %s: %w", r.System.Name, baseline.Name, task, err)
 			}
-			cols, ps = append(cols, j), append(ps, res.RandP)
+			c := &r.Scores[0]
+			if j < len(r.Scores) {
+				c = &r.Scores[j]
+			} else {
+				c = &r.Other[j-len(r.Scores)]
+			}
+			cols, ps = append(cols, c), append(ps, res.RandP)
 		}
 		for k, p := range significance.Holm(ps) {
-			c := &r.Scores[cols[k]]
+			c := cols[k]
 			c.P = p
 			switch {
 			case p < 0.01:

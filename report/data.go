@@ -133,6 +133,32 @@ func (d *Data) System(idOrName string) (*leaderboard.System, error) {
 	return nil, fmt.Errorf("no system %q (%s; published ones are named as in R2MED's tables: nv, hyde/gpt4 → nv, base/bm25…)", idOrName, hint)
 }
 
+// OursSystem returns the system of ours with the given ID or name, as a
+// baseline is named: a name shared with a published system ("bm25") means
+// ours.
+func (d *Data) OursSystem(idOrName string) (*leaderboard.System, error) {
+	var found []*leaderboard.System
+	for _, s := range d.Ours() {
+		if s.ID == idOrName {
+			return s, nil
+		}
+		if s.Name == idOrName {
+			found = append(found, s)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	var names []string
+	for _, s := range d.Ours() {
+		names = append(names, s.ID)
+	}
+	if len(found) > 1 {
+		return nil, fmt.Errorf("several of our systems are named %q; use an ID: %s", idOrName, strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("no system of ours %q (per-query tests need our run files); ours are %s", idOrName, strings.Join(names, ", "))
+}
+
 // Run returns the run directory behind a system's result on a task.
 func (d *Data) Run(systemID, task string) (results.Run, bool) {
 	r, ok := d.runs[systemID][task]

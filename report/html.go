@@ -194,7 +194,11 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		} else {
 			avg.Text = fmt.Sprintf("—/%d", len(t.Tasks))
 			avg.Title = fmt.Sprintf("%d of %d tasks: no average, no rank", r.Have, len(t.Tasks))
-			avg.Note = fmt.Sprintf("%d tasks", r.Have)
+			if r.Have > 0 {
+				avg.Note = fmt.Sprintf("%d of %d", r.Have, len(t.Tasks))
+			} else {
+				avg.Text, avg.Title = "—", "no R2MED task: no average, no rank"
+			}
 		}
 		if r2med {
 			rv.Cells = append(rv.Cells, avg)
@@ -330,6 +334,7 @@ func (r *Report) TestsHTML() template.HTML {
 func (r *Report) CurvesLegend() template.HTML {
 	seen := map[int]bool{}
 	var names []string
+	var series []int
 	for _, c := range r.Curves {
 		for _, l := range c.Series {
 			seen[l.Series] = true
@@ -337,12 +342,10 @@ func (r *Report) CurvesLegend() template.HTML {
 	}
 	for i, s := range r.Charted {
 		if seen[i] {
-			names = append(names, s.Name)
-		} else {
-			names = append(names, s.Name+" (no recall curve)")
+			names, series = append(names, s.Name), append(series, i)
 		}
 	}
-	return template.HTML(Legend("curves-legend", names))
+	return template.HTML(Legend("curves-legend", names, series))
 }
 
 // WriteHTML writes the report as one self-contained HTML page.

@@ -97,7 +97,7 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	}
 	r := &Report{Title: opt.Title, Metric: opt.Metric, Table: t}
 	if opt.Baseline != "" {
-		base, err := d.System(opt.Baseline)
+		base, err := d.OursSystem(opt.Baseline)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}

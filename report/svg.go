@@ -138,7 +138,8 @@ type Point struct {
 
 const (
 	chartW     = 760.0
-	smallW     = 560.0 // a chart in a two-column grid, drawn at its size at 1400 px
+	smallW     = 560.0  // a chart in a two-column grid, drawn at its size at 1400 px
+	barsW      = 1100.0 // the grouped bars, across the page
 	plotTop    = 44.0
 	plotLeft   = 62.0
 	plotRight  = 16.0
@@ -167,6 +168,7 @@ type legendKey struct {
 	color  string // fill
 	class  string // colour class: "c0", "t3"
 	line   bool   // draw a dashed line through the marker
+	bar    bool   // a square swatch, as the bars are drawn
 }
 
 // legend lays out keys left to right, wrapping at width, and returns the
@@ -187,7 +189,11 @@ func legend(b *strings.Builder, keys []legendKey, y, width float64) float64 {
 		if k.line {
 			fmt.Fprintf(b, `<line class="s%d" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="2.5"%s/>`, k.series%len(Palette), f1(x-4), f1(x+18), f1(yy-4), f1(yy-4), k.color, dashAttr(k.series))
 		}
-		marker(b, k.series, x+7, yy-4, 5, k.class, k.color, "")
+		if k.bar {
+			fmt.Fprintf(b, `<rect class="%s" x="%s" y="%s" width="12" height="12" rx="2" fill="%s"/>`, k.class, f1(x+1), f1(yy-10), k.color)
+		} else {
+			marker(b, k.series, x+7, yy-4, 5, k.class, k.color, "")
+		}
 		fmt.Fprintf(b, `<text x="%s" y="%s">%s<title>%s</title></text></g>`, f1(x+24), f1(yy), esc(short(k.name)), esc(k.name))
 		x += w
 	}
@@ -240,11 +246,16 @@ func seriesKeys(names []string, line bool) []legendKey {
 }
 
 // Legend is a legend on its own, for a group of charts that share it
-// (the recall@k curves): one key per series with its colour, marker and
-// dash. id is the element id; the charts name it in data-legend.
-func Legend(id string, names []string) string {
+// (the recall@k curves): one key per series (names[i] is series
+// series[i]) with its colour, marker and dash. id is the element id; the
+// charts name it in data-legend.
+func Legend(id string, names []string, series []int) string {
 	var b strings.Builder
-	keys := seriesKeys(names, true)
+	keys := make([]legendKey, len(names))
+	for i, n := range names {
+		s := series[i]
+		keys[i] = legendKey{name: n, series: s, color: seriesColor(Palette, s), class: "c" + strconv.Itoa(s%len(Palette)), line: true}
+	}
 	h := legendHeight(keys, chartW) + 8
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart legend-only" id="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="Legend: %s">`,
 		esc(id), f1(chartW), f1(h), f1(chartW), f1(h), esc(strings.Join(names, ", ")))
@@ -313,14 +324,17 @@ func (c BarChart) SVG() string {
 	}
 	ticks := niceTicks(hi, 5)
 	keys := seriesKeys(c.Series, false)
-	lh := legendHeight(keys, chartW)
-	plotH := 260.0
+	for i := range keys {
+		keys[i].bar = true
+	}
+	lh := legendHeight(keys, barsW)
+	plotH := 280.0
 	top := plotTop + lh + 8
 	bottom := top + plotH
-	x0, x1 := plotLeft, chartW-plotRight
+	x0, x1 := plotLeft, barsW-plotRight
 	h := bottom + 64
-	svgOpen(&b, c.ID, chartW, h, c.Title, c.Desc)
-	legend(&b, keys, plotTop, chartW)
+	svgOpen(&b, c.ID, barsW, h, c.Title, c.Desc)
+	legend(&b, keys, plotTop, barsW)
 	yAxis(&b, ticks, top, bottom, x0, x1, c.YLabel)
 	nc := max(len(c.Categories), 1)
 	groupW := (x1 - x0) / float64(nc)
@@ -483,8 +497,7 @@ func (c ScatterChart) SVG() string {
 	for i, g := range c.Groups {
 		fmt.Fprintf(&b, `<g class="series" data-series="%d">`, i)
 		for _, p := range g.Points {
-			fmt.Fprintf(&b, `<circle class="pt t%d" cx="%s" cy="%s" r="4" fill="%s" data-tip="%s"><title>%s</title></circle>`,
-				i%len(TaskPalette), f1(px(p.X)), f1(py(p.Y)), keys[i].color, esc(p.Label), esc(p.Label))
+			marker(&b, i, px(p.X), py(p.Y), 4, "pt t"+strconv.Itoa(i%len(TaskPalette)), keys[i].color, fmt.Sprintf(` data-tip="%s"`, esc(p.Label)))
 		}
 		b.WriteString(`</g>`)
 	}

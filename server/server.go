@@ -288,7 +288,7 @@ func (s *Server) table(r *http.Request) (*leaderboard.Table, []string, error) {
 	}
 	var notes []string
 	if b := r.URL.Query().Get("baseline"); b != "" {
-		base, err := s.data.System(b)
+		base, err := s.data.OursSystem(b)
 		if err != nil {
 			return nil, nil, badRequest("baseline: %v", err)
 		}

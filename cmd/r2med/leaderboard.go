@@ -89,7 +89,7 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
 			}
 			w := cmd.ErrOrStderr()
 			if baseline != "" {
-				base, err := d.System(baseline)
+				base, err := d.OursSystem(baseline)
 				if err != nil {
 					return usage(fmt.Errorf("--baseline: %w", err))
 				}
