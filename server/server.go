@@ -477,10 +477,16 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 	out := &QueryJSON{Task: task, Metric: metric.Key, Terms: []string{}, Relevant: []DocJSON{}}
 	var terms map[string]bool
 	found := false
+	var loadErr error
 	for _, sys := range systems {
 		td, err := s.data.TaskData(ctx, sys.ID, task)
 		if err != nil {
-			return nil, err
+			// One run's data that cannot be loaded costs its column, not
+			// the page.
+			loadErr = err
+			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.Name, Series: series[sys.ID] % len(report.Palette),
+				RelevantRanks: map[string]int{}, Hits: []HitJSON{}, Error: err.Error()})
+			continue
 		}
 		q, ok := td.Query(qid)
 		if !ok {
@@ -540,6 +546,9 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 		out.Systems = append(out.Systems, sr)
 	}
 	if !found {
+		if loadErr != nil {
+			return nil, loadErr
+		}
 		return nil, notFound("no query %q in %s", qid, task)
 	}
 	return out, nil

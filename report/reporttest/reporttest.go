@@ -374,3 +374,12 @@ func (p *Page) FullScreenshot() []byte {
 	}
 	return buf
 }
+
+// Navigate loads url in the page's browser (same window size and colour
+// scheme) and waits for the page's script to mark the body ready.
+func (p *Page) Navigate(url string) {
+	p.t.Helper()
+	if err := chromedp.Run(p.ctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-ready="1"]`, chromedp.ByQuery)); err != nil {
+		p.t.Fatalf("chromium: opening %s: %v", url, err)
+	}
+}
