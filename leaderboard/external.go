@@ -48,13 +48,7 @@ func Externals() ([]System, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]System, len(ss))
-	for i, s := range ss {
-		out[i] = s.clone()
-		e := *s.External
-		out[i].External = &e
-	}
-	return out, nil
+	return clones(ss), nil
 }
 
 // ReadExternal reads an external-results directory: ExternalTableFile

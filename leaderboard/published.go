@@ -41,15 +41,24 @@ func Published() ([]System, error) {
 	if err != nil {
 		return nil, err
 	}
+	return clones(ss), nil
+}
+
+// clones copies systems deeply, so callers may change what they get.
+func clones(ss []System) []System {
 	out := make([]System, len(ss))
 	for i, s := range ss {
 		out[i] = s.clone()
 	}
-	return out, nil
+	return out
 }
 
 func (s System) clone() System {
 	c := s
+	if s.External != nil {
+		e := *s.External
+		c.External = &e
+	}
 	c.Config = maps.Clone(s.Config)
 	c.Tasks = make(map[string]TaskResult, len(s.Tasks))
 	for n, t := range s.Tasks {

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
 )
@@ -248,30 +247,7 @@ func TestMarkAgainst(t *testing.T) {
 			t.Errorf("LaTeX lacks %q:\n%s", want, out.String())
 		}
 	}
-	compileLaTeX(t, out.String())
-}
-
-// compileLaTeX runs pdflatex on a document holding table, where pdflatex
-// is installed (.ci/run installs it, and there the test must not skip).
-func compileLaTeX(t *testing.T, table string) {
-	t.Helper()
-	bin, err := exec.LookPath("pdflatex")
-	if err != nil {
-		if os.Getenv("R2MED_CI") == "1" {
-			t.Fatal("pdflatex not found but R2MED_CI=1: install texlive-latex-base and texlive-latex-recommended")
-		}
-		t.Skip("pdflatex not found; LaTeX output not compiled")
-	}
-	dir := t.TempDir()
-	doc := "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]{geometry}\n\\begin{document}\n" + table + "\\end{document}\n"
-	if err := os.WriteFile(filepath.Join(dir, "t.tex"), []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-interaction=nonstopmode", "-halt-on-error", "t.tex")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pdflatex failed: %v\n%s\n%s", err, out, doc)
-	}
+	latextest.Compile(t, out.String())
 }
 
 // TestLaTeXPublished: the published table with external rows compiles.
@@ -288,5 +264,5 @@ func TestLaTeXPublished(t *testing.T) {
 	if !strings.Contains(b.String(), `query2doc/gpt4 $\rightarrow$ nv`) || !strings.Contains(b.String(), `(printed 35.19)`) {
 		t.Errorf("LaTeX rows:\n%s", b.String()[:600])
 	}
-	compileLaTeX(t, b.String())
+	latextest.Compile(t, b.String())
 }

@@ -238,17 +238,7 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	n := float64(max(len(c.Series), 1))
 	w := vg.Length(float64(barsSize[0]) * 0.7 / float64(max(len(c.Categories), 1)) / n)
 	// Each group's bars are the series present there, centred on its tick.
-	present := make([]int, len(c.Categories))
-	slot := make([][]int, len(c.Series))
-	for s := range c.Series {
-		slot[s] = make([]int, len(c.Categories))
-		for j := range c.Categories {
-			if !math.IsNaN(c.Values[s][j]) {
-				slot[s][j] = present[j]
-				present[j]++
-			}
-		}
-	}
+	slot, present := c.slots()
 	for s, name := range c.Series {
 		var first *plotter.BarChart
 		for j := range c.Categories {

@@ -309,6 +309,24 @@ func yAxis(b *strings.Builder, ticks []float64, top, bottom, x0, x1 float64, lab
 	b.WriteString(`</g>`)
 }
 
+// slots places the bars: slot[s][j] is series s's position among the
+// bars of category j, present[j] how many bars it has (the series with a
+// value there), so each group is centred with no empty slot.
+func (c BarChart) slots() (slot [][]int, present []int) {
+	present = make([]int, len(c.Categories))
+	slot = make([][]int, len(c.Series))
+	for s := range c.Series {
+		slot[s] = make([]int, len(c.Categories))
+		for j := range c.Categories {
+			if !math.IsNaN(c.Values[s][j]) {
+				slot[s][j] = present[j]
+				present[j]++
+			}
+		}
+	}
+	return slot, present
+}
+
 // SVG renders the chart. Each group's bars are the series that have a
 // value there, centred on the group's tick: a missing value leaves no
 // empty slot.
@@ -339,18 +357,7 @@ func (c BarChart) SVG() string {
 	nc := max(len(c.Categories), 1)
 	groupW := (x1 - x0) / float64(nc)
 	barW := min(groupW*0.8/float64(max(len(c.Series), 1)), 44)
-	// slot[s][j] is series s's position among the bars of category j.
-	slot := make([][]int, len(c.Series))
-	present := make([]int, len(c.Categories))
-	for s := range c.Series {
-		slot[s] = make([]int, len(c.Categories))
-		for j := range c.Categories {
-			if !math.IsNaN(c.Values[s][j]) {
-				slot[s][j] = present[j]
-				present[j]++
-			}
-		}
-	}
+	slot, present := c.slots()
 	for s, name := range c.Series {
 		fmt.Fprintf(&b, `<g class="series" data-series="%d">`, s)
 		for j, cat := range c.Categories {

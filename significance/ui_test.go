@@ -2,13 +2,11 @@ package significance
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 )
@@ -94,26 +92,5 @@ func TestFooterSmallGroupsCohen(t *testing.T) {
 			t.Errorf("LaTeX lacks %q:\n%s", want, sb.String())
 		}
 	}
-	compileLaTeX(t, sb.String())
-}
-
-func compileLaTeX(t *testing.T, table string) {
-	t.Helper()
-	bin, err := exec.LookPath("pdflatex")
-	if err != nil {
-		if os.Getenv("R2MED_CI") == "1" {
-			t.Fatal("pdflatex not found but R2MED_CI=1: install texlive-latex-base and texlive-latex-recommended")
-		}
-		t.Skip("pdflatex not found; LaTeX output not compiled")
-	}
-	dir := t.TempDir()
-	doc := "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + table + "\\end{document}\n"
-	if err := os.WriteFile(filepath.Join(dir, "t.tex"), []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-interaction=nonstopmode", "-halt-on-error", "t.tex")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pdflatex failed: %v\n%s\n%s", err, out, doc)
-	}
+	latextest.Compile(t, sb.String())
 }
