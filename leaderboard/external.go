@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -195,18 +194,7 @@ func DecodeExternal(data []byte) ([]System, error) {
 // WriteExternal converts an external-results directory and writes
 // external.json to out atomically (the go:generate step).
 func WriteExternal(dir, out string) error {
-	ss, err := ReadExternal(dir)
-	if err != nil {
-		return err
-	}
-	data, err := EncodeExternal(ss)
-	if err != nil {
-		return err
-	}
-	return fileio.WriteAtomic(out, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return generate(out, func() ([]System, error) { return ReadExternal(dir) }, EncodeExternal)
 }
 
 // RecomputedAverage is R2MED's average of the external system's printed

@@ -264,11 +264,17 @@ func taskIndex(name string) int {
 // WritePublished converts an R2MED results directory and writes
 // published.json to out atomically (the go:generate step).
 func WritePublished(root, out string) error {
-	ss, err := ReadOfficial(root)
+	return generate(out, func() ([]System, error) { return ReadOfficial(root) }, EncodePublished)
+}
+
+// generate reads systems, encodes them and writes the result to out
+// atomically: the go:generate steps.
+func generate(out string, read func() ([]System, error), encode func([]System) ([]byte, error)) error {
+	ss, err := read()
 	if err != nil {
 		return err
 	}
-	data, err := EncodePublished(ss)
+	data, err := encode(ss)
 	if err != nil {
 		return err
 	}
