@@ -69,6 +69,15 @@ type Vectors struct {
 type Meta struct {
 	R2MED   int      `json:"r2med"` // format version, 1
 	Vectors *Vectors `json:"vectors,omitempty"`
+	// Digest identifies the corpus the last finished push wrote (Digest
+	// of its documents and vectors) and Docs counts them; a push clears
+	// Digest before it writes and sets it when the collection is whole,
+	// so an empty Digest means no push has finished since.
+	Digest string `json:"digest,omitempty"`
+	Docs   int    `json:"docs,omitempty"`
+	// TextDigest is TextDigest of the pushed documents: a searcher checks
+	// the collection holds its task's corpus without embedding it.
+	TextDigest string `json:"text_digest,omitempty"`
 }
 
 const metaPrefix = "r2med collection "
@@ -346,6 +355,33 @@ func (c *Collection) Meta(ctx context.Context) (*Meta, error) {
 	return c.checkMeta(cls)
 }
 
+// setMeta writes m into the collection's description.
+func (c *Collection) setMeta(ctx context.Context, m Meta) error {
+	cls, err := c.class(ctx)
+	if err != nil {
+		return err
+	}
+	cls.Description = m.description()
+	if err := c.client.Schema().ClassUpdater().WithClass(cls).Do(ctx); err != nil {
+		return c.wrap("record the push in", err)
+	}
+	c.meta = &m
+	return nil
+}
+
+// Searchable returns r2med's record of the collection, or an error when
+// no push into it has finished (an empty or interrupted collection).
+func (c *Collection) Searchable(ctx context.Context) (*Meta, error) {
+	m, err := c.Meta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if m.Digest == "" {
+		return nil, fmt.Errorf("collection %s holds no finished push (an interrupted one resumes with r2med index push --to weaviate://%s/%s)", c.cfg.Collection, c.cfg.host(), c.cfg.Collection)
+	}
+	return m, nil
+}
+
 // SetEF changes the HNSW ef of the collection's vector index (−1:
 // dynamic). Higher is slower and closer to exact.
 func (c *Collection) SetEF(ctx context.Context, ef int) error {
@@ -434,6 +470,7 @@ type Info struct {
 	GRPC          string         `json:"grpc"`
 	Collection    string         `json:"collection"`
 	ServerVersion string         `json:"server_version"` // /v1/meta
+	Digest        string         `json:"digest"`         // of the corpus the last finished push wrote (Meta.Digest)
 	Nodes         int            `json:"nodes"`
 	Objects       int            `json:"objects"`
 	Config        map[string]any `json:"config"` // the collection as the server reports it (/v1/schema/NAME)
@@ -457,9 +494,11 @@ func (c *Collection) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return info, err
 	}
-	if _, err := c.checkMeta(cls); err != nil {
+	m, err := c.checkMeta(cls)
+	if err != nil {
 		return info, err
 	}
+	info.Digest = m.Digest
 	b, err := json.Marshal(cls)
 	if err != nil {
 		return info, err

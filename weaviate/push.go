@@ -149,12 +149,14 @@ func (c *Collection) Push(ctx context.Context, docs []ir.Doc, vecs [][]float32, 
 	}
 
 	var todo []*models.Object
+	hashes := make([]string, len(docs))
 	for i, d := range docs {
 		var v []float32
 		if vecs != nil {
 			v = vecs[i]
 		}
 		hash := ContentHash(d.ID, d.Text, v)
+		hashes[i] = hash
 		u := ObjectID(d.ID)
 		if o, ok := existing[u]; ok {
 			if o.hash == hash {
@@ -169,6 +171,18 @@ func (c *Collection) Push(ctx context.Context, docs []ir.Doc, vecs [][]float32, 
 			Properties: map[string]any{PropDocID: d.ID, PropText: d.Text, PropHash: hash},
 			Vector:     v,
 		})
+	}
+
+	digest := Digest(docs, hashes)
+	done := Meta{R2MED: 1, Vectors: meta.Vectors, Digest: digest, Docs: len(docs), TextDigest: TextDigest(docs)}
+	if len(todo) > 0 && meta.Digest != "" {
+		// From here until the end the collection is not the corpus any
+		// push finished: searches refuse it (Searchable).
+		pushing := *meta
+		pushing.Digest, pushing.Docs, pushing.TextDigest = "", 0, ""
+		if err := c.setMeta(ctx, pushing); err != nil {
+			return st, err
+		}
 	}
 
 	bar := opt.Progress.New(len(docs), "push "+c.cfg.Collection)
@@ -215,8 +229,42 @@ func (c *Collection) Push(ctx context.Context, docs []ir.Doc, vecs [][]float32, 
 			return st, err
 		}
 	}
+	if *meta != done {
+		if err := c.setMeta(ctx, done); err != nil {
+			return st, err
+		}
+	}
 	st.Elapsed = time.Since(start)
 	return st, nil
+}
+
+// TextDigest identifies a corpus by its ids and texts alone: Digest with
+// each document's ContentHash taken without a vector.
+func TextDigest(docs []ir.Doc) string {
+	hashes := make([]string, len(docs))
+	for i, d := range docs {
+		hashes[i] = ContentHash(d.ID, d.Text, nil)
+	}
+	return Digest(docs, hashes)
+}
+
+// Digest identifies a corpus as pushed: sha256 over its documents' ids and
+// content hashes (ContentHash, which covers text and vector), in id order,
+// hex.
+func Digest(docs []ir.Doc, hashes []string) string {
+	order := make([]int, len(docs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(docs[a].ID, docs[b].ID) })
+	h := sha256.New()
+	for _, i := range order {
+		h.Write([]byte(docs[i].ID))
+		h.Write([]byte{0})
+		h.Write([]byte(hashes[i]))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func checkVectors(name string, meta *Meta, docs []ir.Doc, vecs [][]float32) error {

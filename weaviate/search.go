@@ -137,7 +137,7 @@ func (c *Collection) Search(ctx context.Context, q Query, o SearchOptions) ([]ir
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	meta, err := c.Meta(ctx)
+	meta, err := c.Searchable(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (c *Collection) SearchAll(ctx context.Context, qs []Query, o SearchOptions)
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	meta, err := c.Meta(ctx)
+	meta, err := c.Searchable(ctx)
 	if err != nil {
 		return nil, err
 	}

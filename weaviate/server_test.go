@@ -244,6 +244,9 @@ func TestSingleNode(t *testing.T) {
 		if before == 0 || before >= len(docs) {
 			t.Fatalf("after the interrupt the collection holds %d objects; want part of %d", before, len(docs))
 		}
+		if _, err := rc.Search(ctx, weaviate.Query{Text: "cancer"}, weaviate.SearchOptions{}); err == nil || !strings.Contains(err.Error(), "holds no finished push") {
+			t.Errorf("searching a half-pushed collection: %v", err)
+		}
 		st, err := rc.Push(ctx, docs, nil, weaviate.PushOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -254,9 +257,17 @@ func TestSingleNode(t *testing.T) {
 		// A changed document is rewritten, the rest skipped.
 		changed := append([]ir.Doc(nil), docs...)
 		changed[7].Text += " zqxrevisedzq"
+		info, err := rc.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		st, err = rc.Push(ctx, changed, nil, weaviate.PushOptions{})
 		if err != nil || st.Written != 1 || st.Changed != 1 || st.Present != len(docs)-1 {
 			t.Fatalf("push with one changed document: %+v, %v", st, err)
+		}
+		after, err := rc.Info(ctx)
+		if err != nil || after.Digest == info.Digest || after.Digest == "" {
+			t.Errorf("the corpus digest did not follow the change: %q → %q (%v)", info.Digest, after.Digest, err)
 		}
 		hits, err := rc.Search(ctx, weaviate.Query{Text: "zqxrevisedzq"}, weaviate.SearchOptions{K: 5})
 		if err != nil || len(hits) == 0 || hits[0].DocID != docs[7].ID {
