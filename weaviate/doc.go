@@ -18,7 +18,11 @@
 // corpus lacks are refused (push into a new collection, or recreate it).
 // The collection's description records, as JSON, what made its vectors
 // (model, dimension, metric), so searching with another model's query
-// vectors is refused rather than silently meaningless.
+// vectors is refused rather than silently meaningless, and the digests of
+// the corpus the last finished push wrote: a push clears them before it
+// writes and sets them once the collection is whole, so a half-pushed
+// collection refuses searches (Searchable), and a searcher can check that
+// the collection holds its task's corpus (TextDigest).
 //
 // # Scores and exactness
 //
