@@ -441,6 +441,11 @@ func (h *HubConfigs) Files(config, split string) ([]string, error) {
 		if _, ok := tableFormat(f); !ok {
 			return nil, fmt.Errorf("%s: config %q split %q: %s is not a table file this reader takes (%s)", h.where(), config, split, h.src.show(f), tableFormats)
 		}
+		if slices.Contains(out, f+".gz") {
+			if _, _, err := h.src.find(f); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }
