@@ -42,7 +42,7 @@ func New(spec Spec) (Scorer, error) {
 	switch kind {
 	case "tei":
 		if spec.BaseURL == "" {
-			return nil, fmt.Errorf("the tei reranker needs the server's base URL (e.g. http://localhost:8080)")
+			return nil, fmt.Errorf("the tei reranker needs the server's base URL (--rerank-url, e.g. http://localhost:8080)")
 		}
 		return &TEI{BaseURL: spec.BaseURL, Key: spec.APIKey, Client: spec.HTTP}, nil
 	case "cohere", "jina", "voyage":
@@ -58,7 +58,7 @@ func New(spec Spec) (Scorer, error) {
 			return nil, err
 		}
 		if spec.Model == "" {
-			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--model)")
+			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--rerank-model)")
 		}
 		if kind == "llm-pointwise" {
 			return &Pointwise{Chat: c, Concurrency: spec.Concurrency}, nil
@@ -66,7 +66,7 @@ func New(spec Spec) (Scorer, error) {
 		return &Listwise{Chat: c}, nil
 	case "onnx":
 		if spec.ModelDir == "" {
-			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--model-dir)")
+			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--rerank-model-dir)")
 		}
 		return NewCrossEncoder(spec.ModelDir, spec.CrossEncoder)
 	case "":

@@ -17,7 +17,9 @@ type Job struct {
 	// under Key (the fingerprint of what decides the reranked lists): a
 	// job with the same key resumes from it, one with another key starts
 	// afresh. The caller removes it once the output it feeds is safely
-	// written, or keeps it as the stage's record.
+	// written, or keeps it as the stage's record. A job that fails (bad
+	// input, an interrupt) before any query is in the file removes it:
+	// there is nothing to resume.
 	Checkpoint, Key string
 	// Progress hears the queries done so far (resumed ones included) out
 	// of the queries that have documents.
@@ -42,14 +44,24 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		docs[d.ID] = d.Text
 	}
 	opts := j.Options
+	var cp *Checkpoint
+	added := 0 // queries this run wrote to the checkpoint
 	if j.Checkpoint != "" {
-		cp, done, stale, err := OpenCheckpoint(j.Checkpoint, j.Key)
-		if err != nil {
+		var done ir.Run
+		var stale bool
+		var err error
+		if cp, done, stale, err = OpenCheckpoint(j.Checkpoint, j.Key); err != nil {
 			return nil, res, err
 		}
-		defer cp.Close()
 		res.Done, res.Stale = len(done), stale
-		opts.Done, opts.OnQuery = done, cp.Add
+		opts.Done = done
+		opts.OnQuery = func(qid string, hits []ir.Hit) error {
+			if err := cp.Add(qid, hits); err != nil {
+				return err
+			}
+			added++
+			return nil
+		}
 	}
 	total := 0
 	for _, hits := range j.Run {
@@ -62,5 +74,12 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		opts.Progress = j.Progress
 	}
 	out, err := Rerank(ctx, j.Run, queries, func(id string) (string, bool) { t, ok := docs[id]; return t, ok }, j.Scorer, opts)
+	if cp != nil {
+		if err != nil && res.Done == 0 && added == 0 {
+			cp.Remove()
+		} else {
+			cp.Close()
+		}
+	}
 	return out, res, err
 }
