@@ -2,6 +2,7 @@ package rerank
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/r2med/r2med/internal/httpx"
@@ -10,7 +11,14 @@ import (
 
 // Kinds are the reranker kinds New builds, as the CLI and pipeline files
 // name them.
-var Kinds = []string{"tei", "cohere", "jina", "voyage", "llm-pointwise", "llm-listwise", "onnx"}
+var Kinds = []string{"tei", "cohere", "jina", "voyage", "llm-pointwise", "llm-listwise", "onnx", KindInsertRank, KindRank1, KindReasonRank}
+
+// UsesLLM reports whether a reranker kind asks a chat model, so that its
+// callers give it the LLM answer cache (Spec.LLMCache).
+func UsesLLM(kind string) bool {
+	k := strings.ToLower(kind)
+	return strings.HasPrefix(k, "llm-") || slices.Contains(templated, k)
+}
 
 // Spec names a reranker: its kind and where its model is.
 type Spec struct {
@@ -33,6 +41,50 @@ type Spec struct {
 	Concurrency int
 	// CrossEncoder tunes onnx.
 	CrossEncoder CrossEncoderOptions
+
+	// Templates is a directory of edited prompt templates for insertrank,
+	// rank1 and reasonrank (see WriteTemplates); files it lacks are the
+	// built-in ones. Empty: the built-in set.
+	Templates string
+	// Scores is how insertrank shows first-stage scores (raw, minmax or
+	// percent; "" is raw) and Decimals the digits printed (0 means 2).
+	Scores   ScoreScale
+	Decimals int
+	// MaxTokens caps each answer of insertrank, rank1 and reasonrank,
+	// reasoning included; 0 means the server's default.
+	MaxTokens int
+	// TextOnly makes rank1 ask for no logprobs (servers that refuse them).
+	TextOnly bool
+}
+
+// Settings are the knobs beyond kind and model that change a templated
+// reranker's answers (the templates' digest, insertrank's scale and
+// decimals, max_tokens, rank1's logprobs), for checkpoint keys and
+// manifests; nil for other kinds.
+func (s Spec) Settings() (map[string]any, error) {
+	kind := strings.ToLower(s.Kind)
+	if !slices.Contains(templated, kind) {
+		return nil, nil
+	}
+	p, err := LoadPrompts(s.Templates)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{"prompts_sha256": p.Digest(), "max_tokens": s.MaxTokens}
+	switch kind {
+	case KindInsertRank:
+		scale, err := ParseScoreScale(string(s.Scores))
+		if err != nil {
+			return nil, err
+		}
+		m["scores"], m["decimals"] = scale, max(s.Decimals, 0)
+		if s.Decimals == 0 {
+			m["decimals"] = 2
+		}
+	case KindRank1:
+		m["logprobs"] = !s.TextOnly
+	}
+	return m, nil
 }
 
 // New builds the Scorer spec describes. Scorers that hold resources (the
@@ -64,6 +116,8 @@ func New(spec Spec) (Scorer, error) {
 			return &Pointwise{Chat: c, Concurrency: spec.Concurrency}, nil
 		}
 		return &Listwise{Chat: c}, nil
+	case KindInsertRank, KindRank1, KindReasonRank:
+		return newReasoning(kind, spec)
 	case "onnx":
 		if spec.ModelDir == "" {
 			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--rerank-model-dir)")
@@ -73,4 +127,33 @@ func New(spec Spec) (Scorer, error) {
 		return nil, fmt.Errorf("no reranker kind given (%s)", strings.Join(Kinds, ", "))
 	}
 	return nil, fmt.Errorf("unknown reranker %q (%s)", spec.Kind, strings.Join(Kinds, ", "))
+}
+
+// newReasoning builds insertrank, rank1 or reasonrank.
+func newReasoning(kind string, spec Spec) (Scorer, error) {
+	if spec.Model == "" {
+		return nil, fmt.Errorf("the %s reranker needs the model name the server serves (--rerank-model)", kind)
+	}
+	prompts, err := LoadPrompts(spec.Templates)
+	if err != nil {
+		return nil, err
+	}
+	c, err := llm.New(llm.Options{BaseURL: spec.BaseURL, APIKey: spec.APIKey, Model: spec.Model, Cache: spec.LLMCache, HTTP: spec.HTTP})
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case KindInsertRank:
+		scale, err := ParseScoreScale(string(spec.Scores))
+		if err != nil {
+			return nil, err
+		}
+		if spec.Decimals < 0 {
+			return nil, fmt.Errorf("insertrank decimals must be positive, got %d", spec.Decimals)
+		}
+		return &InsertRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, Scores: scale, Decimals: spec.Decimals}, nil
+	case KindRank1:
+		return &Rank1{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, TextOnly: spec.TextOnly, Concurrency: spec.Concurrency}, nil
+	}
+	return &ReasonRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens}, nil
 }

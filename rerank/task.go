@@ -21,6 +21,13 @@ type Job struct {
 	// input, an interrupt) before any query is in the file removes it:
 	// there is nothing to resume.
 	Checkpoint, Key string
+	// Trace is a JSON-lines file where the reasoning rerankers' exchanges
+	// (Trace: reasoning, answer, score or repaired ranking) are kept, each
+	// query's written when it is finished, just before its checkpoint
+	// line; empty means TraceFile(Checkpoint) when there is a checkpoint,
+	// "-" none. A resumed job keeps the traces of the queries it resumes,
+	// a fresh one starts the file anew; scorers without traces write none.
+	Trace string
 	// Progress hears the queries done so far (resumed ones included) out
 	// of the queries that have documents.
 	Progress func(done, total int)
@@ -60,6 +67,31 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 				return err
 			}
 			added++
+			return nil
+		}
+	}
+	trace := j.Trace
+	if trace == "" && j.Checkpoint != "" {
+		trace = TraceFile(j.Checkpoint)
+	}
+	if trace != "" && trace != "-" {
+		tl, err := openTraceLog(trace, opts.Done)
+		if err != nil {
+			if cp != nil {
+				cp.Close()
+			}
+			return nil, res, err
+		}
+		defer tl.Close()
+		ctx = WithTrace(ctx, tl.add)
+		next := opts.OnQuery
+		opts.OnQuery = func(qid string, hits []ir.Hit) error {
+			if err := tl.flush(qid); err != nil {
+				return err
+			}
+			if next != nil {
+				return next(qid, hits)
+			}
 			return nil
 		}
 	}

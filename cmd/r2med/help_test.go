@@ -12,8 +12,8 @@ import (
 
 // TestHelpNamesOnlyRealFlags reads every command's help (description,
 // examples, flag usages) and checks that each --flag it names exists: on
-// the command itself, or on a command named just before it ("r2med run
-// --task …", "gar generate --templates"). A hint naming a flag
+// the command itself or its parent, or on a command named just before it
+// ("r2med run --task …", "gar generate --templates"). A hint naming a flag
 // that was renamed or never existed sends users nowhere.
 func TestHelpNamesOnlyRealFlags(t *testing.T) {
 	root := newRoot()
@@ -54,8 +54,15 @@ func TestHelpNamesOnlyRealFlags(t *testing.T) {
 	check(root)
 }
 
+// hasFlag reports whether c or the command it belongs to (r2med rerank
+// for r2med rerank templates) has the flag.
 func hasFlag(c *cobra.Command, name string) bool {
-	return c.Flags().Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil
+	for ; c != nil; c = c.Parent() {
+		if c.Flags().Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // namedOnLine reports whether a command named in before (its path after
