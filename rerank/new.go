@@ -7,6 +7,7 @@ import (
 
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/usage"
 )
 
 // Kinds are the reranker kinds New builds, as the CLI and pipeline files
@@ -28,6 +29,13 @@ type Spec struct {
 	Kind    string
 	Model   string // the served model (rerank APIs and LLMs)
 	BaseURL string // tei: required; LLM kinds: the OpenAI-compatible API root
+	// BaseURLs are more servers of the same model: with BaseURL, one
+	// fleet that requests are spread over (httpx.Fleet).
+	BaseURLs []string
+	// Fleet bounds each server's requests in flight (PerEndpoint; 0: no
+	// bound beyond Concurrency and the rerank workers) and tunes how
+	// failing servers are taken out and back.
+	Fleet httpx.FleetOptions
 	// ModelDir holds model.onnx and tokenizer.json for onnx.
 	ModelDir string
 	// APIKey; empty means the provider's environment variable
@@ -37,6 +45,11 @@ type Spec struct {
 	HTTP   *httpx.Client // nil means httpx's defaults
 	// LLMCache caches LLM answers, so a rerun asks nothing again.
 	LLMCache llm.Store
+	// Meter hears the usage of the LLM kinds' calls.
+	Meter *usage.Meter
+	// Replay sends nothing: LLM kinds answer from LLMCache only, and the
+	// HTTP kinds (whose scores are not cached) refuse every request.
+	Replay bool
 	// Concurrency bounds a pointwise LLM's requests per query; 0 means 8.
 	Concurrency int
 	// CrossEncoder tunes onnx.
@@ -91,21 +104,39 @@ func (s Spec) Settings() (map[string]any, error) {
 // onnx cross-encoder) implement io.Closer; LLM scorers have Stats().
 func New(spec Spec) (Scorer, error) {
 	kind := strings.ToLower(spec.Kind)
+	hc := spec.HTTP
+	if spec.Replay {
+		c := httpx.Client{}
+		if hc != nil {
+			c = *hc
+		}
+		c.Replay = true
+		hc = &c
+	}
 	switch kind {
 	case "tei":
-		if spec.BaseURL == "" {
+		if spec.BaseURL == "" && len(spec.BaseURLs) == 0 {
 			return nil, fmt.Errorf("the tei reranker needs the server's base URL (--rerank-url, e.g. http://localhost:8080)")
 		}
-		return &TEI{BaseURL: spec.BaseURL, Key: spec.APIKey, Client: spec.HTTP}, nil
+		return &TEI{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Key: spec.APIKey, Client: hc, Fleet: spec.Fleet}, nil
 	case "cohere", "jina", "voyage":
-		a, err := NewAPI(kind, spec.BaseURL, spec.Model, spec.APIKey)
+		base := spec.BaseURL
+		if base == "" && len(spec.BaseURLs) > 0 {
+			base = spec.BaseURLs[0]
+		}
+		a, err := NewAPI(kind, base, spec.Model, spec.APIKey)
 		if err != nil {
 			return nil, err
 		}
-		a.Client = spec.HTTP
+		if base == spec.BaseURL {
+			a.BaseURLs = spec.BaseURLs
+		} else {
+			a.BaseURLs = spec.BaseURLs[1:]
+		}
+		a.Client, a.Fleet = hc, spec.Fleet
 		return a, nil
 	case "llm-pointwise", "llm-listwise":
-		c, err := llm.New(llm.Options{BaseURL: spec.BaseURL, APIKey: spec.APIKey, Model: spec.Model, Cache: spec.LLMCache, HTTP: spec.HTTP})
+		c, err := spec.LLM()
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +160,14 @@ func New(spec Spec) (Scorer, error) {
 	return nil, fmt.Errorf("unknown reranker %q (%s)", spec.Kind, strings.Join(Kinds, ", "))
 }
 
+// LLM is the chat client of an LLM kind: the spec's servers (one or a
+// fleet), key, model, answer cache, usage meter and replay mode. Every
+// LLM reranker builds its client here, so all of them share those.
+func (spec Spec) LLM() (*llm.Client, error) {
+	return llm.New(llm.Options{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Fleet: spec.Fleet, APIKey: spec.APIKey, Model: spec.Model,
+		Cache: spec.LLMCache, HTTP: spec.HTTP, Meter: spec.Meter, Replay: spec.Replay})
+}
+
 // newReasoning builds insertrank, rank1 or reasonrank.
 func newReasoning(kind string, spec Spec) (Scorer, error) {
 	if spec.Model == "" {
@@ -138,7 +177,7 @@ func newReasoning(kind string, spec Spec) (Scorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := llm.New(llm.Options{BaseURL: spec.BaseURL, APIKey: spec.APIKey, Model: spec.Model, Cache: spec.LLMCache, HTTP: spec.HTTP})
+	c, err := spec.LLM()
 	if err != nil {
 		return nil, err
 	}

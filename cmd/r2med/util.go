@@ -82,7 +82,7 @@ func keptForResume(err error, paths ...string) error {
 
 // reportError writes what execute prints for a failed command and returns
 // the exit status: 130 for an interrupt, saying which checkpoint files
-// were kept for resuming (or that none were), else 1.
+// were kept for resuming (or that none were), else exitCode's.
 func reportError(stderr io.Writer, err error) int {
 	var kept []string
 	var ke *keptError
@@ -102,5 +102,5 @@ func reportError(stderr io.Writer, err error) int {
 	if len(kept) > 0 {
 		fmt.Fprintf(stderr, "r2med: kept for resuming: %s (%s)\n", strings.Join(kept, ", "), resume)
 	}
-	return 1
+	return exitCode(err)
 }
