@@ -52,8 +52,12 @@ func ParseTarget(target, grpc string) (Config, error) {
 // Validate checks the URL, the gRPC address and the collection name.
 func (c Config) Validate() error {
 	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 		return fmt.Errorf("weaviate URL %q: want http://HOST:PORT", c.URL)
+	}
+	if u.User != nil {
+		// URLs go into manifests; credentials must not.
+		return fmt.Errorf("weaviate URL %s: no user or password in the URL (r2med talks to servers that allow anonymous access)", u.Redacted())
 	}
 	if c.GRPC != "" {
 		if _, _, err := net.SplitHostPort(c.GRPC); err != nil {

@@ -32,6 +32,10 @@ func TestParseTarget(t *testing.T) {
 		{in: "weaviate://localhost:8080/Demo", grpc: "localhost", err: "want HOST:PORT"},
 	} {
 		c, err := ParseTarget(tc.in, tc.grpc)
+		if err == nil {
+			// The REST URL a run names directly is checked the same way.
+			err = (Config{URL: c.URL, Collection: c.Collection}).Validate()
+		}
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("ParseTarget(%q, %q) error %v, want one containing %q", tc.in, tc.grpc, err, tc.err)
@@ -51,6 +55,13 @@ func TestParseTarget(t *testing.T) {
 // ObjectID must be what Python's uuid.uuid5(uuid.NAMESPACE_DNS, doc_id)
 // gives (the Weaviate Python client's generate_uuid5), so collections
 // pushed from Python and from r2med name the same objects alike.
+func TestConfigRefusesCredentialsInTheURL(t *testing.T) {
+	err := (Config{URL: "http://admin:secret@localhost:8080", Collection: "Demo"}).Validate()
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "no user or password") {
+		t.Errorf("credentials in the URL: %v", err)
+	}
+}
+
 func TestObjectIDIsPythonUUID5(t *testing.T) {
 	for id, want := range map[string]string{
 		// python3 -c "import uuid; print(uuid.uuid5(uuid.NAMESPACE_DNS, 'MED-10'))"
