@@ -18,7 +18,6 @@ import (
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
-	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/internal/httpserve"
@@ -106,32 +105,17 @@ func standIn(srv *embedtest.Server) retrieve.Dense {
 	return retrieve.Dense{Model: "stand-in", Backend: "openai", BaseURL: srv.URL}
 }
 
-// denseFile embeds task's corpus with spec's recipe as the dense
-// retriever does (documents without a prefix for a model outside the
-// registry, through the same backend) and writes an index holding the
-// vectors, and BM25 postings too when withBM25.
+// denseFile embeds task's corpus with spec's recipe exactly as the dense
+// retriever does (retrieve.Dense.CorpusVectors) and writes an index
+// holding the vectors with the recipe, and BM25 postings too when
+// withBM25.
 func denseFile(t testing.TB, dir string, task *ir.Task, spec retrieve.Dense, quantized []string, withBM25 bool) string {
 	t.Helper()
-	e, err := embed.NewHTTP(spec.Backend, embed.RemoteOptions{BaseURL: spec.BaseURL, Model: spec.Model})
+	flat, _, err := spec.CorpusVectors(context.Background(), task, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := make([]string, len(task.Corpus))
-	for i, d := range task.Corpus {
-		texts[i] = d.Text
-	}
-	vecs, err := e.Embed(context.Background(), embed.Document, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flat := vector.NewFlat(0, vector.Cosine)
-	for i, d := range task.Corpus {
-		if err := flat.Add(d.ID, vecs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	recipe := spec.Describe()
-	delete(recipe, "base_url") // never recorded; the service is told
+	recipe := spec.Describe() // never the base URL; the service is told it
 	parts := &denseParts{flat: flat, quantized: quantized, recipe: recipe}
 	if withBM25 {
 		return bm25File(t, dir, task, bm25.R2MED, parts)

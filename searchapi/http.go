@@ -78,7 +78,7 @@ func (s *Service) Handler(o HandlerOptions) http.Handler {
 	}
 	var h http.Handler = mux
 	h = httpserve.Bearer(h, o.Key, "/healthz")
-	h = httpserve.Guard(h, httpserve.NewHosts(o.Addr, o.AllowHosts), httpserve.Headers{}, flag)
+	h = httpserve.Guard(h, httpserve.GuardOptions{Hosts: httpserve.NewHosts(o.Addr, o.AllowHosts), Name: "search service", AllowFlag: flag})
 	return s.metrics.instrument(h)
 }
 

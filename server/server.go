@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/internal/httpserve"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
@@ -78,8 +79,7 @@ type Server struct {
 	hl    *Highlighter
 	mux   *http.ServeMux
 	pages map[string]*template.Template
-	hosts map[string]bool
-	csp   string
+	guard http.Handler // the mux behind the Host check and headers
 }
 
 // New builds the viewer of d.
@@ -94,8 +94,12 @@ func New(d *report.Data, opt Options) (*Server, error) {
 	if opt.Title == "" {
 		opt.Title = "R2MED results"
 	}
-	s := &Server{data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{},
-		hosts: allowedHosts(opt.Addr, opt.AllowHosts), csp: csp()}
+	s := &Server{data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	// The Host check against the bind address, the security headers and
+	// the read-only rule are internal/httpserve's, shared with the
+	// search service.
+	s.guard = httpserve.Guard(s.mux, httpserve.GuardOptions{Hosts: httpserve.NewHosts(opt.Addr, opt.AllowHosts), CSP: csp(),
+		Name: "viewer", Methods: []string{http.MethodGet, http.MethodHead}})
 	for name, body := range pageBodies {
 		s.pages[name] = template.Must(template.Must(layout.Clone()).Parse(body))
 	}
@@ -124,58 +128,8 @@ func csp() string {
 		"; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 }
 
-// allowedHosts is the set of names a request's Host may give: loopback
-// names, the bind address's host when it is a name or a specific
-// address, and extra.
-func allowedHosts(addr string, extra []string) map[string]bool {
-	m := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
-	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
-		if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
-			m[strings.ToLower(h)] = true
-		}
-	}
-	for _, h := range extra {
-		m[strings.ToLower(strings.Trim(h, "[]"))] = true
-	}
-	return m
-}
-
-// hostOK reports whether a Host header names this viewer.
-func (s *Server) hostOK(host string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
-	h = strings.ToLower(strings.Trim(h, "[]"))
-	if s.hosts[h] {
-		return true
-	}
-	// Serving on every interface: an IP literal is not a DNS name, so it
-	// cannot be rebound.
-	if hh, _, err := net.SplitHostPort(s.opt.Addr); err == nil {
-		if ip := net.ParseIP(hh); ip != nil && ip.IsUnspecified() {
-			return net.ParseIP(h) != nil
-		}
-	}
-	return false
-}
-
 // ServeHTTP serves the viewer.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Security-Policy", s.csp)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	if !s.hostOK(r.Host) {
-		http.Error(w, fmt.Sprintf("host %q is not this viewer's (%s); serve with --allow-host NAME to allow another name", r.Host, strings.Join(slices.Sorted(maps.Keys(s.hosts)), ", ")), http.StatusMisdirectedRequest)
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "the viewer is read-only: GET only", http.StatusMethodNotAllowed)
-		return
-	}
-	s.mux.ServeHTTP(w, r)
-}
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guard.ServeHTTP(w, r) }
 
 // Timeouts of Serve's server: a slow or idle client cannot hold a
 // connection, and a response (which may load a task's data first) is
@@ -188,32 +142,13 @@ var (
 )
 
 // MaxHeaderBytes bounds a request's headers.
-const MaxHeaderBytes = 64 << 10
+const MaxHeaderBytes = httpserve.MaxHeaderBytes
 
 // Serve serves h on ln until ctx is done, then shuts down gracefully:
 // no new connections, requests in flight finish (for up to 5 seconds).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := newHTTPServer(ctx, h)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
-}
-
-func newHTTPServer(ctx context.Context, h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
-		WriteTimeout: WriteTimeout, IdleTimeout: IdleTimeout, MaxHeaderBytes: MaxHeaderBytes,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	return httpserve.Serve(ctx, ln, h, httpserve.Timeouts{ReadHeader: ReadHeaderTimeout, Read: ReadTimeout,
+		Write: WriteTimeout, Idle: IdleTimeout, Shutdown: 5 * time.Second})
 }
 
 // httpError carries a status code to the page or JSON error writer.

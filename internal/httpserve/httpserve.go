@@ -64,34 +64,53 @@ func (h Hosts) OK(host string) bool {
 // Names lists the allowed names, sorted, for messages.
 func (h Hosts) Names() []string { return slices.Sorted(maps.Keys(h.names)) }
 
-// Headers are the security headers set on every response.
-type Headers struct {
-	// CSP is the Content-Security-Policy; "" means DefaultCSP.
-	CSP string
-}
-
 // DefaultCSP allows nothing: right for a server that answers JSON and
 // text only.
 const DefaultCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
+// GuardOptions say what Guard checks and how it answers.
+type GuardOptions struct {
+	Hosts Hosts
+	// CSP is the Content-Security-Policy; "" means DefaultCSP.
+	CSP string
+	// Name is the server as messages call it ("viewer"); "" is "server".
+	Name string
+	// AllowFlag is the flag that allows another host name; "" is
+	// "--allow-host".
+	AllowFlag string
+	// Methods, when set, are the only methods let through; others get
+	// 405 naming them.
+	Methods []string
+}
+
 // Guard wraps h: it sets the security headers (CSP, nosniff, no framing,
-// no referrer) on every response and answers 421 Misdirected Request to
-// a request whose Host is not among hosts, naming the flag that allows
-// another name.
-func Guard(h http.Handler, hosts Hosts, hd Headers, allowFlag string) http.Handler {
-	csp := hd.CSP
-	if csp == "" {
-		csp = DefaultCSP
+// no referrer) on every response, answers 421 Misdirected Request to a
+// request whose Host is not among the allowed hosts, naming the flag
+// that allows another name, and 405 to a method not allowed.
+func Guard(h http.Handler, o GuardOptions) http.Handler {
+	if o.CSP == "" {
+		o.CSP = DefaultCSP
+	}
+	if o.Name == "" {
+		o.Name = "server"
+	}
+	if o.AllowFlag == "" {
+		o.AllowFlag = "--allow-host"
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hdr := w.Header()
-		hdr.Set("Content-Security-Policy", csp)
+		hdr.Set("Content-Security-Policy", o.CSP)
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		hdr.Set("X-Frame-Options", "DENY")
 		hdr.Set("Referrer-Policy", "no-referrer")
-		if !hosts.OK(r.Host) {
-			http.Error(w, fmt.Sprintf("host %q is not this server's (%s); start it with %s NAME to allow another name",
-				r.Host, strings.Join(hosts.Names(), ", "), allowFlag), http.StatusMisdirectedRequest)
+		if !o.Hosts.OK(r.Host) {
+			http.Error(w, fmt.Sprintf("host %q is not this %s's (%s); start it with %s NAME to allow another name",
+				r.Host, o.Name, strings.Join(o.Hosts.Names(), ", "), o.AllowFlag), http.StatusMisdirectedRequest)
+			return
+		}
+		if o.Methods != nil && !slices.Contains(o.Methods, r.Method) {
+			hdr.Set("Allow", strings.Join(o.Methods, ", "))
+			http.Error(w, fmt.Sprintf("the %s answers %s only", o.Name, strings.Join(o.Methods, " and ")), http.StatusMethodNotAllowed)
 			return
 		}
 		h.ServeHTTP(w, r)

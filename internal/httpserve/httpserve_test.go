@@ -53,7 +53,7 @@ func TestLoopback(t *testing.T) {
 
 func TestGuardAndBearer(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-	h := Guard(Bearer(ok, "k3y", "/open"), NewHosts("127.0.0.1:1", nil), Headers{}, "--allow-host")
+	h := Guard(Bearer(ok, "k3y", "/open"), GuardOptions{Hosts: NewHosts("127.0.0.1:1", nil), Methods: []string{"GET", "HEAD"}})
 	for _, c := range []struct {
 		host, path, auth string
 		code             int
@@ -66,8 +66,13 @@ func TestGuardAndBearer(t *testing.T) {
 		{"127.0.0.1:1", "/open", "", 200},
 		{"evil.example.com", "/open", "", 421},
 		{"evil.example.com", "/x", "Bearer k3y", 421},
+		{"127.0.0.1:1", "/x", "Bearer k3y", 405}, // POST
 	} {
-		req := httptest.NewRequest("GET", "http://"+c.host+c.path, nil)
+		method := "GET"
+		if c.code == 405 {
+			method = "POST"
+		}
+		req := httptest.NewRequest(method, "http://"+c.host+c.path, nil)
 		if c.auth != "" {
 			req.Header.Set("Authorization", c.auth)
 		}
@@ -79,8 +84,11 @@ func TestGuardAndBearer(t *testing.T) {
 		if w.Header().Get("Content-Security-Policy") != DefaultCSP || w.Header().Get("X-Frame-Options") != "DENY" {
 			t.Errorf("headers %v", w.Header())
 		}
-		if c.code == 421 && !strings.Contains(w.Body.String(), "--allow-host") {
+		if c.code == 421 && !strings.Contains(w.Body.String(), "is not this server's (127.0.0.1, ::1, localhost); start it with --allow-host NAME") {
 			t.Errorf("421 body %q", w.Body.String())
+		}
+		if c.code == 405 && w.Header().Get("Allow") != "GET, HEAD" {
+			t.Errorf("405 without Allow: %v", w.Header())
 		}
 	}
 	if Bearer(ok, "") != nil {
