@@ -2,15 +2,17 @@ package searchapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
@@ -280,38 +282,35 @@ func (o DenseOptions) apply(d *retrieve.Dense) {
 }
 
 // DenseSpec reads the dense retriever's settings from the recipe an index
-// file records for its vectors: the settings retrieve.Dense.Describe
-// lists (model, backend, prefixes, lengths, dimensions, pooling,
-// quantization), which are what run's manifest records for the retriever
-// that made them. Queries are embedded with them, so they match the
-// stored documents' vectors.
+// file records for its vectors: what retrieve.Dense.Describe lists
+// (model, backend, prefixes, lengths, dimensions, pooling, quantization),
+// which is what run's manifest records for the retriever that made them,
+// read by the dense kind's own parser (retrieve.Lookup("dense")), so an
+// unknown setting is an error rather than ignored. Queries are embedded
+// with them, so they match the stored documents' vectors.
 func DenseSpec(recipe map[string]any) (retrieve.Dense, error) {
-	var d retrieve.Dense
 	if recipe == nil {
-		return d, errors.New("its vectors carry no recipe, so there is no knowing how to embed queries for them; rebuild it recording the dense retriever's settings")
+		return retrieve.Dense{}, errors.New("its vectors carry no recipe, so there is no knowing how to embed queries for them; rebuild it recording the dense retriever's settings")
 	}
-	b, err := json.Marshal(recipe)
+	m := maps.Clone(recipe)
+	delete(m, "retriever") // Describe's kind marker
+	b, err := yaml.Marshal(m)
 	if err != nil {
-		return d, err
+		return retrieve.Dense{}, err
 	}
-	var r struct {
-		Model       string  `json:"model"`
-		Backend     string  `json:"backend"`
-		QueryPrefix *string `json:"query_prefix"`
-		DocPrefix   *string `json:"doc_prefix"`
-		MaxLength   int     `json:"max_length"`
-		Dimensions  int     `json:"dimensions"`
-		Normalize   bool    `json:"normalize"`
-		Pooling     string  `json:"pooling"`
-		Quantize    string  `json:"quantize"`
-		Rescore     bool    `json:"rescore"`
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return retrieve.Dense{}, err
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return d, fmt.Errorf("its dense recipe: %w", err)
+	kind, _ := retrieve.Lookup("dense")
+	spec, err := kind.Parse(doc.Content[0])
+	if err != nil {
+		return retrieve.Dense{}, fmt.Errorf("its dense recipe: %w", err)
 	}
-	d = retrieve.Dense{Model: r.Model, Backend: r.Backend, QueryPrefix: r.QueryPrefix, DocPrefix: r.DocPrefix,
-		MaxLength: r.MaxLength, Dimensions: r.Dimensions, Normalize: r.Normalize, Pooling: r.Pooling,
-		Quantize: r.Quantize, Rescore: r.Rescore}
+	d, ok := spec.(retrieve.Dense)
+	if !ok {
+		return retrieve.Dense{}, fmt.Errorf("its dense recipe reads as a %s retriever", spec.Kind())
+	}
 	if err := d.Validate(); err != nil {
 		return d, fmt.Errorf("its dense recipe: %w", err)
 	}

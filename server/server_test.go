@@ -288,37 +288,6 @@ func TestPages(t *testing.T) {
 	}
 }
 
-func TestHighlight(t *testing.T) {
-	h := NewHighlighter(analysis.LuceneEnglish())
-	text := "Patients with infarcts; the INFARCTION's cause is unknown — café."
-	terms := h.Terms("infarction and the cafe in patients")
-	segs := h.Segments(text, terms)
-	var joined strings.Builder
-	var marked []string
-	for _, s := range segs {
-		joined.WriteString(s.Text)
-		if s.Match {
-			marked = append(marked, s.Text)
-		}
-	}
-	if joined.String() != text {
-		t.Fatalf("segments join to %q", joined.String())
-	}
-	// "the" is a stop word: never a term, so never marked; "café" is not
-	// "cafe" to Lucene's English analyzer (no accent folding).
-	if got := strings.Join(marked, "|"); got != "Patients|infarcts|INFARCTION's" {
-		t.Errorf("marked %q", got)
-	}
-	cut, more := Cut(segs, 12)
-	if !more || len(cut) != 2 || cut[0].Text != "Patients" || cut[1].Text != " wit" {
-		t.Errorf("cut %+v %v", cut, more)
-	}
-	cut, more = Cut([]Segment{{Text: "aé"}}, 2) // inside é: cut before it
-	if !more || len(cut) != 1 || cut[0].Text != "a" {
-		t.Errorf("cut %+v", cut)
-	}
-}
-
 func TestGracefulShutdown(t *testing.T) {
 	ts, _ := fixture(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
