@@ -108,6 +108,35 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 	}
 }
 
+// Merge adds the tallies of lines (another meter's Lines) to m. With
+// reused, every call is counted as cached: the work was done before and
+// its output reused (a pipeline stage kept on disk), so this run spent
+// nothing on it, and its cost when made is still reported.
+func (m *Meter) Merge(lines []Line, reused bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lines == nil {
+		m.lines = map[[2]string]*Line{}
+	}
+	for _, in := range lines {
+		k := [2]string{in.Kind, in.Model}
+		l := m.lines[k]
+		if l == nil {
+			l = &Line{Kind: in.Kind, Model: in.Model}
+			m.lines[k] = l
+		}
+		if reused {
+			l.Cached = l.Cached.Plus(in.New).Plus(in.Cached)
+			continue
+		}
+		l.New = l.New.Plus(in.New)
+		l.Cached = l.Cached.Plus(in.Cached)
+	}
+}
+
 // Lines are the tallies, sorted by kind then model.
 func (m *Meter) Lines() []Line {
 	if m == nil {

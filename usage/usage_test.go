@@ -121,3 +121,31 @@ func TestParsePrices(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestMerge: a stage's meter adds to the run's as it was; a stage reused
+// from disk adds all its calls as cached, so the run reports what the
+// pipeline costs and that it spent nothing new on that stage.
+func TestMerge(t *testing.T) {
+	var stage Meter
+	stage.Add("embed", "bge", Usage{PromptTokens: 10, Seconds: 1}, false)
+	stage.Add("embed", "bge", Usage{PromptTokens: 5, Seconds: 2}, true)
+	var run Meter
+	run.Add("embed", "bge", Usage{PromptTokens: 1}, false)
+	run.Merge(stage.Lines(), false)
+	l := run.Lines()
+	if len(l) != 1 || l[0].New.Calls != 2 || l[0].New.PromptTokens != 11 || l[0].Cached.Calls != 1 || l[0].Cached.PromptTokens != 5 {
+		t.Errorf("merged: %+v", l)
+	}
+	var reused Meter
+	reused.Merge(stage.Lines(), true)
+	reused.Merge([]Line{{Kind: "generate", Model: "gpt", New: Tally{Calls: 1, CompletionTokens: 7}}}, true)
+	l = reused.Lines()
+	if len(l) != 2 || l[0].New.Calls != 0 || l[0].Cached.Calls != 2 || l[0].Cached.PromptTokens != 15 || l[0].Cached.Seconds != 3 || l[1].Cached.CompletionTokens != 7 {
+		t.Errorf("reused: %+v", l)
+	}
+	if s := reused.Summary(1, nil); s.Calls != 0 || s.Cached.Calls != 3 {
+		t.Errorf("summary of a reused stage: %+v", s)
+	}
+	var nilMeter *Meter
+	nilMeter.Merge(l, false) // no panic
+}
