@@ -159,11 +159,11 @@ func (c *calls) reuse(dir, name string) (map[string]int, error) {
 	return a.Counts, nil
 }
 
-// summary is the manifest's usage: nil for a run that called no model.
+// summary is the manifest's usage; a run that called no model has one
+// too, of zeros: it costs nothing, which a leaderboard's cost columns and
+// the report's quality-against-cost chart show (a manifest without usage
+// is from before usage was recorded).
 func (c *calls) summary(queries int, prices usage.Prices) *usage.Summary {
-	if len(c.meter.Lines()) == 0 {
-		return nil
-	}
 	s := c.meter.Summary(queries, prices)
 	return &s
 }

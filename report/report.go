@@ -65,6 +65,11 @@ type Report struct {
 	// count 0), then, with several tasks, one over all of them labelled
 	// pooled.
 	Tests []PairTest
+	// Cost plots quality against cost per query with the Pareto front,
+	// for the charted systems that recorded their usage; nil (CostNote
+	// says why) when fewer than two did.
+	Cost     *CostChart
+	CostNote string
 	// Notes are things the reader should know: runs left out, data that
 	// could not be loaded.
 	Notes []string
@@ -132,6 +137,7 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	}
 	r.bars()
 	r.curves()
+	r.cost()
 	if !opt.NoScatter {
 		if err := r.scatter(ctx, d); err != nil {
 			return nil, err

@@ -41,7 +41,8 @@ type Manifest struct {
 	// name: in a pipeline file); empty when it derives from the stages.
 	Name string `json:"name,omitempty"`
 	// Usage is what the run's model calls cost (tokens, seconds, per-query
-	// means, dollars with a price table); nil for a run that made none.
+	// means, dollars with a price table): zeros for a run that called no
+	// model, nil in manifests written before usage was recorded.
 	Usage *usage.Summary `json:"usage,omitempty"`
 }
 

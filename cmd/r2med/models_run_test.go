@@ -329,3 +329,60 @@ retrieve: [{bm25: {}}]
 		t.Error(err)
 	}
 }
+
+// TestCostBesideQualityCLI: R2MED's BM25 (no model called) and the same
+// run reranked with insertrank at a price: the leaderboard shows each
+// one's cost per query beside its scores, in every format; compare lists
+// the cost under its tests; the report plots quality against cost with
+// the Pareto front, both systems on it.
+func TestCostBesideQualityCLI(t *testing.T) {
+	srv := newChatLoopback(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "results")
+	t.Setenv("R2MED_RESULTS", root)
+	prices := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(prices, []byte("r1: {input: 2.00, output: 8.00}\n"), 0o644)
+	mustRun(t, "run", "--task", "demo", "--quiet")
+	mustRun(t, "run", "--task", "demo", "--rerank", "insertrank", "--rerank-model", "r1", "--rerank-url", srv.URL+"/v1", "--rerank-depth", "10",
+		"--cache", filepath.Join(dir, "cache"), "--prices", prices, "--quiet")
+	usd := (100*2 + 20*8) / 1e6 // one window per query
+
+	stdout := mustRun(t, "leaderboard", "--no-published", "--no-external")
+	if !strings.Contains(stdout, fmt.Sprintf("%g    120", usd)) {
+		t.Errorf("leaderboard:\n%s", stdout)
+	}
+	var board struct {
+		Rows []struct {
+			Name string
+			Cost *struct {
+				USD                            *float64
+				PromptTokens, CompletionTokens float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "leaderboard", "--no-published", "--no-external", "--format", "json")), &board); err != nil {
+		t.Fatal(err)
+	}
+	costs := map[string]float64{}
+	for _, r := range board.Rows {
+		if r.Cost == nil || r.Cost.USD == nil {
+			t.Fatalf("%s has no cost: %+v", r.Name, r.Cost)
+		}
+		costs[r.Name] = *r.Cost.USD
+	}
+	if costs["bm25"] != 0 || !near(costs["bm25 → r1@top10"], usd) {
+		t.Errorf("costs %v", costs)
+	}
+
+	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), filepath.Join(root, results.DirName("bm25-insertrank:r1@10"), "demo"))
+	if !strings.Contains(stdout, "Cost per query of the model calls") || !strings.Contains(stdout, fmt.Sprintf("%g    120", usd)) {
+		t.Errorf("compare:\n%s", stdout)
+	}
+
+	page := filepath.Join(dir, "report.html")
+	mustRun(t, "report", "--out", page)
+	html := readFileString(t, page)
+	if !strings.Contains(html, `id="cost-figure"`) || !strings.Contains(html, "Pareto front, the systems no other beats on both: bm25, bm25 → r1@top10") {
+		t.Errorf("report: the quality-against-cost chart is missing or its front is wrong")
+	}
+}
