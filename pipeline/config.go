@@ -68,9 +68,9 @@ type Remote struct {
 	EndpointConcurrency int
 }
 
-// http is the retry policy of Remote for one kind of request, retries
+// Client is the retry policy of Remote for one kind of request, retries
 // reported to log as the word what ("embedding", "LLM", "rerank").
-func (r Remote) http(log io.Writer, what string) httpx.Client {
+func (r Remote) Client(log io.Writer, what string) httpx.Client {
 	c := httpx.Client{Timeout: r.Timeout}
 	if r.Retries != nil {
 		c.MaxAttempts = *r.Retries + 1
@@ -81,9 +81,9 @@ func (r Remote) http(log io.Writer, what string) httpx.Client {
 	return c
 }
 
-// fleet is the fleet policy of Remote, servers taken out and let back
+// Fleet is the fleet policy of Remote, servers taken out and let back
 // reported to log.
-func (r Remote) fleet(log io.Writer) httpx.FleetOptions {
+func (r Remote) Fleet(log io.Writer) httpx.FleetOptions {
 	f := httpx.FleetOptions{PerEndpoint: r.EndpointConcurrency}
 	if log != nil {
 		f.Notify = httpx.LogFleet(log)

@@ -236,8 +236,8 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 	if opt.Replay && opt.Cache == nil {
 		return nil, errors.New("replay answers from the cache, and there is none (drop --no-cache)")
 	}
-	hc := opt.Remote.http(opt.Log, "LLM")
-	lo := llm.Options{APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: &hc, Fleet: opt.Remote.fleet(opt.Log),
+	hc := opt.Remote.Client(opt.Log, "LLM")
+	lo := llm.Options{APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: &hc, Fleet: opt.Remote.Fleet(opt.Log),
 		Concurrency: g.Concurrency, Meter: opt.Meter, Replay: opt.Replay}
 	if len(urls) > 0 {
 		lo.BaseURL, lo.BaseURLs = urls[0], urls[1:]
