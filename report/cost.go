@@ -222,16 +222,9 @@ func (c CostChart) SVG() string {
 }
 
 // legendEnd is where legend(keys) leaves off: the position of one more
-// key (wrapped to a new row when it does not fit).
+// key, the front's (wrapped to a new row when it does not fit).
 func legendEnd(keys []legendKey, width float64) (x, y float64) {
-	x, row := plotLeft, 0
-	for _, k := range keys {
-		w := keyWidth(k.name)
-		if x+w > width-plotRight && x > plotLeft {
-			x, row = plotLeft, row+1
-		}
-		x += w
-	}
+	x, row := legendFlow(keys, width)
 	if x+keyWidth("Pareto front") > width-plotRight && x > plotLeft {
 		x, row = plotLeft, row+1
 	}

@@ -92,6 +92,16 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	l := m.line(kind, model)
+	if cached {
+		l.Cached.add(u)
+	} else {
+		l.New.add(u)
+	}
+}
+
+// line is the tally of kind and model, made when missing; m.mu is held.
+func (m *Meter) line(kind, model string) *Line {
 	if m.lines == nil {
 		m.lines = map[[2]string]*Line{}
 	}
@@ -101,11 +111,7 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 		l = &Line{Kind: kind, Model: model}
 		m.lines[k] = l
 	}
-	if cached {
-		l.Cached.add(u)
-	} else {
-		l.New.add(u)
-	}
+	return l
 }
 
 // Merge adds the tallies of lines (another meter's Lines) to m. With
@@ -118,16 +124,8 @@ func (m *Meter) Merge(lines []Line, reused bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.lines == nil {
-		m.lines = map[[2]string]*Line{}
-	}
 	for _, in := range lines {
-		k := [2]string{in.Kind, in.Model}
-		l := m.lines[k]
-		if l == nil {
-			l = &Line{Kind: in.Kind, Model: in.Model}
-			m.lines[k] = l
-		}
+		l := m.line(in.Kind, in.Model)
 		if reused {
 			l.Cached = l.Cached.Plus(in.New).Plus(in.Cached)
 			continue

@@ -28,10 +28,11 @@ func newGarCmd() *cobra.Command {
 
 // garFlags are gar generate's flags beyond the generation settings.
 type garFlags struct {
-	seed                   int64 // -1: none; pipeline.Generate takes a pointer
-	out, cacheDir          string
-	noCache, quiet, replay bool
-	remote                 *pipeline.RemoteFlags
+	seed           int64 // -1: none; pipeline.Generate takes a pointer
+	out, cacheDir  string
+	noCache, quiet bool
+	calls          callFlags
+	remote         *pipeline.RemoteFlags
 }
 
 func newGarGenerateCmd() *cobra.Command {
@@ -94,7 +95,7 @@ from the cache alone and sends nothing.`,
 	f.StringVar(&g.cacheDir, "cache", "", "answer cache directory (default $R2MED_CACHE or the user cache dir)")
 	f.BoolVar(&g.noCache, "no-cache", false, "do not read or write the answer cache")
 	f.BoolVar(&g.quiet, "quiet", false, "no progress bars")
-	f.BoolVar(&g.replay, "replay", false, "answer from the cache alone and send nothing; a prompt the cache lacks is an error")
+	g.calls.add(f, "answer from the cache alone and send nothing; a prompt the cache lacks is an error", "")
 	g.remote = pipeline.AddRemoteFlags(f)
 	return cmd
 }
@@ -127,9 +128,9 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *
 	if err != nil {
 		return err
 	}
-	opt := pipeline.GenerateOptions{Progress: progress.Auto(g.quiet), Log: stderr, Remote: remote, Replay: g.replay}
-	if g.replay && g.noCache {
-		return errors.New("--replay answers from the cache; drop --no-cache")
+	opt := pipeline.GenerateOptions{Progress: progress.Auto(g.quiet), Log: stderr, Remote: remote, Replay: g.calls.replay}
+	if _, err := g.calls.read(g.noCache); err != nil {
+		return err
 	}
 	if !g.noCache {
 		st, err := cache.Open(g.cacheDir, cache.Options{})

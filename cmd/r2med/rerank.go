@@ -30,10 +30,11 @@ func init() { register(newRerankCmd) }
 func newRerankCmd() *cobra.Command {
 	var d dataFlags
 	var spec rerank.Spec
-	var runPath, candidates, out, tag, ties, head, cacheDir, pricesFile string
+	var runPath, candidates, out, tag, ties, head, cacheDir string
 	var urls []string
 	var depth, workers int
-	var keepTail, withoutSafeguard, quiet, noCache, noEval, replay bool
+	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
+	var calls callFlags
 	var rf *pipeline.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "rerank (--run RUN | --candidates CONFIG) --rerank KIND --out RUN",
@@ -187,15 +188,12 @@ work but are deprecated.`,
 				return err
 			}
 			hc := remote.Client(cmd.ErrOrStderr(), "rerank")
-			spec.HTTP, spec.Fleet, spec.Replay = &hc, remote.Fleet(cmd.ErrOrStderr()), replay
-			prices, err := readPrices(pricesFile)
+			spec.HTTP, spec.Fleet, spec.Replay = &hc, remote.Fleet(cmd.ErrOrStderr()), calls.replay
+			prices, err := calls.read(noCache)
 			if err != nil {
 				return err
 			}
 			spec.Meter = newMeter()
-			if replay && noCache {
-				return errors.New("--replay answers from the cache; drop --no-cache")
-			}
 			if rerank.UsesLLM(spec.Kind) && !noCache {
 				store, err := cache.Open(cacheDir, cache.Options{})
 				if err != nil {
@@ -249,7 +247,7 @@ work but are deprecated.`,
 			if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
 				printRerankStats(w, st.Stats())
 			}
-			if pricesFile != "" {
+			if calls.prices != "" {
 				printCost(w, spec.Meter, len(reranked), prices)
 			}
 			printRerankTrace(w, out+".partial")
@@ -285,8 +283,8 @@ work but are deprecated.`,
 	f.StringVar(&out, "out", "", "reranked run file to write (required)")
 	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
-	f.BoolVar(&replay, "replay", false, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)")
-	f.StringVar(&pricesFile, "prices", "", "price table (as r2med run --prices): print what the LLM answers cost")
+	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
+		"price table (as r2med run --prices): print what the LLM answers cost")
 	rf = pipeline.AddRemoteFlags(f)
 	// The names before rerank and run shared theirs.
 	for _, a := range [][2]string{{"reranker", "rerank"}, {"model", "rerank-model"}, {"base-url", "rerank-url"}, {"model-dir", "rerank-model-dir"}, {"depth", "rerank-depth"}} {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +16,9 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var d dataFlags
-	var out, pipelineFile, cacheDir, pricesFile string
-	var quiet, overwrite, noCache, replay bool
+	var out, pipelineFile, cacheDir string
+	var quiet, overwrite, noCache bool
+	var calls callFlags
 	var pf *pipeline.Flags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -92,12 +92,9 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 			if err != nil {
 				return err
 			}
-			prices, err := readPrices(pricesFile)
+			prices, err := calls.read(noCache)
 			if err != nil {
 				return err
-			}
-			if replay && noCache {
-				return errors.New("--replay answers from the cache; drop --no-cache")
 			}
 			if out == "" {
 				out = filepath.Join(resultsDir(), results.DirName(cfg.ModelName()))
@@ -120,7 +117,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 					dir = filepath.Join(out, results.DirName(t.Name))
 				}
 				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store,
-					AllowMissingDocs: d.opts.AllowMissingDocs, Replay: replay, Prices: prices}
+					AllowMissingDocs: d.opts.AllowMissingDocs, Replay: calls.replay, Prices: prices}
 				if !quiet {
 					opt.Log = cmd.ErrOrStderr()
 				}
@@ -145,8 +142,8 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 	f.StringVar(&pipelineFile, "pipeline", "", "a YAML pipeline file (expand, retrieve, fuse, rerank); see above")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
-	f.BoolVar(&replay, "replay", false, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails the run")
-	f.StringVar(&pricesFile, "prices", "", "price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS} per million tokens; \"*\" for every other model) that puts dollars in the manifest's usage")
+	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails the run",
+		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS} per million tokens; \"*\" for every other model) that puts dollars in the manifest's usage")
 	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: out/SYSTEM/TASK, or $R2MED_RESULTS/SYSTEM/TASK)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
 	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it, and replace a run with other settings there")

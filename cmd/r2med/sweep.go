@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -15,8 +14,9 @@ import (
 func init() { register(newSweepCmd) }
 
 func newSweepCmd() *cobra.Command {
-	var overwrite, quiet, noCache, replay bool
-	var out, cacheDir, pricesFile string
+	var overwrite, quiet, noCache bool
+	var out, cacheDir string
+	var calls callFlags
 	var rf *pipeline.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "sweep SWEEP.yaml",
@@ -55,12 +55,9 @@ again.
 			if err := s.SetRemote(rf.Apply); err != nil {
 				return err
 			}
-			prices, err := readPrices(pricesFile)
+			prices, err := calls.read(noCache)
 			if err != nil {
 				return err
-			}
-			if replay && noCache {
-				return errors.New("--replay answers from the cache; drop --no-cache")
 			}
 			w := cmd.OutOrStdout()
 			var store *cache.Store
@@ -70,7 +67,7 @@ again.
 				}
 				defer store.Close()
 			}
-			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: replay, Prices: prices,
+			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices,
 				Done: func(c pipeline.Cell, o *pipeline.Outcome, err error) {
 					switch {
 					case err != nil:
@@ -103,8 +100,8 @@ again.
 	f.StringVar(&out, "out", "", "results directory (default: the sweep file's out:, else $R2MED_RESULTS, else out)")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared with r2med run (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
-	f.BoolVar(&replay, "replay", false, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails its cell")
-	f.StringVar(&pricesFile, "prices", "", "price table (as r2med run --prices) for every cell, instead of the sweep file's prices:")
+	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails its cell",
+		"price table (as r2med run --prices) for every cell, instead of the sweep file's prices:")
 	rf = pipeline.AddRemoteFlags(f)
 	f.BoolVar(&overwrite, "overwrite", false, "redo cells whose outputs are up to date")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
