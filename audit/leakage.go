@@ -77,10 +77,11 @@ type LeakageOptions struct {
 	Dense     *Dense
 	Train     trainset.Options
 	Workers   int // 0 means GOMAXPROCS
-	// State is the directory holding the run's checkpoint and the matches
-	// found so far. A run given the same directory, settings and inputs
-	// continues after the last checkpoint; one whose settings or inputs
-	// differ starts over (and says so in Log). "" keeps them in a
+	// State is the directory under which a run keeps its checkpoint and
+	// the matches found so far, in a sub-directory named by the run's
+	// fingerprint (settings, benchmark texts, training files' paths, sizes,
+	// times and first MiB). A run of the same fingerprint continues after
+	// the last checkpoint; any other starts afresh. "" keeps them in a
 	// temporary directory, so an interrupted run starts over.
 	State string
 	// Examples is the number of examples kept per task and kind in the
@@ -211,7 +212,7 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 		}
 		res.temp = true
 	} else {
-		res.dir = opts.State
+		res.dir = filepath.Join(opts.State, fp[:16])
 	}
 	a.dir = res.dir
 	if err := a.openState(fp, files); err != nil {
@@ -313,7 +314,7 @@ func (a *auditor) openState(fp string, files []string) error {
 		case json.Unmarshal(b, &old) != nil:
 			fmt.Fprintf(a.opts.Log, "audit: %s is unreadable; starting over\n", ckPath)
 		case old.Version != stateVersion || old.Fingerprint != fp || len(old.Files) != len(files):
-			fmt.Fprintf(a.opts.Log, "audit: the checkpoint in %s is for other settings or inputs; starting over\n", a.dir)
+			fmt.Fprintf(a.opts.Log, "audit: the checkpoint in %s is for other settings or inputs (a fingerprint-prefix clash); starting over\n", a.dir)
 		default:
 			a.ck = old
 			done := 0
@@ -650,18 +651,7 @@ func (r *LeakageResult) Close() error {
 	if r == nil || r.dir == "" {
 		return nil
 	}
-	if r.temp {
-		return os.RemoveAll(r.dir)
-	}
-	return errors.Join(os.Remove(filepath.Join(r.dir, checkpointFile)), os.Remove(filepath.Join(r.dir, matchesFile)), removeIfEmpty(r.dir))
-}
-
-func removeIfEmpty(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) > 0 {
-		return nil
-	}
-	return os.Remove(dir)
+	return os.RemoveAll(r.dir)
 }
 
 func readMatches(path string, fn func(Match) error) error {

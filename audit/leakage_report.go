@@ -10,7 +10,7 @@ import (
 )
 
 // Normalization states the normalisation every comparison uses.
-const Normalization = "Unicode NFKC, full case folding, every run of characters other than letters, marks and digits collapsed to one space"
+const Normalization = "Unicode NFKC, full case folding, apostrophes deleted, every other run of characters other than letters, marks and digits collapsed to one space; exact = equal with the spaces dropped too"
 
 // LeakageReport is what a leakage audit found, per task.
 type LeakageReport struct {

@@ -185,6 +185,7 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2 id="scatter">Per-query comparison</h2>
 {{if .R.Scatter}}<figure>{{.Scatter}}<figcaption>{{.R.Scatter.Desc}}</figcaption></figure>
 {{else}}<p class="sub">{{.R.ScatterNote}}</p>{{end}}
+{{range .R.Sections}}{{.}}{{end}}
 <footer>Self-contained: this file loads nothing from the network. Charts are inline SVG; hover or focus a mark for its value, a legend key to bring its series forward.</footer>
 </main>
 <script>{{.Script}}</script>

@@ -394,16 +394,17 @@ func strings1(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &s); err == nil {
 		return []string{s}, nil
 	}
-	var list []*string
+	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, fmt.Errorf("is %s; want a string or a list of strings", errtext.JSONKind(raw))
 	}
 	out := make([]string, 0, len(list))
-	for i, p := range list {
-		if p == nil {
-			return nil, fmt.Errorf("element %d is null; want a list of strings", i)
+	for i, el := range list {
+		var s string
+		if errtext.JSONKind(el) != "a string" || json.Unmarshal(el, &s) != nil {
+			return nil, fmt.Errorf("element %d is %s; want a list of strings", i, errtext.JSONKind(el))
 		}
-		out = append(out, *p)
+		out = append(out, s)
 	}
 	return out, nil
 }

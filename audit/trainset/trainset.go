@@ -137,10 +137,12 @@ func detect(keys []string, fields Fields) (Layout, error) {
 		}
 		return l, nil
 	}
+	// negative is optional (pairs beside triplets): read wherever a row
+	// has it; negative_1, negative_2, … as the first row has them.
 	negatives := func() []string {
-		var n []string
+		n := []string{"negative"}
 		for _, k := range keys {
-			if k == "negative" || strings.HasPrefix(k, "negative_") && isDigits(k[len("negative_"):]) {
+			if strings.HasPrefix(k, "negative_") && isDigits(k[len("negative_"):]) {
 				n = append(n, k)
 			}
 		}
@@ -148,10 +150,8 @@ func detect(keys []string, fields Fields) (Layout, error) {
 	}
 	switch {
 	case has("query") && has("pos"):
-		l.Name, l.Fields = "BGE {query, pos, neg}", Fields{Query: []string{"query"}, Positive: []string{"pos"}}
-		if has("neg") {
-			l.Fields.Negative = []string{"neg"}
-		}
+		// neg is optional: read wherever a row has it.
+		l.Name, l.Fields = "BGE {query, pos, neg}", Fields{Query: []string{"query"}, Positive: []string{"pos"}, Negative: []string{"neg"}}
 	case has("anchor") && has("positive"):
 		l.Name, l.Fields = "sentence-transformers {anchor, positive, negative}", Fields{Query: []string{"anchor"}, Positive: []string{"positive"}, Negative: negatives()}
 	case has("query") && has("positive"):
@@ -195,6 +195,8 @@ func detectTSV(cells []string, fields Fields) (Layout, error) {
 		for i, c := range cells {
 			l2.columns[c] = i
 		}
+		// Optional fields the header lacks are not read.
+		l2.Fields.Negative = slices.DeleteFunc(l2.Fields.Negative, func(f string) bool { _, ok := l2.columns[f]; return !ok })
 		return l2, nil
 	}
 	// No header: columns are named by their 1-based number.
