@@ -373,4 +373,3 @@ func auditSections(dir string) ([]template.HTML, error) {
 	}
 	return s, err
 }
-
