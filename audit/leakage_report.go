@@ -173,7 +173,7 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 				c, k = &tl.Documents, 1
 			}
 			c.Total++
-			if minhash.Normalize(it.text) == "" {
+			if len(a.coll.Shingles(i)) == 0 {
 				c.Empty++
 			}
 			b := best[i]

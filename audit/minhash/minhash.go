@@ -199,16 +199,29 @@ func (h *Hasher) gram(ring *[16]uint64, words []uint64, from, k int) uint64 {
 func (h *Hasher) Signature(dst []uint32, shingles []uint64) []uint32 {
 	n := len(h.mul)
 	dst = slices.Grow(dst[:0], n)[:n]
-	for i := range dst {
-		dst[i] = math.MaxUint32
-	}
 	mul, add := h.mul, h.add[:n]
-	for _, x := range shingles {
-		for i, m := range mul {
-			if v := uint32((m*x + add[i]) >> 32); v < dst[i] {
-				dst[i] = v
-			}
+	// Four values at a time over all shingles: four independent running
+	// minima stay in registers. The minimum of the 64-bit values has the
+	// minimum top 32 bits, so taking the top bits last is the same.
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		m0, m1, m2, m3 := mul[i], mul[i+1], mul[i+2], mul[i+3]
+		a0, a1, a2, a3 := add[i], add[i+1], add[i+2], add[i+3]
+		v0, v1, v2, v3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64)
+		for _, x := range shingles {
+			v0 = min(v0, m0*x+a0)
+			v1 = min(v1, m1*x+a1)
+			v2 = min(v2, m2*x+a2)
+			v3 = min(v3, m3*x+a3)
 		}
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = uint32(v0>>32), uint32(v1>>32), uint32(v2>>32), uint32(v3>>32)
+	}
+	for ; i < n; i++ {
+		v := uint64(math.MaxUint64)
+		for _, x := range shingles {
+			v = min(v, mul[i]*x+add[i])
+		}
+		dst[i] = uint32(v >> 32)
 	}
 	return dst
 }
