@@ -3,9 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/r2med/r2med/audit"
@@ -131,6 +135,102 @@ func TestAuditDatasetCLI(t *testing.T) {
 	for _, want := range []string{"duplicate document groups                     39", "MED-118 = MED-2651", "MED-3885 ≈ MED-3886 (0.983)", "… and 37 more"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestNegativesMineCLI mines the demo task with BM25 and a loopback TEI
+// judge that scores documents mentioning the query's diagnosis high: the
+// judge band drops them.
+func TestNegativesMineCLI(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct {
+			Query string   `json:"query"`
+			Texts []string `json:"texts"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		type is struct {
+			Index int     `json:"index"`
+			Score float64 `json:"score"`
+		}
+		var out []is
+		for i, txt := range req.Texts {
+			s := 0.1
+			if strings.Contains(strings.ToLower(txt), "pheochromocytoma") {
+				s = 0.99
+			}
+			out = append(out, is{i, s})
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "negs.jsonl")
+	_, stderr, code := r2med(t, "", "negatives", "mine", "--task", "demo", "--from", "1", "--to", "40", "--count", "4", "--judge", "tei", "--judge-url", srv.URL, "--judge-max", "0.5", "--out", out)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if calls.Load() == 0 || !strings.Contains(stderr, "by the judge") {
+		t.Fatalf("judge calls %d; %s", calls.Load(), stderr)
+	}
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != len(task.Queries) {
+		t.Fatalf("%d lines for %d queries", len(lines), len(task.Queries))
+	}
+	for i, l := range lines {
+		var rec struct {
+			Query string   `json:"query"`
+			Pos   []string `json:"pos"`
+			Neg   []string `json:"neg"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Query != task.Queries[i].Text || len(rec.Neg) != 4 || len(rec.Pos) == 0 {
+			t.Errorf("line %d: %d pos, %d neg", i+1, len(rec.Pos), len(rec.Neg))
+		}
+		for _, n := range rec.Neg {
+			if strings.Contains(strings.ToLower(n), "pheochromocytoma") || slices.Contains(rec.Pos, n) {
+				t.Errorf("line %d: a judged-relevant document or a positive among the negatives", i+1)
+			}
+		}
+	}
+	// Triplets from a training file, its own texts as the corpus.
+	train := filepath.Join(dir, "pairs.jsonl")
+	var sb strings.Builder
+	for i, q := range task.Queries {
+		json.NewEncoder(&sb).Encode(map[string]string{"query": q.Text, "positive": task.Corpus[i].Text})
+	}
+	os.WriteFile(train, []byte(sb.String()), 0o644)
+	trip := filepath.Join(dir, "triplets.jsonl")
+	if _, stderr, code := r2med(t, "", "negatives", "mine", "--train", train, "--from", "1", "--to", "10", "--count", "2", "--format", "triplet", "--out", trip); code != 0 {
+		t.Fatal(stderr)
+	}
+	b, _ = os.ReadFile(trip)
+	if n := strings.Count(string(b), "\n"); n != 2*len(task.Queries) || !strings.HasPrefix(string(b), `{"anchor":`) {
+		t.Errorf("%d triplet lines", n)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task", "demo"}, "--out FILE is required"},
+		{[]string{"--task", "demo", "--out", out, "--format", "csv"}, `unknown --format "csv"`},
+		{[]string{"--task", "demo", "--out", out, "--judge-max", "0.5"}, "needs a judge"},
+		{[]string{"--task", "demo", "--out", out, "--corpus", train}, "--corpus goes with --train"},
+		{[]string{"--train", train, "--task", "demo", "--out", out}, "not both"},
+		{[]string{"--task", "demo", "--out", out, "--from", "20", "--to", "5"}, "rank window"},
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"negatives", "mine"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, stderr, c.want)
 		}
 	}
 }
