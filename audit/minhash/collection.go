@@ -2,6 +2,7 @@ package minhash
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -18,14 +19,13 @@ type Match struct {
 
 // Collection holds a fixed set of texts for duplicate search: their exact
 // keys, shingle sets and an LSH index. Memory is about 8 bytes per distinct
-// shingle plus 16 bytes per text per band; the texts themselves are not
-// kept. Build it with NewCollection; it is then read-only and safe for
+// shingle of each text plus 16 bytes per text per band; the texts
+// themselves are not kept. Build it with NewCollection; it is then read-only and safe for
 // concurrent use through Searchers.
 type Collection struct {
 	h     *Hasher
 	ix    *Index
-	off   []int64  // member i's shingles are sh[off[i]:off[i+1]]
-	sh    []uint64 // all members' sorted shingle sets, concatenated
+	sets  [][]uint64 // member i's sorted shingle set
 	exact map[[2]uint64]int32
 	next  []int32 // next member with the same exact key, -1 at the end
 	empty int
@@ -54,6 +54,7 @@ func NewCollection(h *Hasher, texts []string, workers int) *Collection {
 			defer wg.Done()
 			var norm []byte
 			var sig []uint32
+			var sh []uint64
 			for {
 				lo := int(next.Add(chunk) - chunk)
 				if lo >= n {
@@ -67,7 +68,8 @@ func NewCollection(h *Hasher, texts []string, workers int) *Collection {
 					s := string(norm)
 					it := &items[i]
 					it.key = h.TextKey(s)
-					it.sh = h.Shingles(nil, s)
+					sh = h.Shingles(sh[:0], s)
+					it.sh = slices.Clone(sh) // exact size: the sets are most of the memory
 					sig = h.Signature(sig, it.sh)
 					it.band = h.Keys(nil, sig)
 				}
@@ -75,12 +77,7 @@ func NewCollection(h *Hasher, texts []string, workers int) *Collection {
 		}()
 	}
 	wg.Wait()
-	c := &Collection{h: h, ix: NewIndex(h.spec.Bands), off: make([]int64, n+1), exact: make(map[[2]uint64]int32, n), next: make([]int32, n)}
-	total := 0
-	for i := range items {
-		total += len(items[i].sh)
-	}
-	c.sh = make([]uint64, 0, total)
+	c := &Collection{h: h, ix: NewIndex(h.spec.Bands), sets: make([][]uint64, n), exact: make(map[[2]uint64]int32, n), next: make([]int32, n)}
 	for i := range items {
 		it := &items[i]
 		c.next[i] = -1
@@ -101,8 +98,7 @@ func NewCollection(h *Hasher, texts []string, workers int) *Collection {
 				c.exact[it.key] = int32(i)
 			}
 		}
-		c.sh = append(c.sh, it.sh...)
-		c.off[i+1] = int64(len(c.sh))
+		c.sets[i] = it.sh
 		*it = item{}
 	}
 	c.ix.Freeze()
@@ -110,7 +106,7 @@ func NewCollection(h *Hasher, texts []string, workers int) *Collection {
 }
 
 // Len is the number of members.
-func (c *Collection) Len() int { return len(c.off) - 1 }
+func (c *Collection) Len() int { return len(c.sets) }
 
 // Empty counts members with no text after normalisation.
 func (c *Collection) Empty() int { return c.empty }
@@ -119,7 +115,7 @@ func (c *Collection) Empty() int { return c.empty }
 func (c *Collection) Hasher() *Hasher { return c.h }
 
 // Shingles returns member i's shingle set (shared; do not modify).
-func (c *Collection) Shingles(i int) []uint64 { return c.sh[c.off[i]:c.off[i+1]] }
+func (c *Collection) Shingles(i int) []uint64 { return c.sets[i] }
 
 // Searcher searches a Collection; each goroutine uses its own.
 type Searcher struct {
