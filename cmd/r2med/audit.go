@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/audit/minhash"
 	"github.com/r2med/r2med/audit/trainset"
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
@@ -189,7 +190,7 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&train, "train", nil, "training files (repeat the flag or separate with commas; more may follow as arguments)")
 	f.StringSliceVar(&against, "against", nil, `benchmark: task names ("demo", an R2MED task or alias, "all") or data directories / hf:// URIs, comma-separated`)
-	f.StringVar(&split, "split", "test", "BEIR qrels split of --against directories, or the split of a Nano set")
+	f.StringVar(&split, "split", dataset.DefaultSplit, "BEIR qrels split of --against directories, or the split of a Nano set")
 	f.StringVar(&suite, "suite", "r2med", "for R2MED tasks: r2med (the full task) or nano (its NanoR2MED split)")
 	f.BoolVar(&allowMissing, "allow-missing-docs", false, "accept judgments of documents the corpus lacks (they are counted, not audited)")
 	f.StringVar(&documents, "documents", "positives", "benchmark documents audited: positives (judged relevant to an evaluated query), all (the corpus) or none")
