@@ -85,8 +85,8 @@ func TestReadGenerationsTooLong(t *testing.T) {
 
 func TestSourceChecks(t *testing.T) {
 	cases := []struct{ method, llm, want string }{
-		{"HyDE", "qwen-7b", `unknown GAR method "HyDE"; R2MED's are hyde, query2doc, lamer, search-o1, search-r1`},
-		{"", "qwen-7b", `unknown GAR method ""; R2MED's are hyde, query2doc, lamer, search-o1, search-r1`},
+		{"HyDE", "qwen-7b", `unknown GAR method "HyDE"; the methods are hyde, query2doc, lamer, search-o1, search-r1, reasoning, reasoning-append`},
+		{"", "qwen-7b", `unknown GAR method ""; the methods are hyde, query2doc, lamer, search-o1, search-r1, reasoning, reasoning-append`},
 		{HyDE, "", `LLM name "" is not a plain directory name such as qwen-7b`},
 		{HyDE, "..", `LLM name ".." is not a plain directory name such as qwen-7b`},
 		{HyDE, "qwen/7b", `LLM name "qwen/7b" is not a plain directory name such as qwen-7b`},
@@ -181,7 +181,7 @@ func TestLoadDirAndSources(t *testing.T) {
 }
 
 func TestLists(t *testing.T) {
-	if got := Methods(); !reflect.DeepEqual(got, []string{"hyde", "query2doc", "lamer", "search-o1", "search-r1"}) {
+	if got := Methods(); !reflect.DeepEqual(got, []string{"hyde", "query2doc", "lamer", "search-o1", "search-r1", "reasoning", "reasoning-append"}) {
 		t.Errorf("Methods = %q", got)
 	}
 	Methods()[0] = "x"

@@ -19,6 +19,13 @@ type Job struct {
 	// afresh. The caller removes it once the output it feeds is safely
 	// written, or keeps it as the stage's record.
 	Checkpoint, Key string
+	// Trace is a JSON-lines file where the reasoning rerankers' exchanges
+	// (Trace: reasoning, answer, score or repaired ranking) are kept, each
+	// query's written when it is finished, just before its checkpoint
+	// line; empty means TraceFile(Checkpoint) when there is a checkpoint,
+	// "-" none. A resumed job keeps the traces of the queries it resumes,
+	// a fresh one starts the file anew; scorers without traces write none.
+	Trace string
 	// Progress hears the queries done so far (resumed ones included) out
 	// of the queries that have documents.
 	Progress func(done, total int)
@@ -50,6 +57,28 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		defer cp.Close()
 		res.Done, res.Stale = len(done), stale
 		opts.Done, opts.OnQuery = done, cp.Add
+	}
+	trace := j.Trace
+	if trace == "" && j.Checkpoint != "" {
+		trace = TraceFile(j.Checkpoint)
+	}
+	if trace != "" && trace != "-" {
+		tl, err := openTraceLog(trace, opts.Done)
+		if err != nil {
+			return nil, res, err
+		}
+		defer tl.Close()
+		ctx = WithTrace(ctx, tl.add)
+		next := opts.OnQuery
+		opts.OnQuery = func(qid string, hits []ir.Hit) error {
+			if err := tl.flush(qid); err != nil {
+				return err
+			}
+			if next != nil {
+				return next(qid, hits)
+			}
+			return nil
+		}
 	}
 	total := 0
 	for _, hits := range j.Run {

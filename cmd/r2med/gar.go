@@ -39,11 +39,14 @@ func newGarGenerateCmd() *cobra.Command {
 	var g garFlags
 	cmd := &cobra.Command{
 		Use:   "generate",
-		Short: "Ask an OpenAI-compatible LLM server for HyDE, Query2doc or LameR expansions of a task's queries",
+		Short: "Ask an OpenAI-compatible LLM server for HyDE, Query2doc, LameR or query-reasoning expansions of a task's queries",
 		Long: `generate renders one prompt per query (templates per task style: post,
 exam, case, similar-case; see r2med gar templates), asks the LLM server, and
 writes OUT/<method>/<llm-name>/query_with_hydoc.jsonl in R2MED's layout
-with generation_manifest.json beside it. With --data DIR, OUT defaults to
+with generation_manifest.json beside it (both query-reasoning modes write
+OUT/reasoning/<llm-name>/: the BRIGHT-style reasoning about the query, which
+run --gar reasoning retrieves with instead of the query and run --gar
+reasoning-append after it). With --data DIR, OUT defaults to
 DIR, so r2med run --data DIR --gar METHOD --gar-llm NAME uses the file
 exactly like a published generation set.
 
@@ -68,7 +71,7 @@ The API key is read from the environment variable --llm-api-key-env
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&gen.Method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); search-r1 or search-o1 for agentic search over the task's BM25 index")
+	f.StringVar(&gen.Method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); reasoning (BRIGHT-style query reasoning); search-r1 or search-o1 for agentic search over the task's BM25 index")
 	f.IntVar(&gen.MaxSearches, "max-searches", 5, "search-r1/search-o1: most searches per query")
 	f.IntVar(&gen.SearchK, "search-k", 3, "search-r1/search-o1: passages per search")
 	f.IntVar(&gen.TokenBudget, "token-budget", 16384, "search-r1/search-o1: most completion tokens per query over all turns (--max-tokens caps each turn)")
@@ -98,7 +101,7 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *
 		gen.Seed = llm.Seed(g.seed)
 	}
 	if gen.Method == "" {
-		return errors.New("--method is required: hyde, query2doc, lamer, search-r1 or search-o1")
+		return errors.New("--method is required: hyde, query2doc, lamer, reasoning, search-r1 or search-o1")
 	}
 	if gen.Model == "" {
 		return errors.New("--llm-model is required: the model name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
@@ -177,6 +180,6 @@ func newGarTemplatesCmd() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "directory to write system.tmpl, hyde.tmpl, query2doc.tmpl, lamer.tmpl and examples.json into")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write system.tmpl, hyde.tmpl, query2doc.tmpl, lamer.tmpl, reasoning.tmpl and examples.json into")
 	return cmd
 }

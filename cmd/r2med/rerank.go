@@ -58,6 +58,14 @@ Rerankers (--reranker):
                  (20 passages, step 10)
   onnx           a local BERT-family cross-encoder (--model-dir with model.onnx
                  and tokenizer.json; one logit read raw, two read at class 1)
+  insertrank     InsertRank (arXiv 2506.14086): RankGPT windows with each
+                 passage's first-stage score in the prompt (--insertrank-scores)
+  rank1          Rank1 (arXiv 2502.18418): reason, then judge true/false;
+                 scored from the answer's logprobs, else its text
+  reasonrank     ReasonRank (arXiv 2508.07050): reason, then a permutation in
+                 <answer></answer>; repairs and fallbacks counted
+The last three use editable prompts (r2med rerank templates) and keep their
+reasoning in OUT.trace.jsonl.
 
 Ties: --ties input keeps the input order among equal scores; --ties hash is
 HAKARI-Bench's sha256 candidate order (the default with --candidates).
@@ -147,7 +155,7 @@ An interrupted rerank resumes from OUT.partial.`,
 				opts.Safeguard = rerank.DropSafeguard
 			}
 
-			if strings.HasPrefix(spec.Kind, "llm-") && !noCache {
+			if rerank.UsesLLM(spec.Kind) && !noCache {
 				store, err := cache.Open(cacheDir, cache.Options{})
 				if err != nil {
 					return err
@@ -196,6 +204,7 @@ An interrupted rerank resumes from OUT.partial.`,
 			if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
 				printRerankStats(w, st.Stats())
 			}
+			printRerankTrace(w, out+".partial")
 			if noEval || len(t.Qrels) == 0 {
 				return nil
 			}
@@ -203,7 +212,9 @@ An interrupted rerank resumes from OUT.partial.`,
 		},
 	}
 	addDataFlags(cmd, &d)
+	cmd.AddCommand(newRerankTemplatesCmd())
 	f := cmd.Flags()
+	addReasoningRerankFlags(f, &spec)
 	f.StringVar(&runPath, "run", "", "TREC run to rerank (its query and document ids must belong to the task)")
 	f.StringVar(&candidates, "candidates", "", "rerank a Nano set's published candidate lists instead: bm25, harrier_oss_v1_270m or reranking_hybrid")
 	f.StringVar(&spec.Kind, "reranker", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
@@ -233,12 +244,20 @@ An interrupted rerank resumes from OUT.partial.`,
 // checkpoint is reused only by the same rerank. The server's URL is left
 // out: a restarted server on another port serves the same model.
 func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (string, error) {
-	b, err := json.Marshal(map[string]any{
+	m := map[string]any{
 		"kind": spec.Kind, "model": spec.Model, "model_dir": spec.ModelDir,
 		"max_length": spec.CrossEncoder.MaxLength, "head": spec.CrossEncoder.Head,
 		"depth": opts.Depth, "keep_tail": opts.KeepTail, "order": opts.Order, "safeguard": opts.Safeguard.String(),
 		"input": input, "task": task,
-	})
+	}
+	settings, err := spec.Settings()
+	if err != nil {
+		return "", err
+	}
+	if settings != nil {
+		m["settings"] = settings // the reasoning rerankers' prompts and knobs
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
 		return "", err
 	}
@@ -247,20 +266,10 @@ func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (s
 }
 
 func printRerankStats(w io.Writer, s rerank.Stats) {
-	var notes []string
-	if s.NoLogprobs > 0 {
-		notes = append(notes, fmt.Sprintf("%d scored from the answer text (no logprobs)", s.NoLogprobs))
+	if s.Calls > 0 {
+		fmt.Fprintf(w, "  LLM: %d answers (%d from the cache), %d prompt + %d completion tokens\n", s.Calls, s.Cached, s.PromptTokens, s.CompletionTokens)
 	}
-	if s.Undecided > 0 {
-		notes = append(notes, fmt.Sprintf("%d said neither yes nor no (scored 0.5)", s.Undecided))
-	}
-	if s.Unparsed > 0 {
-		notes = append(notes, fmt.Sprintf("%d named no passage (window order kept)", s.Unparsed))
-	}
-	if s.Partial > 0 {
-		notes = append(notes, fmt.Sprintf("%d incomplete permutations (repaired)", s.Partial))
-	}
-	if len(notes) > 0 {
+	if notes := s.Notes(); len(notes) > 0 {
 		fmt.Fprintf(w, "  LLM answers (%d calls this run): %s\n", s.Calls, strings.Join(notes, "; "))
 	}
 }
