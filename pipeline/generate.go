@@ -4,23 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/r2med/r2med/agent"
-	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 )
 
 // Generate says how an LLM expands a task's queries: HyDE, Query2doc and
@@ -127,15 +123,18 @@ func (g Generate) describe() map[string]any {
 // manifest, agentic traces included, goes into the run manifest.
 func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
 	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
-	dir := filepath.Join(opt.Out, StagesDir, "expand")
-	fpPath := filepath.Join(dir, "fingerprint")
+	st := opt.stages()
 	label := g.LLMName()
-	if opt.Out != "" && !opt.Overwrite {
-		if b, err := os.ReadFile(fpPath); err == nil && strings.TrimSpace(string(b)) == fp {
-			if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
-				m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
-				return gens, nil
-			}
+	dir := filepath.Join(st.dir, "expand")
+	rel := func(name string) string {
+		r, _ := filepath.Rel(st.dir, filepath.Join(expand.Dir(dir, g.Method, label), name))
+		return filepath.ToSlash(r)
+	}
+	files := []string{rel(expand.FileName), rel(expand.ManifestName)}
+	if st.reusable("expand", fp, files...) {
+		if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
+			m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
+			return gens, nil
 		}
 	}
 	gopt := GenerateOptions{Progress: opt.Progress, Notify: func(attempt int, err error) {
@@ -163,11 +162,15 @@ func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, 
 	m.Counts["generations_requested"] = gm.Requested
 	m.Counts["generations_cached"] = gm.Cached
 	m.Details["expand"] = gm
-	if opt.Out != "" {
+	if st.dir != "" {
+		stage := st.stage("expand")
+		if err := stage.Begin(); err != nil {
+			return nil, err
+		}
 		if _, err := res.WriteDir(dir); err != nil {
 			return nil, err
 		}
-		if err := fileio.WriteAtomic(fpPath, func(w io.Writer) error { _, err := fmt.Fprintln(w, fp); return err }); err != nil {
+		if err := stage.Keep(fp, files...); err != nil {
 			return nil, err
 		}
 	}
@@ -228,7 +231,7 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 }
 
 func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Generate, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
-	search, err := bm25Searcher(task)
+	search, err := bm25Searcher(ctx, task)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +280,7 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Gener
 func subjectOf(task string, g Generate) (expand.Subject, error) {
 	s, err := expand.SubjectOf(task)
 	if err != nil && g.Style == "" {
-		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts)", err)
+		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts; r2med run: --gar-style and --gar-domain; a pipeline file: style: and domain: under expand: generate:)", err)
 	}
 	if g.Style != "" {
 		style, err := expand.ParseStyle(g.Style)
@@ -293,28 +296,30 @@ func subjectOf(task string, g Generate) (expand.Subject, error) {
 		s.Domain = g.Domain
 	}
 	if s.Style == expand.StylePost && s.Domain == "" {
-		return s, fmt.Errorf("task %s: the post style needs a domain (--domain, e.g. Biology)", task)
+		return s, fmt.Errorf("task %s: the post style needs a domain (--domain, e.g. Biology; r2med run: --gar-domain)", task)
 	}
 	return s, nil
 }
 
 // bm25Searcher answers an agent's searches with R2MED's BM25 over the
 // task's corpus.
-func bm25Searcher(task *ir.Task) (agent.Searcher, error) {
-	an, ix, err := bm25Index(task)
+func bm25Searcher(ctx context.Context, task *ir.Task) (agent.Searcher, error) {
+	r, err := retrieve.New(ctx, retrieve.DefaultBM25(), task, retrieve.Env{})
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	s := ix.NewSearcher()
+	text := make(map[string]string, len(task.Corpus))
+	for _, d := range task.Corpus {
+		text[d.ID] = d.Text
+	}
 	return func(ctx context.Context, query string, k int) ([]agent.Passage, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		hits := s.Search(an.Analyze(nil, query), k)
+		hits, err := retrieve.SearchOne(ctx, r, retrieve.Query{Text: query}, k)
+		if err != nil {
+			return nil, err
+		}
 		out := make([]agent.Passage, len(hits))
 		for i, h := range hits {
-			d := task.Corpus[h.Doc]
-			out[i] = agent.Passage{ID: d.ID, Text: d.Text, Score: float64(h.Score)}
+			out[i] = agent.Passage{ID: h.DocID, Text: text[h.DocID], Score: h.Score}
 		}
 		return out, nil
 	}, nil
@@ -323,35 +328,23 @@ func bm25Searcher(task *ir.Task) (agent.Searcher, error) {
 // bm25Passages retrieves each query's top k document texts with R2MED's
 // BM25, as LameR's prompts take them.
 func bm25Passages(ctx context.Context, task *ir.Task, k int) ([][]string, error) {
-	an, ix, err := bm25Index(task)
+	r, err := retrieve.New(ctx, retrieve.DefaultBM25(), task, retrieve.Env{})
 	if err != nil {
 		return nil, err
 	}
-	s := ix.NewSearcher()
+	run, err := r.Search(ctx, retrieve.Queries(task.Queries), k)
+	if err != nil {
+		return nil, err
+	}
+	text := make(map[string]string, len(task.Corpus))
+	for _, d := range task.Corpus {
+		text[d.ID] = d.Text
+	}
 	out := make([][]string, len(task.Queries))
-	var toks []string
 	for i, q := range task.Queries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		toks = an.Analyze(toks[:0], q.Text)
-		for _, h := range s.Search(toks, k) {
-			out[i] = append(out[i], task.Corpus[h.Doc].Text)
+		for _, h := range run[q.ID] {
+			out[i] = append(out[i], text[h.DocID])
 		}
 	}
 	return out, nil
-}
-
-func bm25Index(task *ir.Task) (analysis.Analyzer, *bm25.Index, error) {
-	an, err := analysis.Get("lucene-english")
-	if err != nil {
-		return nil, nil, err
-	}
-	ids := make([]string, len(task.Corpus))
-	for i, doc := range task.Corpus {
-		ids[i] = doc.ID
-	}
-	ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) },
-		bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{IDs: ids})
-	return an, ix, err
 }

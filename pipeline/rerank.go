@@ -2,14 +2,17 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/trec"
 )
 
 // rerankRun reorders the top of run with the reranker r describes. Each
@@ -17,6 +20,32 @@ import (
 // rerank (hours of LLM calls) resumes with the queries it had not done.
 func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest) (ir.Run, error) {
 	r := cfg.Rerank
+	ro := rerank.Options{Depth: r.depth(), KeepTail: r.KeepTail, BatchSize: r.BatchSize, Workers: max(1, r.Concurrency)}
+	if hybridCandidates(cfg) {
+		// A reranking_hybrid list may end with HAKARI's rank-101 safeguard;
+		// HAKARI shuffles candidates by hash before scoring, so ties do
+		// not favour the fusion order.
+		ro.Safeguard, ro.Order = rerank.KeepSafeguard, rerank.HashOrder
+		if r.WithoutSafeguard {
+			ro.Safeguard = rerank.DropSafeguard
+		}
+	} else if r.WithoutSafeguard {
+		return nil, errors.New("--without-safeguard applies to a NanoR2MED reranking_hybrid candidate list (--retriever candidates:reranking_hybrid) alone")
+	}
+	// The settings that change the answers, not the server's address: a
+	// server restarted on another port still resumes, and a rerun that
+	// changes only what follows (the final depth) reuses the stage.
+	described := cfg.describe()
+	delete(described, "top_k")
+	delete(described, "name")
+	fp := stageFingerprint(dataFP, map[string]any{"stages": described, "retrieval_depth": depth}, ro.Depth)
+	st := opt.stages()
+	const file = "rerank.trec"
+	if st.reusable("rerank", fp, file) {
+		if out, err := trec.ReadRunFile(filepath.Join(st.dir, file)); err == nil {
+			return out, nil
+		}
+	}
 	spec := rerank.Spec{Kind: r.Kind, Model: r.Model, BaseURL: r.BaseURL, ModelDir: r.ModelDir, Concurrency: r.Concurrency}
 	if opt.Cache != nil && strings.HasPrefix(r.Kind, "llm-") {
 		spec.LLMCache = opt.Cache
@@ -28,28 +57,16 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	if c, ok := s.(io.Closer); ok {
 		defer c.Close()
 	}
-	ro := rerank.Options{Depth: r.depth(), KeepTail: r.KeepTail, BatchSize: r.BatchSize, Workers: max(1, r.Concurrency)}
-	if hybridCandidates(cfg) {
-		// A reranking_hybrid list may end with HAKARI's rank-101 safeguard;
-		// HAKARI shuffles candidates by hash before scoring, so ties do
-		// not favour the fusion order.
-		ro.Safeguard, ro.Order = rerank.KeepSafeguard, rerank.HashOrder
-		if r.WithoutSafeguard {
-			ro.Safeguard = rerank.DropSafeguard
-		}
-	} else if r.WithoutSafeguard {
-		return nil, fmt.Errorf("--without-safeguard applies to a NanoR2MED reranking_hybrid candidate list (--retriever %sreranking_hybrid) alone", CandidatesPrefix)
-	}
 	job := rerank.Job{Task: in.task, Run: run, Scorer: s, Options: ro}
-	if opt.Out != "" {
-		// The settings that change the answers, not the server's address:
-		// a server restarted on another port still resumes. The file stays
-		// when the stage is done: a rerun that changes only what follows
-		// (the final depth) takes every query from it.
-		job.Checkpoint = filepath.Join(opt.Out, StagesDir, "rerank.partial")
-		stages := cfg.describe()
-		delete(stages, "top_k")
-		job.Key = stageFingerprint(dataFP, map[string]any{"stages": stages, "retrieval_depth": depth}, ro.Depth)
+	if st.dir != "" {
+		// Every finished query is kept under the stage's fingerprint, so
+		// an interrupted rerank resumes with the queries it had not done.
+		job.Checkpoint, job.Key = filepath.Join(st.dir, "rerank.partial"), fp
+		if opt.Overwrite {
+			if err := os.Remove(job.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
 	}
 	bar := opt.Progress.New(len(run), "reranking "+in.task.Name)
 	defer bar.Done()
@@ -64,18 +81,38 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	if err != nil {
 		return nil, err
 	}
-	if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
-		stats := st.Stats()
+	if sc, ok := s.(interface{ Stats() rerank.Stats }); ok {
+		stats := sc.Stats()
 		m.Counts["rerank_llm_calls"] = int(stats.Calls)
 		m.Counts["rerank_no_logprobs"] = int(stats.NoLogprobs)
 		m.Counts["rerank_undecided"] = int(stats.Undecided)
 		m.Counts["rerank_unparsed"] = int(stats.Unparsed)
 	}
+	if st.dir != "" {
+		// The stage's output replaces its checkpoint as its record.
+		stage := st.stage("rerank")
+		if err := stage.Begin(); err != nil {
+			return nil, err
+		}
+		if err := trec.WriteRunFile(filepath.Join(st.dir, file), out, "rerank"); err != nil {
+			return nil, err
+		}
+		if err := stage.Keep(fp, file); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(job.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
-// hybridCandidates reports whether the pipeline reranks a reranking_hybrid
-// candidate list as it is.
+// hybridCandidates reports whether the pipeline reranks a candidate list
+// that may end with HAKARI's rank-101 safeguard, as it is (not fused).
 func hybridCandidates(cfg Config) bool {
-	return len(cfg.Also) == 0 && cfg.Retriever == CandidatesPrefix+"reranking_hybrid"
+	if cfg.fused() {
+		return false
+	}
+	c, ok := cfg.Retrievers[0].(retrieve.Candidates)
+	return ok && c.Safeguarded()
 }

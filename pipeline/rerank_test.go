@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/retrieve"
 )
 
 // teiServer scores a document by how many times it contains "the" plus
@@ -173,7 +174,7 @@ func TestRerankNanoHybridSafeguard(t *testing.T) {
 	var calls atomic.Int64
 	srv := teiServer(t, &calls, 0)
 	defer srv.Close()
-	base := Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "reranking_hybrid"}, TopK: 200}
+	base := Config{Retrievers: []retrieve.Spec{retrieve.Candidates{Config: "reranking_hybrid"}}, TopK: 200}
 	plain, err := Run(ctx, task, base, Options{})
 	if err != nil {
 		t.Fatal(err)

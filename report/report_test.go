@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
 )
@@ -51,7 +53,7 @@ func fixture(t *testing.T) (string, int) {
 
 func build(t *testing.T, root string, published bool, opt Options) (*Data, *Report) {
 	t.Helper()
-	d, err := Load(root, published, reporttest.Loader)
+	d, err := Load(root, leaderboard.Sources{Published: published}, reporttest.Loader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,15 +99,22 @@ func TestBuild(t *testing.T) {
 		t.Fatalf("no scatter: %s", r.ScatterNote)
 	}
 	n := len(task.Queries)
-	if r.Wins != 0 || r.Losses != 2*buried || r.Ties != 2*(n-buried) {
-		t.Errorf("wins %d losses %d ties %d; want 0, %d, %d", r.Wins, r.Losses, r.Ties, 2*buried, 2*(n-buried))
+	// One test per task on its n judged queries, then one labelled pooled.
+	if len(r.Tests) != 3 || r.Tests[0].Task != "Biology" || r.Tests[1].Task != "demo" || !r.Tests[2].Pooled || r.Tests[2].Task != "pooled (2 tasks)" {
+		t.Fatalf("tests %+v", r.Tests)
 	}
-	// The paired test agrees with the counts; the mean difference is
-	// −1 on each buried query.
-	if r.Test == nil || r.Test.N != 2*n || r.Test.Losses != r.Losses || r.Test.Diff != -float64(buried)/float64(n) {
-		t.Errorf("paired test %+v", r.Test)
+	for _, pt := range r.Tests[:2] {
+		if pt.N != n || pt.Wins != 0 || pt.Losses != buried || pt.Ties != n-buried || pt.Diff != -float64(buried)/float64(n) {
+			t.Errorf("%s test %+v", pt.Task, pt.Result)
+		}
 	}
-	if !strings.Contains(r.Scatter.Desc, "paired randomization test p = ") {
+	if p := r.Tests[2]; p.N != 2*n || p.Losses != 2*buried || r.N() != 2*n {
+		t.Errorf("pooled test %+v, N %d", p.Result, r.N())
+	}
+	if g := r.Scatter.Groups[0].Name; g != fmt.Sprintf("Biology (N=%d)", n) {
+		t.Errorf("scatter group %q: each task's N in the legend", g)
+	}
+	if !strings.Contains(r.Scatter.Desc, "pooled (2 tasks): N = ") {
 		t.Errorf("scatter caption %q", r.Scatter.Desc)
 	}
 	for _, g := range r.Scatter.Groups {
@@ -150,7 +159,7 @@ func TestDefaultsAndPublished(t *testing.T) {
 
 func TestSystemsErrors(t *testing.T) {
 	root, _ := fixture(t)
-	d, err := Load(root, true, reporttest.Loader)
+	d, err := Load(root, leaderboard.Sources{Published: true}, reporttest.Loader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +181,7 @@ func TestSystemsErrors(t *testing.T) {
 // TestLoaderFailure: data that cannot be loaded is said, not dropped.
 func TestLoaderFailure(t *testing.T) {
 	root, _ := fixture(t)
-	d, err := Load(root, false, func(context.Context, results.Run) (*ir.Task, error) { return nil, os.ErrNotExist })
+	d, err := Load(root, leaderboard.Sources{}, func(context.Context, results.Run) (*ir.Task, error) { return nil, os.ErrNotExist })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +228,9 @@ func TestHTMLSelfContained(t *testing.T) {
 		t.Error("no link to the R2MED paper")
 	}
 	for _, want := range []string{
-		`<table class="sortable">`, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="bars"`,
+		`<table class="sortable board" id="leaderboard"`, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="bars"`,
 		`id="scatter"`, `id="recall-0"`, `aria-labelledby="bars-title bars-desc"`, `<style>`, `prefers-color-scheme: dark`,
-		`data-ready`, Palette[0], `<td class="sys"><span class="swatch"`,
+		`data-ready`, Palette[0], `<span class="sw c0"></span>`, `id="curves-legend"`, `id="pair-tests"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
@@ -261,7 +270,7 @@ func TestChartFiles(t *testing.T) {
 	root, _ := fixture(t)
 	_, r := build(t, root, false, Options{Systems: []string{"perfect", "buried"}})
 	pngDir := ""
-	for _, f := range []ChartFormat{SVG, PNG} {
+	for _, f := range []ChartFormat{SVG, PNG, PDF} {
 		a, b := t.TempDir(), t.TempDir()
 		fa, err := r.WriteCharts(a, f)
 		if err != nil {
@@ -279,6 +288,16 @@ func TestChartFiles(t *testing.T) {
 			if len(x) == 0 || !bytes.Equal(x, y) {
 				t.Errorf("%s differs between two writes of the same report", filepath.Base(p))
 			}
+			switch f {
+			case SVG: // a font stack, no embedded font (hundreds of kB each)
+				if bytes.Contains(x, []byte("@font-face")) || bytes.Contains(x, []byte("base64")) || !bytes.Contains(x, []byte("Arial")) || len(x) > 200_000 {
+					t.Errorf("%s: %d bytes, embeds a font or names no font stack", filepath.Base(p), len(x))
+				}
+			case PDF:
+				if !bytes.HasPrefix(x, []byte("%PDF-")) || !bytes.Contains(x, []byte("(D:000")) {
+					t.Errorf("%s: not a PDF with a zeroed date", filepath.Base(p))
+				}
+			}
 		}
 		if f == PNG {
 			pngDir = a
@@ -286,7 +305,7 @@ func TestChartFiles(t *testing.T) {
 	}
 	for name, want := range map[string]image.Point{
 		"bars":    {8 * PNGDPI, 4 * PNGDPI},
-		"recall":  {int(2 * 3.4 * PNGDPI), int(2.9 * PNGDPI)},
+		"recall":  {int(2 * 3.4 * PNGDPI), 481}, // the panels (2.9 in) and their one legend (22 pt)
 		"scatter": {int(5.5 * PNGDPI), int(5.5 * PNGDPI)},
 	} {
 		f, err := os.Open(filepath.Join(pngDir, name+".png"))

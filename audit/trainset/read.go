@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/table"
 )
 
 // Formats are the values Options.Format takes.
@@ -133,7 +135,7 @@ func Open(path string, opts Options) (*File, error) {
 	case "json", "parquet":
 		var keys []string
 		errStop := errors.New("stop")
-		err := dataset.EachRow(path, f.detectColumns(), func(m map[string]json.RawMessage, _, _ int) error {
+		err := eachTableRow(path, f.detectColumns(), func(m map[string]json.RawMessage, _, _ int) error {
 			keys = sortedKeys(m)
 			return errStop
 		})
@@ -191,7 +193,7 @@ func (f *File) Rows(ctx context.Context, from Position, fn func(Row) error) erro
 	switch f.Layout.Format {
 	case "json", "parquet":
 		n := 0
-		return dataset.EachRow(f.Path, f.columns(), func(m map[string]json.RawMessage, line, row int) error {
+		return eachTableRow(f.Path, f.columns(), func(m map[string]json.RawMessage, line, row int) error {
 			n++
 			if n&1023 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -259,6 +261,23 @@ func (f *File) Rows(ctx context.Context, from Position, fn func(Row) error) erro
 			return err
 		}
 	}
+}
+
+// eachTableRow reads a parquet file or a JSON array through package
+// table, the project's one parquet and JSON-table reader, giving each
+// row's 1-based line (JSON) or row number (parquet, line 0). Parquet
+// columns are decoded whole, so a parquet training file is held in
+// memory (its text columns only) while it is read.
+func eachTableRow(path string, cols []string, fn func(row map[string]json.RawMessage, line, rowNum int) error) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	d, err := dataset.OpenDir(dir, "directory", "")
+	if err != nil {
+		return err
+	}
+	return table.Each(d, base, cols, func(r table.Row, at table.At) error { return fn(r, at.Line, at.Row) })
 }
 
 // checkBoundary checks that offset follows a line end.

@@ -39,7 +39,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 130
 		}
 		fmt.Fprintln(stderr, "r2med:", err)
-		return 1
+		return exitCode(err)
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
@@ -138,7 +138,7 @@ An interrupted rerank resumes from OUT.partial.`,
 				if t.Layout != ir.LayoutNanoHub {
 					return fmt.Errorf("--candidates reads a Nano set's candidate lists; task %s has none (use --task NAME --suite nano, or --data with a Nano set)", t.Name)
 				}
-				c, err := dataset.LoadHubCandidates(t.Dir, candidates, t.Split)
+				c, err := hubrepo.LoadCandidates(t.Dir, candidates, t.Split)
 				if err != nil {
 					return err
 				}
