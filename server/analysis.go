@@ -5,31 +5,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/taskstats"
 )
 
-// profile is a task's profile as `r2med stats` prints it. It is the one
-// place the viewer calls the stats code, so a move of that code changes
-// this line only.
-var profile = func(t *ir.Task) any { return dataset.Stats(t) }
-
-// profileText renders p as `r2med stats` does, when it can.
-func profileText(p any) string {
+// profileText is a task's profile as `r2med stats` prints it.
+func profileText(t *ir.Task) string {
 	var b strings.Builder
-	if w, ok := p.(interface{ WriteText(io.Writer) error }); ok && w.WriteText(&b) == nil {
-		return b.String()
+	if err := taskstats.Of(t).WriteText(&b); err != nil {
+		return err.Error()
 	}
-	j, _ := json.MarshalIndent(p, "", "  ")
-	return string(j)
+	return b.String()
 }
 
 // countRow is one value of a field and how many queries have it.
@@ -87,7 +80,7 @@ func (s *Server) dataPage(w http.ResponseWriter, r *http.Request) {
 	for _, n := range slices.Sorted(maps.Keys(perQuery)) {
 		relRows = append(relRows, countRow{fmt.Sprint(n), perQuery[n]})
 	}
-	s.page(w, "data", map[string]any{"Task": task, "Profile": profileText(profile(td.Task)), "Body": bodyRows, "RelPerQuery": relRows,
+	s.page(w, "data", map[string]any{"Task": task, "Profile": profileText(td.Task), "Body": bodyRows, "RelPerQuery": relRows,
 		"Source": td.Task.Name, "From": systems[0].Name})
 }
 
