@@ -12,12 +12,25 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/audit/trainset"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/retrieve"
 )
+
+// bm25Searcher is R2MED's BM25 over task's corpus through package
+// retrieve, as the CLI ranks.
+func bm25Searcher(t *testing.T, task *ir.Task) Searcher {
+	t.Helper()
+	r, err := retrieve.New(context.Background(), retrieve.DefaultBM25(), task, retrieve.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return SearcherFunc(func(ctx context.Context, qs []ir.Query, k int) (ir.Run, error) {
+		return r.Search(ctx, retrieve.Queries(qs), k)
+	})
+}
 
 // fixed is a Searcher returning a fixed ranking for every query.
 func fixed(ids ...string) Searcher {
@@ -147,10 +160,7 @@ func TestMetadataConstraintDemo(t *testing.T) {
 	if qs[0].Meta["body_system"] != "Endocrine" || qs[0].Meta["answer"] != "Pheochromocytoma" || len(qs[0].Positives) != 3 {
 		t.Fatalf("query 1: %+v", qs[0])
 	}
-	s, err := BM25(task.Corpus, "lucene-english", bm25.DefaultParams(bm25.R2MED), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := bm25Searcher(t, task)
 	opts := Options{From: 1, To: 79, Count: 5, Same: []string{"body_system"}, Differ: []string{"answer"}}
 	res, st, err := Mine(context.Background(), task.Corpus, qs, s, opts)
 	if err != nil {
@@ -218,10 +228,7 @@ func TestNFCorpusDuplicateIsNotANegative(t *testing.T) {
 		t.Fatal(err)
 	}
 	qs, _ := FromTask(task, nil)
-	s, err := BM25(task.Corpus, "lucene-english", bm25.DefaultParams(bm25.R2MED), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := bm25Searcher(t, task)
 	run, _ := s.Search(context.Background(), []ir.Query{{ID: "PLAIN-2630", Text: textOf(qs, "PLAIN-2630")}}, 30)
 	if !slices.ContainsFunc(run["PLAIN-2630"], func(h ir.Hit) bool { return h.DocID == "MED-118" }) {
 		t.Fatal("BM25 does not rank MED-118 in PLAIN-2630's top 30; the test needs another pair")
@@ -267,10 +274,7 @@ func TestTrainingFileAndFormats(t *testing.T) {
 	if len(qs) != 6 || len(pool) != 12 || qs[2].ID != path+":3" || qs[2].PositiveTexts[0] != "drug 2 answer text 2" {
 		t.Fatalf("queries %+v pool %d", qs[2], len(pool))
 	}
-	s, err := BM25(pool, "lucene-english", bm25.DefaultParams(bm25.R2MED), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := bm25Searcher(t, &ir.Task{Corpus: pool})
 	res, _, err := Mine(context.Background(), pool, qs, s, Options{From: 1, To: 12, Count: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -217,6 +217,17 @@ func TestNegativesMineCLI(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n != 2*len(task.Queries) || !strings.HasPrefix(string(b), `{"anchor":`) {
 		t.Errorf("%d triplet lines", n)
 	}
+	// Any retriever or fusion: two BM25 schemes fused by RRF from a
+	// pipeline file.
+	pipe := filepath.Join(dir, "fused.yaml")
+	os.WriteFile(pipe, []byte("retrieve:\n  - bm25: {scheme: r2med}\n  - bm25: {scheme: lucene}\nfuse: {method: rrf, k: 60}\n"), 0o644)
+	fusedOut := filepath.Join(dir, "fused.jsonl")
+	if _, stderr, code := r2med(t, "", "negatives", "mine", "--task", "demo", "--pipeline", pipe, "--from", "1", "--to", "30", "--count", "3", "--out", fusedOut); code != 0 {
+		t.Fatal(stderr)
+	}
+	if b, _ := os.ReadFile(fusedOut); strings.Count(string(b), "\n") != len(task.Queries) {
+		t.Errorf("fused mining: %d lines", strings.Count(string(b), "\n"))
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -227,6 +238,8 @@ func TestNegativesMineCLI(t *testing.T) {
 		{[]string{"--task", "demo", "--out", out, "--corpus", train}, "--corpus goes with --train"},
 		{[]string{"--train", train, "--task", "demo", "--out", out}, "not both"},
 		{[]string{"--task", "demo", "--out", out, "--from", "20", "--to", "5"}, "rank window"},
+		{[]string{"--task", "demo", "--out", out, "--rerank", "tei"}, "--rerank sets a stage mining does not run"},
+		{[]string{"--task", "demo", "--out", out, "--retriever", "nosuch"}, "nosuch"},
 	} {
 		_, stderr, code := r2med(t, "", append([]string{"negatives", "mine"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -11,9 +12,12 @@ import (
 	"github.com/r2med/r2med/audit/minhash"
 	"github.com/r2med/r2med/audit/negatives"
 	"github.com/r2med/r2med/audit/trainset"
-	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/retrieve"
 )
 
 func init() { register(newNegativesCmd) }
@@ -29,7 +33,9 @@ func newNegativesCmd() *cobra.Command {
 
 func newNegativesMineCmd() *cobra.Command {
 	var d dataFlags
-	var train, corpus, out, format, scheme, analyzer string
+	var train, corpus, out, format, pipelineFile, cacheDir string
+	var noCache bool
+	var pf *pipeline.Flags
 	var queryFields, posFields, negFields, textFields, same, differ []string
 	var judgeKind, judgeModel, judgeURL, judgeDir string
 	var judgeMin, judgeMax, judgeRel float64
@@ -37,7 +43,7 @@ func newNegativesMineCmd() *cobra.Command {
 	var threshold float64
 	cmd := &cobra.Command{
 		Use:   "mine (--task T | --data DIR | --train FILE [--corpus FILE]) --out FILE",
-		Short: "Mine hard negatives with BM25, excluding positives and their near-duplicates, optionally judged by a reranker",
+		Short: "Mine hard negatives with any retriever or fusion, excluding positives and their near-duplicates, optionally judged by a reranker",
 		Long: `mine ranks a corpus for each query and keeps the documents in a rank window
 (--from, --to) that are neither positives nor near-duplicates of one
 (word-shingle Jaccard ≥ --threshold, the audit's normalisation): the first
@@ -61,9 +67,14 @@ Output: --format bge gives {query, pos, neg} lines (FlagEmbedding);
 triplet gives {anchor, positive, negative} lines (sentence-transformers).
 Queries left without negatives get no line; the counts go to stderr.
 
-The retriever is BM25 (--bm25 scheme, --analyzer).`,
+The ranking comes from any retriever or fusion r2med runs: --retriever
+bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
+(--retriever bm25,dense --fuse rrf), with the retrievers' flags (--bm25,
+--model, --backend, …) or a pipeline file's retrieve: and fuse: stages
+(--pipeline; expand and rerank stages are refused: use --judge).`,
 		Example: `  r2med negatives mine --task demo --from 1 --to 50 --count 5 --same body_system --differ answer --out demo-negs.jsonl
   r2med negatives mine --data ../shared/data/nfcorpus --split test --format triplet --out nfcorpus-triplets.jsonl
+  r2med negatives mine --task Biology --retriever bm25,dense --model bge --fuse rrf --out biology-negs.jsonl
   r2med negatives mine --train pairs.jsonl --corpus corpus.jsonl --judge tei --judge-url http://localhost:8081 --judge-max 0.5 --out bge.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -73,7 +84,12 @@ The retriever is BM25 (--bm25 scheme, --analyzer).`,
 			if !slices.Contains(negatives.Formats, format) {
 				return fmt.Errorf("unknown --format %q; want %s", format, strings.Join(negatives.Formats, " or "))
 			}
-			sc, err := bm25.ParseScheme(scheme)
+			for _, name := range pf.Given() {
+				if !rankFlag(name) {
+					return fmt.Errorf("%s sets a stage mining does not run; the ranking takes --retriever, its retrievers' flags and --fuse (judge candidates with --judge)", name)
+				}
+			}
+			cfg, err := pf.Config(pipelineFile)
 			if err != nil {
 				return err
 			}
@@ -99,6 +115,7 @@ The retriever is BM25 (--bm25 scheme, --analyzer).`,
 			}
 			var docs []ir.Doc
 			var qs []negatives.Query
+			var task *ir.Task
 			meta := append(slices.Clone(opts.Same), opts.Differ...)
 			if train != "" {
 				if d.task != "" || d.data != "" {
@@ -115,6 +132,7 @@ The retriever is BM25 (--bm25 scheme, --analyzer).`,
 						return err
 					}
 				}
+				task = &ir.Task{Name: "train", Corpus: docs}
 			} else {
 				if corpus != "" {
 					return fmt.Errorf("--corpus goes with --train; a task brings its own corpus")
@@ -130,15 +148,23 @@ The retriever is BM25 (--bm25 scheme, --analyzer).`,
 				if err != nil {
 					return err
 				}
-				docs = t.Corpus
+				task, docs = t, t.Corpus
 				if qs, err = negatives.FromTask(t, meta); err != nil {
 					return err
 				}
 			}
-			s, err := negatives.BM25(docs, analyzer, bm25.DefaultParams(sc), opts.Workers)
-			if err != nil {
-				return err
+			env := retrieve.Env{Workers: opts.Workers, Progress: progress.Auto(false), AllowMissingDocs: d.opts.AllowMissingDocs}
+			if !noCache && slices.ContainsFunc(cfg.Retrievers, retrieve.UsesCache) {
+				store, err := cache.Open(cacheDir, cache.Options{})
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				env.Cache = store
 			}
+			s := negatives.SearcherFunc(func(ctx context.Context, queries []ir.Query, k int) (ir.Run, error) {
+				return pipeline.Rank(ctx, task, queries, cfg, k, env)
+			})
 			res, st, err := negatives.Mine(cmd.Context(), docs, qs, s, opts)
 			if err != nil {
 				return err
@@ -167,8 +193,10 @@ The retriever is BM25 (--bm25 scheme, --analyzer).`,
 	f.BoolVar(&opts.Sample, "sample", false, "pick --count of the eligible documents at random (seeded) instead of the best-ranked")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed of --sample")
 	f.Float64Var(&threshold, "threshold", minhash.DefaultThreshold, "a candidate whose word-set Jaccard with a positive is at least this is a near-duplicate, never a negative")
-	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring: r2med, lucene, robertson")
-	f.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer for documents and queries")
+	f.StringVar(&pipelineFile, "pipeline", "", "a pipeline file whose retrieve: and fuse: stages rank the corpus")
+	f.StringVar(&cacheDir, "cache", "", "cache of embeddings for dense retrievers (default: $R2MED_CACHE, else ~/.cache/r2med)")
+	f.BoolVar(&noCache, "no-cache", false, "embed afresh, without reading or writing the cache")
+	pf = pipeline.AddFlags(f)
 	f.StringVar(&judgeKind, "judge", "", "judge candidates with a reranker: "+strings.Join(rerank.Kinds, ", "))
 	f.StringVar(&judgeModel, "judge-model", "", "the judge's model name (HTTP and LLM rerankers)")
 	f.StringVar(&judgeURL, "judge-url", "", "the judge server's base URL")
@@ -180,4 +208,15 @@ The retriever is BM25 (--bm25 scheme, --analyzer).`,
 	f.StringSliceVar(&differ, "differ", nil, "metadata field(s) it must differ in (e.g. answer)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines (default: all CPUs); results do not depend on it")
 	return cmd
+}
+
+// rankFlag tells the pipeline flags that shape a ranking (retrievers and
+// fusion) from those of stages mining does not run.
+func rankFlag(name string) bool {
+	switch strings.TrimPrefix(name, "--") {
+	case "name", "top-k", "keep-tail", "without-safeguard":
+		return false
+	}
+	n := strings.TrimPrefix(name, "--")
+	return !strings.HasPrefix(n, "gar") && !strings.HasPrefix(n, "rerank")
 }
