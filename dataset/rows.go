@@ -39,6 +39,10 @@ func OpenDirFS(fsys fs.FS, root, what, notDir string) (Dir, error) {
 // in messages and Task.Files.
 func (d Dir) Show(rel string) string { return d.s.show(rel) }
 
+// Find returns the name under which rel exists, plain or gzipped; both at
+// once is an error saying which to remove (fileio.FindFS).
+func (d Dir) Find(rel string) (string, bool, error) { return d.s.find(rel) }
+
 // Open opens rel, decompressing it when it is gzip (by its magic bytes,
 // not its name).
 func (d Dir) Open(rel string) (io.ReadCloser, error) { return d.s.open(rel) }

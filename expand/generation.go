@@ -77,13 +77,17 @@ func checkSource(method, llm string) error {
 }
 
 // LoadDir reads <taskDir>/<method>/<llm>/query_with_hydoc.jsonl (or its
-// .gz); both query-reasoning modes read <taskDir>/reasoning/<llm>/.
+// .gz; both at once is an error); both query-reasoning modes read
+// <taskDir>/reasoning/<llm>/.
 func LoadDir(taskDir, method, llm string) ([]Generation, error) {
 	if err := checkSource(method, llm); err != nil {
 		return nil, err
 	}
 	want := filepath.Join(Dir(taskDir, method, llm), FileName)
-	path, ok := fileio.Exists(want)
+	path, ok, err := fileio.Find(want)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		msg := fmt.Sprintf("no %s generations: %s does not exist", method+"/"+llm, want)
 		if have, err := Sources(taskDir); err == nil && len(have) > 0 {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
 )
@@ -39,9 +40,11 @@ func TestMalformed(t *testing.T) {
 		{"array-line.jsonl", `array-line.jsonl:2: line holds a JSON array, want one JSON object per line`},
 		{"bad-json.jsonl", `bad-json.jsonl:2: malformed JSON at column 38: unexpected end of JSON input; each line must be one complete JSON object`},
 		{"bool-id.jsonl", `bool-id.jsonl:1: "id" is a boolean, want a string (or a number)`},
+		{"cut-utf8.jsonl", `cut-utf8.jsonl:2: invalid UTF-8 (byte 0xe2) at byte offset 68 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"dup-id.jsonl", `dup-id.jsonl:4: query id "0" already has a generation on line 1; keep one per query`},
 		{"empty-id.jsonl", `empty-id.jsonl:1: "id" is empty; every generation needs the id of its query`},
 		{"empty.jsonl", `empty.jsonl: no generations; the file is empty`},
+		{"lone-surrogate.jsonl", `lone-surrogate.jsonl:1: unpaired UTF-16 surrogate \ud83e (half of a character) at byte offset 36 of the line; write both halves of the pair (an emoji is two escapes, as in \ud83d\ude00) or remove the escape`},
 		{"missing-hy_doc.jsonl", `missing-hy_doc.jsonl:1: missing "hy_doc" field; every generation needs the LLM output (it may be the empty string)`},
 		{"missing-id.jsonl", `missing-id.jsonl:2: missing "id" field; every generation needs the id of its query`},
 		{"missing-text.jsonl", `missing-text.jsonl:1: missing "text" field; every generation needs the query text (it may be the empty string)`},
@@ -157,6 +160,19 @@ func TestLoadDirAndSources(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("truncated gzip: %v\nwant %s", err, want)
 	}
+
+	// The same file plain and gzipped: refused, naming both.
+	write("hyde/twice/query_with_hydoc.jsonl", `{"id":"0","text":"q","hy_doc":"plain"}`+"\n", false)
+	write("hyde/twice/query_with_hydoc.jsonl.gz", `{"id":"0","text":"q","hy_doc":"gz"}`+"\n", true)
+	old := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(filepath.Join(dir, "hyde/twice/query_with_hydoc.jsonl.gz"), old, old)
+	_, err = LoadDir(dir, HyDE, "twice")
+	twice := filepath.Join(dir, "hyde/twice/query_with_hydoc.jsonl")
+	want = "both " + twice + " and " + twice + ".gz exist and they differ; reading one would silently ignore the other, so remove the one you do not mean (" + twice + " is the newer)"
+	if err == nil || err.Error() != want {
+		t.Errorf("plain and gzipped: %v\nwant %s", err, want)
+	}
+	os.RemoveAll(filepath.Join(dir, "hyde/twice"))
 
 	srcs, err := Sources(dir)
 	if err != nil {

@@ -391,6 +391,11 @@ func (h *Configs) Files(config, split string) ([]string, error) {
 		if _, ok := table.Format(f); !ok {
 			return nil, fmt.Errorf("%s: config %q split %q: %s is not a table file this reader takes (%s)", h.where(), config, split, h.src.Show(f), table.Formats)
 		}
+		if slices.Contains(out, f+".gz") {
+			if _, _, err := h.src.Find(f); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }

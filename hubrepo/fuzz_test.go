@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/table"
 )
@@ -71,6 +73,8 @@ func FuzzTableRows(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte("{\"a\": 1}\n[2]\n"))
 	f.Add([]byte("\xef\xbb\xbf [{\"a\": [1, {\"b\": null}]}]"))
+	f.Add([]byte("[{\"a\": \"\xff\"}, {\"\\udc00\": 1}]"))
+	f.Add([]byte("{\"a\": \"ok\"}\n{\"a\": \"\\ud83d\\ude00 \\ud83d\"}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := fstest.MapFS{"t.json": {Data: data}}
 		src, err := openRepoFS(fsys, ".")
@@ -81,6 +85,9 @@ func FuzzTableRows(f *testing.F) {
 			for k, v := range m {
 				if !json.Valid(v) {
 					t.Fatalf("%s: field %q holds invalid JSON %q", at, k, v)
+				}
+				if errtext.CheckJSONText(v, "value") != nil || !utf8.ValidString(k) {
+					t.Fatalf("%s: field %q holds text that is not valid Unicode: %q", at, k, v)
 				}
 			}
 			return nil

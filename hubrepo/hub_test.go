@@ -365,6 +365,14 @@ func TestLoadHubMalformed(t *testing.T) {
 			`query.json:3: element holds a JSON array, want one JSON object per array element`},
 		{"json array broken", r2med(map[string]string{"query.jsonl": "", "query.json": "[\n  {\"id\": \"q1\", \"text\": \"x\"}\n  {\"id\": \"q2\"}\n]"}),
 			`query.json:3: malformed JSON: expected comma after array element; the file must be one JSON array of objects`},
+		{"json array invalid UTF-8", r2med(map[string]string{"query.jsonl": "", "query.json": "[\n  {\"id\": \"q1\", \"text\": \"x\"},\n  {\"id\": \"q2\", \"text\": \"\xe9\"}\n]"}),
+			`query.json:3: invalid UTF-8 (byte 0xe9) at byte offset 24 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
+		{"json array lone surrogate", r2med(map[string]string{"query.jsonl": "", "query.json": `[{"id": "q1", "text": "x"}, {"id": "q2", "text": "\ud800"}]`}),
+			`query.json:1: unpaired UTF-16 surrogate \ud800 (half of a character) at byte offset 50 of the line; write both halves of the pair (an emoji is two escapes, as in \ud83d\ude00) or remove the escape`},
+		{"jsonl invalid UTF-8", r2med(map[string]string{"corpus.jsonl": "{\"id\": \"d1\", \"text\": \"a\"}\n{\"id\": \"d\xff2\", \"text\": \"b\"}"}),
+			`corpus.jsonl:2: invalid UTF-8 (byte 0xff) at byte offset 9 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
+		{"plain and gzipped", r2med(map[string]string{"corpus.jsonl.gz": `{"id": "d2", "text": "b"}`}),
+			`both corpus.jsonl and corpus.jsonl.gz exist and they differ; reading one would silently ignore the other, so remove the one you do not mean`},
 		{"json array trailing", r2med(map[string]string{"query.jsonl": "", "query.json": `[{"id": "q1", "text": "x"}] []`}),
 			`query.json:1: data after the JSON array; the file must be one JSON array of objects`},
 		{"nano grade conflict", nano(map[string]string{"qrels/N.jsonl": `{"query-id": "q1", "corpus-id": "d1"}` + "\n" + `{"query-id": "q1", "corpus-id": ["d1"], "score": 2}`}),
@@ -441,6 +449,30 @@ func TestParquetRowErrors(t *testing.T) {
 	writeParquetFile(t, filepath.Join(dir, "bm25", "N-00000-of-00001.parquet"), []row{{"q1", []string{"a"}}, {"q2", []string{"b", "c d"}}})
 	_, err := LoadCandidates(dir, "bm25", "N")
 	want := filepath.Join(dir, "bm25", "N-00000-of-00001.parquet") + `: row 2: element 2 of corpus-ids "c d" contains whitespace at byte 1; TREC run and qrels files separate fields by whitespace, so rename the id`
+	if err == nil || err.Error() != want {
+		t.Errorf("\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestParquetInvalidUTF8: a string cell that is not UTF-8 is an error
+// naming the file, the column and the row, not a silent U+FFFD.
+func TestParquetInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	type row struct {
+		QID  string   `parquet:"query-id"`
+		Docs []string `parquet:"corpus-ids,list"`
+	}
+	path := filepath.Join(dir, "bm25", "N-00000-of-00001.parquet")
+	fix := "strings in a parquet file must be UTF-8: write the table again from text decoded in its real encoding"
+	writeParquetFile(t, path, []row{{"q1", []string{"a"}}, {"q2", []string{"b"}}, {"q\xff3", []string{"c"}}})
+	_, err := LoadCandidates(dir, "bm25", "N")
+	want := path + `: column "query-id": row 3: invalid UTF-8 (byte 0xff) at byte offset 1 of the value; ` + fix
+	if err == nil || err.Error() != want {
+		t.Errorf("\n got %v\nwant %s", err, want)
+	}
+	writeParquetFile(t, path, []row{{"q1", []string{"a"}}, {"q2", []string{"b", "ok", "caf\xe9"}}})
+	_, err = LoadCandidates(dir, "bm25", "N")
+	want = path + `: column "corpus-ids": row 2: invalid UTF-8 (byte 0xe9) at byte offset 3 of the value; ` + fix
 	if err == nil || err.Error() != want {
 		t.Errorf("\n got %v\nwant %s", err, want)
 	}

@@ -141,7 +141,7 @@ func NewAPI(provider, baseURL, model, key string) (*API, error) {
 		baseURL = p.base
 	}
 	if baseURL == "" {
-		return nil, fmt.Errorf("a rerank server needs a base URL (e.g. http://localhost:8000 for vLLM) or a provider")
+		return nil, fmt.Errorf("a rerank server needs a base URL (--rerank-url, e.g. http://localhost:8000 for vLLM) or a provider")
 	}
 	if key == "" && p.env != "" {
 		key = os.Getenv(p.env)

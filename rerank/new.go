@@ -116,7 +116,7 @@ func New(spec Spec) (Scorer, error) {
 	switch kind {
 	case "tei":
 		if spec.BaseURL == "" && len(spec.BaseURLs) == 0 {
-			return nil, fmt.Errorf("the tei reranker needs the server's base URL (e.g. http://localhost:8080)")
+			return nil, fmt.Errorf("the tei reranker needs the server's base URL (--rerank-url, e.g. http://localhost:8080)")
 		}
 		return &TEI{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Key: spec.APIKey, Client: hc, Fleet: spec.Fleet}, nil
 	case "cohere", "jina", "voyage":
@@ -141,7 +141,7 @@ func New(spec Spec) (Scorer, error) {
 			return nil, err
 		}
 		if spec.Model == "" {
-			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--model)")
+			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--rerank-model)")
 		}
 		if kind == "llm-pointwise" {
 			return &Pointwise{Chat: c, Concurrency: spec.Concurrency}, nil
@@ -151,7 +151,7 @@ func New(spec Spec) (Scorer, error) {
 		return newReasoning(kind, spec)
 	case "onnx":
 		if spec.ModelDir == "" {
-			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--model-dir)")
+			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--rerank-model-dir)")
 		}
 		return NewCrossEncoder(spec.ModelDir, spec.CrossEncoder)
 	case "":

@@ -17,7 +17,9 @@ type Job struct {
 	// under Key (the fingerprint of what decides the reranked lists): a
 	// job with the same key resumes from it, one with another key starts
 	// afresh. The caller removes it once the output it feeds is safely
-	// written, or keeps it as the stage's record.
+	// written, or keeps it as the stage's record. A job that fails (bad
+	// input, an interrupt) before any query is in the file removes it:
+	// there is nothing to resume.
 	Checkpoint, Key string
 	// Trace is a JSON-lines file where the reasoning rerankers' exchanges
 	// (Trace: reasoning, answer, score or repaired ranking) are kept, each
@@ -49,14 +51,24 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		docs[d.ID] = d.Text
 	}
 	opts := j.Options
+	var cp *Checkpoint
+	added := 0 // queries this run wrote to the checkpoint
 	if j.Checkpoint != "" {
-		cp, done, stale, err := OpenCheckpoint(j.Checkpoint, j.Key)
-		if err != nil {
+		var done ir.Run
+		var stale bool
+		var err error
+		if cp, done, stale, err = OpenCheckpoint(j.Checkpoint, j.Key); err != nil {
 			return nil, res, err
 		}
-		defer cp.Close()
 		res.Done, res.Stale = len(done), stale
-		opts.Done, opts.OnQuery = done, cp.Add
+		opts.Done = done
+		opts.OnQuery = func(qid string, hits []ir.Hit) error {
+			if err := cp.Add(qid, hits); err != nil {
+				return err
+			}
+			added++
+			return nil
+		}
 	}
 	trace := j.Trace
 	if trace == "" && j.Checkpoint != "" {
@@ -65,6 +77,9 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 	if trace != "" && trace != "-" {
 		tl, err := openTraceLog(trace, opts.Done)
 		if err != nil {
+			if cp != nil {
+				cp.Close()
+			}
 			return nil, res, err
 		}
 		defer tl.Close()
@@ -91,5 +106,12 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		opts.Progress = j.Progress
 	}
 	out, err := Rerank(ctx, j.Run, queries, func(id string) (string, bool) { t, ok := docs[id]; return t, ok }, j.Scorer, opts)
+	if cp != nil {
+		if err != nil && res.Done == 0 && added == 0 {
+			cp.Remove()
+		} else {
+			cp.Close()
+		}
+	}
 	return out, res, err
 }

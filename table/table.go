@@ -137,6 +137,10 @@ func jsonArrayRows(r io.Reader, name string, fn func(Row, At) error) error {
 		}
 		return fileio.Errorf(name, 0, "read failed: %v", err)
 	}
+	var te *errtext.TextError
+	if errors.As(errtext.CheckJSONText(data, "line"), &te) {
+		return fileio.Errorf(name, te.Line, "%v", te)
+	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	// Offsets only grow, so lines are counted on from the last one asked.
 	var lastOff int64
@@ -328,6 +332,20 @@ func parquetColumn(col *parquet.Column, nrows int) ([]json.RawMessage, error) {
 	}
 	maxDef := def
 	out := make([]json.RawMessage, 0, nrows)
+	// Strings must be UTF-8: JSON encoding would turn bad bytes into
+	// U+FFFD unseen. The row is the one being built.
+	isText := node.Type().Kind() == parquet.ByteArray || node.Type().Kind() == parquet.FixedLenByteArray
+	checkText := func(v parquet.Value) error {
+		if !isText {
+			return nil
+		}
+		var te *errtext.TextError
+		if errors.As(errtext.CheckUTF8(v.ByteArray(), "value"), &te) {
+			te.Fix = "strings in a parquet file must be UTF-8: write the table again from text decoded in its real encoding"
+			return fmt.Errorf("row %d: %w", len(out)+1, te)
+		}
+		return nil
+	}
 	var list []byte // the list row being built
 	inList := false
 	flush := func() {
@@ -355,6 +373,9 @@ func parquetColumn(col *parquet.Column, nrows int) ([]json.RawMessage, error) {
 				if repeated == 0 {
 					if d < maxDef {
 						out = append(out, json.RawMessage("null"))
+					} else if err := checkText(v); err != nil {
+						parquet.Release(page)
+						return nil, err
 					} else {
 						out = append(out, enc(nil, v))
 					}
@@ -379,6 +400,9 @@ func parquetColumn(col *parquet.Column, nrows int) ([]json.RawMessage, error) {
 				}
 				if d < maxDef {
 					list = append(list, "null"...)
+				} else if err := checkText(v); err != nil {
+					parquet.Release(page)
+					return nil, err
 				} else {
 					list = enc(list, v)
 				}

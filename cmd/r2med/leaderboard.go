@@ -27,7 +27,7 @@ func newLeaderboardCmd() *cobra.Command {
 holding results.json and manifest.json, at any depth; default ` + leaderboard.DefaultDir + `/) next to
 R2MED's published results (71 systems × 8 tasks, "published") and the results
 later papers printed for R2MED ("external": ReasonEmbed's Table 3, InsertRank's
-average; nDCG@10 only, with their source). Our runs come first (--pin=false
+average; nDCG@10 only, with their source). Our runs come first (--no-pin
 ranks them in place); our runs on other data (the demo task, NFCorpus) are
 columns after the average.
 

@@ -31,12 +31,12 @@ func newRerankCmd() *cobra.Command {
 	var depth, workers int
 	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
 	cmd := &cobra.Command{
-		Use:   "rerank (--run RUN | --candidates CONFIG) --reranker KIND --out RUN",
+		Use:   "rerank (--run RUN | --candidates CONFIG) --rerank KIND --out RUN",
 		Short: "Rerank the top of a run or of a Nano set's candidate lists; write the reranked run",
-		Long: `rerank reorders the top --depth documents of each query with a reranker and
-writes a TREC run. As in R2MED, only the reranked documents are kept (with
---depth 10, recall@100 equals recall@10); --keep-tail appends the rest below
-them. The task flags (--task, --suite, --data) give the query and document
+		Long: `rerank reorders the top --rerank-depth documents of each query with a
+reranker and writes a TREC run. As in R2MED, only the reranked documents are
+kept (with --rerank-depth 10, recall@100 equals recall@10); --keep-tail
+appends the rest below them. The task flags (--task, --suite, --data) give the query and document
 texts, and its qrels, when it has any, score the run before and after.
 
 Input: --run RUN (a TREC run of this task, e.g. from r2med run), or
@@ -47,17 +47,18 @@ one positive at rank 101 (the safeguard): it is reranked with the rest at
 depth 100 (HAKARI-Bench's "reranking" score), and --without-safeguard drops
 it first ("reranking_without_safeguard").
 
-Rerankers (--reranker):
+Rerankers (--rerank):
   tei            text-embeddings-inference, POST {base}/rerank (raw logits)
   cohere|jina|voyage
                  the /v1/rerank API of that provider (key from --rerank-api-key
                  or COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY), or of any
-                 compatible server given by --base-url (vLLM, Infinity)
+                 compatible server given by --rerank-url (vLLM, Infinity)
   llm-pointwise  an OpenAI-compatible chat model: p(yes) from logprobs
   llm-listwise   an OpenAI-compatible chat model: RankGPT sliding windows
                  (20 passages, step 10)
-  onnx           a local BERT-family cross-encoder (--model-dir with model.onnx
-                 and tokenizer.json; one logit read raw, two read at class 1)
+  onnx           a local BERT-family cross-encoder (--rerank-model-dir with
+                 model.onnx and tokenizer.json; one logit read raw, two read
+                 at class 1)
   insertrank     InsertRank (arXiv 2506.14086): RankGPT windows with each
                  passage's first-stage score in the prompt (--insertrank-scores)
   rank1          Rank1 (arXiv 2502.18418): reason, then judge true/false;
@@ -69,11 +70,16 @@ reasoning in OUT.trace.jsonl.
 
 Ties: --ties input keeps the input order among equal scores; --ties hash is
 HAKARI-Bench's sha256 candidate order (the default with --candidates).
-An interrupted rerank resumes from OUT.partial.`,
-		Example: `  r2med rerank --task Biology --run out/bm25/run.trec --reranker tei --base-url http://localhost:8080 --depth 10 --out bio.tei.trec
-  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --reranker onnx --model-dir models/monobert --out medqa.mono.trec
-  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --without-safeguard --reranker cohere --model rerank-v3.5 --out medqa.cohere.trec
-  r2med rerank --task demo --run run.trec --reranker llm-listwise --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct --out listwise.trec`,
+An interrupted rerank resumes from OUT.partial.
+
+The flags that say which reranker to use are named as in r2med run
+(--rerank, --rerank-model, --rerank-url, --rerank-model-dir, --rerank-depth);
+the older --reranker, --model, --base-url, --model-dir and --depth still
+work but are deprecated.`,
+		Example: `  r2med rerank --task Biology --run out/bm25/run.trec --rerank tei --rerank-url http://localhost:8080 --rerank-depth 10 --out bio.tei.trec
+  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --rerank onnx --rerank-model-dir models/monobert --out medqa.mono.trec
+  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --without-safeguard --rerank cohere --rerank-model rerank-v3.5 --out medqa.cohere.trec
+  r2med rerank --task demo --run run.trec --rerank llm-listwise --rerank-url http://localhost:8000/v1 --rerank-model Qwen/Qwen2.5-7B-Instruct --out listwise.trec`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -84,7 +90,7 @@ An interrupted rerank resumes from OUT.partial.`,
 			}
 			spec.Kind = strings.ToLower(spec.Kind) // as rerank.New reads it; the cache and the tag use it too
 			if depth == 0 || depth < -1 {
-				return fmt.Errorf("--depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
+				return fmt.Errorf("--rerank-depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
 			}
 			// Every scorer batches by itself (onnx by --batch-size, servers
 			// by their request limits), so Rerank passes whole lists.
@@ -175,19 +181,23 @@ An interrupted rerank resumes from OUT.partial.`,
 			if err != nil {
 				return err
 			}
-			job := rerank.Job{Task: t, Run: run, Scorer: s, Options: opts, Checkpoint: out + ".partial", Key: key}
-			bar := progress.Auto(quiet).New(len(run), "reranking "+t.Name)
-			last := 0
-			job.Progress = func(n, _ int) { bar.Add(n - last); last = n }
+			checkpoint := out + ".partial"
+			job := rerank.Job{Task: t, Run: run, Scorer: s, Options: opts, Checkpoint: checkpoint, Key: key}
+			// Queries read back from the checkpoint show as done but do
+			// not count in the bar's pace.
+			bar := progress.Auto(quiet).Counter("reranking " + t.Name)
+			job.Progress = bar.Report
 			reranked, res, err := job.Do(cmd.Context())
 			bar.Done()
 			if res.Stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s.partial was left by a rerank with other settings; starting afresh\n", out)
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s was left by a rerank with other settings; starting afresh\n", checkpoint)
 			} else if res.Done > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s.partial\n", res.Done, out)
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s\n", res.Done, checkpoint)
 			}
 			if err != nil {
-				return err
+				// The job keeps the checkpoint when it holds finished
+				// queries; the rerun resumes from it.
+				return keptForResume(err, checkpoint)
 			}
 			if tag == "" {
 				tag = "rerank-" + spec.Kind
@@ -196,7 +206,7 @@ An interrupted rerank resumes from OUT.partial.`,
 				return err
 			}
 			// The checkpoint goes once the run it feeds is safely written.
-			if err := os.Remove(out + ".partial"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -217,18 +227,18 @@ An interrupted rerank resumes from OUT.partial.`,
 	addReasoningRerankFlags(f, &spec)
 	f.StringVar(&runPath, "run", "", "TREC run to rerank (its query and document ids must belong to the task)")
 	f.StringVar(&candidates, "candidates", "", "rerank a Nano set's published candidate lists instead: bm25, harrier_oss_v1_270m or reranking_hybrid")
-	f.StringVar(&spec.Kind, "reranker", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
-	f.StringVar(&spec.Model, "model", "", "model name the server serves (cohere/jina/voyage, LLM kinds)")
-	f.StringVar(&spec.BaseURL, "base-url", "", "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API)")
+	f.StringVar(&spec.Kind, "rerank", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
+	f.StringVar(&spec.Model, "rerank-model", "", "model name the server serves (cohere/jina/voyage, LLM kinds)")
+	f.StringVar(&spec.BaseURL, "rerank-url", "", "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API)")
 	f.StringVar(&spec.APIKey, "rerank-api-key", "", "API key (default: COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY or OPENAI_API_KEY by reranker); never printed")
-	f.StringVar(&spec.ModelDir, "model-dir", "", "onnx: directory with model.onnx and tokenizer.json")
+	f.StringVar(&spec.ModelDir, "rerank-model-dir", "", "onnx: directory with model.onnx and tokenizer.json")
 	f.IntVar(&spec.CrossEncoder.MaxLength, "max-length", 512, "onnx: token budget of a query–document pair (R2MED: 512)")
 	f.IntVar(&spec.CrossEncoder.BatchSize, "batch-size", 32, "onnx: pairs per forward pass")
 	f.StringVar(&head, "head", "auto", "onnx: relevance logit: auto (by the number of logits), single (raw, bge-reranker style) or class1 (monoBERT style)")
 	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise: requests in flight per query")
 	f.IntVar(&workers, "concurrency", 1, "queries reranked at the same time")
-	f.IntVar(&depth, "depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
-	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --depth after the reranked ones (R2MED drops them)")
+	f.IntVar(&depth, "rerank-depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
+	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --rerank-depth after the reranked ones (R2MED drops them)")
 	f.BoolVar(&withoutSafeguard, "without-safeguard", false, "drop a reranking_hybrid list's rank-101 safeguard before reranking (HAKARI's reranking_without_safeguard)")
 	f.StringVar(&ties, "ties", "", "order of equal scores: input, or hash (HAKARI-Bench); default hash with --candidates, else input")
 	f.StringVar(&cacheDir, "cache", "", "LLM answer cache directory (default $R2MED_CACHE or ~/.cache/r2med)")
@@ -237,6 +247,10 @@ An interrupted rerank resumes from OUT.partial.`,
 	f.StringVar(&out, "out", "", "reranked run file to write (required)")
 	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	// The names before rerank and run shared theirs.
+	for _, a := range [][2]string{{"reranker", "rerank"}, {"model", "rerank-model"}, {"base-url", "rerank-url"}, {"model-dir", "rerank-model-dir"}, {"depth", "rerank-depth"}} {
+		aliasFlag(f, a[0], a[1])
+	}
 	return cmd
 }
 

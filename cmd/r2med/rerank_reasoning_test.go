@@ -90,7 +90,7 @@ func TestRerankCLIInsertRank(t *testing.T) {
 	cacheDir := filepath.Join(dir, "cache")
 	out := filepath.Join(dir, "insertrank.trec")
 	args := func(out string, extra ...string) []string {
-		a := append([]string{"rerank", "--task", "demo", "--run", input, "--depth", "10", "--cache", cacheDir, "--out", out, "--quiet"}, extra...)
+		a := append([]string{"rerank", "--task", "demo", "--run", input, "--rerank-depth", "10", "--cache", cacheDir, "--out", out, "--quiet"}, extra...)
 		return append(a, rerankFlags("insertrank", "r1", srv.URL+"/v1")...)
 	}
 	stdout := mustRun(t, args(out)...)
