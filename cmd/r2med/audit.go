@@ -41,12 +41,12 @@ func newAuditCmd() *cobra.Command {
 Texts are compared after normalisation: Unicode NFKC, full case folding,
 apostrophes deleted, every other run of characters that are not letters,
 marks or digits collapsed to one space. Exact: equal once spaces are dropped
-too. Near: Jaccard similarity of the sets of word shingles at or above
---threshold (default 0.8 over single words), candidates found by MinHash
+too. Near: Jaccard similarity of the sets of word shingles at or above a
+threshold (0.8 over single words by default), candidates found by MinHash
 LSH; the similarity reported is the exact Jaccard.
 
---format json writes an audit file; saved as audit.json or NAME.audit.json
-in a results directory, r2med report shows it.`,
+Both write an audit file as their JSON output; saved as audit.json or
+NAME.audit.json in a results directory, r2med report shows it.`,
 	}
 	cmd.AddCommand(newAuditLeakageCmd(), newAuditDatasetCmd())
 	return cmd
