@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,7 @@ type flagDef struct {
 	name  string
 	path  []string // keys from the top of the file; a kind's flags: the key in the kind's value
 	kind  string   // the retriever kind whose entries the flag sets; "" for the others
+	also  []string // more kinds that declare the same flag (same key and type): it sets their entries too
 	typ   retrieve.FlagType
 	list  bool // a list of numbers (--weights)
 	def   string
@@ -62,7 +64,16 @@ func pipelineFlags() []flagDef {
 		{name: "without-safeguard", path: []string{"rerank", "without_safeguard"}, typ: b, usage: "drop a NanoR2MED reranking_hybrid list's rank-101 safeguard before reranking"},
 	}
 	for _, k := range retrieve.Kinds() {
+	flags:
 		for _, fl := range k.Flags {
+			// Kinds may share a flag (weaviate's query vectors take dense's
+			// --model, --backend, …): one flag sets every kind's entries.
+			for i := range defs {
+				if defs[i].name == fl.Name && defs[i].kind != "" && defs[i].path[0] == fl.Key && defs[i].typ == fl.Type {
+					defs[i].also = append(defs[i].also, k.Name)
+					continue flags
+				}
+			}
 			defs = append(defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage})
 		}
 	}
@@ -181,7 +192,7 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		set := 0
 		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
 			for _, e := range list.Content {
-				if e.Kind != yaml.MappingNode || len(e.Content) != 2 || e.Content[0].Value != d.kind {
+				if e.Kind != yaml.MappingNode || len(e.Content) != 2 || (e.Content[0].Value != d.kind && !slices.Contains(d.also, e.Content[0].Value)) {
 					continue
 				}
 				yamlx.Set(e.Content[1], d.path[0], value)
@@ -189,7 +200,8 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 			}
 		}
 		if set == 0 {
-			return nil, fmt.Errorf("--%s sets %s retrievers, and the pipeline has none (add one with --retriever %s)", d.name, d.kind, d.kind)
+			kinds := strings.Join(append([]string{d.kind}, d.also...), " or ")
+			return nil, fmt.Errorf("--%s sets %s retrievers, and the pipeline has none (add one with --retriever %s)", d.name, kinds, d.kind)
 		}
 	}
 	return doc, nil

@@ -77,7 +77,7 @@ func TestFlagsOverlayFile(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "bge"}, "--model sets dense retrievers, and the pipeline has none (add one with --retriever dense)"},
+		{[]string{"--model", "bge"}, "--model sets dense or weaviate retrievers, and the pipeline has none (add one with --retriever dense)"},
 		{[]string{"--retriever", "bm25,,dense"}, "has an empty entry"},
 		{[]string{"--retriever", "dnese"}, `unknown retriever "dnese" (did you mean "dense"?`},
 		{[]string{"--retriever", "candidates:"}, "give what follows the colon"},

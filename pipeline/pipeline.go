@@ -100,6 +100,15 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		// data from any working directory.
 		m.Task.Source, m.Task.SourceGiven = abs, task.Dir
 	}
+	// Retrievers that search state outside the task's files (a Weaviate
+	// collection) read it now, so the manifest and fingerprint carry it.
+	cfg.Retrievers = slices.Clone(cfg.Retrievers)
+	for i, r := range cfg.Retrievers {
+		var err error
+		if cfg.Retrievers[i], err = retrieve.Resolve(ctx, r, task); err != nil {
+			return nil, err
+		}
+	}
 	m.Config = cfg.describe()
 	if opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may

@@ -34,6 +34,10 @@ type Kind struct {
 	Parse func(value *yaml.Node) (Spec, error)
 	// Flags are the command-line flags laid over the kind's keys.
 	Flags []Flag
+	// ArgKey, when set, is the key KIND:ARG sets in a mapping ("weaviate:
+	// hybrid" is {weaviate: {search: hybrid}}), so the kind's flags can
+	// add the other keys; empty: ARG is the whole value.
+	ArgKey string
 }
 
 // Flag is a command-line flag that sets one key of a kind's YAML value.
@@ -141,6 +145,13 @@ func Entry(word string) (*yaml.Node, error) {
 			return nil, fmt.Errorf("retriever %q: give what follows the colon (%s)", word, k.Usage)
 		}
 		value = yamlx.Text(arg)
+	}
+	if k.ArgKey != "" {
+		m := yamlx.Mapping()
+		if hasArg {
+			yamlx.Set(m, k.ArgKey, value)
+		}
+		value = m
 	}
 	m := yamlx.Mapping()
 	yamlx.Set(m, k.Name, value)

@@ -106,6 +106,24 @@ func UsesCache(spec Spec) bool {
 	return ok && c.UsesCache()
 }
 
+// Resolver is implemented by specs whose ranking depends on state outside
+// the task's files — a search server's collection (weaviate). Resolve
+// reads that state, fails early when it is unusable, and returns the spec
+// with the state filled in, so that Describe, and with it the manifest
+// and every fingerprint, carries it: a changed collection is not mistaken
+// for the one an earlier run searched.
+type Resolver interface {
+	Resolve(ctx context.Context, task *ir.Task) (Spec, error)
+}
+
+// Resolve returns spec resolved by its Resolver, or spec itself.
+func Resolve(ctx context.Context, spec Spec, task *ir.Task) (Spec, error) {
+	if r, ok := spec.(Resolver); ok {
+		return r.Resolve(ctx, task)
+	}
+	return spec, nil
+}
+
 // Env is what a retriever runs with that never changes its ranking:
 // parallelism, progress, the embedding cache, where it reports. The zero
 // value works: GOMAXPROCS workers, silent, no cache.

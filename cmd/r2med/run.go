@@ -35,6 +35,7 @@ func newRunCmd() *cobra.Command {
   r2med run --task all --pipeline hybrid.yaml --top-k 1000 --name hybrid-1000   # flags laid over the file
   r2med run --task Biology --gar hyde --gar-model Qwen/Qwen2.5-7B-Instruct --gar-base-url http://gpu:8000/v1 --gar-llm qwen-7b
   r2med run --data DIR --retriever run:runs/{task}.trec,bm25 --allow-missing-docs
+  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model nv --backend openai --base-url http://gpu:8000/v1   # after r2med index push
 
 A pipeline file (--pipeline) describes the stages; every pipeline flag sets
 one of its keys, and flags given with --pipeline are laid over the file:
