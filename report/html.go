@@ -342,6 +342,7 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2 id="cost">Quality and cost</h2>
 {{if .R.Cost}}<figure id="cost-figure">{{.Cost}}<figcaption>{{.R.Cost.Desc}}</figcaption></figure>
 {{else}}<p class="sub">{{.R.CostNote}}</p>{{end}}
+{{range .R.Sections}}{{.}}{{end}}
 <footer>Self-contained: this file loads nothing from the network. Charts are inline SVG; hover or focus a mark for its value, a legend key to bring its series forward.</footer>
 </main>
 <script>{{.Script}}</script>

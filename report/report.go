@@ -13,6 +13,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"maps"
 	"math"
 	"slices"
@@ -75,6 +76,9 @@ type Report struct {
 	Notes []string
 	// showR2MED is whether any row has a score on an R2MED task.
 	showR2MED bool
+	// Sections are extra parts of the page, already rendered and
+	// escaped, shown after the charts (the data audits).
+	Sections []template.HTML
 }
 
 // PairTest is the comparison of the scatter's two systems on one task, or
