@@ -156,7 +156,7 @@ func generateStage(ctx context.Context, task *ir.Task, g Generate, remote Remote
 		}
 	}
 	sc := cs.begin()
-	gopt := GenerateOptions{Progress: opt.Progress, Log: opt.Log, Remote: remote, Meter: sc.meter, Replay: opt.Replay}
+	gopt := GenerateOptions{Progress: opt.Progress, Log: opt.warn(), Remote: remote, Meter: sc.meter, Replay: opt.Replay}
 	if opt.Cache != nil {
 		gopt.Cache = opt.Cache
 	}

@@ -65,6 +65,17 @@ type Options struct {
 	// Prices turn the usage the manifest records into dollars
 	// (usage.Summary); nil records tokens and seconds only.
 	Prices usage.Prices
+	// Warn hears retried requests to model servers and a fleet's servers
+	// taken out and let back, one line each; nil means Log.
+	Warn io.Writer
+}
+
+// warn is where retry and fleet lines go.
+func (o Options) warn() io.Writer {
+	if o.Warn != nil {
+		return o.Warn
+	}
+	return o.Log
 }
 
 // Outcome is what a run produced.

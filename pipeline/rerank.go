@@ -60,8 +60,8 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	if len(urls) > 0 {
 		spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
 	}
-	hc := cfg.Remote.Client(opt.Log, "rerank")
-	spec.HTTP, spec.Fleet, spec.Replay = &hc, cfg.Remote.Fleet(opt.Log), opt.Replay
+	hc := cfg.Remote.Client(opt.warn(), "rerank")
+	spec.HTTP, spec.Fleet, spec.Replay = &hc, cfg.Remote.Fleet(opt.warn()), opt.Replay
 	if rerank.UsesLLM(r.Kind) {
 		if opt.Cache != nil {
 			spec.LLMCache = opt.Cache

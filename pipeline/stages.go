@@ -49,7 +49,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	base := dataFingerprint(m, cfg.GAR, in.gens)
 	st := opt.stages()
 	env := retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m, AllowMissingDocs: opt.AllowMissingDocs,
-		Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.Log, "embedding"), Fleet: cfg.Remote.Fleet(opt.Log)}
+		Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}
 	runs := make([]ir.Run, len(cfg.Retrievers))
 	var described []map[string]any
 	for i, spec := range cfg.Retrievers {

@@ -208,10 +208,11 @@ type SweepOptions struct {
 	// Cache holds embeddings and LLM answers across runs and sweeps, as in
 	// Options; nil computes everything afresh.
 	Cache *cache.Store
-	// Replay and Prices are Options' for every cell; Prices replaces the
-	// sweep file's table.
+	// Replay, Prices and Warn are Options' for every cell; Prices
+	// replaces the sweep file's table.
 	Replay bool
 	Prices usage.Prices
+	Warn   io.Writer
 	// Done hears about every cell as it finishes, failed or not.
 	Done func(c Cell, out *Outcome, err error)
 }
@@ -251,7 +252,7 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 				prices = s.Prices
 			}
 			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
-				Replay: opt.Replay, Prices: prices})
+				Replay: opt.Replay, Prices: prices, Warn: opt.Warn})
 			if ctx.Err() != nil {
 				return failed, ctx.Err()
 			}

@@ -56,7 +56,7 @@ func newFleetMember(t *testing.T, broken bool) *fleetMember {
 // TestRunEmbeddingFleet gives a dense run two embedding servers, one of
 // them broken, as a repeated --base-url and as a file of URLs: the run
 // completes on the good one, each retry and the broken server's removal
-// are reported on stderr, --endpoint-concurrency bounds the requests each
+// are reported on stderr (--quiet silences progress, not these), --endpoint-concurrency bounds the requests each
 // server holds at once, and the vectors (so the run) are the ones a
 // single good server gives.
 func TestRunEmbeddingFleet(t *testing.T) {
@@ -77,7 +77,7 @@ func TestRunEmbeddingFleet(t *testing.T) {
 	}
 
 	good, broken := newFleetMember(t, false), newFleetMember(t, true)
-	_, stderr := run("c1", "fleet", "--base-url", good.URL, "--base-url", broken.URL, "--retries", "3", "--request-timeout", "10s", "--endpoint-concurrency", "1")
+	_, stderr := run("c1", "fleet", "--base-url", good.URL, "--base-url", broken.URL, "--retries", "3", "--request-timeout", "10s", "--endpoint-concurrency", "1", "--quiet")
 	if broken.requests.Load() == 0 || good.requests.Load() == 0 {
 		t.Errorf("requests: good %d, broken %d", good.requests.Load(), broken.requests.Load())
 	}

@@ -117,7 +117,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 					dir = filepath.Join(out, results.DirName(t.Name))
 				}
 				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store,
-					AllowMissingDocs: d.opts.AllowMissingDocs, Replay: calls.replay, Prices: prices}
+					AllowMissingDocs: d.opts.AllowMissingDocs, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr()}
 				if !quiet {
 					opt.Log = cmd.ErrOrStderr()
 				}

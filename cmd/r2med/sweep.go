@@ -67,7 +67,7 @@ again.
 				}
 				defer store.Close()
 			}
-			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices,
+			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr(),
 				Done: func(c pipeline.Cell, o *pipeline.Outcome, err error) {
 					switch {
 					case err != nil:
