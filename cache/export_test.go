@@ -66,6 +66,36 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
+// TestAppendKeys: a list grown by appends reads back whole, the header
+// written once; a cut-off append is reported, not read as fewer keys.
+func TestAppendKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "partial.keys.gz")
+	if err := AppendKeys(path, []Ref{{"generate/m", Key("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendKeys(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendKeys(path, []Ref{{"generate/m", Key("a")}, {"embed/e", Key("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadKeys(path)
+	if err != nil || len(back) != 3 || back[0].Bucket != "generate/m" || !bytes.Equal(back[2].Key, Key("c")) {
+		t.Fatalf("read back %v %v", back, err)
+	}
+	if err := AppendKeys(path, []Ref{{"", Key("x")}}); err == nil {
+		t.Error("an empty bucket was appended")
+	}
+	if back, err := ReadKeys(path); err != nil || len(back) != 3 {
+		t.Fatalf("a refused append changed the file: %v %v", back, err)
+	}
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:len(data)-5], 0o644)
+	if _, err := ReadKeys(path); err == nil {
+		t.Error("a cut-off append read without error")
+	}
+}
+
 func exportTo(t *testing.T, s *Store, sel Selection) (string, int) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "share.jsonl.gz")

@@ -111,24 +111,49 @@ func (r *Recorder) WriteFile(path string) error { return WriteKeys(path, r.Keys(
 func WriteKeys(path string, refs []Ref) error {
 	refs = slices.Clone(refs)
 	sortRefs(refs)
-	return fileio.WriteAtomic(path, func(w io.Writer) error {
-		zw := gzip.NewWriter(w)
-		bw := bufio.NewWriter(zw)
+	return fileio.WriteAtomic(path, func(w io.Writer) error { return writeKeys(w, refs, true) })
+}
+
+// AppendKeys adds refs to the keys file at path, making it (header
+// first) when it does not exist: a list that grows as a long stage goes
+// (a rerank kept in a checkpoint, query by query), each call one gzip
+// member, which ReadKeys reads as one stream. A call cut short leaves a
+// damaged last member, which ReadKeys reports.
+func AppendKeys(path string, refs []Ref) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = writeKeys(f, refs, st.Size() == 0)
+	}
+	return errors.Join(err, f.Close())
+}
+
+// writeKeys writes refs as one gzip member, the header line first when
+// header is set.
+func writeKeys(w io.Writer, refs []Ref, header bool) error {
+	for _, ref := range refs {
+		if ref.Bucket == "" || strings.ContainsAny(ref.Bucket, "\t\n\r") || len(ref.Key) == 0 {
+			return fmt.Errorf("cache keys: bucket %q, key %x cannot be written (empty, or a tab or newline in the bucket name)", ref.Bucket, ref.Key)
+		}
+	}
+	zw := gzip.NewWriter(w)
+	bw := bufio.NewWriter(zw)
+	if header {
 		bw.WriteString(keysHeader + "\n")
-		for _, ref := range refs {
-			if ref.Bucket == "" || strings.ContainsAny(ref.Bucket, "\t\n\r") || len(ref.Key) == 0 {
-				return fmt.Errorf("cache keys: bucket %q, key %x cannot be written (empty, or a tab or newline in the bucket name)", ref.Bucket, ref.Key)
-			}
-			bw.WriteString(ref.Bucket)
-			bw.WriteByte('\t')
-			bw.WriteString(hex.EncodeToString(ref.Key))
-			bw.WriteByte('\n')
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return zw.Close()
-	})
+	}
+	for _, ref := range refs {
+		bw.WriteString(ref.Bucket)
+		bw.WriteByte('\t')
+		bw.WriteString(hex.EncodeToString(ref.Key))
+		bw.WriteByte('\n')
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 // ReadKeys reads a keys file written by WriteKeys; errors name its line.

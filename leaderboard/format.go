@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/usage"
 )
 
 // Format is an output format of a leaderboard.
@@ -97,6 +98,49 @@ func CellText(s Score) string {
 	return Pct(s.Value) + s.Mark
 }
 
+// CostColumns are the headings of the cost columns a table with Costs
+// shows after its score columns: dollars per query (when CostUSD),
+// tokens per query and seconds of model calls per query.
+func (t *Table) CostColumns() []string {
+	if !t.Costs {
+		return nil
+	}
+	if t.CostUSD {
+		return []string{"$/q", "tok/q", "s/q"}
+	}
+	return []string{"tok/q", "s/q"}
+}
+
+// CostCells are a row's cost columns as printed ("—" where unknown).
+func (t *Table) CostCells(r Row) []string {
+	if !t.Costs {
+		return nil
+	}
+	var out []string
+	c := r.Cost
+	if t.CostUSD {
+		if c == nil || c.USD == nil {
+			out = append(out, "—")
+		} else {
+			out = append(out, USDText(*c.USD))
+		}
+	}
+	if c == nil {
+		return append(out, "—", "—")
+	}
+	return append(out, strconv.FormatFloat(c.Tokens(), 'f', 0, 64), SecondsText(c.Seconds))
+}
+
+// USDText prints dollars per query with three significant digits
+// ("0.0123", "0.000456"), 0 as "0".
+func USDText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+// SecondsText prints seconds with three significant digits, 0 as "0".
+func SecondsText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+// costLegend explains the cost columns.
+const costLegend = "cost per query of our runs' model calls over the tasks shown ($/q: dollars by the run's price table; tok/q: prompt and completion tokens; s/q: seconds of model calls); embedding the corpus is spread over the queries, and a cached answer counts at its cost when made"
+
 // ShortTaskName is a column heading narrow enough for a terminal
 // ("MedXpert", "PMC-T"), the abbreviations of R2MED's leaderboard.
 func ShortTaskName(task string) string {
@@ -147,6 +191,9 @@ func (t *Table) Legend() []string {
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
+	if t.Costs {
+		out = append(out, costLegend)
+	}
 	return out
 }
 
@@ -160,6 +207,7 @@ func (t *Table) writeTerminal(w io.Writer) error {
 		head = append(head, "Borda")
 	}
 	head = append(head, t.OtherTasks...)
+	head = append(head, t.CostColumns()...)
 	rows := [][]string{head}
 	for _, r := range t.Rows {
 		line := []string{rankText(r), r.System.Name, string(r.System.Origin())}
@@ -189,6 +237,7 @@ func (t *Table) writeTerminal(w io.Writer) error {
 		for _, s := range r.Other {
 			line = append(line, CellText(s))
 		}
+		line = append(line, t.CostCells(r)...)
 		rows = append(rows, line)
 	}
 	width := make([]int, len(head))
@@ -221,7 +270,7 @@ func (t *Table) writeTerminal(w io.Writer) error {
 }
 
 func (t *Table) writeLegend(w io.Writer, prefix string) error {
-	if t.Baseline == "" && !t.mixed() && len(t.OtherTasks) == 0 {
+	if t.Baseline == "" && !t.mixed() && len(t.OtherTasks) == 0 && !t.Costs {
 		return nil // R2MED's own table, line for line
 	}
 	for _, l := range t.Legend() {
@@ -277,6 +326,10 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 		b.WriteString(" " + task + " |")
 		sep += "---|"
 	}
+	for _, c := range t.CostColumns() {
+		b.WriteString(" " + c + " |")
+		sep += "---|"
+	}
 	b.WriteString("\n" + sep + "\n")
 	for _, r := range t.Rows {
 		name := r.System.Name
@@ -301,12 +354,15 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 		for _, s := range r.Other {
 			b.WriteString(" " + CellText(s) + " |")
 		}
+		for _, c := range t.CostCells(r) {
+			b.WriteString(" " + c + " |")
+		}
 		b.WriteByte('\n')
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 {
+	if t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
@@ -326,6 +382,9 @@ func (t *Table) writeCSV(w io.Writer) error {
 	head = append(head, "printed_avg", "reference")
 	if t.Baseline != "" {
 		head = append(head, "marks")
+	}
+	if t.Costs {
+		head = append(head, "usd_per_query", "tokens_per_query", "seconds_per_query")
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -376,6 +435,16 @@ func (t *Table) writeCSV(w io.Writer) error {
 		line = append(line, printed, ref)
 		if t.Baseline != "" {
 			line = append(line, strings.Join(marks, " "))
+		}
+		if t.Costs {
+			usd, tok, sec := "", "", ""
+			if c := r.Cost; c != nil {
+				tok, sec = strconv.FormatFloat(c.Tokens(), 'f', -1, 64), strconv.FormatFloat(c.Seconds, 'f', -1, 64)
+				if c.USD != nil {
+					usd = strconv.FormatFloat(*c.USD, 'f', -1, 64)
+				}
+			}
+			line = append(line, usd, tok, sec)
 		}
 		if err := cw.Write(line); err != nil {
 			return err
@@ -429,6 +498,9 @@ type JSONRow struct {
 	Borda       *float64           `json:"borda,omitempty"`
 	External    *External          `json:"external,omitempty"`
 	Sources     map[string]string  `json:"sources"`
+	// Cost is what our run's model calls cost per query over the tasks
+	// shown (usage.CostOf); absent where no manifest recorded it.
+	Cost *usage.Cost `json:"cost,omitempty"`
 }
 
 // JSON returns the table in its JSON form.
@@ -439,7 +511,7 @@ func (t *Table) JSON() JSONTable {
 		s := r.System
 		jr := JSONRow{Rank: r.Rank, ID: s.ID, Name: s.Name, Kind: s.Kind, Source: s.Origin(), Published: s.Published, Retriever: s.Retriever,
 			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK, External: s.External,
-			Scores: map[string]*float64{}, Have: r.Have, Complete: r.Complete, AverageOnly: r.AverageOnly, Sources: map[string]string{}}
+			Scores: map[string]*float64{}, Have: r.Have, Complete: r.Complete, AverageOnly: r.AverageOnly, Sources: map[string]string{}, Cost: r.Cost}
 		cell := func(task string, c Score) {
 			jr.Scores[task] = nil
 			if c.OK {

@@ -16,12 +16,15 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	if t.Ranking == ByBorda {
 		cols += "r"
 	}
-	cols += strings.Repeat("r", len(t.OtherTasks))
+	cols += strings.Repeat("r", len(t.OtherTasks)+len(t.CostColumns()))
 	caption := TeX(t.Title()) + "."
 	if t.Baseline != "" {
 		caption += fmt.Sprintf(` $^{\dagger}$/$^{\ddagger}$: differs from the baseline %s (two-sided paired randomization test per task, Holm--Bonferroni over each system's tasks; $^{\dagger}$ $p<0.05$, $^{\ddagger}$ $p<0.01$).`, TeX(t.Baseline))
 	}
 	caption += " Best per column in bold."
+	if t.Costs {
+		caption += ` \$/q, tok/q, s/q: dollars, tokens and seconds of model calls per query.`
+	}
 	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s}\n\\begin{tabular}{%s}\n\\toprule\n", caption, cols)
 	head := []string{`\#`, "System"}
 	for _, task := range t.Tasks {
@@ -33,6 +36,9 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	}
 	for _, task := range t.OtherTasks {
 		head = append(head, TeX(task))
+	}
+	for _, c := range t.CostColumns() {
+		head = append(head, TeX(c))
 	}
 	b.WriteString(strings.Join(head, " & ") + ` \\` + "\n\\midrule\n")
 	otherBest := make([]float64, len(t.OtherTasks))
@@ -81,6 +87,9 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 		}
 		for j, s := range r.Other {
 			line = append(line, cell(s, otherBest[j]))
+		}
+		for _, c := range t.CostCells(r) {
+			line = append(line, strings.Replace(c, "—", "--", 1))
 		}
 		b.WriteString(strings.Join(line, " & ") + ` \\` + "\n")
 	}

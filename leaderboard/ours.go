@@ -47,7 +47,7 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 		g := groups[key]
 		for task, r := range g.latest {
 			m, style := Normalize(r.Result.Test)
-			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir}
+			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage}
 		}
 		systems = append(systems, *g.sys)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/usage"
 )
 
 // Kind is the kind of system a row is.
@@ -117,6 +118,9 @@ type TaskResult struct {
 	// Source is the file the numbers come from: a path inside R2MED's
 	// results/ for published rows, the run directory for ours.
 	Source string `json:"source"`
+	// Usage is what our run's model calls cost, from its manifest; nil
+	// for other rows and for runs made before usage was recorded.
+	Usage *usage.Summary `json:"usage,omitempty"`
 }
 
 // Key styles of R2MED result files.

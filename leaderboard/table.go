@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/r2med/r2med/usage"
 )
 
 // Ranking is how rows are ordered.
@@ -65,6 +67,10 @@ type Table struct {
 	Best []float64
 	// BestAverage is the highest complete average (NaN when none).
 	BestAverage float64
+	// Costs is set when some row's runs called a model: the table then
+	// shows each row's cost per query (Row.Cost), in dollars too when
+	// CostUSD (some row was priced).
+	Costs, CostUSD bool
 }
 
 // Row is one system on the leaderboard.
@@ -92,6 +98,10 @@ type Row struct {
 	Complete      bool
 	// Borda is the Borda points (0–100) under ByBorda for complete rows.
 	Borda float64
+	// Cost is what the system's runs on the table's tasks cost per query
+	// (usage.CostOf of their manifests' usage); nil where none recorded it
+	// (published and external rows, runs from before usage was kept).
+	Cost *usage.Cost
 }
 
 // Score is one cell.
@@ -144,6 +154,7 @@ func Build(systems []System, opt Options) (*Table, error) {
 			}
 		}
 		r.Have = len(vals)
+		r.Cost = costOf(s, t.Tasks, t.OtherTasks)
 		if r.Complete = r.Have == len(t.Tasks); r.Complete {
 			r.Mean, r.Average = average(vals)
 		}
@@ -163,12 +174,36 @@ func Build(systems []System, opt Options) (*Table, error) {
 	slices.SortStableFunc(t.Rows, func(a, b Row) int { return compareRows(opt.Ranking, a, b) })
 	rank(t)
 	t.best()
+	for _, r := range t.Rows {
+		if c := r.Cost; c != nil && (c.Tokens() > 0 || c.Seconds > 0) {
+			t.Costs = true
+		}
+	}
+	for _, r := range t.Rows {
+		t.CostUSD = t.CostUSD || t.Costs && r.Cost != nil && r.Cost.USD != nil
+	}
 	if opt.PinOurs {
 		slices.SortStableFunc(t.Rows, func(a, b Row) int {
 			return cmp.Compare(b2i(!a.System.IsOurs()), b2i(!b.System.IsOurs()))
 		})
 	}
 	return t, nil
+}
+
+// costOf is the system's cost per query over the tasks shown.
+func costOf(s *System, cols ...[]string) *usage.Cost {
+	var sums []*usage.Summary
+	for _, tasks := range cols {
+		for _, task := range tasks {
+			if tr, ok := s.Tasks[task]; ok && tr.Usage != nil {
+				sums = append(sums, tr.Usage)
+			}
+		}
+	}
+	if c, ok := usage.CostOf(sums); ok {
+		return &c
+	}
+	return nil
 }
 
 func b2i(b bool) int {

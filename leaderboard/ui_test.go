@@ -14,6 +14,7 @@ import (
 	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/usage"
 )
 
 const externalDir = "../../shared/data/external-results"
@@ -266,3 +267,81 @@ func TestLaTeXPublished(t *testing.T) {
 	}
 	latextest.Compile(t, b.String())
 }
+
+// TestCostColumns: when some run called a model, every format shows each
+// row's cost per query beside its scores (dollars when a run was priced,
+// "—" where a row has none), from the manifests' usage over the tasks
+// shown; a table of free or unknown runs has no cost columns.
+func TestCostColumns(t *testing.T) {
+	price := func(usd float64) *float64 { return &usd }
+	sum := func(queries int, prompt, seconds float64, usd *float64) *usage.Summary {
+		return &usage.Summary{Calls: 1, Queries: queries, PerQuery: &usage.PerQuery{PromptTokens: prompt, Seconds: seconds, USD: usd}}
+	}
+	ss := synthetic(map[string][]float64{"bm25": {.5, .5, .5, .5, .5, .5, .5, .5}, "rerank": {.6, .6, .6, .6, .6, .6, .6, .6}, "old": {.4, .4, .4, .4, .4, .4, .4, .4}})
+	for i := range ss {
+		for task, tr := range ss[i].Tasks {
+			switch ss[i].Name {
+			case "bm25":
+				tr.Usage = &usage.Summary{Queries: 10, PerQuery: &usage.PerQuery{}}
+			case "rerank":
+				tr.Usage = sum(10, 2000, 1.5, price(0.004))
+				if task == "Biology" {
+					tr.Usage = sum(30, 6000, 0.5, price(0.012)) // weighted by its 30 queries
+				}
+			}
+			ss[i].Tasks[task] = tr
+		}
+	}
+	tb := build(t, ss, Options{})
+	if !tb.Costs || !tb.CostUSD {
+		t.Fatalf("costs %v, dollars %v", tb.Costs, tb.CostUSD)
+	}
+	r := row(t, tb, "rerank")
+	// 7 tasks × 10 queries at 2000 tokens, 1 × 30 at 6000: 320000/100.
+	if c := r.Cost; c == nil || c.Queries != 100 || c.Tokens() != 3200 || !near(c.Seconds, (7*15+15)/100.0) || !near(*c.USD, (7*0.04+0.36)/100) {
+		t.Fatalf("cost %+v", r.Cost)
+	}
+	if c := row(t, tb, "bm25").Cost; c == nil || *c.USD != 0 || c.Tokens() != 0 {
+		t.Errorf("a run that called nothing costs nothing: %+v", c)
+	}
+	if row(t, tb, "old").Cost != nil {
+		t.Error("a run without usage has a cost")
+	}
+	var term, md, csvOut, js, tex strings.Builder
+	for f, b := range map[Format]*strings.Builder{Terminal: &term, Markdown: &md, CSV: &csvOut, JSON: &js, LaTeX: &tex} {
+		if err := tb.Write(b, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"$/q  tok/q  s/q", "0.0064   3200  1.2", "0      0    0", "—      —    —", "cost per query of our runs' model calls over the tasks shown ($/q: dollars"} {
+		if !strings.Contains(term.String(), want) {
+			t.Errorf("terminal lacks %q:\n%s", want, term.String())
+		}
+	}
+	if !strings.Contains(md.String(), "| Avg | $/q | tok/q | s/q |") || !strings.Contains(md.String(), "| **60.00** | 0.0064 | 3200 | 1.2 |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if !strings.Contains(csvOut.String(), ",usd_per_query,tokens_per_query,seconds_per_query") || !strings.Contains(csvOut.String(), ",0.0064,3200,1.2") {
+		t.Errorf("csv:\n%s", csvOut.String())
+	}
+	var jt struct{ Rows []JSONRow }
+	if err := json.Unmarshal([]byte(js.String()), &jt); err != nil || jt.Rows[0].Cost == nil || jt.Rows[0].Cost.Tokens() != 3200 || jt.Rows[2].Cost != nil {
+		t.Errorf("json rows %+v %v", jt.Rows, err)
+	}
+	if !strings.Contains(tex.String(), `\$/q & tok/q & s/q \\`) {
+		t.Errorf("latex:\n%s", tex.String())
+	}
+	latextest.Compile(t, tex.String())
+
+	var others []System
+	for _, s := range ss {
+		if s.Name != "rerank" {
+			others = append(others, s)
+		}
+	}
+	if free := build(t, others, Options{}); free.Costs {
+		t.Error("free and unknown runs alone show cost columns")
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

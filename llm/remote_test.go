@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/httpx"
@@ -190,6 +191,10 @@ func TestGenerateAllOverFleet(t *testing.T) {
 			defer in.Add(-1)
 			for p := peak.Load(); x > p && !peak.CompareAndSwap(p, x); p = peak.Load() {
 			}
+			// Answers take a moment, so every server's slots fill; an
+			// instant answer lets one server take most requests, which is
+			// right for the fleet but says nothing about its spreading.
+			time.Sleep(5 * time.Millisecond)
 			echo(n, body, w)
 		}))
 	}

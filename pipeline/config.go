@@ -3,14 +3,19 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 )
 
@@ -41,6 +46,88 @@ type Config struct {
 	// Generate, when set, makes the generations in the run with an LLM
 	// instead of reading them (SetGenerate keeps GAR in step).
 	Generate *Generate
+	// Remote tunes every call to a model server (embeddings, chat,
+	// rerank). It changes how long a run may take, never its numbers, so
+	// it is no part of the settings a manifest records.
+	Remote Remote
+}
+
+// Remote bounds calls to model servers. Its zero value is the clients'
+// defaults: 120 s per request, 5 retries, no per-server bound beyond
+// each stage's own concurrency.
+type Remote struct {
+	// Timeout bounds one request, answer included (request_timeout,
+	// --request-timeout); 0 means 120 s.
+	Timeout time.Duration
+	// Retries is how often a failed request is tried again (retries,
+	// --retries; 0: never); nil means 5.
+	Retries *int
+	// EndpointConcurrency bounds the requests in flight to each server of
+	// a fleet (endpoint_concurrency, --endpoint-concurrency); 0 leaves it
+	// to each stage's own concurrency.
+	EndpointConcurrency int
+}
+
+// Client is the retry policy of Remote for one kind of request, retries
+// reported to log as the word what ("embedding", "LLM", "rerank").
+func (r Remote) Client(log io.Writer, what string) httpx.Client {
+	c := httpx.Client{Timeout: r.Timeout}
+	if r.Retries != nil {
+		c.MaxAttempts = *r.Retries + 1
+	}
+	if log != nil {
+		c.Notify = httpx.LogRetries(log, what)
+	}
+	return c
+}
+
+// Fleet is the fleet policy of Remote, servers taken out and let back
+// reported to log.
+func (r Remote) Fleet(log io.Writer) httpx.FleetOptions {
+	f := httpx.FleetOptions{PerEndpoint: r.EndpointConcurrency}
+	if log != nil {
+		f.Notify = httpx.LogFleet(log)
+	}
+	return f
+}
+
+// or fills the fields r leaves unset from def.
+func (r Remote) or(def Remote) Remote {
+	if r.Timeout == 0 {
+		r.Timeout = def.Timeout
+	}
+	if r.Retries == nil {
+		r.Retries = def.Retries
+	}
+	if r.EndpointConcurrency == 0 {
+		r.EndpointConcurrency = def.EndpointConcurrency
+	}
+	return r
+}
+
+// remote reads the file's keys of Remote.
+func (f File) remote() (Remote, error) {
+	r := Remote{Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}
+	if f.RequestTimeout != "" {
+		d, err := time.ParseDuration(f.RequestTimeout)
+		if err != nil || d <= 0 {
+			return r, keyErrorf("request_timeout", "request_timeout %q: want a positive duration such as 90s or 2m", f.RequestTimeout)
+		}
+		r.Timeout = d
+	}
+	return r, nil
+}
+
+func (r Remote) validate() error {
+	switch {
+	case r.Timeout < 0:
+		return keyErrorf("request_timeout", "the request timeout must be positive, got %v", r.Timeout)
+	case r.Retries != nil && *r.Retries < 0:
+		return keyErrorf("retries", "retries must be 0 or more, got %d", *r.Retries)
+	case r.EndpointConcurrency < 0:
+		return keyErrorf("endpoint_concurrency", "endpoint concurrency must be positive (0: no bound), got %d", r.EndpointConcurrency)
+	}
+	return nil
 }
 
 // SetGenerate makes the run generate its expansions with g; GAR names
@@ -56,13 +143,17 @@ type Fuse = fusion.Spec
 
 // Rerank describes a reranking stage.
 type Rerank struct {
-	// Kind is tei, cohere (the /v1/rerank shape of Cohere, Jina and
-	// Voyage), jina, voyage, llm-pointwise, llm-listwise or onnx.
-	Kind     string `yaml:"kind"`
-	Model    string `yaml:"model"`
-	BaseURL  string `yaml:"base_url"`
-	ModelDir string `yaml:"model_dir"` // onnx
-	Depth    int    `yaml:"depth"`     // documents reranked per query; 0 means 100
+	// Kind is one of rerank.Kinds: tei, cohere (the /v1/rerank shape of
+	// Cohere, Jina and Voyage), jina, voyage, llm-pointwise,
+	// llm-listwise, onnx, or the reasoning rerankers insertrank, rank1
+	// and reasonrank.
+	Kind  string `yaml:"kind"`
+	Model string `yaml:"model"`
+	// BaseURLs are the reranker's servers: one, or a fleet of servers of
+	// the same model (a value may be a file of URLs, httpx.ReadURLs).
+	BaseURLs yamlx.Strings `yaml:"base_url"`
+	ModelDir string        `yaml:"model_dir"` // onnx
+	Depth    int           `yaml:"depth"`     // documents reranked per query; 0 means 100
 	// KeepTail keeps the documents below Depth after the reranked ones;
 	// R2MED keeps only the reranked documents.
 	KeepTail bool `yaml:"keep_tail"`
@@ -72,6 +163,25 @@ type Rerank struct {
 	WithoutSafeguard bool `yaml:"without_safeguard"`
 	BatchSize        int  `yaml:"batch_size"`
 	Concurrency      int  `yaml:"concurrency"`
+
+	// The reasoning rerankers' settings (rerank.Spec), named as `r2med
+	// rerank` names them: edited prompt templates (--rerank-templates),
+	// insertrank's scores shown raw, minmax or percent
+	// (--insertrank-scores) with Decimals digits (--insertrank-decimals),
+	// the most tokens per answer (--rerank-max-tokens), rank1 without
+	// logprobs (--rerank-text-only).
+	Templates string `yaml:"templates"`
+	Scores    string `yaml:"scores"`
+	Decimals  int    `yaml:"decimals"`
+	MaxTokens int    `yaml:"max_tokens"`
+	TextOnly  bool   `yaml:"text_only"`
+}
+
+// spec is the reranker's rerank.Spec, without the run's servers, cache
+// and meter.
+func (r Rerank) spec() rerank.Spec {
+	return rerank.Spec{Kind: r.Kind, Model: r.Model, ModelDir: r.ModelDir, Concurrency: r.Concurrency,
+		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly}
 }
 
 func (r Rerank) depth() int {
@@ -187,8 +297,31 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.Rerank.Kind != "" && c.Rerank.Depth < 0 {
-		return keyErrorf("rerank.depth", "rerank depth must be positive, got %d", c.Rerank.Depth)
+	if c.Rerank.Kind != "" {
+		if err := c.Rerank.validate(); err != nil {
+			return err
+		}
+	}
+	return c.Remote.validate()
+}
+
+func (r Rerank) validate() error {
+	if !slices.Contains(rerank.Kinds, strings.ToLower(r.Kind)) {
+		return keyErrorf("rerank.kind", "unknown reranker %q (%s)", r.Kind, strings.Join(rerank.Kinds, ", "))
+	}
+	if r.Depth < 0 {
+		return keyErrorf("rerank.depth", "rerank depth must be positive, got %d", r.Depth)
+	}
+	if r.Decimals < 0 {
+		return keyErrorf("rerank.decimals", "insertrank decimals must be positive, got %d", r.Decimals)
+	}
+	if _, err := rerank.ParseScoreScale(r.Scores); err != nil {
+		return keyErrorf("rerank.scores", "%v", err)
+	}
+	if r.Templates != "" {
+		if _, err := rerank.LoadPrompts(r.Templates); err != nil {
+			return keyErrorf("rerank.templates", "%v", err)
+		}
 	}
 	return nil
 }
@@ -200,7 +333,7 @@ func (c Config) NeedsCache() bool {
 			return true
 		}
 	}
-	return c.Generate != nil || strings.HasPrefix(c.Rerank.Kind, "llm-")
+	return c.Generate != nil || rerank.UsesLLM(c.Rerank.Kind)
 }
 
 // describe is what the manifest records and the fingerprint hashes: every
@@ -215,7 +348,7 @@ func (c Config) describe() map[string]any {
 		for _, r := range c.Retrievers {
 			rs = append(rs, r.Describe())
 		}
-		m = map[string]any{"retrievers": rs, "fusion": c.Fuse.Describe()}
+		m = map[string]any{"retrievers": rs, "fusion": c.fusionOf()}
 	} else {
 		m = c.Retrievers[0].Describe()
 	}
@@ -243,8 +376,27 @@ func (c Config) describe() map[string]any {
 		if c.Rerank.WithoutSafeguard {
 			r["without_safeguard"] = true
 		}
+		if settings, _ := c.Rerank.spec().Settings(); settings != nil {
+			// The reasoning rerankers' prompts and knobs change the
+			// rankings (checked by Validate).
+			r["settings"] = settings
+		}
 		m["rerank"] = r
 	}
+	return m
+}
+
+// fusionOf is how the manifest records a fusion: its settings and the
+// names of the parts, as the system's name lists them, which is how a
+// leaderboard names the fused system ("rrf(bm25,bge)") and tells its
+// kind.
+func (c Config) fusionOf() map[string]any {
+	m := c.Fuse.Describe()
+	var names []string
+	for _, r := range c.Retrievers {
+		names = append(names, r.Name())
+	}
+	m["retrievers"] = names
 	return m
 }
 
@@ -260,8 +412,13 @@ func (c Config) describe() map[string]any {
 //	  - dense: {model: bge, backend: onnx}
 //	fuse: {method: rrf, k: 60}
 //	rerank: {kind: tei, base_url: "http://localhost:8080", depth: 10}
+//	request_timeout: 60s       # calls to model servers: each request,
+//	retries: 3                 # retries of a failed one,
+//	endpoint_concurrency: 4    # requests in flight per server of a fleet
 //
 // The retrieve: entries are the retrieve package's kinds (retrieve.Kind).
+// A base_url takes one URL or a list of them (a fleet of servers of one
+// model).
 type File struct {
 	Name     string      `yaml:"name"`
 	TopK     int         `yaml:"top_k"`
@@ -269,13 +426,20 @@ type File struct {
 	Retrieve []yaml.Node `yaml:"retrieve"`
 	Fuse     *Fuse       `yaml:"fuse"`
 	Rerank   *Rerank     `yaml:"rerank"`
+
+	RequestTimeout      string `yaml:"request_timeout"` // a Go duration: 90s, 2m
+	Retries             *int   `yaml:"retries"`
+	EndpointConcurrency int    `yaml:"endpoint_concurrency"`
 }
 
 // FileExpand is the expand stage of a pipeline file: published (or
 // earlier generated) generations by method and LLM, or generate: to make
 // them in the run.
 type FileExpand struct {
-	Method   string        `yaml:"method"`
+	Method string `yaml:"method"`
+	// Mode is query reasoning's: replace (the reasoning is the query, as
+	// BRIGHT) or append (the query, then the reasoning).
+	Mode     string        `yaml:"mode"`
 	LLM      string        `yaml:"llm"`
 	Dir      string        `yaml:"dir"`
 	Generate *FileGenerate `yaml:"generate"`
@@ -283,20 +447,20 @@ type FileExpand struct {
 
 // FileGenerate asks an LLM server for the expansions.
 type FileGenerate struct {
-	Model       string   `yaml:"model"`
-	BaseURL     string   `yaml:"base_url"`
-	KeyEnv      string   `yaml:"key_env"`
-	Temperature *float64 `yaml:"temperature"`
-	TopP        float64  `yaml:"top_p"`
-	Seed        *int64   `yaml:"seed"`
-	MaxTokens   *int     `yaml:"max_tokens"`
-	Concurrency int      `yaml:"concurrency"`
-	Style       string   `yaml:"style"`
-	Domain      string   `yaml:"domain"`
-	Templates   string   `yaml:"templates"`
-	MaxSearches int      `yaml:"max_searches"`
-	SearchK     int      `yaml:"search_k"`
-	TokenBudget int      `yaml:"token_budget"`
+	Model       string        `yaml:"model"`
+	BaseURL     yamlx.Strings `yaml:"base_url"`
+	KeyEnv      string        `yaml:"key_env"`
+	Temperature *float64      `yaml:"temperature"`
+	TopP        float64       `yaml:"top_p"`
+	Seed        *int64        `yaml:"seed"`
+	MaxTokens   *int          `yaml:"max_tokens"`
+	Concurrency int           `yaml:"concurrency"`
+	Style       string        `yaml:"style"`
+	Domain      string        `yaml:"domain"`
+	Templates   string        `yaml:"templates"`
+	MaxSearches int           `yaml:"max_searches"`
+	SearchK     int           `yaml:"search_k"`
+	TokenBudget int           `yaml:"token_budget"`
 }
 
 // LoadFile reads a pipeline YAML file into a Config.
@@ -362,6 +526,16 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		cfg.Retrievers = append(cfg.Retrievers, s)
 	}
 	if e := f.Expand; e != nil {
+		if e.Mode != "" {
+			if e.Method != expand.Reasoning && e.Method != expand.ReasoningAppend {
+				return Config{}, lineOf(doc, keyErrorf("expand.mode", "mode: is query reasoning's (method: reasoning, mode: replace|append), not %s's", orNone(e.Method)))
+			}
+			m, err := expand.ReasoningMethod(e.Mode)
+			if err != nil {
+				return Config{}, lineOf(doc, keyErrorf("expand.mode", "%v", err))
+			}
+			e.Method = m
+		}
 		cfg.GAR = expand.Source{Method: e.Method, LLM: e.LLM}
 		cfg.GARDir = e.Dir
 		if fg := e.Generate; fg != nil {
@@ -379,10 +553,15 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 	}
 	if f.Rerank != nil {
 		if f.Rerank.Kind == "" {
-			return Config{}, lineOf(doc, keyErrorf("rerank", "rerank: needs a kind (tei, cohere, jina, voyage, llm-pointwise, llm-listwise or onnx)"))
+			return Config{}, lineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
 		}
 		cfg.Rerank = *f.Rerank
 	}
+	remote, err := f.remote()
+	if err != nil {
+		return Config{}, lineOf(doc, err)
+	}
+	cfg.Remote = remote
 	if err := cfg.Validate(); err != nil {
 		return Config{}, lineOf(doc, err)
 	}
@@ -391,7 +570,7 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 
 func (fg *FileGenerate) generate(e *FileExpand) Generate {
 	g := DefaultGenerate()
-	g.Method, g.Label, g.Model, g.BaseURL, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
+	g.Method, g.Label, g.Model, g.BaseURLs, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
 	g.TopP, g.Style, g.Domain, g.Templates = fg.TopP, fg.Style, fg.Domain, fg.Templates
 	if fg.Temperature != nil {
 		g.Temperature = *fg.Temperature
@@ -411,6 +590,13 @@ func (fg *FileGenerate) generate(e *FileExpand) Generate {
 		}
 	}
 	return g
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no method"
+	}
+	return s
 }
 
 // lineOf puts the line of the key a validation error is about in front of

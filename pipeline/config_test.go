@@ -45,7 +45,7 @@ rerank: {kind: tei, base_url: "http://localhost:8081", depth: 10}
 			retrieve.RunFile{Path: "runs/{task}.trec"},
 		},
 		Fuse:   Fuse{Method: "combsum", Norm: "zscore", Weights: []float64{1, 2, 3, 4}},
-		Rerank: Rerank{Kind: "tei", BaseURL: "http://localhost:8081", Depth: 10},
+		Rerank: Rerank{Kind: "tei", BaseURLs: []string{"http://localhost:8081"}, Depth: 10},
 		TopK:   50,
 		GAR:    expand.Source{Method: "hyde", LLM: "gpt4"},
 		GARDir: "gens",
@@ -82,6 +82,15 @@ func TestParseFileErrors(t *testing.T) {
 		{"top_k: many\nretrieve:\n  - bm25: {}", `line 1: top_k in the pipeline must be a whole number, not "many"`},
 		{"retrieve: bm25", "line 1: retrieve in the pipeline must be a list"},
 		{"retrieve:\n  - bm25: {}\n  bad", "line 3: "},
+		{"retrieve:\n  - bm25: {}\nrequest_timeout: soon", `line 3: request_timeout "soon": want a positive duration such as 90s or 2m`},
+		{"retrieve:\n  - bm25: {}\nretries: -2", "line 3: retries must be 0 or more"},
+		{"retrieve:\n  - bm25: {}\nendpoint_concurrency: x", `line 3: endpoint_concurrency in the pipeline must be a whole number, not "x"`},
+		{"retrieve:\n  - bm25: {}\nrerank:\n  kind: insertrank\n  scores: log", `line 5: unknown InsertRank score scale "log"`},
+		{"retrieve:\n  - bm25: {}\nrerank:\n  kind: insertrnak", `line 4: unknown reranker "insertrnak"`},
+		{"retrieve:\n  - bm25: {}\nrerank: {kind: rank1, base_url: {a: b}}", "line 3: base_url in rerank must be text or a list of texts, not a mapping"},
+		{"retrieve:\n  - bm25: {}\nexpand:\n  method: reasoning\n  mode: prepend\n  llm: x", `line 5: unknown query-reasoning mode "prepend"`},
+		{"retrieve:\n  - bm25: {}\nexpand:\n  mode: append\n  llm: x", "line 4: mode: is query reasoning's (method: reasoning, mode: replace|append), not no method's"},
+		{"retrieve:\n  - bm25: {}\nexpand:\n  method: summarize\n  llm: x\n  generate: {model: m}", `line 6: generation method "summarize": generation supports hyde, query2doc, lamer, reasoning, reasoning-append, search-r1, search-o1`},
 	} {
 		_, err := ParseFile([]byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -26,11 +27,12 @@ type Flags struct {
 
 type flagDef struct {
 	name  string
-	path  []string // keys from the top of the file; a kind's flags: the key in the kind's value
-	kind  string   // the retriever kind whose entries the flag sets; "" for the others
-	also  []string // more kinds that declare the same flag (same key and type): it sets their entries too
-	typ   retrieve.FlagType
-	list  bool // a list of numbers (--weights)
+	path  []string          // keys from the top of the file; a kind's flags: the key in the kind's value
+	kind  string            // the retriever kind whose entries the flag sets; "" for the others
+	also  []string          // more kinds that declare the same flag (same key and type): it sets their entries too
+	typ   retrieve.FlagType // retrieve.Strings: repeatable, a list of texts
+	list  bool              // a list of numbers (--weights)
+	dur   bool              // a duration (--request-timeout)
 	def   string
 	usage string
 }
@@ -39,30 +41,36 @@ type flagDef struct {
 const retrieverFlag = "retriever"
 
 func pipelineFlags() []flagDef {
-	i, f, b := retrieve.Int, retrieve.Float, retrieve.Bool
+	i, f, b, ss := retrieve.Int, retrieve.Float, retrieve.Bool, retrieve.Strings
 	defs := []flagDef{
 		{name: retrieverFlag, path: []string{"retrieve"}, def: "bm25", usage: retrieverUsage()},
 		{name: "name", path: []string{"name"}, usage: "the system's display name in results files and leaderboards (default: derived from the stages, e.g. rrf(bm25,bge))"},
 		{name: "top-k", path: []string{"top_k"}, typ: i, def: "100", usage: "documents kept per query"},
-		{name: "gar", path: []string{"expand", "method"}, usage: "generation-augmented retrieval with published LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl)"},
+		{name: "gar", path: []string{"expand", "method"}, usage: "generation-augmented retrieval with published or generated (--gar-model) LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl), or BRIGHT-style query reasoning: reasoning (the reasoning replaces the query) or reasoning-append (it follows the query), both read from DATA/reasoning/<llm>/"},
 		{name: "gar-llm", path: []string{"expand", "llm"}, usage: "the LLM whose generations --gar uses (R2MED's names: gpt4, qwen-72b, r1-llama-70b, …)"},
 		{name: "gar-dir", path: []string{"expand", "dir"}, usage: "directory of generations in R2MED's layout (METHOD/LLM/query_with_hydoc.jsonl), e.g. from r2med gar generate; {task} is replaced by the task name; default: the task's own"},
 		{name: "gar-model", path: []string{"expand", "generate", "model"}, usage: "generate the --gar expansions in the run with this model of an OpenAI-compatible server (R2MED's sampling; the key from OPENAI_API_KEY; more settings in a pipeline file's expand: generate:)"},
-		{name: "gar-base-url", path: []string{"expand", "generate", "base_url"}, usage: "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI)"},
+		{name: "gar-base-url", path: []string{"expand", "generate", "base_url"}, typ: ss, usage: "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI); repeat it, or give a file of URLs, for a fleet of servers of one model"},
 		{name: "gar-style", path: []string{"expand", "generate", "style"}, usage: "with --gar-model: prompt style, post, exam, case or similar-case (default: the task's)"},
 		{name: "gar-domain", path: []string{"expand", "generate", "domain"}, usage: `with --gar-model: the post style's domain ("Biology", "Medical Science", …; default: the task's)`},
 		{name: "fuse", path: []string{"fuse", "method"}, def: "rrf", usage: "with several retrievers: rrf or combsum"},
 		{name: "rrf-k", path: []string{"fuse", "k"}, typ: f, def: "60", usage: "RRF constant k (60 as Pyserini; HAKARI-Bench uses 100)"},
 		{name: "norm", path: []string{"fuse", "norm"}, def: "minmax", usage: "combsum score normalization: minmax, zscore, none"},
 		{name: "weights", path: []string{"fuse", "weights"}, list: true, usage: "combsum weights, one per retriever"},
-		{name: "rerank", path: []string{"rerank", "kind"}, usage: "rerank the top of the run: tei, cohere (/v1/rerank: Cohere, Jina, Voyage), llm-pointwise, llm-listwise, onnx"},
+		{name: "rerank", path: []string{"rerank", "kind"}, usage: "rerank the top of the run: tei, cohere (/v1/rerank: Cohere, Jina, Voyage), llm-pointwise, llm-listwise, onnx, or a reasoning reranker: insertrank (InsertRank, listwise with first-stage scores), rank1 (Rank1, reason then judge), reasonrank (ReasonRank, reason then permute)"},
 		{name: "rerank-model", path: []string{"rerank", "model"}, usage: "reranker model name (HTTP/LLM)"},
-		{name: "rerank-url", path: []string{"rerank", "base_url"}, usage: "reranker server base URL"},
+		{name: "rerank-url", path: []string{"rerank", "base_url"}, typ: ss, usage: "reranker server base URL; repeat it, or give a file of URLs, for a fleet of servers of one model"},
 		{name: "rerank-model-dir", path: []string{"rerank", "model_dir"}, usage: "onnx reranker: a local cross-encoder directory"},
 		{name: "rerank-depth", path: []string{"rerank", "depth"}, typ: i, def: "100", usage: "documents reranked per query (R2MED: 10 or 100); only they are kept unless --keep-tail"},
 		{name: "keep-tail", path: []string{"rerank", "keep_tail"}, typ: b, usage: "keep the documents below --rerank-depth after the reranked ones"},
 		{name: "without-safeguard", path: []string{"rerank", "without_safeguard"}, typ: b, usage: "drop a NanoR2MED reranking_hybrid list's rank-101 safeguard before reranking"},
+		{name: "rerank-templates", path: []string{"rerank", "templates"}, usage: "insertrank/rank1/reasonrank: directory of edited prompt templates (from r2med rerank templates)"},
+		{name: "insertrank-scores", path: []string{"rerank", "scores"}, def: "raw", usage: "insertrank: first-stage scores shown as raw, minmax (0 to 1 over each query's candidates) or percent (0 to 100)"},
+		{name: "insertrank-decimals", path: []string{"rerank", "decimals"}, typ: i, def: "2", usage: "insertrank: digits after the point of the scores shown"},
+		{name: "rerank-max-tokens", path: []string{"rerank", "max_tokens"}, typ: i, usage: "insertrank/rank1/reasonrank: most tokens per answer, reasoning included (0: the server's default)"},
+		{name: "rerank-text-only", path: []string{"rerank", "text_only"}, typ: b, usage: "rank1: ask for no logprobs (servers that refuse them); answers are scored from their text"},
 	}
+	defs = append(defs, remoteFlags()...)
 	for _, k := range retrieve.Kinds() {
 	flags:
 		for _, fl := range k.Flags {
@@ -80,6 +88,46 @@ func pipelineFlags() []flagDef {
 	return defs
 }
 
+// remoteFlags set the keys of Remote.
+func remoteFlags() []flagDef {
+	return []flagDef{
+		{name: "request-timeout", path: []string{"request_timeout"}, dur: true, def: "2m0s", usage: "model servers (embeddings, LLMs, rerankers): the most one request may take, answer included"},
+		{name: "retries", path: []string{"retries"}, typ: retrieve.Int, def: "5", usage: "model servers: how often a failed request (timeout, 429, 5xx, dropped connection) is tried again, with backoff; 0 never"},
+		{name: "endpoint-concurrency", path: []string{"endpoint_concurrency"}, typ: retrieve.Int, usage: "model servers: the most requests in flight to each server of a fleet (0: each stage's own concurrency)"},
+	}
+}
+
+// RemoteFlags are the flags of Remote (--request-timeout, --retries,
+// --endpoint-concurrency) for commands that call model servers without
+// the pipeline flags (sweep, gar generate, rerank); run has them among
+// its pipeline flags, as keys of the pipeline file.
+type RemoteFlags struct{ Flags }
+
+// AddRemoteFlags defines the flags of Remote on fs.
+func AddRemoteFlags(fs *pflag.FlagSet) *RemoteFlags {
+	f := &RemoteFlags{Flags{fs: fs, defs: remoteFlags()}}
+	f.define()
+	return f
+}
+
+// Apply sets the fields of r whose flags were given; the others keep
+// their value (a pipeline file's, or the defaults).
+func (f *RemoteFlags) Apply(r Remote) (Remote, error) {
+	doc, err := f.Overlay(yamlx.Mapping())
+	if err != nil {
+		return r, err
+	}
+	var file File
+	if err := yamlx.Decode(doc, &file, "the flags"); err != nil {
+		return r, err
+	}
+	given, err := file.remote()
+	if err != nil {
+		return r, err
+	}
+	return given.or(r), given.validate()
+}
+
 // retrieverUsage describes --retriever from the registered kinds.
 func retrieverUsage() string {
 	var parts []string
@@ -92,10 +140,21 @@ func retrieverUsage() string {
 // AddFlags defines the pipeline's flags on fs.
 func AddFlags(fs *pflag.FlagSet) *Flags {
 	f := &Flags{fs: fs, defs: pipelineFlags()}
+	f.define()
+	return f
+}
+
+func (f *Flags) define() {
+	fs := f.fs
 	for _, d := range f.defs {
 		switch {
 		case d.list:
 			fs.Float64Slice(d.name, nil, d.usage)
+		case d.dur:
+			v, _ := time.ParseDuration(d.def)
+			fs.Duration(d.name, v, d.usage)
+		case d.typ == retrieve.Strings:
+			fs.StringArray(d.name, nil, d.usage)
 		case d.typ == retrieve.Int:
 			v, _ := strconv.Atoi(d.def)
 			fs.Int(d.name, v, d.usage)
@@ -108,7 +167,6 @@ func AddFlags(fs *pflag.FlagSet) *Flags {
 			fs.String(d.name, d.def, d.usage)
 		}
 	}
-	return f
 }
 
 // Given lists the pipeline flags set on the command line.
@@ -161,7 +219,7 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 	if doc.Kind != yaml.MappingNode {
 		return nil, yamlx.Errorf(doc, "a pipeline is a mapping of stages (retrieve:, fuse:, …), not %s", yamlx.Describe(doc))
 	}
-	if f.fs.Changed(retrieverFlag) {
+	if f.fs.Lookup(retrieverFlag) != nil && f.fs.Changed(retrieverFlag) {
 		v, _ := f.fs.GetString(retrieverFlag)
 		list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		for _, w := range strings.Split(v, ",") {
@@ -220,8 +278,15 @@ func (f *Flags) value(d flagDef) (*yaml.Node, error) {
 		}
 		return list, nil
 	}
+	if d.typ == retrieve.Strings {
+		vs, err := f.fs.GetStringArray(d.name)
+		if err != nil {
+			return nil, err
+		}
+		return yamlx.Seq(vs), nil
+	}
 	s := f.fs.Lookup(d.name).Value.String()
-	if d.typ == retrieve.String {
+	if d.typ == retrieve.String || d.dur {
 		return yamlx.Text(s), nil
 	}
 	return yamlx.Scalar(s), nil

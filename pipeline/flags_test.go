@@ -24,6 +24,7 @@ func flagConfig(t *testing.T, file string, args ...string) (Config, error) {
 // TestFlagsAndFileAgree: the flags of `r2med run` and a pipeline file
 // saying the same make the same Config.
 func TestFlagsAndFileAgree(t *testing.T) {
+	tmpl := t.TempDir()
 	for _, c := range []struct {
 		args []string
 		yaml string
@@ -41,6 +42,20 @@ rerank: {kind: tei, base_url: "http://h:1", depth: 10, keep_tail: true}`},
 		{[]string{"--gar", "hyde", "--gar-llm", "gpt4", "--gar-dir", "gens"}, "expand: {method: hyde, llm: gpt4, dir: gens}\nretrieve: [{bm25: {}}]"},
 		{[]string{"--gar", "hyde", "--gar-model", "Qwen/Q", "--gar-base-url", "http://gpu/v1", "--gar-style", "case", "--gar-domain", "Biology"},
 			"expand: {method: hyde, generate: {model: Qwen/Q, base_url: http://gpu/v1, style: case, domain: Biology}}\nretrieve: [{bm25: {}}]"},
+		// Fleets, the reasoning rerankers' settings, calls to servers.
+		{[]string{"--retriever", "dense", "--model", "m", "--backend", "openai", "--base-url", "http://a/v1", "--base-url", "servers.txt",
+			"--rerank", "insertrank", "--rerank-model", "r1", "--rerank-url", "http://c/v1", "--rerank-url", "http://d/v1",
+			"--rerank-templates", tmpl, "--insertrank-scores", "minmax", "--insertrank-decimals", "3", "--rerank-max-tokens", "4096",
+			"--request-timeout", "90s", "--retries", "0", "--endpoint-concurrency", "4"},
+			`retrieve: [{dense: {model: m, backend: openai, base_url: [http://a/v1, servers.txt]}}]
+rerank: {kind: insertrank, model: r1, base_url: [http://c/v1, http://d/v1], templates: ` + tmpl + `, scores: minmax, decimals: 3, max_tokens: 4096}
+request_timeout: 90s
+retries: 0
+endpoint_concurrency: 4`},
+		{[]string{"--rerank", "rank1", "--rerank-model", "r1", "--rerank-url", "http://c/v1", "--rerank-text-only"},
+			"retrieve: [{bm25: {}}]\nrerank: {kind: rank1, model: r1, base_url: http://c/v1, text_only: true}"},
+		{[]string{"--gar", "reasoning-append", "--gar-model", "Q", "--gar-base-url", "http://a/v1", "--gar-base-url", "http://b/v1"},
+			"expand: {method: reasoning, mode: append, generate: {model: Q, base_url: [http://a/v1, http://b/v1]}}\nretrieve: [{bm25: {}}]"},
 	} {
 		byFlags, err := flagConfig(t, "", c.args...)
 		if err != nil {
@@ -84,7 +99,19 @@ func TestFlagsOverlayFile(t *testing.T) {
 		{[]string{"--rerank-model", "m"}, "rerank: needs a kind"},
 		{[]string{"--gar-style", "case"}, "needs the model the LLM server serves (model:, or --gar-model)"},
 		{[]string{"--bm25", "okapi"}, "r2med, lucene, robertson"},
+		{[]string{"--rerank", "insertrank", "--rerank-model", "m", "--insertrank-scores", "log"}, `unknown InsertRank score scale "log"`},
+		{[]string{"--rerank", "reranker9"}, `unknown reranker "reranker9" (tei, cohere`},
+		{[]string{"--rerank", "rank1", "--rerank-templates", "/nonexistent/templates"}, "/nonexistent/templates"},
+		{[]string{"--retries", "-1"}, "retries must be 0 or more"},
+		{[]string{"--endpoint-concurrency", "-1"}, "endpoint concurrency must be positive"},
+		{[]string{"--gar", "hyde", "--gar-model", "m", "--gar-llm", "x"}, ""}, // fine: the label names the set
 	} {
+		if c.want == "" {
+			if _, err := flagConfig(t, "", c.args...); err != nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+			continue
+		}
 		_, err := flagConfig(t, "", c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/r2med/r2med/agent"
 	"github.com/r2med/r2med/expand"
@@ -17,16 +19,21 @@ import (
 	"github.com/r2med/r2med/llm"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/usage"
 )
 
 // Generate says how an LLM expands a task's queries: HyDE, Query2doc and
-// LameR prompts, or agentic search (search-r1, search-o1) over the task's
-// BM25 index. The result is a generation set in R2MED's layout, used by
-// the retrievers exactly like a published one.
+// LameR prompts, BRIGHT-style query reasoning, or agentic search
+// (search-r1, search-o1) over the task's BM25 index. The result is a
+// generation set in R2MED's layout, used by the retrievers exactly like a
+// published one.
 type Generate struct {
-	Method  string // hyde, query2doc, lamer, search-r1, search-o1
-	Model   string // the model the server serves
-	BaseURL string // OpenAI-compatible API root; empty: $OPENAI_BASE_URL, then OpenAI
+	Method string // one of GenerateMethods
+	Model  string // the model the server serves
+	// BaseURLs are the OpenAI-compatible API roots: one server, or a
+	// fleet of servers of the same model; a value may be a file of URLs
+	// (httpx.ReadURLs). Empty: $OPENAI_BASE_URL, then OpenAI.
+	BaseURLs []string
 	// KeyEnv names the environment variable holding the API key (default
 	// OPENAI_API_KEY): keys never sit in pipeline files or manifests.
 	KeyEnv string
@@ -75,13 +82,20 @@ func (g Generate) LLMName() string {
 	return s
 }
 
+// GenerateMethods are the methods Generate makes: expand's prompted ones
+// (expand.GenerationMethods: hyde, query2doc, lamer and both
+// query-reasoning modes) and agentic search (search-r1, search-o1).
+func GenerateMethods() []string {
+	return append(expand.GenerationMethods(), expand.SearchR1, expand.SearchO1)
+}
+
 func (g Generate) validate() error {
-	switch g.Method {
-	case expand.HyDE, expand.Query2Doc, expand.LameR, expand.SearchR1, expand.SearchO1:
-	case "":
-		return errors.New("a generation method is required: hyde, query2doc, lamer, search-r1 or search-o1")
-	default:
-		return fmt.Errorf("generation method %q: generation supports hyde, query2doc, lamer, search-r1 and search-o1", g.Method)
+	methods := GenerateMethods()
+	switch {
+	case g.Method == "":
+		return fmt.Errorf("a generation method is required: %s", strings.Join(methods, ", "))
+	case !slices.Contains(methods, g.Method):
+		return fmt.Errorf("generation method %q: generation supports %s", g.Method, strings.Join(methods, ", "))
 	}
 	if g.Model == "" {
 		return errors.New("the LLM model is required: the name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
@@ -120,8 +134,9 @@ func (g Generate) describe() map[string]any {
 // generation manifest, in Options.Out/stages/expand: a rerun with the same
 // data and settings reads them back instead of asking again (and the LLM
 // cache answers whatever an interrupted stage had asked). The generation
-// manifest, agentic traces included, goes into the run manifest.
-func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
+// manifest, agentic traces included, goes into the run manifest; what the
+// answers cost and which cache entries they are, into cs.
+func generateStage(ctx context.Context, task *ir.Task, g Generate, remote Remote, opt Options, m *results.Manifest, cs *calls) ([]expand.Generation, error) {
 	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
 	st := opt.stages()
 	label := g.LLMName()
@@ -130,41 +145,49 @@ func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, 
 		r, _ := filepath.Rel(st.dir, filepath.Join(expand.Dir(dir, g.Method, label), name))
 		return filepath.ToSlash(r)
 	}
-	files := []string{rel(expand.FileName), rel(expand.ManifestName)}
+	files := append([]string{rel(expand.FileName), rel(expand.ManifestName)}, callFiles("expand")...)
 	if st.reusable("expand", fp, files...) {
 		if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
-			m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
-			return gens, nil
+			if counts, err := cs.reuse(st.dir, "expand"); err == nil {
+				maps.Copy(m.Counts, counts)
+				m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
+				return gens, nil
+			}
 		}
 	}
-	gopt := GenerateOptions{Progress: opt.Progress, Notify: func(attempt int, err error) {
-		logf(opt.Log, "%s: LLM request failed (attempt %d), retrying: %v", task.Name, attempt, err)
-	}}
+	sc := cs.begin()
+	gopt := GenerateOptions{Progress: opt.Progress, Log: opt.warn(), Remote: remote, Meter: sc.meter, Replay: opt.Replay}
 	if opt.Cache != nil {
 		gopt.Cache = opt.Cache
 	}
 	var res *expand.GenerateResult
-	if err := m.Time("expand", func() error {
+	err := m.Time("expand", func() error {
 		var err error
 		res, err = Expand(ctx, task, g, gopt)
 		return err
-	}); err != nil {
+	})
+	if err == nil {
+		err = res.Manifest.Unusable()
+	}
+	if err != nil {
+		cs.end(sc, "", "expand", nil) // the usage counts; nothing is kept
 		return nil, err
 	}
 	gm := res.Manifest
-	if err := gm.Unusable(); err != nil {
-		return nil, err
-	}
 	if s := gm.FallbackSummary(); s != "" {
 		logf(opt.Log, "%s: warning: %s", task.Name, s)
 	}
-	m.Counts["generation_fallbacks"] = len(gm.Fallbacks)
-	m.Counts["generations_requested"] = gm.Requested
-	m.Counts["generations_cached"] = gm.Cached
+	counts := map[string]int{"generation_fallbacks": len(gm.Fallbacks), "generations_requested": gm.Requested, "generations_cached": gm.Cached}
+	maps.Copy(m.Counts, counts)
 	m.Details["expand"] = gm
-	if st.dir != "" {
+	if st.dir == "" {
+		cs.end(sc, "", "expand", nil)
+	} else {
 		stage := st.stage("expand")
 		if err := stage.Begin(); err != nil {
+			return nil, err
+		}
+		if err := cs.end(sc, st.dir, "expand", counts); err != nil {
 			return nil, err
 		}
 		if _, err := res.WriteDir(dir); err != nil {
@@ -178,12 +201,52 @@ func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, 
 }
 
 // GenerateOptions are the generation's run-time companions: they change
-// speed and logging, never the answers.
+// speed, logging and accounting, never the answers.
 type GenerateOptions struct {
 	Cache    llm.Store // answers reused across runs; nil asks every time
 	Progress progress.Factory
-	// Notify hears about retried requests (already redacted).
-	Notify func(attempt int, err error)
+	// Log hears retried requests and a fleet's servers taken out and let
+	// back (already redacted); nil is silent.
+	Log io.Writer
+	// Remote bounds the requests (timeout, retries, per-server
+	// concurrency).
+	Remote Remote
+	// Meter hears what every answer cost; nil counts nothing.
+	Meter *usage.Meter
+	// Replay answers from Cache only: a prompt the cache lacks fails,
+	// and nothing is sent.
+	Replay bool
+}
+
+// Client is the LLM client the generation asks (Expand's, and the
+// search service's): g's servers (a fleet when several; files of URLs
+// read), the key from g.KeyEnv, and opt's cache, bounds, meter and
+// replay.
+func (g Generate) Client(opt GenerateOptions) (*llm.Client, error) {
+	keyEnv := g.KeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	urls, err := httpx.ReadURLs(g.BaseURLs)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Replay && opt.Cache == nil {
+		return nil, errors.New("replay answers from the cache, and there is none (drop --no-cache)")
+	}
+	hc := opt.Remote.Client(opt.Log, "LLM")
+	lo := llm.Options{APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: &hc, Fleet: opt.Remote.Fleet(opt.Log),
+		Concurrency: g.Concurrency, Meter: opt.Meter, Replay: opt.Replay}
+	if len(urls) > 0 {
+		lo.BaseURL, lo.BaseURLs = urls[0], urls[1:]
+	}
+	return llm.New(lo)
+}
+
+// Request is the model and sampling every prompt is sent with (messages
+// are set per query).
+func (g Generate) Request() llm.Request {
+	return llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
 }
 
 // Expand asks the LLM for every query of task and returns the generation
@@ -193,19 +256,11 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 	if err := g.validate(); err != nil {
 		return nil, err
 	}
-	hc := &httpx.Client{}
-	if opt.Notify != nil {
-		hc.Notify = func(attempt int, _ time.Duration, err error) { opt.Notify(attempt, err) }
-	}
-	keyEnv := g.KeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
-	client, err := llm.New(llm.Options{BaseURL: g.BaseURL, APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: hc, Concurrency: g.Concurrency})
+	client, err := g.Client(opt)
 	if err != nil {
 		return nil, err
 	}
-	req := llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
+	req := g.Request()
 	subject, err := SubjectOf(task.Name, g)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func TestGenerateInRun(t *testing.T) {
 	var calls atomic.Int64
 	srv := chatServer(t, &calls)
 	g := DefaultGenerate()
-	g.Method, g.Model, g.BaseURL, g.Label, g.Style = "hyde", "tiny-llm", srv.URL, "qwen-7b", "exam"
+	g.Method, g.Model, g.BaseURLs, g.Label, g.Style = "hyde", "tiny-llm", []string{srv.URL}, "qwen-7b", "exam"
 	cfg := DefaultConfig()
 	cfg.SetGenerate(g)
 	store, err := cache.Open(filepath.Join(dir, "cache"), cache.Options{})
@@ -172,7 +172,7 @@ func TestGeneratedExpansionsInvalidateStages(t *testing.T) {
 	robertson.Params.Scheme = "robertson"
 	cfg := Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25(), robertson}, TopK: 10}
 	g := DefaultGenerate()
-	g.Method, g.Model, g.BaseURL, g.Style = "hyde", "m", srv.URL, "exam"
+	g.Method, g.Model, g.BaseURLs, g.Style = "hyde", "m", []string{srv.URL}, "exam"
 	out := t.TempDir()
 	var runs []ir.Run
 	for _, temp := range []float64{0.1, 0.9} {

@@ -33,6 +33,7 @@ import (
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // Options say where outputs go and how the run reports.
@@ -56,6 +57,25 @@ type Options struct {
 	// queries and documents the task lacks instead of failing
 	// (retrieve.Env.AllowMissingDocs).
 	AllowMissingDocs bool
+	// Replay answers every model call (embeddings, generations, LLM
+	// reranking) from Cache and sends nothing to any server: a call the
+	// cache lacks fails the run. With a cache shared by `r2med cache
+	// export`/`import`, a published run is re-run bit for bit.
+	Replay bool
+	// Prices turn the usage the manifest records into dollars
+	// (usage.Summary); nil records tokens and seconds only.
+	Prices usage.Prices
+	// Warn hears retried requests to model servers and a fleet's servers
+	// taken out and let back, one line each; nil means Log.
+	Warn io.Writer
+}
+
+// warn is where retry and fleet lines go.
+func (o Options) warn() io.Writer {
+	if o.Warn != nil {
+		return o.Warn
+	}
+	return o.Log
 }
 
 // Outcome is what a run produced.
@@ -121,6 +141,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	in := stageInput{task: task, queries: retrieve.Queries(task.Queries)}
 	inputs := existing(task.Files)
+	embedded := len(inputs) == 0
 	var gens []expand.Generation
 	if cfg.GAR.Method != "" && cfg.Generate == nil {
 		var files []string
@@ -144,10 +165,12 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	if err := m.AddInputs(inputs...); err != nil {
 		return nil, err
 	}
-	if len(m.Inputs) == 0 {
+	if embedded {
 		// An embedded task has no files to checksum; its content stands in,
-		// so a binary with other demo data does not reuse old outputs.
-		m.Inputs = append(m.Inputs, contentDigest(task))
+		// so a binary with other demo data does not reuse old outputs. Run
+		// files and generations it was run with are inputs all the same,
+		// but not where its data comes from.
+		m.Inputs = append([]results.FileDigest{contentDigest(task)}, m.Inputs...)
 		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
 	fp := fingerprint(m)
@@ -161,9 +184,14 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		replaced = r
 	}
 
+	if opt.Replay && opt.Cache == nil && cfg.NeedsCache() {
+		return nil, errors.New("replay answers every model call from the cache, and this run has none (drop --no-cache)")
+	}
+	cs := newCalls(opt.Cache)
+	defer cs.stop()
 	if cfg.Generate != nil {
 		var err error
-		if gens, err = generateStage(ctx, task, *cfg.Generate, opt, m); err != nil {
+		if gens, err = generateStage(ctx, task, *cfg.Generate, cfg.Remote, opt, m, cs); err != nil {
 			return nil, err
 		}
 	}
@@ -172,10 +200,11 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 			return nil, err
 		}
 	}
-	run, err := runStages(ctx, in, cfg, opt, m)
+	run, err := runStages(ctx, in, cfg, opt, m, cs)
 	if err != nil {
 		return nil, err
 	}
+	m.Usage = cs.summary(len(task.Queries), opt.Prices)
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
 		var err error
@@ -236,6 +265,10 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	rec, err := reuse.Seal(opt.Out, fp, RunFile, ResultsFile)
 	if err != nil {
+		return nil, err
+	}
+	// The cache entries the run used, for `r2med cache export --manifest`.
+	if err := cs.writeKeys(opt.Out); err != nil {
 		return nil, err
 	}
 	m.Outputs = []string{RunFile, ResultsFile, ManifestFile}
@@ -414,7 +447,7 @@ func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Gen
 		return nil, nil, err
 	}
 	var files []string
-	if p, ok := fileio.Exists(filepath.Join(dir, src.Method, src.LLM, expand.FileName)); ok {
+	if p, ok := fileio.Exists(filepath.Join(expand.Dir(dir, src.Method, src.LLM), expand.FileName)); ok {
 		files = append(files, p)
 	}
 	return gens, files, nil

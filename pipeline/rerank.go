@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
@@ -18,7 +19,7 @@ import (
 // rerankRun reorders the top of run with the reranker r describes. Each
 // finished query is checkpointed in Options.Out/stages, so an interrupted
 // rerank (hours of LLM calls) resumes with the queries it had not done.
-func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest) (ir.Run, error) {
+func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest, cs *calls) (ir.Run, error) {
 	r := cfg.Rerank
 	ro := rerank.Options{Depth: r.depth(), KeepTail: r.KeepTail, BatchSize: r.BatchSize, Workers: max(1, r.Concurrency)}
 	if hybridCandidates(cfg) {
@@ -32,24 +33,44 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	} else if r.WithoutSafeguard {
 		return nil, errors.New("--without-safeguard applies to a NanoR2MED reranking_hybrid candidate list (--retriever candidates:reranking_hybrid) alone")
 	}
-	// The settings that change the answers, not the server's address: a
-	// server restarted on another port still resumes, and a rerun that
-	// changes only what follows (the final depth) reuses the stage.
+	// The settings that change the answers (the reasoning rerankers'
+	// prompts and knobs included), not the server's address: a server
+	// restarted on another port still resumes, and a rerun that changes
+	// only what follows (the final depth) reuses the stage.
 	described := cfg.describe()
 	delete(described, "top_k")
 	delete(described, "name")
 	fp := stageFingerprint(dataFP, map[string]any{"stages": described, "retrieval_depth": depth}, ro.Depth)
 	st := opt.stages()
 	const file = "rerank.trec"
-	if st.reusable("rerank", fp, file) {
+	files := append([]string{file}, callFiles("rerank")...)
+	if st.reusable("rerank", fp, files...) {
 		if out, err := trec.ReadRunFile(filepath.Join(st.dir, file)); err == nil {
-			return out, nil
+			if counts, err := cs.reuse(st.dir, "rerank"); err == nil {
+				maps.Copy(m.Counts, counts)
+				return out, nil
+			}
 		}
 	}
-	spec := rerank.Spec{Kind: r.Kind, Model: r.Model, BaseURL: r.BaseURL, ModelDir: r.ModelDir, Concurrency: r.Concurrency}
-	if opt.Cache != nil && strings.HasPrefix(r.Kind, "llm-") {
-		spec.LLMCache = opt.Cache
+	spec := r.spec()
+	urls, err := httpx.ReadURLs(r.BaseURLs)
+	if err != nil {
+		return nil, err
 	}
+	if len(urls) > 0 {
+		spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
+	}
+	hc := cfg.Remote.Client(opt.warn(), "rerank")
+	spec.HTTP, spec.Fleet, spec.Replay = &hc, cfg.Remote.Fleet(opt.warn()), opt.Replay
+	if rerank.UsesLLM(r.Kind) {
+		if opt.Cache != nil {
+			spec.LLMCache = opt.Cache
+		} else if opt.Replay {
+			return nil, errors.New("replay answers from the cache, and this run has none (drop --no-cache)")
+		}
+	}
+	sc := cs.begin()
+	spec.Meter = sc.meter
 	s, err := rerank.New(spec)
 	if err != nil {
 		return nil, err
@@ -58,6 +79,7 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 		defer c.Close()
 	}
 	job := rerank.Job{Task: in.task, Run: run, Scorer: s, Options: ro}
+	var part *partial
 	if st.dir != "" {
 		// Every finished query is kept under the stage's fingerprint, so
 		// an interrupted rerank resumes with the queries it had not done.
@@ -67,12 +89,41 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 				return nil, err
 			}
 		}
+		part = openPartial(job.Checkpoint)
 	}
 	bar := opt.Progress.New(len(run), "reranking "+in.task.Name)
 	defer bar.Done()
 	last := 0
-	job.Progress = func(n, _ int) { bar.Add(n - last); last = n }
+	var partErr error
+	job.Progress = func(n, _ int) {
+		bar.Add(n - last)
+		last = n
+		if part != nil && partErr == nil {
+			partErr = part.progress(sc, n)
+		}
+	}
 	out, res, err := job.Do(ctx)
+	if err == nil {
+		err = partErr
+	}
+	counts := map[string]int{}
+	if sc, ok := s.(interface{ Stats() rerank.Stats }); ok {
+		for k, v := range sc.Stats().Counts() {
+			counts["rerank_"+k] = v
+		}
+		maps.Copy(m.Counts, counts)
+	}
+	dir := st.dir
+	if err != nil {
+		dir = "" // the usage counts; the stage is not kept
+	} else if st.dir != "" {
+		if err := st.stage("rerank").Begin(); err != nil {
+			return nil, err
+		}
+	}
+	if e := cs.end(sc, dir, "rerank", counts); err == nil && e != nil {
+		return nil, e
+	}
 	if res.Stale {
 		logf(opt.Log, "%s: a rerank checkpoint with other settings was set aside", in.task.Name)
 	} else if res.Done > 0 {
@@ -81,26 +132,18 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	if err != nil {
 		return nil, err
 	}
-	if sc, ok := s.(interface{ Stats() rerank.Stats }); ok {
-		stats := sc.Stats()
-		m.Counts["rerank_llm_calls"] = int(stats.Calls)
-		m.Counts["rerank_no_logprobs"] = int(stats.NoLogprobs)
-		m.Counts["rerank_undecided"] = int(stats.Undecided)
-		m.Counts["rerank_unparsed"] = int(stats.Unparsed)
-	}
 	if st.dir != "" {
 		// The stage's output replaces its checkpoint as its record.
-		stage := st.stage("rerank")
-		if err := stage.Begin(); err != nil {
-			return nil, err
-		}
 		if err := trec.WriteRunFile(filepath.Join(st.dir, file), out, "rerank"); err != nil {
 			return nil, err
 		}
-		if err := stage.Keep(fp, file); err != nil {
+		if err := st.stage("rerank").Keep(fp, files...); err != nil {
 			return nil, err
 		}
 		if err := os.Remove(job.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if err := part.remove(); err != nil {
 			return nil, err
 		}
 	}

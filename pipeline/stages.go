@@ -16,6 +16,7 @@ import (
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // stageInput is what every stage reads: the task, the queries as the
@@ -33,8 +34,9 @@ type stageInput struct {
 // last finished stage.
 const StagesDir = "stages"
 
-// runStages retrieves with every retriever, fuses, and reranks.
-func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest) (ir.Run, error) {
+// runStages retrieves with every retriever, fuses, and reranks; the
+// model calls they make are accounted in cs.
+func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest, cs *calls) (ir.Run, error) {
 	multi := cfg.fused() || cfg.Rerank.Kind != ""
 	depth := cfg.TopK
 	if cfg.fused() {
@@ -45,7 +47,8 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	}
 	base := dataFingerprint(m, cfg.GAR, in.gens)
 	st := opt.stages()
-	env := retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m, AllowMissingDocs: opt.AllowMissingDocs}
+	env := retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m, AllowMissingDocs: opt.AllowMissingDocs,
+		Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}
 	runs := make([]ir.Run, len(cfg.Retrievers))
 	var described []map[string]any
 	for i, spec := range cfg.Retrievers {
@@ -58,7 +61,9 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 		keep := multi || retrieve.UsesCache(spec)
 		fp := stageFingerprint(base, spec.Describe(), depth)
 		described = append(described, spec.Describe())
-		run, err := st.run(name, fp, keep, func() (ir.Run, error) {
+		run, err := st.run(name, fp, keep, cs, func(meter *usage.Meter) (ir.Run, error) {
+			env := env
+			env.Meter = meter
 			r, err := retrieve.New(ctx, spec, in.task, env)
 			if err != nil {
 				return nil, err
@@ -76,7 +81,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 		fp := stageFingerprint(base, map[string]any{"retrievers": described, "fusion": cfg.Fuse.Describe()}, depth)
 		if err := m.Time("fuse", func() error {
 			var err error
-			run, err = st.run("fuse", fp, true, func() (ir.Run, error) { return cfg.Fuse.Fuse(runs, depth) })
+			run, err = st.run("fuse", fp, true, nil, func(*usage.Meter) (ir.Run, error) { return cfg.Fuse.Fuse(runs, depth) })
 			return err
 		}); err != nil {
 			return nil, err
@@ -85,7 +90,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	if cfg.Rerank.Kind != "" {
 		if err := m.Time("rerank", func() error {
 			var err error
-			run, err = rerankRun(ctx, in, run, cfg, base, depth, opt, m)
+			run, err = rerankRun(ctx, in, run, cfg, base, depth, opt, m, cs)
 			return err
 		}); err != nil {
 			return nil, err
@@ -136,30 +141,61 @@ func (s stages) reusable(name, fp string, files ...string) bool {
 }
 
 // run returns the stage's kept run for fp, or produces, keeps and returns
-// it (keep false, or no output directory: produces only).
-func (s stages) run(name, fp string, keep bool, produce func() (ir.Run, error)) (ir.Run, error) {
+// it (keep false, or no output directory: produces only). With cs, the
+// stage may call models: produce gets the meter to give its clients, and
+// a kept stage keeps its account beside its run (calls); nil makes no
+// calls.
+func (s stages) run(name, fp string, keep bool, cs *calls, produce func(*usage.Meter) (ir.Run, error)) (ir.Run, error) {
 	if !keep || s.dir == "" {
-		return produce()
+		var meter *usage.Meter
+		if cs != nil {
+			meter = cs.meter
+		}
+		return produce(meter)
 	}
 	file := name + ".trec"
 	path := filepath.Join(s.dir, file)
-	if s.reusable(name, fp, file) {
+	files := []string{file}
+	if cs != nil {
+		files = append(files, callFiles(name)...)
+	}
+	if s.reusable(name, fp, files...) {
 		if run, err := trec.ReadRunFile(path); err == nil {
-			return run, nil
+			if cs == nil {
+				return run, nil
+			}
+			if _, err := cs.reuse(s.dir, name); err == nil {
+				return run, nil
+			}
 		}
 	}
-	run, err := produce()
-	if err != nil {
-		return nil, err
+	var sc *stageCalls
+	var meter *usage.Meter
+	if cs != nil {
+		sc = cs.begin()
+		meter = sc.meter
 	}
+	run, err := produce(meter)
 	st := s.stage(name)
-	if err := st.Begin(); err != nil {
+	if err == nil {
+		err = st.Begin()
+	}
+	if cs != nil {
+		dir := s.dir
+		if err != nil {
+			dir = "" // the usage still counts; nothing is kept
+		}
+		if e := cs.end(sc, dir, name, nil); err == nil {
+			err = e
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := trec.WriteRunFile(path, run, runTag(name)); err != nil {
 		return nil, err
 	}
-	return run, st.Keep(fp, file)
+	return run, st.Keep(fp, files...)
 }
 
 // dataFingerprint hashes what every stage reads: the task, its input

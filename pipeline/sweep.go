@@ -18,6 +18,7 @@ import (
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/usage"
 )
 
 // Sweep is a grid of tasks × pipelines whose cells are ordinary runs
@@ -29,6 +30,21 @@ type Sweep struct {
 	Out       string
 	Sources   []Source
 	Pipelines []Config
+	// Prices is the sweep file's price table (prices:), nil without one.
+	Prices usage.Prices
+}
+
+// SetRemote lays the settings of calls to model servers given on the
+// command line (RemoteFlags.Apply) over every pipeline's.
+func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
+	for i := range s.Pipelines {
+		r, err := apply(s.Pipelines[i].Remote)
+		if err != nil {
+			return err
+		}
+		s.Pipelines[i].Remote = r
+	}
+	return nil
 }
 
 // SweepFile is a sweep as YAML writes it:
@@ -40,6 +56,10 @@ type Sweep struct {
 //	  - file: hybrid.yaml    # a pipeline file, relative to this one
 //	  - name: bm25-lucene    # or a pipeline written inline
 //	    retrieve: [{bm25: {scheme: lucene}}]
+//	prices: prices.yaml      # model → dollars per million tokens (usage.ParsePrices)
+//	request_timeout: 90s     # calls to model servers, for every pipeline
+//	retries: 3               # that does not set its own
+//	endpoint_concurrency: 4
 type SweepFile struct {
 	Out       string      `yaml:"out"`
 	Tasks     []string    `yaml:"tasks"`
@@ -47,6 +67,11 @@ type SweepFile struct {
 	Suite     string      `yaml:"suite"`
 	Split     string      `yaml:"split"`
 	Pipelines []yaml.Node `yaml:"pipelines"`
+	Prices    string      `yaml:"prices"`
+
+	RequestTimeout      string `yaml:"request_timeout"`
+	Retries             *int   `yaml:"retries"`
+	EndpointConcurrency int    `yaml:"endpoint_concurrency"`
 }
 
 // LoadSweep reads a sweep file; pipeline files it names are relative to
@@ -79,6 +104,22 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 	s := &Sweep{Out: f.Out}
 	if s.Out == "" {
 		s.Out = results.Root()
+	}
+	remote, err := File{RequestTimeout: f.RequestTimeout, Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}.remote()
+	if err == nil {
+		err = remote.validate()
+	}
+	if err != nil {
+		return nil, lineOf(doc, err)
+	}
+	if f.Prices != "" {
+		p := f.Prices
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if s.Prices, err = usage.ReadPrices(p); err != nil {
+			return nil, err
+		}
 	}
 	suite, err := tasks.ParseSuite(f.Suite)
 	if f.Suite == "" {
@@ -136,6 +177,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipelines[%d]: %w", i, err)
 		}
+		cfg.Remote = cfg.Remote.or(remote)
 		name := cfg.ModelName()
 		if j, dup := names[name]; dup {
 			return nil, fmt.Errorf("pipelines[%d] and [%d] are both named %q and would write to the same directory; give one a name:", j, i, name)
@@ -166,6 +208,11 @@ type SweepOptions struct {
 	// Cache holds embeddings and LLM answers across runs and sweeps, as in
 	// Options; nil computes everything afresh.
 	Cache *cache.Store
+	// Replay, Prices and Warn are Options' for every cell; Prices
+	// replaces the sweep file's table.
+	Replay bool
+	Prices usage.Prices
+	Warn   io.Writer
 	// Done hears about every cell as it finishes, failed or not.
 	Done func(c Cell, out *Outcome, err error)
 }
@@ -200,7 +247,12 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 			c.Dir = results.RunDir(s.Out, c.Pipeline, task.Name)
 			// A cell whose pipeline was edited under the same name is redone
 			// in place (Outcome.Replaced says so).
-			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache})
+			prices := opt.Prices
+			if prices == nil {
+				prices = s.Prices
+			}
+			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
+				Replay: opt.Replay, Prices: prices, Warn: opt.Warn})
 			if ctx.Err() != nil {
 				return failed, ctx.Err()
 			}

@@ -133,7 +133,8 @@ func TestBrowserScript(t *testing.T) {
 
 // writeWideReport writes the report of writeReport's two systems with
 // R2MED's published and the external systems, as a user sees it first:
-// 8 task columns, the average, the demo column, ours among 93 systems.
+// 8 task columns, the average, the demo column, the cost columns (perfect
+// called a priced model, the other none), ours among 93 systems.
 func writeWideReport(t *testing.T) (path, root string) {
 	t.Helper()
 	task, err := demo.Load()
@@ -146,9 +147,9 @@ func writeWideReport(t *testing.T) (path, root string) {
 		shift[q.ID] = i % 12
 	}
 	for _, r := range []reporttest.Run{
-		{Dir: filepath.Join(root, "perfect", "demo"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task)},
+		{Dir: filepath.Join(root, "perfect", "demo"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task), Usage: usageOf(15, 12345, 0.0123)},
 		{Dir: filepath.Join(root, "a-system-with-a-very-long-name-from-a-pipeline-file-that-goes-on", "demo"), Task: "demo", System: "a-system-with-a-very-long-name-from-a-pipeline-file-that-goes-on",
-			Ranked: reporttest.Shifted(task, func(q string) int { return shift[q] })},
+			Ranked: reporttest.Shifted(task, func(q string) int { return shift[q] }), Usage: usageOf(15, 0, 0)},
 	} {
 		if err := reporttest.Write(r); err != nil {
 			t.Fatal(err)
@@ -170,10 +171,11 @@ func writeWideReport(t *testing.T) (path, root string) {
 }
 
 // TestBrowserReadsRight opens the report at 1400×900, light and dark: the
-// Avg column and our runs are visible without scrolling; nothing sticks
-// out of its container; tick labels are at least 11 px; every plotted
-// series has a legend entry; the scatter counts the queries compare
-// counts; in dark mode the series colours are the dark palette's.
+// Avg column and our runs are visible without scrolling, the cost columns
+// beside them; nothing sticks out of its container; tick labels are at
+// least 11 px; every plotted series has a legend entry (the quality and
+// cost chart's Pareto front included); the scatter counts the queries
+// compare counts; in dark mode the series colours are the dark palette's.
 func TestBrowserReadsRight(t *testing.T) {
 	reporttest.Chromium(t)
 	path, root := writeWideReport(t)
@@ -185,6 +187,12 @@ func TestBrowserReadsRight(t *testing.T) {
 			}
 		}
 		p.CheckLayout("report")
+		var front, costCols int
+		p.Eval(`document.querySelectorAll("#cost polyline.front").length`, &front)
+		p.Eval(`document.querySelectorAll("#leaderboard th.cost").length`, &costCols)
+		if front != 1 || costCols != 1 {
+			t.Errorf("dark=%v: %d Pareto lines in the cost chart, %d cost columns", dark, front, costCols)
+		}
 		var fill, bg string
 		p.Eval(`getComputedStyle(document.querySelector("#bars rect.c0")).fill`, &fill)
 		p.Eval(`getComputedStyle(document.body).backgroundColor`, &bg)

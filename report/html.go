@@ -145,6 +145,15 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			v.Columns = append(v.Columns, Column{Key: task, Label: task, Title: task + " (not an R2MED task: outside the average)", Num: true, Class: "other"})
 		}
 	}
+	if t.Costs {
+		// One column, so that the table keeps to the page: dollars (or
+		// tokens, when no run was priced), seconds under them.
+		c := Column{Key: "cost", Label: "$/q", Title: "dollars per query: what our run's model calls cost by its price table; under them the seconds of model calls per query (embedding the corpus spread over the queries); tokens on hover", Num: true, Class: "cost"}
+		if !t.CostUSD {
+			c.Label, c.Title = "tok/q", "prompt and completion tokens per query of our run's model calls; under them the seconds of model calls per query (embedding the corpus spread over the queries)"
+		}
+		v.Columns = append(v.Columns, c)
+	}
 	otherBest := map[int]float64{}
 	for _, j := range others {
 		b := math.NaN()
@@ -206,9 +215,36 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		for _, j := range others {
 			rv.Cells = append(rv.Cells, scoreCell(r.Other[j], otherBest[j], t.Baseline))
 		}
+		rv.Cells = append(rv.Cells, costCells(t, r)...)
 		v.Rows = append(v.Rows, rv)
 	}
 	return v
+}
+
+// costCells is a row's cost cell (none when the table shows no cost):
+// dollars per query, or tokens when the table has no dollars, sorted by
+// that; the seconds of model calls per query under it, the tokens on
+// hover.
+func costCells(t *leaderboard.Table, r leaderboard.Row) []Cell {
+	if !t.Costs {
+		return nil
+	}
+	c := r.Cost
+	cell := Cell{Text: "—", Class: "cost"}
+	if c == nil {
+		return []Cell{cell}
+	}
+	tokens := strconv.FormatFloat(c.Tokens(), 'f', 0, 64)
+	cell.Note = leaderboard.SecondsText(c.Seconds) + " s"
+	cell.Title = fmt.Sprintf("per query: %s prompt + %s completion tokens, %s s of model calls", strconv.FormatFloat(c.PromptTokens, 'f', 0, 64), strconv.FormatFloat(c.CompletionTokens, 'f', 0, 64), leaderboard.SecondsText(c.Seconds))
+	switch {
+	case t.CostUSD && c.USD != nil:
+		cell.Text, cell.Sort = leaderboard.USDText(*c.USD), strconv.FormatFloat(*c.USD, 'g', -1, 64)
+		cell.Title = fmt.Sprintf("$%s a query; %s", cell.Text, strings.TrimPrefix(cell.Title, "per query: "))
+	case !t.CostUSD:
+		cell.Text, cell.Sort = tokens, strconv.FormatFloat(c.Tokens(), 'g', -1, 64)
+	}
+	return []Cell{cell}
 }
 
 // rankOrder is each row's position in the table's ranking (the order
@@ -302,6 +338,11 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{if .R.Scatter}}<figure id="scatter-figure" data-n="{{.N}}">{{.Scatter}}<figcaption>{{.R.Scatter.Desc}}</figcaption></figure>
 {{.TestsTable}}
 {{else}}<p class="sub">{{.R.ScatterNote}}</p>{{end}}
+
+<h2 id="cost">Quality and cost</h2>
+{{if .R.Cost}}<figure id="cost-figure">{{.Cost}}<figcaption>{{.R.Cost.Desc}}</figcaption></figure>
+{{else}}<p class="sub">{{.R.CostNote}}</p>{{end}}
+{{range .R.Sections}}{{.}}{{end}}
 <footer>Self-contained: this file loads nothing from the network. Charts are inline SVG; hover or focus a mark for its value, a legend key to bring its series forward.</footer>
 </main>
 <script>{{.Script}}</script>
@@ -366,6 +407,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	if r.Scatter != nil {
 		data["Scatter"] = template.HTML(r.Scatter.SVG())
+	}
+	if r.Cost != nil {
+		data["Cost"] = template.HTML(r.Cost.SVG())
 	}
 	return pageTmpl.Execute(w, data)
 }

@@ -55,8 +55,9 @@ var (
 
 // WriteCharts writes the report's charts into dir as separate files of
 // format f: bars (the metric per task), recall (recall@k curves, one panel
-// per task) and scatter (per-query values of two systems), each when the
-// report has it. Output is deterministic: the same report gives the same
+// per task), scatter (per-query values of two systems) and cost (quality
+// against cost per query, the Pareto front marked), each when the report
+// has it. Output is deterministic: the same report gives the same
 // bytes. It returns the files written.
 func (r *Report) WriteCharts(dir string, f ChartFormat) ([]string, error) {
 	if _, err := ParseChartFormat(string(f)); err != nil {
@@ -75,6 +76,9 @@ func (r *Report) WriteCharts(dir string, f ChartFormat) ([]string, error) {
 	}
 	if r.Scatter != nil {
 		charts = append(charts, chart{"scatter", r.plotScatter})
+	}
+	if r.Cost != nil {
+		charts = append(charts, chart{"cost", r.plotCost})
 	}
 	if len(charts) == 0 {
 		return nil, fmt.Errorf("no charts to write: no charted system has a value of %s", r.Metric.Label)

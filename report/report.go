@@ -13,6 +13,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"maps"
 	"math"
 	"slices"
@@ -65,11 +66,19 @@ type Report struct {
 	// count 0), then, with several tasks, one over all of them labelled
 	// pooled.
 	Tests []PairTest
+	// Cost plots quality against cost per query with the Pareto front,
+	// for the charted systems that recorded their usage; nil (CostNote
+	// says why) when fewer than two did.
+	Cost     *CostChart
+	CostNote string
 	// Notes are things the reader should know: runs left out, data that
 	// could not be loaded.
 	Notes []string
 	// showR2MED is whether any row has a score on an R2MED task.
 	showR2MED bool
+	// Sections are extra parts of the page, already rendered and
+	// escaped, shown after the charts (the data audits).
+	Sections []template.HTML
 }
 
 // PairTest is the comparison of the scatter's two systems on one task, or
@@ -132,6 +141,7 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	}
 	r.bars()
 	r.curves()
+	r.cost()
 	if !opt.NoScatter {
 		if err := r.scatter(ctx, d); err != nil {
 			return nil, err

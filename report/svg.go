@@ -226,15 +226,22 @@ func legendHeight(keys []legendKey, width float64) float64 {
 	if len(keys) == 0 {
 		return 0
 	}
-	x, rows := plotLeft, 1
+	_, row := legendFlow(keys, width)
+	return float64(row+1) * legendRowH
+}
+
+// legendFlow lays keys out as legend does and returns where the last one
+// ends: its x and row.
+func legendFlow(keys []legendKey, width float64) (x float64, row int) {
+	x = plotLeft
 	for _, k := range keys {
 		w := keyWidth(k.name)
 		if x+w > width-plotRight && x > plotLeft {
-			x, rows = plotLeft, rows+1
+			x, row = plotLeft, row+1
 		}
 		x += w
 	}
-	return float64(rows) * legendRowH
+	return x, row
 }
 
 func seriesKeys(names []string, line bool) []legendKey {

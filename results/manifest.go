@@ -13,6 +13,7 @@ import (
 
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // Manifest records how a run was made: enough to rerun it and to tell two
@@ -39,6 +40,10 @@ type Manifest struct {
 	// Name is the system's display name when the user gave one (--name,
 	// name: in a pipeline file); empty when it derives from the stages.
 	Name string `json:"name,omitempty"`
+	// Usage is what the run's model calls cost (tokens, seconds, per-query
+	// means, dollars with a price table): zeros for a run that called no
+	// model, nil in manifests written before usage was recorded.
+	Usage *usage.Summary `json:"usage,omitempty"`
 }
 
 // TaskInfo identifies the data a run used.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/vector"
@@ -28,9 +30,12 @@ import (
 // input (Query.Dense) follows R2MED's rule: one combined text, or the
 // query's and the generation's embeddings averaged.
 type Dense struct {
-	Model   string `yaml:"model"`    // registry name or alias, or a model id for HTTP backends
-	Backend string `yaml:"backend"`  // onnx, openai, tei, voyage; empty: the registry's choice
-	BaseURL string `yaml:"base_url"` // HTTP backends; empty: the backend's default or environment
+	Model   string `yaml:"model"`   // registry name or alias, or a model id for HTTP backends
+	Backend string `yaml:"backend"` // onnx, openai, tei, voyage; empty: the registry's choice
+	// BaseURLs are the HTTP backend's servers: one, or a fleet of servers
+	// of the same model (a value may also be a file of URLs,
+	// httpx.ReadURLs); empty: the backend's default or environment.
+	BaseURLs yamlx.Strings `yaml:"base_url"`
 	// ModelDir is a local ONNX model directory (model.onnx or
 	// onnx/model.onnx, tokenizer.json); empty: the Hub cache's copy of
 	// the registry model, fetched by `r2med model pull`.
@@ -69,7 +74,7 @@ func init() {
 		Flags: []Flag{
 			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
 			{Name: "backend", Key: "backend", Usage: "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's"},
-			{Name: "base-url", Key: "base_url", Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's)"},
+			{Name: "base-url", Key: "base_url", Type: Strings, Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's); repeat it, or give a file of URLs, for a fleet of servers of one model"},
 			{Name: "model-dir", Key: "model_dir", Usage: "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)"},
 			{Name: "query-prefix", Key: "query_prefix", Usage: "dense: text put before each query (replaces the registry's instruction)"},
 			{Name: "doc-prefix", Key: "doc_prefix", Usage: "dense: text put before each document (replaces the registry's)"},
@@ -340,7 +345,7 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 	if r.backend == models.ONNX {
 		id, err = r.local(ctx)
 	} else {
-		id, err = r.remote()
+		id, err = r.remote(env)
 	}
 	if err != nil {
 		r.close()
@@ -356,8 +361,14 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 		id.Dimensions = d.Dimensions
 	}
 	id.Normalize = id.Normalize || d.Normalize
-	if env.Cache != nil {
-		r.emb = embed.Cached(r.emb, env.Cache, id)
+	switch {
+	case env.Cache != nil:
+		c := embed.Cached(r.emb, env.Cache, id)
+		c.Meter, c.Replay = env.Meter, env.Replay
+		r.emb = c
+	case env.Replay:
+		r.close()
+		return nil, errors.New("replay answers from the cache, and this run has none (drop --no-cache)")
 	}
 	return r, nil
 }
@@ -455,14 +466,26 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 
 // remote connects to an embedding server; keys come from the environment
 // only, so they never reach a pipeline file or a manifest.
-func (r *denseRecipe) remote() (embed.Identity, error) {
+func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 	d := r.d
 	r.served = d.Model
 	if r.known && r.model.HubID != "" {
 		r.served = r.model.HubID
 	}
-	e, err := embed.NewHTTP(r.backend, embed.RemoteOptions{BaseURL: d.BaseURL, Model: r.served, Dimensions: d.Dimensions,
-		HTTPOptions: embed.HTTPOptions{BatchSize: d.BatchSize, Concurrency: d.Concurrency}})
+	urls, err := httpx.ReadURLs(d.BaseURLs)
+	if err != nil {
+		return embed.Identity{}, err
+	}
+	ho := embed.HTTPOptions{BatchSize: d.BatchSize, Concurrency: d.Concurrency, Fleet: env.Fleet,
+		MaxAttempts: env.HTTP.MaxAttempts, Timeout: env.HTTP.Timeout, Notify: env.HTTP.Notify, Replay: env.Replay}
+	if ho.Concurrency == 0 {
+		ho.Concurrency = env.Fleet.PerEndpoint
+	}
+	o := embed.RemoteOptions{Model: r.served, Dimensions: d.Dimensions, HTTPOptions: ho}
+	if len(urls) > 0 {
+		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
+	}
+	e, err := embed.NewHTTP(r.backend, o)
 	if err != nil {
 		return embed.Identity{}, err
 	}

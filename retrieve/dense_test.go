@@ -180,7 +180,7 @@ func TestDenseHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := newEmbedServer(t)
-	d := retrieve.Dense{Model: "bge", Backend: "openai", BaseURL: srv.URL + "/v1"}
+	d := retrieve.Dense{Model: "bge", Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
 	run, rec, err := dense(t, task, d, nil, 10, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestDenseGARAverages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, _, err := dense(t, task, retrieve.Dense{Model: "my-embedder", Backend: "openai", BaseURL: srv.URL, DocPrefix: &empty}, qs, 10, retrieve.Env{})
+		run, _, err := dense(t, task, retrieve.Dense{Model: "my-embedder", Backend: "openai", BaseURLs: []string{srv.URL}, DocPrefix: &empty}, qs, 10, retrieve.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +286,7 @@ func TestDenseCache(t *testing.T) {
 	}
 	defer store.Close()
 	srv := newEmbedServer(t)
-	d := retrieve.Dense{Model: "contriever", Backend: "openai", BaseURL: srv.URL}
+	d := retrieve.Dense{Model: "contriever", Backend: "openai", BaseURLs: []string{srv.URL}}
 	first, _, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +319,7 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "bge", Rescore: true}, "rescoring applies to a quantized search"},
 		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
 		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
-		{retrieve.Dense{Model: "nv", Backend: "openai", BaseURL: "http://127.0.0.1:1"}, "demo"}, // NV-Embed's instructions are per task
+		{retrieve.Dense{Model: "nv", Backend: "openai", BaseURLs: []string{"http://127.0.0.1:1"}}, "demo"}, // NV-Embed's instructions are per task
 		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})

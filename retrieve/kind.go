@@ -57,6 +57,9 @@ const (
 	Int
 	Float
 	Bool
+	// Strings is a repeatable flag whose values make a list (a fleet's
+	// --base-url); its key takes one text or a list (yamlx.Strings).
+	Strings
 )
 
 var kinds []Kind

@@ -28,8 +28,10 @@ import (
 	"runtime"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/usage"
 )
 
 // Retriever ranks the documents of its corpus for a batch of queries: at
@@ -143,6 +145,17 @@ type Env struct {
 	// instead of failing the run (as --allow-missing-docs accepts such
 	// judgments).
 	AllowMissingDocs bool
+
+	// Calls to model servers (dense retrievers' HTTP backends). Meter
+	// hears what each embedding cost (nil: not counted). Replay answers
+	// from Cache only and sends nothing. HTTP's MaxAttempts, Timeout and
+	// Notify tune every request (zero: httpx's defaults); Fleet tunes
+	// fleets of servers, and its PerEndpoint bounds each server's
+	// requests when the retriever sets no concurrency of its own.
+	Meter  *usage.Meter
+	Replay bool
+	HTTP   httpx.Client
+	Fleet  httpx.FleetOptions
 }
 
 // Recorder hears what a retriever measures; a run's manifest is one.

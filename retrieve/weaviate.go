@@ -66,7 +66,7 @@ func init() {
 			// set both kinds' entries.
 			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
 			{Name: "backend", Key: "backend", Usage: "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's"},
-			{Name: "base-url", Key: "base_url", Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's)"},
+			{Name: "base-url", Key: "base_url", Type: Strings, Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's); repeat it, or give a file of URLs, for a fleet of servers of one model"},
 			{Name: "model-dir", Key: "model_dir", Usage: "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)"},
 			{Name: "query-prefix", Key: "query_prefix", Usage: "dense: text put before each query (replaces the registry's instruction)"},
 			{Name: "max-length", Key: "max_length", Type: Int, Usage: "dense: maximum tokens per text (default: the registry's)"},

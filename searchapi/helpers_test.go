@@ -21,6 +21,7 @@ import (
 	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/internal/httpserve"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/retrieve"
@@ -102,7 +103,7 @@ type denseParts struct {
 // vectors are a hash of the text (embedtest): deterministic, so run and
 // the service embed alike.
 func standIn(srv *embedtest.Server) retrieve.Dense {
-	return retrieve.Dense{Model: "stand-in", Backend: "openai", BaseURL: srv.URL}
+	return retrieve.Dense{Model: "stand-in", Backend: "openai", BaseURLs: yamlx.Strings{srv.URL}}
 }
 
 // denseFile embeds task's corpus with spec's recipe exactly as the dense

@@ -264,17 +264,18 @@ func (b *bm25Index) Search(ctx context.Context, qs []retrieve.Query, k int) (ir.
 // DenseOptions complete a stored dense recipe with what recipes never
 // record.
 type DenseOptions struct {
-	// BaseURL is the embedding server for HTTP backends; empty: the
-	// backend's default or environment ($OPENAI_BASE_URL).
-	BaseURL string
+	// BaseURLs are the embedding servers for HTTP backends (one, or a
+	// fleet of servers of the model); empty: the backend's default or
+	// environment ($OPENAI_BASE_URL).
+	BaseURLs []string
 	// ModelDir is a local ONNX model directory; empty: the Hub cache's
 	// copy of a registry model.
 	ModelDir string
 }
 
 func (o DenseOptions) apply(d *retrieve.Dense) {
-	if o.BaseURL != "" {
-		d.BaseURL = o.BaseURL
+	if len(o.BaseURLs) > 0 {
+		d.BaseURLs = o.BaseURLs
 	}
 	if o.ModelDir != "" {
 		d.ModelDir = o.ModelDir

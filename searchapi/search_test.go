@@ -17,7 +17,7 @@ import (
 	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
-	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
@@ -181,7 +181,7 @@ func TestDenseSameAsRun(t *testing.T) {
 			{Name: "i8", Path: denseFile(t, dir, task, int8r, []string{"int8"}, false)},
 			{Name: "hybrid", Path: denseFile(t, dir, task, plain, nil, true)},
 		}
-		r := start(t, files, searchapi.Options{Dense: searchapi.DenseOptions{BaseURL: srv.URL}}, searchapi.HandlerOptions{})
+		r := start(t, files, searchapi.Options{Dense: searchapi.DenseOptions{BaseURLs: []string{srv.URL}}}, searchapi.HandlerOptions{})
 		for _, c := range []struct {
 			names []string
 			specs []retrieve.Spec
@@ -216,7 +216,7 @@ func TestDenseSameAsRun(t *testing.T) {
 // from --gar-model).
 func garFor(t testing.TB, g pipeline.Generate, store *cache.Store) *searchapi.GAR {
 	t.Helper()
-	client, err := llm.New(llm.Options{BaseURL: g.BaseURL, Model: g.Model, Cache: store})
+	client, err := g.Client(pipeline.GenerateOptions{Cache: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +224,7 @@ func garFor(t testing.TB, g pipeline.Generate, store *cache.Store) *searchapi.GA
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &searchapi.GAR{LLM: client, Label: g.LLMName(), Prompts: prompts,
-		Request: llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed},
+	return &searchapi.GAR{LLM: client, Label: g.LLMName(), Prompts: prompts, Request: g.Request(),
 		Subject: func(task string) (expand.Subject, error) { return pipeline.SubjectOf(task, g) }}
 }
 
@@ -247,8 +246,8 @@ func TestGARSameAsRun(t *testing.T) {
 	dense := standIn(emb)
 	files := []searchapi.IndexFile{{Name: "bm25", Path: denseFile(t, dir, task, dense, nil, true)}}
 	g := pipeline.DefaultGenerate()
-	g.Model, g.BaseURL, g.Label = "tiny-llm", llmSrv.URL, "qwen-7b"
-	r := start(t, files, searchapi.Options{GAR: garFor(t, g, store), Dense: searchapi.DenseOptions{BaseURL: emb.URL},
+	g.Model, g.BaseURLs, g.Label = "tiny-llm", []string{llmSrv.URL}, "qwen-7b"
+	r := start(t, files, searchapi.Options{GAR: garFor(t, g, store), Dense: searchapi.DenseOptions{BaseURLs: []string{emb.URL}},
 		Env: retrieve.Env{Cache: store}}, searchapi.HandlerOptions{})
 	for _, method := range []string{expand.HyDE, expand.Query2Doc, expand.LameR} {
 		for _, c := range []struct {
@@ -312,7 +311,7 @@ func TestRerankSameAsRun(t *testing.T) {
 		r := start(t, files, searchapi.Options{Rerank: &searchapi.Rerank{Scorer: sc, Name: "tei"}}, searchapi.HandlerOptions{})
 		for _, depth := range []int{100, 10} {
 			want := runOf(t, task, pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: depth,
-				Rerank: pipeline.Rerank{Kind: "tei", BaseURL: tei.URL, Depth: depth}})
+				Rerank: pipeline.Rerank{Kind: "tei", BaseURLs: yamlx.Strings{tei.URL}, Depth: depth}})
 			body := searchapi.SearchBody{K: depth, Rerank: true, Snippet: noSnippet()}
 			if depth != 100 {
 				body.RerankDepth = depth

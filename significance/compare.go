@@ -8,7 +8,11 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/r2med/r2med/usage"
 )
 
 // System is one system's per-query values of a metric, by query key (a
@@ -19,6 +23,9 @@ type System struct {
 	// Unanswered are the judged queries the system's runs returned
 	// nothing for (their value is 0 in Values); Gather fills it.
 	Unanswered []string
+	// Cost is what the system's model calls cost per query on the runs
+	// compared (their manifests' usage); nil when none recorded it.
+	Cost *usage.Cost
 }
 
 // Grouping assigns queries to groups for a breakdown: R2MED's body_system
@@ -40,9 +47,12 @@ type Report struct {
 	Missing map[string]int `json:"missing"`
 	// Pooled names the tasks whose queries the overall test pools, when
 	// there are several; the breakdown by task then tests each alone.
-	Pooled     []string    `json:"pooled_tasks,omitempty"`
-	Rows       []Row       `json:"rows"`
-	Breakdowns []Breakdown `json:"breakdowns,omitempty"`
+	Pooled []string `json:"pooled_tasks,omitempty"`
+	Rows   []Row    `json:"rows"`
+	// Costs are the systems' cost per query by name (the baseline's
+	// included), for those whose runs recorded their usage.
+	Costs      map[string]usage.Cost `json:"costs,omitempty"`
+	Breakdowns []Breakdown           `json:"breakdowns,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -109,6 +119,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	slices.Sort(queries)
 	rep := &Report{Metric: metric, Baseline: systems[0].Name, Queries: len(queries), Missing: map[string]int{}}
 	for _, s := range systems {
+		if s.Cost != nil {
+			if rep.Costs == nil {
+				rep.Costs = map[string]usage.Cost{}
+			}
+			rep.Costs[s.Name] = *s.Cost
+		}
 		rep.Missing[s.Name] += len(s.Unanswered)
 		for _, q := range queries {
 			if _, ok := s.Values[q]; !ok {
@@ -328,6 +344,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		b.WriteByte('\n')
 	}
 	writeRows(&b, r.Rows, md, true)
+	r.writeCosts(&b, names, md)
 	for _, br := range r.Breakdowns {
 		if md {
 			fmt.Fprintf(&b, "\n### By %s\n\n", br.By)
@@ -354,6 +371,51 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCosts prints the systems' cost per query beside the comparison,
+// when some run recorded its usage: dollars (when priced), tokens and
+// seconds of model calls.
+func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
+	if len(r.Costs) == 0 {
+		return
+	}
+	if md {
+		b.WriteString("\nCost per query of the model calls (on the runs compared):\n\n| system | $/q | tok/q | s/q |\n|---|---|---|---|\n")
+	} else {
+		b.WriteString("\nCost per query of the model calls (on the runs compared):\n")
+	}
+	rows := [][]string{{"system", "$/q", "tok/q", "s/q"}}
+	for _, name := range names {
+		row := []string{name, "—", "—", "—"}
+		if c, ok := r.Costs[name]; ok {
+			if c.USD != nil {
+				row[1] = strconv.FormatFloat(*c.USD, 'g', 3, 64)
+			}
+			row[2], row[3] = strconv.FormatFloat(c.Tokens(), 'f', 0, 64), strconv.FormatFloat(c.Seconds, 'g', 3, 64)
+		}
+		if md {
+			fmt.Fprintf(b, "| %s | %s |\n", strings.ReplaceAll(row[0], "|", `\|`), strings.Join(row[1:], " | "))
+			continue
+		}
+		rows = append(rows, row)
+	}
+	if md {
+		return
+	}
+	width := make([]int, 4)
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range rows {
+		b.WriteString("  " + row[0] + strings.Repeat(" ", width[0]-utf8.RuneCountInString(row[0])))
+		for i := 1; i < 4; i++ {
+			b.WriteString("  " + strings.Repeat(" ", width[i]-utf8.RuneCountInString(row[i])) + row[i])
+		}
+		b.WriteByte('\n')
+	}
 }
 
 func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // Input is one system to compare as it lies on disk: a TREC run file, a
@@ -197,6 +198,7 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 	for _, in := range inputs {
 		vals := map[string]float64{}
 		var unanswered []string
+		var sums []*usage.Summary
 		for name, r := range in.Runs {
 			if multi && !everyone(inputs, name) {
 				continue // compared only on the tasks every system has
@@ -215,6 +217,9 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			run, err := trec.ReadRunFile(r.File)
 			if err != nil {
 				return nil, nil, err
+			}
+			if r.Manifest != nil {
+				sums = append(sums, r.Manifest.Usage)
 			}
 			v, err := Evaluate(t.Qrels, run, m)
 			if err != nil {
@@ -256,7 +261,11 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			return nil, nil, fmt.Errorf("%s: no run on a task every system has", in.Name)
 		}
 		slices.Sort(unanswered)
-		out = append(out, System{Name: in.Name, Values: vals, Unanswered: unanswered})
+		sys := System{Name: in.Name, Values: vals, Unanswered: unanswered}
+		if c, ok := usage.CostOf(sums); ok {
+			sys.Cost = &c
+		}
+		out = append(out, sys)
 	}
 	var gs []Grouping
 	if len(body.Of) > 0 {

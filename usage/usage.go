@@ -92,6 +92,16 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	l := m.line(kind, model)
+	if cached {
+		l.Cached.add(u)
+	} else {
+		l.New.add(u)
+	}
+}
+
+// line is the tally of kind and model, made when missing; m.mu is held.
+func (m *Meter) line(kind, model string) *Line {
 	if m.lines == nil {
 		m.lines = map[[2]string]*Line{}
 	}
@@ -101,10 +111,27 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 		l = &Line{Kind: kind, Model: model}
 		m.lines[k] = l
 	}
-	if cached {
-		l.Cached.add(u)
-	} else {
-		l.New.add(u)
+	return l
+}
+
+// Merge adds the tallies of lines (another meter's Lines) to m. With
+// reused, every call is counted as cached: the work was done before and
+// its output reused (a pipeline stage kept on disk), so this run spent
+// nothing on it, and its cost when made is still reported.
+func (m *Meter) Merge(lines []Line, reused bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range lines {
+		l := m.line(in.Kind, in.Model)
+		if reused {
+			l.Cached = l.Cached.Plus(in.New).Plus(in.Cached)
+			continue
+		}
+		l.New = l.New.Plus(in.New)
+		l.Cached = l.Cached.Plus(in.Cached)
 	}
 }
 
@@ -238,3 +265,58 @@ func ptr(x float64) *float64 { return &x }
 
 // MarshalJSON writes the meter's Summary without query means or prices.
 func (m *Meter) MarshalJSON() ([]byte, error) { return json.Marshal(m.Summary(0, nil)) }
+
+// Cost is what a system costs per query over one or more runs (one per
+// task): each run's per-query means (Summary.PerQuery, new and cached
+// calls together, so a rerun from the cache costs what the pipeline
+// costs) weighted by its queries. Corpus-side calls (embedding the
+// documents) are spread over the queries like the others.
+type Cost struct {
+	Runs    int `json:"runs"`
+	Queries int `json:"queries"`
+	// PromptTokens and CompletionTokens are per query; Seconds is the
+	// summed wall time of model calls per query (with concurrent calls,
+	// more than the time a user waits).
+	PromptTokens     float64 `json:"prompt_tokens"`
+	CompletionTokens float64 `json:"completion_tokens"`
+	Seconds          float64 `json:"seconds"`
+	// USD is dollars per query; nil unless every run was priced (a run
+	// that called no model costs nothing, priced or not).
+	USD *float64 `json:"usd,omitempty"`
+}
+
+// Tokens are the prompt and completion tokens per query.
+func (c Cost) Tokens() float64 { return c.PromptTokens + c.CompletionTokens }
+
+// CostOf combines the usage of a system's runs; ok is false when none of
+// them records any (runs made before usage was recorded, or none).
+func CostOf(runs []*Summary) (c Cost, ok bool) {
+	var usd float64
+	priced := true
+	for _, s := range runs {
+		if s == nil || s.PerQuery == nil || s.Queries <= 0 {
+			continue
+		}
+		n := float64(s.Queries)
+		c.Runs++
+		c.Queries += s.Queries
+		c.PromptTokens += s.PerQuery.PromptTokens * n
+		c.CompletionTokens += s.PerQuery.CompletionTokens * n
+		c.Seconds += s.PerQuery.Seconds * n
+		switch {
+		case s.PerQuery.USD != nil:
+			usd += *s.PerQuery.USD * n
+		case s.Calls+s.Cached.Calls > 0:
+			priced = false
+		}
+	}
+	if c.Runs == 0 {
+		return Cost{}, false
+	}
+	n := float64(c.Queries)
+	c.PromptTokens, c.CompletionTokens, c.Seconds = round(c.PromptTokens/n), round(c.CompletionTokens/n), round(c.Seconds/n)
+	if priced {
+		c.USD = ptr(round(usd / n))
+	}
+	return c, true
+}

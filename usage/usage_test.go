@@ -121,3 +121,62 @@ func TestParsePrices(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestMerge: a stage's meter adds to the run's as it was; a stage reused
+// from disk adds all its calls as cached, so the run reports what the
+// pipeline costs and that it spent nothing new on that stage.
+func TestMerge(t *testing.T) {
+	var stage Meter
+	stage.Add("embed", "bge", Usage{PromptTokens: 10, Seconds: 1}, false)
+	stage.Add("embed", "bge", Usage{PromptTokens: 5, Seconds: 2}, true)
+	var run Meter
+	run.Add("embed", "bge", Usage{PromptTokens: 1}, false)
+	run.Merge(stage.Lines(), false)
+	l := run.Lines()
+	if len(l) != 1 || l[0].New.Calls != 2 || l[0].New.PromptTokens != 11 || l[0].Cached.Calls != 1 || l[0].Cached.PromptTokens != 5 {
+		t.Errorf("merged: %+v", l)
+	}
+	var reused Meter
+	reused.Merge(stage.Lines(), true)
+	reused.Merge([]Line{{Kind: "generate", Model: "gpt", New: Tally{Calls: 1, CompletionTokens: 7}}}, true)
+	l = reused.Lines()
+	if len(l) != 2 || l[0].New.Calls != 0 || l[0].Cached.Calls != 2 || l[0].Cached.PromptTokens != 15 || l[0].Cached.Seconds != 3 || l[1].Cached.CompletionTokens != 7 {
+		t.Errorf("reused: %+v", l)
+	}
+	if s := reused.Summary(1, nil); s.Calls != 0 || s.Cached.Calls != 3 {
+		t.Errorf("summary of a reused stage: %+v", s)
+	}
+	var nilMeter *Meter
+	nilMeter.Merge(l, false) // no panic
+}
+
+// TestCostOf: a system's cost per query over its runs is each run's
+// per-query mean weighted by its queries; dollars only when every run
+// that called a model was priced; a run without usage is left out.
+func TestCostOf(t *testing.T) {
+	var a, b, free Meter
+	a.Add("generate", "gpt", Usage{PromptTokens: 1000, CompletionTokens: 100, Seconds: 2}, false)
+	b.Add("generate", "gpt", Usage{PromptTokens: 4000, CompletionTokens: 400, Seconds: 4}, true)
+	prices := Prices{"gpt": {Input: 1, Output: 10}}
+	sa, sb, sf := a.Summary(10, prices), b.Summary(30, prices), free.Summary(20, nil)
+	c, ok := CostOf([]*Summary{&sa, &sb, nil, &sf})
+	if !ok || c.Runs != 3 || c.Queries != 60 || !near6(c.PromptTokens, 5000.0/60) || !near6(c.CompletionTokens, 500.0/60) || !near6(c.Seconds, 0.1) {
+		t.Fatalf("cost %+v", c)
+	}
+	// $0.002 for a's calls, $0.008 for b's (cached, at their cost when made).
+	if c.USD == nil || !near6(*c.USD, 0.01/60) || !near6(c.Tokens(), 5500.0/60) {
+		t.Errorf("usd %v", c.USD)
+	}
+	unpriced := a.Summary(10, nil)
+	if c, _ := CostOf([]*Summary{&sa, &unpriced}); c.USD != nil {
+		t.Errorf("a run without prices still gave dollars: %v", *c.USD)
+	}
+	if c, ok := CostOf([]*Summary{&sf}); !ok || c.USD == nil || *c.USD != 0 || c.Seconds != 0 {
+		t.Errorf("a run with no calls: %+v %v", c, ok)
+	}
+	if _, ok := CostOf([]*Summary{nil}); ok {
+		t.Error("no usage gave a cost")
+	}
+}
+
+func near6(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }

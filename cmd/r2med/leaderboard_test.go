@@ -74,3 +74,62 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedRunFromFileOnBoard fuses BM25 with a run file on the demo
+// task: the manifest records the built-in task as the data (not the run
+// file's neighbourhood), and the parts by name; the leaderboard lists
+// the run as kind fusion, named by method and parts with the file's base
+// name; compare reloads its data and tests it against BM25.
+func TestFusedRunFromFileOnBoard(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "results")
+	t.Setenv("R2MED_RESULTS", root)
+	mustRun(t, "run", "--task", "demo", "--quiet", "--bm25", "robertson", "--out", filepath.Join(dir, "robertson"))
+	file := filepath.Join(dir, "runs", "robertson.trec")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(readFileString(t, filepath.Join(dir, "robertson", "run.trec"))), 0o644)
+	mustRun(t, "run", "--task", "demo", "--quiet")
+	stdout := mustRun(t, "run", "--task", "demo", "--quiet", "--retriever", "bm25,run:"+file, "--fuse", "rrf")
+	name := "rrf(bm25,run:robertson.trec)"
+	if !strings.Contains(stdout, name) {
+		t.Fatalf("run names the system otherwise:\n%s", stdout)
+	}
+	fused := filepath.Join(root, "rrf(bm25,run_robertson.trec)", "demo")
+	m := readManifest(t, fused)
+	if m.Task.Source != "embedded:demo" || m.Task.SourceGiven != "" {
+		t.Errorf("task %+v: the data is the built-in demo task", m.Task)
+	}
+	f, _ := m.Config["fusion"].(map[string]any)
+	if parts, _ := f["retrievers"].([]any); len(parts) != 2 || parts[0] != "bm25" || parts[1] != "run:robertson.trec" {
+		t.Errorf("fusion %v", f)
+	}
+
+	var board struct {
+		Rows []struct{ Name, Kind, Source string }
+	}
+	out := mustRun(t, "leaderboard", "--format", "json", "--no-published", "--no-external")
+	if err := json.Unmarshal([]byte(out), &board); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range board.Rows {
+		if strings.Contains(r.Name, dir) || strings.Contains(r.Name, "/") {
+			t.Errorf("row %q names a path", r.Name)
+		}
+		if r.Name == name {
+			found = true
+			if r.Kind != "fusion" || r.Source != "ours" {
+				t.Errorf("%s: kind %s, source %s", name, r.Kind, r.Source)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("%s is not on the board:\n%s", name, out)
+	}
+	// The body_system breakdown needs the task's queries, reloaded from
+	// what the manifests say.
+	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), fused)
+	if !strings.Contains(stdout, "on 15 queries") || !strings.Contains(stdout, "By body_system:") {
+		t.Errorf("compare:\n%s", stdout)
+	}
+}

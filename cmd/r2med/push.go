@@ -157,6 +157,8 @@ func addKindFlags(fs *pflag.FlagSet, kind string, skip ...string) *kindFlags {
 			fs.Float64(fl.Name, 0, fl.Usage)
 		case retrieve.Bool:
 			fs.Bool(fl.Name, false, fl.Usage)
+		case retrieve.Strings:
+			fs.StringArray(fl.Name, nil, fl.Usage)
 		default:
 			fs.String(fl.Name, fl.Default, fl.Usage)
 		}
@@ -183,9 +185,13 @@ func (kf *kindFlags) spec() (retrieve.Spec, error) {
 			continue
 		}
 		v := kf.fs.Lookup(fl.Name).Value.String()
-		if fl.Type == retrieve.String {
+		switch fl.Type {
+		case retrieve.String:
 			yamlx.Set(m, fl.Key, yamlx.Text(v))
-		} else {
+		case retrieve.Strings:
+			vs, _ := kf.fs.GetStringArray(fl.Name)
+			yamlx.Set(m, fl.Key, yamlx.Seq(vs))
+		default:
 			yamlx.Set(m, fl.Key, yamlx.Scalar(v))
 		}
 	}

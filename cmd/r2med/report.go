@@ -82,6 +82,9 @@ offline).
 			if err != nil {
 				return err
 			}
+			if r.Sections, err = auditSections(dir); err != nil {
+				return err
+			}
 			for _, n := range r.Notes {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 			}

@@ -14,11 +14,14 @@ import (
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -28,8 +31,11 @@ func newRerankCmd() *cobra.Command {
 	var d dataFlags
 	var spec rerank.Spec
 	var runPath, candidates, out, tag, ties, head, cacheDir string
+	var urls []string
 	var depth, workers int
 	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
+	var calls callFlags
+	var rf *pipeline.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "rerank (--run RUN | --candidates CONFIG) --rerank KIND --out RUN",
 		Short: "Rerank the top of a run or of a Nano set's candidate lists; write the reranked run",
@@ -71,6 +77,11 @@ reasoning in OUT.trace.jsonl.
 Ties: --ties input keeps the input order among equal scores; --ties hash is
 HAKARI-Bench's sha256 candidate order (the default with --candidates).
 An interrupted rerank resumes from OUT.partial.
+
+--rerank-url may be repeated (or name a file of URLs) for a fleet of
+servers of one model, bounded by --endpoint-concurrency, each request by
+--request-timeout and --retries. --replay answers from the LLM cache alone
+and sends nothing; --prices prints what the answers cost.
 
 The flags that say which reranker to use are named as in r2med run
 (--rerank, --rerank-model, --rerank-url, --rerank-model-dir, --rerank-depth);
@@ -135,6 +146,11 @@ work but are deprecated.`,
 				if run, err = trec.ReadRunFile(runPath); err != nil {
 					return err
 				}
+				// The rule of run:PATH: ids the task lacks are an error, or
+				// with --allow-missing-docs dropped, counted and reported.
+				if run, err = retrieve.CheckRun(runPath, run, t, retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr()}); err != nil {
+					return err
+				}
 				sum, err := results.Digest(runPath)
 				if err != nil {
 					return err
@@ -161,6 +177,23 @@ work but are deprecated.`,
 				opts.Safeguard = rerank.DropSafeguard
 			}
 
+			if urls, err = httpx.ReadURLs(urls); err != nil {
+				return err
+			}
+			if len(urls) > 0 {
+				spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
+			}
+			remote, err := rf.Apply(pipeline.Remote{})
+			if err != nil {
+				return err
+			}
+			hc := remote.Client(cmd.ErrOrStderr(), "rerank")
+			spec.HTTP, spec.Fleet, spec.Replay = &hc, remote.Fleet(cmd.ErrOrStderr()), calls.replay
+			prices, err := calls.read(noCache)
+			if err != nil {
+				return err
+			}
+			spec.Meter = newMeter()
 			if rerank.UsesLLM(spec.Kind) && !noCache {
 				store, err := cache.Open(cacheDir, cache.Options{})
 				if err != nil {
@@ -214,6 +247,9 @@ work but are deprecated.`,
 			if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
 				printRerankStats(w, st.Stats())
 			}
+			if calls.prices != "" {
+				printCost(w, spec.Meter, len(reranked), prices)
+			}
 			printRerankTrace(w, out+".partial")
 			if noEval || len(t.Qrels) == 0 {
 				return nil
@@ -229,7 +265,7 @@ work but are deprecated.`,
 	f.StringVar(&candidates, "candidates", "", "rerank a Nano set's published candidate lists instead: bm25, harrier_oss_v1_270m or reranking_hybrid")
 	f.StringVar(&spec.Kind, "rerank", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
 	f.StringVar(&spec.Model, "rerank-model", "", "model name the server serves (cohere/jina/voyage, LLM kinds)")
-	f.StringVar(&spec.BaseURL, "rerank-url", "", "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API)")
+	f.StringArrayVar(&urls, "rerank-url", nil, "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API); repeat it, or give a file of URLs, for a fleet of servers of one model")
 	f.StringVar(&spec.APIKey, "rerank-api-key", "", "API key (default: COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY or OPENAI_API_KEY by reranker); never printed")
 	f.StringVar(&spec.ModelDir, "rerank-model-dir", "", "onnx: directory with model.onnx and tokenizer.json")
 	f.IntVar(&spec.CrossEncoder.MaxLength, "max-length", 512, "onnx: token budget of a query–document pair (R2MED: 512)")
@@ -247,6 +283,9 @@ work but are deprecated.`,
 	f.StringVar(&out, "out", "", "reranked run file to write (required)")
 	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
+		"price table (as r2med run --prices): print what the LLM answers cost")
+	rf = pipeline.AddRemoteFlags(f)
 	// The names before rerank and run shared theirs.
 	for _, a := range [][2]string{{"reranker", "rerank"}, {"model", "rerank-model"}, {"base-url", "rerank-url"}, {"model-dir", "rerank-model-dir"}, {"depth", "rerank-depth"}} {
 		aliasFlag(f, a[0], a[1])

@@ -173,3 +173,86 @@ func TestRerankTemplatesCLI(t *testing.T) {
 		t.Errorf("overwrote templates: exit %d, %s", code, stderr)
 	}
 }
+
+// TestRerankCLIFleetReplayPrices: r2med rerank takes run's settings of
+// calls to model servers: a repeated --rerank-url spreads the requests
+// over both servers, --prices prints the cost, a failing server's retries
+// are reported on stderr (--retries), and --replay reranks from the cache
+// alone, refusing what it lacks.
+func TestRerankCLIFleetReplayPrices(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	a, b := newChatLoopback(t), newChatLoopback(t)
+	prices := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(prices, []byte("r1: {input: 1, output: 5}\n"), 0o644)
+	cacheDir := filepath.Join(dir, "cache")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"rerank", "--task", "demo", "--run", input, "--rerank", "rank1", "--rerank-model", "r1", "--rerank-depth", "5",
+			"--cache", cacheDir, "--out", filepath.Join(dir, out), "--quiet"}, extra...)
+	}
+	stdout := mustRun(t, args("fleet.trec", "--rerank-url", a.URL+"/v1", "--rerank-url", b.URL+"/v1", "--endpoint-concurrency", "1", "--prices", prices)...)
+	if a.total.Load() == 0 || b.total.Load() == 0 || a.total.Load()+b.total.Load() != 75 {
+		t.Errorf("requests %d and %d, want 75 over both", a.total.Load(), b.total.Load())
+	}
+	// 75 answers of 100 prompt and 20 completion tokens at $1 and $5 per
+	// million: $0.015, $0.001 per query.
+	if !strings.Contains(stdout, "cost: $0.015 new, $0 of answers from the cache at their cost when made; $0.001 per query") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+
+	refuse := refusingServer(t)
+	mustRun(t, args("replayed.trec", "--rerank-url", refuse+"/v1", "--replay")...)
+	if readFileString(t, filepath.Join(dir, "replayed.trec")) != readFileString(t, filepath.Join(dir, "fleet.trec")) {
+		t.Error("the replay reranked otherwise")
+	}
+	_, stderr, code := r2med(t, "", append(args("none.trec", "--rerank-url", refuse+"/v1", "--replay"), "--cache", filepath.Join(dir, "empty"))...)
+	if code == 0 || !strings.Contains(stderr, "replay") {
+		t.Errorf("replay from an empty cache: exit %d, %s", code, stderr)
+	}
+
+	var calls atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, "loading", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	_, stderr, code = r2med(t, "", args("down.trec", "--rerank-url", down.URL+"/v1", "--retries", "1", "--no-cache")...)
+	if code == 0 || !strings.Contains(stderr, "r2med: rerank request failed (attempt 1), retrying") || !strings.Contains(stderr, "after 2 attempts") {
+		t.Errorf("a server that is down, --retries 1: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRerankCLIChecksRun: the run to rerank is checked against the task
+// as run:PATH is: a query or document the task lacks is an error naming
+// it; --allow-missing-docs drops them, says how many, and reranks the
+// rest.
+func TestRerankCLIChecksRun(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	data := readFileString(t, input) + "q-stray Q0 x 1 1 bm25\n"
+	task := demoTask(t)
+	data += task.Queries[0].ID + " Q0 doc-not-in-corpus 0 99999 bm25\n"
+	stray := filepath.Join(dir, "stray.trec")
+	os.WriteFile(stray, []byte(data), 0o644)
+	srv, _ := teiLoopback(t, nil)
+	args := []string{"rerank", "--task", "demo", "--run", stray, "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10", "--out", filepath.Join(dir, "out.trec"), "--quiet"}
+	_, stderr, code := r2med(t, "", args...)
+	if code == 0 || !strings.Contains(stderr, `"q-stray"`) || !strings.Contains(stderr, "--allow-missing-docs") {
+		t.Errorf("stray ids: exit %d, %s", code, stderr)
+	}
+	stdout, stderr, code := r2med(t, "", append(args, "--allow-missing-docs")...)
+	if code != 0 || !strings.Contains(stderr, "q-stray") || !strings.Contains(stderr, "doc-not-in-corpus") {
+		t.Fatalf("--allow-missing-docs: exit %d\n%s%s", code, stdout, stderr)
+	}
+	got := runIDs(t, filepath.Join(dir, "out.trec"))
+	if _, ok := got["q-stray"]; ok || len(got) != len(task.Queries) {
+		t.Errorf("reranked %d queries, the stray one among them: %v", len(got), ok)
+	}
+	for _, d := range got[task.Queries[0].ID] {
+		if d == "doc-not-in-corpus" {
+			t.Error("the stray document was reranked")
+		}
+	}
+}

@@ -244,7 +244,8 @@ func TestRerankCLINanoCandidates(t *testing.T) {
 func TestRerankCLIErrors(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.trec")
-	os.WriteFile(run, []byte("1 Q0 d1 1 1 x\n"), 0o644)
+	task := demoTask(t)
+	os.WriteFile(run, []byte(task.Queries[0].ID+" Q0 "+task.Corpus[0].ID+" 1 1 x\n"), 0o644)
 	out := filepath.Join(dir, "out.trec")
 	for _, c := range []struct {
 		args []string

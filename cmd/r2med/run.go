@@ -18,6 +18,7 @@ func newRunCmd() *cobra.Command {
 	var d dataFlags
 	var out, pipelineFile, cacheDir string
 	var quiet, overwrite, noCache bool
+	var calls callFlags
 	var pf *pipeline.Flags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -35,6 +36,10 @@ func newRunCmd() *cobra.Command {
   r2med run --task all --pipeline hybrid.yaml --top-k 1000 --name hybrid-1000   # flags laid over the file
   r2med run --task Biology --gar hyde --gar-model Qwen/Qwen2.5-7B-Instruct --gar-base-url http://gpu:8000/v1 --gar-llm qwen-7b
   r2med run --data DIR --retriever run:runs/{task}.trec,bm25 --allow-missing-docs
+  r2med run --task Biology --rerank insertrank --rerank-model deepseek-r1 --rerank-url http://gpu1:8000/v1 \
+      --rerank-url http://gpu2:8000/v1 --rerank-depth 20 --prices prices.yaml   # a fleet of two, costs in the manifest
+  r2med run --task Biology --gar reasoning --gar-model Qwen/Qwen3-8B --gar-base-url servers.txt --gar-llm qwen3-8b
+  r2med run --task Biology --pipeline published.yaml --cache shared-cache --replay     # from an imported cache, no server
   r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model nv --backend openai --base-url http://gpu:8000/v1   # after r2med index push
 
 A pipeline file (--pipeline) describes the stages; every pipeline flag sets
@@ -49,6 +54,15 @@ one of its keys, and flags given with --pipeline are laid over the file:
     - dense: {model: bge, backend: onnx}     # --model, --backend, --base-url, …
   fuse: {method: rrf, k: 60}                 # --fuse, --rrf-k; or {method: combsum, norm: zscore, weights: [0.3, 0.7]}
   rerank: {kind: tei, base_url: "http://localhost:8081", depth: 100}   # --rerank, --rerank-url, --rerank-depth
+                                             # insertrank: {…, scores: raw, decimals: 2, templates: DIR}
+  request_timeout: 90s                       # --request-timeout: model servers, per request
+  retries: 3                                 # --retries
+  endpoint_concurrency: 4                    # --endpoint-concurrency: per server of a fleet
+
+A base_url (--base-url, --rerank-url, --gar-base-url) takes several servers
+of one model, repeated or as a file with one URL per line: requests are
+spread over them, a failing server is taken out for a while, and the run
+goes on while one remains.
 
 Several retrievers are fused; the system is named by its parts and method,
 e.g. rrf(bm25,bge), unless --name names it.
@@ -60,7 +74,14 @@ their checksums; a run with other settings into a directory that holds one
 is refused unless --overwrite. --allow-missing-docs also lets a run:PATH
 retriever drop (and count) queries and documents the task lacks. API keys
 come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY, …), and
-credentials in a URL never reach a manifest.`,
+credentials in a URL never reach a manifest.
+
+The manifest's usage says what the model calls cost: prompt and completion
+tokens and seconds, in total and per query, and in dollars with --prices (a
+YAML table, model: {input: $, output: $} per million tokens). The cache
+entries a run used are listed beside its manifest, so 'r2med cache export
+--manifest' can share exactly them, and --replay reruns the pipeline from
+the cache alone: a call it lacks fails the run instead of reaching a server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := pf.Config(pipelineFile)
@@ -68,6 +89,10 @@ credentials in a URL never reach a manifest.`,
 				return err
 			}
 			srcs, err := d.sources()
+			if err != nil {
+				return err
+			}
+			prices, err := calls.read(noCache)
 			if err != nil {
 				return err
 			}
@@ -92,7 +117,7 @@ credentials in a URL never reach a manifest.`,
 					dir = filepath.Join(out, results.DirName(t.Name))
 				}
 				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store,
-					AllowMissingDocs: d.opts.AllowMissingDocs}
+					AllowMissingDocs: d.opts.AllowMissingDocs, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr()}
 				if !quiet {
 					opt.Log = cmd.ErrOrStderr()
 				}
@@ -117,6 +142,8 @@ credentials in a URL never reach a manifest.`,
 	f.StringVar(&pipelineFile, "pipeline", "", "a YAML pipeline file (expand, retrieve, fuse, rerank); see above")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
+	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails the run",
+		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS} per million tokens; \"*\" for every other model) that puts dollars in the manifest's usage")
 	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: out/SYSTEM/TASK, or $R2MED_RESULTS/SYSTEM/TASK)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
 	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it, and replace a run with other settings there")

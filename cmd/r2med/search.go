@@ -46,7 +46,7 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 			}
 			body := searchapi.SearchBody{K: k, Retrievers: sf.defaults, GAR: gar, Rerank: sf.rerankKind != ""}
 			if server != "" && cmd.Flags().Changed("rerank-depth") {
-				body.RerankDepth = sf.rerankOpts.Depth // in process it is the service's own
+				body.RerankDepth = sf.rerankDepth // in process it is the service's own
 			}
 			if cmd.Flags().Changed("snippet") {
 				body.Snippet = &sf.snippet

@@ -15,7 +15,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/httpserve"
-	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
@@ -34,21 +34,24 @@ const DefaultKeyEnv = "R2MED_SEARCH_KEY"
 // serviceFlags are the settings of a search service, shared by
 // serve-search and search (which runs one in process).
 type serviceFlags struct {
-	indexes    []string
-	defaults   []string
-	fuse       fusion.Spec
-	denseURL   string
-	modelDir   string
-	garModel   string
-	garURL     string
-	garStyle   string
-	garDomain  string
-	garKeyEnv  string
-	rerankKind string
-	rerankOpts pipeline.Rerank
-	cacheDir   string
-	noCache    bool
-	snippet    int
+	indexes     []string
+	defaults    []string
+	fuse        fusion.Spec
+	denseURLs   []string
+	modelDir    string
+	garModel    string
+	garURLs     []string
+	garStyle    string
+	garDomain   string
+	garKeyEnv   string
+	rerankKind  string
+	rerankSpec  rerank.Spec // model and model directory
+	rerankURLs  []string
+	rerankDepth int
+	keepTail    bool
+	cacheDir    string
+	noCache     bool
+	snippet     int
 }
 
 func (f *serviceFlags) add(fl *pflag.FlagSet) {
@@ -58,19 +61,19 @@ func (f *serviceFlags) add(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.fuse.K, "rrf-k", fusion.DefaultRRFK, "RRF constant k")
 	fl.StringVar(&f.fuse.Norm, "norm", "minmax", "combsum score normalization: minmax, zscore, none")
 	fl.Float64SliceVar(&f.fuse.Weights, "weights", nil, "combsum weights, one per retriever")
-	fl.StringVar(&f.denseURL, "base-url", "", "dense indexes: the embedding server that embeds queries (default: $OPENAI_BASE_URL or the backend's)")
+	fl.StringArrayVar(&f.denseURLs, "base-url", nil, "dense indexes: the embedding server that embeds queries (default: $OPENAI_BASE_URL or the backend's); repeat, or give a file of URLs, for a fleet")
 	fl.StringVar(&f.modelDir, "model-dir", "", "dense indexes with an onnx recipe: the local model directory (default: the Hub cache's copy)")
 	fl.StringVar(&f.garModel, "gar-model", "", "let queries be expanded (gar=hyde|query2doc|lamer|reasoning|reasoning-append) by this model of an OpenAI-compatible server, with r2med run's sampling")
-	fl.StringVar(&f.garURL, "gar-base-url", "", "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI)")
+	fl.StringArrayVar(&f.garURLs, "gar-base-url", nil, "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI); repeat, or give a file of URLs, for a fleet")
 	fl.StringVar(&f.garStyle, "gar-style", "", "with --gar-model: prompt style, post, exam, case or similar-case (default: the task's)")
 	fl.StringVar(&f.garDomain, "gar-domain", "", "with --gar-model: the post style's domain (default: the task's)")
 	fl.StringVar(&f.garKeyEnv, "gar-key-env", "OPENAI_API_KEY", "with --gar-model: the environment variable holding the LLM server's key")
 	fl.StringVar(&f.rerankKind, "rerank", "", "let queries be reranked (rerank=true) by: "+joinNames(rerank.Kinds))
-	fl.StringVar(&f.rerankOpts.Model, "rerank-model", "", "reranker model name (HTTP/LLM)")
-	fl.StringVar(&f.rerankOpts.BaseURL, "rerank-url", "", "reranker server base URL")
-	fl.StringVar(&f.rerankOpts.ModelDir, "rerank-model-dir", "", "onnx reranker: a local cross-encoder directory")
-	fl.IntVar(&f.rerankOpts.Depth, "rerank-depth", rerank.DefaultDepth, "hits reranked unless a query says (R2MED: 10 or 100)")
-	fl.BoolVar(&f.rerankOpts.KeepTail, "keep-tail", false, "keep the hits below the rerank depth after the reranked ones")
+	fl.StringVar(&f.rerankSpec.Model, "rerank-model", "", "reranker model name (HTTP/LLM)")
+	fl.StringArrayVar(&f.rerankURLs, "rerank-url", nil, "reranker server base URL; repeat, or give a file of URLs, for a fleet")
+	fl.StringVar(&f.rerankSpec.ModelDir, "rerank-model-dir", "", "onnx reranker: a local cross-encoder directory")
+	fl.IntVar(&f.rerankDepth, "rerank-depth", rerank.DefaultDepth, "hits reranked unless a query says (R2MED: 10 or 100)")
+	fl.BoolVar(&f.keepTail, "keep-tail", false, "keep the hits below the rerank depth after the reranked ones")
 	fl.StringVar(&f.cacheDir, "cache", "", "cache of embeddings and LLM answers (default: $R2MED_CACHE, else ~/.cache/r2med); held while the service runs")
 	fl.BoolVar(&f.noCache, "no-cache", false, "embed queries and ask the LLM afresh, without the cache")
 	fl.IntVar(&f.snippet, "snippet", searchapi.DefaultSnippet, "bytes of each hit's document shown, with the matched words marked, unless a query says (0: none)")
@@ -90,7 +93,7 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 	if snippet == 0 {
 		snippet = -1
 	}
-	opt := searchapi.Options{Default: f.defaults, Fuse: f.fuse, Dense: searchapi.DenseOptions{BaseURL: f.denseURL, ModelDir: f.modelDir},
+	opt := searchapi.Options{Default: f.defaults, Fuse: f.fuse, Dense: searchapi.DenseOptions{BaseURLs: f.denseURLs, ModelDir: f.modelDir},
 		Limits: limits, Snippet: snippet, Env: retrieve.Env{Log: log}}
 	var store *cache.Store
 	closeAll := func() {
@@ -106,13 +109,22 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 		opt.Env.Cache = store
 	}
 	if f.garModel != "" {
-		if opt.GAR, err = f.gar(store); err != nil {
+		if opt.GAR, err = f.gar(store, log); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 	}
 	if f.rerankKind != "" {
-		spec := rerank.Spec{Kind: f.rerankKind, Model: f.rerankOpts.Model, BaseURL: f.rerankOpts.BaseURL, ModelDir: f.rerankOpts.ModelDir}
+		spec := f.rerankSpec
+		spec.Kind = f.rerankKind
+		urls, err := httpx.ReadURLs(f.rerankURLs)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		if len(urls) > 0 {
+			spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
+		}
 		if store != nil && rerank.UsesLLM(f.rerankKind) {
 			spec.LLMCache = store
 		}
@@ -125,7 +137,7 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 		if spec.Model != "" {
 			name += ":" + spec.Model
 		}
-		opt.Rerank = &searchapi.Rerank{Scorer: sc, Name: name, Depth: f.rerankOpts.Depth, KeepTail: f.rerankOpts.KeepTail}
+		opt.Rerank = &searchapi.Rerank{Scorer: sc, Name: name, Depth: f.rerankDepth, KeepTail: f.keepTail}
 		if c, ok := sc.(io.Closer); ok {
 			prev := closeAll
 			closeAll = func() { c.Close(); prev() }
@@ -140,10 +152,10 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 }
 
 // gar is run's generation (--gar-model) for the service: R2MED's
-// sampling, the label, the prompt subject rule.
-func (f *serviceFlags) gar(store *cache.Store) (*searchapi.GAR, error) {
+// sampling, the LLM client, the label, the prompt subject rule.
+func (f *serviceFlags) gar(store *cache.Store, log io.Writer) (*searchapi.GAR, error) {
 	g := pipeline.DefaultGenerate()
-	g.Model, g.BaseURL, g.Style, g.Domain, g.KeyEnv = f.garModel, f.garURL, f.garStyle, f.garDomain, f.garKeyEnv
+	g.Model, g.BaseURLs, g.Style, g.Domain, g.KeyEnv = f.garModel, f.garURLs, f.garStyle, f.garDomain, f.garKeyEnv
 	if g.Style != "" {
 		if _, err := expand.ParseStyle(g.Style); err != nil {
 			return nil, err
@@ -153,16 +165,15 @@ func (f *serviceFlags) gar(store *cache.Store) (*searchapi.GAR, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := llm.Options{BaseURL: g.BaseURL, APIKey: os.Getenv(g.KeyEnv), Model: g.Model, Concurrency: g.Concurrency}
+	opt := pipeline.GenerateOptions{Log: log}
 	if store != nil {
-		o.Cache = store
+		opt.Cache = store
 	}
-	client, err := llm.New(o)
+	client, err := g.Client(opt)
 	if err != nil {
 		return nil, err
 	}
-	return &searchapi.GAR{LLM: client, Label: g.LLMName(), Prompts: prompts,
-		Request: llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed},
+	return &searchapi.GAR{LLM: client, Label: g.LLMName(), Prompts: prompts, Request: g.Request(),
 		Subject: func(task string) (expand.Subject, error) { return pipeline.SubjectOf(task, g) }}, nil
 }
 

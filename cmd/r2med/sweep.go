@@ -16,6 +16,8 @@ func init() { register(newSweepCmd) }
 func newSweepCmd() *cobra.Command {
 	var overwrite, quiet, noCache bool
 	var out, cacheDir string
+	var calls callFlags
+	var rf *pipeline.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "sweep SWEEP.yaml",
 		Short: "Run every task × pipeline of a sweep file; finished cells are skipped",
@@ -34,7 +36,11 @@ again.
   pipelines:
     - file: hybrid.yaml        # a pipeline file (see r2med run --help)
     - name: bm25-lucene        # or a pipeline inline
-      retrieve: [{bm25: {scheme: lucene}}]`,
+      retrieve: [{bm25: {scheme: lucene}}]
+  prices: prices.yaml          # --prices: dollars in each cell's usage
+  request_timeout: 90s         # --request-timeout, --retries and
+  retries: 3                   # --endpoint-concurrency: model servers, for
+  endpoint_concurrency: 4      # pipelines that set none (flags: for all)`,
 		Example: `  r2med sweep sweeps/r2med-bm25.yaml
   r2med sweep sweep.yaml --out /data/results --overwrite`,
 		Args: cobra.ExactArgs(1),
@@ -46,6 +52,13 @@ again.
 			if out != "" {
 				s.Out = out
 			}
+			if err := s.SetRemote(rf.Apply); err != nil {
+				return err
+			}
+			prices, err := calls.read(noCache)
+			if err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
 			var store *cache.Store
 			if !noCache && s.NeedsCache() {
@@ -54,7 +67,7 @@ again.
 				}
 				defer store.Close()
 			}
-			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store,
+			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr(),
 				Done: func(c pipeline.Cell, o *pipeline.Outcome, err error) {
 					switch {
 					case err != nil:
@@ -87,6 +100,9 @@ again.
 	f.StringVar(&out, "out", "", "results directory (default: the sweep file's out:, else $R2MED_RESULTS, else out)")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared with r2med run (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
+	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails its cell",
+		"price table (as r2med run --prices) for every cell, instead of the sweep file's prices:")
+	rf = pipeline.AddRemoteFlags(f)
 	f.BoolVar(&overwrite, "overwrite", false, "redo cells whose outputs are up to date")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd

@@ -85,7 +85,38 @@ func Decode(n *yaml.Node, dst any, where string) error {
 	return nil
 }
 
-var nodeType = reflect.TypeOf(yaml.Node{})
+var (
+	nodeType    = reflect.TypeOf(yaml.Node{})
+	stringsType = reflect.TypeOf(Strings{})
+)
+
+// Strings is a setting that takes one text or a list of them: `base_url:
+// http://a/v1` and `base_url: [http://a/v1, http://b/v1]` both decode,
+// the first as a list of one.
+type Strings []string
+
+// UnmarshalYAML reads one scalar or a list of scalars.
+func (s *Strings) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*s = Strings{n.Value}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	*s = list
+	return nil
+}
+
+// Seq is a list node of texts.
+func Seq(values []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, v := range values {
+		n.Content = append(n.Content, Text(v))
+	}
+	return n
+}
 
 // check walks n along t, reporting the first key t does not know and the
 // first value of the wrong kind. what names n in messages ("k1 in bm25").
@@ -98,6 +129,12 @@ func check(n *yaml.Node, t reflect.Type, what, where string) error {
 	}
 	if t == nodeType || t.Kind() == reflect.Interface || isNull(n) {
 		return nil
+	}
+	if t == stringsType && n.Kind != yaml.SequenceNode {
+		if n.Kind != yaml.ScalarNode {
+			return Errorf(n, "%s must be text or a list of texts, not %s", what, Describe(n))
+		}
+		return nil // one value for a list of one
 	}
 	switch t.Kind() {
 	case reflect.Struct:

@@ -59,6 +59,34 @@ func TestDecodeSpeaksYAML(t *testing.T) {
 	}
 }
 
+// TestStrings: a setting of one text or a list of them takes either, and
+// is checked like any list.
+func TestStrings(t *testing.T) {
+	type urls struct {
+		URL Strings `yaml:"url"`
+	}
+	for doc, want := range map[string][]string{"url: http://a": {"http://a"}, "url: [http://a, http://b]": {"http://a", "http://b"}, "url:\n  - x\n  - y": {"x", "y"}} {
+		n, _ := Parse([]byte(doc))
+		var u urls
+		if err := Decode(n, &u, "the file"); err != nil || strings.Join(u.URL, " ") != strings.Join(want, " ") {
+			t.Errorf("%q: %q %v", doc, u.URL, err)
+		}
+	}
+	for doc, want := range map[string]string{
+		"url: {a: b}":   "line 1: url in the file must be text or a list of texts, not a mapping",
+		"url: [a, [b]]": "line 1: item 2 of url in the file must be text, not a list",
+	} {
+		n, _ := Parse([]byte(doc))
+		var u urls
+		if err := Decode(n, &u, "the file"); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
+	if s := Seq([]string{"1", "yes"}); len(s.Content) != 2 || s.Content[0].Tag != "!!str" || s.Content[1].Value != "yes" {
+		t.Errorf("Seq: %+v", s)
+	}
+}
+
 func TestSuggest(t *testing.T) {
 	for s, want := range map[string]string{"schem": "scheme", "bm52": "bm25", "retreive": "retrieve", "qqqqq": "", "K1": "k1"} {
 		if got := Suggest(s, []string{"scheme", "bm25", "retrieve", "k1"}); got != want {

@@ -28,6 +28,7 @@ import (
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // Loader is a report.TaskLoader for runs this package wrote: every one
@@ -90,6 +91,9 @@ type Run struct {
 	// NoRunFile leaves run.trec out, as for a run that keeps only its
 	// aggregates.
 	NoRunFile bool
+	// Usage is the manifest's usage (what the model calls cost); nil
+	// writes none, as a run from before usage was recorded.
+	Usage *usage.Summary
 }
 
 // Write evaluates the run against the demo task's judgments and writes
@@ -121,7 +125,7 @@ func Write(r Run) error {
 		m.Started = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	}
 	m.Task = results.TaskInfo{Name: r.Task, Layout: string(t.Layout), Source: "embedded:" + demo.Name}
-	m.Config = r.Config
+	m.Config, m.Usage = r.Config, r.Usage
 	if m.Config == nil {
 		m.Config = map[string]any{"retriever": r.System}
 	}
