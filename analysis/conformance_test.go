@@ -10,9 +10,26 @@ import (
 )
 
 // wordBreakTestPath is Unicode's own word-break test suite as Debian's
-// unicode-data package installs it; it is optional (CI lacks it), so the
-// test below skips without it.
+// unicode-data package installs it (.ci/run installs it).
 const wordBreakTestPath = "/usr/share/unicode/auxiliary/WordBreakTest.txt"
+
+// openUnicodeData opens one of Unicode's test files. Without it the test
+// skips on a developer's machine but fails under R2MED_CI=1, where .ci/run
+// has installed Debian's unicode-data and the test must run.
+func openUnicodeData(t *testing.T, path, what string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		if os.Getenv("R2MED_CI") == "1" {
+			t.Fatalf("%s not installed but R2MED_CI=1: install Debian's unicode-data (apt-get install unicode-data) so the %s conformance test runs", path, what)
+		}
+		t.Skipf("%s not installed (Debian package unicode-data): skipping the %s conformance test (set R2MED_CI=1 to make this an error)", path, what)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
 
 // knownGrammarDifferences are WordBreakTest.txt cases where Lucene's grammar
 // knowingly departs from UAX #29 (Lucene's own conformance test skips the
@@ -31,13 +48,7 @@ var knownGrammarDifferences = map[string]string{
 // katakana, ideograph, hiragana, South East Asian or Extended_Pictographic
 // character, or two regional indicators.
 func TestUnicodeWordBreakConformance(t *testing.T) {
-	f, err := os.Open(wordBreakTestPath)
-	if os.IsNotExist(err) {
-		t.Skipf("%s not installed (Debian package unicode-data): skipping the UAX #29 conformance test", wordBreakTestPath)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := openUnicodeData(t, wordBreakTestPath, "UAX #29")
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	cases, bad := 0, 0
@@ -106,6 +117,9 @@ func TestUnicodeWordBreakConformance(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
+	if cases < 1000 {
+		t.Errorf("only %d word-break test cases read", cases)
+	}
 	t.Logf("%d cases, %d unexplained differences", cases, bad)
 }
 
@@ -115,13 +129,7 @@ const emojiTestPath = "/usr/share/unicode/emoji/emoji-test.txt"
 // listed in Unicode's emoji-test.txt (fully qualified or not, components
 // included) comes out as exactly one token.
 func TestUnicodeEmojiConformance(t *testing.T) {
-	f, err := os.Open(emojiTestPath)
-	if os.IsNotExist(err) {
-		t.Skipf("%s not installed (Debian package unicode-data): skipping the emoji conformance test", emojiTestPath)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := openUnicodeData(t, emojiTestPath, "emoji")
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	cases := 0

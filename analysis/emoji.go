@@ -1,7 +1,7 @@
 package analysis
 
-// Lucene 9 keeps emoji sequences as tokens (type <EMOJI>). Its rule, after
-// the emoji_sequence grammar of Unicode TR #51, is
+// Lucene 8 and 9 keep emoji sequences as tokens (type <EMOJI>). Their rule,
+// after the emoji_sequence grammar of Unicode TR #51, is
 //
 //	A ( (ZWJ A)* | TagSpec+ TagTerm )
 //	| KeycapBase X' FE0F? 20E3 X'

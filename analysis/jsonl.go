@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/jsonw"
 )
@@ -15,8 +15,10 @@ import (
 // AnalyzeJSONL reads JSON lines {"id": ..., "text": "..."} from r and writes
 // one line {"id": ...,"tokens":[...]} per input line to w, in input order.
 // The id is copied as it was written (a string or a number); other fields
-// are ignored and blank lines skipped. A bad line stops the run with a
-// *fileio.LineError naming name, the line number and the problem.
+// are ignored, blank lines skipped and a byte-order mark at the start
+// dropped. A bad line stops the run with a *fileio.LineError naming name,
+// the line number and the problem; text that is not valid Unicode (bad
+// UTF-8, a lone surrogate escape) is such a problem, not a silent U+FFFD.
 func AnalyzeJSONL(r io.Reader, w io.Writer, a Analyzer, name string) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -32,6 +34,9 @@ func AnalyzeJSONL(r io.Reader, w io.Writer, a Analyzer, name string) error {
 		}
 		if err != nil && err != io.EOF {
 			return err
+		}
+		if lineNo == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			rec = jsonlRecord{}
@@ -65,7 +70,12 @@ type jsonlRecord struct {
 	Text *string         `json:"text"`
 }
 
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 func parseRecord(line []byte, rec *jsonlRecord) error {
+	if err := errtext.CheckJSONText(line, "line"); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(line, rec); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field == "text" {
@@ -80,12 +90,6 @@ func parseRecord(line []byte, rec *jsonlRecord) error {
 		return errors.New(`"id" is neither a string nor a number`)
 	case rec.Text == nil:
 		return errors.New(`missing "text"`)
-	}
-	if rec.ID[0] == '"' && !utf8.Valid(rec.ID) {
-		// Re-encode so the output stays valid JSON, as encoding/json would.
-		var s string
-		_ = json.Unmarshal(rec.ID, &s)
-		rec.ID = jsonw.AppendString(nil, s)
 	}
 	return nil
 }

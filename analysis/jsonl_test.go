@@ -11,7 +11,7 @@ import (
 )
 
 func TestAnalyzeJSONL(t *testing.T) {
-	in := `{"id": "d1", "text": "The patient's HbA1c was 9.8%.", "title": "ignored"}
+	in := "\xef\xbb\xbf" + `{"id": "d1", "text": "The patient's HbA1c was 9.8%.", "title": "ignored"}
 
 {"text": "Fevers and chills", "id": 42}
 {"id":"q\u00e9","text":""}` + "\r\n" + `{"id": "last", "text": "no newline at the end"}`
@@ -38,7 +38,7 @@ func (splitAnalyzer) Analyze(dst []string, text string) []string {
 }
 
 func TestAnalyzeJSONLEscapes(t *testing.T) {
-	tokens := []string{`"quoted"`, `back\slash`, "ctl\x00\x01\x1f\t\n\r", "sep\u2028\u2029", "ünï", "<&>", "bad\xffutf8"}
+	tokens := []string{`"quoted"`, `back\slash`, "ctl\x00\x01\x1f\t\n\r", "sep\u2028\u2029", "ünï", "<&>", "\ufffd escaped"}
 	in, _ := json.Marshal(map[string]string{"id": "x", "text": strings.Join(tokens, "|")})
 	var out strings.Builder
 	if err := AnalyzeJSONL(strings.NewReader(string(in)), &out, splitAnalyzer{}, "in"); err != nil {
@@ -51,8 +51,6 @@ func TestAnalyzeJSONLEscapes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &rec); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
 	}
-	// json.Marshal already turned the invalid byte into U+FFFD.
-	tokens[len(tokens)-1] = "bad\ufffdutf8"
 	for i := range tokens {
 		if i >= len(rec.Tokens) || rec.Tokens[i] != tokens[i] {
 			t.Fatalf("round trip: got %q, want %q", rec.Tokens, tokens)
@@ -80,6 +78,10 @@ func TestAnalyzeJSONLErrors(t *testing.T) {
 		{`{"id":"a"}`, `missing "text"`},
 		{`{"id":"a","text":null}`, `missing "text"`},
 		{`{"id":"a","text":7}`, `"text" is not a string`},
+		// Not silently U+FFFD: the byte offset and what to do.
+		{"{\"id\":\"a\",\"text\":\"caf\xe9\"}", "invalid UTF-8 (byte 0xe9) at byte offset 21 of the line; the file must be UTF-8 text"},
+		{"{\"id\":\"\xff\",\"text\":\"\"}", "invalid UTF-8 (byte 0xff) at byte offset 7 of the line"},
+		{`{"id":"a","text":"\ud83d"}`, `unpaired UTF-16 surrogate \ud83d (half of a character) at byte offset 18 of the line; write both halves`},
 	}
 	for _, tt := range tests {
 		var out strings.Builder

@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -58,6 +59,9 @@ type Store struct {
 	ro   bool
 	now  func() time.Time // tests set the clock
 	path string
+
+	recMu     sync.Mutex
+	recorders []*Recorder
 }
 
 // ErrNotExist is returned by Open with ReadOnly when the directory holds no
@@ -156,13 +160,7 @@ const (
 	headerLen     = 9
 )
 
-func (s *Store) encode(val []byte) []byte {
-	out := make([]byte, headerLen+len(val))
-	out[0] = headerVersion
-	binary.LittleEndian.PutUint64(out[1:headerLen], uint64(s.now().Unix()))
-	copy(out[headerLen:], val)
-	return out
-}
+func (s *Store) encode(val []byte) []byte { return encodeAt(val, s.now()) }
 
 func decode(bucket string, key, raw []byte) (val []byte, written time.Time, err error) {
 	if len(raw) < headerLen || raw[0] != headerVersion {
@@ -224,6 +222,7 @@ func (s *Store) GetMany(bucket string, keys [][]byte) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.touch(bucket, keys, out)
 	return out, nil
 }
 
@@ -260,6 +259,7 @@ func (s *Store) PutMany(bucket string, keys [][]byte, vals [][]byte) error {
 	if err != nil {
 		return fmt.Errorf("writing %d entries to the cache %s (bucket %s): %w", len(keys), s.dir, bucket, err)
 	}
+	s.touch(bucket, keys, nil)
 	return nil
 }
 

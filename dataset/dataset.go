@@ -1,14 +1,11 @@
-// Package dataset is the retrieval data model (documents, queries, graded
-// judgments) and the readers for the directory layouts tasks ship in: R2MED's
-// own (corpus.jsonl, query.jsonl, qrels.jsonl|qrels.txt) and BEIR's
-// (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), and for Hugging Face
-// dataset repositories downloaded to a directory (LoadHub): R2MED's own and
-// HAKARI-Bench's Nano sets, parquet or JSON, found through the configs of
-// the repository's card (ReadHubConfigs), with their published candidate
-// lists (LoadHubCandidates) and GAR generations (ReadHubGenerations).
-//
-// Stats profiles a task; with ScoreCandidates it gives the numbers of
-// HAKARI-Bench's task cards, computed as the cards' script computes them.
+// Package dataset reads retrieval tasks (documents, queries, graded
+// judgments, into package ir's types) from the directory layouts tasks
+// ship in: R2MED's own (corpus.jsonl, query.jsonl, qrels.jsonl|qrels.txt)
+// and BEIR's (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), gzip
+// accepted, streaming. Its field rules and checks are exported (Dir, ID,
+// Text, Grade, CheckKnown) for the readers built on it: hubrepo (Hugging
+// Face dataset repositories) and table (parquet and JSON tables);
+// taskstats profiles a loaded task.
 package dataset
 
 import "github.com/r2med/r2med/ir"

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
@@ -46,6 +47,22 @@ func checkLineError(t *testing.T, err error, name string, data []byte) {
 	lines := bytes.Count(data, []byte("\n")) + 1
 	if le.File != name || le.Line < 0 || le.Line > lines {
 		t.Fatalf("error %v names %s line %d; the input is %s with %d lines", err, le.File, le.Line, name, lines)
+	}
+}
+
+// checkNoReplacement insists that text read from data is valid UTF-8 and
+// holds U+FFFD only where the input wrote one: invalid bytes and lone
+// surrogates are errors, never silently replaced.
+func checkNoReplacement(t *testing.T, data []byte, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if !utf8.ValidString(s) {
+			t.Fatalf("read invalid UTF-8 %q", s)
+		}
+		if strings.ContainsRune(s, utf8.RuneError) && !bytes.Contains(data, []byte("\ufffd")) &&
+			!bytes.Contains(bytes.ToLower(data), []byte(`\ufffd`)) {
+			t.Fatalf("read %q with U+FFFD from input that has none", s)
+		}
 	}
 }
 
@@ -110,6 +127,7 @@ func FuzzReadCorpus(f *testing.F) {
 				t.Fatalf("accepted bad or repeated id %q", d.ID)
 			}
 			seen[d.ID] = true
+			checkNoReplacement(t, data, d.ID, d.Text)
 		}
 		if len(docs) > bytes.Count(data, []byte("\n"))+1 {
 			t.Fatalf("%d documents from %d lines", len(docs), bytes.Count(data, []byte("\n"))+1)
@@ -139,6 +157,7 @@ func FuzzReadQueries(f *testing.F) {
 				t.Fatalf("accepted bad or repeated id %q", q.ID)
 			}
 			seen[q.ID] = true
+			checkNoReplacement(t, data, q.ID, q.Text)
 			if q.Extra != nil && len(q.Extra) == 0 {
 				t.Fatal("Extra is empty but not nil")
 			}
@@ -163,6 +182,11 @@ func FuzzReadQrelsJSONL(f *testing.F) {
 		if err != nil {
 			checkLineError(t, err, "qrels.jsonl", data)
 			return
+		}
+		for qid, docs := range q {
+			for did := range docs {
+				checkNoReplacement(t, data, qid, did)
+			}
 		}
 		// Whatever was accepted must survive being written out and read back.
 		var buf bytes.Buffer
@@ -195,6 +219,11 @@ func FuzzReadBEIRQrels(f *testing.F) {
 		if err != nil {
 			checkLineError(t, err, "test.tsv", data)
 			return
+		}
+		for qid, docs := range q {
+			for did := range docs {
+				checkNoReplacement(t, data, qid, did)
+			}
 		}
 		var buf bytes.Buffer
 		buf.WriteString("query-id\tcorpus-id\tscore\n")

@@ -51,15 +51,14 @@ type source struct {
 
 func (s source) full(rel string) string { return path.Join(s.root, rel) }
 
-// find returns the name under which rel exists, plain or gzipped, the plain
-// one winning as in fileio.Exists.
-func (s source) find(rel string) (string, bool) {
-	for _, p := range []string{rel, rel + ".gz"} {
-		if st, err := fs.Stat(s.fsys, s.full(p)); err == nil && st.Mode().IsRegular() {
-			return p, true
-		}
+// find returns the name under which rel exists, plain or gzipped; both at
+// once is an error (fileio.FindFS), since they may differ.
+func (s source) find(rel string) (string, bool, error) {
+	sub, err := fs.Sub(s.fsys, s.root)
+	if err != nil {
+		return "", false, err
 	}
-	return "", false
+	return fileio.FindFS(sub, rel, s.show)
 }
 
 // open opens rel, decompressing it when it is gzip; like fileio.Open, it
@@ -170,8 +169,14 @@ func DetectLayoutFS(fsys fs.FS, root string) (ir.Layout, error) {
 }
 
 func (s source) detect(dir string) (ir.Layout, error) {
-	_, r2med := s.find("query.jsonl")
-	_, beir := s.find("queries.jsonl")
+	_, r2med, err := s.find("query.jsonl")
+	if err != nil {
+		return "", err
+	}
+	_, beir, err := s.find("queries.jsonl")
+	if err != nil {
+		return "", err
+	}
 	switch {
 	case r2med && beir:
 		return "", fmt.Errorf("%s holds both query.jsonl (R2MED layout) and queries.jsonl (BEIR layout); keep the files of one layout per directory", dir)
@@ -227,7 +232,10 @@ func (s source) locate(dir string, layout ir.Layout, split string) (files, error
 	var f files
 	var missing []string
 	var ok bool
-	if f.corpus, ok = s.find("corpus.jsonl"); !ok {
+	var err error
+	if f.corpus, ok, err = s.find("corpus.jsonl"); err != nil {
+		return f, err
+	} else if !ok {
 		missing = append(missing, "corpus.jsonl")
 	}
 	switch layout {
@@ -238,9 +246,17 @@ func (s source) locate(dir string, layout ir.Layout, split string) (files, error
 		if split != "" && split != DefaultSplit {
 			return f, fmt.Errorf("%s: split %q given, but an R2MED task has only test queries (its qrels file holds every judgment); use the split %q or none", dir, split, DefaultSplit)
 		}
-		f.queries, _ = s.find("query.jsonl")
-		js, hasJS := s.find("qrels.jsonl")
-		txt, hasTxt := s.find("qrels.txt")
+		if f.queries, _, err = s.find("query.jsonl"); err != nil {
+			return f, err
+		}
+		js, hasJS, err := s.find("qrels.jsonl")
+		if err != nil {
+			return f, err
+		}
+		txt, hasTxt, err := s.find("qrels.txt")
+		if err != nil {
+			return f, err
+		}
 		switch {
 		case hasJS && hasTxt:
 			// They may disagree, and picking one silently would hide that.
@@ -259,9 +275,13 @@ func (s source) locate(dir string, layout ir.Layout, split string) (files, error
 		if strings.ContainsAny(split, `/\`) || split == "." || split == ".." {
 			return f, fmt.Errorf("%s: split %q is not a plain name such as test or dev", dir, split)
 		}
-		f.queries, _ = s.find("queries.jsonl")
+		if f.queries, _, err = s.find("queries.jsonl"); err != nil {
+			return f, err
+		}
 		rel := "qrels/" + split + ".tsv"
-		if f.qrels, ok = s.find(rel); ok {
+		if f.qrels, ok, err = s.find(rel); err != nil {
+			return f, err
+		} else if ok {
 			f.qrelsFormat = "beir"
 		} else {
 			avail := s.splits()

@@ -263,24 +263,48 @@ func TestLoadGzip(t *testing.T) {
 
 // When both name and name.gz exist the plain file is read, as fileio.Exists
 // decides; a stale compressed copy must not shadow an edited file.
-func TestLoadPrefersPlainFile(t *testing.T) {
+// A file present both plain and gzipped is refused: the two may differ,
+// and reading one would silently ignore the other. The message says which
+// to remove.
+func TestLoadRefusesPlainAndGzipped(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "corpus.jsonl"), []byte(`{"id": "new", "text": "edited"}`+"\n"))
-	writeFile(t, filepath.Join(dir, "corpus.jsonl.gz"), gz(t, []byte(`{"id": "old", "text": "stale"}`+"\n")))
+	plain, gzipped := filepath.Join(dir, "corpus.jsonl"), filepath.Join(dir, "corpus.jsonl.gz")
+	writeFile(t, plain, []byte(`{"id": "new", "text": "edited"}`+"\n"))
+	writeFile(t, gzipped, gz(t, []byte(`{"id": "old", "text": "stale"}`+"\n")))
 	writeFile(t, filepath.Join(dir, "query.jsonl"), []byte(`{"id": "q", "text": "x"}`+"\n"))
 	writeFile(t, filepath.Join(dir, "qrels.txt"), []byte("q 0 new 1\n"))
+	old := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(gzipped, old, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir, Options{Name: "custom"})
+	want := "both " + plain + " and " + gzipped + " exist and they differ; reading one would silently ignore the other, so remove the one you do not mean (" + plain + " is the newer)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Load error %v\nwant %s", err, want)
+	}
+
+	writeFile(t, gzipped, gz(t, []byte(`{"id": "new", "text": "edited"}`+"\n")))
+	_, err = Load(dir, Options{Name: "custom"})
+	want = "both " + plain + " and " + gzipped + " exist; they hold the same data, so remove one of them (rm " + plain + ")"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Load error %v\nwant %s", err, want)
+	}
+
+	if err := os.Remove(plain); err != nil {
+		t.Fatal(err)
+	}
 	task, err := Load(dir, Options{Name: "custom"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(task.Corpus) != 1 || task.Corpus[0] != (ir.Doc{ID: "new", Text: "edited"}) {
-		t.Errorf("Corpus = %q, want the plain file's document", task.Corpus)
+		t.Errorf("Corpus = %q, want the gzipped file's document", task.Corpus)
 	}
 	if task.Name != "custom" {
 		t.Errorf("Name = %q, want the Options.Name override", task.Name)
 	}
-	if task.Files[2] != filepath.Join(dir, "qrels.txt") {
-		t.Errorf("qrels file %q, want qrels.txt", task.Files[2])
+	if task.Files[0] != gzipped || task.Files[2] != filepath.Join(dir, "qrels.txt") {
+		t.Errorf("files %q, want corpus.jsonl.gz and qrels.txt", task.Files)
 	}
 }
 

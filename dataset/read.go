@@ -378,6 +378,9 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 		if !ok {
 			break
 		}
+		if err := errtext.CheckUTF8(line, "line"); err != nil {
+			return nil, lr.errorf("%v", err)
+		}
 		f = fileio.Fields(f, string(line))
 		if header {
 			header = false

@@ -29,7 +29,11 @@ func Load() (*ir.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	// LoadFS would name the task after its directory, "data".
+	// LoadFS would name the task after its directory, "data", and list
+	// its files by their paths inside FS, which are no paths on disk: an
+	// embedded task has neither directory nor files (a manifest records
+	// it as "embedded:demo", never as some ./data a run happens to find).
 	t.Name = Name
+	t.Dir, t.Files = "", nil
 	return t, nil
 }

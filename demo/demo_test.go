@@ -205,3 +205,16 @@ func TestLoad(t *testing.T) {
 		t.Errorf("loaded %d judgments, file has %d", n, want)
 	}
 }
+
+// TestLoadIsEmbedded: the loaded task names no directory or files, which
+// would be read against the working directory (a ./data there is not the
+// demo task).
+func TestLoadIsEmbedded(t *testing.T) {
+	task, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Name != Name || task.Dir != "" || task.Files != nil || len(task.Corpus) == 0 {
+		t.Errorf("task %q dir %q files %v, %d documents", task.Name, task.Dir, task.Files, len(task.Corpus))
+	}
+}

@@ -1,11 +1,13 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // HTTPOptions are the settings every HTTP backend shares: how texts are
@@ -30,8 +33,13 @@ type HTTPOptions struct {
 	// Tokens estimates the tokens of a text for MaxTokens; nil means
 	// EstimateTokens.
 	Tokens func(string) int
-	// Concurrency bounds the requests in flight; 0 means 4.
+	// Concurrency bounds the requests in flight to each server; 0 means
+	// 4. With a fleet of N servers (several base URLs), up to N times as
+	// many run at once.
 	Concurrency int
+	// Fleet tunes how a fleet of servers takes failing ones out and back
+	// (httpx.Fleet); its PerEndpoint is ignored, Concurrency is used.
+	Fleet httpx.FleetOptions
 
 	// MaxChars cuts each text to its first MaxChars characters (runes)
 	// before it is sent; 0 sends texts whole. It stands in for a
@@ -62,17 +70,24 @@ type HTTPOptions struct {
 	BaseDelay   time.Duration
 	MaxDelay    time.Duration
 	Timeout     time.Duration
+	// MaxBody caps an answer's size in bytes; 0 means
+	// httpx.DefaultMaxBody.
+	MaxBody int64
+	// Replay refuses to send any request (see httpx.Client.Replay);
+	// Cache.Replay says the same one level up, with a clearer message.
+	Replay bool
 	// Notify, if set, hears about each retry; its error holds no key.
 	// Concurrent requests may call it at the same time.
 	Notify func(attempt int, wait time.Duration, err error)
 }
 
-// EstimateTokens is the default token estimate for batching: a quarter
-// of the UTF-8 bytes, rounded up. It is close for English under BPE
+// EstimateTokens is the default token estimate for batching, and for the
+// usage of servers that report none (usage.EstimateTokens): a quarter of
+// the UTF-8 bytes, rounded up. It is close for English under BPE
 // vocabularies (about 4 characters a token) and overestimates most other
 // Latin text; CJK text may take more tokens than it says, so lower
 // MaxTokens or set Tokens for such corpora.
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+func EstimateTokens(s string) int { return usage.EstimateTokens(s) }
 
 func (o HTTPOptions) validate() error {
 	for _, f := range []struct {
@@ -83,17 +98,34 @@ func (o HTTPOptions) validate() error {
 			return fmt.Errorf("%s is %d; it must be positive, or 0 for the default", f.name, f.v)
 		}
 	}
+	if o.Timeout < 0 || o.MaxBody < 0 {
+		return fmt.Errorf("timeout %v and answer cap %d must not be negative", o.Timeout, o.MaxBody)
+	}
 	if o.MaxChars > 0 && o.Truncate != nil {
 		return errors.New("both a character limit and a truncation function are set; set one")
 	}
 	return nil
 }
 
-func (o HTTPOptions) client(secrets ...string) *httpx.Client {
+// client is the retrying client of a fleet of servers at bases.
+func (o HTTPOptions) client(bases []string, secrets ...string) (*httpx.Client, error) {
+	fo := o.Fleet
+	fo.PerEndpoint = o.concurrency()
+	fleet, err := httpx.NewFleet(bases, fo)
+	if err != nil {
+		return nil, err
+	}
 	return &httpx.Client{
 		HTTP: o.HTTP, MaxAttempts: o.MaxAttempts, BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
-		Timeout: o.Timeout, Notify: o.Notify, Secrets: secrets,
+		Timeout: o.Timeout, Notify: o.Notify, Secrets: secrets, MaxBody: o.MaxBody, Fleet: fleet, Replay: o.Replay,
+	}, nil
+}
+
+func (o HTTPOptions) concurrency() int {
+	if o.Concurrency == 0 {
+		return 4
 	}
+	return o.Concurrency
 }
 
 // prepare returns the texts as they will be sent: cut, then quoted.
@@ -193,15 +225,16 @@ func spans(texts []string, size, budget int, tokens func(string) int) []span {
 
 // batcher runs one backend's requests: it prepares and batches texts,
 // sends batches concurrently, checks every answer and puts vectors back
-// in input order.
+// in input order, with each text's share of its request's usage.
 type batcher struct {
 	name  string // "openai text-embedding-3-large", for messages
 	opts  HTTPOptions
 	fixed int          // the dimension asked for, 0 if the server chooses
 	dim   atomic.Int64 // the dimension seen first, kept across calls
+	limit int          // requests in flight: per server × servers
 }
 
-func newBatcher(name string, o HTTPOptions, dim int) *batcher {
+func newBatcher(name string, o HTTPOptions, dim, servers int) *batcher {
 	if o.BatchSize == 0 {
 		o.BatchSize = 64
 	}
@@ -211,25 +244,24 @@ func newBatcher(name string, o HTTPOptions, dim int) *batcher {
 	if o.Tokens == nil {
 		o.Tokens = EstimateTokens
 	}
-	if o.Concurrency == 0 {
-		o.Concurrency = 4
-	}
-	return &batcher{name: name, opts: o, fixed: dim}
+	return &batcher{name: name, opts: o, fixed: dim, limit: o.concurrency() * max(servers, 1)}
 }
 
 // send embeds one batch; it returns exactly one vector per text or an
-// error.
-type send func(ctx context.Context, texts []string) ([][]float32, error)
+// error, and the prompt tokens the server counted (-1 when it says
+// nothing).
+type send func(ctx context.Context, texts []string) ([][]float32, int, error)
 
-func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float32, error) {
+func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float32, []usage.Usage, error) {
 	out := make([][]float32, len(texts))
+	use := make([]usage.Usage, len(texts))
 	if len(texts) == 0 {
-		return out, nil
+		return out, use, nil
 	}
 	prepared := b.opts.prepare(texts)
 	batches := spans(prepared, b.opts.BatchSize, b.opts.MaxTokens, b.opts.Tokens)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.opts.Concurrency)
+	g.SetLimit(b.limit)
 	var mu sync.Mutex
 	done := 0
 	for _, sp := range batches {
@@ -240,7 +272,8 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			vecs, err := f(gctx, prepared[sp.lo:sp.hi])
+			start := time.Now()
+			vecs, tokens, err := f(gctx, prepared[sp.lo:sp.hi])
 			if err == nil {
 				err = b.check(vecs, sp.hi-sp.lo)
 			}
@@ -248,6 +281,7 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 				return fmt.Errorf("%s: texts %d-%d of %d: %w", b.name, sp.lo+1, sp.hi, len(texts), err)
 			}
 			copy(out[sp.lo:sp.hi], vecs)
+			apportion(use[sp.lo:sp.hi], prepared[sp.lo:sp.hi], tokens, time.Since(start).Seconds())
 			if b.opts.Progress != nil {
 				mu.Lock()
 				done += sp.hi - sp.lo
@@ -260,14 +294,59 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 	if err := g.Wait(); err != nil {
 		// The caller's cancellation says more than a batch that saw it.
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, use, nil
+}
+
+// apportion shares one request's usage among its texts, in proportion to
+// their estimated tokens: tokens the server counted (tokens ≥ 0; the
+// shares add up to it exactly, by largest remainder) or the estimates
+// themselves (tokens < 0, marked estimated), and its wall time.
+func apportion(dst []usage.Usage, texts []string, tokens int, seconds float64) {
+	est := make([]int, len(texts))
+	sum := 0
+	for i, t := range texts {
+		est[i] = usage.EstimateTokens(t)
+		sum += est[i]
+	}
+	weight := func(i int) float64 {
+		if sum == 0 {
+			return 1 / float64(len(texts))
+		}
+		return float64(est[i]) / float64(sum)
+	}
+	for i := range dst {
+		dst[i] = usage.Usage{PromptTokens: est[i], Seconds: seconds * weight(i), Estimated: usage.Estimator}
+	}
+	if tokens < 0 {
+		return
+	}
+	type rem struct {
+		i int
+		r float64
+	}
+	left := tokens
+	rems := make([]rem, len(dst))
+	for i := range dst {
+		share := float64(tokens) * weight(i)
+		dst[i].PromptTokens = int(share)
+		dst[i].Estimated = ""
+		left -= dst[i].PromptTokens
+		rems[i] = rem{i, share - float64(dst[i].PromptTokens)}
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int { return cmp.Compare(b.r, a.r) })
+	for k := 0; k < left; k++ {
+		dst[rems[k%len(rems)].i].PromptTokens++
+	}
+	for i := range dst {
+		dst[i].TotalTokens = dst[i].PromptTokens
+	}
 }
 
 // check validates one batch's answer against the dimension asked for or,
@@ -308,7 +387,10 @@ var HTTPBackends = []string{"openai", "tei", "voyage"}
 // RemoteOptions are what a command line gives any HTTP backend.
 type RemoteOptions struct {
 	BaseURL, APIKey, Model string
-	Dimensions             int
+	// BaseURLs are more servers of the same model: with BaseURL, one
+	// fleet (httpx.ReadURLs reads them from flags and files).
+	BaseURLs   []string
+	Dimensions int
 	HTTPOptions
 }
 
@@ -318,14 +400,14 @@ type RemoteOptions struct {
 func NewHTTP(backend string, o RemoteOptions) (Embedder, error) {
 	switch backend {
 	case "openai":
-		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
+		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
 	case "voyage":
-		return NewVoyage(VoyageOptions{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
+		return NewVoyage(VoyageOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
 	case "tei":
 		if o.Dimensions != 0 {
 			return nil, errors.New("tei embeddings: TEI's /embed returns the model's own dimension; drop --dimensions")
 		}
-		return NewTEI(TEIOptions{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, HTTPOptions: o.HTTPOptions})
+		return NewTEI(TEIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, HTTPOptions: o.HTTPOptions})
 	}
 	return nil, fmt.Errorf("unknown HTTP embedding backend %q; use one of %s", backend, strings.Join(HTTPBackends, ", "))
 }

@@ -7,8 +7,11 @@ import (
 	"math"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // CacheKind is the cache bucket kind that holds embeddings; the bucket's
@@ -70,7 +73,9 @@ const DefaultCacheChunk = 256
 // changed, and mixing the two would rank nonsense.
 //
 // Vectors are stored as little-endian float32, exactly as the backend
-// returned them.
+// returned them, after a small record of what the text cost to embed
+// (tokens and seconds, see Metered); entries written before that record
+// existed are read as they are, their tokens estimated.
 type Cache struct {
 	Embedder Embedder
 	Store    *cache.Store // nil: no caching, every text goes to Embedder
@@ -79,8 +84,27 @@ type Cache struct {
 	// Progress, if set, hears how many of one call's distinct texts are
 	// done: once after the cache lookup, then after each chunk.
 	Progress func(done, total int)
+	// Meter, if set, hears each distinct text's usage: new ones as they
+	// are embedded, cached ones with the usage they had when made (kind
+	// CacheKind, model ID.Model).
+	Meter *usage.Meter
+	// Replay answers from the cache only: a text it lacks is an error
+	// wrapping ErrReplay, and the Embedder is never called.
+	Replay bool
 
 	hits, misses, damaged atomic.Int64
+}
+
+// ErrReplay is wrapped by the errors of calls refused in replay mode.
+var ErrReplay = httpx.ErrReplay
+
+// Metered is an Embedder that also says what each text cost: the HTTP
+// backends share each request's usage (the server's token count, else
+// estimated) and wall time among its texts. Cache estimates the usage of
+// other Embedders itself (usage.EstimateTokens, the call's wall time).
+type Metered interface {
+	Embedder
+	EmbedMetered(ctx context.Context, input Input, texts []string) ([][]float32, []usage.Usage, error)
 }
 
 // Cached wraps e with store under id.
@@ -131,11 +155,15 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 			if r == nil {
 				continue
 			}
-			v, ok := decodeVector(r, c.ID.Dimensions)
+			v, u, ok := decodeEntry(r, c.ID.Dimensions)
 			if !ok || (cachedDim != 0 && len(v) != cachedDim) {
 				c.damaged.Add(1)
 				continue
 			}
+			if u == nil { // written before usage was recorded
+				u = &usage.Usage{PromptTokens: usage.EstimateTokens(uniq[i]), Estimated: usage.Estimator}
+			}
+			c.Meter.Add(CacheKind, c.ID.Model, *u, true)
 			cachedDim = len(v)
 			vecs[i] = v
 		}
@@ -151,6 +179,9 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 	if c.Progress != nil {
 		c.Progress(done, len(uniq))
 	}
+	if c.Replay && len(missing) > 0 {
+		return nil, fmt.Errorf("embedding cache: %w: %d of %d texts are not in the cache for %s (first: %q); import the run's cache file (r2med cache import) or run without replay", ErrReplay, len(missing), len(uniq), c.ID.Model, snippet(uniq[missing[0]]))
+	}
 
 	chunk := c.Chunk
 	if chunk <= 0 {
@@ -165,7 +196,7 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 		for j, i := range idx {
 			batch[j] = uniq[i]
 		}
-		got, err := c.Embedder.Embed(ctx, input, batch)
+		got, use, err := embedMetered(ctx, c.Embedder, input, batch)
 		if err != nil {
 			return nil, err
 		}
@@ -181,12 +212,15 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 		}
 		cachedDim = len(got[0])
 		c.misses.Add(int64(len(batch)))
+		for _, u := range use {
+			c.Meter.Add(CacheKind, c.ID.Model, u, false)
+		}
 		if c.Store != nil {
 			ks := make([][]byte, len(idx))
 			vs := make([][]byte, len(idx))
 			for j, i := range idx {
 				ks[j] = keys[i]
-				vs[j] = encodeVector(got[j])
+				vs[j] = encodeEntry(got[j], use[j])
 			}
 			if err := c.Store.PutMany(c.bucket(), ks, vs); err != nil {
 				return nil, fmt.Errorf("embedding cache: %w", err)
@@ -216,12 +250,95 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 	return out, nil
 }
 
+// embedMetered embeds texts with their usage: from a Metered backend, or
+// estimated here (tokens by usage.EstimateTokens, the call's wall time
+// shared in proportion).
+func embedMetered(ctx context.Context, e Embedder, input Input, texts []string) ([][]float32, []usage.Usage, error) {
+	if m, ok := e.(Metered); ok {
+		v, u, err := m.EmbedMetered(ctx, input, texts)
+		if err == nil && len(u) != len(texts) {
+			err = fmt.Errorf("the backend reported the usage of %d texts for %d", len(u), len(texts))
+		}
+		return v, u, err
+	}
+	start := time.Now()
+	v, err := e.Embed(ctx, input, texts)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := make([]usage.Usage, len(texts))
+	apportion(u, texts, -1, time.Since(start).Seconds())
+	return v, u, nil
+}
+
+func snippet(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	return cutRunes(s, 60) + "…"
+}
+
+// An entry is the vector as little-endian float32s, after a usage record
+// that starts with usageMark, a float32 NaN that no stored vector can
+// start with (vectors with NaN are refused), so entries written before
+// the record existed still read: a leading NaN means a record follows.
+//
+//	mark (4 bytes) | uvarint prompt tokens | uvarint microseconds | flags (1: tokens estimated) | vector
+const usageMark = 0x7FC15553
+
+func encodeEntry(v []float32, u usage.Usage) []byte {
+	b := make([]byte, 4, 4+2*binary.MaxVarintLen64+1+4*len(v))
+	binary.LittleEndian.PutUint32(b, usageMark)
+	b = binary.AppendUvarint(b, uint64(max(u.PromptTokens, 0)))
+	b = binary.AppendUvarint(b, uint64(max(math.Round(u.Seconds*1e6), 0)))
+	var flags byte
+	if u.Estimated != "" {
+		flags = 1
+	}
+	return append(append(b, flags), encodeVector(v)...)
+}
+
+// encodeVector is the vector alone, as entries were written before they
+// carried usage.
 func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
 	return b
+}
+
+// decodeEntry reads an entry; the usage is nil for an entry without a
+// record.
+func decodeEntry(b []byte, dim int) ([]float32, *usage.Usage, bool) {
+	if len(b) < 4 || binary.LittleEndian.Uint32(b) != usageMark {
+		v, ok := decodeVector(b, dim)
+		return v, nil, ok
+	}
+	rest := b[4:]
+	tokens, n := binary.Uvarint(rest)
+	if n <= 0 || tokens > math.MaxInt32 {
+		return nil, nil, false
+	}
+	rest = rest[n:]
+	micros, n := binary.Uvarint(rest)
+	if n <= 0 || len(rest) < n+1 {
+		return nil, nil, false
+	}
+	flags := rest[n]
+	rest = rest[n+1:]
+	if flags > 1 {
+		return nil, nil, false
+	}
+	v, ok := decodeVector(rest, dim)
+	if !ok {
+		return nil, nil, false
+	}
+	u := &usage.Usage{PromptTokens: int(tokens), TotalTokens: int(tokens), Seconds: float64(micros) / 1e6}
+	if flags == 1 {
+		u.Estimated = usage.Estimator
+	}
+	return v, u, true
 }
 
 func decodeVector(b []byte, dim int) ([]float32, bool) {

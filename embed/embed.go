@@ -3,6 +3,11 @@
 // servers (OpenAI, vLLM, TEI's OpenAI route, Ollama, llama.cpp), TEI's
 // native route and Voyage.
 //
+// The HTTP backends take one server or a fleet of them (several base
+// URLs, httpx.Fleet) and report each text's usage (Metered); Cache keeps
+// vectors and usage by content, so a text is embedded once whichever
+// server is asked.
+//
 // Backends embed exactly the texts they are given: instructions and
 // prefixes are applied before Embed by whoever knows the model's recipe
 // (package models), so a cache keyed by the text it embeds is keyed by

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"net/http"
@@ -18,19 +17,13 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/embed/embedtest"
 )
 
-// vecFor is the fake servers' embedding of a text: a function of the
+// fakeVec is the fake servers' embedding of a text: a function of the
 // text alone, so a vector in the wrong place is seen.
-func fakeVec(text string, dim int) []float32 {
-	v := make([]float32, dim)
-	for i := range v {
-		h := fnv.New32a()
-		fmt.Fprintf(h, "%d|%s", i, text)
-		v[i] = float32(h.Sum32()%20001)/10000 - 1
-	}
-	return v
-}
+func fakeVec(text string, dim int) []float32 { return embedtest.Vector(text, dim) }
 
 // fakeRequest is what a fake server saw.
 type fakeRequest struct {

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // DefaultOpenAIBase is OpenAI's own API, used when neither the options
@@ -28,6 +29,9 @@ type OpenAIOptions struct {
 	// BaseURL is the API root the path /embeddings is appended to; ""
 	// means $OPENAI_BASE_URL, then DefaultOpenAIBase.
 	BaseURL string
+	// BaseURLs are more servers of the same model, with BaseURL one
+	// fleet (httpx.Fleet): requests are spread over them.
+	BaseURLs []string
 	// APIKey is sent as a bearer token; "" means $OPENAI_API_KEY, and
 	// none is sent when that is empty too (local servers need none).
 	APIKey string
@@ -52,17 +56,18 @@ type OpenAI struct {
 
 // NewOpenAI checks the options and returns the backend; it sends nothing.
 func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
-	base, key, err := resolve(o.BaseURL, "OPENAI_BASE_URL", DefaultOpenAIBase, o.APIKey, "OPENAI_API_KEY")
+	bases, key, err := resolve(o.BaseURL, o.BaseURLs, "OPENAI_BASE_URL", DefaultOpenAIBase, o.APIKey, "OPENAI_API_KEY")
 	if err != nil {
 		return nil, fmt.Errorf("openai embeddings: %w", err)
 	}
 	if err := checkCommon("openai embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	e := &OpenAI{
-		remote: newRemote("openai", o.Model, httpx.JoinURL(base, "embeddings"), key, o.Dimensions, o.HTTPOptions),
-		model:  o.Model, encoding: "float", dims: o.Dimensions,
+	r, err := newRemote("openai", o.Model, bases, "embeddings", key, o.Dimensions, o.HTTPOptions)
+	if err != nil {
+		return nil, fmt.Errorf("openai embeddings: %w", err)
 	}
+	e := &OpenAI{remote: r, model: o.Model, encoding: "float", dims: o.Dimensions}
 	if o.Base64 {
 		e.encoding = "base64"
 	}
@@ -71,7 +76,13 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 
 // Embed embeds texts in order. The input side is not sent: OpenAI's API
 // has no such field, so instructions must already be in the texts.
-func (e *OpenAI) Embed(ctx context.Context, _ Input, texts []string) ([][]float32, error) {
+func (e *OpenAI) Embed(ctx context.Context, input Input, texts []string) ([][]float32, error) {
+	v, _, err := e.EmbedMetered(ctx, input, texts)
+	return v, err
+}
+
+// EmbedMetered is Embed with each text's share of the server's usage.
+func (e *OpenAI) EmbedMetered(ctx context.Context, _ Input, texts []string) ([][]float32, []usage.Usage, error) {
 	return e.embedList(ctx, texts, func(batch []string) any {
 		return openAIRequest{Model: e.model, Input: batch, EncodingFormat: e.encoding, Dimensions: e.dims}
 	})
@@ -84,22 +95,26 @@ type openAIRequest struct {
 	Dimensions     int      `json:"dimensions,omitempty"`
 }
 
-// remote is what every HTTP backend holds: the endpoint and its key, the
-// retrying client and the batcher.
+// remote is what every HTTP backend holds: the route on its servers and
+// the key, the retrying client with its fleet, and the batcher.
 type remote struct {
-	url    string
+	path   string
 	header http.Header
 	client *httpx.Client
 	batch  *batcher
 	desc   string
 }
 
-func newRemote(backend, model, url, key string, dims int, o HTTPOptions, extra ...string) remote {
-	return remote{
-		url: url, header: httpx.Bearer(key), client: o.client(key),
-		batch: newBatcher(backend+" "+model, o, dims),
-		desc:  describe(backend, model, dims, o, extra...),
+func newRemote(backend, model string, bases []string, path, key string, dims int, o HTTPOptions, extra ...string) (remote, error) {
+	c, err := o.client(bases, key)
+	if err != nil {
+		return remote{}, err
 	}
+	return remote{
+		path: path, header: httpx.Bearer(key), client: c,
+		batch: newBatcher(backend+" "+model, o, dims, len(bases)),
+		desc:  describe(backend, model, dims, o, extra...),
+	}, nil
 }
 
 // String names what the vectors depend on (backend, model, dimensions,
@@ -107,20 +122,24 @@ func newRemote(backend, model, url, key string, dims int, o HTTPOptions, extra .
 // it. The input side is not in it: it is a property of each call.
 func (r *remote) String() string { return r.desc }
 
+// Fleet is the backend's servers, for their health and request counts.
+func (r *remote) Fleet() *httpx.Fleet { return r.client.Fleet }
+
 // post sends one request body and decodes the answer into out.
 func (r *remote) post(ctx context.Context, body, out any) error {
-	return r.client.Do(ctx, httpx.Request{URL: r.url, Header: r.header, Body: body}, out)
+	return r.client.Do(ctx, httpx.Request{Path: r.path, Header: r.header, Body: body}, out)
 }
 
 // embedList embeds texts batch by batch through an API that answers with
 // OpenAI's embedding list; req builds one batch's request body.
-func (r *remote) embedList(ctx context.Context, texts []string, req func(batch []string) any) ([][]float32, error) {
-	return r.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+func (r *remote) embedList(ctx context.Context, texts []string, req func(batch []string) any) ([][]float32, []usage.Usage, error) {
+	return r.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, int, error) {
 		var ans listAnswer
 		if err := r.post(ctx, req(batch), &ans); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return ans.vectors(len(batch), r.client.Secrets)
+		v, err := ans.vectors(len(batch), r.client.Secrets)
+		return v, ans.tokens(), err
 	})
 }
 
@@ -132,6 +151,23 @@ type listAnswer struct {
 	} `json:"data"`
 	// Some proxies answer 200 with an error object instead of data.
 	Error json.RawMessage `json:"error"`
+	// OpenAI counts prompt_tokens, Voyage total_tokens.
+	Usage *struct {
+		PromptTokens *int `json:"prompt_tokens"`
+		TotalTokens  *int `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// tokens are the input tokens the server counted, or -1.
+func (a *listAnswer) tokens() int {
+	switch {
+	case a.Usage == nil:
+	case a.Usage.PromptTokens != nil && *a.Usage.PromptTokens >= 0:
+		return *a.Usage.PromptTokens
+	case a.Usage.TotalTokens != nil && *a.Usage.TotalTokens >= 0:
+		return *a.Usage.TotalTokens
+	}
+	return -1
 }
 
 // vectors places the answer's vectors by their index (servers may
@@ -223,25 +259,34 @@ func parseVector(raw json.RawMessage) ([]float32, error) {
 	return nil, fmt.Errorf("embedding is %.20s…, neither a list of numbers nor base64", raw)
 }
 
-// resolve fills the base URL and key from the environment and checks
+// resolve fills the base URLs and key from the environment and checks
 // that the official API gets a key.
-func resolve(base, baseEnv, def, key, keyEnv string) (string, string, error) {
-	if base == "" {
-		base = os.Getenv(baseEnv)
+func resolve(base string, more []string, baseEnv, def, key, keyEnv string) ([]string, string, error) {
+	var bases []string
+	for _, b := range append([]string{base}, more...) {
+		if b != "" {
+			bases = append(bases, b)
+		}
 	}
-	if base == "" {
-		base = def
+	if len(bases) == 0 {
+		if b := os.Getenv(baseEnv); baseEnv != "" && b != "" {
+			bases = []string{b}
+		} else {
+			bases = []string{def}
+		}
 	}
-	if key == "" {
+	if key == "" && keyEnv != "" {
 		key = os.Getenv(keyEnv)
 	}
-	if err := checkBase(base); err != nil {
-		return "", "", err
+	for _, b := range bases {
+		if err := checkBase(b); err != nil {
+			return nil, "", err
+		}
+		if key == "" && keyEnv != "" && sameHost(b, def) {
+			return nil, "", fmt.Errorf("%s needs an API key: set %s", def, keyEnv)
+		}
 	}
-	if key == "" && sameHost(base, def) {
-		return "", "", fmt.Errorf("%s needs an API key: set %s", def, keyEnv)
-	}
-	return base, key, nil
+	return bases, key, nil
 }
 
 func sameHost(a, b string) bool {

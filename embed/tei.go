@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // DefaultTEIBase is where a Text Embeddings Inference container listens
@@ -18,6 +18,8 @@ type TEIOptions struct {
 	// BaseURL is the server root the path /embed is appended to; ""
 	// means DefaultTEIBase.
 	BaseURL string
+	// BaseURLs are more servers of the same model, with BaseURL one fleet.
+	BaseURLs []string
 	// APIKey is sent as a bearer token when set (TEI's --api-key).
 	APIKey string
 	// Model names the served model; required, because the server serves
@@ -39,11 +41,8 @@ type TEI struct {
 
 // NewTEI checks the options and returns the backend; it sends nothing.
 func NewTEI(o TEIOptions) (*TEI, error) {
-	base := o.BaseURL
-	if base == "" {
-		base = DefaultTEIBase
-	}
-	if err := checkBase(base); err != nil {
+	bases, _, err := resolve(o.BaseURL, o.BaseURLs, "", DefaultTEIBase, o.APIKey, "")
+	if err != nil {
 		return nil, fmt.Errorf("tei embeddings: %w", err)
 	}
 	if err := checkCommon("tei embeddings", o.Model, 0, o.HTTPOptions); err != nil {
@@ -56,32 +55,40 @@ func NewTEI(o TEIOptions) (*TEI, error) {
 	if o.Unnormalized {
 		extra = append(extra, "unnormalized")
 	}
-	return &TEI{
-		remote:    newRemote("tei", o.Model, httpx.JoinURL(base, "embed"), o.APIKey, 0, o.HTTPOptions, extra...),
-		normalize: !o.Unnormalized,
-	}, nil
+	r, err := newRemote("tei", o.Model, bases, "embed", o.APIKey, 0, o.HTTPOptions, extra...)
+	if err != nil {
+		return nil, fmt.Errorf("tei embeddings: %w", err)
+	}
+	return &TEI{remote: r, normalize: !o.Unnormalized}, nil
 }
 
 // Embed embeds texts in order; the input side is not sent (TEI's prompt
 // names are not used: instructions are already in the texts).
-func (e *TEI) Embed(ctx context.Context, _ Input, texts []string) ([][]float32, error) {
-	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+func (e *TEI) Embed(ctx context.Context, input Input, texts []string) ([][]float32, error) {
+	v, _, err := e.EmbedMetered(ctx, input, texts)
+	return v, err
+}
+
+// EmbedMetered is Embed with each text's usage: TEI's /embed reports
+// none, so its tokens are estimated (usage.Estimator).
+func (e *TEI) EmbedMetered(ctx context.Context, _ Input, texts []string) ([][]float32, []usage.Usage, error) {
+	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, int, error) {
 		var ans []json.RawMessage
 		if err := e.post(ctx, teiRequest{Inputs: batch, Truncate: true, Normalize: e.normalize}, &ans); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if len(ans) != len(batch) {
-			return nil, fmt.Errorf("asked for %d embeddings, got %d", len(batch), len(ans))
+			return nil, 0, fmt.Errorf("asked for %d embeddings, got %d", len(batch), len(ans))
 		}
 		out := make([][]float32, len(ans))
 		for i, raw := range ans {
 			v, err := parseVector(raw)
 			if err != nil {
-				return nil, fmt.Errorf("embedding %d: %w", i, err)
+				return nil, 0, fmt.Errorf("embedding %d: %w", i, err)
 			}
 			out[i] = v
 		}
-		return out, nil
+		return out, -1, nil
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // DefaultVoyageBase is Voyage AI's API, used when neither the options nor
@@ -16,6 +16,8 @@ type VoyageOptions struct {
 	// BaseURL is the API root the path /embeddings is appended to; ""
 	// means $VOYAGE_BASE_URL, then DefaultVoyageBase.
 	BaseURL string
+	// BaseURLs are more servers, with BaseURL one fleet.
+	BaseURLs []string
 	// APIKey is sent as a bearer token; "" means $VOYAGE_API_KEY
 	// (required by Voyage's own API).
 	APIKey string
@@ -39,23 +41,30 @@ type Voyage struct {
 
 // NewVoyage checks the options and returns the backend; it sends nothing.
 func NewVoyage(o VoyageOptions) (*Voyage, error) {
-	base, key, err := resolve(o.BaseURL, "VOYAGE_BASE_URL", DefaultVoyageBase, o.APIKey, "VOYAGE_API_KEY")
+	bases, key, err := resolve(o.BaseURL, o.BaseURLs, "VOYAGE_BASE_URL", DefaultVoyageBase, o.APIKey, "VOYAGE_API_KEY")
 	if err != nil {
 		return nil, fmt.Errorf("voyage embeddings: %w", err)
 	}
 	if err := checkCommon("voyage embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	return &Voyage{
-		remote: newRemote("voyage", o.Model, httpx.JoinURL(base, "embeddings"), key, o.Dimensions, o.HTTPOptions),
-		model:  o.Model, dims: o.Dimensions, base64: o.Base64,
-	}, nil
+	r, err := newRemote("voyage", o.Model, bases, "embeddings", key, o.Dimensions, o.HTTPOptions)
+	if err != nil {
+		return nil, fmt.Errorf("voyage embeddings: %w", err)
+	}
+	return &Voyage{remote: r, model: o.Model, dims: o.Dimensions, base64: o.Base64}, nil
 }
 
 // Embed embeds texts in order, telling Voyage which side they are on.
 func (e *Voyage) Embed(ctx context.Context, input Input, texts []string) ([][]float32, error) {
+	v, _, err := e.EmbedMetered(ctx, input, texts)
+	return v, err
+}
+
+// EmbedMetered is Embed with each text's share of the server's usage.
+func (e *Voyage) EmbedMetered(ctx context.Context, input Input, texts []string) ([][]float32, []usage.Usage, error) {
 	if input != Query && input != Document {
-		return nil, fmt.Errorf("voyage embeddings: unknown input side %v", input)
+		return nil, nil, fmt.Errorf("voyage embeddings: unknown input side %v", input)
 	}
 	return e.embedList(ctx, texts, func(batch []string) any {
 		req := voyageRequest{Input: batch, Model: e.model, InputType: input.String(), OutputDimension: e.dims}

@@ -47,4 +47,8 @@
 //     every other method [text, hy_doc] averaged.
 //   - The query text comes from the generation file's "text", not from
 //     query.jsonl: R2MED does not read query.jsonl in GAR runs.
+//
+// Beyond R2MED's methods, BRIGHT-style query reasoning (Reasoning,
+// ReasoningAppend) uses the same layout under <task>/reasoning/<llm>/ and
+// its own rule: the reasoning replaces the query, or follows it.
 package expand

@@ -300,8 +300,11 @@ func (m GenerationManifest) FallbackSummary() string {
 }
 
 // Dir is where a generation set lives under root, R2MED's
-// <root>/<method>/<llm>; root is usually the task directory.
-func Dir(root, method, llmName string) string { return filepath.Join(root, method, llmName) }
+// <root>/<method>/<llm> (<root>/reasoning/<llm> for both query-reasoning
+// modes); root is usually the task directory.
+func Dir(root, method, llmName string) string {
+	return filepath.Join(root, MethodDir(method), llmName)
+}
 
 type line struct {
 	ID        string          `json:"id"`

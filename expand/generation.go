@@ -34,9 +34,10 @@ const (
 	SearchR1  = "search-r1"
 )
 
-var methods = []string{HyDE, Query2Doc, LameR, SearchO1, SearchR1}
+var methods = []string{HyDE, Query2Doc, LameR, SearchO1, SearchR1, Reasoning, ReasoningAppend}
 
-// Methods lists R2MED's GAR methods.
+// Methods lists the GAR methods: R2MED's five, then BRIGHT-style query
+// reasoning in its two modes (see Reasoning).
 func Methods() []string { return slices.Clone(methods) }
 
 // llms are the LLM names of R2MED's published generations: its --gar_llm
@@ -67,7 +68,7 @@ var maxLine = MaxLineBytes
 // directory name.
 func checkSource(method, llm string) error {
 	if !slices.Contains(methods, method) {
-		return fmt.Errorf("unknown GAR method %q; R2MED's are %s", method, strings.Join(methods, ", "))
+		return fmt.Errorf("unknown GAR method %q; the methods are %s", method, strings.Join(methods, ", "))
 	}
 	if llm == "" || llm == "." || llm == ".." || strings.ContainsAny(llm, `/\`) {
 		return fmt.Errorf("LLM name %q is not a plain directory name such as qwen-7b", llm)
@@ -75,13 +76,18 @@ func checkSource(method, llm string) error {
 	return nil
 }
 
-// LoadDir reads <taskDir>/<method>/<llm>/query_with_hydoc.jsonl (or its .gz).
+// LoadDir reads <taskDir>/<method>/<llm>/query_with_hydoc.jsonl (or its
+// .gz; both at once is an error); both query-reasoning modes read
+// <taskDir>/reasoning/<llm>/.
 func LoadDir(taskDir, method, llm string) ([]Generation, error) {
 	if err := checkSource(method, llm); err != nil {
 		return nil, err
 	}
-	want := filepath.Join(taskDir, method, llm, FileName)
-	path, ok := fileio.Exists(want)
+	want := filepath.Join(Dir(taskDir, method, llm), FileName)
+	path, ok, err := fileio.Find(want)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		msg := fmt.Sprintf("no %s generations: %s does not exist", method+"/"+llm, want)
 		if have, err := Sources(taskDir); err == nil && len(have) > 0 {
@@ -107,10 +113,14 @@ type Source struct{ Method, LLM string }
 func (s Source) String() string { return s.Method + "/" + s.LLM }
 
 // Sources lists the generation sets under taskDir, sorted, so that callers
-// can offer or run them all. Directories of unknown methods are left out.
+// can offer or run them all. Directories of unknown methods are left out;
+// a reasoning set is listed once, as Reasoning.
 func Sources(taskDir string) ([]Source, error) {
 	var out []Source
 	for _, m := range methods {
+		if MethodDir(m) != m {
+			continue
+		}
 		ents, err := os.ReadDir(filepath.Join(taskDir, m))
 		if errors.Is(err, os.ErrNotExist) {
 			continue

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
 )
@@ -39,9 +40,11 @@ func TestMalformed(t *testing.T) {
 		{"array-line.jsonl", `array-line.jsonl:2: line holds a JSON array, want one JSON object per line`},
 		{"bad-json.jsonl", `bad-json.jsonl:2: malformed JSON at column 38: unexpected end of JSON input; each line must be one complete JSON object`},
 		{"bool-id.jsonl", `bool-id.jsonl:1: "id" is a boolean, want a string (or a number)`},
+		{"cut-utf8.jsonl", `cut-utf8.jsonl:2: invalid UTF-8 (byte 0xe2) at byte offset 68 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"dup-id.jsonl", `dup-id.jsonl:4: query id "0" already has a generation on line 1; keep one per query`},
 		{"empty-id.jsonl", `empty-id.jsonl:1: "id" is empty; every generation needs the id of its query`},
 		{"empty.jsonl", `empty.jsonl: no generations; the file is empty`},
+		{"lone-surrogate.jsonl", `lone-surrogate.jsonl:1: unpaired UTF-16 surrogate \ud83e (half of a character) at byte offset 36 of the line; write both halves of the pair (an emoji is two escapes, as in \ud83d\ude00) or remove the escape`},
 		{"missing-hy_doc.jsonl", `missing-hy_doc.jsonl:1: missing "hy_doc" field; every generation needs the LLM output (it may be the empty string)`},
 		{"missing-id.jsonl", `missing-id.jsonl:2: missing "id" field; every generation needs the id of its query`},
 		{"missing-text.jsonl", `missing-text.jsonl:1: missing "text" field; every generation needs the query text (it may be the empty string)`},
@@ -85,8 +88,8 @@ func TestReadGenerationsTooLong(t *testing.T) {
 
 func TestSourceChecks(t *testing.T) {
 	cases := []struct{ method, llm, want string }{
-		{"HyDE", "qwen-7b", `unknown GAR method "HyDE"; R2MED's are hyde, query2doc, lamer, search-o1, search-r1`},
-		{"", "qwen-7b", `unknown GAR method ""; R2MED's are hyde, query2doc, lamer, search-o1, search-r1`},
+		{"HyDE", "qwen-7b", `unknown GAR method "HyDE"; the methods are hyde, query2doc, lamer, search-o1, search-r1, reasoning, reasoning-append`},
+		{"", "qwen-7b", `unknown GAR method ""; the methods are hyde, query2doc, lamer, search-o1, search-r1, reasoning, reasoning-append`},
 		{HyDE, "", `LLM name "" is not a plain directory name such as qwen-7b`},
 		{HyDE, "..", `LLM name ".." is not a plain directory name such as qwen-7b`},
 		{HyDE, "qwen/7b", `LLM name "qwen/7b" is not a plain directory name such as qwen-7b`},
@@ -158,6 +161,19 @@ func TestLoadDirAndSources(t *testing.T) {
 		t.Errorf("truncated gzip: %v\nwant %s", err, want)
 	}
 
+	// The same file plain and gzipped: refused, naming both.
+	write("hyde/twice/query_with_hydoc.jsonl", `{"id":"0","text":"q","hy_doc":"plain"}`+"\n", false)
+	write("hyde/twice/query_with_hydoc.jsonl.gz", `{"id":"0","text":"q","hy_doc":"gz"}`+"\n", true)
+	old := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(filepath.Join(dir, "hyde/twice/query_with_hydoc.jsonl.gz"), old, old)
+	_, err = LoadDir(dir, HyDE, "twice")
+	twice := filepath.Join(dir, "hyde/twice/query_with_hydoc.jsonl")
+	want = "both " + twice + " and " + twice + ".gz exist and they differ; reading one would silently ignore the other, so remove the one you do not mean (" + twice + " is the newer)"
+	if err == nil || err.Error() != want {
+		t.Errorf("plain and gzipped: %v\nwant %s", err, want)
+	}
+	os.RemoveAll(filepath.Join(dir, "hyde/twice"))
+
 	srcs, err := Sources(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +197,7 @@ func TestLoadDirAndSources(t *testing.T) {
 }
 
 func TestLists(t *testing.T) {
-	if got := Methods(); !reflect.DeepEqual(got, []string{"hyde", "query2doc", "lamer", "search-o1", "search-r1"}) {
+	if got := Methods(); !reflect.DeepEqual(got, []string{"hyde", "query2doc", "lamer", "search-o1", "search-r1", "reasoning", "reasoning-append"}) {
 		t.Errorf("Methods = %q", got)
 	}
 	Methods()[0] = "x"

@@ -2,22 +2,16 @@ package expand
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/template"
 
 	"github.com/r2med/r2med/demo"
-	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/prompts"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -27,6 +21,9 @@ import (
 // docs/r2med-reference-notes.md §1.6) and live as editable files under
 // templates/: system.tmpl, hyde.tmpl, query2doc.tmpl, lamer.tmpl (Go
 // text/template) and examples.json (Query2doc's two fixed pairs per style).
+// reasoning.tmpl, the query-reasoning prompt, follows BRIGHT's three steps
+// (the essential problem, step-by-step reasoning about what a relevant
+// document holds, a drafted answer) in our wording.
 
 //go:embed templates/*.tmpl templates/examples.json
 var templateFS embed.FS
@@ -40,11 +37,24 @@ const (
 
 // TemplateFiles lists the files a templates directory may hold.
 func TemplateFiles() []string {
-	return []string{systemFile, HyDE + ".tmpl", Query2Doc + ".tmpl", LameR + ".tmpl", examplesFile}
+	return append(append([]string{systemFile}, templateNames()...), examplesFile)
 }
 
-// GenerationMethods are the methods Generate writes prompts for.
-func GenerationMethods() []string { return []string{HyDE, Query2Doc, LameR} }
+// templateNames are the user-message templates, one per generating
+// method's prompt.
+func templateNames() []string {
+	return []string{HyDE + ".tmpl", Query2Doc + ".tmpl", LameR + ".tmpl", Reasoning + ".tmpl"}
+}
+
+// GenerationMethods are the methods Generate writes prompts for. The two
+// query-reasoning methods share one prompt and one generation set; they
+// differ in how the output meets the query.
+func GenerationMethods() []string {
+	return []string{HyDE, Query2Doc, LameR, Reasoning, ReasoningAppend}
+}
+
+// templateOf is the template file of a generating method's prompt.
+func templateOf(method string) string { return MethodDir(method) + ".tmpl" }
 
 // Style is how prompts name a task's queries and what they ask for.
 type Style string
@@ -197,59 +207,24 @@ type Prompts struct {
 // dir that is not a template name is an error, so a misspelt override
 // does not go unnoticed.
 func LoadPrompts(dir string) (*Prompts, error) {
-	files := map[string][]byte{}
-	sources := map[string]string{}
-	for _, name := range TemplateFiles() {
-		b, err := templateFS.ReadFile("templates/" + name)
-		if err != nil {
-			return nil, err
-		}
-		files[name], sources[name] = b, "embedded"
+	set, err := prompts.Load(templateFS, "templates", TemplateFiles(), dir, ".tmpl", ".json")
+	if err != nil {
+		return nil, err
 	}
-	if dir != "" {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("templates directory: %w", err)
-		}
-		for _, e := range ents {
-			name := e.Name()
-			if e.IsDir() || strings.HasPrefix(name, ".") {
-				continue
-			}
-			if _, ok := files[name]; !ok {
-				if ext := filepath.Ext(name); ext == ".tmpl" || ext == ".json" {
-					return nil, fmt.Errorf("%s: not a template file name; the names are %s", filepath.Join(dir, name), strings.Join(TemplateFiles(), ", "))
-				}
-				continue
-			}
-			path := filepath.Join(dir, name)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return nil, err
-			}
-			files[name], sources[name] = b, path
-		}
-	}
-	p := &Prompts{tmpl: map[string]*template.Template{}, Sources: sources}
-	h := sha256.New()
-	for _, name := range TemplateFiles() {
-		fmt.Fprintf(h, "%s\x00%d\x00", name, len(files[name]))
-		h.Write(files[name])
-	}
-	p.digest = hex.EncodeToString(h.Sum(nil))
-	p.system = strings.TrimSuffix(string(files[systemFile]), "\n")
+	sources := set.Sources
+	p := &Prompts{tmpl: map[string]*template.Template{}, Sources: sources, digest: set.Digest()}
+	p.system = set.Text(systemFile)
 	if strings.TrimSpace(p.system) == "" {
 		return nil, fmt.Errorf("%s: the system prompt is empty", sources[systemFile])
 	}
-	for _, m := range GenerationMethods() {
-		name := m + ".tmpl"
-		t, err := template.New(name).Option("missingkey=error").Parse(strings.TrimSuffix(string(files[name]), "\n"))
+	for _, name := range templateNames() {
+		t, err := template.New(name).Option("missingkey=error").Parse(set.Text(name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sources[name], err)
 		}
-		p.tmpl[m] = t
+		p.tmpl[name] = t
 	}
-	if err := json.Unmarshal(files[examplesFile], &p.examples); err != nil {
+	if err := json.Unmarshal(set.Bytes(examplesFile), &p.examples); err != nil {
 		return nil, fmt.Errorf("%s: %w; it maps each style (post, exam, case, similar-case) to a list of {\"query\", \"passage\"} pairs", sources[examplesFile], err)
 	}
 	for st, ex := range p.examples {
@@ -283,8 +258,8 @@ func (p *Prompts) Digest() string { return p.digest }
 // Render is the user message for one query. LameR needs passages (the
 // texts of the query's top BM25 documents); other methods refuse them.
 func (p *Prompts) Render(method string, s Subject, query string, passages []string) (string, error) {
-	t, ok := p.tmpl[method]
-	if !ok {
+	t, ok := p.tmpl[templateOf(method)]
+	if !ok || !slices.Contains(GenerationMethods(), method) {
 		return "", fmt.Errorf("no prompt for method %q; generation supports %s", method, strings.Join(GenerationMethods(), ", "))
 	}
 	d, err := s.data()
@@ -309,7 +284,7 @@ func (p *Prompts) Render(method string, s Subject, query string, passages []stri
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, d); err != nil {
-		return "", fmt.Errorf("%s: %w", p.Sources[method+".tmpl"], err)
+		return "", fmt.Errorf("%s: %w", p.Sources[templateOf(method)], err)
 	}
 	return b.String(), nil
 }
@@ -317,19 +292,5 @@ func (p *Prompts) Render(method string, s Subject, query string, passages []stri
 // WriteTemplates copies the embedded templates into dir, to edit and pass
 // back to LoadPrompts. Existing files are not overwritten.
 func WriteTemplates(dir string) ([]string, error) {
-	var written []string
-	for _, name := range TemplateFiles() {
-		path := filepath.Join(dir, name)
-		if _, err := os.Stat(path); err == nil {
-			return written, fmt.Errorf("%s exists; remove it or choose another directory", path)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return written, err
-		}
-		b, _ := templateFS.ReadFile("templates/" + name)
-		if err := fileio.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return written, err
-		}
-		written = append(written, path)
-	}
-	return written, nil
+	return prompts.Write(templateFS, "templates", TemplateFiles(), dir)
 }

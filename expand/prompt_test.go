@@ -120,6 +120,14 @@ func TestPromptGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if m == ReasoningAppend {
+				// Both reasoning modes ask the one question.
+				same, _ := p.Render(Reasoning, queries[st], "A 30-year-old sailor has bleeding gums and poor wound healing. What is the cause?", nil)
+				if got != same {
+					t.Errorf("reasoning-append's prompt differs from reasoning's:\n%s", got)
+				}
+				continue
+			}
 			path := filepath.Join("testdata", "genprompts", m+"-"+string(st)+".txt")
 			if *updatePrompts {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -14,8 +14,12 @@ import (
 // answer for a reasoning LLM, the whole output otherwise.
 func (g Generation) Answer() string { return Split(g.LLM, g.HyDoc) }
 
-// BM25Text is the BM25 query string R2MED builds from g.
+// BM25Text is the BM25 query string R2MED builds from g (for query
+// reasoning, which R2MED lacks, see Reasoning).
 func (g Generation) BM25Text() string {
+	if q, ok := g.reasoningQuery(); ok {
+		return q
+	}
 	if IsReasoningLLM(g.LLM) {
 		return g.Answer()
 	}
@@ -48,8 +52,12 @@ func (d DenseInput) Texts() []string {
 	return []string{d.Query}
 }
 
-// Dense is the dense-retrieval query input R2MED builds from g.
+// Dense is the dense-retrieval query input R2MED builds from g (query
+// reasoning: one input, see Reasoning).
 func (g Generation) Dense() DenseInput {
+	if q, ok := g.reasoningQuery(); ok {
+		return DenseInput{Query: q}
+	}
 	switch {
 	case IsReasoningLLM(g.LLM):
 		return DenseInput{Query: g.Text, Gen: g.Answer(), Average: true}
@@ -72,7 +80,7 @@ func Align(queries []ir.Query, gens []Generation) ([]Generation, error) {
 	byID := make(map[string]int, len(gens))
 	for i, g := range gens {
 		if !slices.Contains(methods, g.Method) {
-			return nil, fmt.Errorf("%s: query %q: unknown GAR method %q; R2MED's are %s", src, g.ID, g.Method, strings.Join(methods, ", "))
+			return nil, fmt.Errorf("%s: query %q: unknown GAR method %q; the methods are %s", src, g.ID, g.Method, strings.Join(methods, ", "))
 		}
 		if _, dup := byID[g.ID]; dup {
 			return nil, fmt.Errorf("%s: query %q has more than one generation", src, g.ID)

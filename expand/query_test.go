@@ -122,7 +122,7 @@ func TestAlignErrors(t *testing.T) {
 		{"duplicate", queries("0"), []Generation{gen("0", HyDE, "gpt4"), gen("0", HyDE, "gpt4")},
 			`hyde/gpt4 generations: query "0" has more than one generation`},
 		{"mixed sources, unknown method", queries("0", "1"), []Generation{gen("0", HyDE, "gpt4"), gen("1", "rewrite", "gpt4")},
-			`generations: query "1": unknown GAR method "rewrite"; R2MED's are hyde, query2doc, lamer, search-o1, search-r1`},
+			`generations: query "1": unknown GAR method "rewrite"; the methods are hyde, query2doc, lamer, search-o1, search-r1, reasoning, reasoning-append`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -40,6 +40,11 @@ type Client struct {
 	HTTPClient *http.Client
 	Progress   progress.Factory // one bar per downloaded file; silent when zero
 	Workers    int              // files downloaded at once; 0 means 4
+	// RetryFor bounds how long a download that lost its connection keeps
+	// trying to resume (through resets, refused connections while the
+	// server restarts, 5xx answers), counted from the last byte received;
+	// 0 means 2 minutes. Backoff is 1, 2, 4, 8, 8, … seconds.
+	RetryFor time.Duration
 
 	backoff time.Duration // first retry wait; 0 means 1s (tests shorten it)
 }
@@ -240,14 +245,81 @@ func (c *Client) retry(ctx context.Context, op func() error) error {
 		if t.after > d {
 			d = min(t.after, 30*time.Second)
 		}
-		timer := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
+		if err := sleep(ctx, d); err != nil {
+			return err
 		}
 		wait = min(2*wait, maxBackoff*first)
+	}
+}
+
+func (c *Client) retryFor() time.Duration {
+	if c.RetryFor > 0 {
+		return c.RetryFor
+	}
+	return 2 * time.Minute
+}
+
+// gaveUp is retryResuming's error when the time ran out.
+type gaveUp struct {
+	attempts int
+	last     error
+}
+
+func (g *gaveUp) Error() string {
+	return fmt.Sprintf("%v (gave up after %d attempts)", g.last, g.attempts)
+}
+func (g *gaveUp) Unwrap() error { return g.last }
+
+// retryResuming runs a download attempt until it succeeds or fails for
+// good. Unlike retry it is bounded by time, not by count: transient
+// failures are retried with backoff (1, 2, 4, 8, 8, … s, or the server's
+// Retry-After) while less than RetryFor has passed since the last byte
+// arrived (lastByte), and the backoff starts over after any progress, so
+// a long download over a flaky link is not failed by its total count of
+// cuts, and a server restart is waited out.
+func (c *Client) retryResuming(ctx context.Context, lastByte func() time.Time, op func() error) error {
+	first := c.backoff
+	if first <= 0 {
+		first = time.Second
+	}
+	wait := first
+	for attempt := 1; ; attempt++ {
+		before := lastByte()
+		err := op()
+		var t *transient
+		if err == nil || !errors.As(err, &t) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if lastByte().After(before) {
+			wait = first
+		}
+		left := time.Until(lastByte().Add(c.retryFor()))
+		if left <= 0 {
+			return &gaveUp{attempts: attempt, last: t.err}
+		}
+		d := wait
+		if t.after > d {
+			d = min(t.after, 30*time.Second)
+		}
+		if err := sleep(ctx, min(d, left)); err != nil { // the last try is at the deadline
+			return err
+		}
+		wait = min(2*wait, maxBackoff*first)
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
 	}
 }
 

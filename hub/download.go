@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -235,6 +236,7 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 	bar.Add(int(have))
 
 	buf := make([]byte, 256<<10)
+	lastByte := time.Now()
 	attempt := func() error {
 		if size >= 0 && have == size {
 			return nil
@@ -253,7 +255,14 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 		}
 		resp, err := c.httpClient(true).Do(req)
 		if err != nil {
-			return c.transportError(ctx.Err(), req.URL, err)
+			e := c.transportError(ctx.Err(), req.URL, err)
+			var tr *transient
+			if errors.Is(err, syscall.ECONNREFUSED) && !errors.As(e, &tr) && ctx.Err() == nil {
+				// The server answered moments ago: a refused connection
+				// now is a restart, worth waiting for.
+				e = &transient{err: e}
+			}
+			return e
 		}
 		defer resp.Body.Close()
 		switch {
@@ -285,6 +294,7 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 		for {
 			n, rerr := body.Read(buf)
 			if n > 0 {
+				lastByte = time.Now()
 				stall.Reset(stallTimeout)
 				if _, err := f.Write(buf[:n]); err != nil {
 					return err
@@ -311,7 +321,16 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 		}
 		return nil
 	}
-	if err := c.retry(ctx, attempt); err != nil {
+	if err := c.retryResuming(ctx, func() time.Time { return lastByte }, attempt); err != nil {
+		var g *gaveUp
+		if errors.As(err, &g) {
+			of := ""
+			if size >= 0 {
+				of = fmt.Sprintf(" of %d", size)
+			}
+			return 0, nil, newError(fmt.Sprintf("%s@%s: download of %q stopped at byte %d%s and gave up after %d attempts over %v without a byte (last: %s); what arrived is kept and the next run resumes from there",
+				t.repo, t.revision, t.file, have, of, g.attempts, c.retryFor(), c.redact(g.last.Error())), ErrUnreachable, g.last)
+		}
 		return 0, nil, err
 	}
 	if err := f.Sync(); err != nil {

@@ -995,3 +995,59 @@ func TestEndpointThatIsNotAHub(t *testing.T) {
 	_, err = c.Snapshot(context.Background(), bio, "main")
 	mustErr(t, err, nil, `"ftp://example.org"`, "HF_ENDPOINT")
 }
+
+// bigLFS is a large LFS file for the restart tests.
+func bigLFS() hubtest.File {
+	b := make([]byte, 4<<20)
+	for i := range b {
+		b[i] = byte(i*7 + i>>9)
+	}
+	return hubtest.File{Path: "corpus/big.bin", Content: b, LFS: true}
+}
+
+// A server restart in the middle of a download (the connection dropped,
+// then connections refused for 4 seconds) does not abort it: the client
+// retries with backoff and resumes where the body broke off.
+func TestDownloadSurvivesServerRestart(t *testing.T) {
+	t.Parallel() // seven seconds of waiting
+	big := bigLFS()
+	h, _, _ := setup(t, big)
+	c := &Client{Endpoint: h.URL(), CacheDir: t.TempDir()} // the default backoff: 1 s, 2 s, 4 s, …
+	const cut = 1 << 20
+	h.Restart(big.ETag(), cut, 4*time.Second)
+	start := time.Now()
+	s, err := c.Snapshot(context.Background(), bio, "main", big.Path)
+	if err != nil {
+		t.Fatalf("download aborted by a 4-second restart: %v", err)
+	}
+	checkContents(t, s, []hubtest.File{big})
+	if d := time.Since(start); d < 4*time.Second {
+		t.Errorf("finished in %v, before the server came back", d)
+	}
+	var ranges []string
+	for _, r := range h.Records() {
+		if r.Server == "cdn" && r.Method == "GET" {
+			ranges = append(ranges, r.Range)
+		}
+	}
+	if want := []string{"", fmt.Sprintf("bytes=%d-", cut)}; fmt.Sprint(ranges) != fmt.Sprint(want) {
+		t.Errorf("CDN GET ranges %q, want %q (the restart resumed, not restarted)", ranges, want)
+	}
+}
+
+// A server that does not come back is given up on after RetryFor, with
+// what arrived kept for the next run.
+func TestDownloadGivesUpAfterRetryFor(t *testing.T) {
+	t.Parallel()
+	big := bigLFS()
+	h, _, _ := setup(t, big)
+	c := &Client{Endpoint: h.URL(), CacheDir: t.TempDir(), backoff: 100 * time.Millisecond, RetryFor: 1500 * time.Millisecond}
+	h.Restart(big.ETag(), 1<<20, time.Hour)
+	start := time.Now()
+	_, err := c.Snapshot(context.Background(), bio, "main", big.Path)
+	mustErr(t, err, ErrUnreachable, "gave up after", "the next run resumes")
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 10*time.Second {
+		t.Errorf("gave up after %v; want about RetryFor (1.5 s)", d)
+	}
+	h.Up()
+}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/usage"
 )
 
 // Format is an output format of a leaderboard.
@@ -20,6 +21,7 @@ const (
 	Markdown Format = "markdown" // R2MED's table as the reference notes print it
 	CSV      Format = "csv"      // values ×100 with two decimals, as R2MED's summary CSV
 	JSON     Format = "json"     // stored values (0–1) and the reported average
+	LaTeX    Format = "latex"    // a booktabs table for papers: best bold, marks as superscripts
 )
 
 // ParseFormat reads a format name.
@@ -29,10 +31,12 @@ func ParseFormat(s string) (Format, error) {
 		return Terminal, nil
 	case "md", Markdown:
 		return Markdown, nil
+	case "tex", LaTeX:
+		return LaTeX, nil
 	case CSV, JSON:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown format %q; want table, markdown, csv or json", s)
+	return "", &UsageError{fmt.Sprintf("unknown format %q; want table, markdown, csv, json or latex", s)}
 }
 
 // Write renders the table in format f.
@@ -46,6 +50,8 @@ func (t *Table) Write(w io.Writer, f Format) error {
 		return t.writeCSV(w)
 	case JSON:
 		return t.writeJSON(w)
+	case LaTeX:
+		return t.writeLaTeX(w)
 	}
 	return fmt.Errorf("leaderboard: unknown format %q", f)
 }
@@ -54,23 +60,86 @@ func (t *Table) Write(w io.Writer, f Format) error {
 // decimals.
 func Pct(v float64) string { return strconv.FormatFloat(v*100, 'f', 2, 64) }
 
-// AverageText is the row's average as printed: "41.65", or for a system
-// missing tasks "— (3/8)".
+// AverageText is the row's average as printed: "41.65"; for an external
+// system whose paper printed another average than its values' mean,
+// "35.22 (printed 35.19)"; for an average-only row "51.10 (printed)"; for
+// a system missing tasks "— (3/8)".
 func (t *Table) AverageText(r Row) string {
-	if r.Complete {
-		return strconv.FormatFloat(r.Average, 'f', 2, 64)
+	switch {
+	case r.AverageOnly:
+		return strconv.FormatFloat(r.Average, 'f', 2, 64) + " (printed)"
+	case r.Complete:
+		s := strconv.FormatFloat(r.Average, 'f', 2, 64)
+		if p, ok := t.printedDiffers(r); ok {
+			s += " (printed " + p + ")"
+		}
+		return s
 	}
 	return fmt.Sprintf("— (%d/%d)", r.Have, len(t.Tasks))
 }
 
-func (t *Table) mixed() bool {
-	for _, r := range t.Rows {
-		if !r.System.Published {
-			return true
+// printedDiffers returns an external row's printed average when it is
+// not the average of its printed values (RaDeR's quirk).
+func (t *Table) printedDiffers(r Row) (string, bool) {
+	e := r.System.External
+	if e == nil || e.AverageOnly || t.Family != "" || t.Metric.Key != DefaultMetric.Key {
+		return "", false
+	}
+	p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64)
+	return p, p != strconv.FormatFloat(r.Average, 'f', 2, 64)
+}
+
+// CellText is a cell as printed: the value ×100 and its mark, "—" when
+// missing.
+func CellText(s Score) string {
+	if !s.OK {
+		return "—"
+	}
+	return Pct(s.Value) + s.Mark
+}
+
+// CostColumns are the headings of the cost columns a table with Costs
+// shows after its score columns: dollars per query (when CostUSD),
+// tokens per query and seconds of model calls per query.
+func (t *Table) CostColumns() []string {
+	if !t.Costs {
+		return nil
+	}
+	if t.CostUSD {
+		return []string{"$/q", "tok/q", "s/q"}
+	}
+	return []string{"tok/q", "s/q"}
+}
+
+// CostCells are a row's cost columns as printed ("—" where unknown).
+func (t *Table) CostCells(r Row) []string {
+	if !t.Costs {
+		return nil
+	}
+	var out []string
+	c := r.Cost
+	if t.CostUSD {
+		if c == nil || c.USD == nil {
+			out = append(out, "—")
+		} else {
+			out = append(out, USDText(*c.USD))
 		}
 	}
-	return false
+	if c == nil {
+		return append(out, "—", "—")
+	}
+	return append(out, strconv.FormatFloat(c.Tokens(), 'f', 0, 64), SecondsText(c.Seconds))
 }
+
+// USDText prints dollars per query with three significant digits
+// ("0.0123", "0.000456"), 0 as "0".
+func USDText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+// SecondsText prints seconds with three significant digits, 0 as "0".
+func SecondsText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+// costLegend explains the cost columns.
+const costLegend = "cost per query of our runs' model calls over the tasks shown ($/q: dollars by the run's price table; tok/q: prompt and completion tokens; s/q: seconds of model calls); embedding the corpus is spread over the queries, and a cached answer counts at its cost when made"
 
 // ShortTaskName is a column heading narrow enough for a terminal
 // ("MedXpert", "PMC-T"), the abbreviations of R2MED's leaderboard.
@@ -87,7 +156,8 @@ var shortNames = map[string]string{
 	"PMC-Clinical": "PMC-C", "IIYi-Clinical": "IIYi",
 }
 
-func (t *Table) title() string {
+// Title describes the table: metric, scope and ranking.
+func (t *Table) Title() string {
 	scope := "8-task average"
 	if t.Family != "" {
 		scope = fmt.Sprintf("%s, %d-task average", tasks.Family(t.Family).Title(), len(t.Tasks))
@@ -99,6 +169,34 @@ func (t *Table) title() string {
 	return s
 }
 
+// Legend explains the table's marks and sources, one line each.
+func (t *Table) Legend() []string {
+	var out []string
+	if t.Baseline != "" {
+		out = append(out, fmt.Sprintf("%s / %s: differs from the baseline %s (%s)", Mark05, Mark01, t.Baseline, t.Test))
+	}
+	origins := map[Origin]bool{}
+	for _, r := range t.Rows {
+		origins[r.System.Origin()] = true
+	}
+	if origins[OriginOurs] {
+		out = append(out, "ours: runs found in the results directory")
+	}
+	if origins[OriginPublished] {
+		out = append(out, "published: R2MED's released result files ("+PublishedSource+")")
+	}
+	if origins[OriginExternal] {
+		out = append(out, "external: figures printed by later papers, with their source; not R2MED's files")
+	}
+	if len(t.OtherTasks) > 0 {
+		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
+	}
+	if t.Costs {
+		out = append(out, costLegend)
+	}
+	return out
+}
+
 func (t *Table) writeTerminal(w io.Writer) error {
 	head := []string{"#", "system", "source"}
 	for _, task := range t.Tasks {
@@ -108,25 +206,24 @@ func (t *Table) writeTerminal(w io.Writer) error {
 	if t.Ranking == ByBorda {
 		head = append(head, "Borda")
 	}
+	head = append(head, t.OtherTasks...)
+	head = append(head, t.CostColumns()...)
 	rows := [][]string{head}
 	for _, r := range t.Rows {
-		src := "published"
-		if !r.System.Published {
-			src = "ours"
-		}
-		line := []string{rankText(r), r.System.Name, src}
+		line := []string{rankText(r), r.System.Name, string(r.System.Origin())}
 		for j, s := range r.Scores {
+			c := CellText(s)
 			switch {
 			case !s.OK:
-				line = append(line, "—")
 			case s.Value == t.Best[j]:
-				line = append(line, Pct(s.Value)+"*")
+				c += "*"
 			default:
-				line = append(line, Pct(s.Value)+" ")
+				c += " "
 			}
+			line = append(line, c)
 		}
 		avg := t.AverageText(r)
-		if r.Complete {
+		if r.ranked(ByAverage) {
 			if r.Mean == t.BestAverage {
 				avg += "*"
 			} else {
@@ -137,6 +234,10 @@ func (t *Table) writeTerminal(w io.Writer) error {
 		if t.Ranking == ByBorda {
 			line = append(line, bordaText(r))
 		}
+		for _, s := range r.Other {
+			line = append(line, CellText(s))
+		}
+		line = append(line, t.CostCells(r)...)
 		rows = append(rows, line)
 	}
 	width := make([]int, len(head))
@@ -145,7 +246,7 @@ func (t *Table) writeTerminal(w io.Writer) error {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
-	if _, err := fmt.Fprintf(w, "%s; * best in column\n", t.title()); err != nil {
+	if _, err := fmt.Fprintf(w, "%s; * best in column\n", t.Title()); err != nil {
 		return err
 	}
 	for _, l := range rows {
@@ -165,7 +266,28 @@ func (t *Table) writeTerminal(w io.Writer) error {
 			return err
 		}
 	}
+	return t.writeLegend(w, "")
+}
+
+func (t *Table) writeLegend(w io.Writer, prefix string) error {
+	if t.Baseline == "" && !t.mixed() && len(t.OtherTasks) == 0 && !t.Costs {
+		return nil // R2MED's own table, line for line
+	}
+	for _, l := range t.Legend() {
+		if _, err := fmt.Fprintln(w, prefix+l); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func (t *Table) mixed() bool {
+	for _, r := range t.Rows {
+		if !r.System.Published {
+			return true
+		}
+	}
+	return false
 }
 
 func rankText(r Row) string {
@@ -184,8 +306,8 @@ func bordaText(r Row) string {
 
 // writeMarkdown prints R2MED's table in the form of the reference notes:
 // "| # | system | Biology | … | Avg |", averages in bold. Our systems are
-// marked "(ours)"; a table of published systems only is the published
-// table line for line.
+// marked "(ours)", external ones "(external)"; a table of published
+// systems only is the published table line for line.
 func (t *Table) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| # | system |")
@@ -200,21 +322,28 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 		b.WriteString(" Borda |")
 		sep += "---|"
 	}
+	for _, task := range t.OtherTasks {
+		b.WriteString(" " + task + " |")
+		sep += "---|"
+	}
+	for _, c := range t.CostColumns() {
+		b.WriteString(" " + c + " |")
+		sep += "---|"
+	}
 	b.WriteString("\n" + sep + "\n")
 	for _, r := range t.Rows {
 		name := r.System.Name
-		if !r.System.Published {
+		switch r.System.Origin() {
+		case OriginOurs:
 			name += " (ours)"
+		case OriginExternal:
+			name += " (external)"
 		}
 		fmt.Fprintf(&b, "| %s | %s |", rankText(r), strings.ReplaceAll(name, "|", `\|`))
 		for _, s := range r.Scores {
-			if s.OK {
-				b.WriteString(" " + Pct(s.Value) + " |")
-			} else {
-				b.WriteString(" — |")
-			}
+			b.WriteString(" " + CellText(s) + " |")
 		}
-		if r.Complete {
+		if r.ranked(ByAverage) {
 			b.WriteString(" **" + t.AverageText(r) + "** |")
 		} else {
 			b.WriteString(" " + t.AverageText(r) + " |")
@@ -222,44 +351,63 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 		if t.Ranking == ByBorda {
 			b.WriteString(" " + bordaText(r) + " |")
 		}
+		for _, s := range r.Other {
+			b.WriteString(" " + CellText(s) + " |")
+		}
+		for _, c := range t.CostCells(r) {
+			b.WriteString(" " + c + " |")
+		}
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return t.writeLegend(w, "- ")
 }
 
 func (t *Table) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"rank", "system", "id", "kind", "source"}
-	for _, task := range t.Tasks {
-		head = append(head, task)
-	}
+	head = append(head, t.Tasks...)
 	head = append(head, "avg", "tasks")
 	if t.Ranking == ByBorda {
 		head = append(head, "borda")
+	}
+	head = append(head, t.OtherTasks...)
+	head = append(head, "printed_avg", "reference")
+	if t.Baseline != "" {
+		head = append(head, "marks")
+	}
+	if t.Costs {
+		head = append(head, "usd_per_query", "tokens_per_query", "seconds_per_query")
 	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, r := range t.Rows {
-		src := "published"
-		if !r.System.Published {
-			src = "ours"
-		}
 		rank := ""
 		if r.Rank > 0 {
 			rank = strconv.Itoa(r.Rank)
 		}
-		line := []string{rank, r.System.Name, r.System.ID, string(r.System.Kind), src}
-		for _, s := range r.Scores {
+		line := []string{rank, r.System.Name, r.System.ID, string(r.System.Kind), string(r.System.Origin())}
+		var marks []string
+		for j, s := range r.Scores {
 			if s.OK {
 				line = append(line, Pct(s.Value))
 			} else {
 				line = append(line, "")
 			}
+			if s.Mark != "" {
+				marks = append(marks, t.Tasks[j]+s.Mark)
+			}
 		}
 		avg := ""
-		if r.Complete {
+		if r.ranked(ByAverage) {
 			avg = strconv.FormatFloat(r.Average, 'f', 2, 64)
 		}
 		line = append(line, avg, strconv.Itoa(r.Have))
@@ -269,6 +417,34 @@ func (t *Table) writeCSV(w io.Writer) error {
 				b = strconv.FormatFloat(r.Borda, 'f', 4, 64)
 			}
 			line = append(line, b)
+		}
+		for _, s := range r.Other {
+			if s.OK {
+				line = append(line, Pct(s.Value))
+			} else {
+				line = append(line, "")
+			}
+		}
+		printed, ref := "", ""
+		if e := r.System.External; e != nil {
+			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Reference
+			if e.EvaluatedBy != "" {
+				ref += "; evaluated by " + e.EvaluatedBy
+			}
+		}
+		line = append(line, printed, ref)
+		if t.Baseline != "" {
+			line = append(line, strings.Join(marks, " "))
+		}
+		if t.Costs {
+			usd, tok, sec := "", "", ""
+			if c := r.Cost; c != nil {
+				tok, sec = strconv.FormatFloat(c.Tokens(), 'f', -1, 64), strconv.FormatFloat(c.Seconds, 'f', -1, 64)
+				if c.USD != nil {
+					usd = strconv.FormatFloat(*c.USD, 'f', -1, 64)
+				}
+			}
+			line = append(line, usd, tok, sec)
 		}
 		if err := cw.Write(line); err != nil {
 			return err
@@ -280,22 +456,29 @@ func (t *Table) writeCSV(w io.Writer) error {
 
 // JSONTable is the JSON form of a Table.
 type JSONTable struct {
-	Metric  string    `json:"metric"` // R2MED key, "ndcg_at_10"
-	Label   string    `json:"label"`  // "nDCG@10"
-	Family  string    `json:"family,omitempty"`
-	Ranking string    `json:"ranking"`
-	Tasks   []string  `json:"tasks"`
-	Rows    []JSONRow `json:"rows"`
+	Metric  string `json:"metric"` // R2MED key, "ndcg_at_10"
+	Label   string `json:"label"`  // "nDCG@10"
+	Family  string `json:"family,omitempty"`
+	Ranking string `json:"ranking"`
+	// Tasks are the R2MED columns the average is over; OtherTasks are our
+	// runs' other data (demo, NFCorpus…), scored in Scores too.
+	Tasks      []string  `json:"tasks"`
+	OtherTasks []string  `json:"other_tasks"`
+	Baseline   string    `json:"baseline,omitempty"`
+	Test       string    `json:"test,omitempty"`
+	Rows       []JSONRow `json:"rows"`
 }
 
 // JSONRow is one row of JSONTable. Scores are the stored values (0–1),
 // null where missing; Average is R2MED's reported figure (×100, two
-// decimals), null unless every task is there.
+// decimals), null unless every task is there (or, for an average-only
+// external row, the printed one).
 type JSONRow struct {
 	Rank      int                 `json:"rank,omitempty"`
 	ID        string              `json:"id"`
 	Name      string              `json:"name"`
 	Kind      Kind                `json:"kind"`
+	Source    Origin              `json:"source"` // ours, published or external
 	Published bool                `json:"published"`
 	Retriever string              `json:"retriever,omitempty"`
 	GARMethod string              `json:"gar_method,omitempty"`
@@ -303,36 +486,58 @@ type JSONRow struct {
 	Reranker  string              `json:"reranker,omitempty"`
 	TopK      int                 `json:"topk,omitempty"`
 	Scores    map[string]*float64 `json:"scores"`
-	Have      int                 `json:"tasks_present"`
-	Complete  bool                `json:"complete"`
-	Mean      *float64            `json:"mean"`
-	Average   *float64            `json:"average"`
-	Borda     *float64            `json:"borda,omitempty"`
-	Sources   map[string]string   `json:"sources"`
+	// Marks and P are the cells' significance against the baseline
+	// (tested cells only).
+	Marks       map[string]string  `json:"marks,omitempty"`
+	P           map[string]float64 `json:"p,omitempty"`
+	Have        int                `json:"tasks_present"`
+	Complete    bool               `json:"complete"`
+	AverageOnly bool               `json:"average_only,omitempty"`
+	Mean        *float64           `json:"mean"`
+	Average     *float64           `json:"average"`
+	Borda       *float64           `json:"borda,omitempty"`
+	External    *External          `json:"external,omitempty"`
+	Sources     map[string]string  `json:"sources"`
+	// Cost is what our run's model calls cost per query over the tasks
+	// shown (usage.CostOf); absent where no manifest recorded it.
+	Cost *usage.Cost `json:"cost,omitempty"`
 }
 
 // JSON returns the table in its JSON form.
 func (t *Table) JSON() JSONTable {
-	out := JSONTable{Metric: t.Metric.Key, Label: t.Metric.Label, Family: string(t.Family), Ranking: string(t.Ranking), Tasks: t.Tasks, Rows: []JSONRow{}}
+	out := JSONTable{Metric: t.Metric.Key, Label: t.Metric.Label, Family: string(t.Family), Ranking: string(t.Ranking),
+		Tasks: t.Tasks, OtherTasks: append([]string{}, t.OtherTasks...), Baseline: t.Baseline, Test: t.Test, Rows: []JSONRow{}}
 	for _, r := range t.Rows {
 		s := r.System
-		jr := JSONRow{Rank: r.Rank, ID: s.ID, Name: s.Name, Kind: s.Kind, Published: s.Published, Retriever: s.Retriever,
-			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK,
-			Scores: map[string]*float64{}, Have: r.Have, Complete: r.Complete, Sources: map[string]string{}}
-		for j, task := range t.Tasks {
+		jr := JSONRow{Rank: r.Rank, ID: s.ID, Name: s.Name, Kind: s.Kind, Source: s.Origin(), Published: s.Published, Retriever: s.Retriever,
+			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK, External: s.External,
+			Scores: map[string]*float64{}, Have: r.Have, Complete: r.Complete, AverageOnly: r.AverageOnly, Sources: map[string]string{}, Cost: r.Cost}
+		cell := func(task string, c Score) {
 			jr.Scores[task] = nil
-			if r.Scores[j].OK {
-				v := r.Scores[j].Value
+			if c.OK {
+				v := c.Value
 				jr.Scores[task] = &v
 			}
 			if tr, ok := s.Tasks[task]; ok {
 				jr.Sources[task] = tr.Source
 			}
+			if tested(c) {
+				if jr.P == nil {
+					jr.P, jr.Marks = map[string]float64{}, map[string]string{}
+				}
+				jr.P[task], jr.Marks[task] = c.P, c.Mark
+			}
 		}
-		if r.Complete {
+		for j, task := range t.Tasks {
+			cell(task, r.Scores[j])
+		}
+		for j, task := range t.OtherTasks {
+			cell(task, r.Other[j])
+		}
+		if r.ranked(ByAverage) {
 			m, a := r.Mean, r.Average
 			jr.Mean, jr.Average = &m, &a
-			if t.Ranking == ByBorda {
+			if t.Ranking == ByBorda && r.Complete {
 				b := r.Borda
 				jr.Borda = &b
 			}

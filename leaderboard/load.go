@@ -1,6 +1,11 @@
 package leaderboard
 
-import "github.com/r2med/r2med/results"
+import (
+	"slices"
+
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/tasks"
+)
 
 // DefaultDir is where r2med looks for our runs when no results directory
 // is named: the out/ directory the run examples write under
@@ -9,21 +14,26 @@ const DefaultDir = "out"
 
 // Board is the systems a leaderboard can show and where ours came from.
 type Board struct {
-	// Systems are ours (sorted by ID) then the published ones (sorted by
-	// ID).
+	// Systems are ours (sorted by ID), then R2MED's published ones, then
+	// the external ones (each sorted by ID).
 	Systems []System
 	// Listing is the scan of the results directory; nil when none was
 	// given.
 	Listing *results.Listing
 	// Superseded are older runs of a system and task that a newer run
-	// replaces; Other are runs on data that is no R2MED task. Neither is
-	// on the board; callers should say so.
-	Superseded, Other []results.Run
+	// replaces; they are not on the board and callers should say so.
+	Superseded []results.Run
 }
 
-// Load collects our runs under dir (none when dir is "") and, when
-// published is true, R2MED's published systems.
-func Load(dir string, published bool) (*Board, error) {
+// Sources says which systems a board holds besides our runs.
+type Sources struct {
+	Published bool // R2MED's 71 published systems (published.json)
+	External  bool // figures printed by later papers (external.json)
+}
+
+// Load collects our runs under dir (none when dir is "") and the
+// published and external systems src asks for.
+func Load(dir string, src Sources) (*Board, error) {
 	b := &Board{}
 	if dir != "" {
 		l, err := results.Scan(dir)
@@ -31,14 +41,21 @@ func Load(dir string, published bool) (*Board, error) {
 			return nil, err
 		}
 		b.Listing = l
-		b.Systems, b.Superseded, b.Other = Ours(l)
+		b.Systems, b.Superseded = Ours(l)
 	}
-	if published {
+	if src.Published {
 		ps, err := Published()
 		if err != nil {
 			return nil, err
 		}
 		b.Systems = append(b.Systems, ps...)
+	}
+	if src.External {
+		es, err := Externals()
+		if err != nil {
+			return nil, err
+		}
+		b.Systems = append(b.Systems, es...)
 	}
 	return b, nil
 }
@@ -62,4 +79,22 @@ func (b *Board) System(idOrName string) (*System, bool) {
 		}
 	}
 	return byName, n == 1
+}
+
+// OtherTasks lists the tasks our systems ran that are none of R2MED's
+// eight (the demo task, NFCorpus…), sorted by name: the leaderboard shows
+// them after its R2MED columns, outside the average.
+func OtherTasks(systems []System) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range systems {
+		for t := range s.Tasks {
+			if taskIndex(t) == len(tasks.All()) && !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -41,15 +41,24 @@ func Published() ([]System, error) {
 	if err != nil {
 		return nil, err
 	}
+	return clones(ss), nil
+}
+
+// clones copies systems deeply, so callers may change what they get.
+func clones(ss []System) []System {
 	out := make([]System, len(ss))
 	for i, s := range ss {
 		out[i] = s.clone()
 	}
-	return out, nil
+	return out
 }
 
 func (s System) clone() System {
 	c := s
+	if s.External != nil {
+		e := *s.External
+		c.External = &e
+	}
 	c.Config = maps.Clone(s.Config)
 	c.Tasks = make(map[string]TaskResult, len(s.Tasks))
 	for n, t := range s.Tasks {
@@ -255,11 +264,17 @@ func taskIndex(name string) int {
 // WritePublished converts an R2MED results directory and writes
 // published.json to out atomically (the go:generate step).
 func WritePublished(root, out string) error {
-	ss, err := ReadOfficial(root)
+	return generate(out, func() ([]System, error) { return ReadOfficial(root) }, EncodePublished)
+}
+
+// generate reads systems, encodes them and writes the result to out
+// atomically: the go:generate steps.
+func generate(out string, read func() ([]System, error), encode func([]System) ([]byte, error)) error {
+	ss, err := read()
 	if err != nil {
 		return err
 	}
-	data, err := EncodePublished(ss)
+	data, err := encode(ss)
 	if err != nil {
 		return err
 	}

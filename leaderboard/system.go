@@ -17,6 +17,7 @@ import (
 
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/usage"
 )
 
 // Kind is the kind of system a row is.
@@ -26,15 +27,52 @@ const (
 	Base     Kind = "base"     // a retriever on the queries as given
 	GAR      Kind = "gar"      // a retriever on LLM-expanded queries
 	Reranker Kind = "reranker" // a reranker over a retriever's top k
+	Fusion   Kind = "fusion"   // several retrievers' runs fused (RRF, CombSUM)
 )
 
 // ParseKind reads a kind name.
 func ParseKind(s string) (Kind, error) {
 	switch k := Kind(strings.ToLower(strings.TrimSpace(s))); k {
-	case Base, GAR, Reranker:
+	case Base, GAR, Reranker, Fusion:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown system kind %q; want base, gar or reranker", s)
+	return "", &UsageError{fmt.Sprintf("unknown system kind %q; want base, gar, reranker or fusion", s)}
+}
+
+// UsageError is an unknown name in what the user asked for (a metric, a
+// kind, a family, a ranking): the command line exits 2 on it and the
+// viewer answers 400.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Origin says where a system's numbers come from.
+type Origin string
+
+const (
+	OriginOurs      Origin = "ours"      // runs found in the results directory
+	OriginPublished Origin = "published" // R2MED's released result files
+	OriginExternal  Origin = "external"  // figures printed by later papers
+)
+
+// External describes a system whose figures were printed by a paper after
+// R2MED (external.json): never R2MED's files, never our runs.
+type External struct {
+	// Reference is the paper the figures are from.
+	Reference string `json:"reference"`
+	// EvaluatedBy says who produced the row ("ReasonEmbed authors",
+	// "R2MED (Li et al. 2025)" for rows that repeat R2MED's numbers).
+	EvaluatedBy string `json:"evaluated_by,omitempty"`
+	Group       string `json:"group,omitempty"`
+	Size        string `json:"size,omitempty"`
+	// PrintedAverage is the paper's average (×100) as printed; it can
+	// differ from the mean of the printed per-task values (RaDeR's 35.19
+	// against 35.215), and both are shown.
+	PrintedAverage float64 `json:"printed_average"`
+	// AverageOnly marks a row with no per-task values: it appears in
+	// average views only.
+	AverageOnly bool   `json:"average_only,omitempty"`
+	Note        string `json:"note,omitempty"`
 }
 
 // System is one retrieval system and its per-task results.
@@ -54,6 +92,8 @@ type System struct {
 	TopK      int    `json:"topk,omitempty"`
 	// Published marks R2MED's own results.
 	Published bool `json:"published"`
+	// External is set for figures printed by later papers.
+	External *External `json:"external,omitempty"`
 	// Suite is the form of the tasks the system ran on; "" means the full
 	// R2MED tasks.
 	Suite tasks.Suite `json:"suite,omitempty"`
@@ -78,6 +118,9 @@ type TaskResult struct {
 	// Source is the file the numbers come from: a path inside R2MED's
 	// results/ for published rows, the run directory for ours.
 	Source string `json:"source"`
+	// Usage is what our run's model calls cost, from its manifest; nil
+	// for other rows and for runs made before usage was recorded.
+	Usage *usage.Summary `json:"usage,omitempty"`
 }
 
 // Key styles of R2MED result files.
@@ -86,6 +129,20 @@ const (
 	StyleUpper = "upper_pytrec"
 	StyleBEIR  = "beir"
 )
+
+// Origin says whether the system is ours, R2MED's published or external.
+func (s *System) Origin() Origin {
+	switch {
+	case s.External != nil:
+		return OriginExternal
+	case s.Published:
+		return OriginPublished
+	}
+	return OriginOurs
+}
+
+// IsOurs reports whether the system is one of our runs.
+func (s *System) IsOurs() bool { return s.Origin() == OriginOurs }
 
 // Normalize maps a result file's test keys, in any of R2MED's three
 // styles, to the lower-case style, and reports the style found. Keys that
@@ -135,6 +192,37 @@ var DefaultMetric = Metric{Key: "ndcg_at_10", Label: "nDCG@10"}
 
 var metricLabels = map[string]string{"ndcg": "nDCG", "map": "MAP", "recall": "Recall", "precision": "P"}
 
+// MetricCutoffs are the k that R2MED's result files (and ours, written
+// the same way) hold values at: 1, 10 and 100 in every file, 3 and 5 in
+// the dense retrievers', 25 and 50 in BM25, GAR and reranker files, 1000
+// in a few.
+var MetricCutoffs = []int{1, 3, 5, 10, 25, 50, 100, 1000}
+
+// MetricNames lists the metrics ParseMetric accepts, in the spelling
+// people type.
+func MetricNames() []string {
+	var out []string
+	for _, m := range []string{"ndcg", "recall", "map", "p"} {
+		for _, k := range MetricCutoffs {
+			out = append(out, m+"@"+strconv.Itoa(k))
+		}
+	}
+	return append(out, "mrr")
+}
+
+func unknownMetric(s string) error {
+	return &UsageError{fmt.Sprintf("unknown leaderboard metric %q; valid: %s (R2MED's result-file values; trec_eval's ndcg_cut.10 and R2MED's NDCG@10/ndcg_at_10 spellings work too)", s, strings.Join(MetricNames(), ", "))}
+}
+
+func knownCutoff(k string) bool {
+	for _, c := range MetricCutoffs {
+		if strconv.Itoa(c) == k {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseMetric reads a metric in the spellings people type: "ndcg@10",
 // "recall@100", "map@100", "p@10" or "precision@10", "mrr"; R2MED's keys
 // in either style ("ndcg_at_10", "NDCG@10", "MRR"); trec_eval's names
@@ -149,21 +237,19 @@ func ParseMetric(s string) (Metric, error) {
 		if name == "p" {
 			name = "precision"
 		}
-		if _, known := metricLabels[name]; known {
-			if c, err := strconv.Atoi(k); err == nil && c > 0 && strconv.Itoa(c) == k {
-				return metricFromKey(name + "_at_" + k), nil
-			}
+		if _, known := metricLabels[name]; known && knownCutoff(k) {
+			return metricFromKey(name + "_at_" + k), nil
 		}
 	} else if ms, err := measure.Parse(t); err == nil && len(ms) == 1 {
 		key := measure.R2MEDKey(ms[0])
-		if name, _, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" {
+		if name, k, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" && knownCutoff(k) {
 			return metricFromKey(key), nil
 		}
 		if key == "mrr" {
 			return Metric{Key: "mrr", Label: "MRR"}, nil
 		}
 	}
-	return Metric{}, fmt.Errorf("unknown leaderboard metric %q; R2MED's result files hold ndcg@K, map@K, recall@K, p@K (K among 1, 3, 5, 10, 25, 50, 100, 1000 depending on the file) and mrr", s)
+	return Metric{}, unknownMetric(s)
 }
 
 func metricFromKey(key string) Metric {
@@ -188,7 +274,7 @@ func ParseFamily(s string) (Family, error) {
 	case "case", string(tasks.ClinicalCase):
 		return tasks.ClinicalCase, nil
 	}
-	return "", fmt.Errorf("unknown task family %q; want qa (Q&A reference), evidence (clinical evidence), case (clinical case) or all", s)
+	return "", &UsageError{fmt.Sprintf("unknown task family %q; want qa (Q&A reference), evidence (clinical evidence), case (clinical case) or all", s)}
 }
 
 // TaskNames returns the R2MED tasks of family f in R2MED's order; every

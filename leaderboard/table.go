@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/r2med/r2med/usage"
 )
 
 // Ranking is how rows are ordered.
@@ -30,7 +32,7 @@ func ParseRanking(s string) (Ranking, error) {
 	case ByBorda:
 		return ByBorda, nil
 	}
-	return "", fmt.Errorf("unknown ranking %q; want avg or borda", s)
+	return "", &UsageError{fmt.Sprintf("unknown ranking %q; want avg or borda", s)}
 }
 
 // Options choose what a leaderboard shows. The zero value is R2MED's table:
@@ -40,6 +42,9 @@ type Options struct {
 	Family  Family  // "": all eight tasks
 	Kind    Kind    // "": every kind
 	Ranking Ranking // "": ByAverage
+	// PinOurs lists our systems first (in rank order), then the others:
+	// what the user ran is what they look for. Ranks are unchanged.
+	PinOurs bool
 }
 
 // Table is a leaderboard: systems by tasks for one metric.
@@ -48,12 +53,24 @@ type Table struct {
 	Family  Family
 	Ranking Ranking
 	Tasks   []string // the columns, in R2MED's order
-	Rows    []Row
+	// OtherTasks are columns after the average: tasks of ours that are
+	// none of R2MED's (demo, NFCorpus…), outside the average and ranking.
+	OtherTasks []string
+	Rows       []Row
+	// Baseline is the system the cells' marks compare with (MarkAgainst);
+	// "" when unmarked.
+	Baseline string
+	// Test names the significance test behind the marks.
+	Test string
 	// Best holds, per task column, the highest value among the rows (NaN
 	// for a column no row has).
 	Best []float64
 	// BestAverage is the highest complete average (NaN when none).
 	BestAverage float64
+	// Costs is set when some row's runs called a model: the table then
+	// shows each row's cost per query (Row.Cost), in dollars too when
+	// CostUSD (some row was priced).
+	Costs, CostUSD bool
 }
 
 // Row is one system on the leaderboard.
@@ -66,6 +83,12 @@ type Row struct {
 	// has no result for the task or its file lacks the metric (dense
 	// retrievers report no MRR).
 	Scores []Score
+	// Other holds the metric per OtherTasks column.
+	Other []Score
+	// AverageOnly marks an external row with a printed average and no
+	// per-task values; Average is then the printed one. It is shown in
+	// average views only (all tasks, the headline metric).
+	AverageOnly bool
 	// Have counts the columns with a score.
 	Have int
 	// Mean is the unweighted mean over the columns (0–1), and Average the
@@ -75,12 +98,22 @@ type Row struct {
 	Complete      bool
 	// Borda is the Borda points (0–100) under ByBorda for complete rows.
 	Borda float64
+	// Cost is what the system's runs on the table's tasks cost per query
+	// (usage.CostOf of their manifests' usage); nil where none recorded it
+	// (published and external rows, runs from before usage was kept).
+	Cost *usage.Cost
 }
 
 // Score is one cell.
 type Score struct {
 	Value float64
 	OK    bool
+	// Mark is "†" or "‡" where the cell differs from the baseline's
+	// significantly (see MarkAgainst), else "".
+	Mark string
+	// P is the Holm-adjusted p-value of the comparison with the
+	// baseline; NaN when the cell was not tested.
+	P float64
 }
 
 // Build lays systems out as a leaderboard. Systems of another kind than
@@ -95,26 +128,43 @@ func Build(systems []System, opt Options) (*Table, error) {
 	if opt.Ranking != ByAverage && opt.Ranking != ByBorda {
 		return nil, fmt.Errorf("leaderboard: unknown ranking %q", opt.Ranking)
 	}
-	t := &Table{Metric: opt.Metric, Family: opt.Family, Ranking: opt.Ranking, Tasks: TaskNames(opt.Family)}
+	t := &Table{Metric: opt.Metric, Family: opt.Family, Ranking: opt.Ranking, Tasks: TaskNames(opt.Family), OtherTasks: OtherTasks(systems)}
 	if len(t.Tasks) == 0 {
 		return nil, fmt.Errorf("leaderboard: family %q has no tasks", opt.Family)
 	}
+	averageView := opt.Family == "" && opt.Metric.Key == DefaultMetric.Key
 	for i := range systems {
 		s := &systems[i]
 		if opt.Kind != "" && s.Kind != opt.Kind {
 			continue
 		}
-		r := Row{System: s, Scores: make([]Score, len(t.Tasks))}
+		r := Row{System: s, Scores: make([]Score, len(t.Tasks)), Other: make([]Score, len(t.OtherTasks))}
 		vals := make([]float64, 0, len(t.Tasks))
 		for j, task := range t.Tasks {
+			r.Scores[j].P = math.NaN()
 			if v, ok := s.Tasks[task].Metrics[opt.Metric.Key]; ok {
-				r.Scores[j] = Score{v, true}
+				r.Scores[j].Value, r.Scores[j].OK = v, true
 				vals = append(vals, v)
 			}
 		}
+		for j, task := range t.OtherTasks {
+			r.Other[j].P = math.NaN()
+			if v, ok := s.Tasks[task].Metrics[opt.Metric.Key]; ok {
+				r.Other[j].Value, r.Other[j].OK = v, true
+			}
+		}
 		r.Have = len(vals)
+		r.Cost = costOf(s, t.Tasks, t.OtherTasks)
 		if r.Complete = r.Have == len(t.Tasks); r.Complete {
 			r.Mean, r.Average = average(vals)
+		}
+		if e := s.External; e != nil {
+			switch {
+			case e.AverageOnly && averageView:
+				r.AverageOnly, r.Average, r.Mean = true, e.PrintedAverage, e.PrintedAverage/100
+			case r.Have == 0:
+				continue // a paper's figures hold no value of this metric
+			}
 		}
 		t.Rows = append(t.Rows, r)
 	}
@@ -124,17 +174,59 @@ func Build(systems []System, opt Options) (*Table, error) {
 	slices.SortStableFunc(t.Rows, func(a, b Row) int { return compareRows(opt.Ranking, a, b) })
 	rank(t)
 	t.best()
+	for _, r := range t.Rows {
+		if c := r.Cost; c != nil && (c.Tokens() > 0 || c.Seconds > 0) {
+			t.Costs = true
+		}
+	}
+	for _, r := range t.Rows {
+		t.CostUSD = t.CostUSD || t.Costs && r.Cost != nil && r.Cost.USD != nil
+	}
+	if opt.PinOurs {
+		slices.SortStableFunc(t.Rows, func(a, b Row) int {
+			return cmp.Compare(b2i(!a.System.IsOurs()), b2i(!b.System.IsOurs()))
+		})
+	}
 	return t, nil
 }
 
+// costOf is the system's cost per query over the tasks shown.
+func costOf(s *System, cols ...[]string) *usage.Cost {
+	var sums []*usage.Summary
+	for _, tasks := range cols {
+		for _, task := range tasks {
+			if tr, ok := s.Tasks[task]; ok && tr.Usage != nil {
+				sums = append(sums, tr.Usage)
+			}
+		}
+	}
+	if c, ok := usage.CostOf(sums); ok {
+		return &c
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ranked reports whether a row takes part in the ranking: complete rows,
+// and under ByAverage the average-only ones.
+func (r Row) ranked(by Ranking) bool {
+	return r.Complete || (r.AverageOnly && by == ByAverage)
+}
+
 func compareRows(by Ranking, a, b Row) int {
-	if a.Complete != b.Complete {
-		if a.Complete {
+	if ra, rb := a.ranked(by), b.ranked(by); ra != rb {
+		if ra {
 			return -1
 		}
 		return 1
 	}
-	if a.Complete {
+	if a.ranked(by) {
 		if by == ByBorda && a.Borda != b.Borda {
 			return cmp.Compare(b.Borda, a.Borda)
 		}
@@ -144,11 +236,8 @@ func compareRows(by Ranking, a, b Row) int {
 	} else if a.Have != b.Have {
 		return b.Have - a.Have
 	}
-	if a.System.Published != b.System.Published {
-		if !a.System.Published {
-			return -1 // ours first among equals: they are what the user is looking at
-		}
-		return 1
+	if oa, ob := originOrder(a.System), originOrder(b.System); oa != ob {
+		return oa - ob // ours first among equals: they are what the user is looking at
 	}
 	return strings.Compare(a.System.Name, b.System.Name)
 }
@@ -203,29 +292,29 @@ func borda(t *Table) {
 	}
 }
 
-// rank numbers the sorted rows; rows equal on the ranking key share a
-// rank. Incomplete rows are numbered under ByAverage (by tasks present) but
-// not under ByBorda, which ranks complete systems only.
+func originOrder(s *System) int {
+	switch s.Origin() {
+	case OriginOurs:
+		return 0
+	case OriginPublished:
+		return 1
+	}
+	return 2
+}
+
+// rank numbers the sorted rows that take part in the ranking; rows equal
+// on the ranking key share a rank. A system missing tasks gets no rank
+// (0): an average over fewer tasks is no average to rank by.
 func rank(t *Table) {
 	for i := range t.Rows {
 		r := &t.Rows[i]
-		if !r.Complete && t.Ranking == ByBorda {
+		if !r.ranked(t.Ranking) {
 			continue
 		}
 		r.Rank = i + 1
 		if i > 0 {
 			p := t.Rows[i-1]
-			same := p.Complete == r.Complete && p.Rank > 0
-			switch {
-			case !same:
-			case r.Complete && t.Ranking == ByBorda:
-				same = p.Borda == r.Borda
-			case r.Complete:
-				same = p.Mean == r.Mean
-			default:
-				same = false
-			}
-			if same {
+			if p.Rank > 0 && ((t.Ranking == ByBorda && p.Borda == r.Borda) || (t.Ranking == ByAverage && p.Mean == r.Mean)) {
 				r.Rank = p.Rank
 			}
 		}
@@ -244,7 +333,7 @@ func (t *Table) best() {
 	}
 	t.BestAverage = math.NaN()
 	for _, r := range t.Rows {
-		if r.Complete && (math.IsNaN(t.BestAverage) || r.Mean > t.BestAverage) {
+		if r.ranked(ByAverage) && (math.IsNaN(t.BestAverage) || r.Mean > t.BestAverage) {
 			t.BestAverage = r.Mean
 		}
 	}

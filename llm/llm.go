@@ -11,10 +11,13 @@
 // content may hold only its closing tag).
 //
 // Every call goes through internal/httpx, which retries 429, 5xx and
-// timeouts with backoff and keeps the API key out of messages. With a
-// Store, answers are cached under a key made of the model, the full
-// messages and every sampling parameter, so a rerun asks the server
-// nothing and an interrupted batch resumes where it stopped.
+// timeouts with backoff and keeps the API key out of messages; several
+// base URLs make a fleet that requests are spread over. With a Store,
+// answers are cached under a key made of the model, the full messages and
+// every sampling parameter, so a rerun asks the server nothing and an
+// interrupted batch resumes where it stopped; each answer keeps its usage
+// (tokens and seconds) for a Meter, and Replay answers from the Store
+// alone.
 package llm
 
 import (
@@ -27,9 +30,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // Message is one chat turn.
@@ -113,12 +118,10 @@ type TopLogprob struct {
 	Logprob float64 `json:"logprob"`
 }
 
-// Usage counts tokens as the server reports them (zero when it does not).
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
+// Usage counts tokens as the server reports them, or as estimated
+// (Usage.Estimated names the estimator) when it does not, and the call's
+// wall time. A cached answer keeps the usage it had when it was made.
+type Usage = usage.Usage
 
 // Store is where answers are cached; *cache.Store satisfies it.
 type Store interface {
@@ -136,6 +139,13 @@ type Options struct {
 	// BaseURL is the API root, e.g. http://localhost:8000/v1; empty means
 	// $OPENAI_BASE_URL, then https://api.openai.com/v1.
 	BaseURL string
+	// BaseURLs are more servers of the same model: with BaseURL, one
+	// fleet (httpx.Fleet) that requests are spread over.
+	BaseURLs []string
+	// Fleet bounds each server's requests in flight (PerEndpoint; 0: no
+	// bound beyond the callers' own) and tunes how failing servers are
+	// taken out and back, and who hears of it.
+	Fleet httpx.FleetOptions
 	// APIKey is sent as a bearer token; empty means $OPENAI_API_KEY (local
 	// servers usually need none).
 	APIKey string
@@ -146,9 +156,19 @@ type Options struct {
 	// HTTP is the retrying transport; nil means httpx's defaults. The API
 	// key is added to its Secrets.
 	HTTP *httpx.Client
-	// Concurrency bounds GenerateAll's requests in flight; 0 means 8.
+	// Concurrency bounds GenerateAll's requests in flight per server;
+	// 0 means 8.
 	Concurrency int
+	// Meter, if set, hears the usage of every answer: new ones and, with
+	// the usage they had when made, cached ones (kind Kind).
+	Meter *usage.Meter
+	// Replay answers from the Cache only: a request it lacks is an error
+	// wrapping ErrReplay, and nothing is sent. It needs a Cache.
+	Replay bool
 }
+
+// ErrReplay is wrapped by the error of a request refused in replay mode.
+var ErrReplay = httpx.ErrReplay
 
 // DefaultBaseURL is used when neither the options nor the environment name
 // a server.
@@ -156,27 +176,46 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 
 // Client sends chat completions. It is safe for concurrent use.
 type Client struct {
-	base, key, model string
-	cache            Store
-	http             *httpx.Client
-	concurrency      int
+	bases       []string
+	key, model  string
+	cache       Store
+	http        *httpx.Client
+	concurrency int
+	meter       *usage.Meter
+	replay      bool
+	secrets     []string // the key and URL passwords, redacted from answers
 }
 
 // New makes a client, filling unset options from the environment.
 func New(o Options) (*Client, error) {
-	base := o.BaseURL
-	if base == "" {
-		base = os.Getenv("OPENAI_BASE_URL")
+	var bases []string
+	for _, b := range append([]string{o.BaseURL}, o.BaseURLs...) {
+		if b != "" {
+			bases = append(bases, b)
+		}
 	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("LLM base URL %q must start with http:// or https:// (e.g. http://localhost:8000/v1)", httpx.Redact(base, o.APIKey))
+	if len(bases) == 0 {
+		if b := os.Getenv("OPENAI_BASE_URL"); b != "" {
+			bases = []string{b}
+		} else {
+			bases = []string{DefaultBaseURL}
+		}
 	}
 	key := o.APIKey
 	if key == "" {
 		key = os.Getenv("OPENAI_API_KEY")
+	}
+	for _, b := range bases {
+		if !strings.HasPrefix(b, "http://") && !strings.HasPrefix(b, "https://") {
+			return nil, fmt.Errorf("LLM base URL %q must start with http:// or https:// (e.g. http://localhost:8000/v1)", httpx.Redact(httpx.RedactURL(b), key))
+		}
+	}
+	fleet, err := httpx.NewFleet(bases, o.Fleet)
+	if err != nil {
+		return nil, fmt.Errorf("LLM servers: %w", err)
+	}
+	if o.Replay && o.Cache == nil {
+		return nil, errors.New("replay mode needs the cache the answers are in (do not combine it with --no-cache)")
 	}
 	hc := &httpx.Client{}
 	if o.HTTP != nil {
@@ -187,15 +226,23 @@ func New(o Options) (*Client, error) {
 	if key != "" {
 		hc.Secrets = append(hc.Secrets, key)
 	}
+	hc.Fleet = fleet
+	hc.Replay = hc.Replay || o.Replay
 	n := o.Concurrency
 	if n <= 0 {
 		n = 8
 	}
-	return &Client{base: base, key: key, model: o.Model, cache: o.Cache, http: hc, concurrency: n}, nil
+	secrets := append(append([]string(nil), hc.Secrets...), fleet.Secrets()...)
+	return &Client{bases: bases, key: key, model: o.Model, cache: o.Cache, http: hc, concurrency: n,
+		meter: o.Meter, replay: o.Replay, secrets: secrets}, nil
 }
 
-// BaseURL is the API root the client sends to.
-func (c *Client) BaseURL() string { return c.base }
+// BaseURL is the API root the client sends to (the first of a fleet's);
+// it may hold credentials: print httpx.RedactURL of it.
+func (c *Client) BaseURL() string { return c.bases[0] }
+
+// Fleet is the client's servers, for their health and request counts.
+func (c *Client) Fleet() *httpx.Fleet { return c.http.Fleet }
 
 // Model is the client's default model.
 func (c *Client) Model() string { return c.model }
@@ -276,6 +323,12 @@ func key(w wireRequest) []byte {
 }
 
 // Chat sends one request, or answers it from the cache.
+//
+// Before an answer is returned or cached, the API key and any password in
+// a base URL are cut out of its content and reasoning (a server or model
+// that echoes its prompt or headers would otherwise store them). With
+// MaxTokens set, the answer's body is capped in proportion to it (see
+// answerCap), so a server that ignores the limit cannot send without end.
 func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	w, err := c.wire(req)
 	if err != nil {
@@ -290,20 +343,34 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 			var r Response
 			if err := json.Unmarshal(b, &r); err == nil {
 				r.Cached = true
+				if r.Usage.PromptTokens == 0 && r.Usage.CompletionTokens == 0 && r.Usage.Estimated == "" {
+					estimate(&r, w) // cached before usage was estimated
+				}
+				c.meter.Add(Kind, w.Model, r.Usage, true)
 				return r, nil
 			}
 			// A damaged entry is asked again and overwritten.
 		}
 	}
-	url := httpx.JoinURL(c.base, "chat/completions")
+	if c.replay {
+		return Response{}, fmt.Errorf("chat completion with %s: %w: the answer is not in the cache (key %x); import the run's cache file (r2med cache import) or run without replay", w.Model, ErrReplay, k)
+	}
+	start := time.Now()
 	var wr wireResponse
-	if err := c.http.Do(ctx, httpx.Request{URL: url, Header: httpx.Bearer(c.key), Body: w}, &wr); err != nil {
+	if err := c.http.Do(ctx, httpx.Request{Path: "chat/completions", Header: httpx.Bearer(c.key), Body: w, MaxBody: answerCap(w)}, &wr); err != nil {
 		return Response{}, fmt.Errorf("chat completion with %s: %w", w.Model, err)
 	}
 	r, err := parse(wr)
 	if err != nil {
-		return Response{}, fmt.Errorf("chat completion with %s from %s: %w", w.Model, url, err)
+		return Response{}, fmt.Errorf("chat completion with %s from %s: %w", w.Model, c.where(), err)
 	}
+	r.Content = httpx.Redact(r.Content, c.secrets...)
+	r.Reasoning = httpx.Redact(r.Reasoning, c.secrets...)
+	if wr.Usage == nil {
+		estimate(&r, w)
+	}
+	r.Usage.Seconds = time.Since(start).Seconds()
+	c.meter.Add(Kind, w.Model, r.Usage, false)
 	// An empty answer is often a server hiccup: leave it uncached so a
 	// rerun asks again.
 	if c.cache != nil && (r.Content != "" || r.Reasoning != "") {
@@ -313,6 +380,41 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		}
 	}
 	return r, nil
+}
+
+// where names the client's servers for a message.
+func (c *Client) where() string {
+	names := c.http.Fleet.Names()
+	if len(names) == 1 {
+		return names[0]
+	}
+	return fmt.Sprintf("the fleet %s", strings.Join(names, ", "))
+}
+
+// estimate fills the usage of an answer whose server reported none: the
+// tokens of the messages and of the output by usage.EstimateTokens.
+func estimate(r *Response, w wireRequest) {
+	p := 0
+	for _, m := range w.Messages {
+		p += usage.EstimateTokens(m.Content)
+	}
+	cpl := usage.EstimateTokens(r.Content) + usage.EstimateTokens(r.Reasoning)
+	r.Usage = Usage{PromptTokens: p, CompletionTokens: cpl, TotalTokens: p + cpl, Seconds: r.Usage.Seconds, Estimated: usage.Estimator}
+}
+
+// answerCap bounds an answer's body by what max_tokens allows: room for
+// the envelope, then per token generously more than the longest token's
+// JSON-escaped text, and for each of its logprob entries. Without
+// max_tokens the client's own cap applies.
+func answerCap(w wireRequest) int64 {
+	if w.MaxTokens <= 0 {
+		return 0
+	}
+	perToken := int64(128)
+	if w.Logprobs {
+		perToken += 256 * int64(1+w.TopLogprobs)
+	}
+	return 1<<20 + int64(w.MaxTokens)*perToken
 }
 
 func parse(wr wireResponse) (Response, error) {
@@ -396,7 +498,7 @@ func (c *Client) GenerateAll(ctx context.Context, reqs []Request, progress func(
 		mu   sync.Mutex
 		done int
 	)
-	for range min(c.concurrency, max(1, len(reqs))) {
+	for range min(c.concurrency*c.http.Fleet.Len(), max(1, len(reqs))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -426,9 +528,14 @@ func (c *Client) GenerateAll(ctx context.Context, reqs []Request, progress func(
 }
 
 // Describe lists the settings that determine req's answers, for manifests.
-// The key never appears.
+// Neither the key nor credentials in a base URL appear: base_url is
+// redacted (httpx.RedactURL), and a fleet adds every server as base_urls.
 func (c *Client) Describe(req Request) map[string]any {
-	m := map[string]any{"base_url": c.base, "temperature": req.Temperature}
+	names := c.http.Fleet.Names()
+	m := map[string]any{"base_url": names[0], "temperature": req.Temperature}
+	if len(names) > 1 {
+		m["base_urls"] = names
+	}
 	model := req.Model
 	if model == "" {
 		model = c.model

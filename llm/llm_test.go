@@ -102,7 +102,7 @@ func TestChatSendsParameters(t *testing.T) {
 	if r.Content != "answer to q1" || r.Reasoning != "" || r.Cached {
 		t.Errorf("response %+v", r)
 	}
-	if r.Usage != (Usage{11, 7, 18}) || r.FinishReason != "stop" {
+	if u := r.Usage; u.PromptTokens != 11 || u.CompletionTokens != 7 || u.TotalTokens != 18 || u.Estimated != "" || u.Seconds <= 0 || r.FinishReason != "stop" {
 		t.Errorf("usage %+v finish %q", r.Usage, r.FinishReason)
 	}
 	b := s.bodies[0]

@@ -1,66 +1,26 @@
 package nano
 
 import (
+	"context"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
-	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
 
-// addBM25 ranks the Nano corpus for every Nano query.
+// addBM25 ranks the Nano corpus for every Nano query with retrieve's BM25.
 func (s *Set) addBM25() error {
-	an, err := analysis.Get(s.opts.Analyzer)
+	ctx := context.Background()
+	spec := retrieve.BM25{Analyzer: s.opts.Analyzer, Params: s.opts.BM25}
+	r, err := retrieve.New(ctx, spec, &ir.Task{Name: s.Split, Corpus: s.Corpus}, retrieve.Env{Workers: s.opts.Workers})
 	if err != nil {
 		return fmt.Errorf("nano: %w", err)
 	}
-	workers := s.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ids := make([]string, len(s.Corpus))
-	for i, d := range s.Corpus {
-		ids[i] = d.ID
-	}
-	ix, err := bm25.Build(len(s.Corpus), func(i int, dst []string) []string {
-		return an.Analyze(dst, s.Corpus[i].Text)
-	}, s.opts.BM25, bm25.BuildOptions{Workers: workers, IDs: ids})
+	run, err := r.Search(ctx, retrieve.Queries(s.Queries), s.opts.CandidateDepth)
 	if err != nil {
 		return fmt.Errorf("nano: %w", err)
-	}
-	lists := make([][]ir.Hit, len(s.Queries))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(s.Queries)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sr := ix.NewSearcher()
-			var toks []string
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(s.Queries) {
-					return
-				}
-				toks = an.Analyze(toks[:0], s.Queries[i].Text)
-				hits := sr.Search(toks, s.opts.CandidateDepth)
-				list := make([]ir.Hit, len(hits))
-				for j, h := range hits {
-					list[j] = ir.Hit{DocID: ids[h.Doc], Score: float64(h.Score)}
-				}
-				lists[i] = list
-			}
-		}()
-	}
-	wg.Wait()
-	run := make(ir.Run, len(s.Queries))
-	for i, q := range s.Queries {
-		run[q.ID] = lists[i]
 	}
 	s.Subsets = append(s.Subsets, Subset{Name: "bm25", Config: BM25Config, Label: "BM25", TopK: s.opts.CandidateDepth, Run: run})
 	return nil

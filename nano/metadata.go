@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/taskstats"
 )
 
 // pyFloat marshals as Python's json.dumps writes a float (500.0, 1e-05),
@@ -96,7 +96,7 @@ type CandidateSubsets struct {
 }
 
 // SubsetMetrics is scripts/update_benchmark_task_candidate_metadata.py's
-// CandidateMetrics, computed by dataset.ScoreCandidates (see there): nDCG@10
+// CandidateMetrics, computed by taskstats.ScoreCandidates (see there): nDCG@10
 // and hit@10 are means over the judged queries (sorted ids) of the listed
 // candidates; recall@100 is micro-averaged over the first 100 candidates
 // with the safeguard left out, and so equals relevant_coverage_at_100;
@@ -285,7 +285,7 @@ func subsetMetrics(sub *Subset, qrels ir.Qrels) (*SubsetMetrics, error) {
 	for qid, hits := range sub.Run {
 		lists[qid] = docIDs(hits)
 	}
-	raw, err := dataset.ScoreCandidates(qrels, lists, dataset.CandidateSubset{
+	raw, err := taskstats.ScoreCandidates(qrels, lists, taskstats.CandidateSubset{
 		Name: sub.Name, Config: sub.Config, Label: sub.Label, TopK: sub.TopK, Safeguard: sub.Safeguards != nil,
 	})
 	if err != nil {

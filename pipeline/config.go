@@ -1,31 +1,34 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/retrieve"
 )
 
 // Config holds every knob that changes a run's numbers. Its stages run in
 // the order data flows: expand (GAR) → retrieve with one or more retrievers
-// → fuse → rerank → evaluate.
+// → fuse → rerank → evaluate. A pipeline file (ParseFile) and the flags of
+// `r2med run` (Flags) both become a Config through FromYAML.
 type Config struct {
 	// Name labels the system in run tags and result files; empty derives
 	// one from the stages (ModelName).
 	Name string
-	// Retrieval is the first (usually the only) retriever.
-	Retrieval
-	// Also lists further retrievers; their runs are fused with the first.
-	Also []Retrieval
+	// Retrievers rank the task; several are fused (Fuse).
+	Retrievers []retrieve.Spec
 	// Fuse says how several retrievers' runs become one.
 	Fuse Fuse
 	// Rerank, when its Kind is set, reorders the top of the (fused) run.
@@ -43,6 +46,88 @@ type Config struct {
 	// Generate, when set, makes the generations in the run with an LLM
 	// instead of reading them (SetGenerate keeps GAR in step).
 	Generate *Generate
+	// Remote tunes every call to a model server (embeddings, chat,
+	// rerank). It changes how long a run may take, never its numbers, so
+	// it is no part of the settings a manifest records.
+	Remote Remote
+}
+
+// Remote bounds calls to model servers. Its zero value is the clients'
+// defaults: 120 s per request, 5 retries, no per-server bound beyond
+// each stage's own concurrency.
+type Remote struct {
+	// Timeout bounds one request, answer included (request_timeout,
+	// --request-timeout); 0 means 120 s.
+	Timeout time.Duration
+	// Retries is how often a failed request is tried again (retries,
+	// --retries; 0: never); nil means 5.
+	Retries *int
+	// EndpointConcurrency bounds the requests in flight to each server of
+	// a fleet (endpoint_concurrency, --endpoint-concurrency); 0 leaves it
+	// to each stage's own concurrency.
+	EndpointConcurrency int
+}
+
+// Client is the retry policy of Remote for one kind of request, retries
+// reported to log as the word what ("embedding", "LLM", "rerank").
+func (r Remote) Client(log io.Writer, what string) httpx.Client {
+	c := httpx.Client{Timeout: r.Timeout}
+	if r.Retries != nil {
+		c.MaxAttempts = *r.Retries + 1
+	}
+	if log != nil {
+		c.Notify = httpx.LogRetries(log, what)
+	}
+	return c
+}
+
+// Fleet is the fleet policy of Remote, servers taken out and let back
+// reported to log.
+func (r Remote) Fleet(log io.Writer) httpx.FleetOptions {
+	f := httpx.FleetOptions{PerEndpoint: r.EndpointConcurrency}
+	if log != nil {
+		f.Notify = httpx.LogFleet(log)
+	}
+	return f
+}
+
+// or fills the fields r leaves unset from def.
+func (r Remote) or(def Remote) Remote {
+	if r.Timeout == 0 {
+		r.Timeout = def.Timeout
+	}
+	if r.Retries == nil {
+		r.Retries = def.Retries
+	}
+	if r.EndpointConcurrency == 0 {
+		r.EndpointConcurrency = def.EndpointConcurrency
+	}
+	return r
+}
+
+// remote reads the file's keys of Remote.
+func (f File) remote() (Remote, error) {
+	r := Remote{Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}
+	if f.RequestTimeout != "" {
+		d, err := time.ParseDuration(f.RequestTimeout)
+		if err != nil || d <= 0 {
+			return r, keyErrorf("request_timeout", "request_timeout %q: want a positive duration such as 90s or 2m", f.RequestTimeout)
+		}
+		r.Timeout = d
+	}
+	return r, nil
+}
+
+func (r Remote) validate() error {
+	switch {
+	case r.Timeout < 0:
+		return keyErrorf("request_timeout", "the request timeout must be positive, got %v", r.Timeout)
+	case r.Retries != nil && *r.Retries < 0:
+		return keyErrorf("retries", "retries must be 0 or more, got %d", *r.Retries)
+	case r.EndpointConcurrency < 0:
+		return keyErrorf("endpoint_concurrency", "endpoint concurrency must be positive (0: no bound), got %d", r.EndpointConcurrency)
+	}
+	return nil
 }
 
 // SetGenerate makes the run generate its expansions with g; GAR names
@@ -52,73 +137,23 @@ func (c *Config) SetGenerate(g Generate) {
 	c.GAR = expand.Source{Method: g.Method, LLM: g.LLMName()}
 }
 
-// Retrieval is one retriever and its settings.
-type Retrieval struct {
-	// Retriever is "bm25", "dense", "candidates:CONFIG" (a published
-	// candidate list) or "run:PATH" (a TREC run file; "{task}" in PATH is
-	// replaced by the task name).
-	Retriever string
-	Analyzer  string      // bm25: analysis.Get name
-	BM25      bm25.Params // bm25
-	Dense     Dense       // dense
-}
-
-// Dense describes a dense retriever: a registry model (package models)
-// with its R2MED recipe, or any model an HTTP backend serves.
-type Dense struct {
-	Model   string `yaml:"model"`    // registry name or alias, or a model id for HTTP backends
-	Backend string `yaml:"backend"`  // onnx, openai, tei, voyage; empty: the registry's choice
-	BaseURL string `yaml:"base_url"` // HTTP backends; empty: the backend's default or environment
-	// ModelDir is a local ONNX model directory (model.onnx or
-	// onnx/model.onnx, tokenizer.json); empty: the Hub cache's copy of
-	// the registry model, fetched by `r2med model pull`.
-	ModelDir string `yaml:"model_dir"`
-	// QueryPrefix and DocPrefix replace the registry's instructions when
-	// set ("" for a model outside the registry means none).
-	QueryPrefix *string `yaml:"query_prefix"`
-	DocPrefix   *string `yaml:"doc_prefix"`
-	MaxLength   int     `yaml:"max_length"`  // tokens; 0: the registry's
-	Dimensions  int     `yaml:"dimensions"`  // requested output dimension (OpenAI, Voyage, Matryoshka); 0: native
-	Normalize   bool    `yaml:"normalize"`   // L2-normalize embeddings (cosine scoring normalizes anyway)
-	BatchSize   int     `yaml:"batch_size"`  // 0: the backend's default
-	Concurrency int     `yaml:"concurrency"` // HTTP requests in flight; 0: the backend's default
-	// Pooling (cls, mean, last) says how a local model outside the
-	// registry pools token vectors; registry models bring their own.
-	Pooling string `yaml:"pooling"`
-	// Quantize searches an int8 or binary copy of the document vectors
-	// (HAKARI-Bench's embedding variants); Rescore reorders the quantized
-	// top candidates by their float32 scores.
-	Quantize string `yaml:"quantize"`
-	Rescore  bool   `yaml:"rescore"`
-}
-
-// Fuse says how several runs become one.
-type Fuse struct {
-	Method  string    `yaml:"method"`  // "rrf" (default) or "combsum"
-	K       float64   `yaml:"k"`       // RRF constant; 0 means 60
-	Norm    string    `yaml:"norm"`    // combsum: minmax (default), zscore, none
-	Weights []float64 `yaml:"weights"` // combsum: one per retriever; nil means all 1
-	Depth   int       `yaml:"depth"`   // documents each retriever contributes; 0 means max(TopK, 100)
-}
-
-// depth is how deep each fused list is: fusing only the final top-k would
-// drop what one retriever ranks 11th and the other 1st.
-func (f Fuse) depth(topK int) int {
-	if f.Depth > 0 {
-		return f.Depth
-	}
-	return max(topK, 100)
-}
+// Fuse says how several runs become one: fusion's Spec, so that the
+// search service fuses by the same rules.
+type Fuse = fusion.Spec
 
 // Rerank describes a reranking stage.
 type Rerank struct {
-	// Kind is tei, cohere (the /v1/rerank shape of Cohere, Jina and
-	// Voyage), jina, voyage, llm-pointwise, llm-listwise or onnx.
-	Kind     string `yaml:"kind"`
-	Model    string `yaml:"model"`
-	BaseURL  string `yaml:"base_url"`
-	ModelDir string `yaml:"model_dir"` // onnx
-	Depth    int    `yaml:"depth"`     // documents reranked per query; 0 means 100
+	// Kind is one of rerank.Kinds: tei, cohere (the /v1/rerank shape of
+	// Cohere, Jina and Voyage), jina, voyage, llm-pointwise,
+	// llm-listwise, onnx, or the reasoning rerankers insertrank, rank1
+	// and reasonrank.
+	Kind  string `yaml:"kind"`
+	Model string `yaml:"model"`
+	// BaseURLs are the reranker's servers: one, or a fleet of servers of
+	// the same model (a value may be a file of URLs, httpx.ReadURLs).
+	BaseURLs yamlx.Strings `yaml:"base_url"`
+	ModelDir string        `yaml:"model_dir"` // onnx
+	Depth    int           `yaml:"depth"`     // documents reranked per query; 0 means 100
 	// KeepTail keeps the documents below Depth after the reranked ones;
 	// R2MED keeps only the reranked documents.
 	KeepTail bool `yaml:"keep_tail"`
@@ -128,47 +163,59 @@ type Rerank struct {
 	WithoutSafeguard bool `yaml:"without_safeguard"`
 	BatchSize        int  `yaml:"batch_size"`
 	Concurrency      int  `yaml:"concurrency"`
+
+	// The reasoning rerankers' settings (rerank.Spec), named as `r2med
+	// rerank` names them: edited prompt templates (--rerank-templates),
+	// insertrank's scores shown raw, minmax or percent
+	// (--insertrank-scores) with Decimals digits (--insertrank-decimals),
+	// the most tokens per answer (--rerank-max-tokens), rank1 without
+	// logprobs (--rerank-text-only).
+	Templates string `yaml:"templates"`
+	Scores    string `yaml:"scores"`
+	Decimals  int    `yaml:"decimals"`
+	MaxTokens int    `yaml:"max_tokens"`
+	TextOnly  bool   `yaml:"text_only"`
+}
+
+// spec is the reranker's rerank.Spec, without the run's servers, cache
+// and meter.
+func (r Rerank) spec() rerank.Spec {
+	return rerank.Spec{Kind: r.Kind, Model: r.Model, ModelDir: r.ModelDir, Concurrency: r.Concurrency,
+		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly}
+}
+
+func (r Rerank) depth() int {
+	if r.Depth <= 0 {
+		return 100
+	}
+	return r.Depth
 }
 
 // DefaultConfig is R2MED's BM25 setup.
 func DefaultConfig() Config {
-	return Config{Retrieval: DefaultBM25(), TopK: 100}
+	return Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100}
 }
 
-// DefaultBM25 is R2MED's BM25 retriever.
-func DefaultBM25() Retrieval {
-	return Retrieval{Retriever: "bm25", Analyzer: "lucene-english", BM25: bm25.DefaultParams(bm25.R2MED)}
-}
+// fused reports whether several retrievers' runs are fused.
+func (c Config) fused() bool { return len(c.Retrievers) > 1 }
 
-// Retrievers lists every retriever, the first one first.
-func (c Config) Retrievers() []Retrieval {
-	return append([]Retrieval{c.Retrieval}, c.Also...)
-}
-
-// Name is the retriever as results files name it.
-func (r Retrieval) Name() string {
-	switch {
-	case r.Retriever == "bm25" && r.BM25.Scheme != bm25.R2MED:
-		return "bm25-" + string(r.BM25.Scheme)
-	case r.Retriever == "dense" && r.Dense.Model != "":
-		return r.Dense.Model
-	}
-	return r.Retriever
-}
-
-// RetrieverName is the retriever part of the system name: the retrievers
-// joined with "+" when several are fused.
+// RetrieverName is the retriever part of the system name: the retriever's
+// name, or for several the fusion method and the parts,
+// "rrf(bm25,bge)".
 func (c Config) RetrieverName() string {
 	var names []string
-	for _, r := range c.Retrievers() {
+	for _, r := range c.Retrievers {
 		names = append(names, r.Name())
 	}
-	return strings.Join(names, "+")
+	if !c.fused() {
+		return strings.Join(names, "")
+	}
+	return c.Fuse.Name() + "(" + strings.Join(names, ",") + ")"
 }
 
-// ModelName names the whole system in run tags: the retrievers, preceded
-// by the generation set when there is one and followed by the reranker
-// ("hyde-gpt4-bm25", "bm25+bge-tei@10").
+// ModelName names the whole system in run tags: Name when set, else the
+// retrievers, preceded by the generation set when there is one and
+// followed by the reranker ("hyde-gpt4-bm25", "rrf(bm25,bge)-tei@10").
 func (c Config) ModelName() string {
 	if c.Name != "" {
 		return c.Name
@@ -187,153 +234,136 @@ func (c Config) ModelName() string {
 	return s
 }
 
-func (r Rerank) depth() int {
-	if r.Depth <= 0 {
-		return 100
+func (c Config) rerankerName() string {
+	if c.Rerank.Model != "" {
+		return c.Rerank.Model
 	}
-	return r.Depth
+	return c.Rerank.Kind
 }
 
-func (f Fuse) k() float64 {
-	if f.K == 0 {
-		return 60
-	}
-	return f.K
+// keyError is a validation error about one key of the pipeline file, so
+// that FromYAML can name its line.
+type keyError struct {
+	path []string // "fuse", "weights"
+	msg  string
 }
 
-func (f Fuse) norm() (fusion.Norm, error) {
-	if f.Norm == "" {
-		return fusion.MinMax, nil
-	}
-	return fusion.ParseNorm(f.Norm)
+func (e *keyError) Error() string { return e.msg }
+
+func keyErrorf(path string, format string, args ...any) error {
+	return &keyError{path: strings.Split(path, "."), msg: fmt.Sprintf(format, args...)}
 }
 
 // Validate checks the settings before any work starts, so a typo fails in
 // a second rather than after an hour of embedding.
 func (c Config) Validate() error {
 	if c.TopK <= 0 {
-		return fmt.Errorf("top-k must be positive, got %d", c.TopK)
+		return keyErrorf("top_k", "top-k must be positive, got %d", c.TopK)
 	}
-	for i, r := range c.Retrievers() {
-		if err := r.validate(); err != nil {
-			if len(c.Also) > 0 {
-				return fmt.Errorf("retriever %d: %w", i+1, err)
+	if len(c.Retrievers) == 0 {
+		return keyErrorf("retrieve", "no retriever: give at least one (--retriever, or retrieve: in a pipeline file)")
+	}
+	for i, r := range c.Retrievers {
+		if r == nil {
+			return keyErrorf("retrieve", "retriever %d is missing", i+1)
+		}
+		if err := r.Validate(); err != nil {
+			if c.fused() {
+				return keyErrorf("retrieve", "retriever %d (%s): %v", i+1, r.Kind(), err)
 			}
-			return err
+			return keyErrorf("retrieve", "%v", err)
 		}
 	}
 	if (c.GAR.Method == "") != (c.GAR.LLM == "") {
-		return errors.New("a GAR method and its LLM go together (e.g. --gar hyde --gar-llm gpt4)")
+		return keyErrorf("expand", "--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4; in a pipeline file expand: {method: hyde, llm: gpt4}), unless --gar-model generates the expansions in the run")
 	}
 	if g := c.Generate; g != nil {
 		if err := g.validate(); err != nil {
-			return err
+			return keyErrorf("expand.generate", "%v", err)
 		}
 		if c.GAR != (expand.Source{Method: g.Method, LLM: g.LLMName()}) {
-			return fmt.Errorf("the generation (%s/%s) and the GAR set (%s) disagree; set both with SetGenerate", g.Method, g.LLMName(), c.GAR)
+			return keyErrorf("expand", "the generation (%s/%s) and the GAR set (%s) disagree; set both with SetGenerate", g.Method, g.LLMName(), c.GAR)
 		}
 		if c.GARDir != "" {
-			return errors.New("generations are either generated in the run or read from a directory, not both")
+			return keyErrorf("expand", "generations are either generated in the run (generate:, --gar-model) or read from a directory (dir:, --gar-dir), not both")
 		}
 	}
-	if len(c.Also) > 0 {
-		switch strings.ToLower(c.Fuse.Method) {
-		case "", "rrf":
-			if c.Fuse.K < 0 {
-				return fmt.Errorf("RRF k must be ≥ 0, got %v", c.Fuse.K)
+	if c.fused() {
+		if err := c.Fuse.Validate(len(c.Retrievers)); err != nil {
+			var fe *fusion.FieldError
+			if errors.As(err, &fe) {
+				return keyErrorf("fuse."+fe.Field, "%v", fe.Err)
 			}
-		case "combsum":
-			if _, err := c.Fuse.norm(); err != nil {
-				return err
-			}
-			if c.Fuse.Weights != nil && len(c.Fuse.Weights) != len(c.Also)+1 {
-				return fmt.Errorf("%d fusion weights for %d retrievers; give one per retriever", len(c.Fuse.Weights), len(c.Also)+1)
-			}
-		default:
-			return fmt.Errorf("unknown fusion method %q (rrf or combsum)", c.Fuse.Method)
+			return err
 		}
 	}
-	if c.Rerank.Kind != "" && c.Rerank.Depth < 0 {
-		return fmt.Errorf("rerank depth must be positive, got %d", c.Rerank.Depth)
+	if c.Rerank.Kind != "" {
+		if err := c.Rerank.validate(); err != nil {
+			return err
+		}
+	}
+	return c.Remote.validate()
+}
+
+func (r Rerank) validate() error {
+	if !slices.Contains(rerank.Kinds, strings.ToLower(r.Kind)) {
+		return keyErrorf("rerank.kind", "unknown reranker %q (%s)", r.Kind, strings.Join(rerank.Kinds, ", "))
+	}
+	if r.Depth < 0 {
+		return keyErrorf("rerank.depth", "rerank depth must be positive, got %d", r.Depth)
+	}
+	if r.Decimals < 0 {
+		return keyErrorf("rerank.decimals", "insertrank decimals must be positive, got %d", r.Decimals)
+	}
+	if _, err := rerank.ParseScoreScale(r.Scores); err != nil {
+		return keyErrorf("rerank.scores", "%v", err)
+	}
+	if r.Templates != "" {
+		if _, err := rerank.LoadPrompts(r.Templates); err != nil {
+			return keyErrorf("rerank.templates", "%v", err)
+		}
 	}
 	return nil
 }
 
-func (r Retrieval) validate() error {
-	switch {
-	case r.Retriever == "bm25":
-		if r.Analyzer == "" {
-			return errors.New("bm25 needs an analyzer")
-		}
-		return nil
-	case r.Retriever == "dense":
-		if r.Dense.Model == "" {
-			return errors.New("the dense retriever needs a model (--model NAME; `r2med models` lists the registry)")
-		}
-		switch r.Dense.Quantize {
-		case "", "int8", "binary":
-		default:
-			return fmt.Errorf("unknown quantization %q (int8 or binary)", r.Dense.Quantize)
-		}
-		if r.Dense.Rescore && r.Dense.Quantize == "" {
-			return errors.New("rescoring applies to a quantized search (--quantize int8|binary)")
-		}
-		return nil
-	case strings.HasPrefix(r.Retriever, CandidatesPrefix) && len(r.Retriever) > len(CandidatesPrefix),
-		strings.HasPrefix(r.Retriever, RunPrefix) && len(r.Retriever) > len(RunPrefix):
-		return nil
-	}
-	return fmt.Errorf("unknown retriever %q (available: bm25, dense, candidates:CONFIG for a published candidate list such as candidates:bm25, run:PATH for a TREC run file)", r.Retriever)
-}
-
 // NeedsCache reports whether a stage can use the embedding and LLM cache.
 func (c Config) NeedsCache() bool {
-	for _, r := range c.Retrievers() {
-		if r.Retriever == "dense" {
+	for _, r := range c.Retrievers {
+		if retrieve.UsesCache(r) {
 			return true
 		}
 	}
-	return strings.HasPrefix(c.Rerank.Kind, "llm-")
+	return c.Generate != nil || rerank.UsesLLM(c.Rerank.Kind)
 }
 
-// RunPrefix starts a retriever name that reads a TREC run file.
-const RunPrefix = "run:"
-
 // describe is what the manifest records and the fingerprint hashes: every
-// setting that changes the numbers, and nothing else.
+// setting that changes the numbers, and nothing else. One retriever's
+// settings sit at the top level; several are listed under "retrievers"
+// with the "fusion" that combines them, which is how a fused system is
+// told apart.
 func (c Config) describe() map[string]any {
-	m := c.Retrieval.describe()
+	var m map[string]any
+	if c.fused() {
+		var rs []map[string]any
+		for _, r := range c.Retrievers {
+			rs = append(rs, r.Describe())
+		}
+		m = map[string]any{"retrievers": rs, "fusion": c.fusionOf()}
+	} else {
+		m = c.Retrievers[0].Describe()
+	}
 	m["top_k"] = c.TopK
+	if c.Name != "" {
+		// The display name is the system's identity in leaderboards: a
+		// renamed system is rewritten, not reused under its old name.
+		m["name"] = c.Name
+	}
 	if c.GAR.Method != "" {
 		m["gar_method"] = c.GAR.Method
 		m["gar_llm"] = c.GAR.LLM
 	}
 	if c.Generate != nil {
 		m["generate"] = c.Generate.describe()
-	}
-	if len(c.Also) > 0 {
-		var also []map[string]any
-		for _, r := range c.Also {
-			also = append(also, r.describe())
-		}
-		m["also"] = also
-		f := map[string]any{"method": strings.ToLower(c.Fuse.Method)}
-		if f["method"] == "" {
-			f["method"] = "rrf"
-		}
-		if f["method"] == "rrf" {
-			f["k"] = c.Fuse.k()
-		} else {
-			n, _ := c.Fuse.norm()
-			f["norm"] = n.String()
-			if c.Fuse.Weights != nil {
-				f["weights"] = c.Fuse.Weights
-			}
-		}
-		if c.Fuse.Depth > 0 {
-			f["depth"] = c.Fuse.Depth
-		}
-		m["fuse"] = f
 	}
 	if c.Rerank.Kind != "" {
 		r := map[string]any{"kind": c.Rerank.Kind, "depth": c.Rerank.depth()}
@@ -346,50 +376,33 @@ func (c Config) describe() map[string]any {
 		if c.Rerank.WithoutSafeguard {
 			r["without_safeguard"] = true
 		}
+		if settings, _ := c.Rerank.spec().Settings(); settings != nil {
+			// The reasoning rerankers' prompts and knobs change the
+			// rankings (checked by Validate).
+			r["settings"] = settings
+		}
 		m["rerank"] = r
 	}
 	return m
 }
 
-func (r Retrieval) describe() map[string]any {
-	m := map[string]any{"retriever": r.Retriever}
-	switch r.Retriever {
-	case "bm25":
-		m["analyzer"] = r.Analyzer
-		m["bm25_scheme"] = string(r.BM25.Scheme)
-		m["k1"] = r.BM25.K1
-		m["b"] = r.BM25.B
-	case "dense":
-		d := r.Dense
-		m["model"] = d.Model
-		put := func(k string, v any, set bool) {
-			if set {
-				m[k] = v
-			}
-		}
-		put("backend", d.Backend, d.Backend != "")
-		put("query_prefix", deref(d.QueryPrefix), d.QueryPrefix != nil)
-		put("doc_prefix", deref(d.DocPrefix), d.DocPrefix != nil)
-		put("max_length", d.MaxLength, d.MaxLength > 0)
-		put("dimensions", d.Dimensions, d.Dimensions > 0)
-		put("normalize", true, d.Normalize)
-		put("pooling", d.Pooling, d.Pooling != "")
-		put("quantize", d.Quantize, d.Quantize != "")
-		put("rescore", true, d.Rescore)
+// fusionOf is how the manifest records a fusion: its settings and the
+// names of the parts, as the system's name lists them, which is how a
+// leaderboard names the fused system ("rrf(bm25,bge)") and tells its
+// kind.
+func (c Config) fusionOf() map[string]any {
+	m := c.Fuse.Describe()
+	var names []string
+	for _, r := range c.Retrievers {
+		names = append(names, r.Name())
 	}
+	m["retrievers"] = names
 	return m
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// File is a pipeline as a YAML file writes it. Every field is optional
-// but retrieve; unknown fields are errors, so a misspelt key does not
-// silently fall back to a default.
+// File is a pipeline as a YAML file writes it. Every key is optional but
+// retrieve; unknown keys are errors naming their line, so a misspelt key
+// does not silently fall back to a default.
 //
 //	name: hyde-gpt4-hybrid
 //	top_k: 100
@@ -399,20 +412,34 @@ func deref(s *string) string {
 //	  - dense: {model: bge, backend: onnx}
 //	fuse: {method: rrf, k: 60}
 //	rerank: {kind: tei, base_url: "http://localhost:8080", depth: 10}
+//	request_timeout: 60s       # calls to model servers: each request,
+//	retries: 3                 # retries of a failed one,
+//	endpoint_concurrency: 4    # requests in flight per server of a fleet
+//
+// The retrieve: entries are the retrieve package's kinds (retrieve.Kind).
+// A base_url takes one URL or a list of them (a fleet of servers of one
+// model).
 type File struct {
-	Name     string          `yaml:"name"`
-	TopK     int             `yaml:"top_k"`
-	Expand   *FileExpand     `yaml:"expand"`
-	Retrieve []FileRetriever `yaml:"retrieve"`
-	Fuse     *Fuse           `yaml:"fuse"`
-	Rerank   *Rerank         `yaml:"rerank"`
+	Name     string      `yaml:"name"`
+	TopK     int         `yaml:"top_k"`
+	Expand   *FileExpand `yaml:"expand"`
+	Retrieve []yaml.Node `yaml:"retrieve"`
+	Fuse     *Fuse       `yaml:"fuse"`
+	Rerank   *Rerank     `yaml:"rerank"`
+
+	RequestTimeout      string `yaml:"request_timeout"` // a Go duration: 90s, 2m
+	Retries             *int   `yaml:"retries"`
+	EndpointConcurrency int    `yaml:"endpoint_concurrency"`
 }
 
 // FileExpand is the expand stage of a pipeline file: published (or
 // earlier generated) generations by method and LLM, or generate: to make
 // them in the run.
 type FileExpand struct {
-	Method   string        `yaml:"method"`
+	Method string `yaml:"method"`
+	// Mode is query reasoning's: replace (the reasoning is the query, as
+	// BRIGHT) or append (the query, then the reasoning).
+	Mode     string        `yaml:"mode"`
 	LLM      string        `yaml:"llm"`
 	Dir      string        `yaml:"dir"`
 	Generate *FileGenerate `yaml:"generate"`
@@ -420,114 +447,105 @@ type FileExpand struct {
 
 // FileGenerate asks an LLM server for the expansions.
 type FileGenerate struct {
-	Model       string   `yaml:"model"`
-	BaseURL     string   `yaml:"base_url"`
-	KeyEnv      string   `yaml:"key_env"`
-	Temperature *float64 `yaml:"temperature"`
-	TopP        float64  `yaml:"top_p"`
-	Seed        *int64   `yaml:"seed"`
-	MaxTokens   *int     `yaml:"max_tokens"`
-	Concurrency int      `yaml:"concurrency"`
-	Style       string   `yaml:"style"`
-	Domain      string   `yaml:"domain"`
-	Templates   string   `yaml:"templates"`
-	MaxSearches int      `yaml:"max_searches"`
-	SearchK     int      `yaml:"search_k"`
-	TokenBudget int      `yaml:"token_budget"`
-}
-
-// FileRetriever is one retriever of a pipeline file; exactly one field is
-// set.
-type FileRetriever struct {
-	BM25       *FileBM25 `yaml:"bm25"`
-	Dense      *Dense    `yaml:"dense"`
-	Candidates string    `yaml:"candidates"`
-	Run        string    `yaml:"run"`
-}
-
-// FileBM25 is a BM25 retriever of a pipeline file.
-type FileBM25 struct {
-	Scheme   string   `yaml:"scheme"`
-	K1       *float64 `yaml:"k1"`
-	B        *float64 `yaml:"b"`
-	Analyzer string   `yaml:"analyzer"`
+	Model       string        `yaml:"model"`
+	BaseURL     yamlx.Strings `yaml:"base_url"`
+	KeyEnv      string        `yaml:"key_env"`
+	Temperature *float64      `yaml:"temperature"`
+	TopP        float64       `yaml:"top_p"`
+	Seed        *int64        `yaml:"seed"`
+	MaxTokens   *int          `yaml:"max_tokens"`
+	Concurrency int           `yaml:"concurrency"`
+	Style       string        `yaml:"style"`
+	Domain      string        `yaml:"domain"`
+	Templates   string        `yaml:"templates"`
+	MaxSearches int           `yaml:"max_searches"`
+	SearchK     int           `yaml:"search_k"`
+	TokenBudget int           `yaml:"token_budget"`
 }
 
 // LoadFile reads a pipeline YAML file into a Config.
 func LoadFile(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	doc, err := readFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("reading pipeline: %w", err)
+		return Config{}, err
 	}
-	cfg, err := ParseFile(data)
+	cfg, err := FromYAML(doc)
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
 }
 
-// ParseFile reads a pipeline from YAML.
-func ParseFile(data []byte) (Config, error) {
-	var f File
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return Config{}, errors.New("empty pipeline file; it needs at least a retrieve: list")
-		}
-		return Config{}, fmt.Errorf("%v (see `r2med run --help` for the pipeline file format)", err)
+// readFile reads a pipeline file's document.
+func readFile(path string) (*yaml.Node, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading pipeline: %w", err)
 	}
-	return f.Config()
+	doc, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("%s: empty pipeline file; it needs at least a retrieve: list", path)
+	}
+	return doc, nil
 }
 
-// Config turns the file form into a Config and validates it.
-func (f File) Config() (Config, error) {
+// ParseFile reads a pipeline from YAML.
+func ParseFile(data []byte) (Config, error) {
+	doc, err := yamlx.Parse(data)
+	if err != nil {
+		return Config{}, err
+	}
+	if doc == nil {
+		return Config{}, errors.New("empty pipeline file; it needs at least a retrieve: list")
+	}
+	return FromYAML(doc)
+}
+
+// FromYAML turns a pipeline document (a mapping in File's form) into a
+// validated Config; errors name the line of the key at fault.
+func FromYAML(doc *yaml.Node) (Config, error) {
+	var f File
+	if err := yamlx.Decode(doc, &f, "the pipeline"); err != nil {
+		return Config{}, err
+	}
 	cfg := Config{Name: f.Name, TopK: f.TopK}
-	if cfg.TopK == 0 {
+	if yamlx.Get(doc, "top_k") == nil {
 		cfg.TopK = 100
 	}
 	if len(f.Retrieve) == 0 {
-		return Config{}, errors.New("retrieve: needs at least one retriever (bm25, dense, candidates or run)")
+		return Config{}, lineOf(doc, keyErrorf("retrieve", "retrieve: needs at least one retriever (%s)", retrieve.Usage()))
 	}
-	for i, fr := range f.Retrieve {
-		r, err := fr.retrieval()
+	for i := range f.Retrieve {
+		s, err := retrieve.ParseSpec(&f.Retrieve[i])
 		if err != nil {
-			return Config{}, fmt.Errorf("retrieve[%d]: %w", i, err)
+			return Config{}, err
 		}
-		if i == 0 {
-			cfg.Retrieval = r
-		} else {
-			cfg.Also = append(cfg.Also, r)
-		}
+		cfg.Retrievers = append(cfg.Retrievers, s)
 	}
 	if e := f.Expand; e != nil {
+		if e.Mode != "" {
+			if e.Method != expand.Reasoning && e.Method != expand.ReasoningAppend {
+				return Config{}, lineOf(doc, keyErrorf("expand.mode", "mode: is query reasoning's (method: reasoning, mode: replace|append), not %s's", orNone(e.Method)))
+			}
+			m, err := expand.ReasoningMethod(e.Mode)
+			if err != nil {
+				return Config{}, lineOf(doc, keyErrorf("expand.mode", "%v", err))
+			}
+			e.Method = m
+		}
 		cfg.GAR = expand.Source{Method: e.Method, LLM: e.LLM}
 		cfg.GARDir = e.Dir
 		if fg := e.Generate; fg != nil {
-			g := DefaultGenerate()
-			g.Method, g.Label, g.Model, g.BaseURL, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
-			g.TopP, g.Style, g.Domain, g.Templates = fg.TopP, fg.Style, fg.Domain, fg.Templates
-			if fg.Temperature != nil {
-				g.Temperature = *fg.Temperature
-			}
-			if fg.Seed != nil {
-				g.Seed = fg.Seed
-			}
-			if fg.MaxTokens != nil {
-				g.MaxTokens = *fg.MaxTokens
-			}
-			for _, kv := range []struct {
-				dst *int
-				v   int
-			}{{&g.Concurrency, fg.Concurrency}, {&g.MaxSearches, fg.MaxSearches}, {&g.SearchK, fg.SearchK}, {&g.TokenBudget, fg.TokenBudget}} {
-				if kv.v != 0 {
-					*kv.dst = kv.v
-				}
-			}
 			if e.Dir != "" {
-				return Config{}, errors.New("expand: dir: reads generations and generate: makes them; give one")
+				return Config{}, lineOf(doc, keyErrorf("expand.dir", "expand: dir: reads generations and generate: makes them; give one"))
 			}
-			cfg.SetGenerate(g)
+			if fg.Model == "" {
+				return Config{}, lineOf(doc, keyErrorf("expand.generate", "expand: generate: needs the model the LLM server serves (model:, or --gar-model)"))
+			}
+			cfg.SetGenerate(fg.generate(e))
 		}
 	}
 	if f.Fuse != nil {
@@ -535,47 +553,69 @@ func (f File) Config() (Config, error) {
 	}
 	if f.Rerank != nil {
 		if f.Rerank.Kind == "" {
-			return Config{}, errors.New("rerank: needs a kind (tei, cohere, jina, voyage, llm-pointwise, llm-listwise or onnx)")
+			return Config{}, lineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
 		}
 		cfg.Rerank = *f.Rerank
 	}
-	return cfg, cfg.Validate()
+	remote, err := f.remote()
+	if err != nil {
+		return Config{}, lineOf(doc, err)
+	}
+	cfg.Remote = remote
+	if err := cfg.Validate(); err != nil {
+		return Config{}, lineOf(doc, err)
+	}
+	return cfg, nil
 }
 
-func (fr FileRetriever) retrieval() (Retrieval, error) {
-	set := 0
-	for _, b := range []bool{fr.BM25 != nil, fr.Dense != nil, fr.Candidates != "", fr.Run != ""} {
-		if b {
-			set++
+func (fg *FileGenerate) generate(e *FileExpand) Generate {
+	g := DefaultGenerate()
+	g.Method, g.Label, g.Model, g.BaseURLs, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
+	g.TopP, g.Style, g.Domain, g.Templates = fg.TopP, fg.Style, fg.Domain, fg.Templates
+	if fg.Temperature != nil {
+		g.Temperature = *fg.Temperature
+	}
+	if fg.Seed != nil {
+		g.Seed = fg.Seed
+	}
+	if fg.MaxTokens != nil {
+		g.MaxTokens = *fg.MaxTokens
+	}
+	for _, kv := range []struct {
+		dst *int
+		v   int
+	}{{&g.Concurrency, fg.Concurrency}, {&g.MaxSearches, fg.MaxSearches}, {&g.SearchK, fg.SearchK}, {&g.TokenBudget, fg.TokenBudget}} {
+		if kv.v != 0 {
+			*kv.dst = kv.v
 		}
 	}
-	if set != 1 {
-		return Retrieval{}, errors.New("each retriever is exactly one of bm25:, dense:, candidates: or run:")
+	return g
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no method"
 	}
-	switch {
-	case fr.BM25 != nil:
-		r := DefaultBM25()
-		if fr.BM25.Scheme != "" {
-			sc, err := bm25.ParseScheme(fr.BM25.Scheme)
-			if err != nil {
-				return Retrieval{}, err
-			}
-			r.BM25 = bm25.DefaultParams(sc)
-		}
-		if fr.BM25.K1 != nil {
-			r.BM25.K1 = *fr.BM25.K1
-		}
-		if fr.BM25.B != nil {
-			r.BM25.B = *fr.BM25.B
-		}
-		if fr.BM25.Analyzer != "" {
-			r.Analyzer = fr.BM25.Analyzer
-		}
-		return r, nil
-	case fr.Dense != nil:
-		return Retrieval{Retriever: "dense", Dense: *fr.Dense}, nil
-	case fr.Candidates != "":
-		return Retrieval{Retriever: CandidatesPrefix + fr.Candidates}, nil
+	return s
+}
+
+// lineOf puts the line of the key a validation error is about in front of
+// it, when the document has that key (a setting from a flag has none).
+func lineOf(doc *yaml.Node, err error) error {
+	var ke *keyError
+	if !errors.As(err, &ke) {
+		return err
 	}
-	return Retrieval{Retriever: RunPrefix + fr.Run}, nil
+	n, at := doc, (*yaml.Node)(nil)
+	for _, k := range ke.path {
+		key, value := yamlx.Lookup(n, k)
+		if key == nil {
+			break
+		}
+		at, n = key, value
+	}
+	if at == nil || at.Line == 0 {
+		return err
+	}
+	return &yamlx.Error{Line: at.Line, Msg: err.Error()}
 }

@@ -5,32 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/r2med/r2med/agent"
-	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/usage"
 )
 
 // Generate says how an LLM expands a task's queries: HyDE, Query2doc and
-// LameR prompts, or agentic search (search-r1, search-o1) over the task's
-// BM25 index. The result is a generation set in R2MED's layout, used by
-// the retrievers exactly like a published one.
+// LameR prompts, BRIGHT-style query reasoning, or agentic search
+// (search-r1, search-o1) over the task's BM25 index. The result is a
+// generation set in R2MED's layout, used by the retrievers exactly like a
+// published one.
 type Generate struct {
-	Method  string // hyde, query2doc, lamer, search-r1, search-o1
-	Model   string // the model the server serves
-	BaseURL string // OpenAI-compatible API root; empty: $OPENAI_BASE_URL, then OpenAI
+	Method string // one of GenerateMethods
+	Model  string // the model the server serves
+	// BaseURLs are the OpenAI-compatible API roots: one server, or a
+	// fleet of servers of the same model; a value may be a file of URLs
+	// (httpx.ReadURLs). Empty: $OPENAI_BASE_URL, then OpenAI.
+	BaseURLs []string
 	// KeyEnv names the environment variable holding the API key (default
 	// OPENAI_API_KEY): keys never sit in pipeline files or manifests.
 	KeyEnv string
@@ -79,13 +82,20 @@ func (g Generate) LLMName() string {
 	return s
 }
 
+// GenerateMethods are the methods Generate makes: expand's prompted ones
+// (expand.GenerationMethods: hyde, query2doc, lamer and both
+// query-reasoning modes) and agentic search (search-r1, search-o1).
+func GenerateMethods() []string {
+	return append(expand.GenerationMethods(), expand.SearchR1, expand.SearchO1)
+}
+
 func (g Generate) validate() error {
-	switch g.Method {
-	case expand.HyDE, expand.Query2Doc, expand.LameR, expand.SearchR1, expand.SearchO1:
-	case "":
-		return errors.New("a generation method is required: hyde, query2doc, lamer, search-r1 or search-o1")
-	default:
-		return fmt.Errorf("generation method %q: generation supports hyde, query2doc, lamer, search-r1 and search-o1", g.Method)
+	methods := GenerateMethods()
+	switch {
+	case g.Method == "":
+		return fmt.Errorf("a generation method is required: %s", strings.Join(methods, ", "))
+	case !slices.Contains(methods, g.Method):
+		return fmt.Errorf("generation method %q: generation supports %s", g.Method, strings.Join(methods, ", "))
 	}
 	if g.Model == "" {
 		return errors.New("the LLM model is required: the name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
@@ -124,50 +134,66 @@ func (g Generate) describe() map[string]any {
 // generation manifest, in Options.Out/stages/expand: a rerun with the same
 // data and settings reads them back instead of asking again (and the LLM
 // cache answers whatever an interrupted stage had asked). The generation
-// manifest, agentic traces included, goes into the run manifest.
-func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, m *results.Manifest) ([]expand.Generation, error) {
+// manifest, agentic traces included, goes into the run manifest; what the
+// answers cost and which cache entries they are, into cs.
+func generateStage(ctx context.Context, task *ir.Task, g Generate, remote Remote, opt Options, m *results.Manifest, cs *calls) ([]expand.Generation, error) {
 	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
-	dir := filepath.Join(opt.Out, StagesDir, "expand")
-	fpPath := filepath.Join(dir, "fingerprint")
+	st := opt.stages()
 	label := g.LLMName()
-	if opt.Out != "" && !opt.Overwrite {
-		if b, err := os.ReadFile(fpPath); err == nil && strings.TrimSpace(string(b)) == fp {
-			if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
+	dir := filepath.Join(st.dir, "expand")
+	rel := func(name string) string {
+		r, _ := filepath.Rel(st.dir, filepath.Join(expand.Dir(dir, g.Method, label), name))
+		return filepath.ToSlash(r)
+	}
+	files := append([]string{rel(expand.FileName), rel(expand.ManifestName)}, callFiles("expand")...)
+	if st.reusable("expand", fp, files...) {
+		if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
+			if counts, err := cs.reuse(st.dir, "expand"); err == nil {
+				maps.Copy(m.Counts, counts)
 				m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
 				return gens, nil
 			}
 		}
 	}
-	gopt := GenerateOptions{Progress: opt.Progress, Notify: func(attempt int, err error) {
-		logf(opt.Log, "%s: LLM request failed (attempt %d), retrying: %v", task.Name, attempt, err)
-	}}
+	sc := cs.begin()
+	gopt := GenerateOptions{Progress: opt.Progress, Log: opt.warn(), Remote: remote, Meter: sc.meter, Replay: opt.Replay}
 	if opt.Cache != nil {
 		gopt.Cache = opt.Cache
 	}
 	var res *expand.GenerateResult
-	if err := m.Time("expand", func() error {
+	err := m.Time("expand", func() error {
 		var err error
 		res, err = Expand(ctx, task, g, gopt)
 		return err
-	}); err != nil {
+	})
+	if err == nil {
+		err = res.Manifest.Unusable()
+	}
+	if err != nil {
+		cs.end(sc, "", "expand", nil) // the usage counts; nothing is kept
 		return nil, err
 	}
 	gm := res.Manifest
-	if err := gm.Unusable(); err != nil {
-		return nil, err
-	}
 	if s := gm.FallbackSummary(); s != "" {
 		logf(opt.Log, "%s: warning: %s", task.Name, s)
 	}
-	m.Counts["generation_fallbacks"] = len(gm.Fallbacks)
-	m.Counts["generations_requested"] = gm.Requested
-	m.Counts["generations_cached"] = gm.Cached
+	counts := map[string]int{"generation_fallbacks": len(gm.Fallbacks), "generations_requested": gm.Requested, "generations_cached": gm.Cached}
+	maps.Copy(m.Counts, counts)
 	m.Details["expand"] = gm
-	if opt.Out != "" {
+	if st.dir == "" {
+		cs.end(sc, "", "expand", nil)
+	} else {
+		stage := st.stage("expand")
+		if err := stage.Begin(); err != nil {
+			return nil, err
+		}
+		if err := cs.end(sc, st.dir, "expand", counts); err != nil {
+			return nil, err
+		}
 		if _, err := res.WriteDir(dir); err != nil {
 			return nil, err
 		}
-		if err := fileio.WriteAtomic(fpPath, func(w io.Writer) error { _, err := fmt.Fprintln(w, fp); return err }); err != nil {
+		if err := stage.Keep(fp, files...); err != nil {
 			return nil, err
 		}
 	}
@@ -175,12 +201,52 @@ func generateStage(ctx context.Context, task *ir.Task, g Generate, opt Options, 
 }
 
 // GenerateOptions are the generation's run-time companions: they change
-// speed and logging, never the answers.
+// speed, logging and accounting, never the answers.
 type GenerateOptions struct {
 	Cache    llm.Store // answers reused across runs; nil asks every time
 	Progress progress.Factory
-	// Notify hears about retried requests (already redacted).
-	Notify func(attempt int, err error)
+	// Log hears retried requests and a fleet's servers taken out and let
+	// back (already redacted); nil is silent.
+	Log io.Writer
+	// Remote bounds the requests (timeout, retries, per-server
+	// concurrency).
+	Remote Remote
+	// Meter hears what every answer cost; nil counts nothing.
+	Meter *usage.Meter
+	// Replay answers from Cache only: a prompt the cache lacks fails,
+	// and nothing is sent.
+	Replay bool
+}
+
+// Client is the LLM client the generation asks (Expand's, and the
+// search service's): g's servers (a fleet when several; files of URLs
+// read), the key from g.KeyEnv, and opt's cache, bounds, meter and
+// replay.
+func (g Generate) Client(opt GenerateOptions) (*llm.Client, error) {
+	keyEnv := g.KeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	urls, err := httpx.ReadURLs(g.BaseURLs)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Replay && opt.Cache == nil {
+		return nil, errors.New("replay answers from the cache, and there is none (drop --no-cache)")
+	}
+	hc := opt.Remote.Client(opt.Log, "LLM")
+	lo := llm.Options{APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: &hc, Fleet: opt.Remote.Fleet(opt.Log),
+		Concurrency: g.Concurrency, Meter: opt.Meter, Replay: opt.Replay}
+	if len(urls) > 0 {
+		lo.BaseURL, lo.BaseURLs = urls[0], urls[1:]
+	}
+	return llm.New(lo)
+}
+
+// Request is the model and sampling every prompt is sent with (messages
+// are set per query).
+func (g Generate) Request() llm.Request {
+	return llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
 }
 
 // Expand asks the LLM for every query of task and returns the generation
@@ -190,20 +256,12 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 	if err := g.validate(); err != nil {
 		return nil, err
 	}
-	hc := &httpx.Client{}
-	if opt.Notify != nil {
-		hc.Notify = func(attempt int, _ time.Duration, err error) { opt.Notify(attempt, err) }
-	}
-	keyEnv := g.KeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
-	client, err := llm.New(llm.Options{BaseURL: g.BaseURL, APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: hc, Concurrency: g.Concurrency})
+	client, err := g.Client(opt)
 	if err != nil {
 		return nil, err
 	}
-	req := llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
-	subject, err := subjectOf(task.Name, g)
+	req := g.Request()
+	subject, err := SubjectOf(task.Name, g)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +286,7 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 }
 
 func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Generate, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
-	search, err := bm25Searcher(task)
+	search, err := bm25Searcher(ctx, task)
 	if err != nil {
 		return nil, err
 	}
@@ -272,12 +330,12 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Gener
 	return expand.NewResult(task, agent.Generations(task.Queries, traces, label), m), nil
 }
 
-// subjectOf is how prompts address the task's queries: the task's own
+// SubjectOf is how prompts address the task's queries: the task's own
 // style and domain, or the ones given.
-func subjectOf(task string, g Generate) (expand.Subject, error) {
+func SubjectOf(task string, g Generate) (expand.Subject, error) {
 	s, err := expand.SubjectOf(task)
 	if err != nil && g.Style == "" {
-		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts)", err)
+		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts; r2med run: --gar-style and --gar-domain; a pipeline file: style: and domain: under expand: generate:)", err)
 	}
 	if g.Style != "" {
 		style, err := expand.ParseStyle(g.Style)
@@ -293,28 +351,30 @@ func subjectOf(task string, g Generate) (expand.Subject, error) {
 		s.Domain = g.Domain
 	}
 	if s.Style == expand.StylePost && s.Domain == "" {
-		return s, fmt.Errorf("task %s: the post style needs a domain (--domain, e.g. Biology)", task)
+		return s, fmt.Errorf("task %s: the post style needs a domain (--domain, e.g. Biology; r2med run: --gar-domain)", task)
 	}
 	return s, nil
 }
 
 // bm25Searcher answers an agent's searches with R2MED's BM25 over the
 // task's corpus.
-func bm25Searcher(task *ir.Task) (agent.Searcher, error) {
-	an, ix, err := bm25Index(task)
+func bm25Searcher(ctx context.Context, task *ir.Task) (agent.Searcher, error) {
+	r, err := retrieve.New(ctx, retrieve.DefaultBM25(), task, retrieve.Env{})
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	s := ix.NewSearcher()
+	text := make(map[string]string, len(task.Corpus))
+	for _, d := range task.Corpus {
+		text[d.ID] = d.Text
+	}
 	return func(ctx context.Context, query string, k int) ([]agent.Passage, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		hits := s.Search(an.Analyze(nil, query), k)
+		hits, err := retrieve.SearchOne(ctx, r, retrieve.Query{Text: query}, k)
+		if err != nil {
+			return nil, err
+		}
 		out := make([]agent.Passage, len(hits))
 		for i, h := range hits {
-			d := task.Corpus[h.Doc]
-			out[i] = agent.Passage{ID: d.ID, Text: d.Text, Score: float64(h.Score)}
+			out[i] = agent.Passage{ID: h.DocID, Text: text[h.DocID], Score: h.Score}
 		}
 		return out, nil
 	}, nil
@@ -323,35 +383,23 @@ func bm25Searcher(task *ir.Task) (agent.Searcher, error) {
 // bm25Passages retrieves each query's top k document texts with R2MED's
 // BM25, as LameR's prompts take them.
 func bm25Passages(ctx context.Context, task *ir.Task, k int) ([][]string, error) {
-	an, ix, err := bm25Index(task)
+	r, err := retrieve.New(ctx, retrieve.DefaultBM25(), task, retrieve.Env{})
 	if err != nil {
 		return nil, err
 	}
-	s := ix.NewSearcher()
+	run, err := r.Search(ctx, retrieve.Queries(task.Queries), k)
+	if err != nil {
+		return nil, err
+	}
+	text := make(map[string]string, len(task.Corpus))
+	for _, d := range task.Corpus {
+		text[d.ID] = d.Text
+	}
 	out := make([][]string, len(task.Queries))
-	var toks []string
 	for i, q := range task.Queries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		toks = an.Analyze(toks[:0], q.Text)
-		for _, h := range s.Search(toks, k) {
-			out[i] = append(out[i], task.Corpus[h.Doc].Text)
+		for _, h := range run[q.ID] {
+			out[i] = append(out[i], text[h.DocID])
 		}
 	}
 	return out, nil
-}
-
-func bm25Index(task *ir.Task) (analysis.Analyzer, *bm25.Index, error) {
-	an, err := analysis.Get("lucene-english")
-	if err != nil {
-		return nil, nil, err
-	}
-	ids := make([]string, len(task.Corpus))
-	for i, doc := range task.Corpus {
-		ids[i] = doc.ID
-	}
-	ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) },
-		bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{IDs: ids})
-	return an, ix, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/retrieve"
 )
 
 func TestLLMName(t *testing.T) {
@@ -74,7 +75,7 @@ func TestGenerateInRun(t *testing.T) {
 	var calls atomic.Int64
 	srv := chatServer(t, &calls)
 	g := DefaultGenerate()
-	g.Method, g.Model, g.BaseURL, g.Label, g.Style = "hyde", "tiny-llm", srv.URL, "qwen-7b", "exam"
+	g.Method, g.Model, g.BaseURLs, g.Label, g.Style = "hyde", "tiny-llm", []string{srv.URL}, "qwen-7b", "exam"
 	cfg := DefaultConfig()
 	cfg.SetGenerate(g)
 	store, err := cache.Open(filepath.Join(dir, "cache"), cache.Options{})
@@ -125,7 +126,7 @@ func TestGenerateInRun(t *testing.T) {
 	}
 	// A changed top-k redoes retrieval but reuses the generation stage.
 	cfg.TopK = 50
-	if _, err := Run(context.Background(), task, cfg, Options{Out: out, Cache: store}); err != nil {
+	if _, err := Run(context.Background(), task, cfg, Options{Out: out, Cache: store, Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 	// An edited template means new prompts: the stage is redone and every
@@ -137,7 +138,7 @@ func TestGenerateInRun(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(tmpl, "hyde.tmpl"))
 	os.WriteFile(filepath.Join(tmpl, "hyde.tmpl"), append([]byte("Be brief. "), b...), 0o644)
 	cfg.Generate.Templates = tmpl
-	if _, err := Run(context.Background(), task, cfg, Options{Out: out, Cache: store}); err != nil {
+	if _, err := Run(context.Background(), task, cfg, Options{Out: out, Cache: store, Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 	if n := calls.Load(); n != 2*int64(len(task.Queries)) {
@@ -167,17 +168,17 @@ func TestGeneratedExpansionsInvalidateStages(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]any{"content": answer}}}})
 	}))
 	defer srv.Close()
-	robertson := DefaultBM25()
-	robertson.BM25.Scheme = "robertson"
-	cfg := Config{Retrieval: DefaultBM25(), Also: []Retrieval{robertson}, TopK: 10}
+	robertson := retrieve.DefaultBM25()
+	robertson.Params.Scheme = "robertson"
+	cfg := Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25(), robertson}, TopK: 10}
 	g := DefaultGenerate()
-	g.Method, g.Model, g.BaseURL, g.Style = "hyde", "m", srv.URL, "exam"
+	g.Method, g.Model, g.BaseURLs, g.Style = "hyde", "m", []string{srv.URL}, "exam"
 	out := t.TempDir()
 	var runs []ir.Run
 	for _, temp := range []float64{0.1, 0.9} {
 		g.Temperature = temp
 		cfg.SetGenerate(g)
-		kept, err := Run(context.Background(), task, cfg, Options{Out: out})
+		kept, err := Run(context.Background(), task, cfg, Options{Out: out, Replace: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,9 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/taskstats"
 )
 
 // hubFixture is a fake Hub with the benchmark-shaped repositories of
@@ -263,7 +265,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 
 	published := set.Subset("bm25").Run
 	for _, topK := range []int{100, 10} {
-		out, err := Run(ctx, task, Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "bm25"}, TopK: topK}, Options{})
+		out, err := Run(ctx, task, Config{Retrievers: []retrieve.Spec{retrieve.Candidates{Config: "bm25"}}, TopK: topK}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +293,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 		// nDCG@10 as HAKARI-Bench's cards compute it, on the run, is the
 		// one the set's metadata reports; and R2MED's evaluation of the
 		// same run agrees to its 5 printed digits (binary gains).
-		m, err := dataset.ScoreCandidates(task.Qrels, lists, dataset.CandidateSubset{Name: "bm25", Config: "bm25", TopK: nano.DefaultCandidateDepth})
+		m, err := taskstats.ScoreCandidates(task.Qrels, lists, taskstats.CandidateSubset{Name: "bm25", Config: "bm25", TopK: nano.DefaultCandidateDepth})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +315,7 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 	}
 
 	// The published lists are inputs of the run.
-	out, err := Run(ctx, task, Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "bm25"}, TopK: 100}, Options{})
+	out, err := Run(ctx, task, Config{Retrievers: []retrieve.Spec{retrieve.Candidates{Config: "bm25"}}, TopK: 100}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

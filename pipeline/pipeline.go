@@ -9,41 +9,73 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // Options say where outputs go and how the run reports.
 type Options struct {
-	Out       string // output directory; empty keeps everything in memory
-	Overwrite bool   // redo a run whose outputs already exist
-	Progress  progress.Factory
-	Log       io.Writer // one-line stage messages; nil is silent
-	Command   []string  // recorded in the manifest
-	Workers   int       // 0 means GOMAXPROCS
+	Out string // output directory; empty keeps everything in memory
+	// Overwrite redoes a run whose outputs already exist, and replaces a
+	// run with other settings in Out (refused without it).
+	Overwrite bool
+	// Replace lets a run replace one with other settings in Out without
+	// redoing unchanged ones (sweeps: a pipeline edited under the same
+	// name); the replacement is logged.
+	Replace  bool
+	Progress progress.Factory
+	Log      io.Writer // one-line stage messages; nil is silent
+	Command  []string  // recorded in the manifest (results.CommandLine)
+	Workers  int       // 0 means GOMAXPROCS
 	// Cache holds embeddings and LLM answers across runs; nil computes
 	// everything afresh.
 	Cache *cache.Store
+	// AllowMissingDocs lets a run-file retriever drop, count and report
+	// queries and documents the task lacks instead of failing
+	// (retrieve.Env.AllowMissingDocs).
+	AllowMissingDocs bool
+	// Replay answers every model call (embeddings, generations, LLM
+	// reranking) from Cache and sends nothing to any server: a call the
+	// cache lacks fails the run. With a cache shared by `r2med cache
+	// export`/`import`, a published run is re-run bit for bit.
+	Replay bool
+	// Prices turn the usage the manifest records into dollars
+	// (usage.Summary); nil records tokens and seconds only.
+	Prices usage.Prices
+	// Warn hears retried requests to model servers and a fleet's servers
+	// taken out and let back, one line each; nil means Log.
+	Warn io.Writer
+}
+
+// warn is where retry and fleet lines go.
+func (o Options) warn() io.Writer {
+	if o.Warn != nil {
+		return o.Warn
+	}
+	return o.Log
 }
 
 // Outcome is what a run produced.
@@ -52,7 +84,10 @@ type Outcome struct {
 	Eval     *measure.R2MEDResult
 	Result   *results.R2MED
 	Manifest *results.Manifest
-	Skipped  bool // outputs were already there for the same fingerprint
+	Skipped  bool // outputs were already there for the same fingerprint, and verified
+	// Replaced is set when Out held a run with other settings that this
+	// one replaced (Options.Overwrite or Replace).
+	Replaced bool
 }
 
 // Output file names inside Options.Out: the results package's, which
@@ -64,6 +99,15 @@ const (
 )
 
 // Run executes the pipeline on one task.
+//
+// With Options.Out, a run whose manifest there carries the same
+// fingerprint (settings, data checksums) and whose run.trec and
+// results.json still have the checksums the manifest records is reused,
+// not redone. A run with other settings there is not replaced unless
+// Options.Overwrite (or Replace) says so; the old manifest goes before the
+// new outputs are written, so an interrupted run never leaves a manifest
+// describing other files. Temporary files an interrupted run left are
+// removed.
 func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -71,12 +115,33 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	start := time.Now()
 	m := results.NewManifest(opt.Command)
 	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
+	if abs, err := filepath.Abs(task.Dir); err == nil && task.Dir != "" && abs != task.Dir {
+		// Recorded absolute, so that serve, report and compare find the
+		// data from any working directory.
+		m.Task.Source, m.Task.SourceGiven = abs, task.Dir
+	}
+	// Retrievers that search state outside the task's files (a Weaviate
+	// collection) read it now, so the manifest and fingerprint carry it.
+	cfg.Retrievers = slices.Clone(cfg.Retrievers)
+	for i, r := range cfg.Retrievers {
+		var err error
+		if cfg.Retrievers[i], err = retrieve.Resolve(ctx, r, task); err != nil {
+			return nil, err
+		}
+	}
 	m.Config = cfg.describe()
+	if opt.AllowMissingDocs {
+		// Judgments of missing documents were accepted and run files may
+		// have been cut to the task: not the run the flag's absence makes.
+		m.Config["allow_missing_docs"] = true
+	}
+	m.Name = cfg.Name
 	if commit := HubCommit(task.Dir); commit != "" {
 		m.Task.Revision = commit // what a branch such as "main" resolved to
 	}
-	in := stageInput{task: task, queries: task.Queries}
+	in := stageInput{task: task, queries: retrieve.Queries(task.Queries)}
 	inputs := existing(task.Files)
+	embedded := len(inputs) == 0
 	var gens []expand.Generation
 	if cfg.GAR.Method != "" && cfg.Generate == nil {
 		var files []string
@@ -86,34 +151,47 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		}
 		inputs = append(inputs, files...)
 	}
-	for _, r := range cfg.Retrievers() {
-		files, err := r.inputs(&in)
+	for _, r := range cfg.Retrievers {
+		files, err := r.Inputs(task)
 		if err != nil {
 			return nil, err
 		}
-		inputs = append(inputs, files...)
+		for _, f := range files {
+			if !slices.Contains(inputs, f) {
+				inputs = append(inputs, f)
+			}
+		}
 	}
 	if err := m.AddInputs(inputs...); err != nil {
 		return nil, err
 	}
-	if len(m.Inputs) == 0 {
+	if embedded {
 		// An embedded task has no files to checksum; its content stands in,
-		// so a binary with other demo data does not reuse old outputs.
-		m.Inputs = append(m.Inputs, contentDigest(task))
-		m.Task.Source = "embedded:" + task.Name
+		// so a binary with other demo data does not reuse old outputs. Run
+		// files and generations it was run with are inputs all the same,
+		// but not where its data comes from.
+		m.Inputs = append([]results.FileDigest{contentDigest(task)}, m.Inputs...)
+		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
 	fp := fingerprint(m)
 	m.Config["fingerprint"] = fp
-	if opt.Out != "" && !opt.Overwrite {
-		if out, ok := previous(opt.Out, fp); ok {
-			logf(opt.Log, "%s: outputs in %s are up to date (same data and settings); --overwrite to redo", task.Name, opt.Out)
-			return out, nil
+	replaced := false
+	if opt.Out != "" {
+		out, r, err := previous(opt, m, fp)
+		if out != nil || err != nil {
+			return out, err
 		}
+		replaced = r
 	}
 
+	if opt.Replay && opt.Cache == nil && cfg.NeedsCache() {
+		return nil, errors.New("replay answers every model call from the cache, and this run has none (drop --no-cache)")
+	}
+	cs := newCalls(opt.Cache)
+	defer cs.stop()
 	if cfg.Generate != nil {
 		var err error
-		if gens, err = generateStage(ctx, task, *cfg.Generate, opt, m); err != nil {
+		if gens, err = generateStage(ctx, task, *cfg.Generate, cfg.Remote, opt, m, cs); err != nil {
 			return nil, err
 		}
 	}
@@ -122,10 +200,11 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 			return nil, err
 		}
 	}
-	run, err := runStages(ctx, in, cfg, opt, m)
+	run, err := runStages(ctx, in, cfg, opt, m, cs)
 	if err != nil {
 		return nil, err
 	}
+	m.Usage = cs.summary(len(task.Queries), opt.Prices)
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
 		var err error
@@ -138,6 +217,12 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	m.Counts["queries"] = len(task.Queries)
 	m.Counts["queries_evaluated"] = ev.NumQueries
 	m.Counts["qrels"] = task.Qrels.Len()
+	m.Counts["queries_ranked"] = len(run)
+	hits := 0
+	for _, h := range run {
+		hits += len(h)
+	}
+	m.Counts["hits"] = hits
 	res := &results.R2MED{
 		DatasetName:    task.Name,
 		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
@@ -147,7 +232,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	case cfg.GAR.Method != "":
 		// R2MED's GAR result files name the parts instead of a model.
 		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
-		if cfg.Retriever == "bm25" && len(cfg.Also) == 0 {
+		if _, bm := cfg.Retrievers[0].(retrieve.BM25); bm && !cfg.fused() {
 			res.Test = results.UpperKeys(res.Test) // as R2MED's GAR+BM25 files write them
 		}
 	case cfg.Rerank.Kind != "":
@@ -161,19 +246,33 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		res.Extra["reranker_name"] = cfg.rerankerName()
 		res.Extra["topk"] = cfg.Rerank.depth()
 	}
-	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m}
+	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
 	if opt.Out == "" {
 		return out, nil
 	}
 	if err := m.Time("write", func() error {
-		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, cfg.ModelName()); err != nil {
+		// The old manifest goes first: until the new one is written, the
+		// directory holds no finished run.
+		if err := os.Remove(filepath.Join(opt.Out, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, runTag(cfg.ModelName())); err != nil {
 			return err
 		}
 		return res.WriteFile(filepath.Join(opt.Out, ResultsFile))
 	}); err != nil {
 		return nil, err
 	}
+	rec, err := reuse.Seal(opt.Out, fp, RunFile, ResultsFile)
+	if err != nil {
+		return nil, err
+	}
+	// The cache entries the run used, for `r2med cache export --manifest`.
+	if err := cs.writeKeys(opt.Out); err != nil {
+		return nil, err
+	}
 	m.Outputs = []string{RunFile, ResultsFile, ManifestFile}
+	m.OutputSHA256 = rec.SHA256
 	// The manifest goes last: its presence marks a finished run.
 	if err := m.WriteFile(filepath.Join(opt.Out, ManifestFile)); err != nil {
 		return nil, err
@@ -198,102 +297,8 @@ func (in *stageInput) apply(all []expand.Generation, m *results.Manifest) error 
 	if in.gens, err = expand.Align(task.Queries, gens); err != nil {
 		return err
 	}
-	in.queries, err = expand.Apply(task.Queries, gens)
+	in.queries, err = retrieve.Expand(task.Queries, gens)
 	return err
-}
-
-// CandidatesPrefix starts a retriever name that reads a published
-// candidate list instead of retrieving: "candidates:bm25" is a Nano set's
-// bm25 config.
-const CandidatesPrefix = "candidates:"
-
-// candidateRun turns a published candidate list into a run, keeping its
-// order (dataset.Candidates.Run) and the first topK of each list.
-func candidateRun(c *dataset.Candidates, topK int) ir.Run {
-	run := c.Run()
-	for qid, hits := range run {
-		if len(hits) > topK {
-			run[qid] = hits[:topK]
-		}
-	}
-	return run
-}
-
-func retrieveBM25(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
-	an, err := analysis.Get(cfg.Analyzer)
-	if err != nil {
-		return nil, err
-	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var ix *bm25.Index
-	err = m.Time("index", func() error {
-		bar := opt.Progress.New(len(task.Corpus), "indexing "+task.Name)
-		defer bar.Done()
-		ids := make([]string, len(task.Corpus))
-		for i, d := range task.Corpus {
-			ids[i] = d.ID
-		}
-		tokenize := func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) }
-		bo := bm25.BuildOptions{Workers: workers, IDs: ids, Progress: bar.Add}
-		if ch, ok := an.(*analysis.Chain); ok {
-			// Let the indexer filter each distinct raw token once.
-			tokenize = func(i int, dst []string) []string { return ch.Tokenizer.Tokenize(dst, task.Corpus[i].Text) }
-			bo.Terms = ch.Term
-		}
-		var err error
-		ix, err = bm25.Build(len(task.Corpus), tokenize, cfg.BM25, bo)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.Counts["terms"] = ix.NumTerms()
-	m.Counts["postings"] = ix.NumPostings()
-
-	run := make(ir.Run, len(queries))
-	err = m.Time("search", func() error {
-		bar := opt.Progress.New(len(queries), "searching "+task.Name)
-		defer bar.Done()
-		hits := make([][]bm25.Hit, len(queries))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(workers, max(1, len(queries))) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s := ix.NewSearcher()
-				var toks []string
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(queries) || ctx.Err() != nil {
-						return
-					}
-					toks = an.Analyze(toks[:0], queries[i].Text)
-					hits[i] = s.Search(toks, topK)
-					bar.Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for i, q := range queries {
-			list := make([]ir.Hit, len(hits[i]))
-			for j, h := range hits[i] {
-				list[j] = ir.Hit{DocID: task.Corpus[h.Doc].ID, Score: float64(h.Score)}
-			}
-			run[q.ID] = list
-		}
-		return nil
-	})
-	return run, err
 }
 
 // fingerprint hashes what determines a run's numbers: settings and input
@@ -310,22 +315,113 @@ func fingerprint(m *results.Manifest) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// previous returns the outcome already on disk when its manifest carries the
-// same fingerprint and every output is present.
-func previous(dir, fp string) (*Outcome, bool) {
-	m, err := results.ReadManifest(filepath.Join(dir, ManifestFile))
-	if err != nil || m.Config["fingerprint"] != fp {
-		return nil, false
+// previous decides what to do with the run already in opt.Out: its
+// outcome when it is this run (same fingerprint) and its outputs are
+// verified; nothing when there is none, or when it may be redone (the
+// same settings on changed data, outputs that no longer match their
+// manifest) or replaced (other settings, with Overwrite or Replace, which
+// replaced reports); an error when it holds other settings and nothing
+// allows replacing them.
+func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replaced bool, err error) {
+	dir := opt.Out
+	if removed, err := reuse.Sweep(dir); err != nil {
+		return nil, false, err
+	} else if len(removed) > 0 {
+		logf(opt.Log, "%s: removed %d temporary %s an interrupted run left (%s)", dir, len(removed), errtext.Plural(len(removed), "file", "files"), strings.Join(removed, ", "))
 	}
-	res, err := results.ReadR2MED(filepath.Join(dir, ResultsFile))
+	if _, err := reuse.SweepTree(filepath.Join(dir, StagesDir)); err != nil {
+		return nil, false, err
+	}
+	prev, err := results.ReadManifest(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
 	if err != nil {
-		return nil, false
+		if opt.Overwrite {
+			return nil, true, nil
+		}
+		return nil, false, fmt.Errorf("%v; --overwrite replaces it, or give another --out", err)
 	}
-	run, err := trec.ReadRunFile(filepath.Join(dir, RunFile))
-	if err != nil {
-		return nil, false
+	prevFP, _ := prev.Config["fingerprint"].(string)
+	check := reuse.Record{Fingerprint: prevFP, SHA256: prev.OutputSHA256}.Check(dir, fp, RunFile, ResultsFile)
+	switch {
+	case check == nil && !opt.Overwrite:
+		res, err1 := results.ReadR2MED(filepath.Join(dir, ResultsFile))
+		run, err2 := trec.ReadRunFile(filepath.Join(dir, RunFile))
+		if err := errors.Join(err1, err2); err != nil {
+			logf(opt.Log, "%s: the outputs cannot be read back (%v); redoing the run", dir, err)
+			return nil, false, nil
+		}
+		logf(opt.Log, "%s: outputs in %s are up to date (same data and settings, checksums verified); --overwrite to redo", m.Task.Name, dir)
+		return &Outcome{Run: run, Result: res, Manifest: prev, Skipped: true}, false, nil
+	case check == nil || opt.Overwrite && prevFP == fp:
+		return nil, false, nil // --overwrite of the same run
+	case prevFP == fp:
+		logf(opt.Log, "%s: the outputs in %s are not the ones its manifest describes (%v); redoing the run", m.Task.Name, dir, check)
+		return nil, false, nil
 	}
-	return &Outcome{Run: run, Result: res, Manifest: m, Skipped: true}, true
+	diff := settingsDiff(prev, m)
+	if diff == "" {
+		logf(opt.Log, "%s: the data changed since the run in %s (same settings); redoing it", m.Task.Name, dir)
+		return nil, false, nil
+	}
+	if !opt.Overwrite && !opt.Replace {
+		return nil, false, fmt.Errorf("%s holds a run of %s on %s with other settings (%s); --overwrite replaces it, or keep both with another --out (or --name)",
+			dir, systemOf(dir, prev), prev.Task.Name, diff)
+	}
+	logf(opt.Log, "%s: replacing the run of %s in %s, made with other settings (%s)", m.Task.Name, systemOf(dir, prev), dir, diff)
+	return nil, true, nil
+}
+
+// runTag is a system name as a TREC run tag, which holds no white space.
+func runTag(name string) string { return strings.Join(strings.Fields(name), "_") }
+
+// systemOf names the system of the run in dir for messages.
+func systemOf(dir string, m *results.Manifest) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	if res, err := results.ReadR2MED(filepath.Join(dir, ResultsFile)); err == nil {
+		return results.SystemName(res)
+	}
+	if r, ok := m.Config["retriever"].(string); ok {
+		return r
+	}
+	return "another system"
+}
+
+// settingsDiff lists the settings and task fields in which two manifests
+// differ, "" when they agree: "k1 0.9 → 1.2, top_k 100 → 10".
+func settingsDiff(old, cur *results.Manifest) string {
+	canon := func(m *results.Manifest) map[string]any {
+		c := maps.Clone(m.Config)
+		delete(c, "fingerprint")
+		c["task"], c["split"] = m.Task.Name, m.Task.Split
+		data, _ := json.Marshal(c)
+		var out map[string]any
+		json.Unmarshal(data, &out)
+		return out
+	}
+	a, b := canon(old), canon(cur)
+	all := maps.Clone(a)
+	maps.Copy(all, b)
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		va, oka := a[k]
+		vb, okb := b[k]
+		if oka && okb && reflect.DeepEqual(va, vb) {
+			continue
+		}
+		show := func(v any, ok bool) string {
+			if !ok {
+				return "unset"
+			}
+			data, _ := json.Marshal(v)
+			return string(data)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s", k, show(va, oka), show(vb, okb)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // loadGenerations reads published generations: from a Hub repository
@@ -333,7 +429,7 @@ func previous(dir, fp string) (*Outcome, bool) {
 // directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
 func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
 	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
-		hg, err := dataset.ReadHubGenerations(task.Dir, src.Method, src.LLM)
+		hg, err := hubrepo.ReadGenerations(task.Dir, src.Method, src.LLM)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -351,7 +447,7 @@ func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Gen
 		return nil, nil, err
 	}
 	var files []string
-	if p, ok := fileio.Exists(filepath.Join(dir, src.Method, src.LLM, expand.FileName)); ok {
+	if p, ok := fileio.Exists(filepath.Join(expand.Dir(dir, src.Method, src.LLM), expand.FileName)); ok {
 		files = append(files, p)
 	}
 	return gens, files, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -145,18 +146,19 @@ func TestDemoRunWritesOutputsAndResumes(t *testing.T) {
 	if !again.Skipped || again.Result.Test["ndcg_at_10"] != first.Result.Test["ndcg_at_10"] {
 		t.Fatalf("second run: skipped=%v, ndcg %v vs %v", again.Skipped, again.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
 	}
+	// Other settings into the same directory are refused: the run there
+	// would be lost without a word. --overwrite replaces it.
 	cfg := DefaultConfig()
 	cfg.TopK = 10
-	changed, err := Run(context.Background(), task, cfg, Options{Out: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if changed.Skipped {
-		t.Fatal("a run with other settings reused the old outputs")
+	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err == nil || !strings.Contains(err.Error(), "holds a run of bm25 on demo with other settings (top_k 100 → 10); --overwrite replaces it") {
+		t.Fatalf("a run with other settings into a finished run's directory: %v", err)
 	}
 	over, err := Run(context.Background(), task, cfg, Options{Out: dir, Overwrite: true})
-	if err != nil || over.Skipped {
-		t.Fatalf("--overwrite: skipped=%v err=%v", over != nil && over.Skipped, err)
+	if err != nil || over.Skipped || !over.Replaced {
+		t.Fatalf("--overwrite: skipped=%v replaced=%v err=%v", over != nil && over.Skipped, over != nil && over.Replaced, err)
+	}
+	if again, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil || !again.Skipped {
+		t.Fatalf("the replacing run is not reused: %v", err)
 	}
 }
 
@@ -266,7 +268,7 @@ func TestLocalNanoSetAsData(t *testing.T) {
 		t.Fatalf("read back %d docs, %d queries; built %d, %d", len(task.Corpus), len(task.Queries), len(set.Corpus), len(set.Queries))
 	}
 	cfg := DefaultConfig()
-	cfg.Retriever = "candidates:bm25"
+	cfg.Retrievers = []retrieve.Spec{retrieve.Candidates{Config: "bm25"}}
 	out, err := Run(context.Background(), task, cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

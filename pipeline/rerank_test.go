@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/retrieve"
 )
 
 // teiServer scores a document by how many times it contains "the" plus
@@ -71,7 +72,7 @@ func TestRerankStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Rerank = Rerank{Kind: "tei", BaseURL: srv.URL, Depth: 10}
+	cfg.Rerank = Rerank{Kind: "tei", BaseURLs: []string{srv.URL}, Depth: 10}
 	out, err := Run(ctx, task, cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestRerankResumes(t *testing.T) {
 	var calls atomic.Int64
 	failing := teiServer(t, &calls, 6)
 	cfg := DefaultConfig()
-	cfg.Rerank = Rerank{Kind: "tei", BaseURL: failing.URL, Depth: 10}
+	cfg.Rerank = Rerank{Kind: "tei", BaseURLs: []string{failing.URL}, Depth: 10}
 	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err == nil || !strings.Contains(err.Error(), "model unloaded") {
 		t.Fatalf("the failing server should stop the run with its message: %v", err)
 	}
@@ -131,7 +132,7 @@ func TestRerankResumes(t *testing.T) {
 	calls.Store(0)
 	good := teiServer(t, &calls, 0)
 	defer good.Close()
-	cfg.Rerank.BaseURL = good.URL
+	cfg.Rerank.BaseURLs = []string{good.URL}
 	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestRerankNanoHybridSafeguard(t *testing.T) {
 	var calls atomic.Int64
 	srv := teiServer(t, &calls, 0)
 	defer srv.Close()
-	base := Config{Retrieval: Retrieval{Retriever: CandidatesPrefix + "reranking_hybrid"}, TopK: 200}
+	base := Config{Retrievers: []retrieve.Spec{retrieve.Candidates{Config: "reranking_hybrid"}}, TopK: 200}
 	plain, err := Run(ctx, task, base, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestRerankNanoHybridSafeguard(t *testing.T) {
 	}
 	for _, without := range []bool{false, true} {
 		cfg := base
-		cfg.Rerank = Rerank{Kind: "tei", BaseURL: srv.URL, Depth: 100, WithoutSafeguard: without}
+		cfg.Rerank = Rerank{Kind: "tei", BaseURLs: []string{srv.URL}, Depth: 100, WithoutSafeguard: without}
 		out, err := Run(ctx, task, cfg, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -212,8 +213,63 @@ func TestRerankNanoHybridSafeguard(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.Rerank = Rerank{Kind: "tei", BaseURL: srv.URL, WithoutSafeguard: true}
+	cfg.Rerank = Rerank{Kind: "tei", BaseURLs: []string{srv.URL}, WithoutSafeguard: true}
 	if _, err := Run(ctx, task, cfg, Options{}); err == nil || !strings.Contains(err.Error(), "reranking_hybrid") {
 		t.Errorf("--without-safeguard on a BM25 run: %v", err)
+	}
+}
+
+// TestRerankStageKeyHasReasoningSettings: a reasoning reranker's own
+// settings (here InsertRank's decimals) are part of the rerank stage's
+// fingerprint, so a sweep cell redone in place with another setting asks
+// the LLM again instead of reusing the stage made with the old prompts;
+// the stage's account (its usage) comes back with a reused stage.
+func TestRerankStageKeyHasReasoningSettings(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		json.NewEncoder(w).Encode(map[string]any{
+			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "[2] > [1]"}, "finish_reason": "stop"}},
+			"usage":   map[string]int{"prompt_tokens": 7, "completion_tokens": 3},
+		})
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Rerank = Rerank{Kind: "insertrank", Model: "m", BaseURLs: []string{srv.URL}, Depth: 5}
+	run := func(decimals int) *Outcome {
+		t.Helper()
+		cfg.Rerank.Decimals = decimals
+		o, err := Run(context.Background(), task, cfg, Options{Out: out, Replace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	first := run(2)
+	n := calls.Load()
+	if n != int64(len(task.Queries)) || first.Manifest.Usage.PromptTokens != 7*n {
+		t.Fatalf("%d calls, usage %+v", n, first.Manifest.Usage)
+	}
+	run(4)
+	if calls.Load() != 2*n {
+		t.Errorf("another decimals setting made %d calls, want %d: the old stage was reused", calls.Load()-n, n)
+	}
+	// Back to two decimals: the cell is redone; its rerank stage was
+	// made with four, so it is asked again too.
+	again := run(2)
+	if calls.Load() != 3*n || again.Manifest.Usage.Calls != n {
+		t.Errorf("%d calls, usage %+v", calls.Load()-2*n, again.Manifest.Usage)
+	}
+	// Only the name changes: the rerank stage is reused, and its cost
+	// and counts are reported as made before.
+	cfg.Name = "renamed"
+	o := run(2)
+	if calls.Load() != 3*n || o.Manifest.Usage.Calls != 0 || o.Manifest.Usage.Cached.Calls != n || o.Manifest.Counts["rerank_llm_calls"] != int(n) {
+		t.Errorf("renamed: %d new calls, usage %+v, counts %v", calls.Load()-3*n, o.Manifest.Usage, o.Manifest.Counts)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 )
@@ -45,5 +46,15 @@ func TestLoadRunTaskDemo(t *testing.T) {
 	}
 	if task.Name != "demo" || len(task.Queries) != 15 || len(task.Qrels) == 0 {
 		t.Errorf("demo task: name %q, %d queries, %d judged queries", task.Name, len(task.Queries), len(task.Qrels))
+	}
+}
+
+func TestRegistrySpec(t *testing.T) {
+	task, _ := tasks.Lookup("MedQA-Diag")
+	if spec := registrySpec(task, tasks.Nano); spec != (hubrepo.Spec{Shape: hubrepo.Nano, Split: "NanoR2MEDMedQADiag", Name: "NanoR2MEDMedQADiag"}) {
+		t.Errorf("Nano spec %+v", spec)
+	}
+	if spec := registrySpec(task, tasks.R2MED); spec != (hubrepo.Spec{Shape: hubrepo.R2MED, Name: "MedQA-Diag"}) {
+		t.Errorf("R2MED spec %+v", spec)
 	}
 }

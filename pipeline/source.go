@@ -11,6 +11,7 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/tasks"
 )
@@ -63,14 +64,14 @@ func (s Source) Load(ctx context.Context) (*ir.Task, error) {
 		// Hub repository (README.md with configs, e.g. from nano build)
 		// is read through its configs.
 		if _, statErr := os.Stat(filepath.Join(s.Data, "README.md")); statErr == nil {
-			return dataset.LoadHub(s.Data, s.hubSpec())
+			return hubrepo.Load(s.Data, s.hubSpec())
 		}
 	}
 	return dataset.Load(s.Data, s.Options)
 }
 
-func (s Source) hubSpec() dataset.HubSpec {
-	spec := dataset.HubSpec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name}
+func (s Source) hubSpec() hubrepo.Spec {
+	spec := hubrepo.Spec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name}
 	if s.Options.Split != dataset.DefaultSplit {
 		spec.Split = s.Options.Split
 	}
@@ -83,7 +84,7 @@ func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*ir.Task, err
 		suite = tasks.R2MED
 	}
 	repoID, rev := t.HubRepo(suite)
-	spec := t.HubSpec(suite)
+	spec := registrySpec(t, suite)
 	spec.AllowMissingDocs = s.Options.AllowMissingDocs
 	var patterns []string
 	if suite == tasks.Nano {
@@ -97,7 +98,17 @@ func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*ir.Task, err
 	return task, nil
 }
 
-func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec dataset.HubSpec, patterns ...string) (*ir.Task, error) {
+// registrySpec says how to read a registry task from its repository in
+// suite s: R2MED's own repository, or its split of NanoR2MED, named after
+// the split as HAKARI-Bench names it.
+func registrySpec(t tasks.Task, s tasks.Suite) hubrepo.Spec {
+	if s == tasks.Nano {
+		return hubrepo.Spec{Shape: hubrepo.Nano, Split: t.NanoSplit, Name: t.NanoSplit}
+	}
+	return hubrepo.Spec{Shape: hubrepo.R2MED, Name: t.Name}
+}
+
+func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec hubrepo.Spec, patterns ...string) (*ir.Task, error) {
 	c := s.Hub
 	if c == nil {
 		c = hub.FromEnv()
@@ -106,7 +117,7 @@ func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec dat
 	if err != nil {
 		return nil, err
 	}
-	return dataset.LoadHub(snap.Dir, spec)
+	return hubrepo.Load(snap.Dir, spec)
 }
 
 // Pull fills the local Hub cache with the tasks' repositories at their

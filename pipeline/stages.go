@@ -5,69 +5,83 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/fusion"
-	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
-// stageInput is what every stage reads: the task, the queries as BM25
-// sees them (GAR-combined when there are generations) and the aligned
-// generations dense retrievers average with.
+// stageInput is what every stage reads: the task, the queries as the
+// retrievers see them (with GAR, each query's BM25 text and dense input)
+// and the aligned generations (nil without GAR).
 type stageInput struct {
 	task    *ir.Task
-	queries []ir.Query          // BM25 texts
-	gens    []expand.Generation // aligned with task.Queries; nil without GAR
-	// candidates holds the published candidate lists the retrievers
-	// read, by config name, loaded once with the inputs.
-	candidates map[string]*dataset.Candidates
+	queries []retrieve.Query
+	gens    []expand.Generation
 }
 
-// StagesDir holds the intermediate runs of a multi-stage pipeline inside
-// Options.Out, so that a run that failed in a late stage (a reranker
-// server going away after an hour of embedding) resumes from the last
-// finished stage.
+// StagesDir holds the intermediate outputs of a multi-stage pipeline
+// inside Options.Out, so that a run that failed in a late stage (a
+// reranker server going away after an hour of embedding) resumes from the
+// last finished stage.
 const StagesDir = "stages"
 
-// runStages retrieves with every retriever, fuses, and reranks.
-func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest) (ir.Run, error) {
-	rs := cfg.Retrievers()
-	multi := len(rs) > 1 || cfg.Rerank.Kind != ""
+// runStages retrieves with every retriever, fuses, and reranks; the
+// model calls they make are accounted in cs.
+func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest, cs *calls) (ir.Run, error) {
+	multi := cfg.fused() || cfg.Rerank.Kind != ""
 	depth := cfg.TopK
-	if len(rs) > 1 {
-		depth = cfg.Fuse.depth(cfg.TopK)
+	if cfg.fused() {
+		depth = cfg.Fuse.DepthFor(cfg.TopK)
 	}
 	if cfg.Rerank.Kind != "" {
 		depth = max(depth, cfg.Rerank.depth())
 	}
 	base := dataFingerprint(m, cfg.GAR, in.gens)
-	runs := make([]ir.Run, len(rs))
-	for i, r := range rs {
+	st := opt.stages()
+	env := retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m, AllowMissingDocs: opt.AllowMissingDocs,
+		Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}
+	runs := make([]ir.Run, len(cfg.Retrievers))
+	var described []map[string]any
+	for i, spec := range cfg.Retrievers {
 		name := "retrieve"
-		if len(rs) > 1 {
-			name = fmt.Sprintf("retrieve-%d-%s", i+1, safeName(r.Name()))
+		if cfg.fused() {
+			name = fmt.Sprintf("retrieve-%d-%s", i+1, results.DirName(spec.Name()))
 		}
-		cache := stageCache{dir: opt.Out, name: name, fp: stageFingerprint(base, r.describe(), depth), on: multi || r.Retriever == "dense", overwrite: opt.Overwrite}
-		run, err := cache.run(func() (ir.Run, error) { return retrieve(ctx, in, r, depth, opt, m) })
+		// Stages worth keeping: those a later stage follows, and those that
+		// take long on their own (embedding a corpus).
+		keep := multi || retrieve.UsesCache(spec)
+		fp := stageFingerprint(base, spec.Describe(), depth)
+		described = append(described, spec.Describe())
+		run, err := st.run(name, fp, keep, cs, func(meter *usage.Meter) (ir.Run, error) {
+			env := env
+			env.Meter = meter
+			r, err := retrieve.New(ctx, spec, in.task, env)
+			if err != nil {
+				return nil, err
+			}
+			defer retrieve.Close(r)
+			return r.Search(ctx, in.queries, depth)
+		})
 		if err != nil {
 			return nil, err
 		}
 		runs[i] = run
 	}
 	run := runs[0]
-	if len(rs) > 1 {
+	if cfg.fused() {
+		fp := stageFingerprint(base, map[string]any{"retrievers": described, "fusion": cfg.Fuse.Describe()}, depth)
 		if err := m.Time("fuse", func() error {
 			var err error
-			run, err = fuse(runs, cfg.Fuse, depth)
+			run, err = st.run("fuse", fp, true, nil, func(*usage.Meter) (ir.Run, error) { return cfg.Fuse.Fuse(runs, depth) })
 			return err
 		}); err != nil {
 			return nil, err
@@ -76,7 +90,7 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	if cfg.Rerank.Kind != "" {
 		if err := m.Time("rerank", func() error {
 			var err error
-			run, err = rerankRun(ctx, in, run, cfg, base, depth, opt, m)
+			run, err = rerankRun(ctx, in, run, cfg, base, depth, opt, m, cs)
 			return err
 		}); err != nil {
 			return nil, err
@@ -90,112 +104,98 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	return run, nil
 }
 
-// retrieve runs one retriever.
-func retrieve(ctx context.Context, in stageInput, r Retrieval, topK int, opt Options, m *results.Manifest) (ir.Run, error) {
+// stages keeps stage outputs in Options.Out/stages by the reuse rule: a
+// stage's run is reused when its record carries the same fingerprint and
+// the file its checksum.
+type stages struct {
+	dir       string // "" keeps nothing
+	overwrite bool
+	log       func(format string, args ...any)
+}
+
+func (o Options) stages() stages {
+	s := stages{overwrite: o.Overwrite, log: func(f string, a ...any) { logf(o.Log, f, a...) }}
+	if o.Out != "" {
+		s.dir = filepath.Join(o.Out, StagesDir)
+	}
+	return s
+}
+
+func (s stages) stage(name string) reuse.Stage { return reuse.Stage{Dir: s.dir, Name: name} }
+
+// reusable reports whether the stage's files hold its output for fp,
+// saying why not when they were there but cannot be trusted.
+func (s stages) reusable(name, fp string, files ...string) bool {
+	if s.dir == "" || s.overwrite {
+		return false
+	}
+	err := s.stage(name).Check(fp, files...)
 	switch {
-	case r.Retriever == "bm25":
-		return retrieveBM25(ctx, in.task, in.queries, r, topK, opt, m)
-	case r.Retriever == "dense":
-		return retrieveDense(ctx, in, r.Dense, topK, opt, m)
-	case strings.HasPrefix(r.Retriever, CandidatesPrefix):
-		return candidateRun(in.candidates[strings.TrimPrefix(r.Retriever, CandidatesPrefix)], topK), nil
-	case strings.HasPrefix(r.Retriever, RunPrefix):
-		run, err := trec.ReadRunFile(r.runPath(in.task))
-		if err != nil {
-			return nil, err
+	case err == nil:
+		return true
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, reuse.ErrOtherFingerprint):
+	default:
+		s.log("stage %s: %v; recomputing it", name, err)
+	}
+	return false
+}
+
+// run returns the stage's kept run for fp, or produces, keeps and returns
+// it (keep false, or no output directory: produces only). With cs, the
+// stage may call models: produce gets the meter to give its clients, and
+// a kept stage keeps its account beside its run (calls); nil makes no
+// calls.
+func (s stages) run(name, fp string, keep bool, cs *calls, produce func(*usage.Meter) (ir.Run, error)) (ir.Run, error) {
+	if !keep || s.dir == "" {
+		var meter *usage.Meter
+		if cs != nil {
+			meter = cs.meter
 		}
-		for qid, hits := range run {
-			if len(hits) > topK {
-				run[qid] = hits[:topK]
+		return produce(meter)
+	}
+	file := name + ".trec"
+	path := filepath.Join(s.dir, file)
+	files := []string{file}
+	if cs != nil {
+		files = append(files, callFiles(name)...)
+	}
+	if s.reusable(name, fp, files...) {
+		if run, err := trec.ReadRunFile(path); err == nil {
+			if cs == nil {
+				return run, nil
 			}
-		}
-		return run, nil
-	}
-	return nil, fmt.Errorf("unknown retriever %q", r.Retriever)
-}
-
-// inputs lists the files a retriever reads beyond the task's, for the
-// manifest's checksums (a changed run file must not reuse old outputs);
-// candidate lists are loaded into in on the way.
-func (r Retrieval) inputs(in *stageInput) ([]string, error) {
-	task := in.task
-	switch {
-	case strings.HasPrefix(r.Retriever, CandidatesPrefix):
-		name := strings.TrimPrefix(r.Retriever, CandidatesPrefix)
-		if _, ok := in.candidates[name]; ok {
-			return nil, nil // listed with the retriever that loaded it
-		}
-		c, err := dataset.LoadHubCandidates(task.Dir, name, task.Split)
-		if err != nil {
-			return nil, err
-		}
-		if in.candidates == nil {
-			in.candidates = map[string]*dataset.Candidates{}
-		}
-		in.candidates[name] = c
-		return c.Files, nil
-	case strings.HasPrefix(r.Retriever, RunPrefix):
-		p := r.runPath(task)
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("retriever %s: %w", r.Retriever, err)
-		}
-		return []string{p}, nil
-	}
-	return nil, nil
-}
-
-// runPath is a run: retriever's file with "{task}" replaced by the task
-// name, so one pipeline file serves every task of a sweep.
-func (r Retrieval) runPath(task *ir.Task) string {
-	return strings.ReplaceAll(strings.TrimPrefix(r.Retriever, RunPrefix), "{task}", task.Name)
-}
-
-func fuse(runs []ir.Run, f Fuse, depth int) (ir.Run, error) {
-	switch strings.ToLower(f.Method) {
-	case "", "rrf":
-		return fusion.RRF(runs, f.k(), depth), nil
-	case "combsum":
-		n, err := f.norm()
-		if err != nil {
-			return nil, err
-		}
-		return fusion.CombSUM(runs, f.Weights, n, depth), nil
-	}
-	return nil, fmt.Errorf("unknown fusion method %q (rrf or combsum)", f.Method)
-}
-
-// stageCache keeps one stage's run in Options.Out/stages with the
-// fingerprint of what produced it.
-type stageCache struct {
-	dir, name, fp string
-	on, overwrite bool
-}
-
-func (c stageCache) run(produce func() (ir.Run, error)) (ir.Run, error) {
-	if !c.on || c.dir == "" {
-		return produce()
-	}
-	runPath := filepath.Join(c.dir, StagesDir, c.name+".trec")
-	fpPath := filepath.Join(c.dir, StagesDir, c.name+".fingerprint")
-	if !c.overwrite {
-		if b, err := os.ReadFile(fpPath); err == nil && strings.TrimSpace(string(b)) == c.fp {
-			if run, err := trec.ReadRunFile(runPath); err == nil {
+			if _, err := cs.reuse(s.dir, name); err == nil {
 				return run, nil
 			}
 		}
 	}
-	run, err := produce()
+	var sc *stageCalls
+	var meter *usage.Meter
+	if cs != nil {
+		sc = cs.begin()
+		meter = sc.meter
+	}
+	run, err := produce(meter)
+	st := s.stage(name)
+	if err == nil {
+		err = st.Begin()
+	}
+	if cs != nil {
+		dir := s.dir
+		if err != nil {
+			dir = "" // the usage still counts; nothing is kept
+		}
+		if e := cs.end(sc, dir, name, nil); err == nil {
+			err = e
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := trec.WriteRunFile(runPath, run, c.name); err != nil {
+	if err := trec.WriteRunFile(path, run, runTag(name)); err != nil {
 		return nil, err
 	}
-	// The fingerprint goes second: a run file without it is never reused.
-	return run, fileio.WriteAtomic(fpPath, func(w io.Writer) error {
-		_, err := fmt.Fprintln(w, c.fp)
-		return err
-	})
+	return run, st.Keep(fp, files...)
 }
 
 // dataFingerprint hashes what every stage reads: the task, its input
@@ -227,21 +227,4 @@ func stageFingerprint(base string, stage map[string]any, depth int) string {
 	enc.Encode(stage)
 	enc.Encode(depth)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-func (c Config) rerankerName() string {
-	if c.Rerank.Model != "" {
-		return c.Rerank.Model
-	}
-	return c.Rerank.Kind
 }

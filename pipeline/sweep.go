@@ -1,54 +1,77 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/usage"
 )
 
 // Sweep is a grid of tasks × pipelines whose cells are ordinary runs
-// written to Out/PIPELINE/TASK, so a sweep resumes by skipping the cells
-// whose outputs are up to date (Run's fingerprint) and its results are
-// what `r2med results` and `r2med leaderboard` read.
+// written to Out/PIPELINE/TASK (results.RunDir, the directories `r2med
+// run` uses), so a sweep resumes by skipping the cells whose outputs are
+// up to date (Run's fingerprint) and its results are what `r2med results`
+// and `r2med leaderboard` read.
 type Sweep struct {
 	Out       string
 	Sources   []Source
 	Pipelines []Config
+	// Prices is the sweep file's price table (prices:), nil without one.
+	Prices usage.Prices
+}
+
+// SetRemote lays the settings of calls to model servers given on the
+// command line (RemoteFlags.Apply) over every pipeline's.
+func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
+	for i := range s.Pipelines {
+		r, err := apply(s.Pipelines[i].Remote)
+		if err != nil {
+			return err
+		}
+		s.Pipelines[i].Remote = r
+	}
+	return nil
 }
 
 // SweepFile is a sweep as YAML writes it:
 //
-//	out: results
+//	out: results             # default: $R2MED_RESULTS, else out
 //	tasks: [all]             # registry tasks (or data: [DIR, …])
 //	suite: r2med
 //	pipelines:
 //	  - file: hybrid.yaml    # a pipeline file, relative to this one
 //	  - name: bm25-lucene    # or a pipeline written inline
 //	    retrieve: [{bm25: {scheme: lucene}}]
+//	prices: prices.yaml      # model → dollars per million tokens (usage.ParsePrices)
+//	request_timeout: 90s     # calls to model servers, for every pipeline
+//	retries: 3               # that does not set its own
+//	endpoint_concurrency: 4
 type SweepFile struct {
-	Out       string       `yaml:"out"`
-	Tasks     []string     `yaml:"tasks"`
-	Data      []string     `yaml:"data"`
-	Suite     string       `yaml:"suite"`
-	Split     string       `yaml:"split"`
-	Pipelines []SweepEntry `yaml:"pipelines"`
-}
+	Out       string      `yaml:"out"`
+	Tasks     []string    `yaml:"tasks"`
+	Data      []string    `yaml:"data"`
+	Suite     string      `yaml:"suite"`
+	Split     string      `yaml:"split"`
+	Pipelines []yaml.Node `yaml:"pipelines"`
+	Prices    string      `yaml:"prices"`
 
-// SweepEntry is one pipeline of a sweep: a file, or a pipeline inline.
-type SweepEntry struct {
-	Path     string `yaml:"file"`
-	Pipeline File   `yaml:",inline"`
+	RequestTimeout      string `yaml:"request_timeout"`
+	Retries             *int   `yaml:"retries"`
+	EndpointConcurrency int    `yaml:"endpoint_concurrency"`
 }
 
 // LoadSweep reads a sweep file; pipeline files it names are relative to
@@ -67,18 +90,36 @@ func LoadSweep(path string) (*Sweep, error) {
 
 // ParseSweep reads a sweep from YAML; dir resolves relative pipeline files.
 func ParseSweep(data []byte, dir string) (*Sweep, error) {
+	doc, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return nil, errors.New("empty sweep file; it needs tasks: (or data:) and pipelines:")
+	}
 	var f SweepFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty sweep file; it needs tasks: (or data:) and pipelines:")
-		}
+	if err := yamlx.Decode(doc, &f, "the sweep"); err != nil {
 		return nil, err
 	}
 	s := &Sweep{Out: f.Out}
 	if s.Out == "" {
-		s.Out = "results"
+		s.Out = results.Root()
+	}
+	remote, err := File{RequestTimeout: f.RequestTimeout, Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}.remote()
+	if err == nil {
+		err = remote.validate()
+	}
+	if err != nil {
+		return nil, lineOf(doc, err)
+	}
+	if f.Prices != "" {
+		p := f.Prices
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if s.Prices, err = usage.ReadPrices(p); err != nil {
+			return nil, err
+		}
 	}
 	suite, err := tasks.ParseSuite(f.Suite)
 	if f.Suite == "" {
@@ -117,24 +158,26 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 		return nil, errors.New("no pipelines: give pipelines: with file: entries or inline pipelines")
 	}
 	names := map[string]int{}
-	for i, e := range f.Pipelines {
+	for i := range f.Pipelines {
+		e := &f.Pipelines[i]
 		var cfg Config
 		var err error
-		if e.Path != "" {
-			if e.Pipeline.Retrieve != nil || e.Pipeline.Name != "" {
-				return nil, fmt.Errorf("pipelines[%d]: give either file: or an inline pipeline, not both", i)
+		if k, v := yamlx.Lookup(e, "file"); k != nil {
+			if len(e.Content) != 2 {
+				return nil, yamlx.Errorf(k, "pipelines[%d]: give either file: or an inline pipeline, not both", i)
 			}
-			p := e.Path
+			p := v.Value
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
 			cfg, err = LoadFile(p)
 		} else {
-			cfg, err = e.Pipeline.Config()
+			cfg, err = FromYAML(e)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("pipelines[%d]: %w", i, err)
 		}
+		cfg.Remote = cfg.Remote.or(remote)
 		name := cfg.ModelName()
 		if j, dup := names[name]; dup {
 			return nil, fmt.Errorf("pipelines[%d] and [%d] are both named %q and would write to the same directory; give one a name:", j, i, name)
@@ -162,6 +205,14 @@ type SweepOptions struct {
 	Progress  progress.Factory
 	Log       io.Writer
 	Command   []string
+	// Cache holds embeddings and LLM answers across runs and sweeps, as in
+	// Options; nil computes everything afresh.
+	Cache *cache.Store
+	// Replay, Prices and Warn are Options' for every cell; Prices
+	// replaces the sweep file's table.
+	Replay bool
+	Prices usage.Prices
+	Warn   io.Writer
 	// Done hears about every cell as it finishes, failed or not.
 	Done func(c Cell, out *Outcome, err error)
 }
@@ -193,8 +244,15 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 		}
 		for _, cfg := range s.Pipelines {
 			c := Cell{Task: task.Name, Pipeline: cfg.ModelName()}
-			c.Dir = filepath.Join(s.Out, SafeName(c.Pipeline), SafeName(task.Name))
-			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command})
+			c.Dir = results.RunDir(s.Out, c.Pipeline, task.Name)
+			// A cell whose pipeline was edited under the same name is redone
+			// in place (Outcome.Replaced says so).
+			prices := opt.Prices
+			if prices == nil {
+				prices = s.Prices
+			}
+			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
+				Replay: opt.Replay, Prices: prices, Warn: opt.Warn})
 			if ctx.Err() != nil {
 				return failed, ctx.Err()
 			}
@@ -210,5 +268,8 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 	return failed, nil
 }
 
-// SafeName makes a system or task name usable as one directory name.
-func SafeName(s string) string { return safeName(s) }
+// NeedsCache reports whether any pipeline of the sweep can use the
+// embedding and LLM cache.
+func (s *Sweep) NeedsCache() bool {
+	return slices.ContainsFunc(s.Pipelines, Config.NeedsCache)
+}

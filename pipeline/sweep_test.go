@@ -72,7 +72,7 @@ func TestParseSweepErrors(t *testing.T) {
 		{"tasks: [Biology]\npipelines: [{file: x.yaml, name: y}]", "either file: or an inline pipeline"},
 		{"tasks: [Biology]\npipelines: [{retrieve: [{bm25: {}}]}, {retrieve: [{bm25: {}}]}]", `both named "bm25"`},
 		{"tasks: [Biology]\npipelines: [{file: missing.yaml}]", "missing.yaml"},
-		{"taks: [Biology]", "field taks not found"},
+		{"taks: [Biology]", `line 1: unknown key "taks" in the sweep (did you mean "tasks"?)`},
 		{"tasks: [Biologie]\npipelines: [{retrieve: [{bm25: {}}]}]", "Biologie"},
 	} {
 		_, err := ParseSweep([]byte(c.yaml), t.TempDir())

@@ -14,6 +14,7 @@ import (
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -63,11 +64,11 @@ type runEntry struct {
 	err  error
 }
 
-// Load reads our runs under dir (none when dir is "") and, with published,
-// R2MED's published systems. load may be nil; per-query values are then
-// unavailable.
-func Load(dir string, published bool, load TaskLoader) (*Data, error) {
-	b, err := leaderboard.Load(dir, published)
+// Load reads our runs under dir (none when dir is "") and the published
+// and external systems src asks for. load may be nil; per-query values
+// are then unavailable.
+func Load(dir string, src leaderboard.Sources, load TaskLoader) (*Data, error) {
+	b, err := leaderboard.Load(dir, src)
 	if err != nil {
 		return nil, err
 	}
@@ -77,35 +78,19 @@ func Load(dir string, published bool, load TaskLoader) (*Data, error) {
 func newData(b *leaderboard.Board, load TaskLoader) *Data {
 	d := &Data{Board: b, runs: map[string]map[string]results.Run{}, load: load,
 		data: map[string]*taskEntry{}, runFile: map[string]*runEntry{}}
-	var ours, published []leaderboard.System
-	for _, s := range b.Systems {
-		if s.Published {
-			published = append(published, s)
-		} else {
-			ours = append(ours, s)
-		}
-	}
 	byDir := map[string]results.Run{}
 	if b.Listing != nil {
 		for _, r := range b.Listing.Runs {
 			byDir[r.Dir] = r
 		}
 	}
-	for _, s := range ours {
-		for task, tr := range s.Tasks {
-			if r, ok := byDir[tr.Source]; ok {
-				d.addRun(s.ID, task, r)
-			}
-		}
-	}
-	ours = d.addOther(ours, b.Other)
-	slices.SortFunc(ours, func(a, b leaderboard.System) int { return strings.Compare(a.ID, b.ID) })
-	b.Systems = append(ours, published...)
-
 	have := map[string]bool{}
 	for _, s := range b.Systems {
-		for t := range s.Tasks {
-			have[t] = true
+		for task, tr := range s.Tasks {
+			have[task] = true
+			if r, ok := byDir[tr.Source]; ok && s.IsOurs() {
+				d.addRun(s.ID, task, r)
+			}
 		}
 	}
 	for _, t := range leaderboard.TaskNames("") {
@@ -123,75 +108,6 @@ func (d *Data) addRun(id, task string, r results.Run) {
 		d.runs[id] = map[string]results.Run{}
 	}
 	d.runs[id][task] = r
-}
-
-// addOther places runs on non-R2MED data. A run joins the system of ours
-// with the same leaderboard.SystemKey; runs matching none form new
-// systems. Of several runs of one system on the same data, the latest
-// started is kept, as the leaderboard does.
-func (d *Data) addOther(ours []leaderboard.System, other []results.Run) []leaderboard.System {
-	index := map[string]int{}
-	for i, s := range ours {
-		for _, r := range d.runs[s.ID] {
-			index[leaderboard.SystemKey(r)] = i // a system's runs share their key
-			break
-		}
-	}
-	var added []int
-	latest := map[int]map[string]results.Run{}
-	for _, r := range other {
-		k := leaderboard.SystemKey(r)
-		i, ok := index[k]
-		if !ok {
-			name := r.Describe()
-			if name == "" {
-				name = "unnamed"
-			}
-			ours = append(ours, leaderboard.System{Name: name, Kind: leaderboard.KindOf(r.Result), Retriever: r.Result.ModelName,
-				Config: leaderboard.Settings(r), Tasks: map[string]leaderboard.TaskResult{}})
-			i = len(ours) - 1
-			index[k] = i
-			added = append(added, i)
-		}
-		if latest[i] == nil {
-			latest[i] = map[string]results.Run{}
-		}
-		task := r.Manifest.Task.Name
-		if p, dup := latest[i][task]; dup {
-			if p.Started().After(r.Started()) {
-				d.Board.Superseded = append(d.Board.Superseded, r)
-				continue
-			}
-			d.Board.Superseded = append(d.Board.Superseded, p)
-		}
-		latest[i][task] = r
-	}
-	// New systems get IDs once their names are unique.
-	taken := map[string]bool{}
-	for _, s := range ours {
-		if s.ID != "" {
-			taken[s.ID] = true
-		}
-	}
-	for _, i := range added {
-		s := &ours[i]
-		id := "ours/" + s.Name
-		for n := 2; taken[id]; n++ {
-			id = fmt.Sprintf("ours/%s #%d", s.Name, n)
-		}
-		s.Name = strings.TrimPrefix(id, "ours/")
-		s.ID = id
-		taken[id] = true
-	}
-	for i, byTask := range latest {
-		s := &ours[i]
-		for task, r := range byTask {
-			m, style := leaderboard.Normalize(r.Result.Test)
-			s.Tasks[task] = leaderboard.TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir}
-			d.addRun(s.ID, task, r)
-		}
-	}
-	return ours
 }
 
 // System returns the system with the given ID or, failing that, the only
@@ -215,6 +131,32 @@ func (d *Data) System(idOrName string) (*leaderboard.System, error) {
 		hint = "ours are " + strings.Join(names, ", ")
 	}
 	return nil, fmt.Errorf("no system %q (%s; published ones are named as in R2MED's tables: nv, hyde/gpt4 → nv, base/bm25…)", idOrName, hint)
+}
+
+// OursSystem returns the system of ours with the given ID or name, as a
+// baseline is named: a name shared with a published system ("bm25") means
+// ours.
+func (d *Data) OursSystem(idOrName string) (*leaderboard.System, error) {
+	var found []*leaderboard.System
+	for _, s := range d.Ours() {
+		if s.ID == idOrName {
+			return s, nil
+		}
+		if s.Name == idOrName {
+			found = append(found, s)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	var names []string
+	for _, s := range d.Ours() {
+		names = append(names, s.ID)
+	}
+	if len(found) > 1 {
+		return nil, fmt.Errorf("several of our systems are named %q; use an ID: %s", idOrName, strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("no system of ours %q (per-query tests need our run files); ours are %s", idOrName, strings.Join(names, ", "))
 }
 
 // Run returns the run directory behind a system's result on a task.
@@ -342,37 +284,41 @@ func (d *Data) RunFile(systemID, task string) (ir.Run, error) {
 
 // PerQuery evaluates the system's run on the task with the metric (an
 // R2MED result key: ndcg_at_10, recall_at_100, mrr…, computed with
-// trec_eval's measure as R2MED does) and returns the value of every query
-// with both results and judgments.
-func (d *Data) PerQuery(ctx context.Context, systemID, task, metricKey string) (map[string]float64, error) {
+// trec_eval's measure as R2MED does) by the one per-query rule of
+// significance.Values: every judged query of the task, unanswered ones
+// 0 and listed.
+func (d *Data) PerQuery(ctx context.Context, systemID, task, metricKey string) (significance.Values, error) {
 	ms, err := measure.Parse(metricKey)
 	if err != nil || len(ms) != 1 {
-		return nil, fmt.Errorf("metric %q has no per-query form", metricKey)
+		return significance.Values{}, fmt.Errorf("metric %q has no per-query form", metricKey)
 	}
 	run, err := d.RunFile(systemID, task)
 	if err != nil {
-		return nil, err
+		return significance.Values{}, err
 	}
 	td, err := d.TaskData(ctx, systemID, task)
 	if err != nil {
-		return nil, err
+		return significance.Values{}, err
 	}
-	res, err := measure.Evaluate(td.Qrels, run, ms, measure.Options{})
+	v, err := significance.Evaluate(td.Qrels, run, ms[0])
 	if err != nil {
-		return nil, fmt.Errorf("evaluating %s on %s: %w", systemID, task, err)
+		return v, fmt.Errorf("evaluating %s on %s: %w", systemID, task, err)
 	}
-	out := make(map[string]float64, len(res.Queries))
-	for _, q := range res.Queries {
-		out[q.ID] = q.Values[0]
+	return v, nil
+}
+
+// PerQueryFunc is PerQuery for the leaderboard's significance marks.
+func (d *Data) PerQueryFunc(ctx context.Context, metricKey string) leaderboard.PerQuery {
+	return func(systemID, task string) (significance.Values, error) {
+		return d.PerQuery(ctx, systemID, task, metricKey)
 	}
-	return out, nil
 }
 
 // Ours returns our systems, in board order.
 func (d *Data) Ours() []*leaderboard.System {
 	var out []*leaderboard.System
 	for i := range d.Board.Systems {
-		if !d.Board.Systems[i].Published {
+		if d.Board.Systems[i].IsOurs() {
 			out = append(out, &d.Board.Systems[i])
 		}
 	}

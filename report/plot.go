@@ -1,20 +1,24 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/r2med/r2med/internal/fileio"
@@ -26,8 +30,18 @@ type ChartFormat string
 // The chart file formats WriteCharts writes.
 const (
 	PNG ChartFormat = "png" // at PNGDPI
-	SVG ChartFormat = "svg" // fonts embedded
+	SVG ChartFormat = "svg" // text in a system font stack (no embedded font)
+	PDF ChartFormat = "pdf" // vector, fonts embedded, for LaTeX papers
 )
+
+// ParseChartFormat reads a chart file format.
+func ParseChartFormat(s string) (ChartFormat, error) {
+	switch f := ChartFormat(strings.ToLower(strings.TrimSpace(s))); f {
+	case PNG, SVG, PDF:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown chart format %q; want png, svg or pdf", s)
+}
 
 // PNGDPI is the resolution of PNG charts.
 const PNGDPI = 150
@@ -41,12 +55,13 @@ var (
 
 // WriteCharts writes the report's charts into dir as separate files of
 // format f: bars (the metric per task), recall (recall@k curves, one panel
-// per task) and scatter (per-query values of two systems), each when the
-// report has it. Output is deterministic: the same report gives the same
+// per task), scatter (per-query values of two systems) and cost (quality
+// against cost per query, the Pareto front marked), each when the report
+// has it. Output is deterministic: the same report gives the same
 // bytes. It returns the files written.
 func (r *Report) WriteCharts(dir string, f ChartFormat) ([]string, error) {
-	if f != PNG && f != SVG {
-		return nil, fmt.Errorf("unknown chart format %q; want png or svg", f)
+	if _, err := ParseChartFormat(string(f)); err != nil {
+		return nil, err
 	}
 	type chart struct {
 		name string
@@ -61,6 +76,9 @@ func (r *Report) WriteCharts(dir string, f ChartFormat) ([]string, error) {
 	}
 	if r.Scatter != nil {
 		charts = append(charts, chart{"scatter", r.plotScatter})
+	}
+	if r.Cost != nil {
+		charts = append(charts, chart{"cost", r.plotCost})
 	}
 	if len(charts) == 0 {
 		return nil, fmt.Errorf("no charts to write: no charted system has a value of %s", r.Metric.Label)
@@ -85,16 +103,65 @@ func hexColor(s string) color.Color {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
 }
 
+// svgFonts is the font stack SVG charts name instead of embedding
+// Liberation Sans (some 300 kB a file): Arial and Helvetica have its
+// metrics, so the layout gonum measured holds.
+const svgFonts = `font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`
+
 // canvas makes a canvas of format f and size w×h; the returned function
 // finishes it into something that writes the file.
 func canvas(f ChartFormat, w, h vg.Length) (vg.CanvasSizer, func() io.WriterTo) {
-	if f == SVG {
-		// Fonts are embedded so the file renders the same anywhere.
-		c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
-		return c, func() io.WriterTo { return c }
+	switch f {
+	case SVG:
+		c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(false))
+		return c, func() io.WriterTo { return svgFontStack{c} }
+	case PDF:
+		c := vgpdf.New(w, h)
+		c.EmbedFonts(true)
+		return c, func() io.WriterTo { return pdfNoDate{c} }
 	}
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
 	return c, func() io.WriterTo { return vgimg.PngCanvas{Canvas: c} }
+}
+
+// svgFontStack writes an SVG canvas naming a font stack for its text.
+type svgFontStack struct{ c *vgsvg.Canvas }
+
+func (s svgFontStack) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	if _, err := s.c.WriteTo(&b); err != nil {
+		return 0, err
+	}
+	out := strings.ReplaceAll(b.String(), "font-family:Liberation Sans;", svgFonts)
+	n, err := io.WriteString(w, out)
+	return int64(n), err
+}
+
+// pdfNoDate writes a PDF canvas with its creation time zeroed, digit for
+// digit (so the cross-reference offsets hold): the same report gives the
+// same bytes.
+type pdfNoDate struct{ c *vgpdf.Canvas }
+
+var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) ?\(D:[0-9]+`)
+
+func (p pdfNoDate) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	if _, err := p.c.WriteTo(&b); err != nil {
+		return 0, err
+	}
+	out := pdfDate.ReplaceAllFunc(b.Bytes(), func(m []byte) []byte {
+		i := bytes.Index(m, []byte("D:")) + 2
+		return append(m[:i:i], bytes.Repeat([]byte("0"), len(m)-i)...)
+	})
+	n, err := w.Write(out)
+	return int64(n), err
+}
+
+// chartFont is the plots' typeface: sans serif, like the HTML charts.
+var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func sans(st *text.Style, size font.Length) {
+	st.Font = font.From(chartFont, size)
 }
 
 func newPlot(title, x, y string) *plot.Plot {
@@ -102,10 +169,71 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	p.Title.TextStyle.Font.Size = 12
+	sans(&p.Title.TextStyle, 12)
+	sans(&p.X.Label.TextStyle, 11)
+	sans(&p.Y.Label.TextStyle, 11)
+	sans(&p.X.Tick.Label, 11)
+	sans(&p.Y.Tick.Label, 11)
+	sans(&p.Legend.TextStyle, 11)
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// glyph is series i's marker in gonum's shapes, matching Markers.
+func glyph(i int) draw.GlyphDrawer {
+	switch Markers[i%len(Markers)] {
+	case "square":
+		return draw.BoxGlyph{}
+	case "triangle":
+		return draw.TriangleGlyph{}
+	case "triangle-down":
+		return invertedTriangle{}
+	case "diamond":
+		return diamondGlyph{}
+	case "cross":
+		return draw.PlusGlyph{}
+	case "star":
+		return draw.PyramidGlyph{}
+	}
+	return draw.CircleGlyph{}
+}
+
+type invertedTriangle struct{}
+
+func (invertedTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r*0.8})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y + r*0.8})
+	p.Close()
+	c.SetColor(sty.Color)
+	c.Fill(p)
+}
+
+type diamondGlyph struct{}
+
+func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius * 1.2
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y})
+	p.Close()
+	c.SetColor(sty.Color)
+	c.Fill(p)
+}
+
+// dashes is series i's dash pattern, matching Dashes.
+func dashes(i int) []vg.Length {
+	var out []vg.Length
+	for _, f := range strings.Fields(Dashes[i%len(Dashes)]) {
+		v, _ := strconv.ParseFloat(f, 64)
+		out = append(out, vg.Points(v*0.6))
+	}
+	return out
 }
 
 func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
@@ -113,6 +241,8 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	p := newPlot(c.Title, c.XLabel, c.YLabel)
 	n := float64(max(len(c.Series), 1))
 	w := vg.Length(float64(barsSize[0]) * 0.7 / float64(max(len(c.Categories), 1)) / n)
+	// Each group's bars are the series present there, centred on its tick.
+	slot, present := c.slots()
 	for s, name := range c.Series {
 		var first *plotter.BarChart
 		for j := range c.Categories {
@@ -125,7 +255,7 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 				return nil, err
 			}
 			b.XMin = float64(j)
-			b.Offset = w * vg.Length(float64(s)-(n-1)/2)
+			b.Offset = w * vg.Length(float64(slot[s][j])-float64(present[j]-1)/2)
 			b.Color = hexColor(seriesColor(Palette, s))
 			b.LineStyle.Width = 0
 			p.Add(b)
@@ -155,6 +285,12 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 	for i := range plots {
 		plots[i] = make([]*plot.Plot, cols)
 	}
+	type entry struct {
+		name  string
+		thumb []plot.Thumbnailer
+	}
+	var legendEntries []entry
+	inLegend := map[int]bool{}
 	for i, c := range r.Curves {
 		p := newPlot(strings.TrimPrefix(c.Title, "Recall@k — "), "k", "Recall@k ×100")
 		p.X.Scale = plot.LogScale{}
@@ -163,7 +299,14 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 			ticks = append(ticks, plot.Tick{Value: t, Label: tickText(t)})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		p.Y.Min, p.Y.Max = 0, 100
+		hi := 0.0
+		for _, l := range c.Series {
+			for _, y := range l.Y {
+				hi = max(hi, y)
+			}
+		}
+		yt := niceTicks(hi, 5) // scaled to the data, not a fixed 0–100
+		p.Y.Min, p.Y.Max = 0, yt[len(yt)-1]
 		for _, l := range c.Series {
 			xy := make(plotter.XYs, len(l.X))
 			for j := range l.X {
@@ -173,26 +316,42 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 			if err != nil {
 				return nil, err
 			}
-			line.Color = hexColor(l.Color)
-			line.Width = vg.Points(1.5)
-			pts.Color = hexColor(l.Color)
-			pts.Shape = draw.CircleGlyph{}
-			pts.Radius = vg.Points(2.5)
+			col := hexColor(seriesColor(Palette, l.Series))
+			line.Color, line.Width, line.Dashes = col, vg.Points(1.5), dashes(l.Series)
+			pts.Color, pts.Shape, pts.Radius = col, glyph(l.Series), vg.Points(2.5)
 			p.Add(line, pts)
-			if i == 0 {
-				p.Legend.Add(l.Name, line, pts)
+			if !inLegend[l.Series] {
+				inLegend[l.Series] = true
+				legendEntries = append(legendEntries, entry{l.Name, []plot.Thumbnailer{line, pts}})
 			}
 		}
-		p.Legend.Left = false
-		p.Legend.Top = false
-		p.Legend.YOffs = vg.Points(8)
-		p.Legend.TextStyle.Font.Size = font.Length(7)
 		plots[i/cols][i%cols] = p
 	}
-	w, h := tileSize[0]*vg.Length(cols), tileSize[1]*vg.Length(rows)
+	// One legend for every panel, above them.
+	w := tileSize[0] * vg.Length(cols)
+	perRow := max(int(w/(2.2*vg.Inch)), 1)
+	legendRows := (len(legendEntries) + perRow - 1) / perRow
+	legendH := vg.Points(16) * vg.Length(legendRows)
+	h := tileSize[1]*vg.Length(rows) + legendH + vg.Points(6)
 	cv, done := canvas(f, w, h)
+	dc := draw.New(cv)
+	var sty text.Style
+	sans(&sty, 10)
+	sty.Color = color.Black
+	sty.Handler = plot.DefaultTextHandler
+	sty.YAlign = draw.YCenter
+	for k, e := range legendEntries {
+		x := vg.Points(8) + (w/vg.Length(perRow))*vg.Length(k%perRow)
+		y := h - vg.Points(11) - vg.Points(16)*vg.Length(k/perRow)
+		thumb := draw.Crop(dc, x, x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
+		for _, t := range e.thumb {
+			t.Thumbnail(&thumb)
+		}
+		dc.FillText(sty, vg.Point{X: x + vg.Points(26), Y: y}, short(e.name))
+	}
+	panels := draw.Crop(dc, 0, 0, 0, -legendH-vg.Points(6))
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}
-	canvases := plot.Align(plots, tiles, draw.New(cv))
+	canvases := plot.Align(plots, tiles, panels)
 	for i := range plots {
 		for j, p := range plots[i] {
 			if p != nil {
@@ -225,7 +384,7 @@ func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
 			return nil, err
 		}
 		s.Color = hexColor(seriesColor(TaskPalette, i))
-		s.Shape = draw.CircleGlyph{}
+		s.Shape = glyph(i)
 		s.Radius = vg.Points(2.5)
 		p.Add(s)
 		p.Legend.Add(g.Name, s)

@@ -13,6 +13,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"maps"
 	"math"
 	"slices"
@@ -37,6 +38,9 @@ type Options struct {
 	// NoScatter skips the per-query scatter, which loads task data and
 	// evaluates run files: for pages that show per-query data elsewhere.
 	NoScatter bool
+	// Baseline, when set, marks the leaderboard's cells that differ
+	// significantly from this system of ours (leaderboard.MarkAgainst).
+	Baseline string
 }
 
 // Report is a built report: everything the HTML page and the chart files
@@ -52,22 +56,40 @@ type Report struct {
 	// two or more recall cutoffs on.
 	Curves []LineChart
 	// Scatter is nil when no two charted systems have run files on a
-	// common task; ScatterNote then says why.
+	// common task; ScatterNote then says why. Its points are coloured by
+	// task, each task's N in the legend.
 	Scatter     *ScatterChart
 	ScatterPair [2]*leaderboard.System
-	// Wins, Losses, Ties count the scatter's queries where B beats A,
-	// A beats B, or they are equal.
-	Wins, Losses, Ties int
-	ScatterNote        string
-	// Test is the paired comparison of the scatter's two systems over
-	// its queries (B − A): randomization and t-test p-values, bootstrap
-	// interval of the mean difference. Nil without a scatter.
-	Test *significance.Result
+	ScatterNote string
+	// Tests are the scatter's paired comparisons (B − A), one per task on
+	// that task's judged queries (significance.Values: unanswered ones
+	// count 0), then, with several tasks, one over all of them labelled
+	// pooled.
+	Tests []PairTest
+	// Cost plots quality against cost per query with the Pareto front,
+	// for the charted systems that recorded their usage; nil (CostNote
+	// says why) when fewer than two did.
+	Cost     *CostChart
+	CostNote string
 	// Notes are things the reader should know: runs left out, data that
 	// could not be loaded.
 	Notes []string
 	// showR2MED is whether any row has a score on an R2MED task.
 	showR2MED bool
+	// Sections are extra parts of the page, already rendered and
+	// escaped, shown after the charts (the data audits).
+	Sections []template.HTML
+}
+
+// PairTest is the comparison of the scatter's two systems on one task, or
+// pooled over all the scatter's tasks.
+type PairTest struct {
+	Task   string // the task, or "pooled (K tasks)"
+	Pooled bool
+	// UnansweredA and UnansweredB count the judged queries each system
+	// did not answer; they are in N, as 0.
+	UnansweredA, UnansweredB int
+	significance.Result
 }
 
 // Build assembles a report from d.
@@ -78,11 +100,24 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	if opt.Title == "" {
 		opt.Title = "R2MED results"
 	}
-	t, err := d.Board.Table(leaderboard.Options{Metric: opt.Metric})
+	t, err := d.Board.Table(leaderboard.Options{Metric: opt.Metric, PinOurs: true})
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{Title: opt.Title, Metric: opt.Metric, Table: t}
+	if opt.Baseline != "" {
+		base, err := d.OursSystem(opt.Baseline)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		untested, err := t.MarkAgainst(base, d.PerQueryFunc(ctx, opt.Metric.Key), significance.Options{})
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range slices.Sorted(maps.Keys(untested)) {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s not tested against %s: %s", name, base.Name, untested[name]))
+		}
+	}
 	for _, row := range t.Rows {
 		if row.Have > 0 {
 			r.showR2MED = true
@@ -106,6 +141,7 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	}
 	r.bars()
 	r.curves()
+	r.cost()
 	if !opt.NoScatter {
 		if err := r.scatter(ctx, d); err != nil {
 			return nil, err
@@ -146,7 +182,7 @@ func chartSystems(d *Data, t *leaderboard.Table, names []string) ([]*leaderboard
 	}
 	published := 0
 	for _, row := range t.Rows {
-		if row.System.Published && row.Complete && published < 3 && len(out) < MaxSeries {
+		if !row.System.IsOurs() && row.Complete && published < 3 && len(out) < MaxSeries {
 			out = append(out, row.System)
 			published++
 		}
@@ -203,14 +239,16 @@ func recallCutoffs(s *leaderboard.System, task string) []int {
 
 func (r *Report) curves() {
 	for ti, task := range r.Tasks {
-		c := LineChart{ID: "recall-" + strconv.Itoa(ti), Title: "Recall@k — " + task, XLabel: "k (log scale)", YLabel: "Recall@k ×100", LogX: true, YMax: 100}
+		// The y axis is scaled to the data (0 to a round value above the
+		// highest recall), not a fixed 0–100 that squashes low curves.
+		c := LineChart{ID: "recall-" + strconv.Itoa(ti), Title: "Recall@k — " + task, XLabel: "k (log scale)", YLabel: "Recall@k ×100", LogX: true, SharedLegend: true}
 		ticks := map[int]bool{}
 		for i, s := range r.Charted {
 			ks := recallCutoffs(s, task)
 			if len(ks) < 2 {
 				continue
 			}
-			l := Line{Name: s.Name, Color: seriesColor(Palette, i)}
+			l := Line{Name: s.Name, Series: i}
 			for _, k := range ks {
 				l.X = append(l.X, float64(k))
 				l.Y = append(l.Y, s.Tasks[task].Metrics["recall_at_"+strconv.Itoa(k)]*100)
@@ -245,7 +283,8 @@ func joinFloats(v []float64) string {
 }
 
 // scatter plots per-query values of the first two charted systems that
-// have run files on a common task.
+// have run files on a common task, one colour per task with its N, and
+// tests them per task and, with several tasks, pooled.
 func (r *Report) scatter(ctx context.Context, d *Data) error {
 	var pair []*leaderboard.System
 	for _, s := range r.Charted {
@@ -260,7 +299,7 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 		}
 	}
 	if len(pair) < 2 {
-		r.ScatterNote = "The per-query scatter needs two charted systems of ours with run files (run.trec); published systems have only aggregate results."
+		r.ScatterNote = "The per-query scatter needs two charted systems of ours with run files (run.trec); published and external systems have only aggregate results."
 		return nil
 	}
 	a, b := pair[0], pair[1]
@@ -272,7 +311,7 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 		if !d.HasRunFile(a.ID, task) || !d.HasRunFile(b.ID, task) {
 			continue
 		}
-		g, err := scatterGroup(ctx, d, a, b, task, r.Metric.Key)
+		g, test, err := scatterGroup(ctx, d, a, b, task, r.Metric.Key)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -283,47 +322,75 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 		for _, p := range g.Points {
 			xs, ys = append(xs, p.X), append(ys, p.Y)
 		}
-		if len(g.Points) > 0 {
-			c.Groups = append(c.Groups, g)
-		}
+		c.Groups = append(c.Groups, g)
+		r.Tests = append(r.Tests, test)
 	}
 	if len(c.Groups) == 0 {
 		r.ScatterNote = fmt.Sprintf("%s and %s have no task with per-query values in common.", a.Name, b.Name)
 		return nil
 	}
-	res, err := significance.Paired(xs, ys, significance.Options{})
-	if err != nil {
-		return fmt.Errorf("comparing %s with %s per query: %w", b.Name, a.Name, err)
+	if len(r.Tests) > 1 {
+		res, err := significance.Paired(xs, ys, significance.Options{})
+		if err != nil {
+			return fmt.Errorf("comparing %s with %s per query: %w", b.Name, a.Name, err)
+		}
+		pooled := PairTest{Task: fmt.Sprintf("pooled (%d tasks)", len(r.Tests)), Pooled: true, Result: res}
+		for _, t := range r.Tests {
+			pooled.UnansweredA += t.UnansweredA
+			pooled.UnansweredB += t.UnansweredB
+		}
+		r.Tests = append(r.Tests, pooled)
 	}
-	r.Test = &res
-	r.Wins, r.Losses, r.Ties = res.Wins, res.Losses, res.Ties
-	c.Desc = fmt.Sprintf("%d queries: %s is better on %d, %s on %d, equal on %d. Points above the diagonal favour %s.",
-		res.N, b.Name, r.Wins, a.Name, r.Losses, r.Ties, b.Name)
-	c.Desc += fmt.Sprintf(" Mean %s − %s: %+.4f (%.0f%% bootstrap interval %+.4f to %+.4f); paired randomization test p = %.4f, paired t-test p = %.4f.",
-		b.Name, a.Name, res.Diff, res.Level*100, res.CILow, res.CIHigh, res.RandP, res.TTestP)
+	var parts []string
+	for _, t := range r.Tests {
+		parts = append(parts, fmt.Sprintf("%s: N = %d, %s better on %d, %s on %d, equal on %d; mean %s − %s %+.4f, randomization p = %.4f",
+			t.Task, t.N, b.Name, t.Wins, a.Name, t.Losses, t.Ties, b.Name, a.Name, t.Diff, t.RandP))
+	}
+	c.Desc = fmt.Sprintf("Every judged query of each task counts (a query a system did not answer scores 0). Points above the diagonal favour %s. %s.", b.Name, strings.Join(parts, "; "))
 	r.Scatter = c
 	return nil
 }
 
-// scatterGroup is the points of one task: a's and b's per-query values on
-// the queries both have.
-func scatterGroup(ctx context.Context, d *Data, a, b *leaderboard.System, task, metric string) (PointGroup, error) {
-	g := PointGroup{Name: task}
+// N is the number of queries in the scatter (every task's judged
+// queries).
+func (r *Report) N() int {
+	n := 0
+	for _, t := range r.Tests {
+		if !t.Pooled {
+			n += t.N
+		}
+	}
+	return n
+}
+
+// scatterGroup is the points of one task, every judged query's values of
+// a and b, and their paired test.
+func scatterGroup(ctx context.Context, d *Data, a, b *leaderboard.System, task, metric string) (PointGroup, PairTest, error) {
 	va, err := d.PerQuery(ctx, a.ID, task, metric)
 	if err != nil {
-		return g, err
+		return PointGroup{}, PairTest{}, err
 	}
 	vb, err := d.PerQuery(ctx, b.ID, task, metric)
 	if err != nil {
-		return g, err
+		return PointGroup{}, PairTest{}, err
 	}
-	for _, q := range slices.Sorted(maps.Keys(va)) {
-		y, ok := vb[q]
+	if va.N() != vb.N() {
+		return PointGroup{}, PairTest{}, fmt.Errorf("%s has %d judged queries in %s's data but %d in %s's: the runs were judged on different data", task, va.N(), a.Name, vb.N(), b.Name)
+	}
+	g := PointGroup{Name: fmt.Sprintf("%s (N=%d)", task, va.N())}
+	var xs, ys []float64
+	for _, q := range slices.Sorted(maps.Keys(va.ByQuery)) {
+		y, ok := vb.ByQuery[q]
 		if !ok {
-			continue
+			return g, PairTest{}, fmt.Errorf("query %s of %s is judged in %s's data only", q, task, a.Name)
 		}
-		x := va[q]
+		x := va.ByQuery[q]
+		xs, ys = append(xs, x), append(ys, y)
 		g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %.3f vs %.3f", task, q, x, y)})
 	}
-	return g, nil
+	res, err := significance.Paired(xs, ys, significance.Options{})
+	if err != nil {
+		return g, PairTest{}, err
+	}
+	return g, PairTest{Task: task, UnansweredA: len(va.Unanswered), UnansweredB: len(vb.Unanswered), Result: res}, nil
 }

@@ -3,19 +3,24 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/usage"
 )
 
 // fixture writes two systems of ours on two tasks (Biology, an R2MED
@@ -51,7 +56,7 @@ func fixture(t *testing.T) (string, int) {
 
 func build(t *testing.T, root string, published bool, opt Options) (*Data, *Report) {
 	t.Helper()
-	d, err := Load(root, published, reporttest.Loader)
+	d, err := Load(root, leaderboard.Sources{Published: published}, reporttest.Loader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,15 +102,22 @@ func TestBuild(t *testing.T) {
 		t.Fatalf("no scatter: %s", r.ScatterNote)
 	}
 	n := len(task.Queries)
-	if r.Wins != 0 || r.Losses != 2*buried || r.Ties != 2*(n-buried) {
-		t.Errorf("wins %d losses %d ties %d; want 0, %d, %d", r.Wins, r.Losses, r.Ties, 2*buried, 2*(n-buried))
+	// One test per task on its n judged queries, then one labelled pooled.
+	if len(r.Tests) != 3 || r.Tests[0].Task != "Biology" || r.Tests[1].Task != "demo" || !r.Tests[2].Pooled || r.Tests[2].Task != "pooled (2 tasks)" {
+		t.Fatalf("tests %+v", r.Tests)
 	}
-	// The paired test agrees with the counts; the mean difference is
-	// −1 on each buried query.
-	if r.Test == nil || r.Test.N != 2*n || r.Test.Losses != r.Losses || r.Test.Diff != -float64(buried)/float64(n) {
-		t.Errorf("paired test %+v", r.Test)
+	for _, pt := range r.Tests[:2] {
+		if pt.N != n || pt.Wins != 0 || pt.Losses != buried || pt.Ties != n-buried || pt.Diff != -float64(buried)/float64(n) {
+			t.Errorf("%s test %+v", pt.Task, pt.Result)
+		}
 	}
-	if !strings.Contains(r.Scatter.Desc, "paired randomization test p = ") {
+	if p := r.Tests[2]; p.N != 2*n || p.Losses != 2*buried || r.N() != 2*n {
+		t.Errorf("pooled test %+v, N %d", p.Result, r.N())
+	}
+	if g := r.Scatter.Groups[0].Name; g != fmt.Sprintf("Biology (N=%d)", n) {
+		t.Errorf("scatter group %q: each task's N in the legend", g)
+	}
+	if !strings.Contains(r.Scatter.Desc, "pooled (2 tasks): N = ") {
 		t.Errorf("scatter caption %q", r.Scatter.Desc)
 	}
 	for _, g := range r.Scatter.Groups {
@@ -150,7 +162,7 @@ func TestDefaultsAndPublished(t *testing.T) {
 
 func TestSystemsErrors(t *testing.T) {
 	root, _ := fixture(t)
-	d, err := Load(root, true, reporttest.Loader)
+	d, err := Load(root, leaderboard.Sources{Published: true}, reporttest.Loader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +184,7 @@ func TestSystemsErrors(t *testing.T) {
 // TestLoaderFailure: data that cannot be loaded is said, not dropped.
 func TestLoaderFailure(t *testing.T) {
 	root, _ := fixture(t)
-	d, err := Load(root, false, func(context.Context, results.Run) (*ir.Task, error) { return nil, os.ErrNotExist })
+	d, err := Load(root, leaderboard.Sources{}, func(context.Context, results.Run) (*ir.Task, error) { return nil, os.ErrNotExist })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +231,9 @@ func TestHTMLSelfContained(t *testing.T) {
 		t.Error("no link to the R2MED paper")
 	}
 	for _, want := range []string{
-		`<table class="sortable">`, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="bars"`,
+		`<table class="sortable board" id="leaderboard"`, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="bars"`,
 		`id="scatter"`, `id="recall-0"`, `aria-labelledby="bars-title bars-desc"`, `<style>`, `prefers-color-scheme: dark`,
-		`data-ready`, Palette[0], `<td class="sys"><span class="swatch"`,
+		`data-ready`, Palette[0], `<span class="sw c0"></span>`, `id="curves-legend"`, `id="pair-tests"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
@@ -261,7 +273,7 @@ func TestChartFiles(t *testing.T) {
 	root, _ := fixture(t)
 	_, r := build(t, root, false, Options{Systems: []string{"perfect", "buried"}})
 	pngDir := ""
-	for _, f := range []ChartFormat{SVG, PNG} {
+	for _, f := range []ChartFormat{SVG, PNG, PDF} {
 		a, b := t.TempDir(), t.TempDir()
 		fa, err := r.WriteCharts(a, f)
 		if err != nil {
@@ -279,6 +291,16 @@ func TestChartFiles(t *testing.T) {
 			if len(x) == 0 || !bytes.Equal(x, y) {
 				t.Errorf("%s differs between two writes of the same report", filepath.Base(p))
 			}
+			switch f {
+			case SVG: // a font stack, no embedded font (hundreds of kB each)
+				if bytes.Contains(x, []byte("@font-face")) || bytes.Contains(x, []byte("base64")) || !bytes.Contains(x, []byte("Arial")) || len(x) > 200_000 {
+					t.Errorf("%s: %d bytes, embeds a font or names no font stack", filepath.Base(p), len(x))
+				}
+			case PDF:
+				if !bytes.HasPrefix(x, []byte("%PDF-")) || !bytes.Contains(x, []byte("(D:000")) {
+					t.Errorf("%s: not a PDF with a zeroed date", filepath.Base(p))
+				}
+			}
 		}
 		if f == PNG {
 			pngDir = a
@@ -286,7 +308,7 @@ func TestChartFiles(t *testing.T) {
 	}
 	for name, want := range map[string]image.Point{
 		"bars":    {8 * PNGDPI, 4 * PNGDPI},
-		"recall":  {int(2 * 3.4 * PNGDPI), int(2.9 * PNGDPI)},
+		"recall":  {int(2 * 3.4 * PNGDPI), 481}, // the panels (2.9 in) and their one legend (22 pt)
 		"scatter": {int(5.5 * PNGDPI), int(5.5 * PNGDPI)},
 	} {
 		f, err := os.Open(filepath.Join(pngDir, name+".png"))
@@ -375,5 +397,137 @@ func TestSupersededOtherRun(t *testing.T) {
 	}
 	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "older run") {
 		t.Errorf("notes %q", r.Notes)
+	}
+}
+
+// TestParetoFront: the front is the points nothing cheaper-or-equal
+// matches or beats; equal points share it.
+func TestParetoFront(t *testing.T) {
+	ps := []CostPoint{{Name: "a", X: 0, Y: 10}, {Name: "b", X: 1, Y: 20}, {Name: "c", X: 2, Y: 15}, {Name: "d", X: 1, Y: 20}, {Name: "e", X: 3, Y: 30}, {Name: "f", X: 3, Y: 25}, {Name: "g", X: 0, Y: 5}}
+	ParetoFront(ps)
+	var front []string
+	for _, p := range ps {
+		if p.Front {
+			front = append(front, p.Name)
+		}
+	}
+	if got := strings.Join(front, ","); got != "a,b,d,e" {
+		t.Errorf("front %s, want a,b,d,e", got)
+	}
+}
+
+// costFixture writes four systems of ours on Biology and demo with their
+// usage: perfect at 1¢ a query, buried at 0.2¢, buried-again (the same
+// ranking) at 2¢, and free, a run that called no model.
+func costFixture(t *testing.T) string {
+	t.Helper()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bury := func(q string) bool { return q[len(q)-1]%2 == 0 }
+	shift := func(string) int { return 2 }
+	root := t.TempDir()
+	for _, name := range []string{"Biology", "demo"} {
+		for _, r := range []reporttest.Run{
+			{Dir: filepath.Join(root, "perfect", name), Task: name, System: "perfect", Ranked: reporttest.Perfect(task), Usage: usageOf(15, 2000, 0.01)},
+			{Dir: filepath.Join(root, "buried", name), Task: name, System: "buried", Ranked: reporttest.Buried(task, bury), Usage: usageOf(15, 300, 0.002)},
+			{Dir: filepath.Join(root, "buried-again", name), Task: name, System: "buried-again", Ranked: reporttest.Buried(task, bury), Usage: usageOf(15, 4000, 0.02)},
+			{Dir: filepath.Join(root, "free", name), Task: name, System: "free", Ranked: reporttest.Shifted(task, shift), Usage: usageOf(15, 0, 0)},
+		} {
+			if err := reporttest.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// usageOf is a manifest's usage of queries queries at tokens and dollars
+// per query (tokens 0: a run that called nothing).
+func usageOf(queries int, tokens, usd float64) *usage.Summary {
+	n := int64(0)
+	if tokens > 0 {
+		n = int64(queries)
+	}
+	return &usage.Summary{Calls: n, Queries: queries, PerQuery: &usage.PerQuery{PromptTokens: tokens, Seconds: tokens / 1000, USD: &usd}}
+}
+
+// TestCostChart: the report plots each charted system's quality against
+// its cost per query on the tasks they share, in dollars, with the
+// Pareto front; the leaderboard shows the cost columns; the chart is in
+// the chart files too.
+func TestCostChart(t *testing.T) {
+	root := costFixture(t)
+	_, r := build(t, root, false, Options{})
+	if r.Cost == nil {
+		t.Fatalf("no cost chart: %s", r.CostNote)
+	}
+	pts := map[string]CostPoint{}
+	for _, p := range r.Cost.Points {
+		pts[p.Name] = p
+	}
+	for name, usd := range map[string]float64{"perfect": 0.01, "buried": 0.002, "buried-again": 0.02, "free": 0} {
+		p, ok := pts[name]
+		if !ok || p.X != usd {
+			t.Errorf("%s at %+v, want cost %v", name, p, usd)
+		}
+		var y float64
+		for _, task := range []string{"Biology", "demo"} {
+			res, err := results.ReadR2MED(filepath.Join(root, name, task, results.ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			y += res.Test["ndcg_at_10"] * 50
+		}
+		if math.Abs(p.Y-y) > 1e-9 {
+			t.Errorf("%s quality %v, want the mean of its two tasks ×100, %v", name, p.Y, y)
+		}
+	}
+	if !pts["perfect"].Front || !pts["free"].Front || pts["buried-again"].Front {
+		t.Errorf("front: %+v", r.Cost.Points)
+	}
+	if r.Cost.XLabel != "dollars per query" || !strings.Contains(r.Cost.Desc, "on Biology, demo") {
+		t.Errorf("x label %q, caption %q", r.Cost.XLabel, r.Cost.Desc)
+	}
+	svg := r.Cost.SVG()
+	for _, want := range []string{`class="front"`, `data-series="front"`, ">Pareto front<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart lacks %s", want)
+		}
+	}
+	var page bytes.Buffer
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="cost-figure"`, `data-key="cost"`, `data-v="0.01" title="$0.01 a query; 2000 prompt &#43; 0 completion tokens, 2 s of model calls">0.01<span class="note">2 s</span>`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for _, f := range []ChartFormat{PNG, SVG, PDF} {
+		files, err := r.WriteCharts(t.TempDir(), f)
+		if err != nil || len(files) != 4 || filepath.Base(files[3]) != "cost."+string(f) {
+			t.Fatalf("%s: %v %v", f, files, err)
+		}
+		if f != PNG {
+			continue
+		}
+		fh, _ := os.Open(files[3])
+		img, err := png.Decode(fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (Series 2's marker is gonum's hollow triangle: a few pixels.)
+		if _, series := countPixels(img, Palette[:4]); slices.Min(series) < 3 || series[0] < 50 {
+			t.Errorf("cost.png: series colours drawn %v pixels", series)
+		}
+	}
+
+	// Without usage (older runs), no chart, and a note says why.
+	plain, _ := fixture(t)
+	if _, r := build(t, plain, false, Options{}); r.Cost != nil || !strings.Contains(r.CostNote, "Fewer than two") {
+		t.Errorf("chart %v, note %q", r.Cost, r.CostNote)
 	}
 }

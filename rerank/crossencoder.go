@@ -82,7 +82,7 @@ func NewCrossEncoder(dir string, opts CrossEncoderOptions) (*CrossEncoder, error
 	}
 	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
-		return nil, fmt.Errorf("cross-encoder %s: %w (models with a SentencePiece tokenizer, such as bge-reranker-v2-m3, run through a TEI server: --reranker tei)", dir, err)
+		return nil, fmt.Errorf("cross-encoder %s: %w (models with a SentencePiece tokenizer, such as bge-reranker-v2-m3, run through a TEI server: --rerank tei)", dir, err)
 	}
 	maxLen := opts.MaxLength
 	if maxLen == 0 {

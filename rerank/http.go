@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/r2med/r2med/internal/httpx"
 )
@@ -18,6 +19,9 @@ import (
 // by input; the scores are mapped back through the indices.
 type TEI struct {
 	BaseURL string // e.g. http://localhost:8080
+	// BaseURLs are more servers of the same model: with BaseURL, one
+	// fleet (httpx.Fleet) that requests are spread over.
+	BaseURLs []string
 	// Sigmoid asks TEI to squash scores into (0, 1) (raw_scores false).
 	// The default keeps the raw logits, which is what R2MED ranks by.
 	Sigmoid bool
@@ -26,7 +30,44 @@ type TEI struct {
 	MaxBatch int
 	// Key, if set, is sent as a bearer token (TEI's --api-key).
 	Key    string
-	Client *httpx.Client // nil means a default client
+	Client *httpx.Client // nil means a default client; its Fleet is replaced
+	// Fleet tunes the servers' concurrency bound and health checks.
+	Fleet httpx.FleetOptions
+
+	conn lazyClient
+}
+
+// lazyClient is a scorer's client with its fleet, made on first use so
+// the scorers stay plain structs.
+type lazyClient struct {
+	once sync.Once
+	c    *httpx.Client
+	err  error
+}
+
+func (l *lazyClient) get(c *httpx.Client, key string, routes []string, fo httpx.FleetOptions) (*httpx.Client, error) {
+	l.once.Do(func() {
+		fleet, err := httpx.NewFleet(routes, fo)
+		if err != nil {
+			l.err = fmt.Errorf("rerank servers: %w", err)
+			return
+		}
+		cc := *client(c, key) // a copy: the caller's client is not changed
+		cc.Fleet = fleet
+		l.c = &cc
+	})
+	return l.c, l.err
+}
+
+// bases are BaseURL and BaseURLs, without empty ones.
+func bases(base string, more []string) []string {
+	var out []string
+	for _, b := range append([]string{base}, more...) {
+		if b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 type indexScore struct {
@@ -38,14 +79,19 @@ type indexScore struct {
 
 // Score sends docs in requests of at most MaxBatch texts.
 func (t *TEI) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
-	url := httpx.JoinURL(t.BaseURL, "rerank")
+	bs := bases(t.BaseURL, t.BaseURLs)
+	c, err := t.conn.get(t.Client, t.Key, bs, t.Fleet)
+	if err != nil {
+		return nil, err
+	}
+	where := "POST " + httpx.RedactURL(httpx.JoinURL(bs[0], "rerank"))
 	return batched(docs, t.MaxBatch, 32, func(part []string) ([]float64, error) {
 		var ans []indexScore
 		body := map[string]any{"query": query, "texts": part, "raw_scores": !t.Sigmoid, "truncate": true}
-		if err := client(t.Client, t.Key).Do(ctx, httpx.Request{URL: url, Header: httpx.Bearer(t.Key), Body: body}, &ans); err != nil {
+		if err := c.Do(ctx, httpx.Request{Path: "rerank", Header: httpx.Bearer(t.Key), Body: body}, &ans); err != nil {
 			return nil, err
 		}
-		return byIndex(ans, len(part), "POST "+url)
+		return byIndex(ans, len(part), where)
 	})
 }
 
@@ -59,12 +105,18 @@ type API struct {
 	// to a URL ending in a version (…/v1, …/v2), "/v1/rerank" to a bare
 	// host, and a URL already ending in /rerank is used as is.
 	BaseURL string
-	Model   string
-	Key     string // bearer token; see KeyFromEnv
+	// BaseURLs are more servers of the same model, with BaseURL one fleet.
+	BaseURLs []string
+	Model    string
+	Key      string // bearer token; see KeyFromEnv
 	// MaxBatch caps the documents per request; 0 means 1000 (Cohere's
 	// limit; Voyage and Jina take at least as many).
 	MaxBatch int
-	Client   *httpx.Client
+	Client   *httpx.Client // its Fleet is replaced
+	// Fleet tunes the servers' concurrency bound and health checks.
+	Fleet httpx.FleetOptions
+
+	conn lazyClient
 }
 
 // Provider base URLs and key variables for NewAPI.
@@ -89,7 +141,7 @@ func NewAPI(provider, baseURL, model, key string) (*API, error) {
 		baseURL = p.base
 	}
 	if baseURL == "" {
-		return nil, fmt.Errorf("a rerank server needs a base URL (e.g. http://localhost:8000 for vLLM) or a provider")
+		return nil, fmt.Errorf("a rerank server needs a base URL (--rerank-url, e.g. http://localhost:8000 for vLLM) or a provider")
 	}
 	if key == "" && p.env != "" {
 		key = os.Getenv(p.env)
@@ -103,33 +155,44 @@ func NewAPI(provider, baseURL, model, key string) (*API, error) {
 	return &API{BaseURL: baseURL, Model: model, Key: key}, nil
 }
 
-// URL is the rerank route the scorer posts to.
-func (a *API) URL() string {
-	u, err := url.Parse(a.BaseURL)
+// URL is the rerank route the scorer posts to (of its first server).
+func (a *API) URL() string { return rerankRoute(a.BaseURL) }
+
+// rerankRoute is the rerank route of a base URL.
+func rerankRoute(base string) string {
+	u, err := url.Parse(base)
 	if err != nil {
-		return a.BaseURL
+		return base
 	}
 	path := strings.TrimRight(u.Path, "/")
 	last := path[strings.LastIndex(path, "/")+1:]
 	switch {
 	case last == "rerank":
-		return a.BaseURL
+		return base
 	case len(last) >= 2 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "":
-		return httpx.JoinURL(a.BaseURL, "rerank")
+		return httpx.JoinURL(base, "rerank")
 	}
-	return httpx.JoinURL(a.BaseURL, "v1/rerank")
+	return httpx.JoinURL(base, "v1/rerank")
 }
 
 // Score sends docs in requests of at most MaxBatch documents.
 func (a *API) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
-	url := a.URL()
+	var routes []string
+	for _, b := range bases(a.BaseURL, a.BaseURLs) {
+		routes = append(routes, rerankRoute(b))
+	}
+	c, err := a.conn.get(a.Client, a.Key, routes, a.Fleet)
+	if err != nil {
+		return nil, err
+	}
+	where := "POST " + httpx.RedactURL(routes[0])
 	return batched(docs, a.MaxBatch, 1000, func(part []string) ([]float64, error) {
 		var ans struct {
 			Results json.RawMessage `json:"results"`
 			Data    json.RawMessage `json:"data"`
 		}
 		body := map[string]any{"model": a.Model, "query": query, "documents": part}
-		if err := client(a.Client, a.Key).Do(ctx, httpx.Request{URL: url, Header: httpx.Bearer(a.Key), Body: body}, &ans); err != nil {
+		if err := c.Do(ctx, httpx.Request{Header: httpx.Bearer(a.Key), Body: body}, &ans); err != nil {
 			return nil, err
 		}
 		list := ans.Results
@@ -137,13 +200,13 @@ func (a *API) Score(ctx context.Context, query string, docs []string) ([]float64
 			list = ans.Data
 		}
 		if len(list) == 0 || string(list) == "null" {
-			return nil, fmt.Errorf("POST %s: the answer has neither \"results\" nor \"data\"; is this a rerank server?", url)
+			return nil, fmt.Errorf("%s: the answer has neither \"results\" nor \"data\"; is this a rerank server?", where)
 		}
 		var items []indexScore
 		if err := json.Unmarshal(list, &items); err != nil {
-			return nil, fmt.Errorf("POST %s: the results are not a list of {index, relevance_score}: %v", url, err)
+			return nil, fmt.Errorf("%s: the results are not a list of {index, relevance_score}: %v", where, err)
 		}
-		return byIndex(items, len(part), "POST "+url)
+		return byIndex(items, len(part), where)
 	})
 }
 

@@ -49,7 +49,20 @@ func (l *Listwise) Score(ctx context.Context, query string, docs []string) ([]fl
 	if l.Chat == nil {
 		return nil, fmt.Errorf("listwise reranker has no LLM client")
 	}
-	window, step := l.Window, l.Step
+	return slideWindows(ctx, len(docs), l.Window, l.Step, func(ctx context.Context, _ int, win []int) error {
+		return l.rankWindow(ctx, query, docs, win)
+	})
+}
+
+// slideWindows is RankGPT's sliding-window pass over n documents, shared
+// by the listwise rerankers (Listwise, InsertRank, ReasonRank): windows of
+// window documents (0 means 20) move from the bottom of the list to the
+// top by step (0 means 10), and rank reorders each window in place. rank
+// gets the window's number in call order and the window, a slice of the
+// current order whose values are indices into the n documents. A window
+// of one document is not ranked. The scores returned are n − final
+// position, so Rerank's sort keeps the final order.
+func slideWindows(ctx context.Context, n, window, step int, rank func(ctx context.Context, call int, win []int) error) ([]float64, error) {
 	if window == 0 {
 		window = 20
 	}
@@ -59,15 +72,18 @@ func (l *Listwise) Score(ctx context.Context, query string, docs []string) ([]fl
 	if window < 2 || step < 1 || step > window {
 		return nil, fmt.Errorf("listwise window %d and step %d: need window ≥ 2 and 1 ≤ step ≤ window", window, step)
 	}
-	n := len(docs)
 	order := make([]int, n) // order[pos] is the document at position pos
 	for i := range order {
 		order[i] = i
 	}
+	call := 0
 	for end := n; end > 0; end -= step {
 		start := max(end-window, 0)
-		if err := l.rankWindow(ctx, query, docs, order[start:end]); err != nil {
-			return nil, err
+		if end-start >= 2 {
+			if err := rank(ctx, call, order[start:end]); err != nil {
+				return nil, err
+			}
+			call++
 		}
 		if start == 0 {
 			break
@@ -80,38 +96,113 @@ func (l *Listwise) Score(ctx context.Context, query string, docs []string) ([]fl
 	return scores, nil
 }
 
+// permute reorders win by perm (0-based positions in win, best first).
+func permute(win, perm []int) {
+	old := append([]int(nil), win...)
+	for i, p := range perm {
+		win[i] = old[p]
+	}
+}
+
 // rankWindow asks for a permutation of the documents in win and reorders
 // win by it.
 func (l *Listwise) rankWindow(ctx context.Context, query string, docs []string, win []int) error {
-	if len(win) < 2 {
-		return nil
-	}
 	msgs := ListwiseMessages(query, passages(docs, win, l.MaxWords))
 	resp, err := l.Chat.Chat(ctx, llm.Request{Model: l.Model, Messages: msgs, MaxTokens: l.MaxTokens})
 	if err != nil {
 		return err
 	}
-	atomic.AddInt64(&l.stats.Calls, 1)
-	perm, found, clean := ParsePermutation(resp.Content, len(win))
-	switch {
-	case found == 0:
-		atomic.AddInt64(&l.stats.Unparsed, 1)
-	case !clean:
-		atomic.AddInt64(&l.stats.Partial, 1)
-	}
-	old := append([]int(nil), win...)
-	for i, p := range perm {
-		win[i] = old[p]
-	}
+	l.stats.answer(resp)
+	perm, r := ParseRanking(resp.Content, len(win))
+	l.stats.repaired(r)
+	permute(win, perm)
 	return nil
 }
 
 func passages(docs []string, win []int, maxWords int) []string {
 	out := make([]string, len(win))
 	for i, d := range win {
-		out[i] = strings.Join(strings.Fields(truncateWords(docs[d], maxWords)), " ")
+		out[i] = oneLine(docs[d], maxWords)
 	}
 	return out
+}
+
+// oneLine is a passage as listwise prompts show it: cut to its first
+// maxWords words (see truncateWords), white space collapsed to single
+// spaces, so each passage is one line.
+func oneLine(text string, maxWords int) string {
+	return strings.Join(strings.Fields(truncateWords(text, maxWords)), " ")
+}
+
+// windowLLM ranks windows of candidates with an LLM from a template: the
+// shared body of InsertRank and ReasonRank. Each window's answer is parsed
+// with ParseRanking (the part inside <answer> </answer> when there is
+// one), its repairs counted in stats, the window reordered, and the
+// exchange traced.
+type windowLLM struct {
+	chat                Chatter
+	model, method       string
+	prompts             *Prompts
+	maxWords, maxTokens int
+	stats               *Stats
+	reasoning           bool     // count answers without reasoning
+	shown               []string // InsertRank: the score shown per candidate
+	scale               string
+	qid, query          string
+	cands               []Candidate
+}
+
+func (w *windowLLM) rank(ctx context.Context, call int, win []int) error {
+	lp := ListPrompt{Query: w.query, Num: len(win), Passages: make([]PromptPassage, len(win)), ScoreScale: w.scale}
+	for i, d := range win {
+		lp.Passages[i] = PromptPassage{N: i + 1, Text: oneLine(w.cands[d].Text, w.maxWords)}
+		if w.shown != nil {
+			lp.Passages[i].Score = w.shown[d]
+		}
+	}
+	msgs, err := w.prompts.Messages(w.method, lp)
+	if err != nil {
+		return err
+	}
+	resp, err := w.chat.Chat(ctx, llm.Request{Model: w.model, Messages: msgs, MaxTokens: w.maxTokens})
+	if err != nil {
+		return err
+	}
+	w.stats.answer(resp)
+	answer, reasoning := answerPart(resp)
+	if w.reasoning && strings.TrimSpace(reasoning) == "" {
+		atomic.AddInt64(&w.stats.NoReasoning, 1)
+	}
+	perm, r := ParseRanking(answer, len(win))
+	w.stats.repaired(r)
+	asked := candidateIDs(w.cands, win)
+	permute(win, perm)
+	emitTrace(ctx, Trace{
+		QueryID: w.qid, Step: call, Docs: asked, Reasoning: reasoning, Answer: resp.Content,
+		FinishReason: resp.FinishReason, Ranking: candidateIDs(w.cands, win), Repair: &r, Fallback: r.Named == 0,
+	})
+	return nil
+}
+
+// answerPart splits a listwise answer into the ranking text and the
+// reasoning: the ranking is what lies inside the last <answer> (to its
+// </answer>, or to the end when the output was cut off), or the whole
+// content when there is no such tag; the reasoning is the server's
+// reasoning field or <think> block, else the content before <answer>.
+func answerPart(r llm.Response) (answer, reasoning string) {
+	answer, reasoning = r.Content, r.Reasoning
+	i := strings.LastIndex(answer, "<answer>")
+	if i < 0 {
+		return answer, reasoning
+	}
+	if reasoning == "" {
+		reasoning = strings.TrimSpace(answer[:i])
+	}
+	answer = answer[i+len("<answer>"):]
+	if j := strings.Index(answer, "</answer>"); j >= 0 {
+		answer = answer[:j]
+	}
+	return answer, reasoning
 }
 
 // ListwiseMessages is the conversation for one window: an instruction,
@@ -144,33 +235,55 @@ func ListwiseMessages(query string, passages []string) []llm.Message {
 // reports an answer that named every passage exactly once and nothing
 // else.
 func ParsePermutation(answer string, n int) (perm []int, found int, clean bool) {
+	perm, r := ParseRanking(answer, n)
+	return perm, r.Named, r.Clean()
+}
+
+// Repair counts what ParseRanking had to mend in an answer.
+type Repair struct {
+	Named      int // distinct passages named in range
+	Missing    int // passages never named, appended in their input order
+	Repeated   int // numbers naming a passage already named (dropped)
+	OutOfRange int // numbers outside 1..n (dropped)
+}
+
+// Clean reports an answer that named every passage exactly once and
+// nothing else.
+func (r Repair) Clean() bool { return r.Missing == 0 && r.Repeated == 0 && r.OutOfRange == 0 }
+
+// ParseRanking is ParsePermutation with the repairs counted: the same
+// permutation, and how many passages were missing, repeated or out of
+// range. Repairs are deterministic: the first mention of a passage
+// counts, and missing passages keep their input order below the named
+// ones. An answer naming none (Named 0) gives the input order.
+func ParseRanking(answer string, n int) (perm []int, r Repair) {
 	nums := bracketed(answer)
 	if len(nums) == 0 {
 		nums = digitRuns(answer)
 	}
 	seen := make([]bool, n)
 	perm = make([]int, 0, n)
-	clean = len(nums) == n
 	for _, s := range nums {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 1 || v > n {
-			clean = false
+			r.OutOfRange++
 			continue
 		}
 		if seen[v-1] {
-			clean = false
+			r.Repeated++
 			continue
 		}
 		seen[v-1] = true
 		perm = append(perm, v-1)
 	}
-	found = len(perm)
+	r.Named = len(perm)
 	for i, ok := range seen {
 		if !ok {
 			perm = append(perm, i)
+			r.Missing++
 		}
 	}
-	return perm, found, clean && found == n
+	return perm, r
 }
 
 // bracketed returns the digits of every "[digits]" in s.

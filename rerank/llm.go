@@ -58,28 +58,109 @@ type Pointwise struct {
 	stats Stats
 }
 
-// Stats counts the LLM answers a reranker could not use as intended.
+// Stats counts an LLM reranker's answers: how many, what they cost, and
+// those it could not use as intended. The counts cover every answer the
+// scorer used, from the cache or not (a cached answer keeps the usage the
+// server reported for it), so the tokens describe what the rerank costs
+// rather than what this process was billed.
 type Stats struct {
 	Calls int64
+	// Cached: answers that came from the cache.
+	Cached int64
+	// PromptTokens and CompletionTokens: the servers' usage, summed.
+	PromptTokens, CompletionTokens int64
 	// NoLogprobs: pointwise answers scored from their text, because the
 	// server sent no logprobs or they belonged to reasoning.
 	NoLogprobs int64
 	// Undecided: pointwise answers that said neither yes nor no (0.5).
 	Undecided int64
 	// Unparsed: listwise answers without one usable passage number; the
-	// window kept its order.
+	// window kept its input order (the fallback).
 	Unparsed int64
 	// Partial: listwise answers that named some passages but not all, or
 	// named some twice or out of range; repaired as RankGPT does.
 	Partial int64
+	// Missing, Repeated and OutOfRange count the passage numbers repaired
+	// in listwise answers (see Repair); kept by the reasoning rerankers.
+	Missing, Repeated, OutOfRange int64
+	// Truncated: answers cut off at max_tokens (finish_reason "length").
+	Truncated int64
+	// NoReasoning: answers of a reasoning reranker that came without any
+	// reasoning (scored all the same).
+	NoReasoning int64
 }
 
 func (s *Stats) snapshot() Stats {
 	return Stats{
-		Calls: atomic.LoadInt64(&s.Calls), NoLogprobs: atomic.LoadInt64(&s.NoLogprobs),
-		Undecided: atomic.LoadInt64(&s.Undecided), Unparsed: atomic.LoadInt64(&s.Unparsed),
-		Partial: atomic.LoadInt64(&s.Partial),
+		Calls: atomic.LoadInt64(&s.Calls), Cached: atomic.LoadInt64(&s.Cached),
+		PromptTokens: atomic.LoadInt64(&s.PromptTokens), CompletionTokens: atomic.LoadInt64(&s.CompletionTokens),
+		NoLogprobs: atomic.LoadInt64(&s.NoLogprobs),
+		Undecided:  atomic.LoadInt64(&s.Undecided), Unparsed: atomic.LoadInt64(&s.Unparsed),
+		Partial: atomic.LoadInt64(&s.Partial), Missing: atomic.LoadInt64(&s.Missing),
+		Repeated: atomic.LoadInt64(&s.Repeated), OutOfRange: atomic.LoadInt64(&s.OutOfRange),
+		Truncated: atomic.LoadInt64(&s.Truncated), NoReasoning: atomic.LoadInt64(&s.NoReasoning),
 	}
+}
+
+// answer counts one answer received.
+func (s *Stats) answer(r llm.Response) {
+	atomic.AddInt64(&s.Calls, 1)
+	if r.Cached {
+		atomic.AddInt64(&s.Cached, 1)
+	}
+	atomic.AddInt64(&s.PromptTokens, int64(r.Usage.PromptTokens))
+	atomic.AddInt64(&s.CompletionTokens, int64(r.Usage.CompletionTokens))
+	if r.FinishReason == "length" {
+		atomic.AddInt64(&s.Truncated, 1)
+	}
+}
+
+// repaired counts a listwise answer's repairs.
+func (s *Stats) repaired(r Repair) {
+	switch {
+	case r.Named == 0:
+		atomic.AddInt64(&s.Unparsed, 1)
+	case !r.Clean():
+		atomic.AddInt64(&s.Partial, 1)
+	}
+	atomic.AddInt64(&s.Missing, int64(r.Missing))
+	atomic.AddInt64(&s.Repeated, int64(r.Repeated))
+	atomic.AddInt64(&s.OutOfRange, int64(r.OutOfRange))
+}
+
+// Counts are the statistics by name, for a run manifest's counts (the
+// pipeline prefixes them with "rerank_"). Every field is listed, zeros
+// included, so a manifest says a count was kept and found nothing.
+func (s Stats) Counts() map[string]int {
+	return map[string]int{
+		"llm_calls": int(s.Calls), "llm_cached": int(s.Cached),
+		"prompt_tokens": int(s.PromptTokens), "completion_tokens": int(s.CompletionTokens),
+		"no_logprobs": int(s.NoLogprobs), "undecided": int(s.Undecided),
+		"unparsed": int(s.Unparsed), "partial": int(s.Partial),
+		"missing_ids": int(s.Missing), "repeated_ids": int(s.Repeated), "out_of_range_ids": int(s.OutOfRange),
+		"truncated": int(s.Truncated), "no_reasoning": int(s.NoReasoning),
+	}
+}
+
+// Notes are the counts worth a user's attention, in words; empty when
+// every answer was used as intended.
+func (s Stats) Notes() []string {
+	var notes []string
+	add := func(n int64, format string) {
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf(format, n))
+		}
+	}
+	add(s.NoLogprobs, "%d scored from the answer text (no logprobs)")
+	add(s.Undecided, "%d said neither yes nor no (scored 0.5)")
+	add(s.Unparsed, "%d named no passage (window order kept)")
+	add(s.Partial, "%d incomplete permutations (repaired)")
+	add(s.Missing, "%d passage numbers missing")
+	add(s.Repeated, "%d repeated")
+	add(s.OutOfRange, "%d out of range")
+	add(s.Truncated, "%d cut off at max_tokens")
+	add(s.NoReasoning, "%d came without reasoning")
+	return notes
 }
 
 // Stats returns the counts so far (safe during a rerank).
@@ -120,7 +201,7 @@ func (p *Pointwise) Score(ctx context.Context, query string, docs []string) ([]f
 			if err != nil {
 				return err
 			}
-			atomic.AddInt64(&p.stats.Calls, 1)
+			p.stats.answer(resp)
 			out[i] = p.yes(resp)
 			return nil
 		})

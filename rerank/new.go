@@ -2,15 +2,24 @@ package rerank
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/usage"
 )
 
 // Kinds are the reranker kinds New builds, as the CLI and pipeline files
 // name them.
-var Kinds = []string{"tei", "cohere", "jina", "voyage", "llm-pointwise", "llm-listwise", "onnx"}
+var Kinds = []string{"tei", "cohere", "jina", "voyage", "llm-pointwise", "llm-listwise", "onnx", KindInsertRank, KindRank1, KindReasonRank}
+
+// UsesLLM reports whether a reranker kind asks a chat model, so that its
+// callers give it the LLM answer cache (Spec.LLMCache).
+func UsesLLM(kind string) bool {
+	k := strings.ToLower(kind)
+	return strings.HasPrefix(k, "llm-") || slices.Contains(templated, k)
+}
 
 // Spec names a reranker: its kind and where its model is.
 type Spec struct {
@@ -20,6 +29,13 @@ type Spec struct {
 	Kind    string
 	Model   string // the served model (rerank APIs and LLMs)
 	BaseURL string // tei: required; LLM kinds: the OpenAI-compatible API root
+	// BaseURLs are more servers of the same model: with BaseURL, one
+	// fleet that requests are spread over (httpx.Fleet).
+	BaseURLs []string
+	// Fleet bounds each server's requests in flight (PerEndpoint; 0: no
+	// bound beyond Concurrency and the rerank workers) and tunes how
+	// failing servers are taken out and back.
+	Fleet httpx.FleetOptions
 	// ModelDir holds model.onnx and tokenizer.json for onnx.
 	ModelDir string
 	// APIKey; empty means the provider's environment variable
@@ -29,48 +45,154 @@ type Spec struct {
 	HTTP   *httpx.Client // nil means httpx's defaults
 	// LLMCache caches LLM answers, so a rerun asks nothing again.
 	LLMCache llm.Store
+	// Meter hears the usage of the LLM kinds' calls.
+	Meter *usage.Meter
+	// Replay sends nothing: LLM kinds answer from LLMCache only, and the
+	// HTTP kinds (whose scores are not cached) refuse every request.
+	Replay bool
 	// Concurrency bounds a pointwise LLM's requests per query; 0 means 8.
 	Concurrency int
 	// CrossEncoder tunes onnx.
 	CrossEncoder CrossEncoderOptions
+
+	// Templates is a directory of edited prompt templates for insertrank,
+	// rank1 and reasonrank (see WriteTemplates); files it lacks are the
+	// built-in ones. Empty: the built-in set.
+	Templates string
+	// Scores is how insertrank shows first-stage scores (raw, minmax or
+	// percent; "" is raw) and Decimals the digits printed (0 means 2).
+	Scores   ScoreScale
+	Decimals int
+	// MaxTokens caps each answer of insertrank, rank1 and reasonrank,
+	// reasoning included; 0 means the server's default.
+	MaxTokens int
+	// TextOnly makes rank1 ask for no logprobs (servers that refuse them).
+	TextOnly bool
+}
+
+// Settings are the knobs beyond kind and model that change a templated
+// reranker's answers (the templates' digest, insertrank's scale and
+// decimals, max_tokens, rank1's logprobs), for checkpoint keys and
+// manifests; nil for other kinds.
+func (s Spec) Settings() (map[string]any, error) {
+	kind := strings.ToLower(s.Kind)
+	if !slices.Contains(templated, kind) {
+		return nil, nil
+	}
+	p, err := LoadPrompts(s.Templates)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{"prompts_sha256": p.Digest(), "max_tokens": s.MaxTokens}
+	switch kind {
+	case KindInsertRank:
+		scale, err := ParseScoreScale(string(s.Scores))
+		if err != nil {
+			return nil, err
+		}
+		m["scores"], m["decimals"] = scale, max(s.Decimals, 0)
+		if s.Decimals == 0 {
+			m["decimals"] = 2
+		}
+	case KindRank1:
+		m["logprobs"] = !s.TextOnly
+	}
+	return m, nil
 }
 
 // New builds the Scorer spec describes. Scorers that hold resources (the
 // onnx cross-encoder) implement io.Closer; LLM scorers have Stats().
 func New(spec Spec) (Scorer, error) {
 	kind := strings.ToLower(spec.Kind)
+	hc := spec.HTTP
+	if spec.Replay {
+		c := httpx.Client{}
+		if hc != nil {
+			c = *hc
+		}
+		c.Replay = true
+		hc = &c
+	}
 	switch kind {
 	case "tei":
-		if spec.BaseURL == "" {
-			return nil, fmt.Errorf("the tei reranker needs the server's base URL (e.g. http://localhost:8080)")
+		if spec.BaseURL == "" && len(spec.BaseURLs) == 0 {
+			return nil, fmt.Errorf("the tei reranker needs the server's base URL (--rerank-url, e.g. http://localhost:8080)")
 		}
-		return &TEI{BaseURL: spec.BaseURL, Key: spec.APIKey, Client: spec.HTTP}, nil
+		return &TEI{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Key: spec.APIKey, Client: hc, Fleet: spec.Fleet}, nil
 	case "cohere", "jina", "voyage":
-		a, err := NewAPI(kind, spec.BaseURL, spec.Model, spec.APIKey)
+		base := spec.BaseURL
+		if base == "" && len(spec.BaseURLs) > 0 {
+			base = spec.BaseURLs[0]
+		}
+		a, err := NewAPI(kind, base, spec.Model, spec.APIKey)
 		if err != nil {
 			return nil, err
 		}
-		a.Client = spec.HTTP
+		if base == spec.BaseURL {
+			a.BaseURLs = spec.BaseURLs
+		} else {
+			a.BaseURLs = spec.BaseURLs[1:]
+		}
+		a.Client, a.Fleet = hc, spec.Fleet
 		return a, nil
 	case "llm-pointwise", "llm-listwise":
-		c, err := llm.New(llm.Options{BaseURL: spec.BaseURL, APIKey: spec.APIKey, Model: spec.Model, Cache: spec.LLMCache, HTTP: spec.HTTP})
+		c, err := spec.LLM()
 		if err != nil {
 			return nil, err
 		}
 		if spec.Model == "" {
-			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--model)")
+			return nil, fmt.Errorf("an LLM reranker needs the model name the server serves (--rerank-model)")
 		}
 		if kind == "llm-pointwise" {
 			return &Pointwise{Chat: c, Concurrency: spec.Concurrency}, nil
 		}
 		return &Listwise{Chat: c}, nil
+	case KindInsertRank, KindRank1, KindReasonRank:
+		return newReasoning(kind, spec)
 	case "onnx":
 		if spec.ModelDir == "" {
-			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--model-dir)")
+			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--rerank-model-dir)")
 		}
 		return NewCrossEncoder(spec.ModelDir, spec.CrossEncoder)
 	case "":
 		return nil, fmt.Errorf("no reranker kind given (%s)", strings.Join(Kinds, ", "))
 	}
 	return nil, fmt.Errorf("unknown reranker %q (%s)", spec.Kind, strings.Join(Kinds, ", "))
+}
+
+// LLM is the chat client of an LLM kind: the spec's servers (one or a
+// fleet), key, model, answer cache, usage meter and replay mode. Every
+// LLM reranker builds its client here, so all of them share those.
+func (spec Spec) LLM() (*llm.Client, error) {
+	return llm.New(llm.Options{BaseURL: spec.BaseURL, BaseURLs: spec.BaseURLs, Fleet: spec.Fleet, APIKey: spec.APIKey, Model: spec.Model,
+		Cache: spec.LLMCache, HTTP: spec.HTTP, Meter: spec.Meter, Replay: spec.Replay})
+}
+
+// newReasoning builds insertrank, rank1 or reasonrank.
+func newReasoning(kind string, spec Spec) (Scorer, error) {
+	if spec.Model == "" {
+		return nil, fmt.Errorf("the %s reranker needs the model name the server serves (--rerank-model)", kind)
+	}
+	prompts, err := LoadPrompts(spec.Templates)
+	if err != nil {
+		return nil, err
+	}
+	c, err := spec.LLM()
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case KindInsertRank:
+		scale, err := ParseScoreScale(string(spec.Scores))
+		if err != nil {
+			return nil, err
+		}
+		if spec.Decimals < 0 {
+			return nil, fmt.Errorf("insertrank decimals must be positive, got %d", spec.Decimals)
+		}
+		return &InsertRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, Scores: scale, Decimals: spec.Decimals}, nil
+	case KindRank1:
+		return &Rank1{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, TextOnly: spec.TextOnly, Concurrency: spec.Concurrency}, nil
+	}
+	return &ReasonRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens}, nil
 }

@@ -22,7 +22,7 @@ func TestNew(t *testing.T) {
 		// Kinds are case-insensitive all the way through, not only in the switch.
 		{Spec{Kind: "LLM-Pointwise", BaseURL: "http://localhost:8000/v1", Model: "qwen"}, "*rerank.Pointwise"},
 		{Spec{Kind: "llm-listwise", BaseURL: "http://localhost:8000/v1"}, "needs the model name"},
-		{Spec{Kind: "onnx"}, "--model-dir"},
+		{Spec{Kind: "onnx"}, "(--rerank-model-dir)"},
 		{Spec{Kind: "colbert"}, `unknown reranker "colbert"`},
 		{Spec{}, "no reranker kind"},
 	} {

@@ -1,7 +1,10 @@
 // Package rerank reorders the top of a ranked run with a stronger model: a
 // cross-encoder run locally through ONNX, a rerank server (TEI, or the
-// Cohere/Jina/Voyage-style /v1/rerank), or an LLM asked pointwise or
-// listwise.
+// Cohere/Jina/Voyage-style /v1/rerank), an LLM asked pointwise or
+// listwise, or a reasoning LLM in one of three published recipes:
+// InsertRank (listwise, shown the first-stage scores), Rank1 (reason,
+// then judge) and ReasonRank (reason, then permute), with editable prompt
+// templates and their reasoning kept in traces.
 //
 // Every backend is a Scorer: one score per document, higher is more
 // relevant. Rerank does the rest the way R2MED and HAKARI-Bench do it:
@@ -21,6 +24,10 @@
 //     KeepSafeguard reranks it with the top 100 (HAKARI's "reranking"
 //     target, where a reranker may lift it into the top 10);
 //     DropSafeguard removes it first ("reranking_without_safeguard").
+//
+// A scorer that needs more than the texts — the first-stage scores, the
+// ids — implements CandidateScorer, and Rerank passes it each Candidate
+// with the input run's score and rank.
 package rerank
 
 import (
@@ -255,25 +262,38 @@ func rerankQuery(ctx context.Context, qid string, hits []ir.Hit, query string, d
 	}
 	cands := make([]ir.Hit, len(head))
 	copy(cands, head)
+	rank := make(map[string]int, len(head)) // the input rank, kept through the shuffle
+	for i, h := range head {
+		if _, dup := rank[h.DocID]; !dup {
+			rank[h.DocID] = i + 1
+		}
+	}
 	if opts.Order == HashOrder {
 		HashShuffle(qid, cands)
 	}
-	texts := make([]string, len(cands))
+	offered := make([]Candidate, len(cands))
 	for i, h := range cands {
 		t, ok := docs(h.DocID)
 		if !ok {
 			return nil, fmt.Errorf("rerank: query %q: document %q is not in the corpus; the run and the corpus must come from the same task", qid, h.DocID)
 		}
-		texts[i] = t
+		offered[i] = Candidate{ID: h.DocID, Text: t, Score: h.Score, Rank: rank[h.DocID]}
 	}
 	batch := opts.BatchSize
 	if batch <= 0 {
-		batch = max(len(texts), 1)
+		batch = max(len(offered), 1)
 	}
-	scores := make([]float64, 0, len(texts))
-	for start := 0; start < len(texts); start += batch {
-		end := min(start+batch, len(texts))
-		got, err := s.Score(ctx, query, texts[start:end])
+	cs, withCands := s.(CandidateScorer)
+	scores := make([]float64, 0, len(offered))
+	for start := 0; start < len(offered); start += batch {
+		end := min(start+batch, len(offered))
+		var got []float64
+		var err error
+		if withCands {
+			got, err = cs.ScoreCandidates(ctx, qid, query, offered[start:end])
+		} else {
+			got, err = s.Score(ctx, query, texts(offered[start:end]))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rerank: query %q: %w", qid, err)
 		}

@@ -17,8 +17,17 @@ type Job struct {
 	// under Key (the fingerprint of what decides the reranked lists): a
 	// job with the same key resumes from it, one with another key starts
 	// afresh. The caller removes it once the output it feeds is safely
-	// written, or keeps it as the stage's record.
+	// written, or keeps it as the stage's record. A job that fails (bad
+	// input, an interrupt) before any query is in the file removes it:
+	// there is nothing to resume.
 	Checkpoint, Key string
+	// Trace is a JSON-lines file where the reasoning rerankers' exchanges
+	// (Trace: reasoning, answer, score or repaired ranking) are kept, each
+	// query's written when it is finished, just before its checkpoint
+	// line; empty means TraceFile(Checkpoint) when there is a checkpoint,
+	// "-" none. A resumed job keeps the traces of the queries it resumes,
+	// a fresh one starts the file anew; scorers without traces write none.
+	Trace string
 	// Progress hears the queries done so far (resumed ones included) out
 	// of the queries that have documents.
 	Progress func(done, total int)
@@ -42,14 +51,49 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		docs[d.ID] = d.Text
 	}
 	opts := j.Options
+	var cp *Checkpoint
+	added := 0 // queries this run wrote to the checkpoint
 	if j.Checkpoint != "" {
-		cp, done, stale, err := OpenCheckpoint(j.Checkpoint, j.Key)
-		if err != nil {
+		var done ir.Run
+		var stale bool
+		var err error
+		if cp, done, stale, err = OpenCheckpoint(j.Checkpoint, j.Key); err != nil {
 			return nil, res, err
 		}
-		defer cp.Close()
 		res.Done, res.Stale = len(done), stale
-		opts.Done, opts.OnQuery = done, cp.Add
+		opts.Done = done
+		opts.OnQuery = func(qid string, hits []ir.Hit) error {
+			if err := cp.Add(qid, hits); err != nil {
+				return err
+			}
+			added++
+			return nil
+		}
+	}
+	trace := j.Trace
+	if trace == "" && j.Checkpoint != "" {
+		trace = TraceFile(j.Checkpoint)
+	}
+	if trace != "" && trace != "-" {
+		tl, err := openTraceLog(trace, opts.Done)
+		if err != nil {
+			if cp != nil {
+				cp.Close()
+			}
+			return nil, res, err
+		}
+		defer tl.Close()
+		ctx = WithTrace(ctx, tl.add)
+		next := opts.OnQuery
+		opts.OnQuery = func(qid string, hits []ir.Hit) error {
+			if err := tl.flush(qid); err != nil {
+				return err
+			}
+			if next != nil {
+				return next(qid, hits)
+			}
+			return nil
+		}
 	}
 	total := 0
 	for _, hits := range j.Run {
@@ -62,5 +106,12 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		opts.Progress = j.Progress
 	}
 	out, err := Rerank(ctx, j.Run, queries, func(id string) (string, bool) { t, ok := docs[id]; return t, ok }, j.Scorer, opts)
+	if cp != nil {
+		if err != nil && res.Done == 0 && added == 0 {
+			cp.Remove()
+		} else {
+			cp.Close()
+		}
+	}
 	return out, res, err
 }

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/usage"
 )
 
 // Manifest records how a run was made: enough to rerun it and to tell two
@@ -27,9 +30,20 @@ type Manifest struct {
 	Counts    map[string]int `json:"counts"`
 	Stages    []Stage        `json:"stages"`
 	// Details holds what a stage wants on record beyond counts: the
-	// generation manifest (prompts' digest, fallbacks, agentic traces).
+	// generation manifest (prompts' digest, fallbacks, agentic traces),
+	// the recipe a dense model resolved to.
 	Details map[string]any `json:"details,omitempty"`
 	Outputs []string       `json:"outputs"`
+	// OutputSHA256 holds each output's checksum (file name → sha256), so
+	// that a rerun reuses outputs only when they are the ones described.
+	OutputSHA256 map[string]string `json:"output_sha256,omitempty"`
+	// Name is the system's display name when the user gave one (--name,
+	// name: in a pipeline file); empty when it derives from the stages.
+	Name string `json:"name,omitempty"`
+	// Usage is what the run's model calls cost (tokens, seconds, per-query
+	// means, dollars with a price table): zeros for a run that called no
+	// model, nil in manifests written before usage was recorded.
+	Usage *usage.Summary `json:"usage,omitempty"`
 }
 
 // TaskInfo identifies the data a run used.
@@ -37,7 +51,11 @@ type TaskInfo struct {
 	Name   string `json:"name"`
 	Layout string `json:"layout"`
 	Split  string `json:"split,omitempty"`
-	Source string `json:"source"`
+	// Source is where the data was read: an absolute directory (a Hub
+	// cache snapshot for Hub data) or "embedded:NAME"; SourceGiven is the
+	// path as the user typed it, when that differs.
+	Source      string `json:"source"`
+	SourceGiven string `json:"source_given,omitempty"`
 	// Revision is the Hub commit the data was read at, for Hub tasks.
 	Revision string `json:"revision,omitempty"`
 }
@@ -55,13 +73,14 @@ type Stage struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// NewManifest starts a manifest stamped with the tool version.
+// NewManifest starts a manifest stamped with the tool version and the
+// command line (CommandLine's form).
 func NewManifest(command []string) *Manifest {
 	return &Manifest{
 		Tool:      "r2med",
 		Version:   Version(),
 		GoVersion: runtime.Version(),
-		Command:   command,
+		Command:   CommandLine(command),
 		Started:   time.Now().UTC().Truncate(time.Millisecond),
 		Config:    map[string]any{},
 		Counts:    map[string]int{},
@@ -75,6 +94,27 @@ func (m *Manifest) Time(name string, fn func() error) error {
 	err := fn()
 	m.Stages = append(m.Stages, Stage{Name: name, Seconds: time.Since(start).Seconds()})
 	return err
+}
+
+// Count records a count.
+func (m *Manifest) Count(name string, n int) { m.Counts[name] = n }
+
+// Note records what a stage resolved while running (the recipe a
+// registry model resolved to) in Details, beside the settings.
+func (m *Manifest) Note(key string, v any) { m.Details[key] = v }
+
+// CommandLine is a command line as a manifest records it: the program by
+// its name ("r2med", not the temporary path `go run` builds it at), and
+// URL arguments (--base-url http://user:pass@host/?key=…) without
+// credentials or query values (httpx.RedactArgs), so no secret reaches a
+// manifest.
+func CommandLine(args []string) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	out := httpx.RedactArgs(args)
+	out[0] = filepath.Base(args[0])
+	return out
 }
 
 // AddInputs checksums files (read from disk) into the manifest.

@@ -10,24 +10,32 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/analysis"
+	"github.com/r2med/r2med/internal/httpserve"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -41,10 +49,28 @@ type Options struct {
 	TopK int
 	// Title heads every page; "" gives "R2MED results".
 	Title string
+	// Addr is the address the viewer is served on ("127.0.0.1:8080").
+	// Requests must name it, a loopback name (localhost, 127.0.0.1, [::1])
+	// or one of AllowHosts in their Host header: a page on another site
+	// whose name resolves to this machine (DNS rebinding) is refused.
+	Addr string
+	// AllowHosts are more host names the Host header may give (the
+	// machine's name when serving on 0.0.0.0).
+	AllowHosts []string
 }
 
 // MaxK bounds ?k= in the drill-down.
 const MaxK = 1000
+
+// Limits of what one response carries, so a corpus with huge documents
+// cannot make a page of gigabytes.
+const (
+	// SnippetBytes is how much of each document a page or /api/query
+	// carries; "show more" fetches one document from /api/doc.
+	SnippetBytes = 480
+	// MaxDocBytes is the most of one document /api/doc returns.
+	MaxDocBytes = 1 << 20
+)
 
 // Server serves one report.Data.
 type Server struct {
@@ -53,6 +79,7 @@ type Server struct {
 	hl    *Highlighter
 	mux   *http.ServeMux
 	pages map[string]*template.Template
+	guard http.Handler // the mux behind the Host check and headers
 }
 
 // New builds the viewer of d.
@@ -68,45 +95,60 @@ func New(d *report.Data, opt Options) (*Server, error) {
 		opt.Title = "R2MED results"
 	}
 	s := &Server{data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	// The Host check against the bind address, the security headers and
+	// the read-only rule are internal/httpserve's, shared with the
+	// search service.
+	s.guard = httpserve.Guard(s.mux, httpserve.GuardOptions{Hosts: httpserve.NewHosts(opt.Addr, opt.AllowHosts), CSP: csp(),
+		Name: "viewer", Methods: []string{http.MethodGet, http.MethodHead}})
 	for name, body := range pageBodies {
 		s.pages[name] = template.Must(template.Must(layout.Clone()).Parse(body))
 	}
 	s.mux.HandleFunc("GET /{$}", s.leaderboardPage)
 	s.mux.HandleFunc("GET /task/{task}", s.taskPage)
+	s.mux.HandleFunc("GET /task/{task}/data", s.dataPage)
 	s.mux.HandleFunc("GET /query/{task}/{qid}", s.queryPage)
+	s.mux.HandleFunc("GET /diff/{task}", s.diffPage)
 	s.mux.HandleFunc("GET /api/leaderboard", s.apiLeaderboard)
 	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
 	s.mux.HandleFunc("GET /api/query/{task}/{qid}", s.apiQuery)
+	s.mux.HandleFunc("GET /api/doc/{task}/{docid}", s.apiDoc)
 	s.mux.HandleFunc("GET /leaderboard.csv", s.leaderboardCSV)
 	return s, nil
 }
 
-// ServeHTTP serves the viewer.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'self'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	s.mux.ServeHTTP(w, r)
+// csp is the pages' Content-Security-Policy: nothing from elsewhere, the
+// one inline stylesheet and script allowed by their hashes (no
+// 'unsafe-inline'), no framing, no plugins, forms to the viewer only.
+func csp() string {
+	hash := func(s string) string {
+		h := sha256.Sum256([]byte(s))
+		return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
+	}
+	return "default-src 'none'; style-src " + hash(string(report.Style())) + "; script-src " + hash(string(report.ViewerScript())) +
+		"; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 }
+
+// ServeHTTP serves the viewer.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guard.ServeHTTP(w, r) }
+
+// Timeouts of Serve's server: a slow or idle client cannot hold a
+// connection, and a response (which may load a task's data first) is
+// cut after WriteTimeout. Variables so that tests can shorten them.
+var (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 5 * time.Minute
+	IdleTimeout       = 2 * time.Minute
+)
+
+// MaxHeaderBytes bounds a request's headers.
+const MaxHeaderBytes = httpserve.MaxHeaderBytes
 
 // Serve serves h on ln until ctx is done, then shuts down gracefully:
 // no new connections, requests in flight finish (for up to 5 seconds).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
+	return httpserve.Serve(ctx, ln, h, httpserve.Timeouts{ReadHeader: ReadHeaderTimeout, Read: ReadTimeout,
+		Write: WriteTimeout, Idle: IdleTimeout, Shutdown: 5 * time.Second})
 }
 
 // httpError carries a status code to the page or JSON error writer.
@@ -125,6 +167,16 @@ func badRequest(format string, a ...any) error {
 	return &httpError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
 }
 
+// reqError is a request's error: a usage error (an unknown metric, kind,
+// family) is 400, not 500.
+func reqError(err error) error {
+	var ue *leaderboard.UsageError
+	if errors.As(err, &ue) {
+		return badRequest("%v", err)
+	}
+	return err
+}
+
 func status(err error) int {
 	var he *httpError
 	if errors.As(err, &he) {
@@ -134,9 +186,9 @@ func status(err error) int {
 }
 
 // tableOptions reads ?metric=&family=&kind=&rank= as r2med leaderboard
-// reads its flags.
+// reads its flags; ours are pinned first unless ?pin=0.
 func tableOptions(r *http.Request) (leaderboard.Options, error) {
-	var opt leaderboard.Options
+	opt := leaderboard.Options{PinOurs: r.URL.Query().Get("pin") != "0"}
 	var err error
 	q := r.URL.Query()
 	if m := q.Get("metric"); m != "" {
@@ -158,6 +210,34 @@ func tableOptions(r *http.Request) (leaderboard.Options, error) {
 	return opt, nil
 }
 
+// table builds the leaderboard a request asks for, marked against
+// ?baseline= when given.
+func (s *Server) table(r *http.Request) (*leaderboard.Table, []string, error) {
+	opt, err := tableOptions(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.data.Board.Table(opt)
+	if err != nil {
+		return nil, nil, badRequest("%v", err)
+	}
+	var notes []string
+	if b := r.URL.Query().Get("baseline"); b != "" {
+		base, err := s.data.OursSystem(b)
+		if err != nil {
+			return nil, nil, badRequest("baseline: %v", err)
+		}
+		untested, err := t.MarkAgainst(base, s.data.PerQueryFunc(context.WithoutCancel(r.Context()), t.Metric.Key), significance.Options{})
+		if err != nil {
+			return nil, nil, badRequest("baseline: %v", err)
+		}
+		for _, name := range slices.Sorted(maps.Keys(untested)) {
+			notes = append(notes, fmt.Sprintf("%s not tested against %s: %s", name, base.Name, untested[name]))
+		}
+	}
+	return t, notes, nil
+}
+
 func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
@@ -170,29 +250,21 @@ func (s *Server) jsonError(w http.ResponseWriter, err error) {
 	s.writeJSON(w, status(err), map[string]string{"error": err.Error()})
 }
 
+// apiLeaderboard is the leaderboard as JSON, with every column the page
+// shows: R2MED's tasks, the average, our runs' other data.
 func (s *Server) apiLeaderboard(w http.ResponseWriter, r *http.Request) {
-	opt, err := tableOptions(r)
+	t, _, err := s.table(r)
 	if err != nil {
 		s.jsonError(w, err)
-		return
-	}
-	t, err := s.data.Board.Table(opt)
-	if err != nil {
-		s.jsonError(w, badRequest("%v", err))
 		return
 	}
 	s.writeJSON(w, http.StatusOK, t.JSON())
 }
 
 func (s *Server) leaderboardCSV(w http.ResponseWriter, r *http.Request) {
-	opt, err := tableOptions(r)
+	t, _, err := s.table(r)
 	if err != nil {
 		http.Error(w, err.Error(), status(err))
-		return
-	}
-	t, err := s.data.Board.Table(opt)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -218,6 +290,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 // QueryJSON is the drill-down of one query, /api/query/{task}/{qid}.
+// Document texts are snippets (SnippetBytes); /api/doc gives one whole.
 type QueryJSON struct {
 	Task     string          `json:"task"`
 	Query    QueryInfo       `json:"query"`
@@ -235,21 +308,25 @@ type QueryInfo struct {
 	Fields map[string]json.RawMessage `json:"fields,omitempty"`
 }
 
-// DocJSON is a document with its judgment.
+// DocJSON is a document with its judgment: a snippet of its text.
 type DocJSON struct {
-	ID       string    `json:"id"`
-	Grade    int       `json:"grade"`
-	Text     string    `json:"text"`
-	Missing  bool      `json:"missing,omitempty"` // judged but not in the corpus
-	Segments []Segment `json:"-"`
+	ID    string `json:"id"`
+	Grade int    `json:"grade"`
+	// Text is the first SnippetBytes of the document; Truncated says
+	// there is more (Length bytes in all, /api/doc has it).
+	Text      string    `json:"text"`
+	Truncated bool      `json:"truncated,omitempty"`
+	Length    int       `json:"length"`
+	Missing   bool      `json:"missing,omitempty"` // judged but not in the corpus
+	Segments  []Segment `json:"-"`
 }
 
 // SystemResults is one system's ranking for the query.
 type SystemResults struct {
-	ID    string   `json:"id"`
-	Name  string   `json:"name"`
-	Color string   `json:"-"`
-	Value *float64 `json:"value"` // the metric on this query; null when not evaluated
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	Series int      `json:"-"`
+	Value  *float64 `json:"value"` // the metric on this query; null when not evaluated
 	// RelevantRanks maps each relevant document to its rank in the run, 0
 	// when the run does not retrieve it.
 	RelevantRanks map[string]int `json:"relevant_ranks"`
@@ -258,15 +335,31 @@ type SystemResults struct {
 	Error         string         `json:"error,omitempty"`
 }
 
-// HitJSON is one retrieved document.
+// RelevantAt lists the ranks of the relevant documents, best first, then
+// the count of those not retrieved.
+func (r SystemResults) RelevantAt() (ranks []int, missing int) {
+	for _, k := range r.RelevantRanks {
+		if k == 0 {
+			missing++
+		} else {
+			ranks = append(ranks, k)
+		}
+	}
+	slices.Sort(ranks)
+	return ranks, missing
+}
+
+// HitJSON is one retrieved document: a snippet of it.
 type HitJSON struct {
-	Rank     int       `json:"rank"`
-	DocID    string    `json:"doc_id"`
-	Score    float64   `json:"score"`
-	Grade    int       `json:"grade"`
-	Relevant bool      `json:"relevant"`
-	Text     string    `json:"text"`
-	Segments []Segment `json:"-"`
+	Rank      int       `json:"rank"`
+	DocID     string    `json:"doc_id"`
+	Score     float64   `json:"score"`
+	Grade     int       `json:"grade"`
+	Relevant  bool      `json:"relevant"`
+	Text      string    `json:"text"`
+	Truncated bool      `json:"truncated,omitempty"`
+	Length    int       `json:"length"`
+	Segments  []Segment `json:"-"`
 }
 
 // taskSystems are the systems with a run file on task, ours in board
@@ -288,6 +381,19 @@ func (s *Server) knownTask(task string) error {
 	return nil
 }
 
+// snippet cuts a text to SnippetBytes with its highlighted segments.
+func (s *Server) snippet(text string, terms map[string]bool) (string, []Segment, bool) {
+	cut, more := text, false
+	if len(text) > SnippetBytes {
+		n := SnippetBytes
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		cut, more = text[:n], true
+	}
+	return cut, s.hl.Segments(cut, terms), more
+}
+
 // query assembles the drill-down. The query and its relevant documents
 // come from the data of the first system with a run on the task; each
 // system's hits are judged with its own run's data.
@@ -297,15 +403,25 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 	}
 	systems := s.taskSystems(task)
 	if len(systems) == 0 {
-		return nil, notFound("no system of ours has a run file on %s; published systems have only aggregate results", task)
+		return nil, notFound("no system of ours has a run file on %s; published and external systems have only aggregate results", task)
+	}
+	series := map[string]int{}
+	for i, sys := range s.data.Ours() {
+		series[sys.ID] = i
 	}
 	out := &QueryJSON{Task: task, Metric: metric.Key, Terms: []string{}, Relevant: []DocJSON{}}
 	var terms map[string]bool
 	found := false
-	for i, sys := range systems {
+	var loadErr error
+	for _, sys := range systems {
 		td, err := s.data.TaskData(ctx, sys.ID, task)
 		if err != nil {
-			return nil, err
+			// One run's data that cannot be loaded costs its column, not
+			// the page.
+			loadErr = err
+			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.Name, Series: series[sys.ID] % len(report.Palette),
+				RelevantRanks: map[string]int{}, Hits: []HitJSON{}, Error: err.Error()})
+			continue
 		}
 		q, ok := td.Query(qid)
 		if !ok {
@@ -322,15 +438,15 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 			for _, id := range relevantIDs(td.Qrels[qid]) {
 				dj := DocJSON{ID: id, Grade: td.Qrels[qid][id]}
 				if d, ok := td.Doc(id); ok {
-					dj.Text = d.Text
-					dj.Segments = s.hl.Segments(d.Text, terms)
+					dj.Length = len(d.Text)
+					dj.Text, dj.Segments, dj.Truncated = s.snippet(d.Text, terms)
 				} else {
 					dj.Missing = true
 				}
 				out.Relevant = append(out.Relevant, dj)
 			}
 		}
-		sr := SystemResults{ID: sys.ID, Name: sys.Name, Color: report.Palette[i%len(report.Palette)], RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
+		sr := SystemResults{ID: sys.ID, Name: sys.Name, Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
 		run, err := s.data.RunFile(sys.ID, task)
 		if err != nil {
 			sr.Error = err.Error()
@@ -339,7 +455,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 		}
 		if pq, err := s.data.PerQuery(ctx, sys.ID, task, metric.Key); err != nil {
 			sr.Error = err.Error()
-		} else if v, ok := pq[qid]; ok {
+		} else if v, ok := pq.ByQuery[qid]; ok {
 			sr.Value = &v
 		}
 		hits := ranked(run[qid])
@@ -357,14 +473,17 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 			}
 			hj := HitJSON{Rank: i + 1, DocID: h.DocID, Score: h.Score, Grade: g, Relevant: g > 0}
 			if d, ok := td.Doc(h.DocID); ok {
-				hj.Text = d.Text
-				hj.Segments = s.hl.Segments(d.Text, terms)
+				hj.Length = len(d.Text)
+				hj.Text, hj.Segments, hj.Truncated = s.snippet(d.Text, terms)
 			}
 			sr.Hits = append(sr.Hits, hj)
 		}
 		out.Systems = append(out.Systems, sr)
 	}
 	if !found {
+		if loadErr != nil {
+			return nil, loadErr
+		}
 		return nil, notFound("no query %q in %s", qid, task)
 	}
 	return out, nil
@@ -437,11 +556,64 @@ func (s *Server) apiQuery(w http.ResponseWriter, r *http.Request) {
 	s.jsonError(w, err)
 }
 
+// DocJSONFull is /api/doc/{task}/{docid}: one document, cut at
+// MaxDocBytes.
+type DocJSONFull struct {
+	Task      string `json:"task"`
+	ID        string `json:"id"`
+	Text      string `json:"text"`
+	Length    int    `json:"length"`
+	Truncated bool   `json:"truncated"`
+}
+
+// apiDoc serves one document of a task (from the data of the first
+// system of ours with a run on it, or ?system=ID's): what "show more"
+// fetches.
+func (s *Server) apiDoc(w http.ResponseWriter, r *http.Request) {
+	task, id := r.PathValue("task"), r.PathValue("docid")
+	if err := s.knownTask(task); err != nil {
+		s.jsonError(w, err)
+		return
+	}
+	systems := s.taskSystems(task)
+	if sid := r.URL.Query().Get("system"); sid != "" {
+		sys, err := s.data.System(sid)
+		if err != nil || !s.data.HasRunFile(sys.ID, task) {
+			s.jsonError(w, notFound("no system %q with a run on %s", sid, task))
+			return
+		}
+		systems = []*leaderboard.System{sys}
+	}
+	if len(systems) == 0 {
+		s.jsonError(w, notFound("no system of ours has a run on %s: no documents to show", task))
+		return
+	}
+	td, err := s.data.TaskData(context.WithoutCancel(r.Context()), systems[0].ID, task)
+	if err != nil {
+		s.jsonError(w, err)
+		return
+	}
+	d, ok := td.Doc(id)
+	if !ok {
+		s.jsonError(w, notFound("no document %q in %s", id, task))
+		return
+	}
+	out := DocJSONFull{Task: task, ID: id, Text: d.Text, Length: len(d.Text)}
+	if len(d.Text) > MaxDocBytes {
+		n := MaxDocBytes
+		for n > 0 && !utf8.RuneStart(d.Text[n]) {
+			n--
+		}
+		out.Text, out.Truncated = d.Text[:n], true
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
 // page renders a page in the layout, or an error page.
 func (s *Server) page(w http.ResponseWriter, name string, data map[string]any) {
 	data["Title"] = s.opt.Title
 	data["Style"] = report.Style()
-	data["Script"] = report.Script()
+	data["Script"] = report.ViewerScript()
 	data["Tasks"] = s.data.Tasks
 	var b strings.Builder
 	if err := s.pages[name].Execute(&b, data); err != nil {
@@ -460,14 +632,9 @@ func (s *Server) errorPage(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) {
-	opt, err := tableOptions(r)
+	t, notes, err := s.table(r)
 	if err != nil {
 		s.errorPage(w, err)
-		return
-	}
-	t, err := s.data.Board.Table(opt)
-	if err != nil {
-		s.errorPage(w, badRequest("%v", err))
 		return
 	}
 	rep, err := report.Build(r.Context(), s.data, report.Options{Metric: t.Metric, NoScatter: true})
@@ -475,16 +642,14 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, err)
 		return
 	}
-	var cols []string
-	for _, task := range rep.Tasks {
-		if !report.IsR2MEDTask(task) || slices.Contains(t.Tasks, task) {
-			cols = append(cols, task)
-		}
+	view := report.Leaderboard(t, rep.Tasks, rep.Series())
+	var ours []*leaderboard.System
+	for _, sys := range s.data.Ours() {
+		ours = append(ours, sys)
 	}
-	view := report.Leaderboard(t, cols, rep.Colors())
 	s.page(w, "leaderboard", map[string]any{
-		"Table": view.HTML(), "Metric": t.Metric, "Family": string(opt.Family), "Bars": template.HTML(rep.Bars.SVG()),
-		"HasBars": len(rep.Bars.Categories) > 0, "Notes": rep.Notes,
+		"Table": view.HTML(), "Metric": t.Metric, "Family": string(t.Family), "Bars": template.HTML(rep.Bars.SVG()),
+		"HasBars": len(rep.Bars.Categories) > 0, "Notes": append(rep.Notes, notes...), "Ours": ours, "Baseline": r.URL.Query().Get("baseline"),
 		"CSV": withQuery("/leaderboard.csv", r), "JSON": withQuery("/api/leaderboard", r),
 	})
 }
@@ -497,8 +662,9 @@ func withQuery(path string, r *http.Request) string {
 	return path
 }
 
-// taskRow is one system on the task page.
+// taskRow is one system on the task page's leaderboard.
 type taskRow struct {
+	Rank  string
 	Sys   *leaderboard.System
 	Cells []report.Cell
 }
@@ -514,17 +680,10 @@ type queryRow struct {
 	Cells    []report.Cell
 }
 
-func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
-	task := r.PathValue("task")
-	if err := s.knownTask(task); err != nil {
-		s.errorPage(w, err)
-		return
-	}
-	_, metric, err := s.queryParams(r)
-	if err != nil {
-		s.errorPage(w, err)
-		return
-	}
+// taskBoard is the task's leaderboard: every system with a value of
+// metric on it (ours, published, external; average-only rows have none),
+// best first, with competition ranks.
+func (s *Server) taskBoard(task string, metric leaderboard.Metric) []taskRow {
 	var rows []taskRow
 	for i := range s.data.Board.Systems {
 		sys := &s.data.Board.Systems[i]
@@ -542,17 +701,57 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
+	val := func(r taskRow) float64 { return report.Value(r.Sys, task, metric.Key) }
+	slices.SortStableFunc(rows, func(a, b taskRow) int {
+		va, vb := val(a), val(b)
+		switch {
+		case math.IsNaN(va) && math.IsNaN(vb):
+			return strings.Compare(a.Sys.Name, b.Sys.Name)
+		case math.IsNaN(va):
+			return 1
+		case math.IsNaN(vb):
+			return -1
+		}
+		return cmp.Compare(vb, va)
+	})
+	for i := range rows {
+		switch {
+		case math.IsNaN(val(rows[i])):
+			rows[i].Rank = "—"
+		case i > 0 && val(rows[i-1]) == val(rows[i]):
+			rows[i].Rank = rows[i-1].Rank
+		default:
+			rows[i].Rank = strconv.Itoa(i + 1)
+		}
+	}
+	return rows
+}
+
+func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
+	task := r.PathValue("task")
+	if err := s.knownTask(task); err != nil {
+		s.errorPage(w, err)
+		return
+	}
+	_, metric, err := s.queryParams(r)
+	if err != nil {
+		s.errorPage(w, err)
+		return
+	}
+	rows := s.taskBoard(task, metric)
 	// Our systems with run files, their per-query values side by side.
 	systems := s.taskSystems(task)
 	var queries []queryRow
 	var loadErr string
+	var unanswered []int
 	if len(systems) > 0 {
-		perSys := make([]map[string]float64, len(systems))
+		perSys := make([]significance.Values, len(systems))
 		for i, sys := range systems {
 			if perSys[i], err = s.data.PerQuery(context.WithoutCancel(r.Context()), sys.ID, task, metric.Key); err != nil {
 				loadErr = err.Error()
 				break
 			}
+			unanswered = append(unanswered, len(perSys[i].Unanswered))
 		}
 		if loadErr == "" {
 			td, err := s.data.TaskData(context.WithoutCancel(r.Context()), systems[0].ID, task)
@@ -560,13 +759,13 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 				loadErr = err.Error()
 			} else {
 				for _, q := range td.Queries {
+					if _, judged := td.Qrels[q.ID]; !judged {
+						continue
+					}
 					qr := queryRow{ID: q.ID, Text: q.Text}
 					for i := range systems {
-						if v, ok := perSys[i][q.ID]; ok {
-							qr.Cells = append(qr.Cells, report.Cell{Text: strconv.FormatFloat(v, 'f', 3, 64), Sort: strconv.FormatFloat(v, 'f', -1, 64)})
-						} else {
-							qr.Cells = append(qr.Cells, report.Cell{Text: "—"})
-						}
+						v := perSys[i].ByQuery[q.ID]
+						qr.Cells = append(qr.Cells, report.Cell{Text: strconv.FormatFloat(v, 'f', 3, 64), Sort: strconv.FormatFloat(v, 'f', -1, 64)})
 					}
 					queries = append(queries, qr)
 				}
@@ -578,9 +777,10 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, err)
 		return
 	}
-	var curve template.HTML
+	var curve, legend template.HTML
 	for _, c := range rep.Curves {
 		if strings.HasSuffix(c.Title, "— "+task) {
+			c.SharedLegend = false
 			curve = template.HTML(c.SVG())
 		}
 	}
@@ -588,9 +788,13 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 	if t, err := tasks.Lookup(task); err == nil {
 		family = t.Family.Title()
 	}
+	var diff string
+	if len(systems) >= 2 {
+		diff = "/diff/" + url.PathEscape(task) + "?a=" + url.QueryEscape(systems[0].ID) + "&b=" + url.QueryEscape(systems[1].ID)
+	}
 	s.page(w, "task", map[string]any{
 		"Task": task, "Family": family, "Metrics": taskMetrics, "Rows": rows, "Systems": systems, "Queries": queries,
-		"LoadError": loadErr, "Curve": curve, "Metric": metric,
+		"Unanswered": unanswered, "LoadError": loadErr, "Curve": curve, "Legend": legend, "Metric": metric, "Diff": diff,
 	})
 }
 
@@ -624,6 +828,30 @@ func (s *Server) queryPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.page(w, "query", map[string]any{"Q": q, "Fields": fields, "K": k, "Metric": m,
+	// Rows of the rank grid: rank i of every system side by side.
+	depth := 0
+	for _, sys := range q.Systems {
+		depth = max(depth, len(sys.Hits))
+	}
+	grid := make([]gridRow, depth)
+	for i := range grid {
+		grid[i].Rank = i + 1
+		for _, sys := range q.Systems {
+			if i < len(sys.Hits) {
+				h := sys.Hits[i]
+				grid[i].Cells = append(grid[i].Cells, &h)
+			} else {
+				grid[i].Cells = append(grid[i].Cells, nil)
+			}
+		}
+	}
+	s.page(w, "query", map[string]any{"Q": q, "Fields": fields, "K": k, "Metric": m, "Grid": grid, "Cols": len(q.Systems),
 		"QuerySegs": s.hl.Segments(q.Query.Text, shared)})
+}
+
+// gridRow is one rank of the per-query page's grid; nil cells are
+// systems that retrieved fewer documents.
+type gridRow struct {
+	Rank  int
+	Cells []*HitJSON
 }

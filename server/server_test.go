@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
@@ -59,7 +60,7 @@ func fixture(t *testing.T) (*httptest.Server, *ir.Task) {
 			t.Fatal(err)
 		}
 	}
-	d, err := report.Load(root, true, evilLoader)
+	d, err := report.Load(root, leaderboard.Sources{Published: true}, evilLoader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +116,8 @@ func TestQueryAPI(t *testing.T) {
 	var gotRel []string
 	for _, d := range got.Relevant {
 		gotRel = append(gotRel, d.ID)
-		if doc, _ := findDoc(task, d.ID); d.Text != doc.Text {
-			t.Errorf("relevant %s text differs from the corpus", d.ID)
+		if doc, _ := findDoc(task, d.ID); !strings.HasPrefix(doc.Text, d.Text) || d.Length != len(doc.Text) || d.Truncated != (len(doc.Text) > SnippetBytes) {
+			t.Errorf("relevant %s: snippet is not the document's start (or its length/truncation is wrong)", d.ID)
 		}
 	}
 	slices.Sort(gotRel)
@@ -165,14 +166,19 @@ func findDoc(t *ir.Task, id string) (ir.Doc, bool) {
 func TestErrors(t *testing.T) {
 	ts, _ := fixture(t)
 	for path, want := range map[string]int{
-		"/api/query/demo/nosuch":       404,
-		"/api/query/nosuch/q1":         404,
-		"/api/query/Biology/q1":        404, // published systems only: no run files
-		"/api/query/demo/q1?k=0":       400,
-		"/api/leaderboard?metric=bleu": 400,
-		"/query/demo/nosuch":           404,
-		"/task/nosuch":                 404,
-		"/nosuch":                      404,
+		"/api/query/demo/nosuch":            404,
+		"/api/query/nosuch/q1":              404,
+		"/api/query/Biology/q1":             404, // published systems only: no run files
+		"/api/query/demo/q1?k=0":            400,
+		"/api/leaderboard?metric=bleu":      400,
+		"/api/leaderboard?metric=ndcg@9999": 400,
+		"/api/query/demo/q1?metric=ndcg@11": 400,
+		"/?metric=ndcg@9999":                400,
+		"/api/doc/demo/nosuch":              404,
+		"/diff/demo?a=nosuch":               400,
+		"/query/demo/nosuch":                404,
+		"/task/nosuch":                      404,
+		"/nosuch":                           404,
 	} {
 		code, h, body := get(t, ts.URL+path)
 		if code != want {
@@ -204,7 +210,7 @@ func TestLeaderboardAPIAndCSV(t *testing.T) {
 	if lb.Metric != "recall_at_100" || strings.Join(lb.Tasks, ",") != "PMC-Clinical,IIYi-Clinical" || len(lb.Rows) != 73 {
 		t.Errorf("leaderboard %s %v, %d rows", lb.Metric, lb.Tasks, len(lb.Rows))
 	}
-	code, h, body := get(t, ts.URL+"/leaderboard.csv")
+	code, h, body := get(t, ts.URL+"/leaderboard.csv?pin=0")
 	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") {
 		t.Fatalf("%d %s", code, h.Get("Content-Type"))
 	}
@@ -212,8 +218,22 @@ func TestLeaderboardAPIAndCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 74 || strings.Join(recs[0][:5], ",") != "rank,system,id,kind,source" || recs[1][1] != "query2doc/gpt4 → nv" || recs[1][len(recs[1])-2] != "41.65" {
+	avg := slices.Index(recs[0], "avg")
+	if len(recs) != 74 || strings.Join(recs[0][:5], ",") != "rank,system,id,kind,source" || recs[1][1] != "query2doc/gpt4 → nv" || recs[1][avg] != "41.65" {
 		t.Errorf("csv: %d records, first %v", len(recs), recs[1])
+	}
+	// Pinned (the page's order): ours first, with their demo scores,
+	// the same names and kinds as the page.
+	_, _, body = get(t, ts.URL+"/leaderboard.csv")
+	recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll()
+	demo := slices.Index(recs[0], "demo")
+	if demo < 0 || recs[1][1] != "buried" || recs[2][1] != "perfect" || recs[1][4] != "ours" || recs[2][demo] != "100.00" {
+		t.Errorf("csv without pin=0: header %v, rows %v %v", recs[0], recs[1], recs[2])
+	}
+	_, _, body = get(t, ts.URL+"/api/leaderboard")
+	var j leaderboard.JSONTable
+	if err := json.Unmarshal([]byte(body), &j); err != nil || len(j.OtherTasks) != 1 || j.Rows[1].Name != "perfect" || *j.Rows[1].Scores["demo"] != 1 {
+		t.Errorf("/api/leaderboard lacks our demo scores: %v %+v", err, j.Rows[:2])
 	}
 	_, _, body = get(t, ts.URL+"/api/runs")
 	var runs RunsJSON
@@ -245,11 +265,13 @@ func TestEscaping(t *testing.T) {
 func TestPages(t *testing.T) {
 	ts, task := fixture(t)
 	for path, want := range map[string][]string{
-		"/":                  {`<table class="sortable">`, `id="bars"`, `href="/task/demo"`, `href="/leaderboard.csv"`},
+		"/":                  {`<table class="sortable board" id="leaderboard"`, `id="bars"`, `href="/task/demo"`, `href="/leaderboard.csv"`, `class="pin"`},
 		"/?metric=mrr":       {`value="MRR"`, `href="/leaderboard.csv?metric=mrr"`},
-		"/task/demo":         {`id="queries"`, `href="/query/demo/` + task.Queries[0].ID + `"`, `id="recall-`},
-		"/query/demo/q2":     {`<mark>`, `class="doc rel"`, "relevant (grade 1)"},
+		"/task/demo":         {`id="queries"`, `href="/query/demo/` + task.Queries[0].ID + `"`, `id="recall-`, `id="task-board"`, `href="/task/demo/data"`, `href="/diff/demo?a=`},
+		"/task/demo/data":    {`id="profile"`, `id="body-system"`, "Endocrine"},
+		"/query/demo/q2":     {`<mark>`, `class="doc rel"`, `id="rank-grid"`, `class="hit rel"`, `id="relevant-docs"`},
 		"/query/demo/q2?k=3": {`top 3`},
+		"/diff/demo":         {`id="deltas"`, `id="doc-diff"`, `id="only-a"`, "N = 15"},
 	} {
 		code, h, body := get(t, ts.URL+path)
 		if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
@@ -263,37 +285,6 @@ func TestPages(t *testing.T) {
 				t.Errorf("%s lacks %q", path, w)
 			}
 		}
-	}
-}
-
-func TestHighlight(t *testing.T) {
-	h := NewHighlighter(analysis.LuceneEnglish())
-	text := "Patients with infarcts; the INFARCTION's cause is unknown — café."
-	terms := h.Terms("infarction and the cafe in patients")
-	segs := h.Segments(text, terms)
-	var joined strings.Builder
-	var marked []string
-	for _, s := range segs {
-		joined.WriteString(s.Text)
-		if s.Match {
-			marked = append(marked, s.Text)
-		}
-	}
-	if joined.String() != text {
-		t.Fatalf("segments join to %q", joined.String())
-	}
-	// "the" is a stop word: never a term, so never marked; "café" is not
-	// "cafe" to Lucene's English analyzer (no accent folding).
-	if got := strings.Join(marked, "|"); got != "Patients|infarcts|INFARCTION's" {
-		t.Errorf("marked %q", got)
-	}
-	cut, more := Cut(segs, 12)
-	if !more || len(cut) != 2 || cut[0].Text != "Patients" || cut[1].Text != " wit" {
-		t.Errorf("cut %+v %v", cut, more)
-	}
-	cut, more = Cut([]Segment{{Text: "aé"}}, 2) // inside é: cut before it
-	if !more || len(cut) != 1 || cut[0].Text != "a" {
-		t.Errorf("cut %+v", cut)
 	}
 }
 
@@ -344,7 +335,7 @@ func TestOddIDLinks(t *testing.T) {
 	if err := reporttest.Write(reporttest.Run{Dir: filepath.Join(root, "perfect"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task)}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := report.Load(root, false, loader)
+	d, err := report.Load(root, leaderboard.Sources{}, loader)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,31 +8,42 @@ import (
 	"github.com/r2med/r2med/leaderboard"
 )
 
-// snippetBytes is how much of a document the drill-down shows before
-// "show all".
-const snippetBytes = 480
-
 var funcs = template.FuncMap{
 	// html/template leaves "/", "?" and "#" alone in a URL's path, so an
 	// id holding them would make another route; ids are escaped as one
 	// path segment.
-	"path":    url.PathEscape,
-	"short":   leaderboard.ShortTaskName,
-	"snippet": func(segs []Segment) []Segment { out, _ := Cut(segs, snippetBytes); return out },
-	"long":    func(segs []Segment) bool { _, cut := Cut(segs, snippetBytes); return cut },
+	"path":  url.PathEscape,
+	"query": url.QueryEscape,
+	"short": leaderboard.ShortTaskName,
 	"f3": func(v *float64) string {
 		if v == nil {
 			return "—"
 		}
 		return strconv.FormatFloat(*v, 'f', 3, 64)
 	},
+	"f3v":   func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
+	"delta": func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
 	"score": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"rank": func(n int) string {
 		if n == 0 {
-			return "not retrieved"
+			return "—"
 		}
 		return "#" + strconv.Itoa(n)
 	},
+	"sign": func(v float64) string {
+		switch {
+		case v > 0:
+			return "delta-pos"
+		case v < 0:
+			return "delta-neg"
+		}
+		return ""
+	},
+	"cols": func(n int) string { return "rankgrid cols" + strconv.Itoa(min(n, 8)) },
+	// The ranks of the relevant documents a system retrieved, best first,
+	// and how many it did not retrieve.
+	"relranks":   func(r SystemResults) []int { ranks, _ := r.RelevantAt(); return ranks },
+	"relmissing": func(r SystemResults) int { _, m := r.RelevantAt(); return m },
 }
 
 var layout = template.Must(template.New("layout").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -53,6 +64,8 @@ var layout = template.Must(template.New("layout").Funcs(funcs).Parse(`<!DOCTYPE 
 </html>
 `))
 
+// The pages carry no inline style attributes or event handlers: the CSP
+// allows the one stylesheet and the one script, by hash.
 var pageBodies = map[string]string{
 	"error": `{{define "title"}}{{.Heading}} — {{.Title}}{{end}}{{define "content"}}<h1>{{.Heading}}</h1><p class="notes">{{.Error}}</p>{{end}}`,
 
@@ -65,6 +78,7 @@ var pageBodies = map[string]string{
 <option value="evidence"{{if eq .Family "clinical-evidence"}} selected{{end}}>clinical evidence</option>
 <option value="case"{{if eq .Family "clinical-case"}} selected{{end}}>clinical case</option>
 </select></label>
+{{if .Ours}}<label>Significance vs <select name="baseline"><option value="">(none)</option>{{range .Ours}}<option value="{{.ID}}"{{if eq $.Baseline .ID}} selected{{end}}>{{.Name}}</option>{{end}}</select></label>{{end}}
 <button class="btn" type="submit">Show</button>
 <a href="{{.CSV}}">CSV</a> · <a href="{{.JSON}}">JSON</a> · <a href="/api/runs">runs (JSON)</a>
 </form>
@@ -74,38 +88,75 @@ var pageBodies = map[string]string{
 {{end}}`,
 
 	"task": `{{define "title"}}{{.Task}} — {{.Title}}{{end}}{{define "content"}}<h1>{{.Task}}</h1>
-<p class="sub">{{if .Family}}{{.Family}} · {{end}}{{len .Rows}} systems</p>
-<div class="table-wrap"><table class="sortable"><thead><tr><th data-key="system">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr{{if not .Sys.Published}} class="ours"{{end}}><td class="sys">{{.Sys.Name}}</td><td>{{if .Sys.Published}}<span class="tag">published</span>{{else}}<span class="tag ours">ours</span>{{end}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
+<p class="sub">{{if .Family}}{{.Family}} · {{end}}{{len .Rows}} systems · <a href="/task/{{path .Task}}/data">dataset profile</a>{{if .Diff}} · <a href="{{.Diff}}">compare two systems</a>{{end}}</p>
+<h2>Leaderboard on {{.Task}}</h2>
+<p class="sub">Sorted by {{.Metric.Label}}; ranks by it (ties share a rank).</p>
+<div class="table-wrap"><table class="sortable" id="task-board"><thead><tr><th class="num" data-type="num" data-key="rank">#</th><th data-key="system">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys" title="{{.Sys.Name}}{{with .Sys.External}} — {{.Reference}}{{end}}">{{.Sys.Name}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{if .Curve}}<h2>Recall@k</h2><figure>{{.Curve}}</figure>{{end}}
 <h2>Queries</h2>
 {{if .LoadError}}<p class="notes">Per-query values unavailable: {{.LoadError}}</p>
-{{else if not .Systems}}<p class="sub">No system of ours has a run file on this task; published systems have only aggregate results.</p>
-{{else}}<p class="sub">Per-query {{.Metric.Label}} of our systems; sort a column to find the queries a system fails, open one to see what it retrieved.</p>
-<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num" data-type="num" data-key="{{.ID}}">{{.Name}}</th>{{end}}</tr></thead>
+{{else if not .Systems}}<p class="sub">No system of ours has a run file on this task; published and external systems have only aggregate results.</p>
+{{else}}<p class="sub">Per-query {{.Metric.Label}} of our systems on every judged query ({{len .Queries}}); a query a system did not answer scores 0 (unanswered: {{range $i, $s := .Systems}}{{if $i}}, {{end}}{{$s.Name}} {{index $.Unanswered $i}}{{end}}). Sort a column to find the queries a system fails; open one to see what each retrieved.</p>
+<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num" data-type="num" data-key="{{.ID}}" title="{{.Name}}">{{.Name}}</th>{{end}}</tr></thead>
 <tbody>{{range .Queries}}<tr><td><a href="/query/{{path $.Task}}/{{path .ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.90s" .Text}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}
+{{end}}`,
+
+	"data": `{{define "title"}}{{.Task}} data — {{.Title}}{{end}}{{define "content"}}<p class="sub"><a href="/task/{{path .Task}}">{{.Task}}</a> › dataset</p>
+<h1>{{.Task}}: the data</h1>
+<p class="sub">The profile r2med stats prints, of the data {{.From}} was run on.</p>
+<pre class="query" id="profile">{{.Profile}}</pre>
+<div class="grid2">
+<section><h2>Relevant documents per query</h2>
+<table class="sortable" id="rel-per-query"><thead><tr><th class="num" data-type="num">relevant</th><th class="num" data-type="num">queries</th></tr></thead><tbody>{{range .RelPerQuery}}<tr><td class="num">{{.Value}}</td><td class="num">{{.N}}</td></tr>{{end}}</tbody></table></section>
+<section><h2>body_system</h2>
+{{if .Body}}<table class="sortable" id="body-system"><thead><tr><th>body_system</th><th class="num" data-type="num">queries</th></tr></thead><tbody>{{range .Body}}<tr><td>{{.Value}}</td><td class="num">{{.N}}</td></tr>{{end}}</tbody></table>
+{{else}}<p class="sub">The queries carry no body_system field.</p>{{end}}</section>
+</div>
 {{end}}`,
 
 	"query": `{{define "title"}}{{.Q.Query.ID}} · {{.Q.Task}} — {{.Title}}{{end}}{{define "content"}}<p class="sub"><a href="/task/{{path .Q.Task}}">{{.Q.Task}}</a> › query {{.Q.Query.ID}}</p>
 <h1>Query {{.Q.Query.ID}}</h1>
 <div class="query" id="query-text">{{range .QuerySegs}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>
-<p class="terms">Index terms ({{len .Q.Terms}}): {{range $i, $t := .Q.Terms}}{{if $i}}, {{end}}{{$t}}{{end}}. Highlighted: words whose index term the query and the document share.</p>
 {{if .Fields}}<table class="fields"><tbody>{{range $k, $v := .Fields}}<tr><th scope="row">{{$k}}</th><td>{{$v}}</td></tr>{{end}}</tbody></table>{{end}}
-<h2>Relevant documents ({{len .Q.Relevant}})</h2>
-{{range .Q.Relevant}}<div class="doc rel"><div class="meta"><span class="relmark">grade {{.Grade}}</span> · {{.ID}}{{if .Missing}} · not in the corpus{{end}}</div>
-<div class="text">{{range snippet .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}{{if long .Segments}}…{{end}}</div>
-{{if long .Segments}}<details><summary>show all</summary><div class="text">{{range .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div></details>{{end}}</div>
-{{end}}
+<p class="terms">Index terms ({{len .Q.Terms}}): {{range $i, $t := .Q.Terms}}{{if $i}}, {{end}}{{$t}}{{end}}. Highlighted: words whose index term the query and the document share.</p>
 <h2>What each system retrieved (top {{.K}})</h2>
-<div class="systems">{{range .Q.Systems}}<section class="system" data-system="{{.ID}}"><h3><span class="swatch" style="background:{{.Color}}"></span>{{.Name}}</h3>
-<p class="sub">{{$.Metric.Label}} {{f3 .Value}} · relevant at: {{range $id, $r := .RelevantRanks}}<span title="{{$id}}">{{rank $r}}</span> {{end}}</p>
-{{if .Error}}<p class="notes">{{.Error}}</p>{{end}}
-<ol class="hits">{{range .Hits}}<li class="doc{{if .Relevant}} rel{{end}}"><div class="meta">#{{.Rank}} · {{.DocID}} · score {{score .Score}}{{if .Relevant}} · <span class="relmark">relevant (grade {{.Grade}})</span>{{end}}</div>
-<div class="text">{{range snippet .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}{{if long .Segments}}…{{end}}</div>
-{{if long .Segments}}<details><summary>show all</summary><div class="text">{{range .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div></details>{{end}}</li>
-{{end}}</ol></section>
+<ul class="relat">{{range .Q.Systems}}<li><span class="sw c{{.Series}}"></span><b>{{.Name}}</b>: {{$.Metric.Label}} {{f3 .Value}} · relevant at {{template "relat" .}}{{if .Error}} · <span class="notes">{{.Error}}</span>{{end}}</li>{{end}}</ul>
+<div class="{{cols .Cols}}" id="rank-grid">
+<div class="head rk">#</div>{{range .Q.Systems}}<div class="head" title="{{.Name}}"><span class="sw c{{.Series}}"></span>{{.Name}}</div>{{end}}
+{{range .Grid}}<div class="rk">{{.Rank}}</div>{{range .Cells}}{{if .}}<div class="hit{{if .Relevant}} rel{{end}}"><div class="meta">{{if .Relevant}}<span class="relmark" title="judged relevant, grade {{.Grade}}">✓ {{.Grade}}</span> · {{end}}{{.DocID}} · {{score .Score}}</div><div class="text">{{range .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}{{if .Truncated}}…{{end}}</div>{{if .Truncated}}<button class="more" type="button" data-doc="/api/doc/{{path $.Q.Task}}/{{path .DocID}}">show more</button>{{end}}</div>{{else}}<div class="hit empty">—</div>{{end}}{{end}}
 {{end}}</div>
+<details id="relevant-docs"><summary>Relevant documents ({{len .Q.Relevant}}), in full</summary>
+{{range .Q.Relevant}}<div class="doc rel"><div class="meta"><span class="relmark">grade {{.Grade}}</span> · {{.ID}}{{if .Missing}} · not in the corpus{{end}}</div>
+<div class="text">{{range .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}{{if .Truncated}}…{{end}}</div>
+{{if .Truncated}}<button class="more" type="button" data-doc="/api/doc/{{path $.Q.Task}}/{{path .ID}}">show more</button>{{end}}</div>
+{{end}}</details>
+{{end}}
+{{define "relat"}}{{range $i, $r := relranks .}}{{if $i}}, {{end}}<b>#{{$r}}</b>{{end}}{{with relmissing .}}; {{.}} not retrieved{{end}}{{end}}`,
+
+	"diff": `{{define "title"}}{{.A.Name}} vs {{.B.Name}} · {{.Task}} — {{.Title}}{{end}}{{define "content"}}<p class="sub"><a href="/task/{{path .Task}}">{{.Task}}</a> › diff</p>
+<h1>{{.B.Name}} vs {{.A.Name}} on {{.Task}}</h1>
+<form class="inline" method="get" action="/diff/{{path .Task}}">
+<label>A <select name="a">{{range .Systems}}<option value="{{.ID}}"{{if eq .ID $.A.ID}} selected{{end}}>{{.Name}}</option>{{end}}</select></label>
+<label>B <select name="b">{{range .Systems}}<option value="{{.ID}}"{{if eq .ID $.B.ID}} selected{{end}}>{{.Name}}</option>{{end}}</select></label>
+<label>Metric <input name="metric" value="{{.Metric.Label}}" size="10"></label>
+<button class="btn" type="submit">Compare</button></form>
+<p class="sub" id="diff-summary">{{.Metric.Label}} on every judged query: N = {{.N}} ({{.UnA}} unanswered by A, {{.UnB}} by B, scored 0). B better on {{.Wins}}, A on {{.Losses}}, equal on {{.Ties}}.</p>
+{{if .Query}}<h2>Query {{.Query.ID}}: {{f3v .SelA}} → {{f3v .SelB}}</h2>
+<div class="query">{{.Query.Text}}</div>
+<div class="grid2">
+<section><h3>Only in A's top {{.K}} ({{len .OnlyA}})</h3><ul id="only-a">{{range .OnlyA}}<li>#{{.RankA}} {{.DocID}}{{if gt .Grade 0}} <span class="relmark">✓ {{.Grade}}</span>{{end}} <span class="sub">{{if .RankB}}(B: #{{.RankB}}){{else}}(not in B's run){{end}}</span></li>{{end}}</ul></section>
+<section><h3>Only in B's top {{.K}} ({{len .OnlyB}})</h3><ul id="only-b">{{range .OnlyB}}<li>#{{.RankB}} {{.DocID}}{{if gt .Grade 0}} <span class="relmark">✓ {{.Grade}}</span>{{end}} <span class="sub">{{if .RankA}}(A: #{{.RankA}}){{else}}(not in A's run){{end}}</span></li>{{end}}</ul></section>
+</div>
+<h3>Rank changes (the top {{.K}} of either, and every relevant document)</h3>
+<div class="table-wrap"><table class="sortable" id="doc-diff"><thead><tr><th data-key="doc">Document</th><th class="num" data-type="num">rel</th><th class="num" data-type="num">A</th><th class="num" data-type="num">B</th><th>change</th><th>text</th></tr></thead>
+<tbody>{{range .Docs}}<tr{{if gt .Grade 0}} class="ours"{{end}}><td>{{.DocID}}</td><td class="num">{{if gt .Grade 0}}<span class="relmark">✓ {{.Grade}}</span>{{end}}</td><td class="num" data-v="{{.RankA}}">{{rank .RankA}}</td><td class="num" data-v="{{.RankB}}">{{rank .RankB}}</td><td>{{.Change}}</td><td class="qtext" title="{{.Snippet}}">{{printf "%.70s" .Snippet}}</td></tr>{{end}}</tbody></table></div>
+{{end}}
+<h2>Per-query change (B − A), largest gain first</h2>
+<div class="table-wrap"><table class="sortable" id="deltas"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th><th class="num" data-type="num">A</th><th class="num" data-type="num">B</th><th class="num" data-type="num" data-key="delta">Δ</th></tr></thead>
+<tbody>{{range .Rows}}<tr><td><a href="/diff/{{path $.Task}}?a={{query $.A.ID}}&amp;b={{query $.B.ID}}&amp;q={{query .ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.80s" .Text}}</td><td class="num">{{f3v .A}}</td><td class="num">{{f3v .B}}</td><td class="num {{sign .Delta}}" data-v="{{.Delta}}">{{delta .Delta}}</td></tr>
+{{end}}</tbody></table></div>
 {{end}}`,
 }

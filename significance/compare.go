@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/r2med/r2med/usage"
 )
 
 // System is one system's per-query values of a metric, by query key (a
@@ -15,6 +20,12 @@ import (
 type System struct {
 	Name   string
 	Values map[string]float64
+	// Unanswered are the judged queries the system's runs returned
+	// nothing for (their value is 0 in Values); Gather fills it.
+	Unanswered []string
+	// Cost is what the system's model calls cost per query on the runs
+	// compared (their manifests' usage); nil when none recorded it.
+	Cost *usage.Cost
 }
 
 // Grouping assigns queries to groups for a breakdown: R2MED's body_system
@@ -32,10 +43,16 @@ type Report struct {
 	// Queries is how many queries are compared: every query any system
 	// has a value for. A system lacking one of them scores 0 there
 	// (trec_eval -c's rule); Missing counts those per system.
-	Queries    int            `json:"queries"`
-	Missing    map[string]int `json:"missing"`
-	Rows       []Row          `json:"rows"`
-	Breakdowns []Breakdown    `json:"breakdowns,omitempty"`
+	Queries int            `json:"queries"`
+	Missing map[string]int `json:"missing"`
+	// Pooled names the tasks whose queries the overall test pools, when
+	// there are several; the breakdown by task then tests each alone.
+	Pooled []string `json:"pooled_tasks,omitempty"`
+	Rows   []Row    `json:"rows"`
+	// Costs are the systems' cost per query by name (the baseline's
+	// included), for those whose runs recorded their usage.
+	Costs      map[string]usage.Cost `json:"costs,omitempty"`
+	Breakdowns []Breakdown           `json:"breakdowns,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -45,6 +62,9 @@ type Row struct {
 	// HolmP is the randomization p-value adjusted by Holm–Bonferroni over
 	// the systems compared with the baseline (the rows of one table).
 	HolmP float64 `json:"holm_p"`
+	// Untested marks a group too small to test (fewer than MinQueries
+	// queries): means and wins are given, p-values, interval and d not.
+	Untested bool `json:"untested,omitempty"`
 	// TopGains and TopLosses are the queries where the system beats or trails
 	// the baseline most, largest first (at most Extremes each).
 	TopGains  []QueryDiff `json:"top_gains,omitempty"`
@@ -74,6 +94,10 @@ type Group struct {
 // Extremes is how many best and worst queries a Row lists.
 const Extremes = 5
 
+// MinQueries is the fewest queries a breakdown group is tested on;
+// smaller groups are listed with their means and wins only.
+const MinQueries = 5
+
 // Compare tests every system after the first against the first on the
 // union of their queries, adjusts the randomization p-values with Holm,
 // and repeats the comparison inside each group of each grouping (Holm
@@ -95,6 +119,13 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	slices.Sort(queries)
 	rep := &Report{Metric: metric, Baseline: systems[0].Name, Queries: len(queries), Missing: map[string]int{}}
 	for _, s := range systems {
+		if s.Cost != nil {
+			if rep.Costs == nil {
+				rep.Costs = map[string]usage.Cost{}
+			}
+			rep.Costs[s.Name] = *s.Cost
+		}
+		rep.Missing[s.Name] += len(s.Unanswered)
 		for _, q := range queries {
 			if _, ok := s.Values[q]; !ok {
 				rep.Missing[s.Name]++
@@ -102,7 +133,7 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 		}
 	}
 	var err error
-	if rep.Rows, err = compareOn(queries, systems, opt); err != nil {
+	if rep.Rows, err = compareOn(queries, systems, opt, true); err != nil {
 		return nil, err
 	}
 	for _, g := range groupings {
@@ -115,8 +146,11 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 			members[name] = append(members[name], q)
 		}
 		b := Breakdown{By: g.Name}
+		if g.Name == TaskGrouping && len(members) > 1 {
+			rep.Pooled = slices.Sorted(maps.Keys(members))
+		}
 		for name, qs := range members {
-			rows, err := compareOn(qs, systems, opt)
+			rows, err := compareOn(qs, systems, opt, len(qs) >= MinQueries)
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +164,11 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	return rep, nil
 }
 
-func compareOn(queries []string, systems []System, opt Options) ([]Row, error) {
+// TaskGrouping is the name of the breakdown by task; Compare reports the
+// tasks it pools from it.
+const TaskGrouping = "task"
+
+func compareOn(queries []string, systems []System, opt Options, test bool) ([]Row, error) {
 	vals := func(s System) []float64 {
 		v := make([]float64, len(queries))
 		for i, q := range queries {
@@ -143,11 +181,18 @@ func compareOn(queries []string, systems []System, opt Options) ([]Row, error) {
 	var ps []float64
 	for _, s := range systems[1:] {
 		x := vals(s)
-		r, err := Paired(base, x, opt)
+		o := opt
+		if !test {
+			o.Permutations, o.Resamples = 1, 1 // means and wins only; the tests are not shown
+		}
+		r, err := Paired(base, x, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s vs %s: %w", s.Name, systems[0].Name, err)
 		}
-		row := Row{System: s.Name, Result: r}
+		row := Row{System: s.Name, Result: r, Untested: !test}
+		if !test {
+			row.Result = Result{N: r.N, MeanA: r.MeanA, MeanB: r.MeanB, Diff: r.Diff, Wins: r.Wins, Losses: r.Losses, Ties: r.Ties, Level: r.Level}
+		}
 		diffs := make([]QueryDiff, len(queries))
 		for i, q := range queries {
 			diffs[i] = QueryDiff{q, base[i], x[i]}
@@ -169,7 +214,9 @@ func compareOn(queries []string, systems []System, opt Options) ([]Row, error) {
 		ps = append(ps, r.RandP)
 	}
 	for i, p := range Holm(ps) {
-		rows[i].HolmP = p
+		if test {
+			rows[i].HolmP = p
+		}
 	}
 	return rows, nil
 }
@@ -182,6 +229,7 @@ const (
 	Text     Format = "text"     // aligned columns and a legend of the tests
 	Markdown Format = "markdown" // a table per comparison, for issues and papers
 	JSON     Format = "json"     // the Report as it is, for scripts
+	LaTeX    Format = "latex"    // a booktabs table per comparison, for papers
 )
 
 // ParseFormat reads a format name.
@@ -191,26 +239,95 @@ func ParseFormat(s string) (Format, error) {
 		return Text, nil
 	case "md", Markdown:
 		return Markdown, nil
+	case "tex", LaTeX:
+		return LaTeX, nil
 	case JSON:
 		return JSON, nil
 	}
-	return "", fmt.Errorf("unknown format %q; want text, markdown or json", s)
+	return "", fmt.Errorf("unknown format %q; want text, markdown, json or latex", s)
+}
+
+// WriteAll renders reports of several metrics one after the other; as
+// JSON, one report is an object and several an array.
+func WriteAll(w io.Writer, reps []*Report, f Format) error {
+	if f == JSON && len(reps) > 1 {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(reps)
+	}
+	for i, r := range reps {
+		if i > 0 && f != JSON {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := r.Write(w, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exact reports whether every tested row's randomization p-value was
+// enumerated exactly, and the largest number of random flips drawn.
+func (r *Report) exact() (all bool, perms int) {
+	all = true
+	check := func(rows []Row) {
+		for _, row := range rows {
+			if row.Untested {
+				continue
+			}
+			if !row.Exact {
+				all = false
+				perms = max(perms, row.Permutations)
+			}
+		}
+	}
+	check(r.Rows)
+	for _, b := range r.Breakdowns {
+		for _, g := range b.Groups {
+			check(g.Rows)
+		}
+	}
+	return all, perms
+}
+
+// Footer explains the columns and says how the randomization test ran:
+// "exact" only when every p-value was enumerated over all sign flips.
+func (r *Report) Footer() string {
+	all, perms := r.exact()
+	rand := "rand = paired randomization test, exact (every sign flip enumerated)"
+	if !all {
+		rand = fmt.Sprintf("rand = paired randomization test, %d random sign flips (exact, marked so, where at most %d queries differ)", perms, ExactLimit)
+	}
+	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems; d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
+}
+
+func (r *Report) scope() string {
+	if len(r.Pooled) > 1 {
+		return fmt.Sprintf("%d queries pooled over %d tasks (%s; each task is tested alone in the breakdown by task)", r.Queries, len(r.Pooled), strings.Join(r.Pooled, ", "))
+	}
+	return fmt.Sprintf("%d queries", r.Queries)
 }
 
 // Write renders the report.
 func (r *Report) Write(w io.Writer, f Format) error {
-	if f == JSON {
+	switch f {
+	case JSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(r)
+	case LaTeX:
+		return r.writeLaTeX(w)
 	}
 	md := f == Markdown
 	var b strings.Builder
 	if md {
-		fmt.Fprintf(&b, "## %s: systems vs baseline %s (%d queries)\n\n", r.Metric, r.Baseline, r.Queries)
+		fmt.Fprintf(&b, "## %s: systems vs baseline %s (%s)\n\n", r.Metric, r.Baseline, r.scope())
 	} else {
-		fmt.Fprintf(&b, "%s: systems vs baseline %s on %d queries (differences are system − baseline)\n", r.Metric, r.Baseline, r.Queries)
+		fmt.Fprintf(&b, "%s: systems vs baseline %s on %s (differences are system − baseline)\n", r.Metric, r.Baseline, r.scope())
 	}
 	// In the systems' order: ranging over the map would shuffle the notes
 	// from one run to the next.
@@ -220,13 +337,14 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	}
 	for _, name := range names {
 		if n := r.Missing[name]; n > 0 {
-			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries; they count as 0\n", name, n, r.Queries)
+			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries (unanswered); they count as 0\n", name, n, r.Queries)
 		}
 	}
 	if !md {
 		b.WriteByte('\n')
 	}
 	writeRows(&b, r.Rows, md, true)
+	r.writeCosts(&b, names, md)
 	for _, br := range r.Breakdowns {
 		if md {
 			fmt.Fprintf(&b, "\n### By %s\n\n", br.By)
@@ -234,33 +352,93 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			fmt.Fprintf(&b, "\nBy %s:\n", br.By)
 		}
 		for _, g := range br.Groups {
+			small := ""
+			if g.Queries < MinQueries {
+				small = ", too few to test"
+			}
 			if md {
-				fmt.Fprintf(&b, "\n**%s** (%d queries)\n\n", g.Name, g.Queries)
+				fmt.Fprintf(&b, "\n**%s** (%d queries%s)\n\n", g.Name, g.Queries, small)
 			} else {
-				fmt.Fprintf(&b, "\n  %s (%d queries)\n", g.Name, g.Queries)
+				fmt.Fprintf(&b, "\n  %s (%d queries%s)\n", g.Name, g.Queries, small)
 			}
 			writeRows(&b, g.Rows, md, false)
 		}
 	}
-	if !md {
-		b.WriteString("\np: two-sided; rand = paired randomization test (exact: all sign flips), t = paired t-test, Holm = rand p adjusted over the systems; d = Cohen's d (paired); CI = bootstrap percentile interval of the mean difference\n")
+	if md {
+		b.WriteString("\n" + r.Footer() + "\n")
+	} else {
+		b.WriteString("\n" + r.Footer() + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCosts prints the systems' cost per query beside the comparison,
+// when some run recorded its usage: dollars (when priced), tokens and
+// seconds of model calls.
+func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
+	if len(r.Costs) == 0 {
+		return
+	}
+	if md {
+		b.WriteString("\nCost per query of the model calls (on the runs compared):\n\n| system | $/q | tok/q | s/q |\n|---|---|---|---|\n")
+	} else {
+		b.WriteString("\nCost per query of the model calls (on the runs compared):\n")
+	}
+	rows := [][]string{{"system", "$/q", "tok/q", "s/q"}}
+	for _, name := range names {
+		row := []string{name, "—", "—", "—"}
+		if c, ok := r.Costs[name]; ok {
+			if c.USD != nil {
+				row[1] = strconv.FormatFloat(*c.USD, 'g', 3, 64)
+			}
+			row[2], row[3] = strconv.FormatFloat(c.Tokens(), 'f', 0, 64), strconv.FormatFloat(c.Seconds, 'g', 3, 64)
+		}
+		if md {
+			fmt.Fprintf(b, "| %s | %s |\n", strings.ReplaceAll(row[0], "|", `\|`), strings.Join(row[1:], " | "))
+			continue
+		}
+		rows = append(rows, row)
+	}
+	if md {
+		return
+	}
+	width := make([]int, 4)
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range rows {
+		b.WriteString("  " + row[0] + strings.Repeat(" ", width[0]-utf8.RuneCountInString(row[0])))
+		for i := 1; i < 4; i++ {
+			b.WriteString("  " + strings.Repeat(" ", width[i]-utf8.RuneCountInString(row[i])) + row[i])
+		}
+		b.WriteByte('\n')
+	}
 }
 
 func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 	head := []string{"system", "baseline", "system", "diff", "CI", "W/L/T", "rand p", "t p", "Holm p", "d"}
 	var lines [][]string
 	for _, r := range rows {
+		if r.Untested {
+			lines = append(lines, []string{r.System, f4(r.MeanA), f4(r.MeanB), signed(r.Diff), "—",
+				fmt.Sprintf("%d/%d/%d", r.Wins, r.Losses, r.Ties), "—", "—", "—", "—"})
+			continue
+		}
 		exact := ""
 		if r.Exact {
 			exact = " (exact)"
 		}
+		d := "—"
+		if r.CohenDefined {
+			d = signed(r.CohenD)
+		}
 		lines = append(lines, []string{r.System, f4(r.MeanA), f4(r.MeanB), signed(r.Diff),
 			fmt.Sprintf("[%s, %s]", signed(r.CILow), signed(r.CIHigh)),
 			fmt.Sprintf("%d/%d/%d", r.Wins, r.Losses, r.Ties),
-			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + stars(r.HolmP), signed(r.CohenD)})
+			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + stars(r.HolmP), d})
 	}
 	if md {
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
@@ -309,6 +487,70 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 			}
 		}
 	}
+}
+
+var texReplacer = strings.NewReplacer(
+	`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
+	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
+	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`,
+)
+
+// writeLaTeX renders the comparison as a booktabs table: the best mean in
+// bold, Holm-significant rows marked † (p < 0.05) or ‡ (p < 0.01) as
+// superscripts, a caption naming the tests. It needs \usepackage{booktabs}.
+func (r *Report) writeLaTeX(w io.Writer) error {
+	tex := texReplacer.Replace
+	var b strings.Builder
+	all, perms := r.exact()
+	test := "two-sided paired randomization test (exact, all sign flips)"
+	if !all {
+		test = fmt.Sprintf("two-sided paired randomization test (%d random sign flips where more than %d queries differ)", perms, ExactLimit)
+	}
+	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s of each system against the baseline %s on %s. $^{\\dagger}$ $p<0.05$, $^{\\ddagger}$ $p<0.01$: %s, Holm--Bonferroni over the systems. $\\Delta$: mean difference with its %.0f\\%% bootstrap interval; $d$: Cohen's $d$ (paired). Best mean in bold.}\n",
+		tex(r.Metric), tex(r.Baseline), tex(r.scope()), test, r.level()*100)
+	b.WriteString("\\begin{tabular}{lrrrrrr}\n\\toprule\nSystem & Mean & $\\Delta$ & CI & W/L/T & $p$ (Holm) & $d$ \\\\\n\\midrule\n")
+	best := 0.0
+	for _, row := range r.Rows {
+		best = max(best, row.MeanA, row.MeanB)
+	}
+	bold := func(v float64) string {
+		s := f4(v)
+		if v == best {
+			return `\textbf{` + s + `}`
+		}
+		return s
+	}
+	if len(r.Rows) > 0 {
+		fmt.Fprintf(&b, "%s (baseline) & %s & & & & & \\\\\n", tex(r.Baseline), bold(r.Rows[0].MeanA))
+	}
+	for _, row := range r.Rows {
+		mark := ""
+		switch {
+		case row.Untested:
+		case row.HolmP < 0.01:
+			mark = `$^{\ddagger}$`
+		case row.HolmP < 0.05:
+			mark = `$^{\dagger}$`
+		}
+		d := "--"
+		if row.CohenDefined {
+			d = signed(row.CohenD)
+		}
+		fmt.Fprintf(&b, "%s & %s%s & %s & [%s, %s] & %d/%d/%d & %s & %s \\\\\n", tex(row.System), bold(row.MeanB), mark,
+			signed(row.Diff), signed(row.CILow), signed(row.CIHigh), row.Wins, row.Losses, row.Ties, pval(row.HolmP), d)
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n\\end{table}\n")
+	_, err := io.WriteString(w, strings.ReplaceAll(b.String(), "+", "$+$"))
+	return err
+}
+
+func (r *Report) level() float64 {
+	for _, row := range r.Rows {
+		if row.Level > 0 {
+			return row.Level
+		}
+	}
+	return 0.95
 }
 
 func f4(v float64) string { return fmt.Sprintf("%.4f", v) }

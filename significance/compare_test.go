@@ -7,10 +7,10 @@ import (
 )
 
 func TestCompare(t *testing.T) {
-	base := System{"bm25", map[string]float64{"q1": .1, "q2": .2, "q3": .3, "q4": .4, "q5": .5, "q6": .6}}
-	better := System{"hyde", map[string]float64{"q1": .3, "q2": .5, "q3": .4, "q4": .7, "q5": .6, "q6": .95}}
+	base := System{Name: "bm25", Values: map[string]float64{"q1": .1, "q2": .2, "q3": .3, "q4": .4, "q5": .5, "q6": .6}}
+	better := System{Name: "hyde", Values: map[string]float64{"q1": .3, "q2": .5, "q3": .4, "q4": .7, "q5": .6, "q6": .95}}
 	// lacks q6, which counts as 0
-	worse := System{"dense", map[string]float64{"q1": .1, "q2": .1, "q3": .3, "q4": .3, "q5": .5}}
+	worse := System{Name: "dense", Values: map[string]float64{"q1": .1, "q2": .1, "q3": .3, "q4": .3, "q5": .5}}
 	g := Grouping{Name: "body_system", Of: map[string]string{"q1": "Cardio", "q2": "Cardio", "q3": "Cardio", "q4": "Neuro"}}
 	rep, err := Compare("ndcg_cut.10", []System{base, better, worse}, []Grouping{g}, Options{})
 	if err != nil {
@@ -60,10 +60,10 @@ func TestCompare(t *testing.T) {
 // TestWriteMissingOrder: the notes on missing values follow the systems'
 // order, so the same comparison prints the same text every time.
 func TestWriteMissingOrder(t *testing.T) {
-	systems := []System{{"base", map[string]float64{"q1": .1, "q2": .2}}}
+	systems := []System{{Name: "base", Values: map[string]float64{"q1": .1, "q2": .2}}}
 	var want []string
 	for _, n := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
-		systems = append(systems, System{n, map[string]float64{"q1": .3}})
+		systems = append(systems, System{Name: n, Values: map[string]float64{"q1": .3}})
 		want = append(want, "note: "+n+" has no value")
 	}
 	rep, err := Compare("ndcg_cut.10", systems, nil, Options{})

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // Input is one system to compare as it lies on disk: a TREC run file, a
@@ -116,7 +117,9 @@ type GatherOptions struct {
 	Load TaskLoader
 }
 
-// Gather evaluates every input's runs with m, per query, and returns the
+// Gather evaluates every input's runs with m, per query, by the rule of
+// Values (every judged query of a task counts; an unanswered one scores 0
+// and is counted in System.Unanswered), and returns the
 // systems in input order, ready for Compare, with the breakdowns the data
 // allows: by R2MED's body_system query field when the queries carry it,
 // and by task and task family when any input is a results directory or
@@ -190,10 +193,12 @@ func judgments(ctx context.Context, inputs []Input, opt GatherOptions) (map[stri
 func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi bool) ([]System, []Grouping, error) {
 	body := Grouping{Name: "body_system", Of: map[string]string{}}
 	family := Grouping{Name: "task family", Of: map[string]string{}}
-	task := Grouping{Name: "task", Of: map[string]string{}}
+	task := Grouping{Name: TaskGrouping, Of: map[string]string{}}
 	var out []System
 	for _, in := range inputs {
 		vals := map[string]float64{}
+		var unanswered []string
+		var sums []*usage.Summary
 		for name, r := range in.Runs {
 			if multi && !everyone(inputs, name) {
 				continue // compared only on the tasks every system has
@@ -213,7 +218,10 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			if err != nil {
 				return nil, nil, err
 			}
-			res, err := measure.Evaluate(t.Qrels, run, []measure.Measure{m}, measure.Options{})
+			if r.Manifest != nil {
+				sums = append(sums, r.Manifest.Usage)
+			}
+			v, err := Evaluate(t.Qrels, run, m)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", r.File, err)
 			}
@@ -231,10 +239,13 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 				}
 				return qid
 			}
-			for _, q := range res.Queries {
-				k := key(q.ID)
-				vals[k] = q.Values[0]
+			for q, x := range v.ByQuery {
+				k := key(q)
+				vals[k] = x
 				task.Of[k], family.Of[k] = label, fam
+			}
+			for _, q := range v.Unanswered {
+				unanswered = append(unanswered, key(q))
 			}
 			for _, q := range t.Queries {
 				if raw, ok := q.Extra["body_system"]; ok {
@@ -249,7 +260,12 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 		if len(vals) == 0 {
 			return nil, nil, fmt.Errorf("%s: no run on a task every system has", in.Name)
 		}
-		out = append(out, System{Name: in.Name, Values: vals})
+		slices.Sort(unanswered)
+		sys := System{Name: in.Name, Values: vals, Unanswered: unanswered}
+		if c, ok := usage.CostOf(sums); ok {
+			sys.Cost = &c
+		}
+		out = append(out, sys)
 	}
 	var gs []Grouping
 	if len(body.Of) > 0 {

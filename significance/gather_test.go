@@ -153,7 +153,8 @@ func TestGatherQrels(t *testing.T) {
 	}
 	want := []System{
 		{Name: a, Values: map[string]float64{"q1": 1, "q2": 0.5, "q3": 1.0 / 3}},
-		{Name: b, Values: map[string]float64{"q1": 0.5, "q2": 0.5}}, // q3 unranked: Compare counts it 0
+		// q3 is judged but b did not answer it: 0, and counted.
+		{Name: b, Values: map[string]float64{"q1": 0.5, "q2": 0.5, "q3": 0}, Unanswered: []string{"q3"}},
 	}
 	if !reflect.DeepEqual(systems, want) || len(groupings) != 0 {
 		t.Errorf("Gather = %+v, %+v; want %+v and no groupings", systems, groupings, want)
@@ -183,7 +184,8 @@ func TestGatherTasksBodySystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(systems) != 2 || !reflect.DeepEqual(systems[0].Values, map[string]float64{"q1": 1, "q2": 1}) || !reflect.DeepEqual(systems[1].Values, map[string]float64{"q1": 1.0 / 3, "q2": 1}) {
+	if len(systems) != 2 || !reflect.DeepEqual(systems[0].Values, map[string]float64{"q1": 1, "q2": 1, "q3": 0}) || !reflect.DeepEqual(systems[1].Values, map[string]float64{"q1": 1.0 / 3, "q2": 1, "q3": 0}) ||
+		!reflect.DeepEqual(systems[1].Unanswered, []string{"q3"}) {
 		t.Errorf("systems %+v", systems)
 	}
 	want := []Grouping{{Name: "body_system", Of: map[string]string{"q1": "Endocrine", "q2": "7"}}}
@@ -214,14 +216,14 @@ func TestGatherResultsDirs(t *testing.T) {
 		t.Errorf("loaded %q, want Biology once", loaded)
 	}
 	wantSys := []System{
-		{Name: a, Values: map[string]float64{"Biology/q1": 1, "Biology/q2": 0.5}},
-		{Name: b, Values: map[string]float64{"Biology/q1": 0.5, "Biology/q2": 0.5}},
+		{Name: a, Values: map[string]float64{"Biology/q1": 1, "Biology/q2": 0.5, "Biology/q3": 0}, Unanswered: []string{"Biology/q3"}},
+		{Name: b, Values: map[string]float64{"Biology/q1": 0.5, "Biology/q2": 0.5, "Biology/q3": 0}, Unanswered: []string{"Biology/q3"}},
 	}
 	if !reflect.DeepEqual(systems, wantSys) {
 		t.Errorf("systems %+v, want %+v", systems, wantSys)
 	}
 	all := func(v string) map[string]string {
-		return map[string]string{"Biology/q1": v, "Biology/q2": v}
+		return map[string]string{"Biology/q1": v, "Biology/q2": v, "Biology/q3": v}
 	}
 	wantGroups := []Grouping{
 		{Name: "body_system", Of: map[string]string{"Biology/q1": "Nervous"}},

@@ -80,6 +80,9 @@ type Result struct {
 	Exact        bool    `json:"exact"`        // RandP enumerated every sign flip
 	Permutations int     `json:"permutations"` // flips drawn or enumerated
 	CohenD       float64 `json:"cohen_d"`
+	// CohenDefined is false when the differences do not vary (or there
+	// is one pair): d is then undefined, stored as 0 and printed "—".
+	CohenDefined bool    `json:"cohen_d_defined"`
 	Level        float64 `json:"level"`
 	CILow        float64 `json:"ci_low"` // bootstrap interval of Diff
 	CIHigh       float64 `json:"ci_high"`
@@ -119,6 +122,7 @@ func Paired(a, b []float64, opt Options) (Result, error) {
 	r.MeanA, r.MeanB, r.Diff = mean(a), mean(b), mean(d)
 	r.T, r.DF, r.TTestP = TTest(d)
 	r.CohenD = CohenD(d)
+	r.CohenDefined = len(d) > 1 && sd(d) > noSpread
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 	r.RandP, r.Exact, r.Permutations = Randomization(d, opt.Permutations, rng)
 	r.CILow, r.CIHigh = Bootstrap(d, opt.Resamples, opt.Level, rng)
@@ -169,14 +173,18 @@ func TTest(d []float64) (t float64, df int, p float64) {
 }
 
 // CohenD is Cohen's d for paired samples, d_z: the mean difference over
-// the standard deviation of the differences; 0 when they do not vary.
+// the standard deviation of the differences; 0 when they do not vary
+// (a spread below 1e-9, float noise on values of 0–1 measures, counts as
+// none: d would be a meaningless 10^15).
 func CohenD(d []float64) float64 {
 	s := sd(d)
-	if s == 0 {
+	if s <= noSpread {
 		return 0
 	}
 	return mean(d) / s
 }
+
+const noSpread = 1e-9
 
 // Randomization is the two-sided paired randomization test of differences
 // d: under the null hypothesis each difference is as likely to have the

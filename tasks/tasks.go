@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-
-	"github.com/r2med/r2med/dataset"
 )
 
 // Family is one of R2MED's three kinds of retrieval task.
@@ -277,15 +275,6 @@ func (t Task) HubRepo(s Suite) (repo, revision string) {
 func (t Task) HubURI(s Suite) string {
 	repo, rev := t.HubRepo(s)
 	return "hf://datasets/" + repo + "@" + rev
-}
-
-// HubSpec says how to load the task from its repository in suite s. A
-// Nano task is named after its split, as HAKARI-Bench names it.
-func (t Task) HubSpec(s Suite) dataset.HubSpec {
-	if s == Nano {
-		return dataset.HubSpec{Shape: dataset.HubNano, Split: t.NanoSplit, Name: t.NanoSplit}
-	}
-	return dataset.HubSpec{Shape: dataset.HubR2MED, Name: t.Name}
 }
 
 // SizeIn returns the task's size in suite s.

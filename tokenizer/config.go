@@ -84,6 +84,12 @@ func parse(data []byte, file string) (*Tokenizer, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("tokenizer: %w", fileio.Errorf(file, 0, format, args...))
 	}
+	// encoding/json would read a vocabulary entry that is not valid Unicode
+	// as U+FFFD, silently changing which token an id stands for.
+	var te *errtext.TextError
+	if errors.As(errtext.CheckJSONText(data, "line"), &te) {
+		return nil, fmt.Errorf("tokenizer: %w", fileio.Errorf(file, te.Line, "%v", te))
+	}
 	var f fileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, bad("%s", jsonProblem(data, err))

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -182,6 +183,8 @@ func TestBadFiles(t *testing.T) {
 	}{
 		{"syntax", []byte("{\n  \"model\": {,\n}"), "line 2, column"},
 		{"no model", []byte(`{"version":"1.0"}`), `no "model"`},
+		{"latin-1 token", bytes.Replace(tinyJSON(t, tinyVocab, func(map[string]any) {}), []byte(`"[UNK]"`), []byte("\"caf\xe9\""), 1), "invalid UTF-8 (byte 0xe9) at byte offset"},
+		{"lone surrogate", []byte("{\n  \"model\": {\"vocab\": {\"\\ud800\": 0}}}"), `:2: unpaired UTF-16 surrogate \ud800 (half of a character) at byte offset 23 of the line`},
 		{"bpe", tinyJSON(t, tinyVocab, func(d map[string]any) {
 			d["model"] = map[string]any{"type": "BPE", "vocab": map[string]int{}, "merges": []string{}}
 		}), "model type BPE is not supported: local inference supports WordPiece"},

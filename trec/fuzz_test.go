@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/fileio"
 )
@@ -39,6 +40,14 @@ func checkLineError(t *testing.T, err error, name string, data []byte) {
 	}
 }
 
+// checkText insists that an id read is UTF-8: bad bytes are errors.
+func checkText(t *testing.T, id string) {
+	t.Helper()
+	if !utf8.ValidString(id) {
+		t.Fatalf("read id %q, which is not UTF-8", id)
+	}
+}
+
 func FuzzReadQrels(f *testing.F) {
 	addSeeds(f, "qrels")
 	f.Add([]byte("q1 0 d1 1\nq1 0 d2 0\n\nq2 0 d1 -3\n"))
@@ -51,7 +60,9 @@ func FuzzReadQrels(f *testing.F) {
 		}
 		var buf bytes.Buffer
 		for _, qid := range QueryIDs(q) {
+			checkText(t, qid)
 			for _, did := range QueryIDs(q[qid]) {
+				checkText(t, did)
 				fmt.Fprintf(&buf, "%s 0 %s %d\n", qid, did, q[qid][did])
 			}
 		}
@@ -77,8 +88,10 @@ func FuzzReadRun(f *testing.F) {
 			return
 		}
 		for qid, hits := range run {
+			checkText(t, qid)
 			seen := make(map[string]bool)
 			for _, h := range hits {
+				checkText(t, h.DocID)
 				if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) || seen[h.DocID] {
 					t.Fatalf("query %q: accepted hit %v (non-finite or repeated)", qid, h)
 				}

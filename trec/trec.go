@@ -5,6 +5,7 @@ package trec
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 )
@@ -26,9 +28,14 @@ func QueryIDs[M ~map[string]V, V any](m M) []string {
 	return ids
 }
 
+// utf8BOM is the byte-order mark Windows tools write at the start of a
+// text file; it is not data.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // ReadQrels parses TREC qrels: "qid iter docid grade" per line. name is used
 // in error messages. Duplicate (qid, docid) pairs and non-integer grades are
-// errors, not silently merged.
+// errors, not silently merged. A byte-order mark at the start is skipped;
+// text that is not UTF-8 is an error naming the line and byte.
 func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 	q := make(ir.Qrels)
 	sc := newScanner(r)
@@ -36,8 +43,14 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		s := sc.Text()
-		f = fileio.Fields(f, s)
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if err := errtext.CheckUTF8(b, "line"); err != nil {
+			return nil, fileio.Errorf(name, line, "%v", err)
+		}
+		f = fileio.Fields(f, string(b))
 		if len(f) == 0 {
 			continue
 		}
@@ -66,7 +79,8 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 
 // ReadRun parses a TREC run: "qid Q0 docid rank score tag" per line. The rank
 // column must be an integer but is otherwise ignored, as trec_eval ignores
-// it. Scores must be finite, and a document may appear once per query.
+// it. Scores must be finite, and a document may appear once per query. As
+// in ReadQrels, a leading byte-order mark is skipped and ids must be UTF-8.
 //
 // Runs are large (a million lines for 1,000 queries at depth 1,000), so the
 // reader works on the scanner's bytes, allocates only each document id, and
@@ -88,13 +102,20 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		n := splitFields(&f, sc.Bytes())
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if err := errtext.CheckUTF8(b, "line"); err != nil {
+			return nil, fileio.Errorf(name, line, "%v", err)
+		}
+		n := splitFields(&f, b)
 		if n == 0 {
 			continue
 		}
 		if n != 6 {
 			if n > 6 {
-				n = len(fileio.Fields(nil, sc.Text()))
+				n = len(fileio.Fields(nil, string(b)))
 			} else if truncated(sc) {
 				return nil, truncatedError(name, line)
 			}

@@ -82,7 +82,7 @@ func TestReadRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ir.Run{"q1": {{"a", -2}}, "q2": {{"b", 1.5}, {"a", 32.5}, {"c", 0}}}
+	want := ir.Run{"q1": {{DocID: "a", Score: -2}}, "q2": {{DocID: "b", Score: 1.5}, {DocID: "a", Score: 32.5}, {DocID: "c", Score: 0}}}
 	if !reflect.DeepEqual(run, want) {
 		t.Errorf("got %v, want %v", run, want)
 	}
@@ -98,7 +98,7 @@ func TestReadRunShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits := run["PLAIN-2"]
-	if len(run) != 323 || len(hits) != 100 || hits[0] != (ir.Hit{"MED-4201", 22.584192}) || hits[1] != (ir.Hit{"MED-10", 21.713257}) {
+	if len(run) != 323 || len(hits) != 100 || hits[0] != (ir.Hit{DocID: "MED-4201", Score: 22.584192}) || hits[1] != (ir.Hit{DocID: "MED-10", Score: 21.713257}) {
 		t.Errorf("nfcorpus.bm25.run: %d queries, PLAIN-2 has %d hits starting %v", len(run), len(hits), hits[:2])
 	}
 	// Lines of the neartie run are shuffled, so only a reader that keeps
@@ -120,8 +120,8 @@ func TestReadRunShared(t *testing.T) {
 
 func TestWriteRun(t *testing.T) {
 	run := ir.Run{
-		"q2":  {{"d9", 0.5}, {"d1", -1}},
-		"q10": {{"a", float64(float32(0.1))}, {"b", 0.1}, {"c", 22.584192}, {"d", 3}},
+		"q2":  {{DocID: "d9", Score: 0.5}, {DocID: "d1", Score: -1}},
+		"q10": {{DocID: "a", Score: float64(float32(0.1))}, {DocID: "b", Score: 0.1}, {DocID: "c", Score: 22.584192}, {DocID: "d", Score: 3}},
 	}
 	var buf bytes.Buffer
 	if err := WriteRun(&buf, run, ""); err != nil {
@@ -140,7 +140,7 @@ func TestWriteRun(t *testing.T) {
 		t.Errorf("got:\n%swant:\n%s", buf.String(), want)
 	}
 	buf.Reset()
-	if err := WriteRun(&buf, ir.Run{"q": {{"d", 1}}}, "bm25"); err != nil || buf.String() != "q Q0 d 1 1 bm25\n" {
+	if err := WriteRun(&buf, ir.Run{"q": {{DocID: "d", Score: 1}}}, "bm25"); err != nil || buf.String() != "q Q0 d 1 1 bm25\n" {
 		t.Errorf("tag: %q, %v", buf.String(), err)
 	}
 }
@@ -258,7 +258,7 @@ func TestReadGzip(t *testing.T) {
 	gzipFile(t, filepath.Join(dir, "run.txt"), "q1 Q0 d1 1 2.5 x\nq1 Q0 d2 2 1 x\n")
 	gzipFile(t, filepath.Join(dir, "qrels.gz"), "q1 0 d1 1\n")
 	run, err := ReadRunFile(filepath.Join(dir, "run.txt"))
-	if err != nil || !reflect.DeepEqual(run, ir.Run{"q1": {{"d1", 2.5}, {"d2", 1}}}) {
+	if err != nil || !reflect.DeepEqual(run, ir.Run{"q1": {{DocID: "d1", Score: 2.5}, {DocID: "d2", Score: 1}}}) {
 		t.Errorf("gzipped run: %v, %v", run, err)
 	}
 	q, err := ReadQrelsFile(filepath.Join(dir, "qrels.gz"))
@@ -286,6 +286,8 @@ func TestMalformed(t *testing.T) {
 			`qrels/five-fields.txt:3: qrels line has 5 fields, want 4 (query-id iteration doc-id grade)`},
 		{"qrels/float-grade.txt",
 			`qrels/float-grade.txt:2: grade "1.0" is not an integer`},
+		{"qrels/latin1-docid.txt",
+			`qrels/latin1-docid.txt:2: invalid UTF-8 (byte 0xe9) at byte offset 8 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"qrels/three-fields.txt",
 			`qrels/three-fields.txt:2: qrels line has 3 fields, want 4 (query-id iteration doc-id grade)`},
 		{"qrels/word-grade.txt",
@@ -298,6 +300,8 @@ func TestMalformed(t *testing.T) {
 			`run/float-rank.run:2: rank "2.0" is not an integer`},
 		{"run/inf-score.run",
 			`run/inf-score.run:2: score "-Inf" is not finite; a run needs real-valued scores`},
+		{"run/invalid-utf8-qid.run",
+			`run/invalid-utf8-qid.run:2: invalid UTF-8 (byte 0xff) at byte offset 1 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"run/nan-score.run",
 			`run/nan-score.run:2: score "NaN" is not finite; a run needs real-valued scores`},
 		{"run/no-gzip-trailer.run.gz",
@@ -328,6 +332,24 @@ func TestMalformed(t *testing.T) {
 				t.Errorf("error\n got: %v\nwant: %s", err, c.want)
 			}
 		})
+	}
+}
+
+// A byte-order mark (Windows tools write one) is not part of the first
+// query id: before it was skipped, the first judgment and hit went to a
+// query "\ufeffq1" that no run or qrels shares, and were lost.
+func TestReadSkipsByteOrderMark(t *testing.T) {
+	q, err := ReadQrels(strings.NewReader("\xef\xbb\xbfq1 0 d1 1\nq1 0 d2 2\n"), "bom.qrels")
+	if err != nil || !reflect.DeepEqual(q, ir.Qrels{"q1": {"d1": 1, "d2": 2}}) {
+		t.Errorf("ReadQrels with a BOM = %v, %v", q, err)
+	}
+	run, err := ReadRun(strings.NewReader("\xef\xbb\xbfq1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n"), "bom.run")
+	if err != nil || !reflect.DeepEqual(run, ir.Run{"q1": {{DocID: "d1", Score: 2}, {DocID: "d2", Score: 1}}}) {
+		t.Errorf("ReadRun with a BOM = %v, %v", run, err)
+	}
+	// Only at the start of the file: elsewhere it is not whitespace.
+	if _, err := ReadQrels(strings.NewReader("q1 0 d1 1\n\xef\xbb\xbfq1 0 d2 1\n"), "mid.qrels"); err != nil {
+		t.Fatal(err)
 	}
 }
 

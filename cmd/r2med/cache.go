@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/models"
 )
 
@@ -22,7 +25,7 @@ func init() { register(newCacheCmd) }
 func newCacheCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",
-		Short: "Inspect or prune the cache of embeddings and generations shared by all runs",
+		Short: "Inspect, prune or share the cache of embeddings and generations shared by all runs",
 		Long: `r2med keeps what is expensive to recompute (embeddings; LLM generations and
 reranker scores where those stages run) in one content-addressed store,
 shared by every run, task and query-expansion variant: a text embedded once
@@ -31,9 +34,136 @@ resumes where it stopped.
 
 The store is DIR/cache.db, where DIR is --cache, else $R2MED_CACHE, else
 r2med under the user cache directory (~/.cache/r2med on Linux). Entries are
-grouped by kind (embed, …) and model.`,
+grouped by kind (embed, …) and model.
+
+export and import share entries between machines: the entries a run used
+(its manifest's directory holds the list) or a kind and model, in a
+checksummed file that import verifies whole before it writes anything.
+With the file imported, the run can be replayed without a model server.`,
 	}
-	cmd.AddCommand(newCacheStatsCmd(), newCachePruneCmd())
+	cmd.AddCommand(newCacheStatsCmd(), newCachePruneCmd(), newCacheExportCmd(), newCacheImportCmd())
+	return cmd
+}
+
+func newCacheExportCmd() *cobra.Command {
+	var dir, out, kind, label, manifest string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "export --out FILE (--kind K [--label L] | --label L | --manifest RUN/manifest.json | --all)",
+		Short: "Write cache entries to a portable, checksummed file",
+		Long: `export writes the selected entries (values, keys and write times) to FILE,
+gzip'd JSON lines ending in an entry count and a SHA-256 checksum, for
+r2med cache import on another machine.
+
+--manifest RUN/manifest.json (or the run directory) takes exactly the
+entries the run used, listed in ` + cache.KeysFile + ` beside its manifest;
+every one must still be in the cache. --kind and --label (as cache stats
+prints them) take a kind, a model's entries, or both; --all takes
+everything.`,
+		Example: `  r2med cache export --manifest out/hyde/Biology/manifest.json --out biology-cache.jsonl.gz
+  r2med cache export --kind generate --label Qwen/Qwen2.5-7B-Instruct --out qwen.jsonl.gz`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("--out FILE is required")
+			}
+			var sel cache.Selection
+			switch {
+			case manifest != "" && (kind != "" || label != "" || all):
+				return errors.New("--manifest selects a run's entries; do not combine it with --kind, --label or --all")
+			case manifest != "":
+				keys, err := runCacheKeys(manifest)
+				if err != nil {
+					return err
+				}
+				sel.Refs = keys
+			case kind == "" && label == "" && !all:
+				return errors.New("say what to export: --manifest RUN/manifest.json, --kind K and/or --label L, or --all")
+			default:
+				sel.Filter = &cache.Filter{Kind: kind, Label: label, All: all}
+			}
+			if dir == "" {
+				dir = cache.DefaultDir()
+			}
+			s, err := cache.Open(dir, cache.Options{ReadOnly: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var n int
+			if err := fileio.WriteAtomic(out, func(w io.Writer) error {
+				var err error
+				n, err = s.Export(w, sel)
+				return err
+			}); err != nil {
+				return err
+			}
+			if n == 0 && sel.Refs == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med: nothing in %s matched; %s holds no entries (see r2med cache stats)\n", s.Path(), out)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "exported %d entries from %s to %s\n", n, s.Path(), out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	cacheDirFlag(cmd, &dir)
+	fl.StringVar(&out, "out", "", "the file to write (gzip'd JSON lines)")
+	fl.StringVar(&kind, "kind", "", "only entries of this kind (embed, generate, …)")
+	fl.StringVar(&label, "label", "", "only this model's entries, as cache stats prints it")
+	fl.StringVar(&manifest, "manifest", "", "the entries a run used: its manifest.json or its directory")
+	fl.BoolVar(&all, "all", false, "every entry (or all the --kind/--label flags select)")
+	return cmd
+}
+
+// runCacheKeys reads the list of cache entries a run used, beside its
+// manifest.
+func runCacheKeys(manifest string) ([]cache.Ref, error) {
+	dir := manifest
+	if fi, err := os.Stat(manifest); err != nil {
+		return nil, fmt.Errorf("--manifest: %w", err)
+	} else if !fi.IsDir() {
+		dir = filepath.Dir(manifest)
+	}
+	return cache.ReadKeys(filepath.Join(dir, cache.KeysFile))
+}
+
+func newCacheImportCmd() *cobra.Command {
+	var dir string
+	var replace bool
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Add the entries of a file written by cache export",
+		Long: `import verifies FILE whole (format, entries, count, checksum) and then adds
+its entries with their original write times. An entry the cache already
+holds with another value is kept and counted, unless --replace.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				dir = cache.DefaultDir()
+			}
+			s, err := cache.Open(dir, cache.Options{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			st, err := s.Import(args[0], cache.ImportOptions{Replace: replace})
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "imported %s into %s: %d entries, %d added, %d already there", args[0], s.Path(), st.Entries, st.Added, st.Same)
+			if st.Replaced > 0 {
+				fmt.Fprintf(w, ", %d replaced", st.Replaced)
+			}
+			fmt.Fprintln(w)
+			if st.Different > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med: %d entries are in the cache with other values and were kept; pass --replace to take the file's\n", st.Different)
+			}
+			return nil
+		},
+	}
+	cacheDirFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&replace, "replace", false, "where the cache holds another value under a key, take the file's")
 	return cmd
 }
 
@@ -77,7 +207,7 @@ func newCacheStatsCmd() *cobra.Command {
 			return writeCacheTable(cmd, s.Path(), size, st)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "cache", "", "cache directory (default $R2MED_CACHE, else the user cache directory's r2med)")
+	cacheDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&format, "format", "table", "output: table or json")
 	return cmd
 }
@@ -195,7 +325,7 @@ when each entry was written. With no selection, --all is required.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "cache", "", "cache directory (default $R2MED_CACHE, else the user cache directory's r2med)")
+	cacheDirFlag(cmd, &dir)
 	fl.StringVar(&model, "model", "", "only this model's entries (registry name, alias, or label as cache stats prints it)")
 	fl.StringVar(&kind, "kind", "", "only entries of this kind (embed, …)")
 	fl.StringVar(&olderThan, "older-than", "", "only entries written longer ago than this (36h, 30d, 2w)")
@@ -243,4 +373,9 @@ func parseAge(s string) (time.Duration, error) {
 		return 0, bad
 	}
 	return d, nil
+}
+
+// cacheDirFlag is every cache command's --cache.
+func cacheDirFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "cache", "", "cache directory (default $R2MED_CACHE, else the user cache directory's r2med)")
 }

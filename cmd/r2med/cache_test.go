@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +71,7 @@ func TestCLICacheStatsAndPrune(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "cache", "stats", "--cache", dir, "--format", "json")), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[0].Model != "BAAI/bge-large-en-v1.5" || rows[0].Entries != 3 || rows[0].Bytes != 3*(32+9+16) {
+	if len(rows) != 4 || rows[0].Model != "BAAI/bge-large-en-v1.5" || rows[0].Entries != 3 || rows[0].Bytes < 3*(32+9+7+16) || rows[0].Bytes > 3*(32+9+10+16) { // key, header, usage record (mark, tokens, µs as 1-4 byte varints, flags), 4 float32s
 		t.Errorf("stats JSON: %+v", rows)
 	}
 
@@ -125,5 +127,85 @@ func TestParseAge(t *testing.T) {
 		if _, err := parseAge(bad); err == nil {
 			t.Errorf("parseAge(%q) accepted", bad)
 		}
+	}
+}
+
+// A run's entries go from one cache to another through export and import,
+// and the other machine replays them without a model server.
+func TestCLICacheExportImportReplay(t *testing.T) {
+	src, dst, run := t.TempDir(), t.TempDir(), t.TempDir()
+	fillCache(t, src, 4, "nv") // entries the run does not use
+
+	// The "run": embeds three texts with the cache recording, and writes
+	// the key list beside its manifest, as the pipeline does.
+	s, err := cache.Open(src, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := models.Lookup("bge")
+	id := m.Identity(m.Backends[0], "")
+	rec := s.Record()
+	texts := []string{"alpha", "beta", "gamma"}
+	if _, err := embed.Cached(embed.Func(func(_ context.Context, _ embed.Input, in []string) ([][]float32, error) {
+		out := make([][]float32, len(in))
+		for i, s := range in {
+			out[i] = []float32{float32(len(s)), 1}
+		}
+		return out, nil
+	}), s, id).Embed(context.Background(), embed.Document, texts); err != nil {
+		t.Fatal(err)
+	}
+	rec.Stop()
+	if err := rec.WriteFile(filepath.Join(run, cache.KeysFile)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(run, "manifest.json"), []byte("{}"), 0o644)
+	s.Close()
+
+	file := filepath.Join(t.TempDir(), "share.jsonl.gz")
+	out := mustRun(t, "cache", "export", "--cache", src, "--manifest", filepath.Join(run, "manifest.json"), "--out", file)
+	if !strings.Contains(out, "exported 3 entries") {
+		t.Errorf("export: %q", out)
+	}
+	out = mustRun(t, "cache", "import", "--cache", dst, file)
+	if !strings.Contains(out, "3 entries, 3 added, 0 already there") {
+		t.Errorf("import: %q", out)
+	}
+	if out = mustRun(t, "cache", "import", "--cache", dst, file); !strings.Contains(out, "0 added, 3 already there") {
+		t.Errorf("second import: %q", out)
+	}
+
+	d, err := cache.Open(dst, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c := embed.Cached(embed.Func(func(context.Context, embed.Input, []string) ([][]float32, error) {
+		t.Fatal("replay called the backend")
+		return nil, nil
+	}), d, id)
+	c.Replay = true
+	got, err := c.Embed(context.Background(), embed.Document, texts)
+	if err != nil || got[1][0] != 4 {
+		t.Fatalf("replay: %v %v", got, err)
+	}
+	if st, _ := d.Stats(); len(st) != 1 {
+		t.Errorf("the other model's entries were exported too: %+v", st)
+	}
+
+	// Selection errors, and a kind/label export.
+	for args, want := range map[string]string{
+		"--out x":                                "say what to export",
+		"--manifest m --kind embed --out x":      "do not combine",
+		"--manifest " + t.TempDir() + " --out x": "recorded no cache keys",
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"cache", "export", "--cache", src}, strings.Fields(args)...)...)
+		if code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, %q", args, code, stderr)
+		}
+	}
+	out = mustRun(t, "cache", "export", "--cache", src, "--kind", "embed", "--label", id.Model, "--out", file)
+	if !strings.Contains(out, "exported 3 entries") {
+		t.Errorf("by label: %q", out)
 	}
 }

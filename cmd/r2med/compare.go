@@ -15,25 +15,31 @@ func init() { register(newCompareCmd) }
 
 func newCompareCmd() *cobra.Command {
 	var d dataFlags
-	var qrelsPath, metric, format string
+	var qrelsPath, format string
+	var metrics []string
 	var opt significance.Options
 	cmd := &cobra.Command{
 		Use:   "compare BASELINE SYSTEM [SYSTEM...]",
 		Short: "Paired significance tests of systems against a baseline, per query, with breakdowns",
-		Long: `compare tests each SYSTEM against BASELINE on per-query values of one
-measure (default ndcg_cut.10, trec_eval's, as R2MED reports it): paired
+		Long: `compare tests each SYSTEM against BASELINE on per-query values of one or
+more measures (default ndcg_cut.10, trec_eval's, as R2MED reports it; repeat
+--metric or give trec_eval's list, recall.10,100, for several): paired
 randomization test (exact over all sign flips up to 20 differing queries,
 else --permutations random ones), paired t-test, both two-sided; Cohen's d
 (paired); a percentile bootstrap interval of the mean difference; wins,
 losses and ties; Holm–Bonferroni over the systems; the queries that gain and
-lose most. A query a system lacks counts 0 for it.
+lose most. Every judged query of a task counts: a query a run did not answer
+scores 0 for it, and how many there are is printed (the report's scatter and
+the viewer count the same way). Breakdown groups under 5 queries are listed
+without tests; the footer says "exact" only where every sign flip was
+enumerated; Cohen's d is "—" where the differences do not vary.
 
 Each argument is a run file (TREC format), a run directory (run.trec and
 manifest.json, as r2med run writes), or a results directory holding run
 directories for several tasks (a sweep: r2med run --task all --out DIR).
-With results directories, runs are paired by task, the test is over all
-queries of the tasks they share, and the report breaks it down by task and
-by task family.
+With results directories, runs are paired by task, the overall test pools
+the queries of the tasks they share (and says so, naming them), and the
+report breaks it down by task, testing each alone, and by task family.
 
 Judgments come from --qrels FILE (one task), from --task/--data, or else
 from the data each run's manifest names. Queries with R2MED's body_system
@@ -41,6 +47,7 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 		Example: `  r2med compare out/bm25/Biology out/hyde/Biology
   r2med compare bm25.trec hyde.trec --qrels qrels.txt --metric recall.100
   r2med compare out/bm25 out/hyde-gpt4 out/query2doc-gpt4 --format markdown
+  r2med compare out/bm25 out/hybrid --metric ndcg_cut.10 --metric recall.100 --format latex
   r2med compare a.trec b.trec --task MedQA-Diag --permutations 100000 --seed 7`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
@@ -51,14 +58,23 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := significance.ParseFormat(format)
 			if err != nil {
-				return err
+				return usage(err)
 			}
-			ms, err := measure.Parse(metric)
-			if err != nil {
-				return err
+			var ms []measure.Measure
+			for _, metric := range metrics {
+				parsed, err := measure.Parse(metric)
+				if err != nil {
+					return usage(err)
+				}
+				for _, m := range parsed {
+					if m.Family.Hakari() {
+						return usage(fmt.Errorf("--metric %q: name trec_eval measures, such as ndcg_cut.10, recall.100, map_cut.100, P.10 or recip_rank", metric))
+					}
+					ms = append(ms, m)
+				}
 			}
-			if len(ms) != 1 || ms[0].Family.Hakari() {
-				return fmt.Errorf("--metric %q: name one trec_eval measure, such as ndcg_cut.10, recall.100, map_cut.100, P.10 or recip_rank", metric)
+			if len(ms) == 0 {
+				return usage(fmt.Errorf("--metric: name at least one measure"))
 			}
 			var inputs []significance.Input
 			for _, a := range args {
@@ -89,25 +105,29 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 					gopt.Tasks = append(gopt.Tasks, t)
 				}
 			}
-			systems, groupings, err := significance.Gather(cmd.Context(), inputs, ms[0], gopt)
-			if err != nil {
-				return err
+			var reps []*significance.Report
+			for _, m := range ms {
+				systems, groupings, err := significance.Gather(cmd.Context(), inputs, m, gopt)
+				if err != nil {
+					return err
+				}
+				rep, err := significance.Compare(m.String(), systems, groupings, opt)
+				if err != nil {
+					return err
+				}
+				reps = append(reps, rep)
 			}
-			rep, err := significance.Compare(ms[0].String(), systems, groupings, opt)
-			if err != nil {
-				return err
-			}
-			return rep.Write(cmd.OutOrStdout(), f)
+			return significance.WriteAll(cmd.OutOrStdout(), reps, f)
 		},
 	}
 	addDataFlags(cmd, &d)
 	fl := cmd.Flags()
 	fl.StringVar(&qrelsPath, "qrels", "", "TREC qrels file (one task); default: --task/--data, else the data in each run's manifest")
-	fl.StringVar(&metric, "metric", "ndcg_cut.10", "trec_eval measure compared per query: ndcg_cut.10, recall.100, map_cut.100, P.10, recip_rank, …")
+	fl.StringArrayVar(&metrics, "metric", []string{"ndcg_cut.10"}, "trec_eval measure(s) compared per query: ndcg_cut.10, recall.10,100, map_cut.100, P.10, recip_rank, …; repeat for several")
 	fl.IntVar(&opt.Permutations, "permutations", 10000, "random sign flips of the randomization test when more than 20 queries differ")
 	fl.IntVar(&opt.Resamples, "bootstrap", 10000, "bootstrap resamples of the confidence interval")
 	fl.Float64Var(&opt.Level, "level", 0.95, "confidence level of the bootstrap interval")
 	fl.Uint64Var(&opt.Seed, "seed", 1, "seed of the permutations and the bootstrap")
-	fl.StringVar(&format, "format", "text", "output: text, markdown or json")
+	fl.StringVar(&format, "format", "text", "output: text, markdown, json (several metrics: an array) or latex")
 	return cmd
 }

@@ -48,11 +48,23 @@ func TestCompareCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "By task:") || !strings.Contains(stdout, "demo/q") {
 		t.Errorf("results dirs (%d):\n%s%s", code, stdout, stderr)
 	}
+	// Several metrics at once: one report each (a JSON array), and LaTeX.
+	stdout, stderr, code = r2med(t, "", "compare", a, b, "--metric", "P.5,10", "--metric", "recip_rank", "--format", "json")
+	var reps []significance.Report
+	if code != 0 || json.Unmarshal([]byte(stdout), &reps) != nil || len(reps) != 3 || reps[0].Metric != "P.5" || reps[2].Metric != "recip_rank" {
+		t.Errorf("several metrics (%d %s): %d reports", code, stderr, len(reps))
+	}
+	stdout, _, code = r2med(t, "", "compare", a, b, "--format", "latex")
+	if code != 0 || !strings.Contains(stdout, `\toprule`) || !strings.Contains(stdout, "exact, all sign flips") {
+		t.Errorf("latex (%d):\n%s", code, stdout)
+	}
+	if _, _, code := r2med(t, "", "compare", a, b, "--metric", "ndcg@10"); code != 2 {
+		t.Errorf("an unknown measure exits %d, want 2", code)
+	}
 	for _, args := range [][]string{
 		{"compare", a},
 		{"compare", a, filepath.Join(dir, "missing")},
 		{"compare", a, b, "--metric", "ndcg@10"},
-		{"compare", a, b, "--metric", "P.5,10"},
 		{"compare", a, b, "--format", "html"},
 		{"compare", a, b, "--level", "2"},
 		{"compare", filepath.Join(a, "run.trec"), filepath.Join(b, "run.trec")},

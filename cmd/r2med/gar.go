@@ -31,6 +31,8 @@ type garFlags struct {
 	seed           int64 // -1: none; pipeline.Generate takes a pointer
 	out, cacheDir  string
 	noCache, quiet bool
+	calls          callFlags
+	remote         *pipeline.RemoteFlags
 }
 
 func newGarGenerateCmd() *cobra.Command {
@@ -39,11 +41,14 @@ func newGarGenerateCmd() *cobra.Command {
 	var g garFlags
 	cmd := &cobra.Command{
 		Use:   "generate",
-		Short: "Ask an OpenAI-compatible LLM server for HyDE, Query2doc or LameR expansions of a task's queries",
+		Short: "Ask an OpenAI-compatible LLM server for HyDE, Query2doc, LameR or query-reasoning expansions of a task's queries",
 		Long: `generate renders one prompt per query (templates per task style: post,
 exam, case, similar-case; see r2med gar templates), asks the LLM server, and
 writes OUT/<method>/<llm-name>/query_with_hydoc.jsonl in R2MED's layout
-with generation_manifest.json beside it. With --data DIR, OUT defaults to
+with generation_manifest.json beside it (both query-reasoning modes write
+OUT/reasoning/<llm-name>/: the BRIGHT-style reasoning about the query, which
+run --gar reasoning retrieves with instead of the query and run --gar
+reasoning-append after it). With --data DIR, OUT defaults to
 DIR, so r2med run --data DIR --gar METHOD --gar-llm NAME uses the file
 exactly like a published generation set.
 
@@ -57,7 +62,9 @@ manifest. Answers are cached (--cache), so a rerun or an interrupted run
 asks only for what is missing.
 
 The API key is read from the environment variable --llm-api-key-env
-(OPENAI_API_KEY), never from a flag.`,
+(OPENAI_API_KEY), never from a flag. --llm-base-url may be repeated (or
+name a file of URLs) for a fleet of servers of one model; --replay answers
+from the cache alone and sends nothing.`,
 		Example: `  r2med gar generate --method hyde --llm-model Qwen/Qwen2.5-7B-Instruct \
       --llm-base-url http://localhost:8000/v1 --llm-name qwen-7b --data data/Biology
   r2med run --data data/Biology --gar hyde --gar-llm qwen-7b`,
@@ -68,12 +75,12 @@ The API key is read from the environment variable --llm-api-key-env
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&gen.Method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); search-r1 or search-o1 for agentic search over the task's BM25 index")
+	f.StringVar(&gen.Method, "method", "", "hyde, query2doc or lamer (lamer puts each query's BM25 top 10 in its prompt); reasoning or reasoning-append (BRIGHT-style query reasoning, one set for both); search-r1 or search-o1 for agentic search over the task's BM25 index")
 	f.IntVar(&gen.MaxSearches, "max-searches", 5, "search-r1/search-o1: most searches per query")
 	f.IntVar(&gen.SearchK, "search-k", 3, "search-r1/search-o1: passages per search")
 	f.IntVar(&gen.TokenBudget, "token-budget", 16384, "search-r1/search-o1: most completion tokens per query over all turns (--max-tokens caps each turn)")
 	f.StringVar(&gen.Model, "llm-model", "", "model name the server serves (required)")
-	f.StringVar(&gen.BaseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL, then https://api.openai.com/v1)")
+	f.StringArrayVar(&gen.BaseURLs, "llm-base-url", nil, "OpenAI-compatible API root, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL, then https://api.openai.com/v1); repeat it, or give a file of URLs, for a fleet of servers of one model")
 	f.StringVar(&gen.KeyEnv, "llm-api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key)")
 	f.StringVar(&gen.Label, "llm-name", "", "the LLM's name in paths and R2MED's rules (default: from --llm-model, e.g. qwen2.5-7b-instruct)")
 	f.Float64Var(&gen.Temperature, "temperature", 0.7, "sampling temperature (R2MED's vLLM runs: 0.7; its OpenAI runs: 0.8)")
@@ -88,6 +95,8 @@ The API key is read from the environment variable --llm-api-key-env
 	f.StringVar(&g.cacheDir, "cache", "", "answer cache directory (default $R2MED_CACHE or the user cache dir)")
 	f.BoolVar(&g.noCache, "no-cache", false, "do not read or write the answer cache")
 	f.BoolVar(&g.quiet, "quiet", false, "no progress bars")
+	g.calls.add(f, "answer from the cache alone and send nothing; a prompt the cache lacks is an error", "")
+	g.remote = pipeline.AddRemoteFlags(f)
 	return cmd
 }
 
@@ -98,7 +107,7 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *
 		gen.Seed = llm.Seed(g.seed)
 	}
 	if gen.Method == "" {
-		return errors.New("--method is required: hyde, query2doc, lamer, search-r1 or search-o1")
+		return fmt.Errorf("--method is required: %s", strings.Join(pipeline.GenerateMethods(), ", "))
 	}
 	if gen.Model == "" {
 		return errors.New("--llm-model is required: the model name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
@@ -115,9 +124,14 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *
 		out = d.data
 	}
 	stderr := cmd.ErrOrStderr()
-	opt := pipeline.GenerateOptions{Progress: progress.Auto(g.quiet), Notify: func(attempt int, err error) {
-		fmt.Fprintf(stderr, "r2med: LLM request failed (attempt %d), retrying: %v\n", attempt, err)
-	}}
+	remote, err := g.remote.Apply(pipeline.Remote{})
+	if err != nil {
+		return err
+	}
+	opt := pipeline.GenerateOptions{Progress: progress.Auto(g.quiet), Log: stderr, Remote: remote, Replay: g.calls.replay}
+	if _, err := g.calls.read(g.noCache); err != nil {
+		return err
+	}
 	if !g.noCache {
 		st, err := cache.Open(g.cacheDir, cache.Options{})
 		if err != nil {
@@ -177,6 +191,6 @@ func newGarTemplatesCmd() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "directory to write system.tmpl, hyde.tmpl, query2doc.tmpl, lamer.tmpl and examples.json into")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write system.tmpl, hyde.tmpl, query2doc.tmpl, lamer.tmpl, reasoning.tmpl and examples.json into")
 	return cmd
 }

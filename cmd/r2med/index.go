@@ -18,20 +18,8 @@ import (
 	"github.com/r2med/r2med/ir"
 )
 
-func init() { register(newIndexCmd) }
-
-func newIndexCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "index",
-		Short: "Build and inspect stored indexes (one file: documents, BM25 postings, vectors)",
-		Long: `An index file holds a task's documents and a way of searching them — BM25
-postings with the analyzer and scheme they were built with — in one
-versioned, checksummed file that opens by memory map in milliseconds and
-searches exactly as building the index in memory does.`,
-	}
-	cmd.AddCommand(newIndexBuildCmd(), newIndexInfoCmd())
-	return cmd
-}
+// build and info join the `r2med index` parent (indexcmd.go).
+func init() { indexSubcommands = append(indexSubcommands, newIndexBuildCmd, newIndexInfoCmd) }
 
 func newIndexBuildCmd() *cobra.Command {
 	var d dataFlags

@@ -1,66 +1,85 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/significance"
 )
 
 func init() { register(newLeaderboardCmd) }
 
 func newLeaderboardCmd() *cobra.Command {
-	var dir, metric, family, kind, rank, format string
-	var noPublished bool
+	var dir, metric, family, kind, rank, format, baseline string
+	var noPublished, noExternal, noPin bool
 	cmd := &cobra.Command{
 		Use:   "leaderboard",
-		Short: "Our runs next to R2MED's 71 published systems: per-task scores, the 8-task average, or Borda ranks",
+		Short: "Our runs next to R2MED's 71 published systems and later papers' results: per-task scores, the 8-task average, or Borda ranks",
 		Long: `leaderboard puts the runs found under a results directory (every directory
 holding results.json and manifest.json, at any depth; default ` + leaderboard.DefaultDir + `/) next to
-R2MED's published results (71 systems × 8 tasks, marked "published").
+R2MED's published results (71 systems × 8 tasks, "published") and the results
+later papers printed for R2MED ("external": ReasonEmbed's Table 3, InsertRank's
+average; nDCG@10 only, with their source). Our runs come first (--no-pin
+ranks them in place); our runs on other data (the demo task, NFCorpus) are
+columns after the average.
 
 The average is R2MED's: the unweighted mean of the per-task values ×100, two
-decimals, shown only for systems with every task ("— (k/8)" otherwise). A
-metric a system's files lack (dense retrievers have no MRR) is missing, not 0.
---rank borda ranks as HAKARI-Bench does: per task, competition ranks of the
-systems complete on every task give 100·(n−rank)/(n−1) points, averaged.
+decimals, shown and ranked only for systems with every task ("— (k/8)" and no
+rank otherwise). A metric a system's files lack (dense retrievers have no MRR)
+is missing, not 0. An external system whose paper printed another average
+than its values' mean shows both. --rank borda ranks as HAKARI-Bench does.
 
-Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K, mrr.`,
-		Example: `  r2med leaderboard                                  # nDCG@10, ours and published
+--baseline SYSTEM marks each per-task cell of our systems that differs from
+the baseline's significantly: two-sided paired randomization test on every
+judged query of the task, Holm–Bonferroni over the system's tasks; † p < 0.05,
+‡ p < 0.01 (as ranx prints them). It needs the runs' task data (loaded as
+their manifests say).
+
+Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
+1, 3, 5, 10, 25, 50, 100, 1000) and mrr; another name exits with status 2.`,
+		Example: `  r2med leaderboard                                  # nDCG@10, ours, published and external
   r2med leaderboard --no-published --results out
   r2med leaderboard --metric recall@100 --family evidence --kind gar
+  r2med leaderboard --baseline bm25 --format latex > table.tex
   r2med leaderboard --rank borda --format markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var opt leaderboard.Options
+			opt := leaderboard.Options{PinOurs: !noPin}
 			var err error
 			if opt.Metric, err = leaderboard.ParseMetric(metric); err != nil {
-				return err
+				return usage(err)
 			}
 			if opt.Family, err = leaderboard.ParseFamily(family); err != nil {
-				return err
+				return usage(err)
 			}
 			if kind != "" {
 				if opt.Kind, err = leaderboard.ParseKind(kind); err != nil {
-					return err
+					return usage(err)
 				}
 			}
 			if opt.Ranking, err = leaderboard.ParseRanking(rank); err != nil {
-				return err
+				return usage(err)
 			}
 			f, err := leaderboard.ParseFormat(format)
 			if err != nil {
-				return err
+				return usage(err)
 			}
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			b, err := leaderboard.Load(dir, !noPublished)
+			d, err := report.Load(dir, leaderboard.Sources{Published: !noPublished, External: !noExternal}, pipeline.LoadRunTask)
 			if err != nil {
 				return err
 			}
+			b := d.Board
 			t, err := b.Table(opt)
 			if err != nil {
 				return err
@@ -68,32 +87,45 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K, mrr.`,
 			if len(t.Rows) == 0 {
 				return fmt.Errorf("no systems to show: no runs under %s and --no-published given", dir)
 			}
+			w := cmd.ErrOrStderr()
+			if baseline != "" {
+				base, err := d.OursSystem(baseline)
+				if err != nil {
+					return usage(fmt.Errorf("--baseline: %w", err))
+				}
+				untested, err := t.MarkAgainst(base, d.PerQueryFunc(cmd.Context(), t.Metric.Key), significance.Options{})
+				if err != nil {
+					return err
+				}
+				for _, name := range slices.Sorted(maps.Keys(untested)) {
+					fmt.Fprintf(w, "note: %s not tested against %s: %s\n", name, base.Name, untested[name])
+				}
+			}
 			if err := t.Write(cmd.OutOrStdout(), f); err != nil {
 				return err
 			}
 			// What is not on the board is said, on stderr so that
 			// --format csv/json output stays clean.
-			w := cmd.ErrOrStderr()
 			if b.Listing != nil && len(b.Listing.Unfinished) > 0 {
 				fmt.Fprintf(w, "note: %d unfinished run(s) left out (no manifest.json); r2med results lists them\n", len(b.Listing.Unfinished))
 			}
 			if len(b.Superseded) > 0 {
 				fmt.Fprintf(w, "note: %d older run(s) of a system and task replaced by newer ones, e.g. %s\n", len(b.Superseded), b.Superseded[0].Dir)
 			}
-			if len(b.Other) > 0 {
-				fmt.Fprintf(w, "note: %d run(s) on data that is no R2MED task left out, e.g. %s (r2med results lists them)\n", len(b.Other), b.Other[0].Dir)
-			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
-	fl.StringVar(&metric, "metric", "ndcg@10", "metric: ndcg@K, recall@K, map@K, p@K or mrr (R2MED's result-file values)")
+	fl.StringVar(&metric, "metric", "ndcg@10", "metric: ndcg@K, recall@K, map@K, p@K (K in 1, 3, 5, 10, 25, 50, 100, 1000) or mrr")
 	fl.StringVar(&family, "family", "all", "task family: qa (Q&A reference), evidence (clinical evidence), case (clinical case) or all; the average is over its tasks")
-	fl.StringVar(&kind, "kind", "", "only systems of this kind: base, gar or reranker")
+	fl.StringVar(&kind, "kind", "", "only systems of this kind: base, gar, reranker or fusion")
 	fl.BoolVar(&noPublished, "no-published", false, "leave out R2MED's published systems")
+	fl.BoolVar(&noExternal, "no-external", false, "leave out results printed by later papers")
+	fl.BoolVar(&noPin, "no-pin", false, "rank our runs in place instead of listing them first")
 	fl.StringVar(&rank, "rank", "avg", "ranking: avg (the task average, as R2MED) or borda (HAKARI-Bench's Borda count)")
-	fl.StringVar(&format, "format", "table", "output: table, markdown, csv or json")
+	fl.StringVar(&baseline, "baseline", "", "mark per-task cells that differ significantly from this system of ours (ID or name): † p<0.05, ‡ p<0.01, Holm over tasks")
+	fl.StringVar(&format, "format", "table", "output: table, markdown, csv, json or latex")
 	return cmd
 }
 
@@ -112,4 +144,21 @@ func checkResultsDir(cmd *cobra.Command, dir string) error {
 		return fmt.Errorf("--results %s is not a directory", dir)
 	}
 	return nil
+}
+
+// usageError is an unknown name on the command line (a metric, a kind, a
+// format): the command exits 2, as for a bad flag.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usage(err error) error { return usageError{err} }
+
+// exitCode is 2 for a usage error, else 1.
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }

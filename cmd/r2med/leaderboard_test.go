@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,9 @@ import (
 // data renamed as an R2MED task, then lists and ranks them.
 func TestLeaderboardAndResultsCLI(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out")
 	if _, errOut, code := r2med(t, "", "run", "--task", "demo", "--quiet", "--out", filepath.Join(out, "demo")); code != 0 {
 		t.Fatalf("run: %s", errOut)
@@ -27,16 +31,35 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 		t.Fatalf("results json (%d, %v):\n%s%s", code, err, stdout, stderr)
 	}
 
-	stdout, stderr, code = r2med(t, "", "leaderboard", "--results", out, "--format", "markdown", "--kind", "base")
+	stdout, stderr, code = r2med(t, "", "leaderboard", "--results", out, "--format", "markdown", "--kind", "base", "--no-external", "--no-pin")
 	if code != 0 || !strings.Contains(stdout, "| 1 | nv | 27.15 |") || !strings.Contains(stdout, "**15.13**") {
 		t.Fatalf("leaderboard (%d):\n%s%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "1 run(s) on data that is no R2MED task left out") {
-		t.Errorf("the demo run is not reported as left out: %q", stderr)
+	// Our demo run is on the board, first, with its demo score in a
+	// column after the average; external results are there by default.
+	stdout, stderr, code = r2med(t, "", "leaderboard", "--results", out)
+	lines := strings.Split(stdout, "\n")
+	if code != 0 || !strings.Contains(lines[1], "demo") || !strings.Contains(lines[2], "bm25") || !strings.Contains(lines[2], "ours") || !strings.Contains(lines[2], "63.81") ||
+		!strings.Contains(stdout, "ReasonEmbed-Qwen3-8B") || !strings.Contains(stdout, "external") {
+		t.Fatalf("leaderboard (%d):\n%s%s", code, stdout, stderr)
 	}
-	stdout, _, code = r2med(t, "", "leaderboard", "--metric", "recall@100", "--format", "csv", "--no-published", "--results", out)
+	for _, args := range [][]string{{"leaderboard", "--metric", "ndcg@11"}, {"leaderboard", "--kind", "dense"}, {"leaderboard", "--format", "html"}} {
+		_, stderr, code := r2med(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, "unknown") {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
+		}
+		if args[1] == "--metric" && !strings.Contains(stderr, "ndcg@10, ndcg@25") {
+			t.Errorf("%v: the valid metrics are not listed: %s", args, stderr)
+		}
+	}
+	stdout, _, code = r2med(t, "", "leaderboard", "--metric", "recall@100", "--format", "csv", "--no-published", "--no-external", "--results", filepath.Join(dir, "empty"))
 	if code == 0 {
 		t.Errorf("an empty board succeeded:\n%s", stdout)
+	}
+	// The export carries the page's rows: our demo run, its demo column.
+	stdout, _, code = r2med(t, "", "leaderboard", "--metric", "recall@100", "--format", "csv", "--no-published", "--results", out)
+	if code != 0 || !strings.Contains(strings.Split(stdout, "\n")[0], ",demo,") || !strings.Contains(stdout, ",ours,") {
+		t.Errorf("csv of our demo run (%d):\n%s", code, stdout)
 	}
 	for _, args := range [][]string{
 		{"leaderboard", "--metric", "bpref"},
@@ -49,5 +72,64 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 		if _, stderr, code := r2med(t, "", args...); code == 0 || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q; want an error", args, code, stderr)
 		}
+	}
+}
+
+// TestFusedRunFromFileOnBoard fuses BM25 with a run file on the demo
+// task: the manifest records the built-in task as the data (not the run
+// file's neighbourhood), and the parts by name; the leaderboard lists
+// the run as kind fusion, named by method and parts with the file's base
+// name; compare reloads its data and tests it against BM25.
+func TestFusedRunFromFileOnBoard(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "results")
+	t.Setenv("R2MED_RESULTS", root)
+	mustRun(t, "run", "--task", "demo", "--quiet", "--bm25", "robertson", "--out", filepath.Join(dir, "robertson"))
+	file := filepath.Join(dir, "runs", "robertson.trec")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(readFileString(t, filepath.Join(dir, "robertson", "run.trec"))), 0o644)
+	mustRun(t, "run", "--task", "demo", "--quiet")
+	stdout := mustRun(t, "run", "--task", "demo", "--quiet", "--retriever", "bm25,run:"+file, "--fuse", "rrf")
+	name := "rrf(bm25,run:robertson.trec)"
+	if !strings.Contains(stdout, name) {
+		t.Fatalf("run names the system otherwise:\n%s", stdout)
+	}
+	fused := filepath.Join(root, "rrf(bm25,run_robertson.trec)", "demo")
+	m := readManifest(t, fused)
+	if m.Task.Source != "embedded:demo" || m.Task.SourceGiven != "" {
+		t.Errorf("task %+v: the data is the built-in demo task", m.Task)
+	}
+	f, _ := m.Config["fusion"].(map[string]any)
+	if parts, _ := f["retrievers"].([]any); len(parts) != 2 || parts[0] != "bm25" || parts[1] != "run:robertson.trec" {
+		t.Errorf("fusion %v", f)
+	}
+
+	var board struct {
+		Rows []struct{ Name, Kind, Source string }
+	}
+	out := mustRun(t, "leaderboard", "--format", "json", "--no-published", "--no-external")
+	if err := json.Unmarshal([]byte(out), &board); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range board.Rows {
+		if strings.Contains(r.Name, dir) || strings.Contains(r.Name, "/") {
+			t.Errorf("row %q names a path", r.Name)
+		}
+		if r.Name == name {
+			found = true
+			if r.Kind != "fusion" || r.Source != "ours" {
+				t.Errorf("%s: kind %s, source %s", name, r.Kind, r.Source)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("%s is not on the board:\n%s", name, out)
+	}
+	// The body_system breakdown needs the task's queries, reloaded from
+	// what the manifests say.
+	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), fused)
+	if !strings.Contains(stdout, "on 15 queries") || !strings.Contains(stdout, "By body_system:") {
+		t.Errorf("compare:\n%s", stdout)
 	}
 }

@@ -7,8 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -34,12 +32,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "r2med: interrupted; no partial output files were left behind")
-			return 130
-		}
-		fmt.Fprintln(stderr, "r2med:", err)
-		return 1
+		return reportError(stderr, err)
 	}
 	return 0
 }
@@ -53,9 +46,10 @@ func newRoot() *cobra.Command {
 It reproduces R2MED's published BM25 pipeline (Lucene English analyzer,
 gensim LuceneBM25Model k1=0.9 b=0.4) and trec_eval 9.0.8's measures to the
 last printed digit.`,
-		Version:       results.Version(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Version:           results.Version(),
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: checkAliases,
 	}
 	root.AddCommand(newRunCmd(), newEvalCmd(), newAnalyzeCmd(), newStatsCmd(), newTasksCmd(), newPullCmd(), newNanoCmd(), newSynthCmd())
 	for _, newCmd := range registered {

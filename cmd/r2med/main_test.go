@@ -193,8 +193,8 @@ func TestRunDefaultsToResultsDir(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
-	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--pipeline", "p.yaml", "--k1", "1"); code != 1 || !strings.Contains(stderr, "--k1 and --pipeline do not mix") {
-		t.Fatalf("--pipeline with a pipeline flag: exit %d, stderr %q", code, stderr)
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--pipeline", "missing.yaml", "--k1", "1"); code != 1 || !strings.Contains(stderr, "missing.yaml") {
+		t.Fatalf("--pipeline with a missing file: exit %d, stderr %q", code, stderr)
 	}
 	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--retriever", "dense", "--out", t.TempDir()); code != 1 || !strings.Contains(stderr, "needs a model") {
 		t.Fatalf("dense without a model: exit %d, stderr %q", code, stderr)

@@ -26,7 +26,7 @@ func newModelsCmd() *cobra.Command {
 		Use:   "models",
 		Short: "List the dense retrievers R2MED evaluated, with its recipe for each",
 		Long: `models lists the registry of dense retrievers: R2MED's names (which
---model takes, as do the aliases and Hub ids), checkpoints, pooling, maximum
+r2med run --model takes, as do the aliases and Hub ids), checkpoints, pooling, maximum
 length, which backends serve each, and R2MED's published 8-task mean nDCG@10.
 --format json adds every field and the per-task instructions.`,
 		Args: cobra.NoArgs,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,9 +30,21 @@ func TestReportCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="bars"`, `id="scatter"`, "15 queries:"} {
+	for _, want := range []string{`id="bars"`, `id="scatter"`, "demo (N=15)", `data-n="15"`} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The scatter counts the queries compare counts: every judged one.
+	cmpOut, stderr, code := r2med(t, "", "compare", filepath.Join(out, "lucene"), filepath.Join(out, "r2med"), "--format", "json")
+	var rep struct{ Queries int }
+	if code != 0 || json.Unmarshal([]byte(cmpOut), &rep) != nil || rep.Queries != 15 {
+		t.Errorf("compare (%d %s): %d queries, the scatter 15", code, stderr, rep.Queries)
+	}
+	for _, f := range []string{"pdf", "png"} {
+		stdout, stderr, code = r2med(t, "", "report", "--results", out, "--format", f, "--out", filepath.Join(dir, f))
+		if code != 0 || strings.Count(stdout, "."+f) != 3 {
+			t.Errorf("report --format %s (%d): %s%s", f, code, stdout, stderr)
 		}
 	}
 	figs := filepath.Join(dir, "figs")

@@ -13,12 +13,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -28,15 +31,18 @@ func newRerankCmd() *cobra.Command {
 	var d dataFlags
 	var spec rerank.Spec
 	var runPath, candidates, out, tag, ties, head, cacheDir string
+	var urls []string
 	var depth, workers int
 	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
+	var calls callFlags
+	var rf *pipeline.RemoteFlags
 	cmd := &cobra.Command{
-		Use:   "rerank (--run RUN | --candidates CONFIG) --reranker KIND --out RUN",
+		Use:   "rerank (--run RUN | --candidates CONFIG) --rerank KIND --out RUN",
 		Short: "Rerank the top of a run or of a Nano set's candidate lists; write the reranked run",
-		Long: `rerank reorders the top --depth documents of each query with a reranker and
-writes a TREC run. As in R2MED, only the reranked documents are kept (with
---depth 10, recall@100 equals recall@10); --keep-tail appends the rest below
-them. The task flags (--task, --suite, --data) give the query and document
+		Long: `rerank reorders the top --rerank-depth documents of each query with a
+reranker and writes a TREC run. As in R2MED, only the reranked documents are
+kept (with --rerank-depth 10, recall@100 equals recall@10); --keep-tail
+appends the rest below them. The task flags (--task, --suite, --data) give the query and document
 texts, and its qrels, when it has any, score the run before and after.
 
 Input: --run RUN (a TREC run of this task, e.g. from r2med run), or
@@ -47,25 +53,44 @@ one positive at rank 101 (the safeguard): it is reranked with the rest at
 depth 100 (HAKARI-Bench's "reranking" score), and --without-safeguard drops
 it first ("reranking_without_safeguard").
 
-Rerankers (--reranker):
+Rerankers (--rerank):
   tei            text-embeddings-inference, POST {base}/rerank (raw logits)
   cohere|jina|voyage
                  the /v1/rerank API of that provider (key from --rerank-api-key
                  or COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY), or of any
-                 compatible server given by --base-url (vLLM, Infinity)
+                 compatible server given by --rerank-url (vLLM, Infinity)
   llm-pointwise  an OpenAI-compatible chat model: p(yes) from logprobs
   llm-listwise   an OpenAI-compatible chat model: RankGPT sliding windows
                  (20 passages, step 10)
-  onnx           a local BERT-family cross-encoder (--model-dir with model.onnx
-                 and tokenizer.json; one logit read raw, two read at class 1)
+  onnx           a local BERT-family cross-encoder (--rerank-model-dir with
+                 model.onnx and tokenizer.json; one logit read raw, two read
+                 at class 1)
+  insertrank     InsertRank (arXiv 2506.14086): RankGPT windows with each
+                 passage's first-stage score in the prompt (--insertrank-scores)
+  rank1          Rank1 (arXiv 2502.18418): reason, then judge true/false;
+                 scored from the answer's logprobs, else its text
+  reasonrank     ReasonRank (arXiv 2508.07050): reason, then a permutation in
+                 <answer></answer>; repairs and fallbacks counted
+The last three use editable prompts (r2med rerank templates) and keep their
+reasoning in OUT.trace.jsonl.
 
 Ties: --ties input keeps the input order among equal scores; --ties hash is
 HAKARI-Bench's sha256 candidate order (the default with --candidates).
-An interrupted rerank resumes from OUT.partial.`,
-		Example: `  r2med rerank --task Biology --run out/bm25/run.trec --reranker tei --base-url http://localhost:8080 --depth 10 --out bio.tei.trec
-  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --reranker onnx --model-dir models/monobert --out medqa.mono.trec
-  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --without-safeguard --reranker cohere --model rerank-v3.5 --out medqa.cohere.trec
-  r2med rerank --task demo --run run.trec --reranker llm-listwise --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct --out listwise.trec`,
+An interrupted rerank resumes from OUT.partial.
+
+--rerank-url may be repeated (or name a file of URLs) for a fleet of
+servers of one model, bounded by --endpoint-concurrency, each request by
+--request-timeout and --retries. --replay answers from the LLM cache alone
+and sends nothing; --prices prints what the answers cost.
+
+The flags that say which reranker to use are named as in r2med run
+(--rerank, --rerank-model, --rerank-url, --rerank-model-dir, --rerank-depth);
+the older --reranker, --model, --base-url, --model-dir and --depth still
+work but are deprecated.`,
+		Example: `  r2med rerank --task Biology --run out/bm25/run.trec --rerank tei --rerank-url http://localhost:8080 --rerank-depth 10 --out bio.tei.trec
+  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --rerank onnx --rerank-model-dir models/monobert --out medqa.mono.trec
+  r2med rerank --task MedQA-Diag --suite nano --candidates reranking_hybrid --without-safeguard --rerank cohere --rerank-model rerank-v3.5 --out medqa.cohere.trec
+  r2med rerank --task demo --run run.trec --rerank llm-listwise --rerank-url http://localhost:8000/v1 --rerank-model Qwen/Qwen2.5-7B-Instruct --out listwise.trec`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -76,7 +101,7 @@ An interrupted rerank resumes from OUT.partial.`,
 			}
 			spec.Kind = strings.ToLower(spec.Kind) // as rerank.New reads it; the cache and the tag use it too
 			if depth == 0 || depth < -1 {
-				return fmt.Errorf("--depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
+				return fmt.Errorf("--rerank-depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
 			}
 			// Every scorer batches by itself (onnx by --batch-size, servers
 			// by their request limits), so Rerank passes whole lists.
@@ -121,6 +146,11 @@ An interrupted rerank resumes from OUT.partial.`,
 				if run, err = trec.ReadRunFile(runPath); err != nil {
 					return err
 				}
+				// The rule of run:PATH: ids the task lacks are an error, or
+				// with --allow-missing-docs dropped, counted and reported.
+				if run, err = retrieve.CheckRun(runPath, run, t, retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr()}); err != nil {
+					return err
+				}
 				sum, err := results.Digest(runPath)
 				if err != nil {
 					return err
@@ -130,7 +160,7 @@ An interrupted rerank resumes from OUT.partial.`,
 				if t.Layout != ir.LayoutNanoHub {
 					return fmt.Errorf("--candidates reads a Nano set's candidate lists; task %s has none (use --task NAME --suite nano, or --data with a Nano set)", t.Name)
 				}
-				c, err := dataset.LoadHubCandidates(t.Dir, candidates, t.Split)
+				c, err := hubrepo.LoadCandidates(t.Dir, candidates, t.Split)
 				if err != nil {
 					return err
 				}
@@ -147,7 +177,24 @@ An interrupted rerank resumes from OUT.partial.`,
 				opts.Safeguard = rerank.DropSafeguard
 			}
 
-			if strings.HasPrefix(spec.Kind, "llm-") && !noCache {
+			if urls, err = httpx.ReadURLs(urls); err != nil {
+				return err
+			}
+			if len(urls) > 0 {
+				spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
+			}
+			remote, err := rf.Apply(pipeline.Remote{})
+			if err != nil {
+				return err
+			}
+			hc := remote.Client(cmd.ErrOrStderr(), "rerank")
+			spec.HTTP, spec.Fleet, spec.Replay = &hc, remote.Fleet(cmd.ErrOrStderr()), calls.replay
+			prices, err := calls.read(noCache)
+			if err != nil {
+				return err
+			}
+			spec.Meter = newMeter()
+			if rerank.UsesLLM(spec.Kind) && !noCache {
 				store, err := cache.Open(cacheDir, cache.Options{})
 				if err != nil {
 					return err
@@ -167,19 +214,23 @@ An interrupted rerank resumes from OUT.partial.`,
 			if err != nil {
 				return err
 			}
-			job := rerank.Job{Task: t, Run: run, Scorer: s, Options: opts, Checkpoint: out + ".partial", Key: key}
-			bar := progress.Auto(quiet).New(len(run), "reranking "+t.Name)
-			last := 0
-			job.Progress = func(n, _ int) { bar.Add(n - last); last = n }
+			checkpoint := out + ".partial"
+			job := rerank.Job{Task: t, Run: run, Scorer: s, Options: opts, Checkpoint: checkpoint, Key: key}
+			// Queries read back from the checkpoint show as done but do
+			// not count in the bar's pace.
+			bar := progress.Auto(quiet).Counter("reranking " + t.Name)
+			job.Progress = bar.Report
 			reranked, res, err := job.Do(cmd.Context())
 			bar.Done()
 			if res.Stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s.partial was left by a rerank with other settings; starting afresh\n", out)
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s was left by a rerank with other settings; starting afresh\n", checkpoint)
 			} else if res.Done > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s.partial\n", res.Done, out)
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s\n", res.Done, checkpoint)
 			}
 			if err != nil {
-				return err
+				// The job keeps the checkpoint when it holds finished
+				// queries; the rerun resumes from it.
+				return keptForResume(err, checkpoint)
 			}
 			if tag == "" {
 				tag = "rerank-" + spec.Kind
@@ -188,7 +239,7 @@ An interrupted rerank resumes from OUT.partial.`,
 				return err
 			}
 			// The checkpoint goes once the run it feeds is safely written.
-			if err := os.Remove(out + ".partial"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -196,6 +247,10 @@ An interrupted rerank resumes from OUT.partial.`,
 			if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
 				printRerankStats(w, st.Stats())
 			}
+			if calls.prices != "" {
+				printCost(w, spec.Meter, len(reranked), prices)
+			}
+			printRerankTrace(w, out+".partial")
 			if noEval || len(t.Qrels) == 0 {
 				return nil
 			}
@@ -203,21 +258,23 @@ An interrupted rerank resumes from OUT.partial.`,
 		},
 	}
 	addDataFlags(cmd, &d)
+	cmd.AddCommand(newRerankTemplatesCmd())
 	f := cmd.Flags()
+	addReasoningRerankFlags(f, &spec)
 	f.StringVar(&runPath, "run", "", "TREC run to rerank (its query and document ids must belong to the task)")
 	f.StringVar(&candidates, "candidates", "", "rerank a Nano set's published candidate lists instead: bm25, harrier_oss_v1_270m or reranking_hybrid")
-	f.StringVar(&spec.Kind, "reranker", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
-	f.StringVar(&spec.Model, "model", "", "model name the server serves (cohere/jina/voyage, LLM kinds)")
-	f.StringVar(&spec.BaseURL, "base-url", "", "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API)")
+	f.StringVar(&spec.Kind, "rerank", "", "reranker: "+strings.Join(rerank.Kinds, ", "))
+	f.StringVar(&spec.Model, "rerank-model", "", "model name the server serves (cohere/jina/voyage, LLM kinds)")
+	f.StringArrayVar(&urls, "rerank-url", nil, "server base URL (tei: http://host:8080; LLM: http://host:8000/v1; cohere/jina/voyage: a compatible server instead of the hosted API); repeat it, or give a file of URLs, for a fleet of servers of one model")
 	f.StringVar(&spec.APIKey, "rerank-api-key", "", "API key (default: COHERE_API_KEY, JINA_API_KEY, VOYAGE_API_KEY or OPENAI_API_KEY by reranker); never printed")
-	f.StringVar(&spec.ModelDir, "model-dir", "", "onnx: directory with model.onnx and tokenizer.json")
+	f.StringVar(&spec.ModelDir, "rerank-model-dir", "", "onnx: directory with model.onnx and tokenizer.json")
 	f.IntVar(&spec.CrossEncoder.MaxLength, "max-length", 512, "onnx: token budget of a query–document pair (R2MED: 512)")
 	f.IntVar(&spec.CrossEncoder.BatchSize, "batch-size", 32, "onnx: pairs per forward pass")
 	f.StringVar(&head, "head", "auto", "onnx: relevance logit: auto (by the number of logits), single (raw, bge-reranker style) or class1 (monoBERT style)")
 	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise: requests in flight per query")
 	f.IntVar(&workers, "concurrency", 1, "queries reranked at the same time")
-	f.IntVar(&depth, "depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
-	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --depth after the reranked ones (R2MED drops them)")
+	f.IntVar(&depth, "rerank-depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
+	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --rerank-depth after the reranked ones (R2MED drops them)")
 	f.BoolVar(&withoutSafeguard, "without-safeguard", false, "drop a reranking_hybrid list's rank-101 safeguard before reranking (HAKARI's reranking_without_safeguard)")
 	f.StringVar(&ties, "ties", "", "order of equal scores: input, or hash (HAKARI-Bench); default hash with --candidates, else input")
 	f.StringVar(&cacheDir, "cache", "", "LLM answer cache directory (default $R2MED_CACHE or ~/.cache/r2med)")
@@ -226,6 +283,13 @@ An interrupted rerank resumes from OUT.partial.`,
 	f.StringVar(&out, "out", "", "reranked run file to write (required)")
 	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
+		"price table (as r2med run --prices): print what the LLM answers cost")
+	rf = pipeline.AddRemoteFlags(f)
+	// The names before rerank and run shared theirs.
+	for _, a := range [][2]string{{"reranker", "rerank"}, {"model", "rerank-model"}, {"base-url", "rerank-url"}, {"model-dir", "rerank-model-dir"}, {"depth", "rerank-depth"}} {
+		aliasFlag(f, a[0], a[1])
+	}
 	return cmd
 }
 
@@ -233,12 +297,20 @@ An interrupted rerank resumes from OUT.partial.`,
 // checkpoint is reused only by the same rerank. The server's URL is left
 // out: a restarted server on another port serves the same model.
 func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (string, error) {
-	b, err := json.Marshal(map[string]any{
+	m := map[string]any{
 		"kind": spec.Kind, "model": spec.Model, "model_dir": spec.ModelDir,
 		"max_length": spec.CrossEncoder.MaxLength, "head": spec.CrossEncoder.Head,
 		"depth": opts.Depth, "keep_tail": opts.KeepTail, "order": opts.Order, "safeguard": opts.Safeguard.String(),
 		"input": input, "task": task,
-	})
+	}
+	settings, err := spec.Settings()
+	if err != nil {
+		return "", err
+	}
+	if settings != nil {
+		m["settings"] = settings // the reasoning rerankers' prompts and knobs
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
 		return "", err
 	}
@@ -247,20 +319,10 @@ func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (s
 }
 
 func printRerankStats(w io.Writer, s rerank.Stats) {
-	var notes []string
-	if s.NoLogprobs > 0 {
-		notes = append(notes, fmt.Sprintf("%d scored from the answer text (no logprobs)", s.NoLogprobs))
+	if s.Calls > 0 {
+		fmt.Fprintf(w, "  LLM: %d answers (%d from the cache), %d prompt + %d completion tokens\n", s.Calls, s.Cached, s.PromptTokens, s.CompletionTokens)
 	}
-	if s.Undecided > 0 {
-		notes = append(notes, fmt.Sprintf("%d said neither yes nor no (scored 0.5)", s.Undecided))
-	}
-	if s.Unparsed > 0 {
-		notes = append(notes, fmt.Sprintf("%d named no passage (window order kept)", s.Unparsed))
-	}
-	if s.Partial > 0 {
-		notes = append(notes, fmt.Sprintf("%d incomplete permutations (repaired)", s.Partial))
-	}
-	if len(notes) > 0 {
+	if notes := s.Notes(); len(notes) > 0 {
 		fmt.Fprintf(w, "  LLM answers (%d calls this run): %s\n", s.Calls, strings.Join(notes, "; "))
 	}
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/ir"
@@ -123,7 +127,7 @@ func TestRerankCLIRun(t *testing.T) {
 	input := filepath.Join(dir, pipeline.RunFile)
 	srv, _ := teiLoopback(t, nil)
 	out := filepath.Join(dir, "tei.trec")
-	stdout := mustRun(t, "rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--base-url", srv.URL, "--depth", "10", "--out", out, "--quiet")
+	stdout := mustRun(t, "rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10", "--out", out, "--quiet")
 
 	task := demoTask(t)
 	in, err := trec.ReadRunFile(input)
@@ -158,7 +162,7 @@ func TestRerankCLIRun(t *testing.T) {
 
 	// --keep-tail keeps every input document, reranked head first.
 	tail := filepath.Join(dir, "tail.trec")
-	mustRun(t, "rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--base-url", srv.URL, "--depth", "10", "--keep-tail", "--out", tail, "--quiet", "--no-eval")
+	mustRun(t, "rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10", "--keep-tail", "--out", tail, "--quiet", "--no-eval")
 	for qid, ids := range runIDs(t, tail) {
 		if len(ids) != len(in[qid]) || !slices.Equal(ids[:len(want[qid])], want[qid]) {
 			t.Errorf("%s with --keep-tail: %d docs (input %d), head %v", qid, len(ids), len(in[qid]), ids[:min(10, len(ids))])
@@ -189,8 +193,8 @@ func TestRerankCLIResume(t *testing.T) {
 	}
 	bad, _ := teiLoopback(t, func(q string) bool { return q == lastText })
 	out := filepath.Join(dir, "resumed.trec")
-	args := []string{"rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--depth", "5", "--out", out, "--quiet"}
-	_, stderr, code := r2med(t, "", append(args, "--base-url", bad.URL)...)
+	args := []string{"rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-depth", "5", "--out", out, "--quiet"}
+	_, stderr, code := r2med(t, "", append(args, "--rerank-url", bad.URL)...)
 	if code == 0 || !strings.Contains(stderr, "400") {
 		t.Fatalf("exit %d, stderr %q; want the server's 400", code, stderr)
 	}
@@ -198,7 +202,7 @@ func TestRerankCLIResume(t *testing.T) {
 		t.Fatal("a failed rerank wrote its output")
 	}
 	good, calls := teiLoopback(t, nil)
-	_, stderr, code = r2med(t, "", append(args, "--base-url", good.URL)...)
+	_, stderr, code = r2med(t, "", append(args, "--rerank-url", good.URL)...)
 	if code != 0 {
 		t.Fatal(stderr)
 	}
@@ -206,7 +210,7 @@ func TestRerankCLIResume(t *testing.T) {
 		t.Errorf("stderr %q, %d calls; want a resume that asks for the one missing query", stderr, calls.Load())
 	}
 	clean := filepath.Join(dir, "clean.trec")
-	mustRun(t, append(args[:len(args)-3], "--out", clean, "--quiet", "--base-url", good.URL)...)
+	mustRun(t, append(args[:len(args)-3], "--out", clean, "--quiet", "--rerank-url", good.URL)...)
 	if a, b := readFileString(t, out), readFileString(t, clean); a != b {
 		t.Error("the resumed run differs from a clean one")
 	}
@@ -216,7 +220,7 @@ func TestRerankCLINanoCandidates(t *testing.T) {
 	_, repos, _ := fakeHubEnv(t)
 	srv, _ := teiLoopback(t, nil)
 	out := filepath.Join(t.TempDir(), "nano.trec")
-	mustRun(t, "rerank", "--task", "Biology", "--suite", "nano", "--candidates", "bm25", "--reranker", "tei", "--base-url", srv.URL, "--depth", "10", "--out", out, "--quiet")
+	mustRun(t, "rerank", "--task", "Biology", "--suite", "nano", "--candidates", "bm25", "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10", "--out", out, "--quiet")
 	got := runIDs(t, out)
 	published := repos.Nano.Subset("bm25").Run
 	if len(got) != len(published) {
@@ -231,7 +235,7 @@ func TestRerankCLINanoCandidates(t *testing.T) {
 			t.Errorf("%s: reranked %v is not a reordering of the published top 10 %v", qid, ids, top)
 		}
 	}
-	_, stderr, code := r2med(t, "", "rerank", "--task", "Biology", "--suite", "nano", "--candidates", "bm25", "--without-safeguard", "--reranker", "tei", "--base-url", srv.URL, "--out", out)
+	_, stderr, code := r2med(t, "", "rerank", "--task", "Biology", "--suite", "nano", "--candidates", "bm25", "--without-safeguard", "--rerank", "tei", "--rerank-url", srv.URL, "--out", out)
 	if code == 0 || !strings.Contains(stderr, "applies to reranking_hybrid lists") {
 		t.Errorf("--without-safeguard on bm25: exit %d, %s", code, stderr)
 	}
@@ -240,26 +244,153 @@ func TestRerankCLINanoCandidates(t *testing.T) {
 func TestRerankCLIErrors(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.trec")
-	os.WriteFile(run, []byte("1 Q0 d1 1 1 x\n"), 0o644)
+	task := demoTask(t)
+	os.WriteFile(run, []byte(task.Queries[0].ID+" Q0 "+task.Corpus[0].ID+" 1 1 x\n"), 0o644)
 	out := filepath.Join(dir, "out.trec")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--base-url", "http://x"}, "--out RUN is required"},
-		{[]string{"--task", "demo", "--reranker", "tei", "--out", out}, "--run RUN (a TREC run) or --candidates"},
-		{[]string{"--task", "demo", "--run", run, "--candidates", "bm25", "--reranker", "tei", "--out", out}, "not both"},
-		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--base-url", "http://x", "--depth", "0", "--out", out}, "--depth must be positive"},
-		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--base-url", "http://x", "--ties", "random", "--out", out}, `unknown --ties "random"`},
-		{[]string{"--task", "demo", "--run", run, "--reranker", "colbert", "--out", out}, `unknown reranker "colbert"`},
-		{[]string{"--task", "demo", "--run", run, "--reranker", "tei", "--out", out}, "needs the server's base URL"},
-		{[]string{"--task", "demo", "--run", run + ".missing", "--reranker", "tei", "--out", out}, ".missing"},
-		{[]string{"--task", "demo", "--candidates", "bm25", "--reranker", "tei", "--base-url", "http://x", "--out", out}, "candidate lists"},
-		{[]string{"--task", "demo", "--run", run, "--reranker", "onnx", "--head", "middle", "--out", out}, `unknown --head "middle"`},
+		{[]string{"--task", "demo", "--run", run, "--rerank", "tei", "--rerank-url", "http://x"}, "--out RUN is required"},
+		{[]string{"--task", "demo", "--rerank", "tei", "--out", out}, "--run RUN (a TREC run) or --candidates"},
+		{[]string{"--task", "demo", "--run", run, "--candidates", "bm25", "--rerank", "tei", "--out", out}, "not both"},
+		{[]string{"--task", "demo", "--run", run, "--rerank", "tei", "--rerank-url", "http://x", "--rerank-depth", "0", "--out", out}, "--rerank-depth must be positive"},
+		{[]string{"--task", "demo", "--run", run, "--rerank", "tei", "--rerank-url", "http://x", "--ties", "random", "--out", out}, `unknown --ties "random"`},
+		{[]string{"--task", "demo", "--run", run, "--rerank", "colbert", "--out", out}, `unknown reranker "colbert"`},
+		{[]string{"--task", "demo", "--run", run, "--rerank", "tei", "--out", out}, "needs the server's base URL"},
+		{[]string{"--task", "demo", "--run", run + ".missing", "--rerank", "tei", "--out", out}, ".missing"},
+		{[]string{"--task", "demo", "--candidates", "bm25", "--rerank", "tei", "--rerank-url", "http://x", "--out", out}, "candidate lists"},
+		{[]string{"--task", "demo", "--run", run, "--rerank", "onnx", "--head", "middle", "--out", out}, `unknown --head "middle"`},
 	} {
 		_, stderr, code := r2med(t, "", append([]string{"rerank"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, stderr, c.want)
+		}
+		// A rerank that never started leaves nothing to resume from.
+		if _, err := os.Stat(out + ".partial"); !os.IsNotExist(err) {
+			t.Errorf("%v: %s.partial left behind (%v)", c.args, out, err)
+		}
+	}
+}
+
+// Errors found once the job has started (a run from another task, a
+// document the corpus lacks) are validation errors too: they leave no
+// OUT.partial, while one that holds finished queries is kept and named.
+func TestRerankCLIValidationLeavesNoCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	srv, calls := teiLoopback(t, nil)
+	out := filepath.Join(dir, "out.trec")
+	task := demoTask(t)
+	q := task.Queries[0].ID
+	for name, run := range map[string]string{
+		"query not in the task":    "no-such-query Q0 " + task.Corpus[0].ID + " 1 1 x\n",
+		"document not in the task": q + " Q0 no-such-doc 1 1 x\n",
+	} {
+		path := filepath.Join(dir, "run.trec")
+		os.WriteFile(path, []byte(run), 0o644)
+		_, stderr, code := r2med(t, "", "rerank", "--task", "demo", "--run", path, "--rerank", "tei", "--rerank-url", srv.URL, "--out", out, "--quiet")
+		if code != 1 || strings.Contains(stderr, "kept for resuming") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+		if _, err := os.Stat(out + ".partial"); !os.IsNotExist(err) {
+			t.Errorf("%s: %s.partial left behind (%v)", name, out, err)
+		}
+	}
+	if calls.Load() != 0 {
+		t.Errorf("%d calls to the reranker for runs that do not fit the task", calls.Load())
+	}
+}
+
+// Ctrl-C during a rerank keeps OUT.partial with the finished queries and
+// says so; the same command then resumes from it.
+func TestRerankCLIInterruptNamesCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	good, _ := teiLoopback(t, nil)
+	var n atomic.Int32
+	// The second query's request interrupts the command, as Ctrl-C does,
+	// and then waits for it to give up.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			// Read the request first: the server notices the client
+			// hanging up only once the body is consumed.
+			io.Copy(io.Discard, r.Body)
+			cancel()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		good.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	out := filepath.Join(dir, "tei.trec")
+	args := []string{"rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-depth", "5", "--out", out, "--quiet"}
+	var stdout, stderr bytes.Buffer
+	code := execute(ctx, append(args, "--rerank-url", srv.URL), strings.NewReader(""), &stdout, &stderr)
+	want := "r2med: interrupted; kept for resuming: " + out + ".partial (run the same command again to resume from there)\n"
+	if code != 130 || !strings.HasSuffix(stderr.String(), want) {
+		t.Fatalf("exit %d, stderr %q; want 130 and %q", code, stderr.String(), want)
+	}
+	_, errText, code := r2med(t, "", append(args, "--rerank-url", good.URL)...)
+	if code != 0 || !strings.Contains(errText, "resuming: 1 queries already reranked in "+out+".partial") {
+		t.Errorf("rerun: exit %d, stderr %q", code, errText)
+	}
+
+	// Interrupted before any query finished: nothing is kept, and the
+	// message says so.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	n.Store(1)
+	cancel = cancel2
+	stderr.Reset()
+	code = execute(ctx2, append(args[:len(args)-3], "--out", filepath.Join(dir, "none.trec"), "--quiet", "--rerank-url", srv.URL), strings.NewReader(""), &stdout, &stderr)
+	if code != 130 || stderr.String() != "r2med: interrupted; no partial output files were left behind\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none.trec.partial")); !os.IsNotExist(err) {
+		t.Errorf("an empty checkpoint was kept: %v", err)
+	}
+}
+
+// rerank takes run's flag names; the old ones still work, with a note,
+// and naming one flag twice under both names is an error.
+func TestRerankCLIDeprecatedFlags(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	srv, _ := teiLoopback(t, nil)
+	newOut, oldOut := filepath.Join(dir, "new.trec"), filepath.Join(dir, "old.trec")
+	mustRun(t, "rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "7", "--out", newOut, "--quiet", "--no-eval")
+	_, stderr, code := r2med(t, "", "rerank", "--task", "demo", "--run", input, "--reranker", "tei", "--base-url", srv.URL, "--depth", "7", "--out", oldOut, "--quiet", "--no-eval")
+	if code != 0 {
+		t.Fatalf("old flag names: exit %d, %s", code, stderr)
+	}
+	for _, note := range []string{"--reranker is deprecated; use --rerank", "--base-url is deprecated; use --rerank-url", "--depth is deprecated; use --rerank-depth"} {
+		if !strings.Contains(stderr, "r2med rerank: "+note+"\n") {
+			t.Errorf("stderr lacks %q:\n%s", note, stderr)
+		}
+	}
+	if readFileString(t, newOut) != readFileString(t, oldOut) {
+		t.Error("the old flag names rerank differently")
+	}
+	_, stderr, code = r2med(t, "", "rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-url", srv.URL, "--base-url", "http://elsewhere", "--out", oldOut)
+	if code != 1 || !strings.Contains(stderr, "--base-url and --rerank-url are the same flag (--base-url is its deprecated name); give --rerank-url only") {
+		t.Errorf("both names: exit %d, %s", code, stderr)
+	}
+	help, _, _ := r2med(t, "", "rerank", "--help")
+	_, help, _ = strings.Cut(help, "Flags:")
+	for _, old := range []string{"--reranker", "--base-url", "--model-dir", "--depth ", "--model "} {
+		if strings.Contains(help, old) {
+			t.Errorf("help still shows %s", old)
+		}
+	}
+	for _, now := range []string{"--rerank string", "--rerank-url", "--rerank-model ", "--rerank-model-dir", "--rerank-depth"} {
+		if !strings.Contains(help, now) {
+			t.Errorf("help lacks %s", now)
 		}
 	}
 }
@@ -317,7 +448,7 @@ func TestRerankCLISafeguard(t *testing.T) {
 	data := writeHybridNano(t)
 	srv, _ := teiLoopback(t, nil)
 	out := filepath.Join(t.TempDir(), "r.trec")
-	base := []string{"rerank", "--data", data, "--split", "S", "--candidates", "reranking_hybrid", "--reranker", "tei", "--base-url", srv.URL, "--out", out, "--quiet", "--no-eval"}
+	base := []string{"rerank", "--data", data, "--split", "S", "--candidates", "reranking_hybrid", "--rerank", "tei", "--rerank-url", srv.URL, "--out", out, "--quiet", "--no-eval"}
 
 	// Kept (HAKARI's "reranking"): at depth 100 the safeguard is reranked
 	// with the rest and rises to the top.
@@ -333,7 +464,7 @@ func TestRerankCLISafeguard(t *testing.T) {
 		t.Errorf("dropped: q2 has %d docs, safeguard present: %v", len(got["q2"]), slices.Contains(got["q2"], "d102"))
 	}
 	// At depth 10 the safeguard lies beyond the depth either way.
-	mustRun(t, append(base, "--depth", "10")...)
+	mustRun(t, append(base, "--rerank-depth", "10")...)
 	if got = runIDs(t, out); len(got["q2"]) != 10 || slices.Contains(got["q2"], "d102") {
 		t.Errorf("depth 10: q2 %v", got["q2"])
 	}

@@ -5,28 +5,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/progress"
-	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
 )
 
 func newRunCmd() *cobra.Command {
 	var d dataFlags
-	var scheme, out, pipelineFile, retrievers string
-	var queryPrefix, docPrefix, garModel, garBaseURL string
+	var out, pipelineFile, cacheDir string
 	var quiet, overwrite, noCache bool
-	var cacheDir string
-	cfg := pipeline.DefaultConfig()
-	k1, b := -1.0, -1.0
+	var calls callFlags
+	var pf *pipeline.Flags
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Index, retrieve and evaluate one task; write run.trec, results.json and manifest.json",
+		Short: "Index, retrieve and evaluate one task or all; write run.trec, results.json and manifest.json",
 		Example: `  r2med run --task demo --out out/demo
   r2med run --data ../shared/data/nfcorpus --split test --out out/nfcorpus
   r2med run --data DIR --bm25 lucene --k1 0.9 --b 0.4 --top-k 1000 --out out/lucene
@@ -37,73 +33,71 @@ func newRunCmd() *cobra.Command {
   r2med run --task all --retriever dense --model nv --backend openai --base-url http://gpu:8000/v1
   r2med run --task Biology --retriever bm25,dense --model bge --fuse rrf --rerank tei --rerank-url http://localhost:8081
   r2med run --task all --pipeline hybrid.yaml
+  r2med run --task all --pipeline hybrid.yaml --top-k 1000 --name hybrid-1000   # flags laid over the file
   r2med run --task Biology --gar hyde --gar-model Qwen/Qwen2.5-7B-Instruct --gar-base-url http://gpu:8000/v1 --gar-llm qwen-7b
+  r2med run --data DIR --retriever run:runs/{task}.trec,bm25 --allow-missing-docs
+  r2med run --task Biology --rerank insertrank --rerank-model deepseek-r1 --rerank-url http://gpu1:8000/v1 \
+      --rerank-url http://gpu2:8000/v1 --rerank-depth 20 --prices prices.yaml   # a fleet of two, costs in the manifest
+  r2med run --task Biology --gar reasoning --gar-model Qwen/Qwen3-8B --gar-base-url servers.txt --gar-llm qwen3-8b
+  r2med run --task Biology --pipeline published.yaml --cache shared-cache --replay     # from an imported cache, no server
+  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model nv --backend openai --base-url http://gpu:8000/v1   # after r2med index push
 
-A pipeline file (--pipeline) describes the stages the flags cannot:
-  name: hyde-gpt4-hybrid
-  top_k: 100
-  expand: {method: hyde, llm: gpt4}          # dir: DIR for generations from 'r2med gar generate', or
-                                             # generate: {model: M, base_url: URL, temperature: 0.7, seed: 42}
-  retrieve:
-    - bm25: {scheme: r2med}
-    - dense: {model: bge, backend: onnx}
-  fuse: {method: rrf, k: 60}                 # or {method: combsum, norm: zscore, weights: [0.3, 0.7]}
-  rerank: {kind: tei, base_url: "http://localhost:8081", depth: 100}
+A pipeline file (--pipeline) describes the stages; every pipeline flag sets
+one of its keys, and flags given with --pipeline are laid over the file:
+  name: hyde-gpt4-hybrid                     # --name
+  top_k: 100                                 # --top-k
+  expand: {method: hyde, llm: gpt4}          # --gar, --gar-llm; dir: DIR (--gar-dir) for generations
+                                             # from 'r2med gar generate', or generate: {model: M,
+                                             # base_url: URL, style: case, temperature: 0.7, seed: 42}
+  retrieve:                                  # --retriever bm25,dense
+    - bm25: {scheme: r2med, k1: 0.9}         # --bm25, --k1, --b, --analyzer
+    - dense: {model: bge, backend: onnx}     # --model, --backend, --base-url, …
+  fuse: {method: rrf, k: 60}                 # --fuse, --rrf-k; or {method: combsum, norm: zscore, weights: [0.3, 0.7]}
+  rerank: {kind: tei, base_url: "http://localhost:8081", depth: 100}   # --rerank, --rerank-url, --rerank-depth
+                                             # insertrank: {…, scores: raw, decimals: 2, templates: DIR}
+  request_timeout: 90s                       # --request-timeout: model servers, per request
+  retries: 3                                 # --retries
+  endpoint_concurrency: 4                    # --endpoint-concurrency: per server of a fleet
+
+A base_url (--base-url, --rerank-url, --gar-base-url) takes several servers
+of one model, repeated or as a file with one URL per line: requests are
+spread over them, a failing server is taken out for a while, and the run
+goes on while one remains.
+
+Several retrievers are fused; the system is named by its parts and method,
+e.g. rrf(bm25,bge), unless --name names it.
 
 Without --out, results go to out/SYSTEM/TASK (R2MED_RESULTS sets the
 results directory), where 'r2med results' and 'r2med leaderboard' find them.
-API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
-…), so they never reach a manifest.`,
+A rerun with the same data and settings reuses the outputs after checking
+their checksums; a run with other settings into a directory that holds one
+is refused unless --overwrite. --allow-missing-docs also lets a run:PATH
+retriever drop (and count) queries and documents the task lacks. API keys
+come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY, …), and
+credentials in a URL never reach a manifest.
+
+The manifest's usage says what the model calls cost: prompt and completion
+tokens and seconds, in total and per query, and in dollars with --prices (a
+YAML table, model: {input: $, output: $} per million tokens). The cache
+entries a run used are listed beside its manifest, so 'r2med cache export
+--manifest' can share exactly them, and --replay reruns the pipeline from
+the cache alone: a call it lacks fails the run instead of reaching a server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if pipelineFile != "" {
-				for _, name := range pipelineFlags {
-					if cmd.Flags().Changed(name) {
-						return fmt.Errorf("--%s and --pipeline do not mix: put the setting in %s", name, pipelineFile)
-					}
-				}
-				var err error
-				if cfg, err = pipeline.LoadFile(pipelineFile); err != nil {
-					return err
-				}
-			} else {
-				sc, err := bm25.ParseScheme(scheme)
-				if err != nil {
-					return err
-				}
-				cfg.BM25 = bm25.DefaultParams(sc)
-				if cmd.Flags().Changed("k1") {
-					cfg.BM25.K1 = k1
-				}
-				if cmd.Flags().Changed("b") {
-					cfg.BM25.B = b
-				}
-				if cmd.Flags().Changed("query-prefix") {
-					cfg.Dense.QueryPrefix = &queryPrefix
-				}
-				if cmd.Flags().Changed("doc-prefix") {
-					cfg.Dense.DocPrefix = &docPrefix
-				}
-				if err := setRetrievers(&cfg, retrievers); err != nil {
-					return err
-				}
-				if garModel != "" {
-					g := pipeline.DefaultGenerate()
-					g.Method, g.Label, g.Model, g.BaseURL = cfg.GAR.Method, cfg.GAR.LLM, garModel, garBaseURL
-					cfg.SetGenerate(g)
-				} else if (cfg.GAR.Method == "") != (cfg.GAR.LLM == "") {
-					return fmt.Errorf("--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4), unless --gar-model generates the expansions in the run")
-				}
-			}
-			if err := cfg.Validate(); err != nil {
+			cfg, err := pf.Config(pipelineFile)
+			if err != nil {
 				return err
 			}
 			srcs, err := d.sources()
 			if err != nil {
 				return err
 			}
+			prices, err := calls.read(noCache)
+			if err != nil {
+				return err
+			}
 			if out == "" {
-				out = filepath.Join(resultsDir(), safePathPart(cfg.ModelName()))
+				out = filepath.Join(resultsDir(), results.DirName(cfg.ModelName()))
 			}
 			var store *cache.Store
 			if !noCache && cfg.NeedsCache() {
@@ -120,9 +114,10 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 				}
 				dir := out
 				if len(srcs) > 1 || !cmd.Flags().Changed("out") {
-					dir = filepath.Join(out, t.Name)
+					dir = filepath.Join(out, results.DirName(t.Name))
 				}
-				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store}
+				opt := pipeline.Options{Out: dir, Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store,
+					AllowMissingDocs: d.opts.AllowMissingDocs, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr()}
 				if !quiet {
 					opt.Log = cmd.ErrOrStderr()
 				}
@@ -143,48 +138,15 @@ API keys come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY,
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&retrievers, "retriever", cfg.Retriever, "retriever: bm25, dense, candidates:CONFIG (a published candidate list; NanoR2MED: candidates:bm25, candidates:harrier_oss_v1_270m, candidates:reranking_hybrid) or run:PATH (a TREC run; {task} is replaced); several, comma-separated, are fused (--fuse)")
+	pf = pipeline.AddFlags(f)
 	f.StringVar(&pipelineFile, "pipeline", "", "a YAML pipeline file (expand, retrieve, fuse, rerank); see above")
-	f.StringVar(&cfg.Dense.Model, "model", "", "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves")
-	f.StringVar(&cfg.Dense.Backend, "backend", "", "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's")
-	f.StringVar(&cfg.Dense.BaseURL, "base-url", "", "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's)")
-	f.StringVar(&cfg.Dense.ModelDir, "model-dir", "", "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)")
-	f.StringVar(&queryPrefix, "query-prefix", "", "dense: text put before each query (replaces the registry's instruction)")
-	f.StringVar(&docPrefix, "doc-prefix", "", "dense: text put before each document (replaces the registry's)")
-	f.IntVar(&cfg.Dense.MaxLength, "max-length", 0, "dense: maximum tokens per text (default: the registry's)")
-	f.IntVar(&cfg.Dense.Dimensions, "dimensions", 0, "dense: output dimension for APIs and Matryoshka models (default: native)")
-	f.IntVar(&cfg.Dense.BatchSize, "batch-size", 0, "dense: texts per batch (default: the backend's)")
-	f.IntVar(&cfg.Dense.Concurrency, "concurrency", 0, "dense, HTTP: requests in flight (default: the backend's)")
-	f.StringVar(&cfg.Dense.Pooling, "pooling", "", "dense, onnx: pooling of a model outside the registry: cls, mean, last")
-	f.StringVar(&cfg.Dense.Quantize, "quantize", "", "dense: search int8 or binary copies of the document vectors (HAKARI-Bench's variants)")
-	f.BoolVar(&cfg.Dense.Rescore, "rescore", false, "dense, with --quantize: reorder the quantized top candidates by their float32 scores")
-	f.BoolVar(&cfg.Dense.Normalize, "normalize", false, "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
-	f.StringVar(&cfg.Fuse.Method, "fuse", "rrf", "with several retrievers: rrf or combsum")
-	f.Float64Var(&cfg.Fuse.K, "rrf-k", 60, "RRF constant k (60 as Pyserini; HAKARI-Bench uses 100)")
-	f.StringVar(&cfg.Fuse.Norm, "norm", "minmax", "combsum score normalization: minmax, zscore, none")
-	f.Float64SliceVar(&cfg.Fuse.Weights, "weights", nil, "combsum weights, one per retriever")
-	f.StringVar(&cfg.Rerank.Kind, "rerank", "", "rerank the top of the run: tei, cohere (/v1/rerank: Cohere, Jina, Voyage), llm-pointwise, llm-listwise, onnx")
-	f.StringVar(&cfg.Rerank.Model, "rerank-model", "", "reranker model name (HTTP/LLM) ")
-	f.StringVar(&cfg.Rerank.BaseURL, "rerank-url", "", "reranker server base URL")
-	f.StringVar(&cfg.Rerank.ModelDir, "rerank-model-dir", "", "onnx reranker: a local cross-encoder directory")
-	f.IntVar(&cfg.Rerank.Depth, "rerank-depth", 100, "documents reranked per query (R2MED: 10 or 100); only they are kept unless --keep-tail")
-	f.BoolVar(&cfg.Rerank.KeepTail, "keep-tail", false, "keep the documents below --rerank-depth after the reranked ones")
-	f.BoolVar(&cfg.Rerank.WithoutSafeguard, "without-safeguard", false, "drop a NanoR2MED reranking_hybrid list's rank-101 safeguard before reranking")
-	f.StringVar(&garModel, "gar-model", "", "generate the --gar expansions in the run with this model of an OpenAI-compatible server (R2MED's sampling; the key from OPENAI_API_KEY; more settings in a pipeline file's expand: generate:)")
-	f.StringVar(&garBaseURL, "gar-base-url", "", "with --gar-model: the LLM server's API root (default $OPENAI_BASE_URL, then OpenAI)")
-	f.StringVar(&cfg.GARDir, "gar-dir", "", "directory of generations in R2MED's layout (METHOD/LLM/query_with_hydoc.jsonl), e.g. from r2med gar generate; {task} is replaced by the task name; default: the task's own")
-	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring: r2med (gensim, as R2MED published), lucene (Lucene ≥8 BM25Similarity), robertson (bm25s, HAKARI-Bench)")
-	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's, 0.9 for r2med/lucene, 1.5 for robertson)")
-	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's, 0.4 for r2med/lucene, 0.75 for robertson)")
-	f.StringVar(&cfg.GAR.Method, "gar", "", "generation-augmented retrieval with published LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl)")
-	f.StringVar(&cfg.GAR.LLM, "gar-llm", "", "the LLM whose generations --gar uses (R2MED's names: gpt4, qwen-72b, r1-llama-70b, …)")
-	f.StringVar(&cfg.Analyzer, "analyzer", cfg.Analyzer, "analyzer for documents and queries")
-	f.IntVar(&cfg.TopK, "top-k", cfg.TopK, "documents kept per query")
+	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails the run",
+		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS} per million tokens; \"*\" for every other model) that puts dollars in the manifest's usage")
 	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: out/SYSTEM/TASK, or $R2MED_RESULTS/SYSTEM/TASK)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
-	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it")
+	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it, and replace a run with other settings there")
 	return cmd
 }
 
@@ -229,48 +191,6 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 	return err
 }
 
-// pipelineFlags change the pipeline and so cannot be given with --pipeline.
-var pipelineFlags = []string{"retriever", "bm25", "k1", "b", "gar", "gar-llm", "gar-dir", "analyzer", "top-k",
-	"model", "backend", "base-url", "model-dir", "query-prefix", "doc-prefix", "max-length", "dimensions", "batch-size", "concurrency", "pooling", "quantize", "rescore", "normalize",
-	"gar-model", "gar-base-url", "fuse", "rrf-k", "norm", "weights", "rerank", "rerank-model", "rerank-url", "rerank-model-dir", "rerank-depth", "keep-tail", "without-safeguard"}
-
-// setRetrievers turns --retriever's comma-separated list into the first
-// retriever and the fused rest; each kind takes its flags (bm25's, or the
-// dense ones).
-func setRetrievers(cfg *pipeline.Config, list string) error {
-	first := cfg.Retrieval
-	cfg.Also = nil
-	for i, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			return fmt.Errorf("--retriever %q has an empty entry", list)
-		}
-		r := first
-		r.Retriever = name
-		if i == 0 {
-			cfg.Retrieval = r
-			continue
-		}
-		cfg.Also = append(cfg.Also, r)
-	}
-	return nil
-}
-
 // resultsDir is where runs go without --out, and where results and
-// leaderboard look: $R2MED_RESULTS, else ./out.
-func resultsDir() string {
-	if d := os.Getenv("R2MED_RESULTS"); d != "" {
-		return d
-	}
-	return leaderboard.DefaultDir
-}
-
-// safePathPart makes a system name usable as one directory name.
-func safePathPart(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == 0 || r == ':' {
-			return '_'
-		}
-		return r
-	}, s)
-}
+// leaderboard look: $R2MED_RESULTS, else ./out (results.Root).
+func resultsDir() string { return results.Root() }

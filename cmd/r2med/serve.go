@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/server"
@@ -15,7 +16,8 @@ func init() { register(newServeCmd) }
 
 func newServeCmd() *cobra.Command {
 	var dir, addr, analyzer string
-	var published bool
+	var allowHosts []string
+	var published, external bool
 	var topK int
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -23,15 +25,24 @@ func newServeCmd() *cobra.Command {
 		Long: `serve starts a local web viewer of the runs under --results (and R2MED's
 published systems with --published):
 
-  /                         the leaderboard (?metric=recall@100&family=case)
-  /task/TASK                every system on a task, recall@k, per-query values of ours
-  /query/TASK/QID           the query, its relevant documents and each system's
-                            top k (?k=20) with relevant hits marked and the words
-                            matching the query highlighted (by the analyzer's terms)
-  /api/leaderboard          the leaderboard as JSON (same parameters)
+  /                         the leaderboard (?metric=recall@100&family=case&baseline=ID)
+  /task/TASK                the task's leaderboard, recall@k, per-query values of ours
+  /task/TASK/data           the task's data: the r2med stats profile, body_system counts
+  /query/TASK/QID           the query, then each system's top k (?k=20) side by side,
+                            rank by rank, relevant hits marked, the words matching the
+                            query highlighted; the relevant documents collapsed below
+  /diff/TASK?a=ID&b=ID      two systems: per-query change, rank changes, documents
+                            only in A or only in B (&q=QID)
+  /api/leaderboard          the leaderboard as JSON (same parameters, every column)
   /api/runs                 the runs, as r2med results --format json
-  /api/query/TASK/QID       the drill-down as JSON
+  /api/query/TASK/QID       the drill-down as JSON (document snippets)
+  /api/doc/TASK/DOCID       one document (what "show more" fetches), at most 1 MiB
   /leaderboard.csv          the leaderboard as CSV
+
+Pages carry document snippets, never whole corpora. Requests must name the
+viewer's address or a loopback name in their Host header (--allow-host adds
+names), which stops DNS-rebinding pages; slow and idle connections time out.
+An unknown ?metric= is answered 400 with the valid names.
 
 Task data (queries, documents, judgments) is loaded on first use from where
 each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
@@ -43,16 +54,17 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, published, pipeline.LoadRunTask)
-			if err != nil {
-				return err
-			}
-			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK})
+			d, err := report.Load(dir, leaderboard.Sources{Published: published, External: external}, pipeline.LoadRunTask)
 			if err != nil {
 				return err
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
+				return err
+			}
+			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK, Addr: ln.Addr().String(), AllowHosts: allowHosts})
+			if err != nil {
+				ln.Close()
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "serving %d systems (%d of ours) at http://%s/ — Ctrl-C to stop\n",
@@ -64,6 +76,8 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
+	fl.BoolVar(&external, "external", false, "include results printed by later papers")
+	fl.StringSliceVar(&allowHosts, "allow-host", nil, "another host name requests may give (the machine's name when serving on 0.0.0.0)")
 	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
 	fl.IntVar(&topK, "top-k", 10, "hits shown per system in the drill-down (a page can ask ?k=N)")
 	return cmd

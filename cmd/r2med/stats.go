@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/taskstats"
 )
 
 func newStatsCmd() *cobra.Command {
@@ -29,11 +29,11 @@ func newStatsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				p := dataset.Stats(t)
+				p := taskstats.Of(t)
 				if t.Layout == ir.LayoutNanoHub {
 					// A Nano set's card also scores its published candidate
 					// lists, rounded as the cards round.
-					if _, err := p.AddHubCandidates(t.Dir, t, dataset.NanoR2MEDCandidates); err != nil {
+					if _, err := p.AddHubCandidates(t.Dir, t, taskstats.NanoR2MEDCandidates); err != nil {
 						return err
 					}
 					p = p.CardRounded()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
 )
@@ -13,23 +14,33 @@ import (
 func init() { register(newSweepCmd) }
 
 func newSweepCmd() *cobra.Command {
-	var overwrite, quiet bool
-	var out string
+	var overwrite, quiet, noCache bool
+	var out, cacheDir string
+	var calls callFlags
+	var rf *pipeline.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "sweep SWEEP.yaml",
 		Short: "Run every task × pipeline of a sweep file; finished cells are skipped",
 		Long: `sweep runs a grid of tasks × pipelines. Each cell is an ordinary run written
-to OUT/PIPELINE/TASK, so an interrupted sweep resumes where it stopped (cells
-whose outputs match their data and settings are skipped unless --overwrite),
-and 'r2med results' and 'r2med leaderboard' read what it wrote.
+to OUT/PIPELINE/TASK, the directory 'r2med run' uses, so an interrupted sweep
+resumes where it stopped (cells whose outputs match their data and settings
+are skipped, after checking their checksums, unless --overwrite; a cell whose
+pipeline changed under the same name is redone), and 'r2med results' and
+'r2med leaderboard' read what it wrote. Embeddings and LLM answers come from
+the cache 'r2med run' uses, so a rerun or a killed cell does not compute them
+again.
 
-  out: results
+  out: results                 # default: $R2MED_RESULTS, else out
   tasks: [all]                 # registry tasks; or data: [DIR, …]
   suite: r2med                 # or nano
   pipelines:
     - file: hybrid.yaml        # a pipeline file (see r2med run --help)
     - name: bm25-lucene        # or a pipeline inline
-      retrieve: [{bm25: {scheme: lucene}}]`,
+      retrieve: [{bm25: {scheme: lucene}}]
+  prices: prices.yaml          # --prices: dollars in each cell's usage
+  request_timeout: 90s         # --request-timeout, --retries and
+  retries: 3                   # --endpoint-concurrency: model servers, for
+  endpoint_concurrency: 4      # pipelines that set none (flags: for all)`,
 		Example: `  r2med sweep sweeps/r2med-bm25.yaml
   r2med sweep sweep.yaml --out /data/results --overwrite`,
 		Args: cobra.ExactArgs(1),
@@ -41,19 +52,36 @@ and 'r2med results' and 'r2med leaderboard' read what it wrote.
 			if out != "" {
 				s.Out = out
 			}
+			if err := s.SetRemote(rf.Apply); err != nil {
+				return err
+			}
+			prices, err := calls.read(noCache)
+			if err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
-			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args,
+			var store *cache.Store
+			if !noCache && s.NeedsCache() {
+				if store, err = cache.Open(cacheDir, cache.Options{}); err != nil {
+					return err
+				}
+				defer store.Close()
+			}
+			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr(),
 				Done: func(c pipeline.Cell, o *pipeline.Outcome, err error) {
 					switch {
 					case err != nil:
-						fmt.Fprintf(w, "FAIL  %-18s %-28s %v\n", c.Task, c.Pipeline, err)
+						fmt.Fprintf(w, "FAIL   %-18s %-28s %v\n", c.Task, c.Pipeline, err)
 					default:
 						v, _ := o.Result.Metric("ndcg_at_10")
 						state := "done"
-						if o.Skipped {
+						switch {
+						case o.Skipped:
 							state = "kept"
+						case o.Replaced:
+							state = "redone"
 						}
-						fmt.Fprintf(w, "%-5s %-18s %-28s nDCG@10 %.4f  %s\n", state, c.Task, c.Pipeline, v, c.Dir)
+						fmt.Fprintf(w, "%-6s %-18s %-28s nDCG@10 %.4f  %s\n", state, c.Task, c.Pipeline, v, c.Dir)
 					}
 				}}
 			failed, err := s.Run(cmd.Context(), opt)
@@ -69,7 +97,12 @@ and 'r2med results' and 'r2med leaderboard' read what it wrote.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "results directory (default: the sweep file's out:, else results)")
+	f.StringVar(&out, "out", "", "results directory (default: the sweep file's out:, else $R2MED_RESULTS, else out)")
+	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared with r2med run (default: $R2MED_CACHE, else ~/.cache/r2med)")
+	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
+	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails its cell",
+		"price table (as r2med run --prices) for every cell, instead of the sweep file's prices:")
+	rf = pipeline.AddRemoteFlags(f)
 	f.BoolVar(&overwrite, "overwrite", false, "redo cells whose outputs are up to date")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/r2med/r2med/pipeline"
 )
 
 func TestSweepCommand(t *testing.T) {
@@ -38,5 +40,82 @@ pipelines:
 	stdout, stderr, code = r2med(t, "", "sweep", sweep, "--out", out, "--quiet")
 	if code != 1 || !strings.Contains(stdout, "FAIL") || !strings.Contains(stderr, "1 of 1 cells failed") {
 		t.Fatalf("failing cell: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestSweepCostsAndReplay: a sweep file's prices: and settings of calls
+// to model servers reach every cell (a pipeline's own retries: win over
+// the sweep's, flags over both), cells record their usage in dollars,
+// and the sweep replays from its cache with --replay without asking.
+func TestSweepCostsAndReplay(t *testing.T) {
+	srv := newChatLoopback(t)
+	dir := t.TempDir()
+	t.Setenv("R2MED_CACHE", filepath.Join(dir, "cache"))
+	os.WriteFile(filepath.Join(dir, "prices.yaml"), []byte("\"*\": {input: 1, output: 1}\n"), 0o644)
+	sweep := filepath.Join(dir, "sweep.yaml")
+	write := func(url string) {
+		os.WriteFile(sweep, []byte(`tasks: [demo]
+prices: prices.yaml
+request_timeout: 5s
+retries: 0
+pipelines:
+  - name: insertrank
+    retrieve: [{bm25: {}}]
+    rerank: {kind: insertrank, model: r1, base_url: `+url+`/v1, depth: 10, decimals: 4}
+  - name: reasonrank
+    retries: 2
+    retrieve: [{bm25: {}}]
+    rerank: {kind: reasonrank, model: r1, base_url: [`+url+`/v1], depth: 10}
+`), 0o644)
+	}
+	write(srv.URL)
+	out := filepath.Join(dir, "res")
+	stdout, stderr, code := r2med(t, "", "sweep", sweep, "--out", out, "--quiet")
+	if code != 0 || strings.Count(stdout, "done ") != 2 {
+		t.Fatalf("sweep: exit %d\n%s%s", code, stdout, stderr)
+	}
+	asked := srv.total.Load()
+	if asked != 2*15 {
+		t.Errorf("%d requests, want 30", asked)
+	}
+	for _, cell := range []string{"insertrank", "reasonrank"} {
+		m := readManifest(t, filepath.Join(out, cell, "demo"))
+		if u := m.Usage; u == nil || u.USD == nil || !near(*u.USD, 15*120/1e6) {
+			t.Errorf("%s: usage %+v", cell, m.Usage)
+		}
+	}
+	s, err := pipeline.LoadSweep(sweep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Pipelines[0].Remote; r.Timeout.String() != "5s" || *r.Retries != 0 {
+		t.Errorf("the sweep's settings did not reach the first pipeline: %+v", r)
+	}
+	if r := s.Pipelines[1].Remote; r.Timeout.String() != "5s" || *r.Retries != 2 {
+		t.Errorf("the pipeline's own retries lost to the sweep's: %+v", r)
+	}
+
+	// Replay into fresh cells against a server that must not be called.
+	write(refusingServer(t))
+	stdout, stderr, code = r2med(t, "", "sweep", sweep, "--out", filepath.Join(dir, "replayed"), "--replay", "--retries", "0", "--quiet")
+	if code != 0 || strings.Count(stdout, "done ") != 2 {
+		t.Fatalf("replayed sweep: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, cell := range []string{"insertrank", "reasonrank"} {
+		if readFileString(t, filepath.Join(dir, "replayed", cell, "demo", "run.trec")) != readFileString(t, filepath.Join(out, cell, "demo", "run.trec")) {
+			t.Errorf("%s: the replayed cell ranked otherwise", cell)
+		}
+	}
+}
+
+// TestRunRerankFleet spreads a reasoning reranker's requests over two
+// servers given as a repeated --rerank-url.
+func TestRunRerankFleet(t *testing.T) {
+	a, b := newChatLoopback(t), newChatLoopback(t)
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--rerank", "rank1", "--rerank-model", "r1", "--rerank-url", a.URL+"/v1", "--rerank-url", b.URL+"/v1",
+		"--rerank-depth", "10", "--endpoint-concurrency", "2", "--no-cache", "--out", dir, "--quiet")
+	if a.total.Load() == 0 || b.total.Load() == 0 || a.total.Load()+b.total.Load() != 150 {
+		t.Errorf("requests %d and %d, want 150 spread over both", a.total.Load(), b.total.Load())
 	}
 }

@@ -1,5 +1,106 @@
 package main
 
-import "strings"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// aliasOf is the annotation that ties a deprecated flag name to the flag
+// it now stands for.
+const aliasOf = "r2med_alias_of"
+
+// aliasFlag adds old as a deprecated name of the flag now: both set the
+// same value, old is hidden from the help, and using it prints a note
+// (checkAliases).
+func aliasFlag(f *pflag.FlagSet, old, now string) {
+	nf := f.Lookup(now)
+	f.AddFlag(&pflag.Flag{
+		Name: old, Usage: nf.Usage, Value: nf.Value, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal,
+		Deprecated:  "use --" + now,
+		Hidden:      true,
+		Annotations: map[string][]string{aliasOf: {now}},
+	})
+}
+
+// checkAliases runs before every command: a deprecated flag name in use
+// gets a note on stderr (cobra would print pflag's into a buffer nobody
+// reads), and giving a flag under both its names is an error rather than
+// one value silently winning.
+func checkAliases(cmd *cobra.Command, _ []string) error {
+	var err error
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		now := fl.Annotations[aliasOf]
+		if len(now) == 0 || err != nil {
+			return
+		}
+		if cmd.Flags().Changed(now[0]) {
+			err = fmt.Errorf("--%s and --%s are the same flag (--%s is its deprecated name); give --%s only", fl.Name, now[0], fl.Name, now[0])
+			return
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "r2med %s: --%s is deprecated; use --%s\n", cmd.Name(), fl.Name, now[0])
+	})
+	return err
+}
+
+// keptError is a command's error together with the files it keeps for a
+// rerun to resume from; execute names them.
+type keptError struct {
+	err  error
+	kept []string
+}
+
+func (e *keptError) Error() string { return e.err.Error() }
+func (e *keptError) Unwrap() error { return e.err }
+
+// keptForResume wraps err with those of paths that exist now: checkpoint
+// files a failed or interrupted command leaves so that running it again
+// resumes instead of starting over.
+func keptForResume(err error, paths ...string) error {
+	if err == nil {
+		return nil
+	}
+	var kept []string
+	for _, p := range paths {
+		if _, serr := os.Stat(p); serr == nil {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	return &keptError{err: err, kept: kept}
+}
+
+// reportError writes what execute prints for a failed command and returns
+// the exit status: 130 for an interrupt, saying which checkpoint files
+// were kept for resuming (or that none were), else exitCode's.
+func reportError(stderr io.Writer, err error) int {
+	var kept []string
+	var ke *keptError
+	if errors.As(err, &ke) {
+		kept = ke.kept
+	}
+	resume := "run the same command again to resume from there"
+	if errors.Is(err, context.Canceled) {
+		if len(kept) == 0 {
+			fmt.Fprintln(stderr, "r2med: interrupted; no partial output files were left behind")
+		} else {
+			fmt.Fprintf(stderr, "r2med: interrupted; kept for resuming: %s (%s)\n", strings.Join(kept, ", "), resume)
+		}
+		return 130
+	}
+	fmt.Fprintln(stderr, "r2med:", err)
+	if len(kept) > 0 {
+		fmt.Fprintf(stderr, "r2med: kept for resuming: %s (%s)\n", strings.Join(kept, ", "), resume)
+	}
+	return exitCode(err)
+}

@@ -21,7 +21,9 @@
 //
 // Every request is recorded (Records, Count, Requests), and methods inject
 // the failures a download client must survive: cut or corrupted transfers,
-// 503s, servers that ignore Range, slow or held transfers.
+// 503s, servers that ignore Range, slow or held transfers, and restarts
+// (Restart, Down, Up: connections refused for a while, then served again
+// on the same addresses).
 package hubtest
 
 import (
@@ -32,6 +34,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -138,8 +141,9 @@ type repo struct {
 
 // Server is a fake Hub and its CDN. Its methods are safe for concurrent use.
 type Server struct {
-	t        testing.TB
-	hub, cdn *httptest.Server
+	t            testing.TB
+	hub, cdn     *httptest.Server
+	hubLn, cdnLn *switchListener
 
 	mu      sync.Mutex
 	repos   map[string]*repo  // by key
@@ -148,6 +152,7 @@ type Server struct {
 
 	// failure injection, the per-blob ones keyed by ETag
 	cutFirst  map[string]int64
+	restart   map[string]restartAt
 	corrupt   map[string]int
 	hold      map[string]chan struct{}
 	failAPI   int
@@ -168,13 +173,138 @@ func NewServer(t testing.TB) *Server {
 		repos:    map[string]*repo{},
 		aliases:  map[string]string{},
 		cutFirst: map[string]int64{},
+		restart:  map[string]restartAt{},
 		corrupt:  map[string]int{},
 		hold:     map[string]chan struct{}{},
 	}
-	s.hub = httptest.NewServer(s.record(Hub, s.serveHub))
-	s.cdn = httptest.NewServer(s.record(CDN, s.serveCDN))
+	s.hub, s.hubLn = startSwitchable(s.record(Hub, s.serveHub))
+	s.cdn, s.cdnLn = startSwitchable(s.record(CDN, s.serveCDN))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// startSwitchable starts a test server whose listener can be taken down
+// and brought back on the same address (Restart).
+func startSwitchable(h http.Handler) (*httptest.Server, *switchListener) {
+	srv := httptest.NewUnstartedServer(h)
+	ln := &switchListener{ln: srv.Listener, addr: srv.Listener.Addr().String(), up: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	close(ln.up)
+	srv.Listener = ln
+	srv.Start()
+	return srv, ln
+}
+
+// switchListener is a listener that can go down (its socket closed, so
+// connections are refused, and every open connection dropped) and come
+// back on the same address, as a restarted server does. While it is down
+// Accept waits instead of failing, so the http.Server keeps serving.
+type switchListener struct {
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener // nil while down
+	up     chan struct{}
+	closed bool
+	conns  map[net.Conn]struct{}
+}
+
+func (l *switchListener) Accept() (net.Conn, error) {
+	for {
+		l.mu.Lock()
+		ln, up, closed := l.ln, l.up, l.closed
+		l.mu.Unlock()
+		if closed {
+			return nil, net.ErrClosed
+		}
+		if ln == nil {
+			<-up
+			continue
+		}
+		c, err := ln.Accept()
+		l.mu.Lock()
+		if err != nil {
+			current := l.ln == ln && !l.closed
+			l.mu.Unlock()
+			if current {
+				return nil, err
+			}
+			continue // taken down (or closed): look again
+		}
+		tc := &trackedConn{Conn: c, l: l}
+		l.conns[tc] = struct{}{}
+		l.mu.Unlock()
+		return tc, nil
+	}
+}
+
+func (l *switchListener) Addr() net.Addr {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ln != nil {
+		return l.ln.Addr()
+	}
+	a, _ := net.ResolveTCPAddr("tcp", l.addr)
+	return a
+}
+
+func (l *switchListener) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.ln == nil {
+		close(l.up)
+		return nil
+	}
+	return l.ln.Close()
+}
+
+// down closes the socket and drops every connection.
+func (l *switchListener) down() {
+	l.mu.Lock()
+	ln := l.ln
+	if ln == nil || l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.ln = nil
+	l.up = make(chan struct{})
+	conns := l.conns
+	l.conns = map[net.Conn]struct{}{}
+	l.mu.Unlock()
+	ln.Close()
+	for c := range conns {
+		c.Close()
+	}
+}
+
+// back listens on the address again.
+func (l *switchListener) back() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.ln != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", l.addr)
+	if err != nil {
+		return err
+	}
+	l.ln = ln
+	close(l.up)
+	return nil
+}
+
+type trackedConn struct {
+	net.Conn
+	l *switchListener
+}
+
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // URL is the Hub's base URL, what HF_ENDPOINT or hub.Client.Endpoint take.
@@ -342,6 +472,41 @@ func (s *Server) CutFirst(etag string, n int64) {
 	s.mu.Lock()
 	s.cutFirst[etag] = n
 	s.mu.Unlock()
+}
+
+type restartAt struct {
+	at   int64
+	down time.Duration
+}
+
+// Restart makes the first GET of the blob with this ETag that has no Range
+// header stop after n bytes, as a server restart does: both servers (Hub
+// and CDN) stop listening, so new connections are refused, every open
+// connection is dropped, and after down they listen again on the same
+// addresses.
+func (s *Server) Restart(etag string, n int64, down time.Duration) {
+	s.mu.Lock()
+	s.restart[etag] = restartAt{n, down}
+	s.mu.Unlock()
+}
+
+// Down takes both servers down (connections refused, open ones dropped)
+// for d, or until Up when d is 0.
+func (s *Server) Down(d time.Duration) {
+	s.hubLn.down()
+	s.cdnLn.down()
+	if d > 0 {
+		time.AfterFunc(d, s.Up)
+	}
+}
+
+// Up brings servers taken down by Down or Restart back.
+func (s *Server) Up() {
+	for _, l := range []*switchListener{s.hubLn, s.cdnLn} {
+		if err := l.back(); err != nil {
+			s.t.Errorf("hubtest: listening again on %s: %v", l.addr, err)
+		}
+	}
 }
 
 // Corrupt serves the next times GETs of the blob with this ETag with one
@@ -683,6 +848,11 @@ func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request, etag string, 
 		if doCut {
 			delete(s.cutFirst, etag)
 		}
+		rs, doRestart := s.restart[etag]
+		doRestart = doRestart && r.Header.Get("Range") == ""
+		if doRestart {
+			delete(s.restart, etag)
+		}
 		hold := s.hold[etag]
 		if s.corrupt[etag] > 0 {
 			s.corrupt[etag]--
@@ -692,6 +862,14 @@ func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request, etag string, 
 		}
 		s.mu.Unlock()
 		time.Sleep(delay)
+		if doRestart {
+			w.Header().Set("Content-Length", fmt.Sprint(len(content)))
+			w.WriteHeader(http.StatusOK)
+			w.Write(content[:rs.at])
+			w.(http.Flusher).Flush()
+			s.Down(rs.down)
+			panic(http.ErrAbortHandler)
+		}
 		if doCut || hold != nil {
 			if !doCut {
 				cut = int64(len(content) / 2)

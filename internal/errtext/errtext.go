@@ -70,8 +70,12 @@ func JSONMsg(err error) string {
 
 // DecodeObject decodes one line of a JSON-lines file, which must hold
 // exactly one JSON object, and says in the readers' common words what the
-// line holds instead when it does not.
+// line holds instead when it does not. Text that is not valid Unicode is
+// refused (CheckJSONText) rather than read as U+FFFD.
 func DecodeObject(line []byte) (map[string]json.RawMessage, error) {
+	if err := CheckJSONText(line, "line"); err != nil {
+		return nil, err
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
 		var se *json.SyntaxError

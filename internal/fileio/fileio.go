@@ -70,7 +70,8 @@ func Open(path string) (io.ReadCloser, error) {
 }
 
 // Exists reports whether path, or path+".gz", names a regular file, and
-// returns the one found (the plain name wins).
+// returns the one found (the plain name wins). Readers use Find, which
+// refuses the pair.
 func Exists(path string) (string, bool) {
 	for _, p := range []string{path, path + ".gz"} {
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {

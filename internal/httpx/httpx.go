@@ -9,7 +9,10 @@
 // computed delay. Other 4xx answers are not retried: a wrong model name or
 // a bad key does not get better by asking again. An answer that is not
 // valid JSON is an error at once, because a server that lies in its body
-// may also lie in its numbers.
+// may also lie in its numbers, and so is one larger than MaxBody.
+//
+// A Client with a Fleet spreads its requests over several servers (see
+// Fleet); a Client in Replay mode sends nothing at all.
 package httpx
 
 import (
@@ -51,18 +54,47 @@ type Client struct {
 	Notify func(attempt int, wait time.Duration, err error)
 	// Secrets are strings (API keys) removed from every error message.
 	Secrets []string
+	// MaxBody caps an answer's body in bytes; a larger answer is an error
+	// that says so, not retried. 0 means DefaultMaxBody.
+	MaxBody int64
+	// Fleet, if set, chooses the server of each attempt: a Request then
+	// gives a Path, joined to the chosen server's base URL.
+	Fleet *Fleet
+	// Replay refuses every request with an error wrapping ErrReplay:
+	// answers must come from a cache, and nothing may reach a server.
+	Replay bool
 
 	// sleep and jitter are replaced by tests.
 	sleep  func(context.Context, time.Duration) error
 	jitter func(time.Duration) time.Duration
 }
 
+// DefaultMaxBody is the answer size cap when Client.MaxBody is 0: far
+// above any embedding batch or chat answer r2med asks for (64 texts of
+// 4,096 dimensions are about 6 MiB of decimal JSON), far below what
+// would exhaust memory.
+const DefaultMaxBody = 256 << 20
+
+// ErrReplay is wrapped by the error of every request a Client in Replay
+// mode refuses.
+var ErrReplay = errors.New("replay mode sends no request")
+
+// ErrTooLarge is wrapped by the error of an answer larger than MaxBody.
+var ErrTooLarge = errors.New("answer too large")
+
 // Request is one JSON call.
 type Request struct {
 	Method string // "" means POST
-	URL    string
+	// URL is the full address, for a Client without a Fleet.
+	URL string
+	// Path is joined to the base URL of the fleet's chosen server ("" is
+	// the server's URL itself), for a Client with a Fleet.
+	Path   string
 	Header http.Header // sent as is and never printed
 	Body   any         // marshalled as JSON; nil sends no body
+	// MaxBody, if positive and below the Client's, caps this answer
+	// (a chat answer bounded by its max_tokens).
+	MaxBody int64
 }
 
 // StatusError is an answer with a non-2xx status.
@@ -104,34 +136,67 @@ func Retryable(status int) bool {
 // Do sends req and decodes a 2xx JSON answer into out (nil skips decoding),
 // retrying as the package comment says.
 func (c *Client) Do(ctx context.Context, req Request, out any) error {
+	method := req.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	if c.Fleet == nil && req.Path != "" {
+		return fmt.Errorf("request to %s: a Path needs a Client with a Fleet", c.url(req.Path))
+	}
+	if c.Fleet != nil && req.URL != "" {
+		return fmt.Errorf("request to %s: a Client with a Fleet takes a Path, not a URL", c.url(req.URL))
+	}
+	if c.Replay {
+		where := req.URL
+		if c.Fleet != nil {
+			where = c.Fleet.url(0, req.Path)
+		}
+		return fmt.Errorf("%s %s: %w: the answer must come from the cache (import the run's cache file, or run without replay to ask the server)", method, c.url(where), ErrReplay)
+	}
 	var body []byte
 	if req.Body != nil {
 		var err error
 		if body, err = json.Marshal(req.Body); err != nil {
-			return fmt.Errorf("encoding request to %s: %w", c.url(req.URL), err)
+			return fmt.Errorf("encoding request to %s: %w", c.url(req.URL+req.Path), err)
 		}
-	}
-	method := req.Method
-	if method == "" {
-		method = http.MethodPost
 	}
 	attempts := c.MaxAttempts
 	if attempts <= 0 {
 		attempts = 6
 	}
+	var tried []int // fleet servers that failed this request
 	for attempt := 1; ; attempt++ {
-		raw, retryAfter, err := c.once(ctx, method, req, body)
+		target, ep := req.URL, -1
+		if c.Fleet != nil {
+			var err error
+			if ep, err = c.Fleet.acquire(ctx, tried); err != nil {
+				return err
+			}
+			target = c.Fleet.url(ep, req.Path)
+		}
+		raw, retryAfter, err := c.once(ctx, method, target, req, body)
+		var se *StatusError
+		retry := err != nil && (errors.As(err, &se) && Retryable(se.Status) || transient(ctx, err))
+		if ep >= 0 {
+			o := succeeded
+			switch {
+			case retry:
+				o = failed
+				tried = append(tried, ep)
+			case err != nil && ctx.Err() != nil:
+				o = abandoned
+			}
+			c.Fleet.release(ep, o, retryAfter, err)
+		}
 		if err == nil {
 			if out == nil {
 				return nil
 			}
 			if derr := json.Unmarshal(raw, out); derr != nil {
-				return fmt.Errorf("%s %s: the answer is not the JSON expected (%s): %s", method, c.url(req.URL), c.redact(derr.Error()), Snippet(c.redact(string(raw))))
+				return fmt.Errorf("%s %s: the answer is not the JSON expected (%s): %s", method, c.url(target), c.redact(derr.Error()), Snippet(c.redact(string(raw))))
 			}
 			return nil
 		}
-		var se *StatusError
-		retry := errors.As(err, &se) && Retryable(se.Status) || transient(ctx, err)
 		if se != nil {
 			se.Attempts = attempt
 		}
@@ -148,6 +213,9 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 		if retryAfter > 0 {
 			wait = min(retryAfter, c.maxDelay())
 		}
+		if c.Fleet != nil && c.Fleet.alternative(tried) {
+			wait = 0 // another server is free: no reason to wait for this one
+		}
 		if c.Notify != nil {
 			c.Notify(attempt, wait, err)
 		}
@@ -157,7 +225,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	}
 }
 
-func (c *Client) once(ctx context.Context, method string, req Request, body []byte) ([]byte, time.Duration, error) {
+func (c *Client) once(ctx context.Context, method, target string, req Request, body []byte) ([]byte, time.Duration, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 120 * time.Second
@@ -168,10 +236,10 @@ func (c *Client) once(ctx context.Context, method string, req Request, body []by
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hr, err := http.NewRequestWithContext(ctx, method, req.URL, rd)
+	hr, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
 		// NewRequest's error repeats the raw URL, query and all; keep only its cause.
-		return nil, 0, fmt.Errorf("bad URL %q: %s", c.url(req.URL), c.redact(cause(err)))
+		return nil, 0, fmt.Errorf("bad URL %q: %s", c.url(target), c.redact(cause(err)))
 	}
 	for k, vs := range req.Header {
 		hr.Header[k] = vs
@@ -188,21 +256,45 @@ func (c *Client) once(ctx context.Context, method string, req Request, body []by
 	}
 	resp, err := hc.Do(hr)
 	if err != nil {
-		return nil, 0, &transportError{fmt.Sprintf("%s %s: %s", method, c.url(req.URL), c.redact(cause(err)))}
+		return nil, 0, &transportError{fmt.Sprintf("%s %s: %s", method, c.url(target), c.redact(cause(err)))}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	limit := c.MaxBody
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	if req.MaxBody > 0 {
+		limit = min(limit, req.MaxBody)
+	}
+	if resp.StatusCode/100 != 2 {
+		limit = min(limit, 64<<10) // an error's start is all a message shows
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, 0, &transportError{fmt.Sprintf("%s %s: reading the answer: %s", method, c.url(req.URL), c.redact(cause(err)))}
+		return nil, 0, &transportError{fmt.Sprintf("%s %s: reading the answer: %s", method, c.url(target), c.redact(cause(err)))}
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, retryAfter(resp.Header.Get("Retry-After")), &StatusError{
 			// Redact before cutting: a key cut in half by the snippet would
 			// no longer match and half of it would be printed.
-			Method: method, URL: c.url(req.URL), Status: resp.StatusCode, Body: Snippet(c.redact(string(raw))),
+			Method: method, URL: c.url(target), Status: resp.StatusCode, Body: Snippet(c.redact(string(raw))),
 		}
 	}
+	if int64(len(raw)) > limit {
+		return nil, 0, fmt.Errorf("%s %s: %w: the answer is larger than %s, the cap on answers; a server that sends this much is misbehaving, or raise the cap (MaxBody) if the request really needs it", method, c.url(target), ErrTooLarge, sizeString(limit))
+	}
 	return raw, 0, nil
+}
+
+// sizeString prints a byte count the way a person reads it.
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // transient reports whether a transport error (not a status) may pass: a
@@ -293,7 +385,12 @@ func retryAfter(v string) time.Duration {
 	return 0
 }
 
-func (c *Client) redact(s string) string { return Redact(s, c.Secrets...) }
+func (c *Client) redact(s string) string {
+	if c.Fleet != nil && len(c.Fleet.secrets) > 0 {
+		return Redact(s, append(slices.Clone(c.Secrets), c.Fleet.secrets...)...)
+	}
+	return Redact(s, c.Secrets...)
+}
 
 // Redact replaces every secret of 4 bytes or more in s with "[REDACTED]".
 // Shorter strings are not secrets worth the name, and replacing them would
@@ -368,4 +465,28 @@ func Bearer(key string) http.Header {
 // "embeddings" → "http://h/v1/embeddings").
 func JoinURL(base, path string) string {
 	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+}
+
+// RedactArgs is a command line fit for a manifest: every argument (or the
+// value of a --flag=value argument) that is an http(s) URL with user info
+// or a query goes through RedactURL, so `--base-url http://user:pass@host`
+// is recorded without the password. Other arguments are kept as given.
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		prefix, val := "", a
+		if strings.HasPrefix(a, "-") {
+			if k, v, ok := strings.Cut(a, "="); ok {
+				prefix, val = k+"=", v
+			}
+		}
+		if !strings.HasPrefix(val, "http://") && !strings.HasPrefix(val, "https://") {
+			continue
+		}
+		if u, err := url.Parse(val); err != nil || u.User != nil || u.RawQuery != "" {
+			out[i] = prefix + RedactURL(val)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBarsDrawOnlyWhenEnabled(t *testing.T) {
@@ -35,4 +36,43 @@ func TestNilAndZeroBarsAreSilent(t *testing.T) {
 	if f := Auto(true); f.Enabled {
 		t.Fatal("quiet factory is enabled")
 	}
+}
+
+// A resumed bar starts at the resumed count, and its time left comes from
+// this run's pace alone: 90 items read back and one done in 10s leave 9
+// items, 1m30s, not the fraction of a second a rate over 91 items gives.
+func TestResumedBarCountsOnlyThisRunsPace(t *testing.T) {
+	defer func(d time.Duration) { throttle = d }(throttle)
+	throttle = 0
+	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	f := Factory{Out: &out, Enabled: true, now: func() time.Time { return clock }}
+	c := f.Counter("reranking demo")
+	c.Report(90, 100) // the checkpoint's queries
+	if s := out.String(); !strings.Contains(s, "reranking demo (90 resumed)") || !strings.Contains(s, "(90/100)") {
+		t.Fatalf("resumed bar does not start at 90 of 100:\n%q", s)
+	}
+	clock = clock.Add(10 * time.Second)
+	c.Report(91, 100)
+	s := out.String()
+	if !strings.Contains(s, "reranking demo (90 resumed, 1m30s left)") || !strings.Contains(s, "(91/100)") {
+		t.Errorf("after one item in 10s, want 91/100 and 1m30s left:\n%q", s)
+	}
+	if strings.Contains(s, "[") {
+		t.Errorf("the library's own time estimate, which counts resumed items, is shown:\n%q", s)
+	}
+	c.Done()
+
+	// Nothing resumed: an ordinary bar, with the library's estimate.
+	out.Reset()
+	c = f.Counter("indexing")
+	c.Report(0, 10)
+	c.Report(5, 10)
+	c.Done()
+	if s := out.String(); strings.Contains(s, "resumed") || !strings.Contains(s, "(5/10)") {
+		t.Errorf("fresh bar:\n%q", s)
+	}
+	// Silent factories and an unstarted counter stay silent.
+	(Factory{}).Counter("x").Report(3, 4)
+	Factory{}.Counter("x").Done()
 }

@@ -11,28 +11,39 @@
     return numeric ? (v === "" ? NaN : parseFloat(v)) : v.toLowerCase();
   }
 
-  // sortTable orders tbody rows by column col; missing numbers go last
-  // whatever the direction, as in the terminal table.
-  function sortTable(table, col, dir) {
-    var th = table.tHead.rows[0].cells[col];
-    var numeric = th.getAttribute("data-type") === "num";
+  // order lays out tbody rows: our runs first while the table's pin is
+  // on, then by the sorted column (missing numbers last whatever the
+  // direction, as in the terminal table), else in ranking order.
+  function order(table) {
+    var st = table._sort, pin = table.getAttribute("data-pin") === "1";
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
-    rows.forEach(function (r, i) { r._i = i; });
+    var numeric = false;
+    if (st) numeric = table.tHead.rows[0].cells[st.col].getAttribute("data-type") === "num";
+    rows.forEach(function (r, i) { r._i = r.hasAttribute("data-order") ? parseInt(r.getAttribute("data-order"), 10) : (r._i0 === undefined ? (r._i0 = i) : r._i0); });
     rows.sort(function (a, b) {
-      var x = cellValue(a.cells[col], numeric), y = cellValue(b.cells[col], numeric);
-      if (numeric) {
-        var xn = isNaN(x), yn = isNaN(y);
-        if (xn || yn) return xn === yn ? a._i - b._i : (xn ? 1 : -1);
-        if (x !== y) return dir === "ascending" ? x - y : y - x;
-        return a._i - b._i;
+      if (pin) {
+        var oa = a.classList.contains("ours") ? 0 : 1, ob = b.classList.contains("ours") ? 0 : 1;
+        if (oa !== ob) return oa - ob;
       }
-      if (x !== y) return (x < y ? -1 : 1) * (dir === "ascending" ? 1 : -1);
+      if (st) {
+        var x = cellValue(a.cells[st.col], numeric), y = cellValue(b.cells[st.col], numeric);
+        if (numeric) {
+          var xn = isNaN(x), yn = isNaN(y);
+          if (xn || yn) { if (xn !== yn) return xn ? 1 : -1; }
+          else if (x !== y) return st.dir === "ascending" ? x - y : y - x;
+        } else if (x !== y) return (x < y ? -1 : 1) * (st.dir === "ascending" ? 1 : -1);
+      }
       return a._i - b._i;
     });
     rows.forEach(function (r) { body.appendChild(r); });
+  }
+
+  function sortTable(table, col, dir) {
+    table._sort = { col: col, dir: dir };
+    order(table);
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (c) { c.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", dir);
+    table.tHead.rows[0].cells[col].setAttribute("aria-sort", dir);
   }
 
   function initTables() {
@@ -43,7 +54,7 @@
         var btn = document.createElement("button");
         btn.type = "button";
         btn.textContent = label;
-        btn.title = "Sort by " + label;
+        btn.title = th.title ? th.title + " — sort" : "Sort by " + label;
         th.textContent = "";
         th.appendChild(btn);
         btn.addEventListener("click", function () {
@@ -55,10 +66,26 @@
       });
       n += table.tBodies[0].rows.length;
     });
+    document.querySelectorAll("input.pin").forEach(function (box) {
+      box.addEventListener("change", function () {
+        var table = document.getElementById(box.getAttribute("data-table"));
+        if (!table) return;
+        table.setAttribute("data-pin", box.checked ? "1" : "");
+        order(table);
+      });
+    });
     // #sort=KEY:asc|desc sorts the first sortable table on load, so a
-    // sorted view can be linked (and tested without a pointer).
-    var m = /sort=([^:&]+):(asc|desc)/.exec(decodeURIComponent(location.hash || ""));
+    // sorted view can be linked (and tested without a pointer); #unpin
+    // turns the pin off.
+    var hash = decodeURIComponent(location.hash || "");
     var first = document.querySelector("table.sortable");
+    if (first && /unpin/.test(hash)) {
+      first.setAttribute("data-pin", "");
+      var box = document.querySelector('input.pin[data-table="' + first.id + '"]');
+      if (box) box.checked = false;
+      order(first);
+    }
+    var m = /sort=([^:&]+):(asc|desc)/.exec(hash);
     if (m && first) {
       Array.prototype.forEach.call(first.tHead.rows[0].cells, function (th, col) {
         if (th.getAttribute("data-key") === m[1]) sortTable(first, col, m[2] === "asc" ? "ascending" : "descending");
@@ -98,20 +125,25 @@
     return marks.length;
   }
 
-  // Hovering or focusing a legend key brings its series forward.
+  // Hovering or focusing a legend key brings its series forward: in its
+  // chart, or in every chart of its group when the legend is shared.
   function initLegends() {
     var n = 0;
     document.querySelectorAll("svg.chart").forEach(function (svg) {
+      var group = svg.classList.contains("legend-only") && svg.closest(".chart-group");
+      var charts = group ? Array.prototype.slice.call(group.querySelectorAll("svg.chart")) : [svg];
       svg.querySelectorAll(".key").forEach(function (key) {
         n++;
         var s = key.getAttribute("data-series");
         function on() {
-          svg.classList.add("focus");
-          svg.querySelectorAll(".series").forEach(function (g) {
-            g.classList.toggle("on", g.getAttribute("data-series") === s);
+          charts.forEach(function (c) {
+            c.classList.add("focus");
+            c.querySelectorAll(".series").forEach(function (g) {
+              g.classList.toggle("on", g.getAttribute("data-series") === s);
+            });
           });
         }
-        function off() { svg.classList.remove("focus"); }
+        function off() { charts.forEach(function (c) { c.classList.remove("focus"); }); }
         key.addEventListener("mouseenter", on);
         key.addEventListener("focus", on);
         key.addEventListener("mouseleave", off);

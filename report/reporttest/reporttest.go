@@ -20,11 +20,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/usage"
 )
 
 // Loader is a report.TaskLoader for runs this package wrote: every one
@@ -87,6 +91,9 @@ type Run struct {
 	// NoRunFile leaves run.trec out, as for a run that keeps only its
 	// aggregates.
 	NoRunFile bool
+	// Usage is the manifest's usage (what the model calls cost); nil
+	// writes none, as a run from before usage was recorded.
+	Usage *usage.Summary
 }
 
 // Write evaluates the run against the demo task's judgments and writes
@@ -118,7 +125,7 @@ func Write(r Run) error {
 		m.Started = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	}
 	m.Task = results.TaskInfo{Name: r.Task, Layout: string(t.Layout), Source: "embedded:" + demo.Name}
-	m.Config = r.Config
+	m.Config, m.Usage = r.Config, r.Usage
 	if m.Config == nil {
 		m.Config = map[string]any{"retriever": r.System}
 	}
@@ -218,4 +225,165 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// Page is a page open in headless Chromium (through the DevTools
+// protocol), for tests that measure layout and run scripts in it.
+type Page struct {
+	t   testing.TB
+	ctx context.Context
+}
+
+// Open loads url in a fresh headless Chromium with a w×h viewport, dark
+// mode when dark (prefers-color-scheme: dark), and waits for the page's
+// script to mark the body ready. The browser is closed when the test
+// ends.
+func Open(t testing.TB, url string, w, h int, dark bool) *Page {
+	t.Helper()
+	bin := Chromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(w, h))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
+	t.Cleanup(func() {
+		chromedp.Cancel(bctx) // closes the browser and waits for it, before its profile directory is removed
+		cancelT()
+		cancelC()
+		cancelA()
+	})
+	scheme := "light"
+	if dark {
+		scheme = "dark"
+	}
+	err := chromedp.Run(ctx,
+		chromedp.EmulateViewport(int64(w), int64(h)),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			return emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}).Do(ctx)
+		}),
+		chromedp.Navigate(url),
+		chromedp.WaitReady(`body[data-ready="1"]`, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("chromium: opening %s: %v", url, err)
+	}
+	return &Page{t: t, ctx: ctx}
+}
+
+// Eval runs the JavaScript expression js in the page and stores its
+// (JSON) value in out.
+func (p *Page) Eval(js string, out any) {
+	p.t.Helper()
+	if err := chromedp.Run(p.ctx, chromedp.Evaluate(js, out)); err != nil {
+		p.t.Fatalf("chromium: evaluating %.80q: %v", js, err)
+	}
+}
+
+// Click clicks the first element matching the CSS selector and waits for
+// the element matching wait to appear.
+func (p *Page) Click(selector, wait string) {
+	p.t.Helper()
+	if err := chromedp.Run(p.ctx, chromedp.Click(selector, chromedp.ByQuery), chromedp.WaitVisible(wait, chromedp.ByQuery)); err != nil {
+		p.t.Fatalf("chromium: clicking %s: %v", selector, err)
+	}
+}
+
+// Screenshot is the viewport as it is now, as a PNG.
+func (p *Page) Screenshot() []byte {
+	p.t.Helper()
+	var buf []byte
+	if err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot(&buf)); err != nil {
+		p.t.Fatalf("chromium: screenshot: %v", err)
+	}
+	return buf
+}
+
+// LayoutJS is a script for Eval that reports what a reader at this
+// window size would find wrong: elements sticking out of a container
+// that does not clip or scroll them, horizontal scrolling of the page,
+// tick labels under 11 CSS pixels as drawn, and charts with a plotted
+// series that no legend names.
+const LayoutJS = `(() => {
+  const out = {overflow: [], pageScroll: document.documentElement.scrollWidth - window.innerWidth, smallTicks: [], unlegended: []};
+  const clips = el => { const s = getComputedStyle(el); return s.overflowX !== "visible" || s.display === "contents"; };
+  for (const el of document.querySelectorAll("main *:not(svg *):not(option)")) {
+    const p = el.parentElement;
+    if (!p || clips(p) || getComputedStyle(el).position === "fixed") continue;
+    const r = el.getBoundingClientRect(), q = p.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    if (r.right > q.right + 1 || r.left < q.left - 1) out.overflow.push((el.id || el.tagName + "." + el.className) + " in " + (p.id || p.tagName + "." + p.className) + " by " + Math.round(Math.max(r.right - q.right, q.left - r.left)) + "px");
+  }
+  for (const svg of document.querySelectorAll("svg.chart")) {
+    const vb = svg.viewBox.baseVal, scale = vb && vb.width ? svg.getBoundingClientRect().width / vb.width : 1;
+    for (const t of svg.querySelectorAll("text.tick")) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < 11) { out.smallTicks.push(svg.id + ": " + px.toFixed(1) + "px"); break; }
+    }
+    if (svg.classList.contains("legend-only")) continue;
+    const legendId = svg.getAttribute("data-legend");
+    const legend = legendId ? document.getElementById(legendId) : svg;
+    const keys = new Set(Array.from(legend ? legend.querySelectorAll(".key") : []).map(k => k.getAttribute("data-series")));
+    for (const g of svg.querySelectorAll(".series")) {
+      if (g.childElementCount && !keys.has(g.getAttribute("data-series"))) out.unlegended.push(svg.id + " series " + g.getAttribute("data-series"));
+    }
+  }
+  return out;
+})()`
+
+// Layout is what LayoutJS reports.
+type Layout struct {
+	Overflow   []string `json:"overflow"`
+	PageScroll float64  `json:"pageScroll"`
+	SmallTicks []string `json:"smallTicks"`
+	Unlegended []string `json:"unlegended"`
+}
+
+// CheckLayout fails the test for every problem LayoutJS finds.
+func (p *Page) CheckLayout(name string) {
+	p.t.Helper()
+	var l Layout
+	p.Eval(LayoutJS, &l)
+	if len(l.Overflow) > 0 {
+		p.t.Errorf("%s: %d elements overflow their container, e.g. %v", name, len(l.Overflow), l.Overflow[:min(len(l.Overflow), 5)])
+	}
+	if l.PageScroll > 0 {
+		p.t.Errorf("%s: the page scrolls sideways by %.0fpx", name, l.PageScroll)
+	}
+	if len(l.SmallTicks) > 0 {
+		p.t.Errorf("%s: tick labels under 11px: %v", name, l.SmallTicks)
+	}
+	if len(l.Unlegended) > 0 {
+		p.t.Errorf("%s: plotted series without a legend entry: %v", name, l.Unlegended)
+	}
+}
+
+// InView reports whether the element matching selector is inside the
+// viewport (wholly, horizontally; its top edge, vertically) without
+// scrolling.
+func (p *Page) InView(selector string) bool {
+	p.t.Helper()
+	var ok bool
+	p.Eval(`(() => { const el = document.querySelector(`+strconv.Quote(selector)+`); if (!el) return false;
+	  const r = el.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth && r.top >= 0 && r.top < window.innerHeight; })()`, &ok)
+	return ok
+}
+
+// FullScreenshot is the whole page, scrolled through, as a PNG.
+func (p *Page) FullScreenshot() []byte {
+	p.t.Helper()
+	var buf []byte
+	if err := chromedp.Run(p.ctx, chromedp.FullScreenshot(&buf, 100)); err != nil {
+		p.t.Fatalf("chromium: screenshot: %v", err)
+	}
+	return buf
+}
+
+// Navigate loads url in the page's browser (same window size and colour
+// scheme) and waits for the page's script to mark the body ready.
+func (p *Page) Navigate(url string) {
+	p.t.Helper()
+	if err := chromedp.Run(p.ctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-ready="1"]`, chromedp.ByQuery)); err != nil {
+		p.t.Fatalf("chromium: opening %s: %v", url, err)
+	}
 }

@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/ir"
+)
+
+// The expected NFCorpus findings come from a separate brute-force pass in
+// Python (unicodedata NFKC → casefold → NFKC, letters/marks/numbers kept,
+// apostrophes deleted; exact = equal without spaces; Jaccard over word
+// sets, every pair of documents compared).
+func TestDatasetNFCorpus(t *testing.T) {
+	task := loadNFCorpus(t, "test")
+	r, err := Dataset(task, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	if s.DuplicateDocGroups != 39 || s.DuplicateDocs != 78 {
+		t.Errorf("%d duplicate groups of %d documents; NFCorpus has 39 pairs", s.DuplicateDocGroups, s.DuplicateDocs)
+	}
+	for _, want := range [][]string{{"MED-118", "MED-2651"}, {"MED-719", "MED-724"}, {"MED-3830", "MED-3834"}, {"MED-4988", "MED-4990"}} {
+		if !slices.ContainsFunc(r.DuplicateDocs, func(g Group) bool { return slices.Equal(g.IDs, want) }) {
+			t.Errorf("duplicate group %v not reported", want)
+		}
+	}
+	if len(r.NearDuplicateDocs) != 1 || r.NearDuplicateDocs[0].A != "MED-3885" || r.NearDuplicateDocs[0].B != "MED-3886" || fmt.Sprintf("%.4f", r.NearDuplicateDocs[0].Similarity) != "0.9831" {
+		t.Errorf("near-duplicate documents %+v, want MED-3885/MED-3886 at 0.9831", r.NearDuplicateDocs)
+	}
+	// 209 splits over the exact pairs, one over the near pair: PLAIN-2450
+	// judges MED-3886 and not MED-3885 (qrels/test.tsv).
+	if s.RelevanceSplits != 210 {
+		t.Errorf("%d relevance splits, want 210", s.RelevanceSplits)
+	}
+	if !slices.ContainsFunc(r.RelevanceSplits, func(x Split) bool {
+		return x == Split{Query: "PLAIN-2450", Relevant: "MED-3886", Grade: 1, Copy: "MED-3885", Match: MatchNear, Similarity: x.Similarity}
+	}) {
+		t.Error("the near pair's split for PLAIN-2450 is missing")
+	}
+	// PLAIN-2630 judges MED-2651 relevant (2) and leaves its copy MED-118
+	// unjudged.
+	i := slices.IndexFunc(r.RelevanceSplits, func(x Split) bool { return x.Query == "PLAIN-2630" && x.Relevant == "MED-2651" })
+	if i < 0 || r.RelevanceSplits[i].Copy != "MED-118" || r.RelevanceSplits[i].Grade != 2 || r.RelevanceSplits[i].CopyGrade != nil || r.RelevanceSplits[i].Match != MatchExact {
+		t.Errorf("split of MED-2651/MED-118 for PLAIN-2630 missing or wrong: %+v", r.RelevanceSplits[max(i, 0)])
+	}
+	if s.DuplicateQueryGroups != 0 || s.NearDuplicateQueries != 0 || s.EmptyDocs != 0 || s.ShortDocs != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	if s.ShortQueries != 167 || s.IDCollisions != 0 || s.MissingDocs != 0 || s.NoPositive != 0 {
+		t.Errorf("short queries %d (want 167: half of NFCorpus's test queries are one or two words), collisions %d, missing %d, no positive %d", s.ShortQueries, s.IDCollisions, s.MissingDocs, s.NoPositive)
+	}
+	if s.SharedPositives != 147 || r.SharedPositives[0].Doc != "MED-5337" || len(r.SharedPositives[0].Queries) != 37 {
+		t.Errorf("%d shared positives, first %s for %d queries; want 147, MED-5337 for 37", s.SharedPositives, r.SharedPositives[0].Doc, len(r.SharedPositives[0].Queries))
+	}
+	if r.Judgments != 12334 || r.Queries != 323 {
+		t.Errorf("%d judgments, %d queries", r.Judgments, r.Queries)
+	}
+}
+
+// The demo task is clean: no duplicates, no short or empty texts.
+func TestDatasetDemo(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Dataset(task, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary != (DatasetSummary{}) {
+		t.Errorf("demo task findings %+v", r.Summary)
+	}
+	if r.Documents != len(task.Corpus) || r.Queries != 15 {
+		t.Errorf("counts %d %d", r.Documents, r.Queries)
+	}
+}
+
+// A synthetic task with planted problems: every kind is found, and
+// nothing else (the generator's own texts have no duplicates).
+func TestDatasetSynthetic(t *testing.T) {
+	for _, spec := range synth.R2MEDSpecs() {
+		task := synth.Generate(spec.Scale(0.02), 3)
+		clean, err := Dataset(task, DatasetOptions{SharedPositives: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if clean.Summary != (DatasetSummary{}) {
+			t.Errorf("%s: synthetic task findings %+v", spec.Name, clean.Summary)
+		}
+	}
+	task := synth.Generate(synth.R2MEDSpecs()[0].Scale(0.05), 3)
+	q0 := task.Queries[0].ID
+	var pos, neg string
+	for _, d := range task.Corpus {
+		if task.Qrels[q0][d.ID] > 0 && pos == "" {
+			pos = d.ID
+		}
+	}
+	textOf := map[string]string{}
+	for _, d := range task.Corpus {
+		textOf[d.ID] = d.Text
+	}
+	neg = task.Corpus[len(task.Corpus)-1].ID
+	words := strings.Fields(textOf[neg])
+	words[3] = "planted"
+	task.Corpus = append(task.Corpus,
+		ir.Doc{ID: "copy-of-" + pos, Text: strings.ToUpper(textOf[pos])}, // exact copy of a positive, unjudged
+		ir.Doc{ID: "near-" + neg, Text: strings.Join(words, " ") + " extra"},
+		ir.Doc{ID: "empty", Text: "  ..  "},
+		ir.Doc{ID: "short", Text: "two words"},
+		ir.Doc{ID: q0, Text: "a document that shares its id with a query"},
+	)
+	task.Queries = append(task.Queries, ir.Query{ID: "dup-q", Text: task.Queries[0].Text + "!"})
+	task.Qrels["dup-q"] = map[string]int{"gone": 1}
+	r, err := Dataset(task, DatasetOptions{SharedPositives: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got, want any) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	}
+	check("duplicate documents", r.DuplicateDocs, []Group{{IDs: []string{pos, "copy-of-" + pos}}})
+	if len(r.NearDuplicateDocs) != 1 || r.NearDuplicateDocs[0].A != neg || r.NearDuplicateDocs[0].B != "near-"+neg {
+		t.Errorf("near duplicates %+v", r.NearDuplicateDocs)
+	}
+	check("splits", len(r.RelevanceSplits), 1)
+	if len(r.RelevanceSplits) == 1 {
+		sp := r.RelevanceSplits[0]
+		check("split", []any{sp.Query, sp.Relevant, sp.Copy, sp.CopyGrade == nil, sp.Match}, []any{q0, pos, "copy-of-" + pos, true, MatchExact})
+	}
+	check("duplicate queries", r.DuplicateQueries, []Group{{IDs: []string{q0, "dup-q"}}})
+	check("empty", r.EmptyDocs, []string{"empty"})
+	check("short", len(r.ShortDocs), 1)
+	check("collisions", r.IDCollisions, []string{q0})
+	check("missing", r.MissingDocs, []Judgment{{Query: "dup-q", Doc: "gone", Grade: 1}})
+	check("no positive", r.NoPositive, []string{})
+	shared, _ := Dataset(task, DatasetOptions{SharedPositives: 1})
+	if shared.Summary.SharedPositives == 0 || len(shared.SharedPositives[0].Queries) < len(shared.SharedPositives[len(shared.SharedPositives)-1].Queries) {
+		t.Errorf("shared positives not listed or not sorted by count: %d", shared.Summary.SharedPositives)
+	}
+}

@@ -1,0 +1,262 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/r2med/r2med/audit/minhash"
+	"github.com/r2med/r2med/internal/errtext"
+)
+
+// Normalization states the normalisation every comparison uses.
+const Normalization = "Unicode NFKC, full case folding, apostrophes deleted, every other run of characters other than letters, marks and digits collapsed to one space; exact = equal with the spaces dropped too"
+
+// LeakageReport is what a leakage audit found, per task.
+type LeakageReport struct {
+	Settings LeakageSettings `json:"settings"`
+	Train    []TrainFile     `json:"train"`
+	Tasks    []TaskLeakage   `json:"tasks"`
+}
+
+// LeakageSettings records how the audit matched.
+type LeakageSettings struct {
+	Normalization string  `json:"normalization"`
+	Shingle       int     `json:"shingle_words"`
+	Threshold     float64 `json:"jaccard_threshold"`
+	Bands         int     `json:"lsh_bands"`
+	Rows          int     `json:"lsh_rows"`
+	Seed          uint64  `json:"seed"`
+	// RecallAtThreshold is the probability that LSH makes a pair at the
+	// threshold a candidate (pairs above it are likelier).
+	RecallAtThreshold float64 `json:"lsh_recall_at_threshold"`
+	Documents         Scope   `json:"documents"`
+	DenseModel        string  `json:"dense_model,omitempty"`
+	DenseThreshold    float64 `json:"dense_threshold,omitempty"`
+}
+
+// TrainFile summarises one training file.
+type TrainFile struct {
+	Path    string `json:"path"`
+	Layout  string `json:"layout"`
+	Rows    int64  `json:"rows"`
+	Texts   int64  `json:"texts"`
+	Empty   int64  `json:"empty_texts"`
+	Matches int64  `json:"matches"`
+}
+
+// TaskLeakage is one task's contamination.
+type TaskLeakage struct {
+	Task      string        `json:"task"`
+	Queries   Contamination `json:"queries"`
+	Documents Contamination `json:"documents"`
+	// Pairs counts the task's judgments (query, relevant document) whose
+	// query and document both match texts of one training record: the
+	// training set holds the answer to that test question.
+	Pairs int `json:"pairs"`
+	// MissingPositives counts relevant documents the corpus lacks (not
+	// audited).
+	MissingPositives int       `json:"missing_positives,omitempty"`
+	Examples         []Example `json:"examples"`
+}
+
+// Contamination counts the benchmark texts of one kind found in the
+// training set.
+type Contamination struct {
+	Total        int     `json:"total"`
+	Contaminated int     `json:"contaminated"`
+	Share        float64 `json:"share"`
+	// Exact, Near and Dense split Contaminated by each text's strongest
+	// match.
+	Exact int `json:"exact"`
+	Near  int `json:"near"`
+	Dense int `json:"dense"`
+	// Empty counts texts with nothing left after normalisation, which
+	// cannot be audited.
+	Empty int `json:"empty,omitempty"`
+}
+
+// Example is one contaminated benchmark text and its strongest match.
+type Example struct {
+	Kind       Kind    `json:"benchmark_kind"`
+	ID         string  `json:"benchmark_id"`
+	Text       string  `json:"benchmark_text"`
+	TrainFile  string  `json:"train_file"`
+	TrainLine  int     `json:"train_line"`
+	TrainField string  `json:"train_field"`
+	TrainText  string  `json:"train_text"`
+	Match      string  `json:"match"`
+	Similarity float64 `json:"similarity"`
+	// Matches counts all the training texts matching this benchmark text.
+	Matches int `json:"matches"`
+}
+
+// report aggregates the matches file into the report.
+func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
+	sp := a.opts.MinHash
+	rep := &LeakageReport{Settings: LeakageSettings{
+		Normalization: Normalization, Shingle: sp.Shingle, Threshold: sp.Threshold,
+		Bands: sp.Bands, Rows: sp.Rows, Seed: sp.Seed, RecallAtThreshold: minhash.Recall(sp.Threshold, sp.Bands, sp.Rows),
+		Documents: a.opts.Documents,
+	}}
+	if d := a.opts.Dense; d != nil {
+		rep.Settings.DenseModel, rep.Settings.DenseThreshold = d.Model, d.Threshold
+	}
+	for _, f := range a.ck.Files {
+		rep.Train = append(rep.Train, TrainFile{Path: f.Path, Layout: f.Layout, Rows: f.Rows, Texts: f.Texts, Empty: f.Empty, Matches: f.Matches})
+	}
+	index := make(map[string]int, len(a.items))
+	key := func(task string, kind Kind, id string) string { return task + "\x00" + string(kind) + "\x00" + id }
+	for i, it := range a.items {
+		index[key(a.tasks[it.task].Name, it.kind, it.id)] = i
+	}
+	best := make([]*Match, len(a.items))
+	count := make([]int, len(a.items))
+	taskOf := make(map[string]int, len(a.tasks))
+	for i, t := range a.tasks {
+		taskOf[t.Name] = i
+	}
+	// Pairs: judgments whose query and document match one record.
+	pairs := make([]map[[2]string]bool, len(a.tasks))
+	for i := range pairs {
+		pairs[i] = map[[2]string]bool{}
+	}
+	var recFile string
+	recLine := -1
+	var recQ, recD []int
+	flush := func() {
+		for _, q := range recQ {
+			for _, d := range recD {
+				qi, di := a.items[q], a.items[d]
+				if qi.task == di.task && a.tasks[qi.task].Qrels[qi.id][di.id] > 0 {
+					pairs[qi.task][[2]string{qi.id, di.id}] = true
+				}
+			}
+		}
+		recQ, recD = recQ[:0], recD[:0]
+	}
+	err := readMatches(matchesPath, func(m Match) error {
+		i, ok := index[key(m.Task, m.BenchmarkKind, m.BenchmarkID)]
+		if !ok {
+			return fmt.Errorf("%s names %s %s %q, which the benchmark does not have; the state directory belongs to another run, delete it", matchesPath, m.Task, m.BenchmarkKind, m.BenchmarkID)
+		}
+		if m.TrainFile != recFile || m.TrainLine != recLine {
+			flush()
+			recFile, recLine = m.TrainFile, m.TrainLine
+		}
+		if m.BenchmarkKind == QueryKind {
+			recQ = append(recQ, i)
+		} else {
+			recD = append(recD, i)
+		}
+		count[i]++
+		if b := best[i]; b == nil || stronger(m, *b) {
+			mm := m
+			best[i] = &mm
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	flush()
+	for ti, t := range a.tasks {
+		tl := TaskLeakage{Task: t.Name, Pairs: len(pairs[ti]), MissingPositives: a.missing[ti]}
+		var examples [2][]Match
+		for i, it := range a.items {
+			if it.task != ti {
+				continue
+			}
+			c := &tl.Queries
+			k := 0
+			if it.kind == DocumentKind {
+				c, k = &tl.Documents, 1
+			}
+			c.Total++
+			if len(a.coll.Shingles(i)) == 0 {
+				c.Empty++
+			}
+			b := best[i]
+			if b == nil {
+				continue
+			}
+			c.Contaminated++
+			switch b.Match {
+			case MatchExact:
+				c.Exact++
+			case MatchNear:
+				c.Near++
+			default:
+				c.Dense++
+			}
+			examples[k] = append(examples[k], *b)
+		}
+		for _, c := range []*Contamination{&tl.Queries, &tl.Documents} {
+			if c.Total > 0 {
+				c.Share = float64(c.Contaminated) / float64(c.Total)
+			}
+		}
+		for _, ex := range examples {
+			sortMatches(ex)
+			for _, m := range ex[:min(len(ex), a.opts.Examples)] {
+				i := index[key(m.Task, m.BenchmarkKind, m.BenchmarkID)]
+				tl.Examples = append(tl.Examples, Example{Kind: m.BenchmarkKind, ID: m.BenchmarkID, Text: snippet(a.items[i].text, 300),
+					TrainFile: m.TrainFile, TrainLine: m.TrainLine, TrainField: m.TrainField, TrainText: m.TrainText,
+					Match: m.Match, Similarity: m.Similarity, Matches: count[i]})
+			}
+		}
+		rep.Tasks = append(rep.Tasks, tl)
+	}
+	return rep, nil
+}
+
+// stronger reports whether m beats b as a text's strongest match: by
+// kind (exact, near, dense), then similarity; the earlier wins a tie.
+func stronger(m, b Match) bool {
+	if r, s := kindRank(m.Match), kindRank(b.Match); r != s {
+		return r < s
+	}
+	return m.Similarity > b.Similarity
+}
+
+// WriteTable writes the report as aligned text: the settings, one row per
+// task, then the examples.
+func (r *LeakageReport) WriteTable(w io.Writer) error {
+	s := r.Settings
+	fmt.Fprintf(w, "Leakage audit: exact after normalisation (%s);\n", s.Normalization)
+	fmt.Fprintf(w, "near = Jaccard ≥ %.2f over %d-word shingles (MinHash LSH %d×%d, seed %d, recall %.3f at the threshold)", s.Threshold, s.Shingle, s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
+	if s.DenseModel != "" {
+		fmt.Fprintf(w, "; dense = cosine ≥ %.2f with %s", s.DenseThreshold, s.DenseModel)
+	}
+	fmt.Fprintf(w, "; documents: %s\n\n", s.Documents)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "training file\trows\ttexts\tempty\tmatches\t\tlayout")
+	for _, f := range r.Train {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\t%s\n", f.Path, f.Rows, f.Texts, f.Empty, f.Matches, f.Layout)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "task\tqueries\tleaked\tshare\texact/near/dense\tdocuments\tleaked\tshare\texact/near/dense\tpairs\t")
+	for _, t := range r.Tasks {
+		q, d := t.Queries, t.Documents
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%d/%d/%d\t%d\t%d\t%.1f%%\t%d/%d/%d\t%d\t\n", t.Task,
+			q.Total, q.Contaminated, 100*q.Share, q.Exact, q.Near, q.Dense,
+			d.Total, d.Contaminated, 100*d.Share, d.Exact, d.Near, d.Dense, t.Pairs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range r.Tasks {
+		if len(t.Examples) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: examples\n", t.Task)
+		for _, e := range t.Examples {
+			fmt.Fprintf(w, "  %s %s  %s %.3f  %s:%d (%s, %d %s)\n    benchmark: %s\n    training:  %s\n",
+				e.Kind, e.ID, e.Match, e.Similarity, e.TrainFile, e.TrainLine, e.TrainField, e.Matches, errtext.Plural(e.Matches, "match", "matches"),
+				snippet(e.Text, 120), snippet(e.TrainText, 120))
+		}
+	}
+	return nil
+}

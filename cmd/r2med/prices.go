@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	// Imported under another name: package main has a func usage.
+	costs "github.com/r2med/r2med/usage"
+)
+
+// callFlags are --replay and --prices of the commands that call model
+// servers.
+type callFlags struct {
+	replay bool
+	prices string
+}
+
+// add defines --replay, and --prices unless pricesUsage is empty.
+func (c *callFlags) add(f *pflag.FlagSet, replayUsage, pricesUsage string) {
+	f.BoolVar(&c.replay, "replay", false, replayUsage)
+	if pricesUsage != "" {
+		f.StringVar(&c.prices, "prices", "", pricesUsage)
+	}
+}
+
+// read checks the flags against --no-cache and reads the price table.
+func (c callFlags) read(noCache bool) (costs.Prices, error) {
+	if c.replay && noCache {
+		return nil, errors.New("--replay answers from the cache; drop --no-cache")
+	}
+	return readPrices(c.prices)
+}
+
+// readPrices reads --prices FILE; no file means no table.
+func readPrices(path string) (costs.Prices, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return costs.ReadPrices(path)
+}
+
+func newMeter() *costs.Meter { return &costs.Meter{} }
+
+// printCost prints what the calls a meter heard cost, new and cached,
+// in dollars by prices, in total and per query.
+func printCost(w io.Writer, m *costs.Meter, queries int, prices costs.Prices) {
+	s := m.Summary(queries, prices)
+	if s.USD == nil {
+		fmt.Fprintf(w, "  cost: no price for %v in the price table\n", s.Unpriced)
+		return
+	}
+	fmt.Fprintf(w, "  cost: $%.6g new, $%.6g of answers from the cache at their cost when made; $%.6g per query\n", *s.USD, *s.CachedUSD, *s.PerQuery.USD)
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/retrieve"
+
+	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/weaviate"
+)
+
+func init() { indexSubcommands = append(indexSubcommands, newIndexPushCmd) }
+
+func newIndexPushCmd() *cobra.Command {
+	var d dataFlags
+	var to, grpc string
+	var schema weaviate.Schema
+	var k1, b float64
+	var opt weaviate.PushOptions
+	var recreate, quiet, noCache bool
+	var timeout time.Duration
+	var cacheDir string
+	var dense *kindFlags
+	cmd := &cobra.Command{
+		Use:   "push --to weaviate://HOST:PORT/Collection (--task T | --data DIR [--split S]) [--model M --backend B --base-url U]",
+		Short: "Push a task's corpus, with its vectors when the dense flags are given, into a Weaviate collection (created if missing)",
+		Long: `push writes one object per document into a Weaviate collection: the
+document id (docId), its text (text, searched by BM25) and a content hash.
+The collection is created when missing, with no vectorizer module, the
+shards and replication factor given. With the dense flags (--model,
+--backend, --base-url, … as run takes them) the corpus is embedded as
+--retriever dense embeds it, through the same cache, and each object gets
+its vector; without them the collection is BM25-only. Object UUIDs are UUIDv5 of the
+document ids, so pushing again writes nothing that is already there
+unchanged: an interrupted push resumes, a repeated one is a no-op. At the
+end the collection's object count must equal the corpus size.
+
+A collection holds one corpus: objects of documents the corpus lacks make
+push fail before writing (use another collection, or --recreate).`,
+		Example: `  r2med index push --task demo --to weaviate://localhost:8080/Demo
+  r2med index push --task Biology --to weaviate://localhost:8080/Biology --model nv --backend openai --base-url http://gpu:8000/v1
+  r2med index push --data ../shared/data/nfcorpus --to weaviate://localhost:8080/Nfcorpus --shards 3 --replicas 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := weaviate.ParseTarget(to, grpc)
+			if err != nil {
+				return err
+			}
+			cfg.Timeout = timeout
+			if cmd.Flags().Changed("k1") || cmd.Flags().Changed("b") {
+				schema.BM25 = &weaviate.BM25Params{K1: k1, B: b}
+			}
+			srcs, err := d.sources()
+			if err != nil {
+				return err
+			}
+			if len(srcs) != 1 {
+				return fmt.Errorf("--task %s names %d tasks; a collection holds one corpus: push each task into its own collection", d.task, len(srcs))
+			}
+			task, err := srcs[0].Load(cmd.Context())
+			if err != nil {
+				return err
+			}
+			c, err := weaviate.Open(cfg)
+			if err != nil {
+				return err
+			}
+			opt.Progress = progress.Auto(quiet)
+			var vecs [][]float32
+			if dense.given() {
+				// The corpus embedded as --retriever dense embeds it (and
+				// from the same cache), so weaviate:vector searches the
+				// vectors r2med's own dense search would.
+				spec, err := dense.spec()
+				if err != nil {
+					return err
+				}
+				var store *cache.Store
+				if !noCache {
+					if store, err = cache.Open(cacheDir, cache.Options{}); err != nil {
+						return err
+					}
+					defer store.Close()
+				}
+				flat, info, err := spec.(retrieve.Dense).CorpusVectors(cmd.Context(), task, retrieve.Env{Progress: opt.Progress, Cache: store})
+				if err != nil {
+					return fmt.Errorf("%s: %w", task.Name, err)
+				}
+				if vecs, err = weaviate.FlatVectors(task.Corpus, flat); err != nil {
+					return err
+				}
+				schema.Vectors = &info
+			}
+			return pushCorpus(cmd.Context(), cmd.OutOrStdout(), c, task.Name, task.Corpus, vecs, schema, recreate, opt)
+		},
+	}
+	addDataFlags(cmd, &d)
+	f := cmd.Flags()
+	f.StringVar(&to, "to", "", "the collection: weaviate://HOST:PORT/Collection (weaviates:// for TLS); the name starts with a capital letter")
+	f.StringVar(&grpc, "weaviate-grpc", "", "Weaviate's gRPC address HOST:PORT (default: the same host, port 50051)")
+	f.IntVar(&schema.Shards, "shards", 0, "shards of a new collection (default: Weaviate's, one per node)")
+	f.IntVar(&schema.Replicas, "replicas", 0, "replication factor of a new collection (default 1); at most the number of nodes")
+	f.BoolVar(&schema.AsyncReplication, "async-replication", false, "let Weaviate repair replicas in the background after a node was away")
+	f.StringVar(&schema.Index, "vector-index", "hnsw", "vector index of a new collection: hnsw or flat (exact)")
+	f.IntVar(&schema.EF, "ef", 0, "HNSW ef of a new collection (default: Weaviate's, dynamic)")
+	f.IntVar(&schema.EFConstruction, "ef-construction", 0, "HNSW efConstruction of a new collection (default: Weaviate's, 128)")
+	f.IntVar(&schema.MaxConnections, "max-connections", 0, "HNSW maxConnections of a new collection (default: Weaviate's, 32)")
+	f.Float64Var(&k1, "k1", 1.2, "BM25 k1 of a new collection")
+	f.Float64Var(&b, "b", 0.75, "BM25 b of a new collection")
+	f.StringVar(&schema.Stopwords, "stopwords", "", "stopwords dropped from BM25 queries in a new collection: en (Weaviate's default) or none")
+	f.StringVar(&opt.Consistency, "consistency", "", "write consistency level: ONE, QUORUM (Weaviate's default) or ALL")
+	f.IntVar(&opt.BatchSize, "import-batch", 0, "objects per batch import request (default 200)")
+	f.IntVar(&opt.Workers, "import-workers", 0, "batch import requests in flight (default 2)")
+	f.IntVar(&opt.Retries, "retries", 0, "times a failed batch is sent again, with exponential backoff (default 6; -1: never)")
+	f.DurationVar(&timeout, "timeout", 0, "per-request timeout (default 60s)")
+	f.BoolVar(&recreate, "recreate", false, "delete the collection first, with everything in it")
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.StringVar(&cacheDir, "cache", "", "cache of embeddings shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
+	f.BoolVar(&noCache, "no-cache", false, "embed afresh, without reading or writing the cache")
+	dense = addKindFlags(f, "dense", "quantize", "rescore")
+	cmd.MarkFlagRequired("to")
+	return cmd
+}
+
+// kindFlags are a retriever kind's flags on a command other than run,
+// read into the kind's YAML value as run's pipeline flags are.
+type kindFlags struct {
+	fs   *pflag.FlagSet
+	kind retrieve.Kind
+}
+
+// addKindFlags defines kind's flags on fs, but those named in skip.
+func addKindFlags(fs *pflag.FlagSet, kind string, skip ...string) *kindFlags {
+	k, _ := retrieve.Lookup(kind)
+	kf := &kindFlags{fs: fs, kind: k}
+	var keep []retrieve.Flag
+	for _, fl := range k.Flags {
+		if slices.Contains(skip, fl.Name) {
+			continue
+		}
+		keep = append(keep, fl)
+		switch fl.Type {
+		case retrieve.Int:
+			fs.Int(fl.Name, 0, fl.Usage)
+		case retrieve.Float:
+			fs.Float64(fl.Name, 0, fl.Usage)
+		case retrieve.Bool:
+			fs.Bool(fl.Name, false, fl.Usage)
+		case retrieve.Strings:
+			fs.StringArray(fl.Name, nil, fl.Usage)
+		default:
+			fs.String(fl.Name, fl.Default, fl.Usage)
+		}
+	}
+	kf.kind.Flags = keep
+	return kf
+}
+
+// given reports whether any of the kind's flags was set.
+func (kf *kindFlags) given() bool {
+	for _, fl := range kf.kind.Flags {
+		if kf.fs.Changed(fl.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// spec parses the flags given as the kind's YAML value and validates it.
+func (kf *kindFlags) spec() (retrieve.Spec, error) {
+	m := yamlx.Mapping()
+	for _, fl := range kf.kind.Flags {
+		if !kf.fs.Changed(fl.Name) {
+			continue
+		}
+		v := kf.fs.Lookup(fl.Name).Value.String()
+		switch fl.Type {
+		case retrieve.String:
+			yamlx.Set(m, fl.Key, yamlx.Text(v))
+		case retrieve.Strings:
+			vs, _ := kf.fs.GetStringArray(fl.Name)
+			yamlx.Set(m, fl.Key, yamlx.Seq(vs))
+		default:
+			yamlx.Set(m, fl.Key, yamlx.Scalar(v))
+		}
+	}
+	s, err := kf.kind.Parse(m)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.Validate()
+}
+
+// pushCorpus creates (or checks) the collection, pushes the documents
+// (with vecs when the schema has vectors) and prints what happened.
+func pushCorpus(ctx context.Context, w io.Writer, c *weaviate.Collection, name string, docs []ir.Doc, vecs [][]float32, schema weaviate.Schema, recreate bool, opt weaviate.PushOptions) error {
+	if recreate {
+		if err := c.Delete(ctx); err != nil {
+			return err
+		}
+	}
+	created, err := c.Ensure(ctx, schema)
+	if err != nil {
+		return err
+	}
+	st, err := c.Push(ctx, docs, vecs, opt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return err
+	}
+	state := "existing"
+	if created {
+		state = "new"
+	}
+	rate := float64(st.Written) / st.Elapsed.Seconds()
+	_, err = fmt.Fprintf(w, "%s → %s/%s (%s collection; Weaviate %s, %d %s)\n  %d documents: %d written (%d changed), %d already there; %d retries; %s, %.0f objects/s\n  the collection holds %d objects\n",
+		name, info.URL, info.Collection, state, info.ServerVersion, info.Nodes, errtext.Plural(info.Nodes, "node", "nodes"),
+		st.Docs, st.Written, st.Changed, st.Present, st.Retries, st.Elapsed.Round(time.Millisecond), rate, info.Objects)
+	return err
+}

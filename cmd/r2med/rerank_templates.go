@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/r2med/r2med/rerank"
+)
+
+// The reasoning rerankers' flags and `r2med rerank templates` live here,
+// apart from rerank.go's own flags.
+
+func newRerankTemplatesCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "templates",
+		Short: "Write the reasoning rerankers' prompt templates to a directory, to edit and pass to --rerank-templates",
+		Long: `templates writes the built-in prompts of insertrank, rank1 and reasonrank:
+for each a system message (METHOD.system.tmpl; empty sends none) and a user
+message (METHOD.user.tmpl), Go text/template files. Listwise templates see
+.Query, .Num, .ScoreScale and .Passages (each .N, .Text, and for insertrank
+.Score, the first-stage score as shown); rank1's sees .Query and .Passage.
+A directory given to --rerank-templates replaces the built-in files it
+holds; the templates' digest is part of the checkpoint key, so an edited
+prompt never reuses rankings made with the old one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("--out DIR is required")
+			}
+			files, err := rerank.WriteTemplates(out)
+			for _, f := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "directory to write the templates into")
+	return cmd
+}
+
+// addReasoningRerankFlags adds the settings of insertrank, rank1 and
+// reasonrank to spec's flags.
+func addReasoningRerankFlags(f *pflag.FlagSet, spec *rerank.Spec) {
+	f.StringVar(&spec.Templates, "rerank-templates", "", "insertrank/rank1/reasonrank: directory of edited prompt templates (from r2med rerank templates)")
+	f.StringVar((*string)(&spec.Scores), "insertrank-scores", "raw", "insertrank: first-stage scores shown as raw, minmax (0 to 1 over each query's candidates) or percent (0 to 100)")
+	f.IntVar(&spec.Decimals, "insertrank-decimals", 2, "insertrank: digits after the point of the scores shown")
+	f.IntVar(&spec.MaxTokens, "rerank-max-tokens", 0, "insertrank/rank1/reasonrank: most tokens per answer, reasoning included (0: the server's default)")
+	f.BoolVar(&spec.TextOnly, "rerank-text-only", false, "rank1: ask for no logprobs (servers that refuse them); answers are scored from their text")
+}
+
+// printRerankTrace names the traces file, when the rerank wrote one.
+func printRerankTrace(w io.Writer, checkpoint string) {
+	if p := rerank.TraceFile(checkpoint); fileExists(p) {
+		fmt.Fprintf(w, "  reasoning and answers: %s\n", p)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

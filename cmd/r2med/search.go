@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/searchapi"
+)
+
+func newSearchCmd() *cobra.Command {
+	var sf serviceFlags
+	var server, id, gar string
+	var k int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   `search (--index INDEX... | --server URL) "QUERY"...`,
+		Short: "Search stored indexes from the terminal (in process, or through a running serve-search)",
+		Long: `search prints the hits of each query: rank, document id, score and the
+start of the document with the words whose analyzed terms the query shares
+marked. It answers exactly as serve-search (and so as r2med run) would:
+in process over --index files, or by asking the service at --server
+(its key, if it has one, from $R2MED_SEARCH_KEY).
+
+Several queries are searched as one batch. --retriever picks retrievers
+(several are fused), --gar METHOD expands the query with the --gar-model
+LLM, --rerank KIND reranks (with --server: the server's reranker).`,
+		Example: `  r2med search --index demo.idx "a 54-year-old with crushing chest pain radiating to the jaw"
+  r2med search --index nfcorpus.idx -k 5 --json "vitamin d and depression"
+  r2med search --server http://127.0.0.1:8081 --retriever bm25,bge "statins and muscle pain"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (server == "") == (len(sf.indexes) == 0) {
+				return errors.New("give --index INDEX (search in process) or --server URL (ask a running r2med serve-search), one of the two")
+			}
+			if id != "" && len(args) > 1 {
+				return errors.New("--id names one query; give one query with it")
+			}
+			body := searchapi.SearchBody{K: k, Retrievers: sf.defaults, GAR: gar, Rerank: sf.rerankKind != ""}
+			if server != "" && cmd.Flags().Changed("rerank-depth") {
+				body.RerankDepth = sf.rerankDepth // in process it is the service's own
+			}
+			if cmd.Flags().Changed("snippet") {
+				body.Snippet = &sf.snippet
+			}
+			fl := cmd.Flags()
+			if fl.Changed("fuse") || fl.Changed("rrf-k") || fl.Changed("norm") || fl.Changed("weights") {
+				f := sf.fuse
+				body.Fuse = &f
+			}
+			if len(args) == 1 {
+				body.Query, body.ID = &args[0], id
+			} else {
+				for _, a := range args {
+					body.Queries = append(body.Queries, searchapi.QueryItem{Query: a})
+				}
+			}
+			var results []*searchapi.Result
+			var err error
+			if server != "" {
+				c := &searchapi.Client{BaseURL: server, Key: os.Getenv(DefaultKeyEnv)}
+				results, err = c.Search(cmd.Context(), body)
+			} else {
+				results, err = searchLocal(cmd, &sf, body)
+			}
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				if len(args) == 1 {
+					return enc.Encode(results[0])
+				}
+				return enc.Encode(searchapi.BatchResult{Results: results})
+			}
+			for i, r := range results {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				printResult(out, r, isTerminal(out))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	sf.add(fl)
+	fl.Lookup("rerank").Usage = "rerank the hits with this reranker (" + joinNames(rerank.Kinds) + "); with --server any kind asks the server's reranker"
+	fl.StringVar(&server, "server", "", "ask a running r2med serve-search at this URL instead of searching --index in process")
+	fl.IntVarP(&k, "k", "k", searchapi.DefaultK, "hits per query")
+	fl.StringVar(&id, "id", "", "the query's id (dense retrieval skips a document with this id, as run does for a task's queries)")
+	fl.StringVar(&gar, "gar", "", "expand the query with the --gar-model LLM first: hyde, query2doc, lamer, reasoning, reasoning-append")
+	fl.BoolVar(&asJSON, "json", false, "print the API's JSON instead of text")
+	return cmd
+}
+
+// searchLocal answers body with a service opened in process.
+func searchLocal(cmd *cobra.Command, sf *serviceFlags, body searchapi.SearchBody) ([]*searchapi.Result, error) {
+	svc, closeAll, err := sf.open(cmd.Context(), cmd.ErrOrStderr(), searchapi.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	reqs, _, err := body.Requests()
+	if err != nil {
+		return nil, err
+	}
+	return svc.SearchBatch(cmd.Context(), reqs)
+}
+
+// printResult writes one query's hits for people: rank, id, score and
+// the snippet with matched words in bold on a terminal, between ** and
+// ** elsewhere.
+func printResult(w io.Writer, r *searchapi.Result, color bool) {
+	head := r.System
+	if r.ID != "" {
+		head = r.ID + " · " + head
+	}
+	fmt.Fprintf(w, "%s · %d hits · %q\n", head, len(r.Hits), r.Query)
+	if e := r.Expansion; e != nil {
+		cached := ""
+		if e.Cached {
+			cached = ", cached"
+		}
+		fmt.Fprintf(w, "expanded by %s/%s%s: %s\n", e.Method, e.LLM, cached, oneLine(e.Generation, 300))
+	}
+	idw := 2
+	for _, h := range r.Hits {
+		idw = max(idw, len(h.ID))
+	}
+	for _, h := range r.Hits {
+		fmt.Fprintf(w, "%4d  %-*s  %9.4f", h.Rank, idw, h.ID, h.Score)
+		if len(h.Snippet) > 0 {
+			var b strings.Builder
+			for _, s := range h.Snippet {
+				t := oneLine(s.Text, len(s.Text))
+				switch {
+				case s.Match && color:
+					b.WriteString("\x1b[1;33m" + t + "\x1b[0m")
+				case s.Match:
+					b.WriteString("**" + t + "**")
+				default:
+					b.WriteString(t)
+				}
+			}
+			if h.Truncated {
+				b.WriteString("…")
+			}
+			fmt.Fprintf(w, "  %s", b.String())
+		}
+		fmt.Fprintln(w)
+		if len(h.Matched) > 0 {
+			fmt.Fprintf(w, "      %*s  matched: %s\n", idw+9, "", strings.Join(h.Matched, ", "))
+		}
+	}
+}
+
+// oneLine puts s on one line (line breaks and tabs become spaces) and
+// cuts it at about n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

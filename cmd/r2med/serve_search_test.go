@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/searchapi"
+	"github.com/r2med/r2med/trec"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var servingRE = regexp.MustCompile(`at (http://\S+)/v1/search`)
+
+// serveSearch starts `r2med serve-search ARGS` in process on a loopback
+// port and returns its URL and a stop function that cancels it as SIGTERM
+// does and returns its exit code and stderr.
+func serveSearch(t *testing.T, args ...string) (string, func() (int, string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, append([]string{"serve-search", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &bytes.Buffer{}, &stderr)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := servingRE.FindStringSubmatch(stderr.String()); m != nil {
+			stopped := false
+			stop := func() (int, string) {
+				if !stopped {
+					cancel()
+					stopped = true
+				}
+				return <-done, stderr.String()
+			}
+			t.Cleanup(func() {
+				if !stopped {
+					stop()
+				}
+			})
+			return m[1], stop
+		}
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("serve-search exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve-search did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeSearchSameAsRun: `r2med index build`, then `r2med serve-search`
+// on a loopback port answers every query of the demo task and NFCorpus
+// with exactly `r2med run`'s top 100: written as a run file with run's
+// tag, the service's answers are run.trec byte for byte. SIGTERM (the
+// context's end) stops it with exit 0.
+func TestServeSearchSameAsRun(t *testing.T) {
+	type set struct {
+		name  string
+		flags []string
+		task  func() (*ir.Task, error)
+	}
+	sets := []set{{"demo", []string{"--task", "demo"}, demo.Load}}
+	if _, err := os.Stat(shared); err == nil || os.Getenv("R2MED_CI") == "1" {
+		nf := filepath.Join(shared, "nfcorpus")
+		sets = append(sets, set{"nfcorpus", []string{"--data", nf, "--split", "test"}, func() (*ir.Task, error) {
+			return dataset.Load(nf, dataset.Options{Split: "test"})
+		}})
+	}
+	for _, s := range sets {
+		task, err := s.task()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range []string{"r2med", "lucene"} {
+			dir := t.TempDir()
+			idx := filepath.Join(dir, "x.idx")
+			if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--bm25", sc, "--out", idx}, s.flags...)...); code != 0 {
+				t.Fatalf("index build: %s", stderr)
+			}
+			if _, stderr, code := r2med(t, "", append([]string{"run", "--quiet", "--bm25", sc, "--top-k", "100", "--out", filepath.Join(dir, "run")}, s.flags...)...); code != 0 {
+				t.Fatalf("run: %s", stderr)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, "run", "run.trec"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(want), "\n")
+			tag := first[strings.LastIndexByte(first, ' ')+1:]
+
+			base, stop := serveSearch(t, "--index", "bm25="+idx)
+			c := &searchapi.Client{BaseURL: base}
+			got := ir.Run{}
+			for lo := 0; lo < len(task.Queries); lo += 200 {
+				body := searchapi.SearchBody{K: 100, Snippet: new(0)}
+				for _, q := range task.Queries[lo:min(lo+200, len(task.Queries))] {
+					body.Queries = append(body.Queries, searchapi.QueryItem{ID: q.ID, Query: q.Text})
+				}
+				res, err := c.Search(context.Background(), body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range res {
+					for _, h := range r.Hits {
+						got[r.ID] = append(got[r.ID], ir.Hit{DocID: h.ID, Score: h.Score})
+					}
+				}
+			}
+			var buf bytes.Buffer
+			if err := trec.WriteRun(&buf, got, tag); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				gl, wl := strings.Split(buf.String(), "\n"), strings.Split(string(want), "\n")
+				for i := range min(len(gl), len(wl)) {
+					if gl[i] != wl[i] {
+						t.Fatalf("%s %s: line %d differs:\nservice: %s\nrun:     %s", s.name, sc, i+1, gl[i], wl[i])
+					}
+				}
+				t.Fatalf("%s %s: the service's run has %d lines, r2med run's %d", s.name, sc, len(gl), len(wl))
+			}
+			if code, stderr := stop(); code != 0 {
+				t.Fatalf("serve-search stopped with exit %d: %s", code, stderr)
+			}
+		}
+	}
+}
+
+// TestSearchCommand: `r2med search` prints ranks, ids, scores and
+// snippets with the matched words marked, the same in process (--index)
+// and through a running service (--server); --json prints the API's
+// answer.
+func TestSearchCommand(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "demo.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+		t.Fatalf("index build: %s", stderr)
+	}
+	q := "a 54-year-old with crushing chest pain radiating to the jaw"
+	local, stderr, code := r2med(t, "", "search", "--index", "demo="+idx, "-k", "3", q)
+	if code != 0 {
+		t.Fatalf("search: %s", stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(local), "\n")
+	if !strings.HasPrefix(lines[0], `demo · 3 hits · "a 54-year-old`) {
+		t.Errorf("header %q", lines[0])
+	}
+	if !regexp.MustCompile(`^\s+1  cv-mi-1\s+15\.3859  ST-elevation .*\*\*crushing\*\* or pressing central \*\*chest\*\* \*\*pain\*\*.*…$`).MatchString(lines[1]) {
+		t.Errorf("first hit %q", lines[1])
+	}
+	if !strings.Contains(lines[2], "matched: crush, chest, pain, radiat, jaw") {
+		t.Errorf("matched terms %q", lines[2])
+	}
+	base, _ := serveSearch(t, "--index", "demo="+idx)
+	remote, stderr, code := r2med(t, "", "search", "--server", base, "-k", "3", q)
+	if code != 0 {
+		t.Fatalf("search --server: %s", stderr)
+	}
+	if remote != local {
+		t.Errorf("--server printed\n%s\nin process\n%s", remote, local)
+	}
+	js, _, code := r2med(t, "", "search", "--index", idx, "--json", "-k", "2", "--snippet", "0", "fever", "rash")
+	if code != 0 || !strings.Contains(js, `"results": [`) || strings.Contains(js, "snippet") {
+		t.Errorf("--json batch:\n%s", js)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"search", "fever"}, "give --index INDEX"},
+		{[]string{"search", "--index", idx, "--server", base, "fever"}, "give --index INDEX"},
+		{[]string{"search", "--index", idx, "-k", "5000", "fever"}, "k must be between"},
+		{[]string{"search", "--server", base, "--retriever", "nope", "fever"}, `unknown retriever "nope"`},
+	} {
+		if _, stderr, code := r2med(t, "", c.args...); code == 0 || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, %s", c.args, code, stderr)
+		}
+	}
+}
+
+// TestServeSearchKey: a non-loopback address needs a key from the
+// environment (never a flag); with one, requests without it get 401.
+func TestServeSearchKey(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "demo.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+		t.Fatalf("index build: %s", stderr)
+	}
+	t.Setenv(DefaultKeyEnv, "")
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:8081"} {
+		_, stderr, code := r2med(t, "", "serve-search", "--index", idx, "--addr", addr)
+		if code == 0 || !strings.Contains(stderr, "needs a key: set it in $"+DefaultKeyEnv) {
+			t.Errorf("--addr %s without a key: exit %d, %s", addr, code, stderr)
+		}
+	}
+	t.Setenv("MY_SEARCH_KEY", "k3y")
+	base, _ := serveSearch(t, "--index", idx, "--key-env", "MY_SEARCH_KEY")
+	for key, want := range map[string]int{"": 401, "wrong": 401, "k3y": 200} {
+		req, _ := http.NewRequest("GET", base+"/v1/search?q="+url.QueryEscape("fever"), nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("key %q: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
+	t.Setenv(DefaultKeyEnv, "k3y")
+	_, stderr, code := r2med(t, "", "search", "--server", base, "fever")
+	if code != 0 {
+		t.Errorf("search --server with $%s: %s", DefaultKeyEnv, stderr)
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/embed/embedtest"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/weaviate"
+	"github.com/r2med/r2med/weaviate/weaviatetest"
+)
+
+// TestRunWeaviate is the issue's "done when" on the demo task: a real
+// Weaviate node and a loopback embedding server, the corpus pushed with
+// its vectors by r2med index push, then r2med run --retriever
+// weaviate:vector|hybrid|bm25 evaluated like every run, with the server's
+// version and the collection's configuration in the manifest.
+// weaviate:vector must rank as --retriever dense does with the same model.
+func TestRunWeaviate(t *testing.T) {
+	node := weaviatetest.Start(t, weaviatetest.Options{})
+	emb := embedtest.NewServer(t, embedtest.Options{Dim: 16})
+	u, _ := url.Parse(node.URL())
+	tmp := t.TempDir()
+	model := []string{"--model", "test-embedder", "--backend", "openai", "--base-url", emb.URL, "--cache", filepath.Join(tmp, "cache")}
+	where := []string{"--weaviate-url", node.URL(), "--weaviate-grpc", node.GRPCAddr()}
+	run := func(t *testing.T, out string, args ...string) (string, string, int) {
+		t.Helper()
+		return r2med(t, "", append([]string{"run", "--task", "demo", "--quiet", "--out", filepath.Join(tmp, out)}, args...)...)
+	}
+	push := func(coll string, args ...string) {
+		t.Helper()
+		out, errOut, code := r2med(t, "", append([]string{"index", "push", "--task", "demo", "--quiet", "--to", "weaviate://" + u.Host + "/" + coll, "--weaviate-grpc", node.GRPCAddr()}, args...)...)
+		if code != 0 {
+			t.Fatalf("push into %s: exit %d\n%s%s", coll, code, out, errOut)
+		}
+	}
+	push("DemoVec", append(model, "--ef", "256")...)
+	push("DemoText")
+
+	_, errOut, code := run(t, "dense", append([]string{"--retriever", "dense"}, model...)...)
+	if code != 0 {
+		t.Fatalf("dense run: %s", errOut)
+	}
+	vecArgs := append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoVec"}, where...), model...)
+	out, errOut, code := run(t, "vector", vecArgs...)
+	if code != 0 {
+		t.Fatalf("weaviate:vector run: exit %d\n%s%s", code, out, errOut)
+	}
+	dense := readRun(t, filepath.Join(tmp, "dense", "run.trec"))
+	vec := readRun(t, filepath.Join(tmp, "vector", "run.trec"))
+	if len(vec) != len(dense) {
+		t.Fatalf("weaviate:vector answered %d queries, dense %d", len(vec), len(dense))
+	}
+	for qid, want := range dense {
+		got := vec[qid]
+		for i := range min(10, len(want)) {
+			if i >= len(got) || got[i].DocID != want[i].DocID || math.Abs(got[i].Score-want[i].Score) > 1e-5 {
+				t.Fatalf("query %s rank %d: weaviate:vector %v, dense %v", qid, i+1, got[:min(10, len(got))], want[:10])
+			}
+		}
+	}
+
+	m, err := results.ReadManifest(filepath.Join(tmp, "vector", results.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(m.Config)
+	for _, want := range []string{`"retriever":"weaviate"`, `"server_version":"` + weaviatetest.Version + `"`, `"collection_config":{`, `"ef":256`, `"corpus_digest":"`, `"model":"test-embedder"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("manifest config lacks %s: %s", want, b)
+		}
+	}
+
+	// The same run again is reused; after the collection's ef changes it
+	// is not the same run any more.
+	if out, _, code := run(t, "vector", vecArgs...); code != 0 || !strings.Contains(out, "unchanged, reused") {
+		t.Errorf("rerun: exit %d, %s", code, out)
+	}
+	c, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "DemoVec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetEF(context.Background(), 300); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := run(t, "vector", vecArgs...); code == 0 || strings.Contains(out, "unchanged, reused") {
+		t.Errorf("rerun after the collection changed: exit %d, %s%s", code, out, errOut)
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"hybrid", append(append([]string{"--retriever", "weaviate:hybrid", "--collection", "DemoVec", "--alpha", "0.5", "--fusion", "rankedFusion"}, where...), model...)},
+		{"bm25", append([]string{"--retriever", "weaviate:bm25", "--collection", "DemoText"}, where...)},
+		{"fused", append(append([]string{"--retriever", "bm25,weaviate:bm25", "--collection", "DemoText"}, where...), "--fuse", "rrf")},
+	} {
+		out, errOut, code := run(t, c.name, c.args...)
+		if code != 0 || !strings.Contains(out, "nDCG@10") {
+			t.Errorf("%s: exit %d\n%s%s", c.name, code, out, errOut)
+			continue
+		}
+		if r := readRun(t, filepath.Join(tmp, c.name, "run.trec")); len(r) != len(dense) {
+			t.Errorf("%s answered %d queries, want %d", c.name, len(r), len(dense))
+		}
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"--retriever", "weaviate:vector", "--collection", "DemoText"}, append(where, model...)...), "holds no vectors"},
+		{append([]string{"--retriever", "weaviate:vector", "--collection", "DemoVec", "--model", "other", "--backend", "openai", "--base-url", emb.URL}, where...), "holds vectors of test-embedder"},
+		{append([]string{"--retriever", "weaviate:vector", "--collection", "DemoVec"}, where...), "embeds its queries"},
+		{[]string{"--retriever", "weaviate:bm25", "--collection", "DemoText"}, "needs --weaviate-url"},
+		{append([]string{"--retriever", "weaviate:bm25", "--collection", "DemoText", "--alpha", "0.3"}, where...), "apply to weaviate:hybrid"},
+		{append([]string{"--retriever", "weaviate", "--collection", "DemoText"}, where...), "needs a search: bm25, vector or hybrid"},
+		{append([]string{"--retriever", "weaviate:bm25", "--collection", "Nowhere"}, where...), "collection Nowhere not found"},
+	} {
+		_, errOut, code := run(t, "refused", c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+
+	// A collection that holds another corpus is refused.
+	needShared(t)
+	_, errOut, code = r2med(t, "", append([]string{"run", "--data", filepath.Join(shared, "nfcorpus"), "--quiet", "--out", filepath.Join(tmp, "other"),
+		"--retriever", "weaviate:bm25", "--collection", "DemoText"}, where...)...)
+	if code == 0 || !strings.Contains(errOut, "holds another corpus than task nfcorpus") {
+		t.Errorf("searching the demo collection for NFCorpus: exit %d, %s", code, errOut)
+	}
+}
+
+func readRun(t *testing.T, path string) ir.Run {
+	t.Helper()
+	r, err := trec.ReadRunFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,0 +1,132 @@
+package fusion
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/r2med/r2med/ir"
+)
+
+// Spec is a fusion stage's settings, as pipeline files (fuse:), the run
+// flags and the search service's requests give them. The zero value is
+// RRF with k = 60 over each run's top max(k, 100).
+type Spec struct {
+	Method  string    `yaml:"method" json:"method,omitempty"`   // "rrf" (default) or "combsum"
+	K       float64   `yaml:"k" json:"k,omitempty"`             // RRF constant; 0 means 60
+	Norm    string    `yaml:"norm" json:"norm,omitempty"`       // combsum: minmax (default), zscore, none
+	Weights []float64 `yaml:"weights" json:"weights,omitempty"` // combsum: one per run; nil means all 1
+	Depth   int       `yaml:"depth" json:"depth,omitempty"`     // documents each run contributes; 0 means max(top k, 100)
+}
+
+// DefaultRRFK is the RRF constant of the RRF paper and Pyserini.
+const DefaultRRFK = 60
+
+// DefaultDepth is the least depth each fused run contributes.
+const DefaultDepth = 100
+
+// Name is the method's name, "rrf" when none is given.
+func (s Spec) Name() string {
+	if m := strings.ToLower(s.Method); m != "" {
+		return m
+	}
+	return "rrf"
+}
+
+// RRFK is the RRF constant, DefaultRRFK when none is given.
+func (s Spec) RRFK() float64 {
+	if s.K == 0 {
+		return DefaultRRFK
+	}
+	return s.K
+}
+
+// Normalization is CombSUM's normalization, MinMax when none is given.
+func (s Spec) Normalization() (Norm, error) {
+	if s.Norm == "" {
+		return MinMax, nil
+	}
+	return ParseNorm(s.Norm)
+}
+
+// DepthFor is how deep each fused run is for a final top k: fusing only
+// the final top k would drop what one run ranks 11th and the other 1st.
+func (s Spec) DepthFor(topK int) int {
+	if s.Depth > 0 {
+		return s.Depth
+	}
+	return max(topK, DefaultDepth)
+}
+
+// FieldError is a setting of a Spec that cannot be used; Field is its key
+// ("method", "k", "norm", "weights", "depth").
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate checks the settings for fusing runs runs; errors are
+// *FieldError.
+func (s Spec) Validate(runs int) error {
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	if s.Depth < 0 {
+		return bad("depth", "fusion depth must be ≥ 0, got %d", s.Depth)
+	}
+	switch s.Name() {
+	case "rrf":
+		if s.K < 0 {
+			return bad("k", "RRF k must be ≥ 0, got %v", s.K)
+		}
+	case "combsum":
+		if _, err := s.Normalization(); err != nil {
+			return &FieldError{Field: "norm", Err: err}
+		}
+		if s.Weights != nil && len(s.Weights) != runs {
+			return bad("weights", "%d fusion weights for %d retrievers; give one per retriever", len(s.Weights), runs)
+		}
+	default:
+		return bad("method", "unknown fusion method %q (rrf or combsum)", s.Method)
+	}
+	return nil
+}
+
+// Describe lists the settings that change the fused ranking, for
+// manifests and fingerprints.
+func (s Spec) Describe() map[string]any {
+	m := map[string]any{"method": s.Name()}
+	if m["method"] == "rrf" {
+		m["k"] = s.RRFK()
+	} else {
+		n, _ := s.Normalization()
+		m["norm"] = n.String()
+		if s.Weights != nil {
+			m["weights"] = s.Weights
+		}
+	}
+	if s.Depth > 0 {
+		m["depth"] = s.Depth
+	}
+	return m
+}
+
+// Fuse fuses runs, keeping depth documents per query, ties HAKARI's way
+// (the package functions RRF and CombSUM).
+func (s Spec) Fuse(runs []ir.Run, depth int) (ir.Run, error) {
+	if err := s.Validate(len(runs)); err != nil {
+		return nil, err
+	}
+	switch s.Name() {
+	case "rrf":
+		return RRF(runs, s.RRFK(), depth), nil
+	case "combsum":
+		n, _ := s.Normalization()
+		return CombSUM(runs, s.Weights, n, depth), nil
+	}
+	return nil, errors.New("unreachable: Validate accepts rrf and combsum only")
+}

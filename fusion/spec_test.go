@@ -1,0 +1,75 @@
+package fusion
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/r2med/r2med/ir"
+)
+
+func TestSpecDefaults(t *testing.T) {
+	var s Spec
+	if s.Name() != "rrf" || s.RRFK() != 60 || s.DepthFor(10) != 100 || s.DepthFor(1000) != 1000 {
+		t.Errorf("zero Spec: %s k=%v depth %d/%d", s.Name(), s.RRFK(), s.DepthFor(10), s.DepthFor(1000))
+	}
+	if n, err := s.Normalization(); err != nil || n != MinMax {
+		t.Errorf("norm %v %v", n, err)
+	}
+	if (Spec{Depth: 30}).DepthFor(10) != 30 || (Spec{Method: "CombSUM"}).Name() != "combsum" {
+		t.Error("explicit depth or method case")
+	}
+	if got := (Spec{}).Describe(); !reflect.DeepEqual(got, map[string]any{"method": "rrf", "k": 60.0}) {
+		t.Errorf("describe %v", got)
+	}
+	if got := (Spec{Method: "combsum", Norm: "zscore", Weights: []float64{1, 2}, Depth: 7}).Describe(); !reflect.DeepEqual(got,
+		map[string]any{"method": "combsum", "norm": "zmuv", "weights": []float64{1, 2}, "depth": 7}) {
+		t.Errorf("describe %v", got)
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	for _, c := range []struct {
+		s     Spec
+		field string
+	}{
+		{Spec{Method: "max"}, "method"},
+		{Spec{K: -1}, "k"},
+		{Spec{Method: "combsum", Norm: "l2"}, "norm"},
+		{Spec{Method: "combsum", Weights: []float64{1}}, "weights"},
+		{Spec{Depth: -3}, "depth"},
+	} {
+		err := c.s.Validate(2)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%+v: %v, want an error about %s", c.s, err, c.field)
+		}
+		if _, err := c.s.Fuse(nil, 10); err == nil {
+			t.Errorf("%+v: Fuse accepted it", c.s)
+		}
+	}
+	if err := (Spec{Method: "combsum", Weights: []float64{1, 2}}).Validate(2); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSpecFuse: Fuse is the package functions with the settings' values.
+func TestSpecFuse(t *testing.T) {
+	a := ir.Run{"q": {{DocID: "a", Score: 3}, {DocID: "b", Score: 2}, {DocID: "c", Score: 1}}}
+	b := ir.Run{"q": {{DocID: "c", Score: 9}, {DocID: "a", Score: 1}}}
+	runs := []ir.Run{a, b}
+	for _, c := range []struct {
+		s    Spec
+		want ir.Run
+	}{
+		{Spec{}, RRF(runs, 60, 2)},
+		{Spec{K: 1}, RRF(runs, 1, 2)},
+		{Spec{Method: "combsum"}, CombSUM(runs, nil, MinMax, 2)},
+		{Spec{Method: "combsum", Norm: "none", Weights: []float64{2, 0.5}}, CombSUM(runs, []float64{2, 0.5}, Raw, 2)},
+	} {
+		got, err := c.s.Fuse(runs, 2)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v: %v %v, want %v", c.s, got, err, c.want)
+		}
+	}
+}

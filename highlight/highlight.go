@@ -1,0 +1,154 @@
+// Package highlight finds the words of a text that a query matched: the
+// tokens whose index terms (after the analyzer's tokenizing, stop words
+// and stemming) are among the query's, so "infarction" in a document
+// lights up for "infarcts" in the query, the way the retriever matched
+// them. It is the one highlighting rule of the results viewer (package
+// server) and the search service (package searchapi).
+package highlight
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/r2med/r2med/analysis"
+)
+
+// Segment is a piece of text, marked when its token's index term is one
+// of the query's.
+type Segment struct {
+	Text  string `json:"text"`
+	Match bool   `json:"match,omitempty"`
+}
+
+// Highlighter marks the words of texts whose index terms are in a set. It
+// is safe for concurrent use.
+type Highlighter struct {
+	tok  analysis.Tokenizer
+	term func(tok string) (string, bool)
+	an   analysis.Analyzer
+}
+
+// New uses analyzer a. A Chain (every analyzer the project registers) is
+// used token by token; any other analyzer is applied to each
+// StandardTokenizer token on its own.
+func New(a analysis.Analyzer) *Highlighter {
+	if c, ok := a.(*analysis.Chain); ok {
+		return &Highlighter{tok: c.Tokenizer, term: c.Term, an: a}
+	}
+	h := &Highlighter{tok: analysis.StandardTokenizer{}, an: a}
+	h.term = func(tok string) (string, bool) {
+		ts := a.Analyze(nil, tok)
+		if len(ts) == 0 {
+			return "", false
+		}
+		return ts[0], true
+	}
+	return h
+}
+
+// Terms is the set of index terms of text.
+func (h *Highlighter) Terms(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range h.an.Analyze(nil, text) {
+		out[t] = true
+	}
+	return out
+}
+
+// Segments splits text into plain and matching pieces; joined they are
+// text again.
+func (h *Highlighter) Segments(text string, terms map[string]bool) []Segment {
+	segs, _ := h.scan(text, terms, len(text), false)
+	return segs
+}
+
+// Snippet is Segments cut to the first n bytes of text (at a character
+// boundary), whether anything was cut, and the query's index terms found
+// anywhere in text, in the order they first occur. Text is tokenized
+// once, and the pieces are slices of it, so a long document costs one
+// pass and no copies.
+func (h *Highlighter) Snippet(text string, terms map[string]bool, n int) (segs []Segment, matched []string, cut bool) {
+	segs, matched = h.scan(text, terms, n, true)
+	segs, cut = Cut(segs, n)
+	return segs, matched, cut
+}
+
+// scan splits text into pieces up to about limit bytes (whole tokens;
+// Cut trims them) and, when wantTerms, lists the matched terms of all of
+// text.
+func (h *Highlighter) scan(text string, terms map[string]bool, limit int, wantTerms bool) ([]Segment, []string) {
+	type piece struct {
+		start, end int
+		match      bool
+	}
+	var ps []piece
+	add := func(start, end int, m bool) {
+		if start == end {
+			return
+		}
+		if n := len(ps); n > 0 && ps[n-1].match == m {
+			ps[n-1].end = end
+			return
+		}
+		ps = append(ps, piece{start, end, m})
+	}
+	var matched []string
+	var seen map[string]bool
+	pos := 0
+	for _, tok := range h.tok.Tokenize(nil, text) {
+		if pos > limit && !wantTerms {
+			break
+		}
+		// Tokens are substrings of text in order, so the next
+		// occurrence at or after pos is the token itself.
+		i := strings.Index(text[pos:], tok)
+		if i < 0 {
+			continue
+		}
+		start := pos + i
+		t, ok := h.term(tok)
+		match := ok && terms[t]
+		if match && wantTerms && !seen[t] {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[t] = true
+			matched = append(matched, t)
+		}
+		if pos <= limit {
+			add(pos, start, false)
+			add(start, start+len(tok), match)
+		}
+		pos = start + len(tok)
+	}
+	if pos <= limit {
+		add(pos, len(text), false)
+	}
+	segs := make([]Segment, len(ps))
+	for i, p := range ps {
+		segs[i] = Segment{Text: text[p.start:p.end], Match: p.match}
+	}
+	return segs, matched
+}
+
+// Cut returns the segments covering the first n bytes of their text (cut
+// at a character boundary) and whether anything was left out.
+func Cut(segs []Segment, n int) ([]Segment, bool) {
+	var out []Segment
+	for _, s := range segs {
+		if len(s.Text) <= n {
+			out = append(out, s)
+			n -= len(s.Text)
+			continue
+		}
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s.Text[cut]) {
+			cut--
+		}
+		if cut > 0 {
+			out = append(out, Segment{s.Text[:cut], s.Match})
+		}
+		return out, true
+	}
+	return out, false
+}

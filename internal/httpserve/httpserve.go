@@ -1,0 +1,217 @@
+// Package httpserve serves HTTP the way every r2med server must: on
+// loopback unless told otherwise, refusing requests whose Host header
+// names another site (DNS rebinding), with security headers, timeouts
+// that a slow or idle client cannot hold a connection past, a bearer key
+// where the server is reachable from other machines, and a graceful
+// shutdown that lets requests in flight finish.
+package httpserve
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Hosts is the set of names a request's Host header may give: loopback
+// names, the bind address's host when it is a name or a specific address,
+// and names allowed besides. Serving on every interface (0.0.0.0, ::),
+// any IP literal is accepted too: an address is not a DNS name, so it
+// cannot be rebound.
+type Hosts struct {
+	names map[string]bool
+	anyIP bool
+}
+
+// NewHosts is the set for a server bound to addr ("127.0.0.1:8081") with
+// the extra names allowed.
+func NewHosts(addr string, extra []string) Hosts {
+	h := Hosts{names: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}}
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			h.names[strings.ToLower(host)] = true
+		} else {
+			h.anyIP = true
+		}
+	} else if err == nil {
+		h.anyIP = true // ":8081" binds every interface
+	}
+	for _, e := range extra {
+		h.names[strings.ToLower(strings.Trim(e, "[]"))] = true
+	}
+	return h
+}
+
+// OK reports whether a Host header names this server.
+func (h Hosts) OK(host string) bool {
+	name := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		name = hh
+	}
+	name = strings.ToLower(strings.Trim(name, "[]"))
+	if h.names[name] {
+		return true
+	}
+	return h.anyIP && net.ParseIP(name) != nil
+}
+
+// Names lists the allowed names, sorted, for messages.
+func (h Hosts) Names() []string { return slices.Sorted(maps.Keys(h.names)) }
+
+// DefaultCSP allows nothing: right for a server that answers JSON and
+// text only.
+const DefaultCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// GuardOptions say what Guard checks and how it answers.
+type GuardOptions struct {
+	Hosts Hosts
+	// CSP is the Content-Security-Policy; "" means DefaultCSP.
+	CSP string
+	// Name is the server as messages call it ("viewer"); "" is "server".
+	Name string
+	// AllowFlag is the flag that allows another host name; "" is
+	// "--allow-host".
+	AllowFlag string
+	// Methods, when set, are the only methods let through; others get
+	// 405 naming them.
+	Methods []string
+}
+
+// Guard wraps h: it sets the security headers (CSP, nosniff, no framing,
+// no referrer) on every response, answers 421 Misdirected Request to a
+// request whose Host is not among the allowed hosts, naming the flag
+// that allows another name, and 405 to a method not allowed.
+func Guard(h http.Handler, o GuardOptions) http.Handler {
+	if o.CSP == "" {
+		o.CSP = DefaultCSP
+	}
+	if o.Name == "" {
+		o.Name = "server"
+	}
+	if o.AllowFlag == "" {
+		o.AllowFlag = "--allow-host"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		hdr.Set("Content-Security-Policy", o.CSP)
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		hdr.Set("X-Frame-Options", "DENY")
+		hdr.Set("Referrer-Policy", "no-referrer")
+		if !o.Hosts.OK(r.Host) {
+			http.Error(w, fmt.Sprintf("host %q is not this %s's (%s); start it with %s NAME to allow another name",
+				r.Host, o.Name, strings.Join(o.Hosts.Names(), ", "), o.AllowFlag), http.StatusMisdirectedRequest)
+			return
+		}
+		if o.Methods != nil && !slices.Contains(o.Methods, r.Method) {
+			hdr.Set("Allow", strings.Join(o.Methods, ", "))
+			http.Error(w, fmt.Sprintf("the %s answers %s only", o.Name, strings.Join(o.Methods, " and ")), http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Bearer wraps h so that every request but those to the open paths must
+// carry "Authorization: Bearer KEY"; others get 401 with a
+// WWW-Authenticate challenge. Keys are compared in constant time. An
+// empty key lets every request through.
+func Bearer(h http.Handler, key string, open ...string) http.Handler {
+	if key == "" {
+		return h
+	}
+	want := []byte(key)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slices.Contains(open, r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="r2med"`)
+			http.Error(w, "this server needs its key: send Authorization: Bearer KEY", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Loopback reports whether addr ("127.0.0.1:8081", "[::1]:0",
+// "localhost:8081") binds loopback interfaces only. An empty host or an
+// unspecified address binds every interface, so it is not loopback.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Timeouts bound a connection's phases. The zero value gives
+// DefaultTimeouts' values.
+type Timeouts struct {
+	ReadHeader time.Duration // the request line and headers
+	Read       time.Duration // the whole request, body included
+	Write      time.Duration // from the end of the headers to the end of the response
+	Idle       time.Duration // between requests on a kept-alive connection
+	// Shutdown is how long requests in flight may take to finish once
+	// the server is told to stop.
+	Shutdown time.Duration
+}
+
+// DefaultTimeouts suit a server whose responses are computed in seconds.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: 5 * time.Minute,
+	Idle: 2 * time.Minute, Shutdown: 30 * time.Second}
+
+func (t Timeouts) orDefault() Timeouts {
+	d := DefaultTimeouts
+	for _, p := range []struct{ v, def *time.Duration }{{&t.ReadHeader, &d.ReadHeader}, {&t.Read, &d.Read},
+		{&t.Write, &d.Write}, {&t.Idle, &d.Idle}, {&t.Shutdown, &d.Shutdown}} {
+		if *p.v == 0 {
+			*p.v = *p.def
+		}
+	}
+	return t
+}
+
+// MaxHeaderBytes bounds a request's headers (and so a GET's query string).
+const MaxHeaderBytes = 64 << 10
+
+// Serve serves h on ln until ctx is done, then shuts down gracefully: the
+// listener closes at once, requests in flight finish (for up to
+// t.Shutdown), idle connections close. Requests see a context that ctx's
+// end does not cancel, so a search in flight completes. It returns nil
+// after a clean shutdown.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts) error {
+	t = t.orDefault()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read,
+		WriteTimeout: t.Write, IdleTimeout: t.Idle, MaxHeaderBytes: MaxHeaderBytes,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("requests still running %v after the stop was asked for were cut off", t.Shutdown)
+		srv.Close()
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}

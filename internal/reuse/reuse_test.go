@@ -1,0 +1,81 @@
+package reuse
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestStageReuseRule(t *testing.T) {
+	dir := t.TempDir()
+	st := Stage{Dir: dir, Name: "retrieve"}
+	if err := st.Check("fp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no record: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "retrieve.trec"), []byte("q 0 d 1 1.0 x\n"), 0o644)
+	if err := st.Keep("fp", "retrieve.trec"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Check("fp", "retrieve.trec"); err != nil {
+		t.Fatalf("fresh record: %v", err)
+	}
+	if err := st.Check("other", "retrieve.trec"); !errors.Is(err, ErrOtherFingerprint) {
+		t.Fatalf("other fingerprint: %v", err)
+	}
+	if err := st.Check("fp", "retrieve.trec", "extra.trec"); err == nil || !strings.Contains(err.Error(), "extra.trec has no recorded checksum") {
+		t.Fatalf("unrecorded file: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "retrieve.trec"), []byte("q 0 d 1 2.0 x\n"), 0o644)
+	if err := st.Check("fp", "retrieve.trec"); err == nil || !strings.Contains(err.Error(), "retrieve.trec changed since it was written") {
+		t.Fatalf("changed file: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "retrieve.trec"))
+	if err := st.Check("fp", "retrieve.trec"); err == nil {
+		t.Fatal("a missing file passed")
+	}
+	if err := st.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Check("fp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Begin left the record: %v", err)
+	}
+}
+
+func TestSweepRemovesTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{".run.trec.tmp-123", ".manifest.json.tmp-9", "run.trec", ".hidden", "x.tmp-1"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	removed, err := Sweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(removed, []string{".manifest.json.tmp-9", ".run.trec.tmp-123"}) {
+		t.Fatalf("removed %v", removed)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 3 {
+		t.Fatalf("left %v", left)
+	}
+	if removed, err := Sweep(filepath.Join(dir, "missing")); err != nil || removed != nil {
+		t.Fatalf("missing dir: %v %v", removed, err)
+	}
+}
+
+func TestSweepTree(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "expand", "hyde", "m"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".fuse.trec.tmp-1"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "expand", "hyde", "m", ".query_with_hydoc.jsonl.tmp-2"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "expand", "hyde", "m", "query_with_hydoc.jsonl"), nil, 0o644)
+	removed, err := SweepTree(dir)
+	if err != nil || !reflect.DeepEqual(removed, []string{".fuse.trec.tmp-1", filepath.Join("expand", "hyde", "m", ".query_with_hydoc.jsonl.tmp-2")}) {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	if removed, err := SweepTree(filepath.Join(dir, "missing")); err != nil || removed != nil {
+		t.Fatalf("missing dir: %v %v", removed, err)
+	}
+}

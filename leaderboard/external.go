@@ -1,0 +1,214 @@
+package leaderboard
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/r2med/r2med/internal/fileio"
+)
+
+//go:generate go run ../internal/gen/external -in ../../shared/data/external-results -out external.json
+
+// externalJSON is the results printed after R2MED by other papers, as
+// converted by ReadExternal and EncodeExternal. It is kept apart from
+// published.json: those are R2MED's own released files.
+//
+//go:embed external.json
+var externalJSON []byte
+
+// The files of an external-results directory.
+const (
+	ExternalTableFile    = "reasonembed-table3.csv"
+	ExternalAveragesFile = "headline-averages.csv"
+)
+
+// reasonEmbedReference is the source of ExternalTableFile, which names
+// who evaluated each row but not the paper the table is from.
+const reasonEmbedReference = "Chen et al., ReasonEmbed: Enhanced Text Embeddings for Reasoning-Intensive Document Retrieval, arXiv 2510.08252, Table 3"
+
+var externals = sync.OnceValues(func() ([]System, error) {
+	return DecodeExternal(externalJSON)
+})
+
+// Externals returns the systems whose R2MED figures later papers printed
+// (nDCG@10 only), sorted by ID, as a fresh copy.
+func Externals() ([]System, error) {
+	ss, err := externals()
+	if err != nil {
+		return nil, err
+	}
+	return clones(ss), nil
+}
+
+// ReadExternal reads an external-results directory: ExternalTableFile
+// (system, size, avg, the eight tasks, group, evaluated_by; nDCG@10 ×100
+// as printed) and ExternalAveragesFile (system, avg, tasks, source, note:
+// systems with only an 8-task average). Values are kept as printed,
+// divided by 100 into R2MED's 0–1 scale; the printed average is kept
+// beside them, however it compares with their mean.
+func ReadExternal(dir string) ([]System, error) {
+	var out []System
+	table, err := readCSV(filepath.Join(dir, ExternalTableFile), append(append([]string{"system", "size", "avg"}, TaskNames("")...), "group", "evaluated_by"))
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ExternalTableFile)
+	for i, rec := range table {
+		line := i + 2
+		s := externalSystem(rec[0], Base)
+		s.External.Size, s.External.Group, s.External.EvaluatedBy = dash(rec[1]), rec[11], rec[12]
+		s.External.Reference = reasonEmbedReference
+		if s.External.PrintedAverage, err = pct(path, line, "avg", rec[2]); err != nil {
+			return nil, err
+		}
+		for j, task := range TaskNames("") {
+			v, err := pct(path, line, task, rec[3+j])
+			if err != nil {
+				return nil, err
+			}
+			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: ExternalTableFile + ":" + strconv.Itoa(line)}
+		}
+		out = append(out, s)
+	}
+	avgs, err := readCSV(filepath.Join(dir, ExternalAveragesFile), []string{"system", "avg", "tasks", "source", "note"})
+	if err != nil {
+		return nil, err
+	}
+	path = filepath.Join(dir, ExternalAveragesFile)
+	for i, rec := range avgs {
+		line := i + 2
+		if rec[2] != strconv.Itoa(len(TaskNames(""))) {
+			return nil, fileio.Errorf(path, line, "tasks is %q; only averages over R2MED's %d tasks compare with the leaderboard's", rec[2], len(TaskNames("")))
+		}
+		kind := Base
+		if strings.Contains(strings.ToLower(rec[0]), "rerank") {
+			kind = Reranker // the file names no kind; its systems say it in their names
+		}
+		s := externalSystem(rec[0], kind)
+		s.External.AverageOnly, s.External.Reference, s.External.Note = true, rec[3], rec[4]
+		if s.External.PrintedAverage, err = pct(path, line, "avg", rec[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	seen := map[string]bool{}
+	for _, s := range out {
+		if seen[s.ID] {
+			return nil, fmt.Errorf("%s: system %q appears twice", dir, s.Name)
+		}
+		seen[s.ID] = true
+	}
+	slices.SortFunc(out, func(a, b System) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func externalSystem(name string, kind Kind) System {
+	return System{ID: "external/" + name, Name: name, Kind: kind, Retriever: name, External: &External{}, Tasks: map[string]TaskResult{}}
+}
+
+func dash(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
+func pct(path string, line int, col, v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < 0 || f > 100 {
+		return 0, fileio.Errorf(path, line, "%s %q is not a value from 0 to 100 (nDCG@10 ×100 as printed)", col, v)
+	}
+	return f, nil
+}
+
+// readCSV reads a CSV file whose header must be want, and returns its
+// records.
+func readCSV(path string, want []string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = len(want)
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], want) {
+		got := []string{}
+		if len(recs) > 0 {
+			got = recs[0]
+		}
+		return nil, fileio.Errorf(path, 1, "header %q; want %q", strings.Join(got, ","), strings.Join(want, ","))
+	}
+	return recs[1:], nil
+}
+
+// ExternalSource says where the external figures come from.
+const ExternalSource = "results printed after R2MED by other papers (nDCG@10 ×100, as printed); not R2MED's released result files"
+
+// EncodeExternal renders systems as external.json, one line per system.
+func EncodeExternal(systems []System) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n  \"source\": %q,\n  \"systems\": [", ExternalSource)
+	for i, s := range systems {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		line, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
+	}
+	b.WriteString("\n  ]\n}\n")
+	return b.Bytes(), nil
+}
+
+// DecodeExternal reads what EncodeExternal wrote.
+func DecodeExternal(data []byte) ([]System, error) {
+	var f publishedFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("external results: %w", err)
+	}
+	for _, s := range f.Systems {
+		if s.External == nil || s.Published {
+			return nil, fmt.Errorf("external results: system %q is not marked external", s.ID)
+		}
+	}
+	return f.Systems, nil
+}
+
+// WriteExternal converts an external-results directory and writes
+// external.json to out atomically (the go:generate step).
+func WriteExternal(dir, out string) error {
+	return generate(out, func() ([]System, error) { return ReadExternal(dir) }, EncodeExternal)
+}
+
+// RecomputedAverage is R2MED's average of the external system's printed
+// per-task values (NaN for an average-only row), to set beside its
+// printed average.
+func RecomputedAverage(s *System) float64 {
+	var vals []float64
+	for _, t := range TaskNames("") {
+		v, ok := s.Tasks[t].Metrics[DefaultMetric.Key]
+		if !ok {
+			return math.NaN()
+		}
+		vals = append(vals, v)
+	}
+	_, avg := average(vals)
+	return avg
+}

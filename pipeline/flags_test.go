@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func flagConfig(t *testing.T, file string, args ...string) (Config, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f := AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return f.Config(file)
+}
+
+// TestFlagsAndFileAgree: the flags of `r2med run` and a pipeline file
+// saying the same make the same Config.
+func TestFlagsAndFileAgree(t *testing.T) {
+	tmpl := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		yaml string
+	}{
+		{nil, "retrieve: [{bm25: {}}]"},
+		{[]string{"--bm25", "lucene", "--k1", "1.2", "--top-k", "50", "--name", "x y"},
+			"name: x y\ntop_k: 50\nretrieve: [{bm25: {scheme: lucene, k1: 1.2}}]"},
+		{[]string{"--retriever", "bm25,dense", "--model", "bge", "--query-prefix", "", "--max-length", "256", "--quantize", "int8", "--rescore",
+			"--fuse", "combsum", "--norm", "zscore", "--weights", "0.3,0.7", "--rerank", "tei", "--rerank-url", "http://h:1", "--rerank-depth", "10", "--keep-tail"},
+			`retrieve: [{bm25: {}}, {dense: {model: bge, query_prefix: "", max_length: 256, quantize: int8, rescore: true}}]
+fuse: {method: combsum, norm: zscore, weights: [0.3, 0.7]}
+rerank: {kind: tei, base_url: "http://h:1", depth: 10, keep_tail: true}`},
+		{[]string{"--retriever", "candidates:reranking_hybrid,run:runs/{task}.trec", "--rrf-k", "100"},
+			"retrieve: [{candidates: reranking_hybrid}, {run: \"runs/{task}.trec\"}]\nfuse: {k: 100}"},
+		{[]string{"--gar", "hyde", "--gar-llm", "gpt4", "--gar-dir", "gens"}, "expand: {method: hyde, llm: gpt4, dir: gens}\nretrieve: [{bm25: {}}]"},
+		{[]string{"--gar", "hyde", "--gar-model", "Qwen/Q", "--gar-base-url", "http://gpu/v1", "--gar-style", "case", "--gar-domain", "Biology"},
+			"expand: {method: hyde, generate: {model: Qwen/Q, base_url: http://gpu/v1, style: case, domain: Biology}}\nretrieve: [{bm25: {}}]"},
+		// Fleets, the reasoning rerankers' settings, calls to servers.
+		{[]string{"--retriever", "dense", "--model", "m", "--backend", "openai", "--base-url", "http://a/v1", "--base-url", "servers.txt",
+			"--rerank", "insertrank", "--rerank-model", "r1", "--rerank-url", "http://c/v1", "--rerank-url", "http://d/v1",
+			"--rerank-templates", tmpl, "--insertrank-scores", "minmax", "--insertrank-decimals", "3", "--rerank-max-tokens", "4096",
+			"--request-timeout", "90s", "--retries", "0", "--endpoint-concurrency", "4"},
+			`retrieve: [{dense: {model: m, backend: openai, base_url: [http://a/v1, servers.txt]}}]
+rerank: {kind: insertrank, model: r1, base_url: [http://c/v1, http://d/v1], templates: ` + tmpl + `, scores: minmax, decimals: 3, max_tokens: 4096}
+request_timeout: 90s
+retries: 0
+endpoint_concurrency: 4`},
+		{[]string{"--rerank", "rank1", "--rerank-model", "r1", "--rerank-url", "http://c/v1", "--rerank-text-only"},
+			"retrieve: [{bm25: {}}]\nrerank: {kind: rank1, model: r1, base_url: http://c/v1, text_only: true}"},
+		{[]string{"--gar", "reasoning-append", "--gar-model", "Q", "--gar-base-url", "http://a/v1", "--gar-base-url", "http://b/v1"},
+			"expand: {method: reasoning, mode: append, generate: {model: Q, base_url: [http://a/v1, http://b/v1]}}\nretrieve: [{bm25: {}}]"},
+	} {
+		byFlags, err := flagConfig(t, "", c.args...)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		byFile, err := ParseFile([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if !reflect.DeepEqual(byFlags, byFile) {
+			t.Errorf("%v:\nflags %+v\nfile  %+v", c.args, byFlags, byFile)
+		}
+	}
+}
+
+// TestFlagsOverlayFile: flags set keys of a pipeline file; a retriever's
+// flag sets every retriever of its kind, and needs one.
+func TestFlagsOverlayFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(p, []byte("name: mine\ntop_k: 10\nretrieve:\n  - bm25: {scheme: lucene}\n  - bm25: {k1: 2}\nfuse: {method: combsum}\n"), 0o644)
+	cfg, err := flagConfig(t, p, "--b", "0.5", "--top-k", "20", "--fuse", "rrf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseFile([]byte("name: mine\ntop_k: 20\nretrieve:\n  - bm25: {scheme: lucene, b: 0.5}\n  - bm25: {k1: 2, b: 0.5}\nfuse: {method: rrf}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("overlay %+v, want %+v", cfg, want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "bge"}, "--model sets dense or weaviate retrievers, and the pipeline has none (add one with --retriever dense)"},
+		{[]string{"--retriever", "bm25,,dense"}, "has an empty entry"},
+		{[]string{"--retriever", "dnese"}, `unknown retriever "dnese" (did you mean "dense"?`},
+		{[]string{"--retriever", "candidates:"}, "give what follows the colon"},
+		{[]string{"--rerank-model", "m"}, "rerank: needs a kind"},
+		{[]string{"--gar-style", "case"}, "needs the model the LLM server serves (model:, or --gar-model)"},
+		{[]string{"--bm25", "okapi"}, "r2med, lucene, robertson"},
+		{[]string{"--rerank", "insertrank", "--rerank-model", "m", "--insertrank-scores", "log"}, `unknown InsertRank score scale "log"`},
+		{[]string{"--rerank", "reranker9"}, `unknown reranker "reranker9" (tei, cohere`},
+		{[]string{"--rerank", "rank1", "--rerank-templates", "/nonexistent/templates"}, "/nonexistent/templates"},
+		{[]string{"--retries", "-1"}, "retries must be 0 or more"},
+		{[]string{"--endpoint-concurrency", "-1"}, "endpoint concurrency must be positive"},
+		{[]string{"--gar", "hyde", "--gar-model", "m", "--gar-llm", "x"}, ""}, // fine: the label names the set
+	} {
+		if c.want == "" {
+			if _, err := flagConfig(t, "", c.args...); err != nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+			continue
+		}
+		_, err := flagConfig(t, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+		if err != nil && regexp.MustCompile(`line \d`).MatchString(err.Error()) {
+			t.Errorf("%v: %v names a line of no file", c.args, err)
+		}
+	}
+}

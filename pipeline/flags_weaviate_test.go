@@ -1,0 +1,32 @@
+package pipeline
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestFlagsWeaviate: --retriever weaviate:SEARCH is a mapping the weaviate
+// flags fill, and the dense flags set the model of the dense and the
+// weaviate entries alike (one embedding model for both).
+func TestFlagsWeaviate(t *testing.T) {
+	byFlags, err := flagConfig(t, "", "--retriever", "dense,weaviate:hybrid", "--model", "bge", "--backend", "openai",
+		"--weaviate-url", "http://search:8080", "--collection", "Biology", "--alpha", "0.5", "--fusion", "rankedFusion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFile, err := ParseFile([]byte(`retrieve:
+  - dense: {model: bge, backend: openai}
+  - weaviate: {search: hybrid, url: "http://search:8080", collection: Biology, alpha: 0.5, fusion: rankedFusion, model: bge, backend: openai}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(byFlags, byFile) {
+		t.Errorf("flags %+v\nfile  %+v", byFlags, byFile)
+	}
+	if got := byFlags.Retrievers[1].Name(); got != "weaviate:hybrid+bge" {
+		t.Errorf("name %q", got)
+	}
+	if _, err := flagConfig(t, "", "--retriever", "weaviate:bm25", "--collection", "X"); err == nil {
+		t.Error("a weaviate retriever without --weaviate-url validated")
+	}
+}

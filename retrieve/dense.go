@@ -1,0 +1,611 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/r2med/r2med/embed"
+	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/models"
+	"github.com/r2med/r2med/vector"
+)
+
+// Dense is embedding retrieval: a registry model (package models) with
+// its R2MED recipe, or any model an HTTP backend or a local ONNX export
+// serves. Documents and queries are embedded with the model's
+// instructions, pooling and lengths, and documents are ranked by cosine
+// similarity (BEIR's cos_sim), skipping a document whose id is the
+// query's (BEIR's DenseRetrievalExactSearch). A query with a dense GAR
+// input (Query.Dense) follows R2MED's rule: one combined text, or the
+// query's and the generation's embeddings averaged.
+type Dense struct {
+	Model   string `yaml:"model"`   // registry name or alias, or a model id for HTTP backends
+	Backend string `yaml:"backend"` // onnx, openai, tei, voyage; empty: the registry's choice
+	// BaseURLs are the HTTP backend's servers: one, or a fleet of servers
+	// of the same model (a value may also be a file of URLs,
+	// httpx.ReadURLs); empty: the backend's default or environment.
+	BaseURLs yamlx.Strings `yaml:"base_url"`
+	// ModelDir is a local ONNX model directory (model.onnx or
+	// onnx/model.onnx, tokenizer.json); empty: the Hub cache's copy of
+	// the registry model, fetched by `r2med model pull`.
+	ModelDir string `yaml:"model_dir"`
+	// QueryPrefix and DocPrefix replace the registry's instructions when
+	// set ("" for a model outside the registry means none).
+	QueryPrefix *string `yaml:"query_prefix"`
+	DocPrefix   *string `yaml:"doc_prefix"`
+	MaxLength   int     `yaml:"max_length"`  // tokens; 0: the registry's
+	Dimensions  int     `yaml:"dimensions"`  // requested output dimension (OpenAI, Voyage, Matryoshka); 0: native
+	Normalize   bool    `yaml:"normalize"`   // L2-normalize embeddings (cosine scoring normalizes anyway)
+	BatchSize   int     `yaml:"batch_size"`  // 0: the backend's default
+	Concurrency int     `yaml:"concurrency"` // HTTP requests in flight; 0: the backend's default
+	// Pooling (cls, mean, last) says how a local model outside the
+	// registry pools token vectors; registry models bring their own.
+	Pooling string `yaml:"pooling"`
+	// Quantize searches an int8 or binary copy of the document vectors
+	// (HAKARI-Bench's embedding variants); Rescore reorders the quantized
+	// top candidates by their float32 scores.
+	Quantize string `yaml:"quantize"`
+	Rescore  bool   `yaml:"rescore"`
+}
+
+func init() {
+	Register(Kind{
+		Name:  "dense",
+		Usage: "dense",
+		Help:  "embedding retrieval, set by --model, --backend and the other dense flags",
+		Parse: func(value *yaml.Node) (Spec, error) {
+			var d Dense
+			if err := decodeSettings(value, &d, "dense"); err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+		Flags: []Flag{
+			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
+			{Name: "backend", Key: "backend", Usage: "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's"},
+			{Name: "base-url", Key: "base_url", Type: Strings, Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's); repeat it, or give a file of URLs, for a fleet of servers of one model"},
+			{Name: "model-dir", Key: "model_dir", Usage: "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)"},
+			{Name: "query-prefix", Key: "query_prefix", Usage: "dense: text put before each query (replaces the registry's instruction)"},
+			{Name: "doc-prefix", Key: "doc_prefix", Usage: "dense: text put before each document (replaces the registry's)"},
+			{Name: "max-length", Key: "max_length", Type: Int, Usage: "dense: maximum tokens per text (default: the registry's)"},
+			{Name: "dimensions", Key: "dimensions", Type: Int, Usage: "dense: output dimension for APIs and Matryoshka models (default: native)"},
+			{Name: "batch-size", Key: "batch_size", Type: Int, Usage: "dense: texts per batch (default: the backend's)"},
+			{Name: "concurrency", Key: "concurrency", Type: Int, Usage: "dense, HTTP: requests in flight (default: the backend's)"},
+			{Name: "pooling", Key: "pooling", Usage: "dense, onnx: pooling of a model outside the registry: cls, mean, last"},
+			{Name: "quantize", Key: "quantize", Usage: "dense: search int8 or binary copies of the document vectors (HAKARI-Bench's variants)"},
+			{Name: "rescore", Key: "rescore", Type: Bool, Usage: "dense, with --quantize: reorder the quantized top candidates by their float32 scores"},
+			{Name: "normalize", Key: "normalize", Type: Bool, Usage: "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)"},
+		},
+	})
+}
+
+// Kind is "dense".
+func (d Dense) Kind() string { return "dense" }
+
+// Name is the model as given.
+func (d Dense) Name() string {
+	if d.Model == "" {
+		return "dense"
+	}
+	return d.Model
+}
+
+// Validate checks that a model is named and the quantization is known.
+func (d Dense) Validate() error {
+	if d.Model == "" {
+		return errors.New("the dense retriever needs a model (--model NAME; `r2med models` lists the registry)")
+	}
+	switch d.Quantize {
+	case "", "int8", "binary":
+	default:
+		return fmt.Errorf("unknown quantization %q (int8 or binary)", d.Quantize)
+	}
+	if d.Rescore && d.Quantize == "" {
+		return errors.New("rescoring applies to a quantized search (--quantize int8|binary)")
+	}
+	return nil
+}
+
+// Describe records the model and every setting given; the recipe the
+// model resolves to (instructions, revision) is noted when the retriever
+// is built ("dense_recipe"). Keys and URLs are never recorded.
+func (d Dense) Describe() map[string]any {
+	m := map[string]any{"retriever": "dense", "model": d.Model}
+	put := func(k string, v any, set bool) {
+		if set {
+			m[k] = v
+		}
+	}
+	put("backend", d.Backend, d.Backend != "")
+	put("query_prefix", deref(d.QueryPrefix), d.QueryPrefix != nil)
+	put("doc_prefix", deref(d.DocPrefix), d.DocPrefix != nil)
+	put("max_length", d.MaxLength, d.MaxLength > 0)
+	put("dimensions", d.Dimensions, d.Dimensions > 0)
+	put("normalize", true, d.Normalize)
+	put("pooling", d.Pooling, d.Pooling != "")
+	put("quantize", d.Quantize, d.Quantize != "")
+	put("rescore", true, d.Rescore)
+	return m
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Inputs is none: models are identified by their revision in the cache
+// keys and the recipe.
+func (d Dense) Inputs(*ir.Task) ([]string, error) { return nil, nil }
+
+// UsesCache is true: embeddings are cached, and embedding a corpus takes
+// long enough that pipelines keep the run to resume from.
+func (d Dense) UsesCache() bool { return true }
+
+// denseChunk is how many documents go to the embedder per call: small
+// enough for a lively progress bar, large enough to fill batches.
+const denseChunk = 1024
+
+// New embeds the corpus (stage "embed documents") into the search index
+// the settings ask for.
+func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, error) {
+	r, err := newDenseRecipe(ctx, d, task.Name, env)
+	if err != nil {
+		return nil, err
+	}
+	env.note("dense_recipe", r.describe())
+	var flat *vector.Flat
+	err = env.time("embed documents", func() error {
+		var err error
+		flat, err = r.embedCorpus(ctx, task.Corpus, env)
+		return err
+	})
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	env.count("dimensions", flat.Dim())
+	dr := &denseRetriever{recipe: r, env: env, index: flat}
+	switch d.Quantize {
+	case "int8":
+		dr.index = vector.NewInt8(flat)
+	case "binary":
+		dr.index = vector.NewBinary(flat)
+	}
+	return dr, nil
+}
+
+// Over is the retriever over document vectors made elsewhere (a stored
+// index) with d's recipe: only queries are embedded. docs must hold the
+// vectors d's recipe makes of task's corpus, in the form d.Quantize
+// names; d.Rescore applies as in New.
+func (d Dense) Over(ctx context.Context, task string, docs vector.Index, env Env) (Retriever, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newDenseRecipe(ctx, d, task, env)
+	if err != nil {
+		return nil, err
+	}
+	env.note("dense_recipe", r.describe())
+	return &denseRetriever{recipe: r, env: env, index: docs}, nil
+}
+
+// denseRetriever searches embedded documents.
+type denseRetriever struct {
+	recipe *denseRecipe
+	env    Env
+	index  vector.Index
+}
+
+// Close releases a local model.
+func (r *denseRetriever) Close() error {
+	r.recipe.close()
+	return nil
+}
+
+// Search embeds the queries (stage "embed queries") and scans the index
+// (stage "search").
+func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
+	var qvecs [][]float32
+	if err := r.env.time("embed queries", func() error {
+		var err error
+		qvecs, err = r.recipe.embedQueries(ctx, queries)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if c, ok := r.recipe.emb.(*embed.Cache); ok {
+		hits, misses, damaged := c.Counts()
+		r.env.count("embeddings_cached", int(hits))
+		r.env.count("embeddings_computed", int(misses))
+		if damaged > 0 {
+			r.env.count("embeddings_damaged_recomputed", int(damaged))
+		}
+	}
+	run := make(ir.Run, len(queries))
+	err := r.env.time("search", func() error {
+		qids := make([]string, len(queries))
+		for i, q := range queries {
+			qids[i] = q.ID
+		}
+		hits, err := r.index.Search(qvecs, k, vector.SearchOptions{Workers: r.env.Workers, SkipSelf: true, QueryIDs: qids, Rescore: r.recipe.d.Rescore})
+		if err != nil {
+			return err
+		}
+		for i, q := range queries {
+			run[q.ID] = denseHits(hits[i])
+		}
+		return nil
+	})
+	return run, err
+}
+
+// SearchOne embeds one query and scans the index on the calling goroutine.
+func (r *denseRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
+	qvecs, err := r.recipe.embedQueries(ctx, []Query{q})
+	if err != nil {
+		return nil, err
+	}
+	hits, err := r.index.Search(qvecs, k, vector.SearchOptions{Workers: 1, SkipSelf: true, QueryIDs: []string{q.ID}, Rescore: r.recipe.d.Rescore})
+	if err != nil {
+		return nil, err
+	}
+	return denseHits(hits[0]), nil
+}
+
+func denseHits(hs []vector.Hit) []ir.Hit {
+	list := make([]ir.Hit, len(hs))
+	for j, h := range hs {
+		list[j] = ir.Hit{DocID: h.ID, Score: float64(h.Score)}
+	}
+	return list
+}
+
+// denseRecipe is a ready embedder and the texts it wants around queries
+// and documents.
+type denseRecipe struct {
+	d                 Dense
+	model             models.Model
+	known             bool
+	backend           string
+	emb               embed.Embedder
+	queryPrefix       string
+	docPrefix         string
+	instructHyDoc     bool
+	closers           []io.Closer
+	revision, served  string
+	truncateDimension int // Matryoshka cut for backends that cannot do it themselves
+}
+
+func (r *denseRecipe) close() {
+	for _, c := range r.closers {
+		c.Close()
+	}
+}
+
+func (r *denseRecipe) describe() map[string]any {
+	m := map[string]any{
+		"backend":      r.backend,
+		"model":        r.served,
+		"query_prefix": r.queryPrefix,
+		"doc_prefix":   r.docPrefix,
+	}
+	if r.known {
+		m["registry"] = r.model.Name
+		m["pooling"] = r.model.Pooling.String()
+		m["max_length"] = r.model.MaxLength
+		m["instruct_hy_doc"] = r.instructHyDoc
+	}
+	if r.revision != "" {
+		m["revision"] = r.revision
+	}
+	if r.d.MaxLength > 0 {
+		m["max_length"] = r.d.MaxLength
+	}
+	if r.d.Quantize != "" {
+		m["quantize"] = r.d.Quantize
+		m["rescore"] = r.d.Rescore
+	}
+	return m
+}
+
+func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseRecipe, error) {
+	r := &denseRecipe{d: d}
+	r.model, r.known = models.Lookup(d.Model)
+	r.backend = strings.ToLower(d.Backend)
+	switch {
+	case r.known && r.backend == "":
+		r.backend = r.model.Backends[0]
+	case r.known && !r.model.Supports(r.backend):
+		return nil, fmt.Errorf("model %s is served by %s, not --backend %s", r.model.Name, strings.Join(r.model.Backends, ", "), r.backend)
+	case !r.known && r.backend == "":
+		if d.ModelDir == "" {
+			return nil, fmt.Errorf("%w; a model outside the registry needs --backend openai|tei|voyage (a server that serves it) or --backend onnx with --model-dir", models.Unknown(d.Model))
+		}
+		r.backend = models.ONNX
+	}
+	if err := r.prefixes(task); err != nil {
+		return nil, err
+	}
+	var id embed.Identity
+	var err error
+	if r.backend == models.ONNX {
+		id, err = r.local(ctx)
+	} else {
+		id, err = r.remote(env)
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	if d.MaxLength > 0 {
+		id.MaxLength = d.MaxLength
+	}
+	// A local encoder's vectors are cached whole and cut afterwards
+	// (Matryoshka), so every truncation shares them; a server cuts them
+	// itself, so its dimension is part of what it returned.
+	if d.Dimensions > 0 && r.backend != models.ONNX {
+		id.Dimensions = d.Dimensions
+	}
+	id.Normalize = id.Normalize || d.Normalize
+	switch {
+	case env.Cache != nil:
+		c := embed.Cached(r.emb, env.Cache, id)
+		c.Meter, c.Replay = env.Meter, env.Replay
+		r.emb = c
+	case env.Replay:
+		r.close()
+		return nil, errors.New("replay answers from the cache, and this run has none (drop --no-cache)")
+	}
+	return r, nil
+}
+
+// prefixes sets the query and document instructions: the registry's for
+// the task, replaced by the user's where given.
+func (r *denseRecipe) prefixes(task string) error {
+	if r.known {
+		r.instructHyDoc = r.model.InstructHyDoc()
+		var qerr, derr error
+		if r.d.QueryPrefix == nil {
+			r.queryPrefix, qerr = r.model.QueryInstruction(task)
+		}
+		if r.d.DocPrefix == nil {
+			r.docPrefix, derr = r.model.DocInstruction(task)
+		}
+		if err := errors.Join(qerr, derr); err != nil {
+			return err
+		}
+	}
+	if r.d.QueryPrefix != nil {
+		r.queryPrefix = *r.d.QueryPrefix
+	}
+	if r.d.DocPrefix != nil {
+		r.docPrefix = *r.d.DocPrefix
+	}
+	return nil
+}
+
+// local opens the ONNX encoder: the user's directory, or the registry
+// model's checkpoints from the Hub cache (downloaded when online).
+func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
+	d := r.d
+	var dir string
+	var opts embed.LocalOptions
+	var id embed.Identity
+	switch {
+	case r.known:
+		var cps []models.Checkpoint
+		if d.ModelDir != "" {
+			ids := r.model.HubIDs()
+			if len(ids) != 1 {
+				return id, fmt.Errorf("model %s has %d encoders (%s); --model-dir gives one directory, so pull the model instead (r2med model pull %s)", r.model.Name, len(ids), strings.Join(ids, ", "), r.model.Name)
+			}
+			cps = []models.Checkpoint{{HubID: ids[0], Dir: d.ModelDir}}
+			r.revision = localRevision(d.ModelDir)
+		} else {
+			var err error
+			if cps, err = r.model.Pull(ctx, hub.FromEnv(), ""); err != nil {
+				return id, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, r.model.Name)
+			}
+			var revs []string
+			for _, cp := range cps {
+				revs = append(revs, cp.Commit)
+			}
+			r.revision = strings.Join(revs, "+")
+		}
+		var err error
+		if dir, opts, err = r.model.LocalOptions(cps); err != nil {
+			return id, err
+		}
+		id = r.model.Identity(models.ONNX, r.revision)
+		r.served = strings.Join(r.model.HubIDs(), "+")
+	default:
+		p, err := embed.ParsePooling(d.Pooling)
+		if d.Pooling == "" {
+			return id, fmt.Errorf("model %s is not in the registry; say how to pool its token vectors with --pooling cls|mean|last", d.Model)
+		}
+		if err != nil {
+			return id, err
+		}
+		dir, opts.Pooling, opts.Normalize = d.ModelDir, p, d.Normalize
+		r.revision = localRevision(d.ModelDir)
+		r.served = d.Model
+		id = embed.Identity{Model: d.Model, Revision: r.revision, Backend: models.ONNX, Pooling: p.String(), Normalize: d.Normalize}
+	}
+	if d.MaxLength > 0 {
+		opts.MaxLength, opts.QueryMaxLength = d.MaxLength, d.MaxLength
+	}
+	if d.Normalize {
+		opts.Normalize = true
+	}
+	if d.BatchSize > 0 {
+		opts.BatchSize = d.BatchSize
+	}
+	l, err := embed.NewLocal(dir, opts)
+	if err != nil {
+		return id, err
+	}
+	r.closers = append(r.closers, l)
+	r.emb = l
+	r.truncateDimension = d.Dimensions
+	return id, nil
+}
+
+// remote connects to an embedding server; keys come from the environment
+// only, so they never reach a pipeline file or a manifest.
+func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
+	d := r.d
+	r.served = d.Model
+	if r.known && r.model.HubID != "" {
+		r.served = r.model.HubID
+	}
+	urls, err := httpx.ReadURLs(d.BaseURLs)
+	if err != nil {
+		return embed.Identity{}, err
+	}
+	ho := embed.HTTPOptions{BatchSize: d.BatchSize, Concurrency: d.Concurrency, Fleet: env.Fleet,
+		MaxAttempts: env.HTTP.MaxAttempts, Timeout: env.HTTP.Timeout, Notify: env.HTTP.Notify, Replay: env.Replay}
+	if ho.Concurrency == 0 {
+		ho.Concurrency = env.Fleet.PerEndpoint
+	}
+	o := embed.RemoteOptions{Model: r.served, Dimensions: d.Dimensions, HTTPOptions: ho}
+	if len(urls) > 0 {
+		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
+	}
+	e, err := embed.NewHTTP(r.backend, o)
+	if err != nil {
+		return embed.Identity{}, err
+	}
+	r.emb = e
+	var id embed.Identity
+	if r.known {
+		id = r.model.Identity(r.backend, "")
+	} else {
+		id = embed.Identity{Model: d.Model, Backend: r.backend, Normalize: d.Normalize}
+	}
+	// The backend's own description lists what its vectors depend on
+	// (model, dimensions, text preparation), never the key or URL.
+	id.Extra = strings.Trim(id.Extra+","+fmt.Sprint(e), ",")
+	return id, nil
+}
+
+// embedCorpus embeds every document (instruction prefixed) into a cosine
+// store. Documents go longest first, as BEIR encodes them, which keeps
+// padding low; the store keeps corpus order.
+func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, env Env) (*vector.Flat, error) {
+	order := make([]int, len(docs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(docs[b].Text) - len(docs[a].Text) })
+	vecs := make([][]float32, len(docs))
+	bar := env.Progress.New(len(docs), "embedding documents")
+	defer bar.Done()
+	texts := make([]string, 0, denseChunk)
+	for lo := 0; lo < len(order); lo += denseChunk {
+		hi := min(lo+denseChunk, len(order))
+		texts = texts[:0]
+		for _, i := range order[lo:hi] {
+			texts = append(texts, r.docPrefix+docs[i].Text)
+		}
+		out, err := r.emb.Embed(ctx, embed.Document, texts)
+		if err != nil {
+			return nil, fmt.Errorf("embedding documents: %w", err)
+		}
+		if err := embed.Check(out, len(texts), 0); err != nil {
+			return nil, fmt.Errorf("embedding documents: %w", err)
+		}
+		for j, i := range order[lo:hi] {
+			vecs[i] = r.cut(out[j])
+		}
+		bar.Add(hi - lo)
+	}
+	flat := vector.NewFlat(0, vector.Cosine)
+	flat.Grow(len(docs))
+	for i, d := range docs {
+		if err := flat.Add(d.ID, vecs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return flat, nil
+}
+
+// embedQueries embeds each query's dense input: the query alone, or with
+// GAR R2MED's combined text or the query and generation to average. The
+// averaged pair takes the query instruction on the generation only for
+// models that take instructions as a separate prompt (INSTRUCTOR, GritLM,
+// NV-Embed), as R2MED's code does. The average is not renormalized;
+// cosine scoring normalizes it.
+func (r *denseRecipe) embedQueries(ctx context.Context, queries []Query) ([][]float32, error) {
+	texts := make([]string, 0, len(queries)*2)
+	pairs := make([][2]int, len(queries)) // indexes into texts; second -1 without averaging
+	for i, q := range queries {
+		in := q.denseInput()
+		pairs[i] = [2]int{len(texts), -1}
+		texts = append(texts, r.queryPrefix+in.Query)
+		if in.Average {
+			prefix := ""
+			if r.instructHyDoc {
+				prefix = r.queryPrefix
+			}
+			pairs[i][1] = len(texts)
+			texts = append(texts, prefix+in.Gen)
+		}
+	}
+	out, err := r.emb.Embed(ctx, embed.Query, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embedding queries: %w", err)
+	}
+	if err := embed.Check(out, len(texts), 0); err != nil {
+		return nil, fmt.Errorf("embedding queries: %w", err)
+	}
+	vecs := make([][]float32, len(queries))
+	for i, p := range pairs {
+		v := r.cut(out[p[0]])
+		if p[1] >= 0 {
+			g := r.cut(out[p[1]])
+			avg := make([]float32, len(v))
+			for j := range v {
+				avg[j] = (v[j] + g[j]) / 2
+			}
+			v = avg
+		}
+		vecs[i] = v
+	}
+	return vecs, nil
+}
+
+// cut applies a Matryoshka truncation the backend could not apply itself.
+func (r *denseRecipe) cut(v []float32) []float32 {
+	if r.truncateDimension > 0 && r.truncateDimension < len(v) {
+		return v[:r.truncateDimension:r.truncateDimension]
+	}
+	return v
+}
+
+// localRevision stands for a local model directory's version in cache
+// keys: the size and modification time of the graph, the tokenizer and the
+// config, so replacing any of them (a new export, another truncation
+// length) does not reuse the old vectors.
+func localRevision(dir string) string {
+	var parts []string
+	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
+		}
+	}
+	return "local:" + strings.Join(parts, ",")
+}

@@ -1,0 +1,454 @@
+package retrieve_test
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/onnx/onnxtest"
+	"github.com/r2med/r2med/retrieve"
+)
+
+const testDim = 64
+
+// fakeVector is the loopback server's embedding: hashed character
+// trigrams, so similar texts get similar vectors and the test can compute
+// every vector itself.
+func fakeVector(text string) []float32 {
+	v := make([]float32, testDim)
+	t := strings.ToLower(text)
+	for i := 0; i+3 <= len(t); i++ {
+		h := fnv.New32a()
+		h.Write([]byte(t[i : i+3]))
+		v[h.Sum32()%testDim]++
+	}
+	v[0] += 0.5 // no all-zero vector for very short texts
+	return v
+}
+
+// embedServer answers OpenAI-style /embeddings requests with fakeVector
+// and remembers every text it was sent.
+type embedServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	texts []string
+}
+
+func newEmbedServer(t *testing.T) *embedServer {
+	s := &embedServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/embeddings") {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Error(err)
+		}
+		s.mu.Lock()
+		s.texts = append(s.texts, req.Input...)
+		s.mu.Unlock()
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, text := range req.Input {
+			data = append(data, item{i, fakeVector(text)})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": req.Model})
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *embedServer) sent() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.texts)
+}
+
+func norm(v []float32) []float64 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x) / math.Sqrt(ss)
+	}
+	return out
+}
+
+// cosineRun is the expected dense run, computed naively: cosine of the
+// normalized vectors, best first, ties by doc id, self excluded.
+func cosineRun(task *ir.Task, qvecs map[string][]float32, docPrefix string, k int) ir.Run {
+	docs := make([][]float64, len(task.Corpus))
+	for i, d := range task.Corpus {
+		docs[i] = norm(fakeVector(docPrefix + d.Text))
+	}
+	run := ir.Run{}
+	for qid, qv := range qvecs {
+		q := norm(qv)
+		var hits []ir.Hit
+		for i, d := range task.Corpus {
+			if d.ID == qid {
+				continue
+			}
+			var s float64
+			for j := range q {
+				s += q[j] * docs[i][j]
+			}
+			hits = append(hits, ir.Hit{DocID: d.ID, Score: s})
+		}
+		slices.SortFunc(hits, func(a, b ir.Hit) int {
+			if a.Score != b.Score {
+				if a.Score > b.Score {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.DocID, b.DocID)
+		})
+		run[qid] = hits[:min(k, len(hits))]
+	}
+	return run
+}
+
+func closeRun(t *testing.T, got, want ir.Run) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("run has %d queries, want %d", len(got), len(want))
+	}
+	for qid, w := range want {
+		g := got[qid]
+		if len(g) != len(w) {
+			t.Fatalf("query %s: %d hits, want %d", qid, len(g), len(w))
+		}
+		for i := range w {
+			// float32 scoring against a float64 reference: near-ties may
+			// swap, so compare the score at each rank and the documents.
+			if math.Abs(g[i].Score-w[i].Score) > 1e-5 {
+				t.Fatalf("query %s rank %d: %s %.7f, want %s %.7f", qid, i+1, g[i].DocID, g[i].Score, w[i].DocID, w[i].Score)
+			}
+			if g[i].DocID != w[i].DocID && math.Abs(w[i].Score-w[min(i+1, len(w)-1)].Score) > 1e-5 && (i == 0 || math.Abs(w[i].Score-w[i-1].Score) > 1e-5) {
+				t.Fatalf("query %s rank %d: %s, want %s", qid, i+1, g[i].DocID, w[i].DocID)
+			}
+		}
+	}
+}
+
+// dense builds d over task and searches qs (the task's queries when nil).
+func dense(t *testing.T, task *ir.Task, d retrieve.Dense, qs []retrieve.Query, k int, env retrieve.Env) (ir.Run, *recorder, error) {
+	t.Helper()
+	rec := &recorder{}
+	env.Record = rec
+	if qs == nil {
+		qs = retrieve.Queries(task.Queries)
+	}
+	ctx := context.Background()
+	r, err := retrieve.New(ctx, d, task, env)
+	if err != nil {
+		return nil, rec, err
+	}
+	defer retrieve.Close(r)
+	run, err := r.Search(ctx, qs, k)
+	return run, rec, err
+}
+
+func TestDenseHTTP(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newEmbedServer(t)
+	d := retrieve.Dense{Model: "bge", Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+	run, rec, err := dense(t, task, d, nil, 10, retrieve.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bge's recipe: R2MED's BGE query instruction, documents as they are.
+	const instr = "Represent this sentence for searching relevant passages: "
+	qvecs := map[string][]float32{}
+	for _, q := range task.Queries {
+		qvecs[q.ID] = fakeVector(instr + q.Text)
+	}
+	closeRun(t, run, cosineRun(task, qvecs, "", 10))
+	sent := srv.sent()
+	if len(sent) != len(task.Corpus)+len(task.Queries) {
+		t.Fatalf("server embedded %d texts for %d documents and %d queries", len(sent), len(task.Corpus), len(task.Queries))
+	}
+	var prefixed int
+	for _, s := range sent {
+		if strings.HasPrefix(s, instr) {
+			prefixed++
+		}
+	}
+	if prefixed != len(task.Queries) {
+		t.Errorf("%d texts carried the query instruction, want %d (queries only)", prefixed, len(task.Queries))
+	}
+	if d.Name() != "bge" || d.Kind() != "dense" {
+		t.Errorf("name %q kind %q", d.Name(), d.Kind())
+	}
+	if r := rec.notes["dense_recipe"].(map[string]any); r["query_prefix"] != instr || r["model"] != "BAAI/bge-large-en-v1.5" {
+		t.Errorf("recipe noted %v", r)
+	}
+	if !reflect.DeepEqual(rec.stages, []string{"embed documents", "embed queries", "search"}) || rec.counts["dimensions"] != testDim {
+		t.Errorf("recorded %v %v", rec.stages, rec.counts)
+	}
+	// The serving path gives each query's list exactly.
+	r, err := retrieve.New(context.Background(), d, task, retrieve.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range retrieve.Queries(task.Queries) {
+		one, err := retrieve.SearchOne(context.Background(), r, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one, run[q.ID]) {
+			t.Fatalf("query %s: SearchOne %v, Search %v", q.ID, one, run[q.ID])
+		}
+	}
+}
+
+// TestDenseGARAverages checks R2MED's dense GAR rule: HyDE with a
+// non-reasoning LLM averages the query's and the generation's embeddings;
+// Query2doc embeds "query[SEP]passage" once.
+func TestDenseGARAverages(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hydoc := func(q ir.Query) string {
+		return "A passage about " + strings.ToUpper(q.Text[:min(20, len(q.Text))])
+	}
+	srv := newEmbedServer(t)
+	empty := ""
+	for _, method := range []string{"hyde", "query2doc"} {
+		var gens []expand.Generation
+		for _, q := range task.Queries {
+			gens = append(gens, expand.Generation{ID: q.ID, Text: q.Text, HyDoc: hydoc(q), Method: method, LLM: "qwen-7b"})
+		}
+		qs, err := retrieve.Expand(task.Queries, gens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, _, err := dense(t, task, retrieve.Dense{Model: "my-embedder", Backend: "openai", BaseURLs: []string{srv.URL}, DocPrefix: &empty}, qs, 10, retrieve.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qvecs := map[string][]float32{}
+		for _, q := range task.Queries {
+			if method == "query2doc" {
+				qvecs[q.ID] = fakeVector(q.Text + "[SEP]" + hydoc(q))
+				continue
+			}
+			a, g := fakeVector(q.Text), fakeVector(hydoc(q))
+			avg := make([]float32, testDim)
+			for i := range avg {
+				avg[i] = (a[i] + g[i]) / 2
+			}
+			qvecs[q.ID] = avg
+		}
+		closeRun(t, run, cosineRun(task, qvecs, "", 10))
+	}
+}
+
+// TestDenseCache checks that a second build embeds nothing: documents and
+// queries come from the cache.
+func TestDenseCache(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv := newEmbedServer(t)
+	d := retrieve.Dense{Model: "contriever", Backend: "openai", BaseURLs: []string{srv.URL}}
+	first, _, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(srv.sent())
+	second, rec, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srv.sent()) != n {
+		t.Fatalf("the second run embedded %d texts again", len(srv.sent())-n)
+	}
+	if rec.counts["embeddings_cached"] != n || rec.counts["embeddings_computed"] != 0 {
+		t.Errorf("cache counts %v", rec.counts)
+	}
+	closeRun(t, second, first)
+}
+
+func TestDenseErrors(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		d    retrieve.Dense
+		want string
+	}{
+		{retrieve.Dense{}, "needs a model"},
+		{retrieve.Dense{Model: "bge", Quantize: "int4"}, `unknown quantization "int4"`},
+		{retrieve.Dense{Model: "bge", Rescore: true}, "rescoring applies to a quantized search"},
+		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
+		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
+		{retrieve.Dense{Model: "nv", Backend: "openai", BaseURLs: []string{"http://127.0.0.1:1"}}, "demo"}, // NV-Embed's instructions are per task
+		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
+	} {
+		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want it to mention %q", c.d, err, c.want)
+		}
+	}
+}
+
+// TestParseDense checks the YAML form and the description.
+func TestParseDense(t *testing.T) {
+	s, err := parse(t, "dense: {model: bge, backend: onnx, query_prefix: \"\", max_length: 256, quantize: int8, rescore: true}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	want := retrieve.Dense{Model: "bge", Backend: "onnx", QueryPrefix: &empty, MaxLength: 256, Quantize: "int8", Rescore: true}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("parsed %+v", s)
+	}
+	if d := s.Describe(); !reflect.DeepEqual(d, map[string]any{"retriever": "dense", "model": "bge", "backend": "onnx", "query_prefix": "", "max_length": 256, "quantize": "int8", "rescore": true}) {
+		t.Errorf("describe %v", d)
+	}
+	if !retrieve.UsesCache(s) || retrieve.UsesCache(retrieve.DefaultBM25()) {
+		t.Error("UsesCache: dense yes, bm25 no")
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"dense:\n  model: bge\n  modle: x", `line 3: unknown key "modle" in dense (did you mean "model"?)`},
+		{"dense:\n  max_length: long", `line 2: max_length in dense must be a whole number, not "long"`},
+		{"dense:\n  rescore: 1", `line 2: rescore in dense must be true or false, not 1`},
+		{"dense: {}", `line 1: the dense retriever needs a model`},
+	} {
+		_, err := parse(t, c.yaml)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestDenseLocalONNX runs the local backend on the tiny fixture encoder
+// and checks the run against the encoder's own embeddings searched by
+// hand.
+func TestDenseLocalONNX(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := onnxtest.Model("tiny-bert")
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}
+	run, _, err := dense(t, task, d, nil, 5, retrieve.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run) != len(task.Queries) {
+		t.Fatalf("%d queries in the run", len(run))
+	}
+	for qid, hits := range run {
+		if len(hits) != 5 {
+			t.Fatalf("query %s: %d hits", qid, len(hits))
+		}
+		for i := 1; i < len(hits); i++ {
+			if hits[i].Score > hits[i-1].Score {
+				t.Fatalf("query %s: not sorted", qid)
+			}
+		}
+	}
+	// Quantized search with rescoring must find the same top document for
+	// most queries (the scores are float32 either way).
+	d.Quantize, d.Rescore = "int8", true
+	q, _, err := dense(t, task, d, nil, 5, retrieve.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for qid := range run {
+		if q[qid][0].DocID == run[qid][0].DocID {
+			same++
+		}
+	}
+	if same < len(run)*3/4 {
+		t.Errorf("int8+rescore agreed on the top document for %d of %d queries", same, len(run))
+	}
+}
+
+// TestDenseLocalCacheKeys checks what the embedding cache keys a local
+// encoder's vectors by: a Matryoshka cut reuses the whole vectors, while
+// normalization or a replaced tokenizer makes new ones.
+func TestDenseLocalCacheKeys(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(onnxtest.Model("tiny-bert"))); err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	computed := func(d retrieve.Dense) int {
+		t.Helper()
+		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{Cache: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.counts["embeddings_computed"]
+	}
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean"}
+	all := len(task.Corpus) + len(task.Queries)
+	if n := computed(d); n != all {
+		t.Fatalf("first run computed %d embeddings, want %d", n, all)
+	}
+	d.Dimensions = 16
+	if n := computed(d); n != 0 {
+		t.Errorf("a Matryoshka cut recomputed %d embeddings", n)
+	}
+	d.Normalize = true
+	if n := computed(d); n != all {
+		t.Errorf("normalized vectors: %d computed, want %d (new key)", n, all)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "tokenizer.json"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := computed(d); n != all {
+		t.Errorf("after the tokenizer changed: %d computed, want %d", n, all)
+	}
+}

@@ -1,0 +1,223 @@
+// Package retrieve turns queries into ranked lists over one corpus.
+//
+// A Retriever is built for one task's corpus (New) and then answers
+// batches of queries (Search) and, for serving, single queries
+// (SearchOne). Its settings are a Spec, one type per kind of retriever,
+// each in its own file of this package with its test: bm25.go (R2MED's
+// BM25 and its Lucene and Robertson schemes), dense.go (R2MED's embedding
+// recipes, Matryoshka cuts, GAR averaging, int8/binary search with
+// rescoring), candidates.go (the candidate lists a Nano set publishes)
+// and runfile.go (a TREC run file). A Spec says everything a pipeline
+// needs to know about its retriever: its validation, its display name, a
+// description of the settings that change the ranking (for fingerprints
+// and manifests), the input files it reads (checksummed into manifests),
+// its YAML form and the command-line flags laid over that form (Kind).
+//
+// Queries carry what generation-augmented retrieval gives each kind:
+// lexical retrievers search Query.Text (R2MED's combination of the query
+// and an LLM's generation), embedding retrievers embed Query.Dense
+// (R2MED's query, or the query and the generation whose embeddings are
+// averaged); see Expand.
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/usage"
+)
+
+// Retriever ranks the documents of its corpus for a batch of queries: at
+// most k hits per query, best first. Queries it can say nothing about
+// (a run file without them) get no entry.
+type Retriever interface {
+	Search(ctx context.Context, queries []Query, k int) (ir.Run, error)
+}
+
+// RetrieverFunc adapts a function to Retriever.
+type RetrieverFunc func(ctx context.Context, queries []Query, k int) (ir.Run, error)
+
+// Search calls f.
+func (f RetrieverFunc) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
+	return f(ctx, queries, k)
+}
+
+// Single is implemented by retrievers that answer one query at a time
+// without a batch's set-up (a worker pool, a batch of embeddings): the
+// path a search service takes. SearchOne must be safe for concurrent use
+// and rank exactly as Search does.
+type Single interface {
+	SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error)
+}
+
+// SearchOne answers one query: through r's own single-query path when it
+// has one, else as a batch of one.
+func SearchOne(ctx context.Context, r Retriever, q Query, k int) ([]ir.Hit, error) {
+	if s, ok := r.(Single); ok {
+		return s.SearchOne(ctx, q, k)
+	}
+	run, err := r.Search(ctx, []Query{q}, k)
+	if err != nil {
+		return nil, err
+	}
+	return run[q.ID], nil
+}
+
+// Close releases what r holds (a local model's session) when it holds
+// anything.
+func Close(r Retriever) error {
+	if c, ok := r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Spec is one retriever's settings. Each kind has its own Spec type (BM25,
+// Dense, Candidates, RunFile) registered as a Kind.
+type Spec interface {
+	// Kind is the registered kind: "bm25", "dense", "candidates", "run".
+	Kind() string
+	// Name is the retriever as system names and results files show it:
+	// "bm25", "bm25-lucene", "bge", "candidates:bm25".
+	Name() string
+	// Validate checks the settings before any work starts, so a typo
+	// fails in a second rather than after an hour of embedding.
+	Validate() error
+	// Describe lists every setting that changes the ranking and nothing
+	// else: manifests record it and fingerprints hash it.
+	Describe() map[string]any
+	// Inputs lists the files the retriever reads for task besides the
+	// task's own, so that a changed file does not reuse old outputs.
+	Inputs(task *ir.Task) ([]string, error)
+	// New builds the retriever over task's corpus (indexing, embedding).
+	New(ctx context.Context, task *ir.Task, env Env) (Retriever, error)
+}
+
+// UsesCache reports whether spec's retriever computes what the shared
+// cache keeps (embeddings): such retrievers take long to build, so
+// pipelines open the cache for them and keep their runs to resume from.
+func UsesCache(spec Spec) bool {
+	c, ok := spec.(interface{ UsesCache() bool })
+	return ok && c.UsesCache()
+}
+
+// Resolver is implemented by specs whose ranking depends on state outside
+// the task's files — a search server's collection (weaviate). Resolve
+// reads that state, fails early when it is unusable, and returns the spec
+// with the state filled in, so that Describe, and with it the manifest
+// and every fingerprint, carries it: a changed collection is not mistaken
+// for the one an earlier run searched.
+type Resolver interface {
+	Resolve(ctx context.Context, task *ir.Task) (Spec, error)
+}
+
+// Resolve returns spec resolved by its Resolver, or spec itself.
+func Resolve(ctx context.Context, spec Spec, task *ir.Task) (Spec, error) {
+	if r, ok := spec.(Resolver); ok {
+		return r.Resolve(ctx, task)
+	}
+	return spec, nil
+}
+
+// Env is what a retriever runs with that never changes its ranking:
+// parallelism, progress, the embedding cache, where it reports. The zero
+// value works: GOMAXPROCS workers, silent, no cache.
+type Env struct {
+	Workers  int // 0: GOMAXPROCS
+	Progress progress.Factory
+	// Cache holds embeddings across runs; nil computes them afresh.
+	Cache *cache.Store
+	// Log hears one-line warnings (a run file's dropped entries); nil is
+	// silent.
+	Log io.Writer
+	// Record hears stage times, counts and notes for the manifest; nil
+	// records nothing.
+	Record Recorder
+	// AllowMissingDocs lets a run file rank documents the corpus lacks
+	// and queries the task lacks: they are dropped, counted and reported
+	// instead of failing the run (as --allow-missing-docs accepts such
+	// judgments).
+	AllowMissingDocs bool
+
+	// Calls to model servers (dense retrievers' HTTP backends). Meter
+	// hears what each embedding cost (nil: not counted). Replay answers
+	// from Cache only and sends nothing. HTTP's MaxAttempts, Timeout and
+	// Notify tune every request (zero: httpx's defaults); Fleet tunes
+	// fleets of servers, and its PerEndpoint bounds each server's
+	// requests when the retriever sets no concurrency of its own.
+	Meter  *usage.Meter
+	Replay bool
+	HTTP   httpx.Client
+	Fleet  httpx.FleetOptions
+}
+
+// Recorder hears what a retriever measures; a run's manifest is one.
+type Recorder interface {
+	// Time runs fn as a named stage and records its duration.
+	Time(stage string, fn func() error) error
+	// Count records a count ("terms", "embeddings_cached").
+	Count(name string, n int)
+	// Note records a setting resolved while running (the dense recipe a
+	// registry model resolved to).
+	Note(key string, v any)
+}
+
+func (e Env) workers() int {
+	if e.Workers > 0 {
+		return e.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func (e Env) time(stage string, fn func() error) error {
+	if e.Record == nil {
+		return fn()
+	}
+	return e.Record.Time(stage, fn)
+}
+
+func (e Env) count(name string, n int) {
+	if e.Record != nil {
+		e.Record.Count(name, n)
+	}
+}
+
+func (e Env) note(key string, v any) {
+	if e.Record != nil {
+		e.Record.Note(key, v)
+	}
+}
+
+func (e Env) logf(format string, args ...any) {
+	if e.Log != nil {
+		fmt.Fprintf(e.Log, format+"\n", args...)
+	}
+}
+
+// New validates spec and builds its retriever over task's corpus.
+func New(ctx context.Context, spec Spec, task *ir.Task, env Env) (Retriever, error) {
+	if spec == nil {
+		return nil, errors.New("retrieve: no retriever given")
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	return spec.New(ctx, task, env)
+}
+
+// cut keeps the first k hits of every list.
+func cut(run ir.Run, k int) ir.Run {
+	for qid, hits := range run {
+		if len(hits) > k {
+			run[qid] = hits[:k]
+		}
+	}
+	return run
+}

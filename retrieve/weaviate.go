@@ -1,0 +1,329 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/vector"
+	"github.com/r2med/r2med/weaviate"
+)
+
+// Weaviate searches a Weaviate collection that `r2med index push` filled
+// with the task's corpus: Weaviate's BM25, its vector search over the
+// vectors pushed with it, or its hybrid of both (package weaviate says
+// how each scores). Vector and hybrid queries are embedded here with the
+// same recipe as the dense retriever (Query), which must be the model that
+// embedded the collection's documents.
+//
+// Resolve reads the collection before anything runs: the server version,
+// its configuration and the digest of the corpus the last finished push
+// wrote go into Describe, so manifests carry them and a re-pushed or
+// re-tuned collection is not mistaken for the one a finished run
+// searched; a collection holding another corpus than the task's, or an
+// unfinished push, is refused.
+type Weaviate struct {
+	Search      string   `yaml:"search"`      // bm25, vector or hybrid
+	URL         string   `yaml:"url"`         // REST root, http://HOST:PORT
+	GRPC        string   `yaml:"grpc"`        // HOST:PORT; empty: URL's host, port 50051
+	Collection  string   `yaml:"collection"`  // as pushed: a capital letter first
+	Alpha       *float64 `yaml:"alpha"`       // hybrid: weight of the vector side; default weaviate.DefaultAlpha
+	Fusion      string   `yaml:"fusion"`      // hybrid: relativeScoreFusion (default) or rankedFusion
+	Consistency string   `yaml:"consistency"` // ONE, QUORUM or ALL; empty: Weaviate's default
+	// Query embeds the queries of vector and hybrid search; its keys
+	// (model, backend, base_url, …) sit beside the others, as the dense
+	// flags set them.
+	Query Dense `yaml:",inline"`
+
+	state *weaviate.Info // read by Resolve
+}
+
+func init() {
+	Register(Kind{
+		Name:   "weaviate",
+		Usage:  "weaviate:bm25|vector|hybrid",
+		Help:   "a Weaviate collection filled by r2med index push, set by --weaviate-url, --collection and (vector, hybrid) the dense flags",
+		ArgKey: "search",
+		Parse: func(value *yaml.Node) (Spec, error) {
+			var w Weaviate
+			if err := decodeSettings(value, &w, "weaviate"); err != nil {
+				return nil, err
+			}
+			return w, nil
+		},
+		Flags: []Flag{
+			{Name: "weaviate-url", Key: "url", Usage: "weaviate: the server's REST root, http://HOST:PORT"},
+			{Name: "weaviate-grpc", Key: "grpc", Usage: "weaviate: the server's gRPC address HOST:PORT (default: the URL's host, port 50051)"},
+			{Name: "collection", Key: "collection", Usage: "weaviate: the collection r2med index push filled"},
+			{Name: "alpha", Key: "alpha", Type: Float, Default: fmt.Sprint(weaviate.DefaultAlpha), Usage: "weaviate:hybrid: weight of the vector side, 0 (BM25) to 1 (vector)"},
+			{Name: "fusion", Key: "fusion", Default: string(weaviate.RelativeScoreFusion), Usage: "weaviate:hybrid: relativeScoreFusion or rankedFusion"},
+			{Name: "consistency", Key: "consistency", Usage: "weaviate: read consistency level, ONE, QUORUM or ALL (default: Weaviate's)"},
+			// The query side of the dense retriever's flags: the same flags
+			// set both kinds' entries.
+			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
+			{Name: "backend", Key: "backend", Usage: "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's"},
+			{Name: "base-url", Key: "base_url", Type: Strings, Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's); repeat it, or give a file of URLs, for a fleet of servers of one model"},
+			{Name: "model-dir", Key: "model_dir", Usage: "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)"},
+			{Name: "query-prefix", Key: "query_prefix", Usage: "dense: text put before each query (replaces the registry's instruction)"},
+			{Name: "max-length", Key: "max_length", Type: Int, Usage: "dense: maximum tokens per text (default: the registry's)"},
+			{Name: "dimensions", Key: "dimensions", Type: Int, Usage: "dense: output dimension for APIs and Matryoshka models (default: native)"},
+			{Name: "batch-size", Key: "batch_size", Type: Int, Usage: "dense: texts per batch (default: the backend's)"},
+			{Name: "concurrency", Key: "concurrency", Type: Int, Usage: "dense, HTTP: requests in flight (default: the backend's)"},
+			{Name: "pooling", Key: "pooling", Usage: "dense, onnx: pooling of a model outside the registry: cls, mean, last"},
+			{Name: "normalize", Key: "normalize", Type: Bool, Usage: "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)"},
+		},
+	})
+}
+
+// Kind is "weaviate".
+func (w Weaviate) Kind() string { return "weaviate" }
+
+// Name is weaviate:SEARCH, with +MODEL for vector and hybrid.
+func (w Weaviate) Name() string {
+	name := "weaviate:" + w.Search
+	if w.vectors() && w.Query.Model != "" {
+		name += "+" + w.Query.Model
+	}
+	return name
+}
+
+func (w Weaviate) mode() (weaviate.Mode, error) {
+	if w.Search == "" {
+		return 0, errors.New("the weaviate retriever needs a search: bm25, vector or hybrid (--retriever weaviate:hybrid)")
+	}
+	return weaviate.ParseMode(w.Search)
+}
+
+func (w Weaviate) vectors() bool {
+	m, err := w.mode()
+	return err == nil && m != weaviate.BM25
+}
+
+func (w Weaviate) config() weaviate.Config {
+	return weaviate.Config{URL: w.URL, GRPC: w.GRPC, Collection: w.Collection}
+}
+
+func (w Weaviate) options() (weaviate.SearchOptions, error) {
+	mode, err := w.mode()
+	if err != nil {
+		return weaviate.SearchOptions{}, err
+	}
+	o := weaviate.SearchOptions{Mode: mode, Alpha: weaviate.DefaultAlpha, Fusion: weaviate.Fusion(w.Fusion), Consistency: w.Consistency, SkipSelf: true}
+	if w.Alpha != nil {
+		o.Alpha = *w.Alpha
+	}
+	if o.Fusion, err = weaviate.ParseFusion(w.Fusion); err != nil {
+		return o, err
+	}
+	return o, o.Validate()
+}
+
+// Validate checks the settings without reaching the server.
+func (w Weaviate) Validate() error {
+	o, err := w.options()
+	if err != nil {
+		return err
+	}
+	if w.URL == "" || w.Collection == "" {
+		return errors.New("the weaviate retriever needs --weaviate-url http://HOST:PORT and --collection NAME (what r2med index push --to weaviate://HOST:PORT/NAME filled)")
+	}
+	if err := w.config().Validate(); err != nil {
+		return err
+	}
+	if o.Mode != weaviate.Hybrid && (w.Alpha != nil || w.Fusion != "") {
+		return fmt.Errorf("alpha and fusion apply to weaviate:hybrid, not weaviate:%s", w.Search)
+	}
+	if o.Mode != weaviate.BM25 {
+		if w.Query.Model == "" {
+			return fmt.Errorf("weaviate:%s embeds its queries: give the model that embedded the collection (--model, with --backend and --base-url as for --retriever dense)", w.Search)
+		}
+		if w.Query.Quantize != "" || w.Query.Rescore {
+			return errors.New("quantize and rescore apply to r2med's own dense search, not to Weaviate's")
+		}
+		return w.Query.Validate()
+	}
+	return nil
+}
+
+// Describe records the search, the collection, and once resolved the
+// server's version, the collection's configuration and the digest of the
+// corpus in it; vector and hybrid add the query model's settings.
+func (w Weaviate) Describe() map[string]any {
+	m := map[string]any{"retriever": "weaviate", "search": w.Search, "url": w.URL, "collection": w.Collection}
+	o, err := w.options()
+	if err == nil && o.Mode == weaviate.Hybrid {
+		m["alpha"], m["fusion"] = o.Alpha, string(o.Fusion)
+	}
+	if w.Consistency != "" {
+		m["consistency"] = w.Consistency
+	}
+	if w.vectors() {
+		q := w.Query.Describe()
+		delete(q, "retriever")
+		m["query_embedding"] = q
+	}
+	if s := w.state; s != nil {
+		m["server_version"] = s.ServerVersion
+		m["corpus_digest"] = s.Digest
+		m["collection_config"] = maps.Clone(s.Config)
+	}
+	return m
+}
+
+// Inputs is none: the collection is checked by Resolve.
+func (w Weaviate) Inputs(*ir.Task) ([]string, error) { return nil, nil }
+
+// UsesCache is true for vector and hybrid search, which embed queries.
+func (w Weaviate) UsesCache() bool { return w.vectors() }
+
+// Resolve reads the collection: it must hold a finished push of task's
+// corpus (the same documents and texts), and for vector and hybrid search
+// the vectors of the query model.
+func (w Weaviate) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := weaviate.Open(w.config())
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.Searchable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if want := weaviate.TextDigest(task.Corpus); m.TextDigest != want {
+		return nil, fmt.Errorf("collection %s holds another corpus than task %s (%d documents pushed, the task has %d, or their texts differ): push the task into it (r2med index push --recreate) or name its collection", w.Collection, task.Name, m.Docs, len(task.Corpus))
+	}
+	if w.vectors() {
+		switch {
+		case m.Vectors == nil:
+			return nil, fmt.Errorf("collection %s holds no vectors (pushed BM25-only): weaviate:%s needs them; push with the dense flags", w.Collection, w.Search)
+		case m.Vectors.Model != w.Query.Model:
+			return nil, fmt.Errorf("collection %s holds vectors of %s; its queries must be embedded by the same model, not %s", w.Collection, m.Vectors.Model, w.Query.Model)
+		}
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.state = &info
+	return w, nil
+}
+
+// New opens the collection and, for vector and hybrid search, the query
+// embedder; the manifest notes the collection as the server reports it.
+func (w Weaviate) New(ctx context.Context, task *ir.Task, env Env) (Retriever, error) {
+	if w.state == nil {
+		s, err := w.Resolve(ctx, task)
+		if err != nil {
+			return nil, err
+		}
+		w = s.(Weaviate)
+	}
+	o, err := w.options()
+	if err != nil {
+		return nil, err
+	}
+	c, err := weaviate.Open(w.config())
+	if err != nil {
+		return nil, err
+	}
+	r := &weaviateRetriever{c: c, opts: o, env: env}
+	if w.vectors() {
+		if r.recipe, err = newDenseRecipe(ctx, w.Query, task.Name, env); err != nil {
+			return nil, err
+		}
+		env.note("dense_recipe", r.recipe.describe())
+	}
+	env.note("weaviate", *w.state)
+	return r, nil
+}
+
+type weaviateRetriever struct {
+	c      *weaviate.Collection
+	opts   weaviate.SearchOptions
+	env    Env
+	recipe *denseRecipe // nil for BM25
+}
+
+// Close releases a local query encoder.
+func (r *weaviateRetriever) Close() error {
+	if r.recipe != nil {
+		r.recipe.close()
+	}
+	return nil
+}
+
+func (r *weaviateRetriever) queries(ctx context.Context, queries []Query) ([]weaviate.Query, error) {
+	out := make([]weaviate.Query, len(queries))
+	for i, q := range queries {
+		out[i] = weaviate.Query{ID: q.ID, Text: q.Text}
+	}
+	if r.recipe == nil {
+		return out, nil
+	}
+	var qvecs [][]float32
+	err := r.env.time("embed queries", func() error {
+		var err error
+		qvecs, err = r.recipe.embedQueries(ctx, queries)
+		return err
+	})
+	for i := range out {
+		if err == nil {
+			out[i].Vector = qvecs[i]
+		}
+	}
+	return out, err
+}
+
+// Search embeds the queries when it must and sends them to Weaviate,
+// Workers at a time (stage "search").
+func (r *weaviateRetriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
+	wq, err := r.queries(ctx, queries)
+	if err != nil {
+		return nil, err
+	}
+	o := r.opts
+	o.K, o.Workers, o.Progress = k, r.env.workers(), r.env.Progress
+	var run ir.Run
+	err = r.env.time("search", func() error {
+		run, err = r.c.SearchAll(ctx, wq, o)
+		return err
+	})
+	return run, err
+}
+
+// SearchOne sends one query.
+func (r *weaviateRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
+	wq, err := r.queries(ctx, []Query{q})
+	if err != nil {
+		return nil, err
+	}
+	o := r.opts
+	o.K = k
+	return r.c.Search(ctx, wq[0], o)
+}
+
+// CorpusVectors embeds task's documents with d's recipe exactly as the
+// dense retriever does (instructions, lengths, the cache), in corpus
+// order: the vectors `r2med index push` writes into a Weaviate
+// collection. Vectors records what made them, for the collection.
+func (d Dense) CorpusVectors(ctx context.Context, task *ir.Task, env Env) (*vector.Flat, weaviate.Vectors, error) {
+	if err := d.Validate(); err != nil {
+		return nil, weaviate.Vectors{}, err
+	}
+	r, err := newDenseRecipe(ctx, d, task.Name, env)
+	if err != nil {
+		return nil, weaviate.Vectors{}, err
+	}
+	defer r.close()
+	flat, err := r.embedCorpus(ctx, task.Corpus, env)
+	if err != nil {
+		return nil, weaviate.Vectors{}, err
+	}
+	return flat, weaviate.Vectors{Model: d.Model, Dim: flat.Dim(), Metric: vector.Cosine.String()}, nil
+}

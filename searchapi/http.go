@@ -1,0 +1,398 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/httpserve"
+)
+
+// route is one endpoint: its method and path as net/http's ServeMux
+// patterns write them, and its handler. The OpenAPI description lists
+// the same routes (a test checks both ways).
+type route struct {
+	method, path string
+	handle       func(s *Service, w http.ResponseWriter, r *http.Request)
+}
+
+var routes = []route{
+	{"GET", "/v1/search", (*Service).getSearch},
+	{"POST", "/v1/search", (*Service).postSearch},
+	{"GET", "/v1/doc/{id}", (*Service).getDoc},
+	{"GET", "/v1/retrievers", (*Service).getRetrievers},
+	{"GET", "/healthz", (*Service).getHealth},
+	{"GET", "/metrics", nil}, // the Prometheus handler
+	{"GET", "/openapi.json", (*Service).getOpenAPI},
+}
+
+//go:embed openapi.json
+var openAPI []byte
+
+// HandlerOptions secure the service's handler.
+type HandlerOptions struct {
+	// Addr is the address the service is bound to: requests must name
+	// its host, a loopback name or one of AllowHosts in their Host
+	// header (internal/httpserve.Hosts).
+	Addr       string
+	AllowHosts []string
+	// Key, when set, must come with every request but /healthz as
+	// "Authorization: Bearer KEY".
+	Key string
+	// AllowFlag is the flag that allows another host name, for the
+	// message of a refused request; "" means --allow-host.
+	AllowFlag string
+}
+
+// Handler serves the API: the routes, counted in /metrics, behind the
+// Host check, security headers and (with a key) the bearer check.
+func (s *Service) Handler(o HandlerOptions) http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		pattern := rt.method + " " + rt.path
+		if rt.handle == nil {
+			mux.Handle(pattern, s.metrics.handler())
+			continue
+		}
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+	}
+	// Other paths get a JSON 404; other methods on these paths the mux's
+	// 405 with the methods allowed.
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("no route %s %s; GET /openapi.json describes the API", r.Method, r.URL.Path))
+	})
+	flag := o.AllowFlag
+	if flag == "" {
+		flag = "--allow-host"
+	}
+	var h http.Handler = mux
+	h = httpserve.Bearer(h, o.Key, "/healthz")
+	h = httpserve.Guard(h, httpserve.GuardOptions{Hosts: httpserve.NewHosts(o.Addr, o.AllowHosts), Name: "search service", AllowFlag: flag})
+	return s.metrics.instrument(h)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		code, buf = http.StatusInternalServerError, bytes.Buffer{}
+		fmt.Fprintf(&buf, "{\"error\":%q}\n", err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	w.Write(buf.Bytes()) // the status is sent; a failed write is the client gone
+}
+
+// ErrorBody is what every error answer holds.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := statusOf(err)
+	msg := err.Error()
+	switch code {
+	case http.StatusGatewayTimeout:
+		msg = "the request took longer than this service allows: " + msg
+	case http.StatusServiceUnavailable:
+		msg = "the request was cancelled: " + msg
+	}
+	writeJSON(w, code, ErrorBody{Error: msg})
+}
+
+// withTimeout bounds a request by Limits.Timeout.
+func (s *Service) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.limits.Timeout)
+}
+
+// BatchResult is the answer to a batch: one Result per query, in order.
+type BatchResult struct {
+	Results []*Result `json:"results"`
+}
+
+// SearchBody is POST /v1/search's body: one query (Query) or a batch
+// (Queries), and the settings every query of it takes.
+type SearchBody struct {
+	Query      *string      `json:"query,omitempty"`
+	ID         string       `json:"id,omitempty"`
+	Queries    []QueryItem  `json:"queries,omitempty"`
+	K          int          `json:"k,omitempty"`
+	Retrievers []string     `json:"retrievers,omitempty"`
+	Fuse       *fusion.Spec `json:"fuse,omitempty"`
+	GAR        string       `json:"gar,omitempty"`
+	Rerank     bool         `json:"rerank,omitempty"`
+	// RerankDepth reranks this many hits (and implies Rerank).
+	RerankDepth int  `json:"rerank_depth,omitempty"`
+	Snippet     *int `json:"snippet,omitempty"`
+}
+
+// QueryItem is one query of a batch: its text, or an object with its
+// text and id.
+type QueryItem struct {
+	ID    string `json:"id,omitempty"`
+	Query string `json:"query"`
+}
+
+// UnmarshalJSON reads "text" or {"id": …, "query": …}.
+func (q *QueryItem) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		q.ID = ""
+		return json.Unmarshal(b, &q.Query)
+	}
+	type plain QueryItem
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("each of queries is a string or {\"id\", \"query\"}: %w", err)
+	}
+	*q = QueryItem(p)
+	return nil
+}
+
+// Requests turns a body into the requests it stands for and whether it
+// is a batch.
+func (b *SearchBody) Requests() ([]Request, bool, error) {
+	base := Request{K: b.K, Retrievers: b.Retrievers, Fuse: b.Fuse, GAR: b.GAR, Rerank: b.Rerank, RerankDepth: b.RerankDepth, Snippet: b.Snippet}
+	switch {
+	case b.Query != nil && b.Queries != nil:
+		return nil, false, badRequest(`give "query" (one query) or "queries" (a batch), not both`)
+	case b.Query != nil:
+		base.Query, base.ID = *b.Query, b.ID
+		return []Request{base}, false, nil
+	case b.Queries != nil:
+		if b.ID != "" {
+			return nil, false, badRequest(`"id" goes with "query"; a batch gives each query its id ({"id", "query"})`)
+		}
+		if len(b.Queries) == 0 {
+			return nil, false, badRequest(`"queries" is empty`)
+		}
+		out := make([]Request, len(b.Queries))
+		for i, q := range b.Queries {
+			out[i] = base
+			out[i].Query, out[i].ID = q.Query, q.ID
+		}
+		return out, true, nil
+	}
+	return nil, false, badRequest(`no query: give "query" (one query) or "queries" (a batch)`)
+}
+
+func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.limits.MaxBody)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	var body SearchBody
+	if err := dec.Decode(&body); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("request body over %d bytes; send fewer queries per request", tooBig.Limit)})
+			return
+		}
+		writeError(w, badRequest("request body: %s", errtext.JSONMsg(err)))
+		return
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, badRequest("request body: one JSON object, nothing after it"))
+		return
+	}
+	reqs, batch, err := body.Requests()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := s.withTimeout(r)
+	defer cancel()
+	if !batch {
+		s.answer(w, ctx, reqs[0])
+		return
+	}
+	res, err := s.SearchBatch(ctx, reqs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.metrics.queries.Add(float64(len(res)))
+	writeJSON(w, http.StatusOK, BatchResult{Results: res})
+}
+
+func (s *Service) answer(w http.ResponseWriter, ctx context.Context, req Request) {
+	res, err := s.Search(ctx, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.metrics.queries.Inc()
+	writeJSON(w, http.StatusOK, res)
+}
+
+// searchParams are GET /v1/search's parameters.
+var searchParams = []string{"q", "id", "k", "retriever", "fuse", "rrf_k", "norm", "weights", "fuse_depth", "gar", "rerank", "rerank_depth", "snippet"}
+
+func (s *Service) getSearch(w http.ResponseWriter, r *http.Request) {
+	req, err := parseSearchQuery(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := s.withTimeout(r)
+	defer cancel()
+	s.answer(w, ctx, req)
+}
+
+// parseSearchQuery reads GET /v1/search's parameters; an unknown one is
+// an error (a misspelt ?retreiver= must not fall back to the default).
+func parseSearchQuery(r *http.Request) (Request, error) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return Request{}, badRequest("query string: %v", err)
+	}
+	for name := range v {
+		if !slices.Contains(searchParams, name) {
+			return Request{}, badRequest("unknown parameter %q; the parameters are %s", name, strings.Join(searchParams, ", "))
+		}
+	}
+	one := func(name string) (string, error) {
+		if len(v[name]) > 1 {
+			return "", badRequest("parameter %q given %d times", name, len(v[name]))
+		}
+		return v.Get(name), nil
+	}
+	var req Request
+	num := func(name string, dst *int) {
+		s, e := one(name)
+		if e != nil || s == "" {
+			err = errors.Join(err, e)
+			return
+		}
+		n, e := strconv.Atoi(s)
+		if e != nil {
+			err = errors.Join(err, badRequest("%s=%q: want a whole number", name, s))
+		}
+		*dst = n
+	}
+	text := func(name string, dst *string) {
+		s, e := one(name)
+		err = errors.Join(err, e)
+		*dst = s
+	}
+	if !v.Has("q") {
+		return req, badRequest("no query: give ?q=TEXT")
+	}
+	text("q", &req.Query)
+	text("id", &req.ID)
+	num("k", &req.K)
+	for _, rv := range v["retriever"] {
+		for n := range strings.SplitSeq(rv, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				req.Retrievers = append(req.Retrievers, n)
+			}
+		}
+	}
+	if v.Has("fuse") || v.Has("rrf_k") || v.Has("norm") || v.Has("weights") || v.Has("fuse_depth") {
+		f := &fusion.Spec{}
+		text("fuse", &f.Method)
+		text("norm", &f.Norm)
+		num("fuse_depth", &f.Depth)
+		if s, e := one("rrf_k"); e != nil {
+			err = errors.Join(err, e)
+		} else if s != "" {
+			if f.K, e = strconv.ParseFloat(s, 64); e != nil {
+				err = errors.Join(err, badRequest("rrf_k=%q: want a number", s))
+			}
+		}
+		if s, e := one("weights"); e != nil {
+			err = errors.Join(err, e)
+		} else if s != "" {
+			for ws := range strings.SplitSeq(s, ",") {
+				x, e := strconv.ParseFloat(strings.TrimSpace(ws), 64)
+				if e != nil {
+					err = errors.Join(err, badRequest("weights=%q: want numbers separated by commas", s))
+					break
+				}
+				f.Weights = append(f.Weights, x)
+			}
+		}
+		req.Fuse = f
+	}
+	text("gar", &req.GAR)
+	if s, e := one("rerank"); e != nil {
+		err = errors.Join(err, e)
+	} else if s != "" {
+		b, e := strconv.ParseBool(s)
+		if e != nil {
+			err = errors.Join(err, badRequest("rerank=%q: want true or false", s))
+		}
+		req.Rerank = b
+	}
+	num("rerank_depth", &req.RerankDepth)
+	if v.Has("snippet") {
+		n := 0
+		num("snippet", &n)
+		req.Snippet = &n
+	}
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return req, e
+		}
+		return req, badRequest("%v", err)
+	}
+	return req, nil
+}
+
+func (s *Service) getDoc(w http.ResponseWriter, r *http.Request) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, badRequest("query string: %v", err))
+		return
+	}
+	for name := range v {
+		if name != "retriever" {
+			writeError(w, badRequest("unknown parameter %q; the parameter is retriever", name))
+			return
+		}
+	}
+	d, err := s.Doc(r.PathValue("id"), v.Get("retriever"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// RetrieversBody is GET /v1/retrievers' answer.
+type RetrieversBody struct {
+	Retrievers []RetrieverInfo `json:"retrievers"`
+}
+
+func (s *Service) getRetrievers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, RetrieversBody{Retrievers: s.Retrievers()})
+}
+
+// Health is GET /healthz's answer.
+type Health struct {
+	Status     string `json:"status"`
+	Retrievers int    `json:"retrievers"`
+}
+
+func (s *Service) getHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Retrievers: len(s.retrievers)})
+}
+
+func (s *Service) getOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openAPI)
+}

@@ -1,0 +1,96 @@
+package significance
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/internal/latextest"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure"
+)
+
+// TestEvaluateRule: every judged query counts, an unanswered one scores
+// 0 and is listed; queries the run has but the qrels lack do not count.
+func TestEvaluateRule(t *testing.T) {
+	qrels := ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+	run := ir.Run{"q1": {{DocID: "d1", Score: 2}}, "q2": {{DocID: "x", Score: 1}}, "zz": {{DocID: "d1", Score: 1}}}
+	ms, err := measure.Parse("recip_rank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Evaluate(qrels, run, ms[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v.ByQuery, map[string]float64{"q1": 1, "q2": 0, "q3": 0}) || !reflect.DeepEqual(v.Unanswered, []string{"q3"}) || v.N() != 3 {
+		t.Errorf("values %+v", v)
+	}
+	if _, err := Evaluate(nil, run, ms[0]); err == nil {
+		t.Error("no qrels accepted")
+	}
+}
+
+// TestFooterSmallGroupsCohen: the footer says exact only when every test
+// was; Cohen's d is "—" when undefined; groups under MinQueries are listed
+// untested; pooled tasks are named.
+func TestFooterSmallGroupsCohen(t *testing.T) {
+	base := System{Name: "a", Values: map[string]float64{}}
+	same := System{Name: "b", Values: map[string]float64{}}
+	shift := System{Name: "c", Values: map[string]float64{}}
+	task := Grouping{Name: TaskGrouping, Of: map[string]string{}}
+	for i := range 40 {
+		q := fmt.Sprintf("T%d/q%02d", i%2, i)
+		base.Values[q], same.Values[q], shift.Values[q] = float64(i%5)/10, float64(i%5)/10+.1, float64(i%7)/10
+		task.Of[q] = fmt.Sprintf("T%d", i%2)
+		if i == 39 {
+			task.Of[q] = "tiny" // one query: no test
+		}
+	}
+	rep, err := Compare("ndcg_cut.10", []System{base, same, shift}, []Grouping{task}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	if err := rep.Write(&sb, Text); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	for _, want := range []string{"pooled over 3 tasks (T0, T1, tiny", "tiny (1 queries, too few to test)", "10000 random sign flips", "under 5 queries are listed without tests"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "randomization test, exact") {
+		t.Errorf("footer says exact for sampled tests:\n%s", out)
+	}
+	// b = a + 0.1 everywhere: d undefined, printed "—".
+	if r := rep.Rows[0]; r.CohenDefined || !strings.Contains(strings.Split(out, "\n")[3], "—") {
+		t.Errorf("d of a constant shift: defined %v\n%s", r.CohenDefined, out)
+	}
+	for _, g := range rep.Breakdowns[0].Groups {
+		if g.Name == "tiny" && (!g.Rows[0].Untested || g.Rows[0].RandP != 0) {
+			t.Errorf("tiny group tested: %+v", g.Rows[0])
+		}
+	}
+	small, err := Compare("ndcg_cut.10", []System{{Name: "a", Values: map[string]float64{"q1": 0, "q2": .5}}, {Name: "b", Values: map[string]float64{"q1": 1, "q2": .2}}}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Reset()
+	small.Write(&sb, Text)
+	if !strings.Contains(sb.String(), "exact (every sign flip enumerated)") {
+		t.Errorf("exact test not said so:\n%s", sb.String())
+	}
+	sb.Reset()
+	if err := WriteAll(&sb, []*Report{rep, small}, LaTeX); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`\toprule`, `paired randomization test`, `\textbf{`} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("LaTeX lacks %q:\n%s", want, sb.String())
+		}
+	}
+	latextest.Compile(t, sb.String())
+}

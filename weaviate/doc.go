@@ -1,0 +1,51 @@
+// Package weaviate is r2med's view of a Weaviate collection: a corpus pushed
+// into Weaviate with our own vectors (no vectorizer module), and searched by
+// BM25, by vector (HNSW or flat) or by both (hybrid), answering ranked
+// document ids and scores as every r2med retriever does. It speaks to the
+// server through the official Go client (weaviate-go-client v5): REST for
+// the schema, metadata and counts, gRPC for batch import and search.
+//
+// # Objects
+//
+// One object per document, with properties docId (the corpus id; field
+// tokenization, filterable, not searched), text (word tokenization, the one
+// property BM25 searches) and contentHash (a digest of id, text and vector).
+// Object UUIDs are UUIDv5 of the document id in the DNS namespace, which is
+// what the Python client's generate_uuid5(doc_id) gives, so pushing the same
+// corpus twice writes the same objects (idempotent), and a push that was
+// interrupted resumes: objects already present with the same contentHash
+// are skipped, changed ones are rewritten, and objects of documents the
+// corpus lacks are refused (push into a new collection, or recreate it).
+// The collection's description records, as JSON, what made its vectors
+// (model, dimension, metric), so searching with another model's query
+// vectors is refused rather than silently meaningless, and the digests of
+// the corpus the last finished push wrote: a push clears them before it
+// writes and sets them once the collection is whole, so a half-pushed
+// collection refuses searches (Searchable), and a searcher can check that
+// the collection holds its task's corpus (TextDigest).
+//
+// # Scores and exactness
+//
+//   - BM25: Weaviate's BM25F on the text property. Its formula is Lucene 8's
+//     (idf = ln(1 + (N − n + 0.5)/(n + 0.5)), tf/(tf + k1·(1 − b + b·dl/avgdl)),
+//     no (k1+1) factor) with k1 = 1.2 and b = 0.75 unless the collection says
+//     otherwise; document lengths are exact, not Lucene's one-byte norms. The
+//     text is tokenized by "word" tokenization (split on anything that is not
+//     a letter or digit, lowercased), with no stemming; English stopwords
+//     (the "en" preset) are indexed but dropped from queries. R2MED's BM25
+//     uses Lucene's EnglishAnalyzer (StandardTokenizer, possessives,
+//     stopwords, Porter stemming) and k1 = 0.9, b = 0.4, so the rankings
+//     differ; docs/BENCHMARKS.md records by how much on NFCorpus.
+//   - Vector: the score is the similarity, not Weaviate's distance: 1 −
+//     distance for cosine (Weaviate normalizes both sides, as BEIR's cos_sim)
+//     and −distance for dot. With the flat index the search is exact up to
+//     float32 rounding; with HNSW it is approximate, and ef (SetEF, or
+//     Schema.EF at creation) trades speed for recall.
+//   - Hybrid: Weaviate fuses its BM25 and vector lists itself, with alpha
+//     (weight of the vector side) and rankedFusion or relativeScoreFusion;
+//     the score is Weaviate's fused score.
+//
+// Hits come in Weaviate's rank order. A document whose id equals the
+// query's id is skipped when SearchOptions.SkipSelf is set (BEIR's rule,
+// which r2med's dense retriever follows).
+package weaviate
