@@ -31,7 +31,7 @@ import (
 //
 //	go test ./index -run '^$' -bench 'BM25Build/20k' -benchtime 1x
 //	go test ./index -run '^$' -bench 'BM25(Open|Search)' -benchtime 5x
-//	R2MED_BENCH_1M=1 go test ./index -run '^$' -bench 'BM25Search/1m' -benchtime 1x
+//	R2MED_BENCH_1M=1 R2MED_BENCH_SCHEMES=r2med go test ./index -run '^$' -bench 'BM25Search/1m' -benchtime 1x
 //
 // A stored index is reused after checking its recorded corpus digest
 // against a freshly generated corpus. With R2MED_BENCH_REUSE=1 the corpus
@@ -187,7 +187,7 @@ func BenchmarkBM25Open(b *testing.B) {
 // before timing. It reports the process's resident memory after the runs.
 func BenchmarkBM25Search(b *testing.B) {
 	for _, s := range benchSets() {
-		schemes := []bm25.Scheme{bm25.R2MED, bm25.Lucene}
+		schemes := benchSchemes(b)
 		paths := map[bm25.Scheme]string{}
 		for _, sc := range schemes {
 			paths[sc] = benchIndex(b, s, sc)
@@ -238,6 +238,25 @@ func BenchmarkBM25Search(b *testing.B) {
 			ix.Close()
 		}
 	}
+}
+
+// benchSchemes returns the schemes BenchmarkBM25Search runs: both, or the
+// comma-separated list in R2MED_BENCH_SCHEMES (at 1M documents each
+// scheme's index takes minutes to build).
+func benchSchemes(b *testing.B) []bm25.Scheme {
+	env := os.Getenv("R2MED_BENCH_SCHEMES")
+	if env == "" {
+		return []bm25.Scheme{bm25.R2MED, bm25.Lucene}
+	}
+	var out []bm25.Scheme
+	for _, f := range strings.Split(env, ",") {
+		sc, err := bm25.ParseScheme(strings.TrimSpace(f))
+		if err != nil {
+			b.Fatalf("R2MED_BENCH_SCHEMES: %v", err)
+		}
+		out = append(out, sc)
+	}
+	return out
 }
 
 var benchQueries struct {
