@@ -91,13 +91,13 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 		}
 		part = openPartial(job.Checkpoint)
 	}
-	bar := opt.Progress.New(len(run), "reranking "+in.task.Name)
+	// Queries read back from the checkpoint show as done but do not
+	// count in the bar's pace.
+	bar := opt.Progress.Counter("reranking " + in.task.Name)
 	defer bar.Done()
-	last := 0
 	var partErr error
-	job.Progress = func(n, _ int) {
-		bar.Add(n - last)
-		last = n
+	job.Progress = func(n, total int) {
+		bar.Report(n, total)
 		if part != nil && partErr == nil {
 			partErr = part.progress(sc, n)
 		}
