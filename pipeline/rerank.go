@@ -83,7 +83,7 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	if st.dir != "" {
 		// Every finished query is kept under the stage's fingerprint, so
 		// an interrupted rerank resumes with the queries it had not done.
-		job.Checkpoint, job.Key = filepath.Join(st.dir, "rerank.partial"), fp
+		job.Checkpoint, job.Key = filepath.Join(st.dir, RerankCheckpoint), fp
 		if opt.Overwrite {
 			if err := os.Remove(job.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
