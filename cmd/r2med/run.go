@@ -40,7 +40,7 @@ func newRunCmd() *cobra.Command {
       --rerank-url http://gpu2:8000/v1 --rerank-depth 20 --prices prices.yaml   # a fleet of two, costs in the manifest
   r2med run --task Biology --gar reasoning --gar-model Qwen/Qwen3-8B --gar-base-url servers.txt --gar-llm qwen3-8b
   r2med run --task Biology --pipeline published.yaml --cache shared-cache --replay     # from an imported cache, no server
-  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model nv --backend openai --base-url http://gpu:8000/v1   # after r2med index push
+  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model bge --backend openai --base-url http://gpu:8000/v1   # after r2med index push
 
 A pipeline file (--pipeline) describes the stages; every pipeline flag sets
 one of its keys, and flags given with --pipeline are laid over the file:
