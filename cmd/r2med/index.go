@@ -43,9 +43,9 @@ float32, and also as int8 or binary codes with --quantize; the dense
 retriever's settings are stored as the recipe that embeds queries for
 them. The same corpus and settings always give the same bytes.
 
-r2med run --index INDEX then searches the file exactly as the in-memory
-retriever would (--retriever dense --index INDEX for the vectors), and
-r2med serve-search --index INDEX serves it.`,
+Then "r2med run --index INDEX" searches the file exactly as the in-memory
+retriever would (with "--retriever dense" its vectors), and
+"r2med serve-search --index INDEX" serves it.`,
 		Example: `  r2med index build --task demo --out demo.idx
   r2med index build --data ../shared/data/nfcorpus --split test --bm25 lucene --out nfcorpus-lucene.idx
   r2med index build --task all --out indexes/          # one INDEX/TASK.idx per task
