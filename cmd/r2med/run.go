@@ -43,7 +43,7 @@ func newRunCmd() *cobra.Command {
   r2med run --task demo --index demo.idx                       # search an index file (r2med index build): the same run, no indexing
   r2med run --task Biology --retriever dense --index biology.idx --base-url http://gpu:8000/v1   # its vectors; queries by its recipe
   r2med run --task all --pipeline hybrid.yaml --index 'indexes/{task}.idx'    # the file's bm25 and dense retrievers search the index
-  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model nv --backend openai --base-url http://gpu:8000/v1   # after r2med index push
+  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model bge --backend openai --base-url http://gpu:8000/v1   # after r2med index push
 
 A pipeline file (--pipeline) describes the stages; every pipeline flag sets
 one of its keys, and flags given with --pipeline are laid over the file:
