@@ -17,10 +17,10 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/internal/progress"
-	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/synth"
 )
 
 // teiServer scores a document by how many times it contains "the" plus
