@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,19 +86,7 @@ func TestOldRelativeDataPathResolvedByRunLocation(t *testing.T) {
 	os.Rename(abs, filepath.Join(results, "abs"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- execute(ctx, []string{"serve", "--results", results, "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, pw)
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve said nothing: %v (exit %d)", err, <-done)
-	}
-	go io.Copy(io.Discard, br)
-	base := regexp.MustCompile(`http://[^/ ]+/`).FindString(line)
+	base, done := startServe(t, ctx, results)
 	qid := demoTask(t).Queries[0].ID
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(base + "api/query/data/" + qid)
