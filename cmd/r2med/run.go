@@ -136,7 +136,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 				}
 				res, err := pipeline.Run(cmd.Context(), t, cfg, opt)
 				if err != nil {
-					return fmt.Errorf("%s: %w", t.Name, err)
+					return keptForResume(fmt.Errorf("%s: %w", t.Name, err), resumable(dir, store)...)
 				}
 				if err := printSummary(cmd.OutOrStdout(), t.Name, cfg.ModelName(), res, dir); err != nil {
 					return err
