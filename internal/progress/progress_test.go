@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -85,7 +86,7 @@ func TestResumedBytesBarRatesOnlyThisRunsBytes(t *testing.T) {
 	defer func(d time.Duration) { throttle = d }(throttle)
 	throttle = 0
 	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	var out bytes.Buffer
+	var out lockedBuffer // a bar of unknown total renders from its own goroutine too
 	f := Factory{Out: &out, Enabled: true, now: func() time.Time { return clock }}
 	b := f.ResumeBytes(1_000_000, 900_000, "corpus.jsonl")
 	clock = clock.Add(10 * time.Second)
@@ -108,6 +109,7 @@ func TestResumedBytesBarRatesOnlyThisRunsBytes(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "blob (5.0 kB, 2.0 kB resumed, 3.0 kB/s)") {
 		t.Errorf("unknown total:\n%q", s)
 	}
+	b.Done()
 	// Nothing on disk: an ordinary byte bar; silent factories stay silent.
 	out.Reset()
 	f.ResumeBytes(2048, 0, "fresh").Done()
@@ -115,4 +117,29 @@ func TestResumedBytesBarRatesOnlyThisRunsBytes(t *testing.T) {
 		t.Errorf("fresh byte bar:\n%q", s)
 	}
 	Factory{}.ResumeBytes(10, 5, "x").Add(1)
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writes of a bar's own
+// rendering goroutine (a spinner's) beside the test's.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }
