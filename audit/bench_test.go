@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/audit/minhash"
-	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/synth"
 )
 
 // benchData writes n synthetic training texts (documents of the synthetic

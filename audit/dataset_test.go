@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/demo"
-	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/synth"
 )
 
 // The expected NFCorpus findings come from a separate brute-force pass in

@@ -14,11 +14,11 @@ import (
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
-	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/synth"
 )
 
 // BenchmarkSearch times top-100 search of the 876 synthetic queries over
-// an in-memory index of internal/synth.Combined, R2MED_BENCH_DOCS
+// an in-memory index of synth.Combined, R2MED_BENCH_DOCS
 // documents (default 20,000; 0 = the eight full tasks, 357,080), with one
 // and two searchers, for both schemes or those listed (comma-separated) in
 // R2MED_BENCH_SCHEMES. Package index has the same benchmark over stored

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/analysis"
-	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/synth"
 )
 
 // BenchmarkSnippet: a 300-byte snippet and the matched terms of each of

@@ -231,9 +231,10 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 	if size < 0 {
 		total = -1
 	}
-	bar := c.Progress.Bytes(total, t.file)
+	// The bytes an earlier attempt left show as done but count in
+	// neither the rate nor the time left.
+	bar := c.Progress.ResumeBytes(total, have, t.file)
 	defer bar.Done()
-	bar.Add(int(have))
 
 	buf := make([]byte, 256<<10)
 	lastByte := time.Now()

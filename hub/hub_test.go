@@ -295,6 +295,8 @@ func TestResumeIncompleteFromEarlierRun(t *testing.T) {
 	if err := os.WriteFile(inc, corpus.Content[:777], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	var bar bytes.Buffer
+	c.Progress = progress.Factory{Out: &bar, Enabled: true}
 	s, err := c.Snapshot(context.Background(), bio, "main", corpus.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +309,10 @@ func TestResumeIncompleteFromEarlierRun(t *testing.T) {
 	}
 	if _, err := os.Stat(inc); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf(".incomplete still there: %v", err)
+	}
+	// The 777 bytes on disk show as resumed, not as transferred.
+	if b := bar.String(); !strings.Contains(b, "corpus/corpus.jsonl (777 B/") || !strings.Contains(b, "777 B resumed") {
+		t.Errorf("the bar does not start at the 777 bytes on disk as resumed:\n%q", b)
 	}
 }
 

@@ -16,12 +16,12 @@ import (
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
-	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/synth"
 )
 
 // BM25 benchmarks on synthetic corpora shaped like R2MED's eight tasks
-// (internal/synth.Combined): "20k" (20,000 documents), "357k" (the eight
+// (synth.Combined): "20k" (20,000 documents), "357k" (the eight
 // full-size tasks in one index, 357,080 documents) and, with
 // R2MED_BENCH_1M=1, "1m" (1,000,000). Every set has all 876 queries.
 // Indexes are built once per process and kept as files under

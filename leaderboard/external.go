@@ -17,7 +17,7 @@ import (
 	"github.com/r2med/r2med/internal/fileio"
 )
 
-//go:generate go run ../internal/gen/external -in ../../shared/data/external-results -out external.json
+//go:generate go run ./internal/gen/external -in ../../shared/data/external-results -out external.json
 
 // externalJSON is the results printed after R2MED by other papers, as
 // converted by ReadExternal and EncodeExternal. It is kept apart from

@@ -19,7 +19,7 @@ import (
 	"github.com/r2med/r2med/tasks"
 )
 
-//go:generate go run ../internal/gen/published -in ../../shared/data/r2med-official-results -out published.json
+//go:generate go run ./internal/gen/published -in ../../shared/data/r2med-official-results -out published.json
 
 // publishedJSON is R2MED's results/ directory (github R2MED/R2MED), as
 // converted by ReadOfficial and EncodePublished.

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"gopkg.in/yaml.v3"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
@@ -352,6 +353,9 @@ func readMetadata(path string) (*Metadata, error) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := errtext.CheckJSONFile(path, data); err != nil {
 		return nil, err
 	}
 	var m Metadata

@@ -431,3 +431,14 @@ func TestRewriteRemovesStaleCandidates(t *testing.T) {
 		t.Errorf("README lists %d configs, want corpus queries qrels bm25", len(fm.Configs))
 	}
 }
+
+// NanoR2MED metadata that is not UTF-8 is refused, naming file, line and
+// byte offset, not read with U+FFFD in its names.
+func TestMetadataInvalidUTF8(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "NanoElse.json")
+	os.WriteFile(p, []byte("{\n  \"split_name\": \"Nano\xe9lse\"\n}\n"), 0o644)
+	_, err := readMetadata(p)
+	if err == nil || !strings.Contains(err.Error(), p+":2: invalid UTF-8 (byte 0xe9) at byte offset 21 of the line") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/synth"
 )
 
 // BenchmarkSweepSynthetic is the 8-task BM25 sweep of issue #2's target:

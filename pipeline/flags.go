@@ -40,10 +40,15 @@ type flagDef struct {
 // retrieverFlag replaces the retrieve: list by its comma-separated words.
 const retrieverFlag = "retriever"
 
+// indexFlag makes the pipeline's bm25 and dense retrievers search an
+// index file (retrieve.SearchIndex).
+const indexFlag = "index"
+
 func pipelineFlags() []flagDef {
 	i, f, b, ss := retrieve.Int, retrieve.Float, retrieve.Bool, retrieve.Strings
 	defs := []flagDef{
 		{name: retrieverFlag, path: []string{"retrieve"}, def: "bm25", usage: retrieverUsage()},
+		{name: indexFlag, usage: "search this index file (r2med index build) instead of indexing or embedding the corpus: its BM25 postings for --retriever bm25, its vectors for --retriever dense (queries embedded by its recipe; --base-url and --model-dir say where the model is). Settings the index fixed (--bm25, --k1, --b, --analyzer, --model, --backend, prefixes, lengths) may be given only as it was built"},
 		{name: "name", path: []string{"name"}, usage: "the system's display name in results files and leaderboards (default: derived from the stages, e.g. rrf(bm25,bge))"},
 		{name: "top-k", path: []string{"top_k"}, typ: i, def: "100", usage: "documents kept per query"},
 		{name: "gar", path: []string{"expand", "method"}, usage: "generation-augmented retrieval with published or generated (--gar-model) LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl), or BRIGHT-style query reasoning: reasoning (the reasoning replaces the query) or reasoning-append (it follows the query), both read from DATA/reasoning/<llm>/"},
@@ -236,7 +241,7 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		yamlx.Set(doc, "retrieve", list)
 	}
 	for _, d := range f.defs {
-		if d.name == retrieverFlag || !f.fs.Changed(d.name) {
+		if d.name == retrieverFlag || d.name == indexFlag || !f.fs.Changed(d.name) {
 			continue
 		}
 		value, err := f.value(d)
@@ -250,7 +255,8 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		set := 0
 		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
 			for _, e := range list.Content {
-				if e.Kind != yaml.MappingNode || len(e.Content) != 2 || (e.Content[0].Value != d.kind && !slices.Contains(d.also, e.Content[0].Value)) {
+				// An index entry takes the flags of the kind it searches.
+				if k := retrieve.FlagKind(e); k != d.kind && !slices.Contains(d.also, k) {
 					continue
 				}
 				yamlx.Set(e.Content[1], d.path[0], value)
@@ -260,6 +266,25 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		if set == 0 {
 			kinds := strings.Join(append([]string{d.kind}, d.also...), " or ")
 			return nil, fmt.Errorf("--%s sets %s retrievers, and the pipeline has none (add one with --retriever %s)", d.name, kinds, d.kind)
+		}
+	}
+	// Last, so that the retrievers' own flags are among the keys an index
+	// checks against what it was built with.
+	if f.fs.Lookup(indexFlag) != nil && f.fs.Changed(indexFlag) {
+		path, _ := f.fs.GetString(indexFlag)
+		if path == "" {
+			return nil, fmt.Errorf("--index: give the index file (r2med index build --out INDEX writes one)")
+		}
+		n := 0
+		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
+			for _, e := range list.Content {
+				if retrieve.SearchIndex(e, path) {
+					n++
+				}
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("--index %s searches an index's bm25 or dense part, and the pipeline has neither retriever (--retriever bm25 or dense)", path)
 		}
 	}
 	return doc, nil

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/index"
 	"github.com/spf13/pflag"
 )
 
@@ -118,6 +121,70 @@ func TestFlagsOverlayFile(t *testing.T) {
 		}
 		if err != nil && regexp.MustCompile(`line \d`).MatchString(err.Error()) {
 			t.Errorf("%v: %v names a line of no file", c.args, err)
+		}
+	}
+}
+
+// TestFlagsIndex: --index makes the pipeline's bm25 and dense retrievers
+// search an index file, their flags becoming keys checked against it; a
+// flag the index contradicts is an error saying so.
+func TestFlagsIndex(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.BuildBM25(task.Corpus, "", bm25.DefaultParams(bm25.Lucene), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "demo.idx")
+	if err := index.Write(p, index.Contents{Docs: task.Corpus, BM25: ix, Analyzer: "lucene-english"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		yaml string
+	}{
+		{[]string{"--index", p}, "retrieve: [{index: {path: " + p + ", part: bm25}}]"},
+		{[]string{"--index", p, "--bm25", "lucene", "--k1", "0.9"}, "retrieve: [{index: {path: " + p + ", scheme: lucene, k1: 0.9}}]"},
+		{[]string{"--retriever", "bm25,run:r.trec", "--index", p}, "retrieve: [{index: " + p + "}, {run: r.trec}]"},
+		{[]string{"--retriever", "index:" + p, "--bm25", "lucene"}, "retrieve: [{index: {path: " + p + ", scheme: lucene}}]"},
+	} {
+		byFlags, err := flagConfig(t, "", c.args...)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		byFile, err := ParseFile([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if !reflect.DeepEqual(byFlags, byFile) {
+			t.Errorf("%v:\nflags %+v\nfile  %+v", c.args, byFlags, byFile)
+		}
+		if byFlags.ModelName() != "bm25-lucene" && len(byFlags.Retrievers) == 1 {
+			t.Errorf("%v: named %q, want the stored scheme's bm25-lucene", c.args, byFlags.ModelName())
+		}
+	}
+	// A pipeline file's retrievers search the index too.
+	pf := filepath.Join(dir, "p.yaml")
+	os.WriteFile(pf, []byte("retrieve:\n  - bm25: {scheme: lucene}\n"), 0o644)
+	if cfg, err := flagConfig(t, pf, "--index", p); err != nil || cfg.RetrieverName() != "bm25-lucene" {
+		t.Errorf("file with --index: %v %v", cfg, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--index", p, "--bm25", "r2med"}, "built with scheme lucene, and --bm25 r2med (scheme: in a pipeline) contradicts it"},
+		{[]string{"--index", p, "--retriever", "dense", "--model", "bge"}, "holds no dense vectors; build with --retriever dense"},
+		{[]string{"--index", p, "--retriever", "run:r.trec"}, "the pipeline has neither retriever"},
+		{[]string{"--index", filepath.Join(dir, "none.idx")}, "no such file"},
+	} {
+		_, err := flagConfig(t, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
 }

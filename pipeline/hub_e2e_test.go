@@ -23,9 +23,9 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/hub/hubtest"
-	"github.com/r2med/r2med/hub/hubtest/r2medhub"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/nano/nanotest"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
@@ -33,17 +33,17 @@ import (
 )
 
 // hubFixture is a fake Hub with the benchmark-shaped repositories of
-// r2medhub: R2MED/Biology at its pinned revision (main has moved on) and
+// nanotest: R2MED/Biology at its pinned revision (main has moved on) and
 // hakari-bench/NanoR2MED.
 type hubFixture struct {
-	*r2medhub.Repos
+	*nanotest.Repos
 	srv *hubtest.Server
 }
 
 func newHubFixture(t *testing.T) *hubFixture {
 	t.Helper()
 	srv := hubtest.NewServer(t)
-	return &hubFixture{Repos: r2medhub.Serve(t, srv), srv: srv}
+	return &hubFixture{Repos: nanotest.Serve(t, srv), srv: srv}
 }
 
 func mustLookup(t testing.TB, name string) tasks.Task {
@@ -259,8 +259,8 @@ func TestHubNanoCandidatesMatchPublishedLists(t *testing.T) {
 		t.Fatalf("%d docs, %d queries, %d qrels; the set has %d, %d, %d",
 			len(task.Corpus), len(task.Queries), task.Qrels.Len(), len(set.Corpus), len(set.Queries), set.Qrels.Len())
 	}
-	if len(set.Corpus) != r2medhub.NanoDocLimit {
-		t.Fatalf("the fixture's set has %d documents, want %d", len(set.Corpus), r2medhub.NanoDocLimit)
+	if len(set.Corpus) != nanotest.NanoDocLimit {
+		t.Fatalf("the fixture's set has %d documents, want %d", len(set.Corpus), nanotest.NanoDocLimit)
 	}
 
 	published := set.Subset("bm25").Run
@@ -347,8 +347,8 @@ func TestHubURIAndGAR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Base(head.Dir) != f.BiologyMain || head.Qrels.Len() != r2medhub.MainQrels {
-		t.Errorf("main: %s with %d judgments, want %s with %d", head.Dir, head.Qrels.Len(), f.BiologyMain, r2medhub.MainQrels)
+	if filepath.Base(head.Dir) != f.BiologyMain || head.Qrels.Len() != nanotest.MainQrels {
+		t.Errorf("main: %s with %d judgments, want %s with %d", head.Dir, head.Qrels.Len(), f.BiologyMain, nanotest.MainQrels)
 	}
 
 	// GAR reads the generations from the snapshot (through the hyde
@@ -361,7 +361,7 @@ func TestHubURIAndGAR(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	r2medhub.WriteDir(t, dir, f.R2MEDFiles)
+	nanotest.WriteDir(t, dir, f.R2MEDFiles)
 	local, err := dataset.Load(dir, dataset.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -232,7 +232,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	case cfg.GAR.Method != "":
 		// R2MED's GAR result files name the parts instead of a model.
 		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
-		if _, bm := cfg.Retrievers[0].(retrieve.BM25); bm && !cfg.fused() {
+		if _, bm := retrieve.Underlying(cfg.Retrievers[0]).(retrieve.BM25); bm && !cfg.fused() {
 			res.Test = results.UpperKeys(res.Test) // as R2MED's GAR+BM25 files write them
 		}
 	case cfg.Rerank.Kind != "":

@@ -83,7 +83,7 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 	if st.dir != "" {
 		// Every finished query is kept under the stage's fingerprint, so
 		// an interrupted rerank resumes with the queries it had not done.
-		job.Checkpoint, job.Key = filepath.Join(st.dir, "rerank.partial"), fp
+		job.Checkpoint, job.Key = filepath.Join(st.dir, RerankCheckpoint), fp
 		if opt.Overwrite {
 			if err := os.Remove(job.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
@@ -91,13 +91,13 @@ func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataF
 		}
 		part = openPartial(job.Checkpoint)
 	}
-	bar := opt.Progress.New(len(run), "reranking "+in.task.Name)
+	// Queries read back from the checkpoint show as done but do not
+	// count in the bar's pace.
+	bar := opt.Progress.Counter("reranking " + in.task.Name)
 	defer bar.Done()
-	last := 0
 	var partErr error
-	job.Progress = func(n, _ int) {
-		bar.Add(n - last)
-		last = n
+	job.Progress = func(n, total int) {
+		bar.Report(n, total)
 		if part != nil && partErr == nil {
 			partErr = part.progress(sc, n)
 		}

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,10 +16,11 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
-	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/nano"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/synth"
 )
 
 // teiServer scores a document by how many times it contains "the" plus
@@ -133,11 +136,17 @@ func TestRerankResumes(t *testing.T) {
 	good := teiServer(t, &calls, 0)
 	defer good.Close()
 	cfg.Rerank.BaseURLs = []string{good.URL}
-	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil {
+	var bar bytes.Buffer
+	if _, err := Run(context.Background(), task, cfg, Options{Out: dir, Progress: progress.Factory{Out: &bar, Enabled: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := calls.Load(); n != int64(len(task.Queries))-5 {
 		t.Fatalf("the resumed rerank asked %d times; %d queries were left", n, len(task.Queries)-5)
+	}
+	// The bar starts at the 5 checkpointed queries, shown as resumed and
+	// left out of its pace.
+	if b := bar.String(); !strings.Contains(b, "reranking demo (5 resumed") || !strings.Contains(b, fmt.Sprintf("(5/%d)", len(task.Queries))) {
+		t.Errorf("the resumed rerank's bar does not start at 5 resumed queries:\n%q", b)
 	}
 }
 

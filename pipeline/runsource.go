@@ -34,6 +34,16 @@ func SourceOf(r results.Run) Source {
 
 // LoadRunTask loads the data a finished run was made on, from SourceOf.
 // It has the shape of report.TaskLoader and significance.TaskLoader.
+// A data path recorded relative (by older versions) is resolved by
+// results.Run.DataDir's rule, never against the current directory.
 func LoadRunTask(ctx context.Context, r results.Run) (*ir.Task, error) {
-	return SourceOf(r).Load(ctx)
+	src := SourceOf(r)
+	if src.Data != "" {
+		d, err := r.DataDir()
+		if err != nil {
+			return nil, err
+		}
+		src.Data = d
+	}
+	return src.Load(ctx)
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/reuse"
@@ -33,6 +35,47 @@ type stageInput struct {
 // reranker server going away after an hour of embedding) resumes from the
 // last finished stage.
 const StagesDir = "stages"
+
+// RerankCheckpoint is the file in StagesDir that keeps the finished
+// queries of an unfinished rerank stage.
+const RerankCheckpoint = "rerank.partial"
+
+// Resumable lists what a failed or interrupted run into out leaves for
+// running it again to resume from: the stage outputs in out/stages that a
+// record vouches for (their model-call accounts aside) and the checkpoint
+// of an unfinished rerank. Only files that exist are listed. Embeddings
+// and LLM answers made so far are in the cache, which the caller names.
+func Resumable(out string) []string {
+	dir := filepath.Join(out, StagesDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var kept []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() {
+			continue
+		}
+		for _, f := range (reuse.Stage{Dir: dir, Name: name}).Files() {
+			if slices.Contains(callFiles(name), f) {
+				continue
+			}
+			if p := filepath.Join(dir, filepath.FromSlash(f)); isFile(p) {
+				kept = append(kept, p)
+			}
+		}
+	}
+	if p := filepath.Join(dir, RerankCheckpoint); isFile(p) {
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
 
 // runStages retrieves with every retriever, fuses, and reranks; the
 // model calls they make are accounted in cs.

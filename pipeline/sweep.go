@@ -254,7 +254,7 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
 				Replay: opt.Replay, Prices: prices, Warn: opt.Warn})
 			if ctx.Err() != nil {
-				return failed, ctx.Err()
+				return failed, &CellError{Cell: c, Err: ctx.Err()}
 			}
 			if err != nil {
 				failed++
@@ -267,6 +267,19 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 	}
 	return failed, nil
 }
+
+// CellError is Sweep.Run's error for the cell it stopped in (an
+// interrupt); Resumable(Cell.Dir) lists what that cell left to resume
+// from.
+type CellError struct {
+	Cell Cell
+	Err  error
+}
+
+func (e *CellError) Error() string {
+	return fmt.Sprintf("%s × %s: %v", e.Cell.Task, e.Cell.Pipeline, e.Err)
+}
+func (e *CellError) Unwrap() error { return e.Err }
 
 // NeedsCache reports whether any pipeline of the sweep can use the
 // embedding and LLM cache.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -237,6 +238,7 @@ func (r *Report) plotCost(f ChartFormat) (io.WriterTo, error) {
 	p := newPlot(c.Title, c.XLabel, c.YLabel)
 	p.X.Min, p.Y.Min = 0, 0
 	front := c.front()
+	var legend []legendEntry
 	if len(front) > 0 {
 		xy := make(plotter.XYs, len(front))
 		for i, pt := range front {
@@ -249,7 +251,7 @@ func (r *Report) plotCost(f ChartFormat) (io.WriterTo, error) {
 		line.Color, line.Width = color.Gray{Y: 60}, vg.Points(1.2)
 		rings.Shape, rings.Radius, rings.Color = draw.RingGlyph{}, vg.Points(5.5), color.Gray{Y: 60}
 		p.Add(line, rings)
-		p.Legend.Add("Pareto front", line, rings)
+		legend = append(legend, legendEntry{"Pareto front", []plot.Thumbnailer{line, rings}})
 	}
 	for _, pt := range c.Points {
 		s, err := plotter.NewScatter(plotter.XYs{{X: pt.X, Y: pt.Y}})
@@ -258,19 +260,14 @@ func (r *Report) plotCost(f ChartFormat) (io.WriterTo, error) {
 		}
 		s.Color, s.Shape, s.Radius = hexColor(seriesColor(Palette, pt.Series)), glyph(pt.Series), vg.Points(3.5)
 		p.Add(s)
-		p.Legend.Add(short(pt.Name), s)
+		legend = append(legend, legendEntry{pt.Name, []plot.Thumbnailer{s}})
 	}
 	xt := costTicks(p.X.Max * 1.05)
-	// The legend goes in headroom above the highest point, so it covers
-	// none.
-	yt := niceTicks(p.Y.Max*(1.2+0.04*float64(len(c.Points)+1)), 5)
+	yt := niceTicks(p.Y.Max*1.05, 5)
 	p.X.Max, p.Y.Max = xt[len(xt)-1], yt[len(yt)-1]
 	p.X.Min = -p.X.Max * 0.03 // a free pipeline's point off the axis line
-	p.Legend.Left, p.Legend.Top = true, true
 	if math.IsNaN(p.X.Max) {
 		p.X.Max = 1
 	}
-	cv, done := canvas(f, scatterSize[0], scatterSize[1]*0.8)
-	p.Draw(draw.New(cv))
-	return done(), nil
+	return withLegend(f, scatterSize[0], scatterSize[1]*0.8, legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }

@@ -243,6 +243,7 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	w := vg.Length(float64(barsSize[0]) * 0.7 / float64(max(len(c.Categories), 1)) / n)
 	// Each group's bars are the series present there, centred on its tick.
 	slot, present := c.slots()
+	var legend []legendEntry
 	for s, name := range c.Series {
 		var first *plotter.BarChart
 		for j := range c.Categories {
@@ -264,18 +265,71 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 			}
 		}
 		if first != nil {
-			p.Legend.Add(name, first)
+			legend = append(legend, legendEntry{name, []plot.Thumbnailer{first}})
 		}
 	}
 	p.NominalX(c.Categories...)
+	// Half a group of room either side, so the first and last groups are
+	// centred on their ticks like the others rather than cut at the axes.
+	p.X.Min, p.X.Max = -0.5, float64(len(c.Categories))-0.5
 	p.Y.Min = 0
-	p.Legend.Left = false
-	// Headroom above the tallest bar for the legend, up to a round tick.
-	ticks := niceTicks(p.Y.Max*1.12, 5)
+	ticks := niceTicks(p.Y.Max, 5) // up to a round tick
 	p.Y.Max = ticks[len(ticks)-1]
-	cv, done := canvas(f, barsSize[0], barsSize[1])
-	p.Draw(draw.New(cv))
-	return done(), nil
+	return withLegend(f, barsSize[0], barsSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
+}
+
+// legendEntry is one key of a chart's legend: a series' name and what
+// draws its sample.
+type legendEntry struct {
+	name  string
+	thumb []plot.Thumbnailer
+}
+
+// withLegend draws a chart's panels below its one legend, outside every
+// plotting area, as the HTML report's shared legends are: no key covers a
+// bar or a point. The canvas is w wide and h plus the legend's rows tall;
+// panels draws into what is left below the legend.
+//
+// A chart of one plot passes it as p: its title goes above the legend
+// (title, legend, plot, top to bottom).
+func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Plot, panels func(draw.Canvas)) io.WriterTo {
+	perRow := max(int(w/(2.2*vg.Inch)), 1)
+	rows := (len(entries) + perRow - 1) / perRow
+	legendH := vg.Points(16)*vg.Length(rows) + vg.Points(6)
+	if len(entries) == 0 {
+		legendH = 0
+	}
+	var title text.Style
+	titleH := vg.Length(0)
+	if p != nil && p.Title.Text != "" {
+		title = p.Title.TextStyle
+		titleH = title.Height(p.Title.Text) + vg.Points(6)
+	}
+	cv, done := canvas(f, w, h+legendH+titleH)
+	dc := draw.New(cv)
+	top := h + legendH + titleH
+	if titleH > 0 {
+		title.XAlign, title.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(title, vg.Point{X: w / 2, Y: top - vg.Points(3)}, p.Title.Text)
+		p.Title.Text = ""
+		top -= titleH
+	}
+	var sty text.Style
+	sans(&sty, 10)
+	sty.Color = color.Black
+	sty.Handler = plot.DefaultTextHandler
+	sty.YAlign = draw.YCenter
+	for k, e := range entries {
+		x := vg.Points(8) + (w/vg.Length(perRow))*vg.Length(k%perRow)
+		y := top - vg.Points(11) - vg.Points(16)*vg.Length(k/perRow)
+		thumb := draw.Crop(dc, x, x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
+		for _, t := range e.thumb {
+			t.Thumbnail(&thumb)
+		}
+		dc.FillText(sty, vg.Point{X: x + vg.Points(26), Y: y}, short(e.name))
+	}
+	panels(draw.Crop(dc, 0, 0, 0, -legendH-titleH))
+	return done()
 }
 
 func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
@@ -285,11 +339,7 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 	for i := range plots {
 		plots[i] = make([]*plot.Plot, cols)
 	}
-	type entry struct {
-		name  string
-		thumb []plot.Thumbnailer
-	}
-	var legendEntries []entry
+	var legendEntries []legendEntry
 	inLegend := map[int]bool{}
 	for i, c := range r.Curves {
 		p := newPlot(strings.TrimPrefix(c.Title, "Recall@k — "), "k", "Recall@k ×100")
@@ -322,44 +372,23 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 			p.Add(line, pts)
 			if !inLegend[l.Series] {
 				inLegend[l.Series] = true
-				legendEntries = append(legendEntries, entry{l.Name, []plot.Thumbnailer{line, pts}})
+				legendEntries = append(legendEntries, legendEntry{l.Name, []plot.Thumbnailer{line, pts}})
 			}
 		}
 		plots[i/cols][i%cols] = p
 	}
 	// One legend for every panel, above them.
-	w := tileSize[0] * vg.Length(cols)
-	perRow := max(int(w/(2.2*vg.Inch)), 1)
-	legendRows := (len(legendEntries) + perRow - 1) / perRow
-	legendH := vg.Points(16) * vg.Length(legendRows)
-	h := tileSize[1]*vg.Length(rows) + legendH + vg.Points(6)
-	cv, done := canvas(f, w, h)
-	dc := draw.New(cv)
-	var sty text.Style
-	sans(&sty, 10)
-	sty.Color = color.Black
-	sty.Handler = plot.DefaultTextHandler
-	sty.YAlign = draw.YCenter
-	for k, e := range legendEntries {
-		x := vg.Points(8) + (w/vg.Length(perRow))*vg.Length(k%perRow)
-		y := h - vg.Points(11) - vg.Points(16)*vg.Length(k/perRow)
-		thumb := draw.Crop(dc, x, x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
-		for _, t := range e.thumb {
-			t.Thumbnail(&thumb)
-		}
-		dc.FillText(sty, vg.Point{X: x + vg.Points(26), Y: y}, short(e.name))
-	}
-	panels := draw.Crop(dc, 0, 0, 0, -legendH-vg.Points(6))
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}
-	canvases := plot.Align(plots, tiles, panels)
-	for i := range plots {
-		for j, p := range plots[i] {
-			if p != nil {
-				p.Draw(canvases[i][j])
+	return withLegend(f, tileSize[0]*vg.Length(cols), tileSize[1]*vg.Length(rows), legendEntries, nil, func(dc draw.Canvas) {
+		canvases := plot.Align(plots, tiles, dc)
+		for i := range plots {
+			for j, p := range plots[i] {
+				if p != nil {
+					p.Draw(canvases[i][j])
+				}
 			}
 		}
-	}
-	return done(), nil
+	}), nil
 }
 
 func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
@@ -374,6 +403,7 @@ func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
 	diag.Color = color.Gray{Y: 140}
 	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(diag)
+	var legend []legendEntry
 	for i, g := range c.Groups {
 		xy := make(plotter.XYs, len(g.Points))
 		for j, pt := range g.Points {
@@ -387,11 +417,7 @@ func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
 		s.Shape = glyph(i)
 		s.Radius = vg.Points(2.5)
 		p.Add(s)
-		p.Legend.Add(g.Name, s)
+		legend = append(legend, legendEntry{g.Name, []plot.Thumbnailer{s}})
 	}
-	p.Legend.Left = true
-	p.Legend.Top = true
-	cv, done := canvas(f, scatterSize[0], scatterSize[1])
-	p.Draw(draw.New(cv))
-	return done(), nil
+	return withLegend(f, scatterSize[0], scatterSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }

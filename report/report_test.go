@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -307,9 +308,11 @@ func TestChartFiles(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]image.Point{
-		"bars":    {8 * PNGDPI, 4 * PNGDPI},
-		"recall":  {int(2 * 3.4 * PNGDPI), 481}, // the panels (2.9 in) and their one legend (22 pt)
-		"scatter": {int(5.5 * PNGDPI), int(5.5 * PNGDPI)},
+		// The plots, then above them their one legend (22 pt a row) and
+		// the title.
+		"bars":    {8 * PNGDPI, 686},
+		"recall":  {int(2 * 3.4 * PNGDPI), 481},
+		"scatter": {int(5.5 * PNGDPI), 907},
 	} {
 		f, err := os.Open(filepath.Join(pngDir, name+".png"))
 		if err != nil {
@@ -529,5 +532,71 @@ func TestCostChart(t *testing.T) {
 	plain, _ := fixture(t)
 	if _, r := build(t, plain, false, Options{}); r.Cost != nil || !strings.Contains(r.CostNote, "Fewer than two") {
 		t.Errorf("chart %v, note %q", r.Cost, r.CostNote)
+	}
+}
+
+// Every chart file's legend lies outside its plotting area (above it, with
+// the title), so no key covers a bar or a point, and the bars of the last
+// group stay inside the plot, centred on their tick, not cut at its edge.
+func TestChartLegendsOutsidePlots(t *testing.T) {
+	root, _ := fixture(t)
+	_, r := build(t, root, false, Options{Systems: []string{"perfect", "buried"}})
+	dir := t.TempDir()
+	if _, err := r.WriteCharts(dir, SVG); err != nil {
+		t.Fatal(err)
+	}
+	// gonum's SVG: y grows upwards (scale(1,-1)); each plot's area starts
+	// with its white background, M0,0L{w},0L{w},{h}L0,{h}Z.
+	bg := regexp.MustCompile(`<path d="M0,0L([0-9.]+),0L[0-9.]+,([0-9.]+)L0,[0-9.]+Z" style="fill:#FFFFFF"`)
+	text := regexp.MustCompile(`<text x="([0-9.]+)" y="-([0-9.]+)"[^>]*>([^<]*)</text>`)
+	rect := regexp.MustCompile(`<path d="M([0-9.]+),([0-9.]+)L([0-9.]+),[0-9.]+L[0-9.]+,([0-9.]+)L[0-9.]+,[0-9.]+Z" style="fill:(#[0-9A-F]+)"`)
+	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
+	for _, c := range []struct {
+		file  string
+		names []string
+	}{
+		{"bars.svg", []string{"perfect", "buried"}},
+		{"scatter.svg", []string{r.Scatter.Groups[0].Name}},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := bg.FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s: no plot background", c.file)
+		}
+		w, top := num(string(m[1])), num(string(m[2]))
+		for _, name := range c.names {
+			found := false
+			for _, tm := range text.FindAllSubmatch(b, -1) {
+				if string(tm[3]) == name {
+					found = true
+					if y := num(string(tm[2])); y <= top {
+						t.Errorf("%s: legend key %q at y=%v, inside the plotting area (top %v)", c.file, name, y, top)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: no legend key %q", c.file, name)
+			}
+		}
+		if c.file != "bars.svg" {
+			continue
+		}
+		bars := 0
+		for _, rm := range rect.FindAllSubmatch(b, -1) {
+			x0, x1, y1 := num(string(rm[1])), num(string(rm[3])), num(string(rm[4]))
+			if y1 > top || !slices.Contains(Palette[:2], string(rm[5])) {
+				continue // a legend swatch
+			}
+			bars++
+			if x1 >= w-1 || x0 <= 1 {
+				t.Errorf("%s: a bar from x=%v to %v runs to the edge of the %v-wide chart", c.file, x0, x1, w)
+			}
+		}
+		if bars == 0 {
+			t.Errorf("%s: no bars found", c.file)
+		}
 	}
 }

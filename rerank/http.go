@@ -146,7 +146,7 @@ func NewAPI(provider, baseURL, model, key string) (*API, error) {
 	if key == "" && p.env != "" {
 		key = os.Getenv(p.env)
 		if key == "" && hosted {
-			return nil, fmt.Errorf("%s's API needs a key: set %s or pass one (--rerank-api-key)", provider, p.env)
+			return nil, fmt.Errorf("%s's API needs a key: set %s in the environment", provider, p.env)
 		}
 	}
 	if model == "" {

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/usage"
@@ -157,6 +158,9 @@ func (m *Manifest) WriteFile(path string) error {
 func ReadManifest(path string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := errtext.CheckJSONFile(path, data); err != nil {
 		return nil, err
 	}
 	var m Manifest

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/pynum"
 )
@@ -165,6 +166,9 @@ func (r *R2MED) WriteFile(path string) error {
 func ReadR2MED(path string) (*R2MED, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := errtext.CheckJSONFile(path, data); err != nil {
 		return nil, err
 	}
 	var r R2MED

@@ -20,10 +20,10 @@ import (
 
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/index"
-	"github.com/r2med/r2med/internal/synth"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/searchapi"
+	"github.com/r2med/r2med/synth"
 )
 
 // The load benchmark: a Go load generator in the benchmark's process
@@ -49,7 +49,7 @@ import (
 //
 // Sets: "nfcorpus" (3,395 documents, 323 test queries; needs the shared
 // data), "20k" (the synthetic 20,000-document combined set with its 876
-// queries, internal/synth) and, with R2MED_LOAD_357K=1, "357k" (the
+// queries, package synth) and, with R2MED_LOAD_357K=1, "357k" (the
 // eight full-size tasks in one corpus). Synthetic sets' index files are
 // kept in $R2MED_BENCH_DIR (default: the temporary directory's
 // r2med-bench; the index package's benchmarks share them), verified

@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
-	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
 )
 
@@ -146,11 +141,11 @@ func (s *Service) open(ctx context.Context, f IndexFile) error {
 		return nil
 	}
 	if m.BM25 != nil {
-		r, err := bm25Retriever(ix)
+		r, err := retrieve.IndexBM25(ix, retrieve.Env{})
 		if err != nil {
 			return err
 		}
-		an, _ := ix.Analyzer() // checked by bm25Retriever
+		an, _ := ix.Analyzer() // checked by IndexBM25
 		spec := retrieve.BM25{Analyzer: m.BM25.Analyzer, Params: m.BM25.Params()}
 		rt := &retriever{name: f.Name, kind: "bm25", file: f, corpus: c, r: r, settings: spec.Describe(), hl: highlight.New(an)}
 		if err := add(rt); err != nil {
@@ -161,7 +156,7 @@ func (s *Service) open(ctx context.Context, f IndexFile) error {
 		}
 	}
 	if m.Dense != nil {
-		spec, err := DenseSpec(m.Dense.Recipe)
+		spec, err := retrieve.StoredDense(m.Dense.Recipe)
 		if err != nil {
 			return fmt.Errorf("index %s: %w", f.Path, err)
 		}
@@ -211,56 +206,6 @@ func (c *corpus) doc(id string) (string, bool, error) {
 	return d.Text, err == nil, err
 }
 
-// bm25Index searches an index file's BM25 part with index.Searcher:
-// exactly what the in-memory BM25 of run gives. It keeps one searcher per
-// core and a search waits for a free one: searching is CPU-bound, so
-// more at once would only add memory and cache misses, and searchers
-// kept for good are never rebuilt (a sync.Pool loses them to every other
-// garbage collection, and a searcher's arrays are sized by the
-// vocabulary).
-type bm25Index struct {
-	free chan *index.Searcher
-}
-
-func bm25Retriever(ix *index.Index) (*bm25Index, error) {
-	n := runtime.GOMAXPROCS(0)
-	b := &bm25Index{free: make(chan *index.Searcher, n)}
-	for range n {
-		s, err := ix.NewSearcher() // the first checks the postings and the analyzer
-		if err != nil {
-			return nil, err
-		}
-		b.free <- s
-	}
-	return b, nil
-}
-
-// SearchOne ranks the corpus for q.Text.
-func (b *bm25Index) SearchOne(ctx context.Context, q retrieve.Query, k int) ([]ir.Hit, error) {
-	var s *index.Searcher
-	select {
-	case s = <-b.free:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { b.free <- s }()
-	return s.Search(q.Text, k), nil
-}
-
-// Search ranks the corpus for each query in turn; the service searches a
-// batch's queries in parallel itself.
-func (b *bm25Index) Search(ctx context.Context, qs []retrieve.Query, k int) (ir.Run, error) {
-	run := make(ir.Run, len(qs))
-	for _, q := range qs {
-		hits, err := b.SearchOne(ctx, q, k)
-		if err != nil {
-			return nil, err
-		}
-		run[q.ID] = hits
-	}
-	return run, nil
-}
-
 // DenseOptions complete a stored dense recipe with what recipes never
 // record.
 type DenseOptions struct {
@@ -280,42 +225,6 @@ func (o DenseOptions) apply(d *retrieve.Dense) {
 	if o.ModelDir != "" {
 		d.ModelDir = o.ModelDir
 	}
-}
-
-// DenseSpec reads the dense retriever's settings from the recipe an index
-// file records for its vectors: what retrieve.Dense.Describe lists
-// (model, backend, prefixes, lengths, dimensions, pooling, quantization),
-// which is what run's manifest records for the retriever that made them,
-// read by the dense kind's own parser (retrieve.Lookup("dense")), so an
-// unknown setting is an error rather than ignored. Queries are embedded
-// with them, so they match the stored documents' vectors.
-func DenseSpec(recipe map[string]any) (retrieve.Dense, error) {
-	if recipe == nil {
-		return retrieve.Dense{}, errors.New("its vectors carry no recipe, so there is no knowing how to embed queries for them; rebuild it recording the dense retriever's settings")
-	}
-	m := maps.Clone(recipe)
-	delete(m, "retriever") // Describe's kind marker
-	b, err := yaml.Marshal(m)
-	if err != nil {
-		return retrieve.Dense{}, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return retrieve.Dense{}, err
-	}
-	kind, _ := retrieve.Lookup("dense")
-	spec, err := kind.Parse(doc.Content[0])
-	if err != nil {
-		return retrieve.Dense{}, fmt.Errorf("its dense recipe: %w", err)
-	}
-	d, ok := spec.(retrieve.Dense)
-	if !ok {
-		return retrieve.Dense{}, fmt.Errorf("its dense recipe reads as a %s retriever", spec.Kind())
-	}
-	if err := d.Validate(); err != nil {
-		return d, fmt.Errorf("its dense recipe: %w", err)
-	}
-	return d, nil
 }
 
 // highlighter is the highlighter of the first lexical retriever among rs,

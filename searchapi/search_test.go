@@ -372,28 +372,3 @@ func TestSnippets(t *testing.T) {
 		t.Errorf("snippet=0 should give ids and scores only: %+v", h)
 	}
 }
-
-// TestDenseSpec: a dense retriever's description reads back as the same
-// settings; an unknown setting or no recipe is an error.
-func TestDenseSpec(t *testing.T) {
-	qp, dp := "query: ", ""
-	for _, d := range []retrieve.Dense{
-		{Model: "bge"},
-		{Model: "stand-in", Backend: "openai", QueryPrefix: &qp, DocPrefix: &dp, MaxLength: 512, Dimensions: 256, Normalize: true, Quantize: "int8", Rescore: true},
-		{Model: "local", Backend: "onnx", Pooling: "mean", Quantize: "binary"},
-	} {
-		got, err := searchapi.DenseSpec(d.Describe())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(got.Describe()) != fmt.Sprint(d.Describe()) {
-			t.Errorf("%v read back as %v", d.Describe(), got.Describe())
-		}
-	}
-	if _, err := searchapi.DenseSpec(map[string]any{"model": "bge", "pooling_mode": "cls"}); err == nil || !strings.Contains(err.Error(), "pooling_mode") {
-		t.Errorf("an unknown setting: %v", err)
-	}
-	if _, err := searchapi.DenseSpec(nil); err == nil || !strings.Contains(err.Error(), "no recipe") {
-		t.Errorf("no recipe: %v", err)
-	}
-}

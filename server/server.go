@@ -35,6 +35,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/tasks"
 )
@@ -181,6 +182,11 @@ func status(err error) int {
 	var he *httpError
 	if errors.As(err, &he) {
 		return he.code
+	}
+	if errors.Is(err, results.ErrDataNotFound) {
+		// The run's data is not where its manifest says: the message
+		// names the manifest and what to do; the server is fine.
+		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError
 }

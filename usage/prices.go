@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/r2med/r2med/internal/errtext"
 )
 
 // Price is what a model charges, in US dollars per million tokens.
@@ -60,6 +62,9 @@ func ReadPrices(path string) (Prices, error) {
 // name is the file's name for error messages, which give its line.
 func ParsePrices(data []byte, name string) (Prices, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if err := errtext.CheckFile(name, data); err != nil {
+		return nil, err
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))

@@ -113,6 +113,9 @@ func Open(path string, opts Options) (*File, error) {
 		if first == nil {
 			return nil, fileio.Errorf(path, 0, "the file is empty")
 		}
+		if err := errtext.CheckUTF8(first, "line"); err != nil {
+			return nil, fileio.Errorf(path, 1, "%v", err)
+		}
 		l, err := detectTSV(strings.Split(string(first), "\t"), opts.Fields)
 		if err != nil {
 			return nil, fileio.Errorf(path, 1, "%v", err)
@@ -298,6 +301,11 @@ func (f *File) Decode(r Row) (Record, error) {
 	rec := Record{Line: r.Line}
 	errorf := func(format string, args ...any) (Record, error) {
 		return Record{}, fileio.Errorf(f.Path, r.Line, format, args...)
+	}
+	if l.Format == "text" || l.Format == "tsv" {
+		if err := errtext.CheckUTF8(r.data, "line"); err != nil {
+			return errorf("%v", err)
+		}
 	}
 	switch l.Format {
 	case "text":

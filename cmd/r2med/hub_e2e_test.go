@@ -3,7 +3,7 @@ package main
 // The CLI on Hub-backed tasks, end to end and in process: flags → registry
 // → hub.FromEnv (HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE) → cache → readers →
 // pipeline → files, against a fake Hub serving benchmark-shaped
-// repositories built from the demo task (hub/hubtest/r2medhub).
+// repositories built from the demo task (nano/nanotest).
 
 import (
 	"fmt"
@@ -15,20 +15,20 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/hub/hubtest"
-	"github.com/r2med/r2med/hub/hubtest/r2medhub"
+	"github.com/r2med/r2med/nano/nanotest"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
 )
 
-// fakeHubEnv serves the r2medhub repositories and points the environment
+// fakeHubEnv serves the nanotest repositories and points the environment
 // at them, with an empty HF_HOME; every other variable huggingface_hub
 // reads is cleared so the machine's own settings cannot leak in.
-func fakeHubEnv(t *testing.T) (*hubtest.Server, *r2medhub.Repos, string) {
+func fakeHubEnv(t *testing.T) (*hubtest.Server, *nanotest.Repos, string) {
 	t.Helper()
 	srv := hubtest.NewServer(t)
-	repos := r2medhub.Serve(t, srv)
+	repos := nanotest.Serve(t, srv)
 	home := t.TempDir()
 	for _, k := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "XDG_CACHE_HOME"} {
 		t.Setenv(k, "")

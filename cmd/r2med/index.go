@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/retrieve"
 )
 
 // build and info join the `r2med index` parent (indexcmd.go).
@@ -23,27 +25,65 @@ func init() { indexSubcommands = append(indexSubcommands, newIndexBuildCmd, newI
 
 func newIndexBuildCmd() *cobra.Command {
 	var d dataFlags
-	var out, retriever, scheme, analyzer string
+	var out, retriever, scheme, analyzer, cacheDir string
 	var k1, b float64
 	var workers int
-	var quiet bool
+	var quiet, noCache bool
+	var dense *kindFlags
 	cmd := &cobra.Command{
-		Use:   "build (--task T | --data DIR [--split S]) --retriever bm25 --out INDEX",
-		Short: "Index a task's corpus into one file",
+		Use:   "build (--task T | --data DIR [--split S]) --retriever bm25|dense|bm25,dense --out INDEX",
+		Short: "Index a task's corpus into one file: BM25 postings, document vectors or both",
+		Long: `build writes a task's documents and a way of searching them into one
+index file: BM25 postings (--retriever bm25, with --bm25, --k1, --b and
+--analyzer as r2med run takes them), the document vectors the dense
+retriever makes (--retriever dense, with --model, --backend, --base-url
+and the other dense flags as r2med run takes them, through the same
+embedding cache), or both (--retriever bm25,dense). Vectors are stored as
+float32, and also as int8 or binary codes with --quantize; the dense
+retriever's settings are stored as the recipe that embeds queries for
+them. The same corpus and settings always give the same bytes.
+
+Then "r2med run --index INDEX" searches the file exactly as the in-memory
+retriever would (with "--retriever dense" its vectors), and
+"r2med serve-search --index INDEX" serves it.`,
 		Example: `  r2med index build --task demo --out demo.idx
   r2med index build --data ../shared/data/nfcorpus --split test --bm25 lucene --out nfcorpus-lucene.idx
-  r2med index build --task all --out indexes/          # one INDEX/TASK.idx per task`,
+  r2med index build --task all --out indexes/          # one INDEX/TASK.idx per task
+  r2med index build --task Biology --retriever bm25,dense --model nv --backend openai --base-url http://gpu:8000/v1 --out biology.idx
+  r2med index build --task demo --retriever dense --model bge --quantize int8 --rescore --out demo-int8.idx`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return fmt.Errorf("--out INDEX is required: the index file to write")
 			}
-			switch retriever {
-			case "bm25":
-			case "dense":
-				return fmt.Errorf("--retriever dense: building an index needs the dense retriever's embedding of the corpus, which this command does not do yet; build a BM25 index (--retriever bm25), or write the vectors with the index package (index.Write with Contents.Dense)")
-			default:
-				return fmt.Errorf("--retriever %q: want bm25 or dense", retriever)
+			var withBM25, withDense bool
+			for _, part := range strings.Split(retriever, ",") {
+				switch strings.TrimSpace(part) {
+				case "bm25":
+					withBM25 = true
+				case "dense":
+					withDense = true
+				default:
+					return fmt.Errorf("--retriever %q: want bm25, dense or bm25,dense", retriever)
+				}
+			}
+			if !withBM25 {
+				for _, name := range []string{"bm25", "k1", "b", "analyzer"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s sets BM25 postings, and --retriever %s builds none: add bm25 (--retriever bm25,dense)", name, retriever)
+					}
+				}
+			}
+			if !withDense && dense.given() {
+				return fmt.Errorf("the dense flags (--model, --backend, …) make vectors: add --retriever dense (or bm25,dense)")
+			}
+			var spec retrieve.Dense
+			if withDense {
+				s, err := dense.spec()
+				if err != nil {
+					return fmt.Errorf("--retriever dense: %w", err)
+				}
+				spec = s.(retrieve.Dense)
 			}
 			sc, err := bm25.ParseScheme(scheme)
 			if err != nil {
@@ -60,6 +100,13 @@ func newIndexBuildCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var store *cache.Store
+			if withDense && !noCache {
+				if store, err = cache.Open(cacheDir, cache.Options{}); err != nil {
+					return err
+				}
+				defer store.Close()
+			}
 			bars := progress.Auto(quiet)
 			for _, src := range srcs {
 				task, err := src.Load(cmd.Context())
@@ -70,13 +117,31 @@ func newIndexBuildCmd() *cobra.Command {
 				if len(srcs) > 1 {
 					path = filepath.Join(out, task.Name+".idx")
 				}
-				bar := bars.New(len(task.Corpus), "indexing "+task.Name)
-				ix, err := index.BuildBM25(task.Corpus, analyzer, p, bm25.BuildOptions{Workers: workers, Progress: bar.Add})
-				bar.Done()
-				if err != nil {
-					return fmt.Errorf("%s: %w", task.Name, err)
+				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d)}
+				var parts []string
+				if withBM25 {
+					bar := bars.New(len(task.Corpus), "indexing "+task.Name)
+					ix, err := index.BuildBM25(task.Corpus, analyzer, p, bm25.BuildOptions{Workers: workers, Progress: bar.Add})
+					bar.Done()
+					if err != nil {
+						return fmt.Errorf("%s: %w", task.Name, err)
+					}
+					c.BM25, c.Analyzer = ix, analyzer
+					parts = append(parts, fmt.Sprintf("%d terms\t%d postings", ix.NumTerms(), ix.NumPostings()))
 				}
-				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d), BM25: ix, Analyzer: analyzer}
+				if withDense {
+					// The corpus embedded exactly as --retriever dense
+					// embeds it in a run, and its settings as the recipe.
+					flat, _, err := spec.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
+					if err != nil {
+						return fmt.Errorf("%s: %w", task.Name, err)
+					}
+					c.Dense, c.Recipe = flat, spec.Describe()
+					if spec.Quantize != "" {
+						c.Quantized = []string{spec.Quantize}
+					}
+					parts = append(parts, fmt.Sprintf("%d vectors of %d dimensions", flat.Len(), flat.Dim()))
+				}
 				if err := index.Write(path, c); err != nil {
 					return err
 				}
@@ -84,8 +149,8 @@ func newIndexBuildCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%d documents\t%d terms\t%d postings\t%s\n",
-					path, task.Name, len(task.Corpus), ix.NumTerms(), ix.NumPostings(), humanBytes(st.Size()))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%d documents\t%s\t%s\n",
+					path, task.Name, len(task.Corpus), strings.Join(parts, "\t"), humanBytes(st.Size()))
 			}
 			return nil
 		},
@@ -93,13 +158,16 @@ func newIndexBuildCmd() *cobra.Command {
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "index file to write (with several tasks: a directory, one TASK.idx each)")
-	f.StringVar(&retriever, "retriever", "bm25", "what the index searches by: bm25")
+	f.StringVar(&retriever, "retriever", "bm25", "what the index searches by: bm25 (postings), dense (vectors) or bm25,dense (both)")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring, stored in the postings: r2med, lucene, robertson (as r2med run --bm25)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's)")
 	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's)")
 	f.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer for documents (and, when searching, queries)")
 	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "documents analyzed in parallel")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars")
+	f.StringVar(&cacheDir, "cache", "", "dense: cache of embeddings shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
+	f.BoolVar(&noCache, "no-cache", false, "dense: embed afresh, without reading or writing the cache")
+	dense = addKindFlags(f, "dense")
 	return cmd
 }
 

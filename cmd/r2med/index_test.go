@@ -2,13 +2,19 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
@@ -61,6 +67,17 @@ func TestIndexBuildMatchesRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// r2med run --index: the same run file, byte for byte, and the
+			// same results (the stored scheme restated for lucene, left
+			// to the index for the others).
+			args = append([]string{"run", "--quiet", "--index", idx, "--top-k", "100", "--out", filepath.Join(dir, "runidx")}, set.flags...)
+			if sc == "lucene" {
+				args = append(args, "--bm25", sc)
+			}
+			if _, stderr, code := r2med(t, "", args...); code != 0 {
+				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+			}
+			sameOutputs(t, set.name+" "+sc, filepath.Join(dir, "runidx"), filepath.Join(dir, "run"))
 			first, _, _ := strings.Cut(string(runFile), "\n")
 			tag := first[strings.LastIndexByte(first, ' ')+1:]
 			ix, err := index.Open(idx)
@@ -138,14 +155,169 @@ func TestIndexBuildRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"index", "build", "--task", "demo"}, "--out INDEX is required"},
-		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--retriever", "splade"}, `--retriever "splade": want bm25 or dense`},
-		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--retriever", "dense"}, "--retriever dense: building an index needs the dense retriever's embedding"},
+		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--retriever", "splade"}, `--retriever "splade": want bm25, dense or bm25,dense`},
+		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--retriever", "dense"}, "--retriever dense: the dense retriever needs a model"},
+		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--model", "bge"}, "the dense flags (--model, --backend, …) make vectors: add --retriever dense"},
+		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--retriever", "dense", "--model", "bge", "--bm25", "lucene"}, "--bm25 sets BM25 postings, and --retriever dense builds none"},
 		{[]string{"index", "build", "--task", "demo", "--out", "x.idx", "--bm25", "okapi"}, `unknown BM25 scheme "okapi"`},
 		{[]string{"index", "info", "nowhere.idx"}, "no such file"},
 	} {
 		_, stderr, code := r2med(t, "", c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// sameOutputs requires two run directories to hold byte-identical
+// run.trec files and the same results.json but for the evaluation time.
+func sameOutputs(t *testing.T, label, got, want string) {
+	t.Helper()
+	read := func(dir, name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	g, w := read(got, "run.trec"), read(want, "run.trec")
+	if g == "" || g != w {
+		gl, wl := strings.Split(g, "\n"), strings.Split(w, "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s: line %d of run.trec differs:\n--index: %s\nrun:     %s", label, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s: run.trec has %d lines with --index, %d without", label, len(gl), len(wl))
+	}
+	drop := regexp.MustCompile(`(?m)^.*"evaluation_time".*$`)
+	if g, w := drop.ReplaceAllString(read(got, "results.json"), ""), drop.ReplaceAllString(read(want, "results.json"), ""); g != w {
+		t.Fatalf("%s: results.json differs:\n--index: %s\nrun:     %s", label, g, w)
+	}
+}
+
+// TestRunIndexDense builds dense indexes with r2med index build through a
+// loopback OpenAI-compatible server and requires r2med run --index to
+// write the run r2med run --retriever dense writes (float32, and int8
+// with rescoring), with queries embedded by the stored recipe and only
+// --base-url given; --retriever bm25,dense builds both parts into one
+// file, which a fused run searches.
+func TestRunIndexDense(t *testing.T) {
+	srv := embedtest.NewServer(t, embedtest.Options{Dim: 16})
+	dir := t.TempDir()
+	cacheDir := filepath.Join(dir, "cache")
+	dense := []string{"--model", "stand-in", "--backend", "openai", "--base-url", srv.URL}
+	for _, c := range []struct {
+		name  string
+		build []string // besides the dense flags
+		run   []string // r2med run's retriever flags besides the dense flags
+		index []string // r2med run --index's flags
+	}{
+		{"float32", []string{"--retriever", "dense"}, []string{"--retriever", "dense"}, []string{"--retriever", "dense", "--base-url", srv.URL}},
+		{"int8", []string{"--retriever", "dense", "--quantize", "int8", "--rescore"}, []string{"--retriever", "dense", "--quantize", "int8", "--rescore"},
+			[]string{"--retriever", "dense", "--base-url", srv.URL}},
+		{"both", []string{"--retriever", "bm25,dense", "--bm25", "lucene"}, []string{"--retriever", "bm25,dense", "--bm25", "lucene"},
+			[]string{"--retriever", "bm25,dense", "--base-url", srv.URL, "--model", "stand-in"}},
+	} {
+		idx := filepath.Join(dir, c.name+".idx")
+		args := append(append([]string{"index", "build", "--quiet", "--task", "demo", "--cache", cacheDir, "--out", idx}, c.build...), dense...)
+		if out, stderr, code := r2med(t, "", args...); code != 0 || !strings.Contains(out, "79 vectors of 16 dimensions") {
+			t.Fatalf("%s: exit %d: %s%s", strings.Join(args, " "), code, out, stderr)
+		}
+		first, err := os.ReadFile(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A rebuild (from the cache) gives the same bytes.
+		if _, stderr, code := r2med(t, "", args...); code != 0 {
+			t.Fatalf("rebuild: %s", stderr)
+		}
+		if again, _ := os.ReadFile(idx); !bytes.Equal(first, again) {
+			t.Errorf("%s: rebuilding changed the index's bytes", c.name)
+		}
+		mem := filepath.Join(dir, c.name, "run")
+		args = append(append([]string{"run", "--quiet", "--task", "demo", "--cache", cacheDir, "--out", mem}, c.run...), dense...)
+		if _, stderr, code := r2med(t, "", args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		got := filepath.Join(dir, c.name, "index")
+		args = append([]string{"run", "--quiet", "--task", "demo", "--cache", cacheDir, "--index", idx, "--out", got}, c.index...)
+		if _, stderr, code := r2med(t, "", args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		sameOutputs(t, c.name, got, mem)
+	}
+	// The dense part needs a --base-url only because the recipe never
+	// records one; a contradicting model is refused.
+	_, stderr, code := r2med(t, "", "run", "--quiet", "--task", "demo", "--no-cache", "--index", filepath.Join(dir, "float32.idx"),
+		"--retriever", "dense", "--base-url", srv.URL, "--model", "bge", "--out", filepath.Join(dir, "x"))
+	if code == 0 || !strings.Contains(stderr, "built with model stand-in, and --model bge (model: in a pipeline) contradicts it") {
+		t.Errorf("contradicting --model: exit %d: %s", code, stderr)
+	}
+}
+
+// TestRunIndexRefuses: r2med run --index refuses an index of another
+// corpus, a part the file lacks and a flag the index contradicts, saying
+// what to do.
+func TestRunIndexRefuses(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "demo.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+		t.Fatal(stderr)
+	}
+	// Another corpus: the demo task's files with one document changed.
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	docs := slices.Clone(task.Corpus)
+	docs[0].Text += " (revised)"
+	writeBEIR(t, other, docs, task)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--data", other}, []string{"index " + idx + " was built from another corpus (79 documents", "than task other's (79 documents", "r2med index build --data " + other}},
+		{[]string{"--task", "demo", "--retriever", "dense", "--base-url", "http://127.0.0.1:1/v1"}, []string{"holds no dense vectors; build with --retriever dense"}},
+		{[]string{"--task", "demo", "--bm25", "lucene"}, []string{"built with scheme r2med, and --bm25 lucene", "rebuild the index with --bm25 lucene"}},
+		{[]string{"--task", "demo", "--retriever", "candidates:x"}, []string{"the pipeline has neither retriever"}},
+	} {
+		args := append([]string{"run", "--quiet", "--no-cache", "--index", idx, "--out", filepath.Join(dir, "out")}, c.args...)
+		_, stderr, code := r2med(t, "", args...)
+		for _, want := range c.want {
+			if code == 0 || !strings.Contains(stderr, want) {
+				t.Errorf("%v: exit %d: %s, want %q", c.args, code, stderr, want)
+			}
+		}
+	}
+}
+
+// writeBEIR writes docs with task's queries and judgments in BEIR's
+// layout (corpus.jsonl, queries.jsonl, qrels/test.tsv).
+func writeBEIR(t *testing.T, dir string, docs []ir.Doc, task *ir.Task) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "qrels"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var corpus, queries, qrels bytes.Buffer
+	enc := json.NewEncoder(&corpus)
+	for _, d := range docs {
+		enc.Encode(map[string]string{"_id": d.ID, "title": "", "text": d.Text})
+	}
+	enc = json.NewEncoder(&queries)
+	for _, q := range task.Queries {
+		enc.Encode(map[string]string{"_id": q.ID, "text": q.Text})
+	}
+	qrels.WriteString("query-id\tcorpus-id\tscore\n")
+	for _, qid := range slices.Sorted(maps.Keys(task.Qrels)) {
+		for _, did := range slices.Sorted(maps.Keys(task.Qrels[qid])) {
+			fmt.Fprintf(&qrels, "%s\t%s\t%d\n", qid, did, task.Qrels[qid][did])
+		}
+	}
+	for name, b := range map[string][]byte{"corpus.jsonl": corpus.Bytes(), "queries.jsonl": queries.Bytes(), "qrels/test.tsv": qrels.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -14,11 +14,13 @@ func newIndexCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Stored indexes: build and inspect index files (documents, BM25 postings, vectors); push a corpus into Weaviate",
-		Long: `An index file holds a task's documents and a way of searching them — BM25
-postings with the analyzer and scheme they were built with — in one
-versioned, checksummed file that opens by memory map in milliseconds and
-searches exactly as building the index in memory does. r2med index push
-puts a corpus into a Weaviate collection instead.`,
+		Long: `An index file holds a task's documents and ways of searching them — BM25
+postings with the analyzer and scheme they were built with, document
+vectors with the recipe that embedded them — in one versioned, checksummed
+file that opens by memory map in milliseconds and searches exactly as
+building the index in memory does: r2med run --index INDEX gives the
+in-memory run, byte for byte. r2med index push puts a corpus, or an index
+file's documents and vectors, into a Weaviate collection.`,
 		Args: cobra.NoArgs,
 	}
 	for _, sub := range indexSubcommands {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/retrieve"
 
@@ -24,7 +25,7 @@ func init() { indexSubcommands = append(indexSubcommands, newIndexPushCmd) }
 
 func newIndexPushCmd() *cobra.Command {
 	var d dataFlags
-	var to, grpc string
+	var to, grpc, indexPath string
 	var schema weaviate.Schema
 	var k1, b float64
 	var opt weaviate.PushOptions
@@ -33,7 +34,7 @@ func newIndexPushCmd() *cobra.Command {
 	var cacheDir string
 	var dense *kindFlags
 	cmd := &cobra.Command{
-		Use:   "push --to weaviate://HOST:PORT/Collection (--task T | --data DIR [--split S]) [--model M --backend B --base-url U]",
+		Use:   "push --to weaviate://HOST:PORT/Collection (--task T | --data DIR [--split S] | --index INDEX) [--model M --backend B --base-url U]",
 		Short: "Push a task's corpus, with its vectors when the dense flags are given, into a Weaviate collection (created if missing)",
 		Long: `push writes one object per document into a Weaviate collection: the
 document id (docId), its text (text, searched by BM25) and a content hash.
@@ -41,7 +42,10 @@ The collection is created when missing, with no vectorizer module, the
 shards and replication factor given. With the dense flags (--model,
 --backend, --base-url, … as run takes them) the corpus is embedded as
 --retriever dense embeds it, through the same cache, and each object gets
-its vector; without them the collection is BM25-only. Object UUIDs are UUIDv5 of the
+its vector; without them the collection is BM25-only. With --index the
+documents, and the vectors when the file holds them, come from an index
+file (r2med index build) instead: nothing is read or embedded again, and
+the vectors are the ones r2med run --index searches. Object UUIDs are UUIDv5 of the
 document ids, so pushing again writes nothing that is already there
 unchanged: an interrupted push resumes, a repeated one is a no-op. At the
 end the collection's object count must equal the corpus size.
@@ -50,7 +54,8 @@ A collection holds one corpus: objects of documents the corpus lacks make
 push fail before writing (use another collection, or --recreate).`,
 		Example: `  r2med index push --task demo --to weaviate://localhost:8080/Demo
   r2med index push --task Biology --to weaviate://localhost:8080/Biology --model nv --backend openai --base-url http://gpu:8000/v1
-  r2med index push --data ../shared/data/nfcorpus --to weaviate://localhost:8080/Nfcorpus --shards 3 --replicas 3`,
+  r2med index push --data ../shared/data/nfcorpus --to weaviate://localhost:8080/Nfcorpus --shards 3 --replicas 3
+  r2med index push --index biology.idx --to weaviate://localhost:8080/Biology     # documents and vectors from the file`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := weaviate.ParseTarget(to, grpc)
@@ -60,6 +65,20 @@ push fail before writing (use another collection, or --recreate).`,
 			cfg.Timeout = timeout
 			if cmd.Flags().Changed("k1") || cmd.Flags().Changed("b") {
 				schema.BM25 = &weaviate.BM25Params{K1: k1, B: b}
+			}
+			opt.Progress = progress.Auto(quiet)
+			if indexPath != "" {
+				if d.task != "" || d.data != "" {
+					return fmt.Errorf("--index %s gives the corpus; drop --task and --data", indexPath)
+				}
+				if dense.given() {
+					return fmt.Errorf("--index %s gives the vectors as its recipe made them; drop the dense flags (--model, --backend, …)", indexPath)
+				}
+				c, err := weaviate.Open(cfg)
+				if err != nil {
+					return err
+				}
+				return pushIndex(cmd.Context(), cmd.OutOrStdout(), c, indexPath, schema, recreate, opt)
 			}
 			srcs, err := d.sources()
 			if err != nil {
@@ -76,7 +95,6 @@ push fail before writing (use another collection, or --recreate).`,
 			if err != nil {
 				return err
 			}
-			opt.Progress = progress.Auto(quiet)
 			var vecs [][]float32
 			if dense.given() {
 				// The corpus embedded as --retriever dense embeds it (and
@@ -108,6 +126,7 @@ push fail before writing (use another collection, or --recreate).`,
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "the collection: weaviate://HOST:PORT/Collection (weaviates:// for TLS); the name starts with a capital letter")
+	f.StringVar(&indexPath, "index", "", "push the documents, and the vectors when it holds them, of this index file (r2med index build) instead of a task's")
 	f.StringVar(&grpc, "weaviate-grpc", "", "Weaviate's gRPC address HOST:PORT (default: the same host, port 50051)")
 	f.IntVar(&schema.Shards, "shards", 0, "shards of a new collection (default: Weaviate's, one per node)")
 	f.IntVar(&schema.Replicas, "replicas", 0, "replication factor of a new collection (default 1); at most the number of nodes")
@@ -200,6 +219,36 @@ func (kf *kindFlags) spec() (retrieve.Spec, error) {
 		return nil, err
 	}
 	return s, s.Validate()
+}
+
+// pushIndex pushes an index file's documents, with its vectors when it
+// holds them.
+func pushIndex(ctx context.Context, w io.Writer, c *weaviate.Collection, path string, schema weaviate.Schema, recreate bool, opt weaviate.PushOptions) error {
+	ix, err := index.Open(path)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	docs, err := ix.Docs()
+	if err != nil {
+		return err
+	}
+	var vecs [][]float32
+	if ix.Meta().Dense != nil {
+		flat, info, err := retrieve.IndexVectors(ix)
+		if err != nil {
+			return err
+		}
+		if vecs, err = weaviate.FlatVectors(docs, flat); err != nil {
+			return err
+		}
+		schema.Vectors = &info
+	}
+	name, _ := ix.Meta().Source["task"].(string)
+	if name == "" {
+		name = path
+	}
+	return pushCorpus(ctx, w, c, name, docs, vecs, schema, recreate, opt)
 }
 
 // pushCorpus creates (or checks) the collection, pushes the documents

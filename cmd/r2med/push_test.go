@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/weaviate"
 	"github.com/r2med/r2med/weaviate/weaviatetest"
 )
@@ -79,10 +81,50 @@ func TestIndexPushRefusesBadInput(t *testing.T) {
 		{[]string{"index", "push", "--task", "demo", "--to", "weaviate://localhost:8080/Demo", "--vector-index", "ivf"}, `vector index "ivf": want hnsw or flat`},
 		{[]string{"index", "push", "--task", "all", "--to", "weaviate://localhost:8080/Demo"}, "a collection holds one corpus"},
 		{[]string{"index", "push", "--task", "demo", "--to", "weaviate://127.0.0.1:1/Demo", "--weaviate-grpc", "127.0.0.1:1"}, "is weaviate-server running there?"},
+		{[]string{"index", "push", "--index", "x.idx", "--task", "demo", "--to", "weaviate://localhost:8080/Demo"}, "--index x.idx gives the corpus; drop --task and --data"},
+		{[]string{"index", "push", "--index", "x.idx", "--model", "bge", "--to", "weaviate://localhost:8080/Demo"}, "drop the dense flags"},
+		{[]string{"index", "push", "--index", "nowhere.idx", "--to", "weaviate://127.0.0.1:1/Demo", "--weaviate-grpc", "127.0.0.1:1"}, "no such file"},
 	} {
 		_, errOut, code := r2med(t, "", c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestIndexPushFromIndex pushes an index file's documents and vectors
+// into a real Weaviate, then pushes the same task embedded afresh by the
+// dense flags into the same collection: nothing is written, so the
+// objects (ids, texts and vectors, which their content hashes cover) are
+// the ones an embedding push makes.
+func TestIndexPushFromIndex(t *testing.T) {
+	node := weaviatetest.Start(t, weaviatetest.Options{})
+	srv := embedtest.NewServer(t, embedtest.Options{Dim: 16})
+	dense := []string{"--model", "stand-in", "--backend", "openai", "--base-url", srv.URL}
+	idx := filepath.Join(t.TempDir(), "demo.idx")
+	if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--no-cache", "--task", "demo", "--retriever", "bm25,dense", "--out", idx}, dense...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	u, _ := url.Parse(node.URL())
+	to := "weaviate://" + u.Host + "/Demoidx"
+	base := []string{"index", "push", "--to", to, "--weaviate-grpc", node.GRPCAddr(), "--vector-index", "flat", "--quiet"}
+	out, errOut, code := r2med(t, "", append(base, "--index", idx)...)
+	if code != 0 || !strings.Contains(out, "demo → ") || !strings.Contains(out, "79 documents: 79 written (0 changed), 0 already there") {
+		t.Fatalf("push --index: exit %d: %s%s", code, out, errOut)
+	}
+	out, errOut, code = r2med(t, "", append(append(base, "--task", "demo", "--no-cache"), dense...)...)
+	if code != 0 || !strings.Contains(out, "0 written (0 changed), 79 already there") {
+		t.Errorf("the same corpus embedded afresh: exit %d: %s%s", code, out, errOut)
+	}
+	c, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Demoidx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Objects != 79 {
+		t.Errorf("the collection holds %d objects", info.Objects)
 	}
 }

@@ -40,7 +40,10 @@ func newRunCmd() *cobra.Command {
       --rerank-url http://gpu2:8000/v1 --rerank-depth 20 --prices prices.yaml   # a fleet of two, costs in the manifest
   r2med run --task Biology --gar reasoning --gar-model Qwen/Qwen3-8B --gar-base-url servers.txt --gar-llm qwen3-8b
   r2med run --task Biology --pipeline published.yaml --cache shared-cache --replay     # from an imported cache, no server
-  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model nv --backend openai --base-url http://gpu:8000/v1   # after r2med index push
+  r2med run --task demo --index demo.idx                       # search an index file (r2med index build): the same run, no indexing
+  r2med run --task Biology --retriever dense --index biology.idx --base-url http://gpu:8000/v1   # its vectors; queries by its recipe
+  r2med run --task all --pipeline hybrid.yaml --index 'indexes/{task}.idx'    # the file's bm25 and dense retrievers search the index
+  r2med run --task demo --retriever weaviate:hybrid --weaviate-url http://localhost:8080 --collection Demo --model bge --backend openai --base-url http://gpu:8000/v1   # after r2med index push
 
 A pipeline file (--pipeline) describes the stages; every pipeline flag sets
 one of its keys, and flags given with --pipeline are laid over the file:
@@ -63,6 +66,16 @@ A base_url (--base-url, --rerank-url, --gar-base-url) takes several servers
 of one model, repeated or as a file with one URL per line: requests are
 spread over them, a failing server is taken out for a while, and the run
 goes on while one remains.
+
+--index INDEX makes the bm25 and dense retrievers search an index file
+instead of indexing or embedding the corpus ({task} in its path stands for
+the task's name); the run, and its name, are those building in memory
+gives. The file must hold the task's corpus and the part searched, and a
+setting it fixed (--bm25, --k1, --b, --analyzer, --model, --backend, the
+prefixes and lengths) may be given only as it was built; --base-url and
+--model-dir say where the model that embeds queries is, --quantize and
+--rescore how the stored vectors are searched. In a pipeline file:
+  retrieve: [{index: {path: demo.idx, part: dense, base_url: "http://gpu:8000/v1"}}]
 
 Several retrievers are fused; the system is named by its parts and method,
 e.g. rrf(bm25,bge), unless --name names it.
@@ -123,7 +136,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 				}
 				res, err := pipeline.Run(cmd.Context(), t, cfg, opt)
 				if err != nil {
-					return fmt.Errorf("%s: %w", t.Name, err)
+					return keptForResume(fmt.Errorf("%s: %w", t.Name, err), resumable(dir, store)...)
 				}
 				if err := printSummary(cmd.OutOrStdout(), t.Name, cfg.ModelName(), res, dir); err != nil {
 					return err

@@ -22,22 +22,7 @@ func TestServeCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- execute(ctx, []string{"serve", "--results", dir, "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, pw)
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve said nothing: %v (exit %d)", err, <-done)
-	}
-	go io.Copy(io.Discard, br)
-	m := regexp.MustCompile(`http://[^/ ]+/`).FindString(line)
-	if m == "" {
-		t.Fatalf("no address in %q", line)
-	}
+	m, done := startServe(t, ctx, dir)
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(m + "api/runs")
 	if err != nil {
@@ -62,4 +47,27 @@ func TestServeCommand(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not stop after cancel")
 	}
+}
+
+// startServe runs r2med serve on results on a free loopback port until ctx
+// ends, and returns its base URL and where its exit status arrives.
+func startServe(t *testing.T, ctx context.Context, results string) (string, <-chan int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, []string{"serve", "--results", results, "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve said nothing: %v (exit %d)", err, <-done)
+	}
+	go io.Copy(io.Discard, br)
+	m := regexp.MustCompile(`http://[^/ ]+/`).FindString(line)
+	if m == "" {
+		t.Fatalf("no address in %q", line)
+	}
+	return m, done
 }

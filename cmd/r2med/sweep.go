@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -85,6 +86,9 @@ again.
 					}
 				}}
 			failed, err := s.Run(cmd.Context(), opt)
+			if ce := (*pipeline.CellError)(nil); errors.As(err, &ce) {
+				return keptForResume(err, resumable(ce.Cell.Dir, store)...)
+			}
 			if err != nil {
 				return err
 			}

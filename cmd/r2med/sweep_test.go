@@ -119,3 +119,35 @@ func TestRunRerankFleet(t *testing.T) {
 		t.Errorf("requests %d and %d, want 150 spread over both", a.total.Load(), b.total.Load())
 	}
 }
+
+// TestSweepIndex: a sweep's pipelines search index files by the index
+// kind ({task} in the path), with the runs building in memory gives.
+func TestSweepIndex(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--bm25", "lucene", "--out", filepath.Join(dir, "demo.idx")); code != 0 {
+		t.Fatal(stderr)
+	}
+	sweep := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(sweep, []byte(`tasks: [demo]
+pipelines:
+  - retrieve: [{bm25: {scheme: lucene}}]
+  - name: from-index
+    retrieve: [{index: {path: '`+filepath.Join(dir, "{task}.idx")+`', part: bm25, scheme: lucene}}]
+`), 0o644)
+	out := filepath.Join(dir, "res")
+	if stdout, stderr, code := r2med(t, "", "sweep", sweep, "--out", out, "--quiet"); code != 0 || strings.Count(stdout, "done ") != 2 {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	want, err := os.ReadFile(filepath.Join(out, "bm25-lucene", "demo", "run.trec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "from-index", "demo", "run.trec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The named system's run tag is its name; the rankings are the same.
+	if strings.ReplaceAll(string(got), " from-index\n", " bm25-lucene\n") != string(want) || len(want) == 0 {
+		t.Errorf("the sweep's index cell ranks differently from its in-memory cell")
+	}
+}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/synth"
 )
 
 func newSynthCmd() *cobra.Command {

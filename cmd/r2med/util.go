@@ -10,6 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/pipeline"
 )
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }
@@ -78,6 +81,18 @@ func keptForResume(err error, paths ...string) error {
 		return err
 	}
 	return &keptError{err: err, kept: kept}
+}
+
+// resumable is what a failed or interrupted run into dir leaves for a
+// rerun (run and sweep): its stage outputs and rerank checkpoint, and the
+// cache holding the embeddings and LLM answers made so far, if the run
+// had one open.
+func resumable(dir string, store *cache.Store) []string {
+	kept := pipeline.Resumable(dir)
+	if store != nil {
+		kept = append(kept, store.Path())
+	}
+	return kept
 }
 
 // reportError writes what execute prints for a failed command and returns

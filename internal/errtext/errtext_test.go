@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/r2med/r2med/internal/fileio"
 )
 
 func TestQuoteList(t *testing.T) {
@@ -174,4 +176,26 @@ func writtenReplacements(b []byte) int {
 		i++ // skip the escaped character
 	}
 	return n
+}
+
+// CheckFile and CheckJSONFile name the file and line, and the error is
+// both a *fileio.LineError and a *TextError.
+func TestCheckFileNamesFileAndLine(t *testing.T) {
+	if err := CheckFile("ok.tmpl", []byte("héllo\n")); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckFile("t.tmpl", []byte("one\ntw\x80o\n"))
+	var le *fileio.LineError
+	var te *TextError
+	if err == nil || err.Error() != "t.tmpl:2: invalid UTF-8 (byte 0x80) at byte offset 2 of the line; "+utf8Fix ||
+		!errors.As(err, &le) || le.Line != 2 || !errors.As(err, &te) || te.Offset != 2 {
+		t.Errorf("err = %v", err)
+	}
+	err = CheckJSONFile("m.json", []byte("{\n \"a\": \"\\ud800\"\n}"))
+	if err == nil || !strings.HasPrefix(err.Error(), `m.json:2: unpaired UTF-16 surrogate \ud800 (half of a character) at byte offset 7 of the line`) {
+		t.Errorf("err = %v", err)
+	}
+	if CheckJSONFile("m.json", []byte(`{"a": "\ud83d\ude00"}`)) != nil {
+		t.Error("a surrogate pair was refused")
+	}
 }

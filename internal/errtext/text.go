@@ -2,8 +2,11 @@ package errtext
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/internal/fileio"
 )
 
 // TextError is input that is not valid Unicode text: a byte sequence that
@@ -122,3 +125,32 @@ func locate(b []byte, off int, what, problem, fix string) *TextError {
 	}
 	return &TextError{Line: line, Offset: off, What: what, Problem: problem, Fix: fix}
 }
+
+// CheckFile is the readers' one rule for a text file read whole (a
+// template, a YAML table): nil when data is valid UTF-8, else an error
+// naming file, line and the byte offset in that line (a *fileio.LineError
+// wrapping the *TextError).
+func CheckFile(file string, data []byte) error { return inFile(file, CheckUTF8(data, "line")) }
+
+// CheckJSONFile is CheckFile for a JSON file (a manifest, a result or
+// metadata file), which must also escape no lone surrogate
+// (CheckJSONText).
+func CheckJSONFile(file string, data []byte) error {
+	return inFile(file, CheckJSONText(data, "line"))
+}
+
+func inFile(file string, err error) error {
+	var te *TextError
+	if !errors.As(err, &te) {
+		return err
+	}
+	return &fileError{LineError: fileio.Errorf(file, te.Line, "%v", te), text: te}
+}
+
+// fileError is a *fileio.LineError that unwraps to its *TextError.
+type fileError struct {
+	*fileio.LineError
+	text *TextError
+}
+
+func (e *fileError) Unwrap() []error { return []error{e.LineError, e.text} }

@@ -18,9 +18,11 @@ import (
 type Bar struct {
 	mu  sync.Mutex
 	bar *progressbar.ProgressBar
-	// A resumed bar (Factory.Resume) starts at resumed items done and
-	// says itself how long is left, from this run's items only.
-	resumed, added, total int
+	// A resumed bar (Factory.Resume, Factory.ResumeBytes) starts at
+	// resumed units done and says itself how long is left (and, counting
+	// bytes, how fast it goes), from this run's units only.
+	resumed, added, total int64
+	bytes                 bool
 	desc                  string
 	start                 time.Time
 	now                   func() time.Time
@@ -68,6 +70,22 @@ func (f Factory) Resume(total, done int, desc string) *Bar {
 	if done <= 0 {
 		return f.New(total, desc)
 	}
+	return f.resume(int64(total), int64(done), false, desc)
+}
+
+// ResumeBytes is Resume for a bar counting bytes: a download that goes on
+// from the bytes an earlier attempt left on disk. Those show as done, and
+// the transfer rate and time left come from this run's bytes alone
+// (progressbar's own rate would count the bytes on disk as transferred in
+// the first instant). A total below zero is unknown.
+func (f Factory) ResumeBytes(total, done int64, desc string) *Bar {
+	if done <= 0 {
+		return f.Bytes(total, desc)
+	}
+	return f.resume(total, done, true, desc)
+}
+
+func (f Factory) resume(total, done int64, bytes bool, desc string) *Bar {
 	if !f.Enabled || f.Out == nil {
 		return &Bar{}
 	}
@@ -75,25 +93,65 @@ func (f Factory) Resume(total, done int, desc string) *Bar {
 	if now == nil {
 		now = time.Now
 	}
-	b := &Bar{resumed: done, total: total, desc: desc, start: now(), now: now}
-	opts := append(f.common(b.describe()), progressbar.OptionShowCount(),
-		// The library would count the resumed items in its rate.
-		progressbar.OptionSetPredictTime(false), progressbar.OptionSetRenderBlankState(false))
-	b.bar = progressbar.NewOptions(total, opts...)
-	b.bar.Add(done)
+	b := &Bar{resumed: done, total: total, bytes: bytes, desc: desc, start: now(), now: now}
+	// The library would count the resumed units in its rate and time
+	// left, so the bar says both itself (describe); counting bytes, it
+	// also gives the sizes, since the library's byte count comes with its
+	// rate.
+	opts := append(f.common(b.describe()), progressbar.OptionSetPredictTime(false), progressbar.OptionSetRenderBlankState(false))
+	if !bytes {
+		opts = append(opts, progressbar.OptionShowCount())
+	}
+	b.bar = progressbar.NewOptions64(total, opts...)
+	b.bar.Add64(done)
 	return b
 }
 
-// describe is a resumed bar's description: what was resumed and, once an
-// item of this run is done, the time left at this run's pace.
+// describe is a resumed bar's description: what was resumed and, once a
+// unit of this run is done, the rate (bytes) and the time left at this
+// run's pace.
 func (b *Bar) describe() string {
-	s := fmt.Sprintf("%s (%d resumed", b.desc, b.resumed)
+	if !b.bytes {
+		s := fmt.Sprintf("%s (%d resumed", b.desc, b.resumed)
+		if b.added > 0 {
+			s += ", " + b.left().String() + " left"
+		}
+		return s + ")"
+	}
+	s := b.desc + " (" + humanBytes(b.resumed+b.added)
+	if b.total >= 0 {
+		s += "/" + humanBytes(b.total)
+	}
+	s += ", " + humanBytes(b.resumed) + " resumed"
 	if b.added > 0 {
-		elapsed := b.now().Sub(b.start)
-		left := time.Duration(float64(elapsed) / float64(b.added) * float64(max(b.total-b.resumed-b.added, 0)))
-		s += ", " + left.Round(time.Second).String() + " left"
+		if secs := b.now().Sub(b.start).Seconds(); secs > 0 {
+			s += ", " + humanBytes(int64(float64(b.added)/secs)) + "/s"
+		}
+		if b.total >= 0 {
+			s += ", " + b.left().String() + " left"
+		}
 	}
 	return s + ")"
+}
+
+// left is the time the rest takes at this run's pace.
+func (b *Bar) left() time.Duration {
+	elapsed := b.now().Sub(b.start)
+	return time.Duration(float64(elapsed) / float64(b.added) * float64(max(b.total-b.resumed-b.added, 0))).Round(time.Second)
+}
+
+// humanBytes writes n in SI units, as progressbar's byte counts do.
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n), -1
+	for v >= unit && i < 5 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[i])
 }
 
 func (f Factory) common(desc string) []progressbar.Option {
@@ -154,7 +212,7 @@ func (b *Bar) Add(n int) {
 		b.bar.Add(n)
 		return
 	}
-	b.added += n
+	b.added += int64(n)
 	b.bar.Add(n)
 	b.bar.Describe(b.describe())
 }

@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -75,4 +76,70 @@ func TestResumedBarCountsOnlyThisRunsPace(t *testing.T) {
 	// Silent factories and an unstarted counter stay silent.
 	(Factory{}).Counter("x").Report(3, 4)
 	Factory{}.Counter("x").Done()
+}
+
+// A download going on from 900 kB left on disk: those show as done, and
+// the rate and time left come from this run's bytes alone: 10 kB in 10s
+// is 1.0 kB/s with 90 kB (1m30s) to go, not the 91 kB/s that counting the
+// bytes on disk as transferred gives.
+func TestResumedBytesBarRatesOnlyThisRunsBytes(t *testing.T) {
+	defer func(d time.Duration) { throttle = d }(throttle)
+	throttle = 0
+	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out lockedBuffer // a bar of unknown total renders from its own goroutine too
+	f := Factory{Out: &out, Enabled: true, now: func() time.Time { return clock }}
+	b := f.ResumeBytes(1_000_000, 900_000, "corpus.jsonl")
+	clock = clock.Add(10 * time.Second)
+	b.Add(10_000)
+	b.Done()
+	s := out.String()
+	for _, want := range []string{"corpus.jsonl (900.0 kB/1.0 MB, 900.0 kB resumed)", "corpus.jsonl (910.0 kB/1.0 MB, 900.0 kB resumed, 1.0 kB/s, 1m30s left)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("bar output lacks %q:\n%q", want, s)
+		}
+	}
+	if strings.Contains(s, "91.0 kB/s") || strings.Contains(s, "[") {
+		t.Errorf("a rate or time that counts the resumed bytes is shown:\n%q", s)
+	}
+	// An unknown total: sizes and rate, no time left.
+	out.Reset()
+	b = f.ResumeBytes(-1, 2000, "blob")
+	clock = clock.Add(time.Second)
+	b.Add(3000)
+	if s := out.String(); !strings.Contains(s, "blob (5.0 kB, 2.0 kB resumed, 3.0 kB/s)") {
+		t.Errorf("unknown total:\n%q", s)
+	}
+	b.Done()
+	// Nothing on disk: an ordinary byte bar; silent factories stay silent.
+	out.Reset()
+	f.ResumeBytes(2048, 0, "fresh").Done()
+	if s := out.String(); strings.Contains(s, "resumed") || !strings.Contains(s, "fresh") {
+		t.Errorf("fresh byte bar:\n%q", s)
+	}
+	Factory{}.ResumeBytes(10, 5, "x").Add(1)
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writes of a bar's own
+// rendering goroutine (a spinner's) beside the test's.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 )
 
@@ -67,6 +68,13 @@ func Load(fsys fs.FS, root string, names []string, dir string, exts ...string) (
 			p := filepath.Join(dir, name)
 			b, err := os.ReadFile(p)
 			if err != nil {
+				return nil, err
+			}
+			check := errtext.CheckFile
+			if strings.HasSuffix(name, ".json") {
+				check = errtext.CheckJSONFile
+			}
+			if err := check(p, b); err != nil {
 				return nil, err
 			}
 			s.files[name], s.Sources[name] = b, p

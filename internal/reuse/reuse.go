@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,6 +103,20 @@ func (s Stage) Check(fp string, files ...string) error {
 		return fmt.Errorf("%s: %v", s.recordPath(), err)
 	}
 	return r.Check(s.Dir, fp, files...)
+}
+
+// Files lists, sorted, the files the stage's record vouches for
+// (relative to Dir); none when it has no record.
+func (s Stage) Files() []string {
+	data, err := os.ReadFile(s.recordPath())
+	if err != nil {
+		return nil
+	}
+	var r Record
+	if json.Unmarshal(data, &r) != nil || r.Fingerprint == "" {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(r.SHA256))
 }
 
 // Begin removes the stage's record before its files are rewritten.

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/r2med/r2med/internal/errtext"
 )
 
 // Error is a problem at a line of a YAML document; Line is 0 when the
@@ -45,6 +47,12 @@ var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Parse reads a YAML document and returns its top-level node; an empty
 // document gives nil and no error. Syntax errors read "line N: …".
 func Parse(data []byte) (*yaml.Node, error) {
+	// yaml.v3 says "invalid leading UTF-8 octet" without a line; the
+	// readers' rule says where.
+	var te *errtext.TextError
+	if errors.As(errtext.CheckUTF8(data, "line"), &te) {
+		return nil, &Error{Line: te.Line, Msg: te.Error()}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := err.Error()

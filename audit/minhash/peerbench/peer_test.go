@@ -22,7 +22,7 @@ import (
 	minhashlsh "github.com/ekzhu/minhash-lsh"
 
 	"github.com/r2med/r2med/audit/minhash"
-	"github.com/r2med/r2med/internal/synth"
+	"github.com/r2med/r2med/synth"
 )
 
 func texts(seed int64, n int) []string {

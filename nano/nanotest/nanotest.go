@@ -1,4 +1,4 @@
-// Package r2medhub puts repositories shaped like the benchmark's on a fake
+// Package nanotest puts repositories shaped like the benchmark's on a fake
 // Hub (hubtest.Server), built from the built-in demo task, so that the
 // whole data path (the task registry, the hub cache, the dataset readers,
 // GAR generations and published candidate lists) can be tested end to end
@@ -12,7 +12,7 @@
 //   - hakari-bench/NanoR2MED at main, written by nano.Build and nano.WriteHub:
 //     the NanoR2MEDBiology split (DocLimit 60) and a NanoR2MEDBioinformatics
 //     split (DocLimit 40), so that fetching one task's split alone shows.
-package r2medhub
+package nanotest
 
 import (
 	"bufio"
@@ -143,7 +143,7 @@ func R2MEDFiles(t testing.TB) map[string][]byte {
 		}
 		rel := trec.QueryIDs(task.Qrels[q.ID])
 		if len(rel) == 0 {
-			t.Fatalf("r2medhub: demo query %s has no judgment", q.ID)
+			t.Fatalf("nanotest: demo query %s has no judgment", q.ID)
 		}
 		line, _ := json.Marshal(map[string]any{"id": q.ID, "text": q.Text, "hy_doc": text[rel[0]], "doc_id": rel})
 		gens.Write(line)
