@@ -78,6 +78,16 @@ func BenchmarkDotQ16(b *testing.B) {
 	})
 }
 
+// mixedVec returns n normal components scaled by powers of ten from 1e-3
+// to 1e3, so that a different summation order would change the sums.
+func mixedVec(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+	}
+	return v
+}
+
 // TestDot3RowsMatchesVek: the three-query kernel gives vek32.Dot's scores
 // bit for bit, for every dimension up to 130 (every tail length, with and
 // without the 32-wide main loop) and the common embedding sizes, rows of
@@ -88,13 +98,7 @@ func TestDot3RowsMatchesVek(t *testing.T) {
 	for d := 1; d <= 130; d++ {
 		dims = append(dims, d)
 	}
-	vec := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
-		}
-		return v
-	}
+	vec := func(n int) []float32 { return mixedVec(r, n) }
 	for _, d := range dims {
 		for _, n := range []int{1, 2, 3, 5, 7} {
 			q0, q1, q2, rows := vec(d), vec(d), vec(d), vec(n*d+3)
@@ -125,13 +129,7 @@ func TestDot3x4PackedMatchesVek(t *testing.T) {
 	for d := 32; d <= 130; d++ {
 		dims = append(dims, d)
 	}
-	vec := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
-		}
-		return v
-	}
+	vec := func(n int) []float32 { return mixedVec(r, n) }
 	pack := func(v []float32, d int) []float32 {
 		out := make([]float32, len(v))
 		for i := 0; i < len(v); i += d {
