@@ -5,6 +5,7 @@ package bm25_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +20,8 @@ import (
 // BenchmarkSearch times top-100 search of the 876 synthetic queries over
 // an in-memory index of synth.Combined, R2MED_BENCH_DOCS
 // documents (default 20,000; 0 = the eight full tasks, 357,080), with one
-// and two searchers. Package index has the same benchmark over stored
+// and two searchers, for both schemes or those listed (comma-separated) in
+// R2MED_BENCH_SCHEMES. Package index has the same benchmark over stored
 // indexes, with build and open times (see docs/BENCHMARKS.md).
 //
 //	go test ./bm25 -run '^$' -bench Search -benchtime 3x -count 3
@@ -38,7 +40,18 @@ func BenchmarkSearch(b *testing.B) {
 	for i, d := range task.Corpus {
 		ids[i] = d.ID
 	}
-	for _, sc := range []bm25.Scheme{bm25.R2MED, bm25.Lucene} {
+	schemes := []bm25.Scheme{bm25.R2MED, bm25.Lucene}
+	if env := os.Getenv("R2MED_BENCH_SCHEMES"); env != "" {
+		schemes = nil
+		for _, f := range strings.Split(env, ",") {
+			sc, err := bm25.ParseScheme(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("R2MED_BENCH_SCHEMES: %v", err)
+			}
+			schemes = append(schemes, sc)
+		}
+	}
+	for _, sc := range schemes {
 		ix, err := bm25.Build(len(task.Corpus), func(i int, dst []string) []string { return an.Tokenizer.Tokenize(dst, task.Corpus[i].Text) },
 			bm25.DefaultParams(sc), bm25.BuildOptions{IDs: ids, Terms: an.Term})
 		if err != nil {

@@ -31,7 +31,14 @@ import (
 //
 //	go test ./index -run '^$' -bench 'BM25Build/20k' -benchtime 1x
 //	go test ./index -run '^$' -bench 'BM25(Open|Search)' -benchtime 5x
-//	R2MED_BENCH_1M=1 go test ./index -run '^$' -bench 'BM25Search/1m' -benchtime 1x
+//	R2MED_BENCH_1M=1 R2MED_BENCH_SCHEMES=r2med go test ./index -run '^$' -bench 'BM25Search/1m' -benchtime 1x
+//
+// A stored index is reused after checking its recorded corpus digest
+// against a freshly generated corpus. With R2MED_BENCH_REUSE=1 the corpus
+// is not generated: a file of this format version whose metadata names the
+// set and the scheme is taken as built from the seeded generator, so that
+// a search process's peak memory (peak-rss-MiB) is the search's alone. Use
+// it only with files built by the same code.
 
 type benchSet struct {
 	name string
@@ -73,6 +80,9 @@ func benchDir(b *testing.B) string {
 // (its recorded corpus digest is checked against the set's).
 func benchIndex(b *testing.B, s benchSet, sc bm25.Scheme) string {
 	path := filepath.Join(benchDir(b), fmt.Sprintf("%s-%s-v%d.idx", s.name, sc, Version))
+	if os.Getenv("R2MED_BENCH_REUSE") == "1" && s.stored(path, sc) {
+		return path
+	}
 	task := s.task()
 	if ix, err := Open(path); err == nil {
 		ok := ix.CheckCorpus(task.Corpus) == nil
@@ -89,6 +99,18 @@ func benchIndex(b *testing.B, s benchSet, sc bm25.Scheme) string {
 		b.Fatal(err)
 	}
 	return path
+}
+
+// stored reports whether the file at path holds the set's BM25 index for
+// the scheme, by its metadata alone (see R2MED_BENCH_REUSE).
+func (s benchSet) stored(path string, sc bm25.Scheme) bool {
+	ix, err := Open(path)
+	if err != nil {
+		return false
+	}
+	defer ix.Close()
+	m := ix.Meta()
+	return m.Source["synth"] == s.name && m.BM25 != nil && m.BM25.Scheme == sc
 }
 
 // BenchmarkBM25Build times analysis and indexing in memory (what every
@@ -165,7 +187,7 @@ func BenchmarkBM25Open(b *testing.B) {
 // before timing. It reports the process's resident memory after the runs.
 func BenchmarkBM25Search(b *testing.B) {
 	for _, s := range benchSets() {
-		schemes := []bm25.Scheme{bm25.R2MED, bm25.Lucene}
+		schemes := benchSchemes(b)
 		paths := map[bm25.Scheme]string{}
 		for _, sc := range schemes {
 			paths[sc] = benchIndex(b, s, sc)
@@ -218,6 +240,25 @@ func BenchmarkBM25Search(b *testing.B) {
 	}
 }
 
+// benchSchemes returns the schemes BenchmarkBM25Search runs: both, or the
+// comma-separated list in R2MED_BENCH_SCHEMES (at 1M documents each
+// scheme's index takes minutes to build).
+func benchSchemes(b *testing.B) []bm25.Scheme {
+	env := os.Getenv("R2MED_BENCH_SCHEMES")
+	if env == "" {
+		return []bm25.Scheme{bm25.R2MED, bm25.Lucene}
+	}
+	var out []bm25.Scheme
+	for _, f := range strings.Split(env, ",") {
+		sc, err := bm25.ParseScheme(strings.TrimSpace(f))
+		if err != nil {
+			b.Fatalf("R2MED_BENCH_SCHEMES: %v", err)
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
 var benchQueries struct {
 	once sync.Once
 	q    [][]string
@@ -257,17 +298,21 @@ func searchBatch(ix *bm25.Index, queries [][]string, workers int) {
 }
 
 // reportRSS reports the process's resident set size now (Linux): the
-// index's pages the searches touched, the searchers and the queries.
+// index's pages the searches touched, the searchers and the queries; and
+// its peak so far (the corpus and the build too, unless R2MED_BENCH_REUSE
+// spared the process them).
 func reportRSS(b *testing.B) {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			if f := strings.Fields(rest); len(f) > 0 {
-				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
-					b.ReportMetric(kb/1024, "rss-MiB")
+		for prefix, unit := range map[string]string{"VmRSS:": "rss-MiB", "VmHWM:": "peak-rss-MiB"} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+						b.ReportMetric(kb/1024, unit)
+					}
 				}
 			}
 		}

@@ -185,9 +185,9 @@ func BenchmarkBinarySearch(b *testing.B) {
 // BenchmarkFlatBatch is the side of the FAISS comparison
 // (bench/faiss/flat_ip.py: IndexFlatIP over the same shapes): 100k × 768
 // cosine rows, top 100 of 1, 100 and 1,000 queries, on 1 and 2 workers.
-// "3q" is Search as it runs, three queries per pass over the rows;
-// "1q" scores one query per pass (the kernel before the three-query one),
-// for comparison.
+// "3q" is Search as it runs, three queries per pass over the rows (four
+// packed rows at a time); "1q" scores one query per pass (the kernel
+// before the batch kernels), for comparison.
 //
 //	go test ./vector -run '^$' -bench FlatBatch -benchtime 3x -count 3
 func BenchmarkFlatBatch(b *testing.B) {

@@ -40,3 +40,26 @@ func dot3RowsGo(q0, q1, q2, rows, out0, out1, out2 []float32) {
 		out2[r] = vek32.Dot(q2, row)
 	}
 }
+
+// packPhases writes v (at least 32 components) phase-major into dst, the
+// layout dot3x4Packed reads: vek's dot product keeps four 8-lane
+// accumulators, the p-th summing elements 32s+8p…32s+8p+7 over the steps
+// s; packing puts each accumulator's elements in one contiguous run
+// (phase p at p·main/4, main = len(v) rounded down to 32), and the
+// len(v) mod 32 tail elements where they were.
+func packPhases(dst, v []float32) {
+	main := len(v) &^ 31
+	steps := main / 32
+	dst = dst[:len(v)]
+	for s := range steps {
+		// Array assignments, not copy: eight floats move as two 16-byte
+		// words, where a memmove call per eight floats costs several times
+		// the move.
+		in := (*[32]float32)(v[32*s:])
+		*(*[8]float32)(dst[s*8:]) = [8]float32(in[0:8])
+		*(*[8]float32)(dst[(steps+s)*8:]) = [8]float32(in[8:16])
+		*(*[8]float32)(dst[(2*steps+s)*8:]) = [8]float32(in[16:24])
+		*(*[8]float32)(dst[(3*steps+s)*8:]) = [8]float32(in[24:32])
+	}
+	copy(dst[main:], v[main:])
+}

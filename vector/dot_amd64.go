@@ -14,6 +14,9 @@ func dotQ16AVX2(q *int16, c *int8, n int) int32
 //go:noescape
 func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
 
+//go:noescape
+func dot3x4PackedAVX2(q0, q1, q2, r0 *float32, dim int, out, scratch *float32)
+
 var haveAVX2 = cpu.X86.HasAVX2
 
 // haveDot3 is the condition under which vek32.Dot runs its AVX2 kernel,
@@ -46,4 +49,31 @@ func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
 	_, _, _ = q1[dim-1], q2[dim-1], rows[n*dim-1]
 	_, _ = out1[n-1], out2[n-1]
 	dot3RowsAVX2(&q0[0], &q1[0], &q2[0], &rows[0], dim, n, &out0[0], &out1[0], &out2[0])
+}
+
+// packable reports whether vectors of dim components are scored packed
+// (packPhases, dot3x4Packed): on the AVX2 path, with at least one
+// 32-element step.
+func packable(dim int) bool { return haveDot3 && dim >= 32 }
+
+// dot3x4Packed scores three packed queries against the packed rows, four
+// at a time, as vek32.Dot scores the unpacked vectors, bit for bit; it
+// returns how many rows it scored (a multiple of four), leaving the rest
+// to the caller.
+func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float32) int {
+	n := len(out0) / 4 * 4
+	if n == 0 {
+		return 0
+	}
+	_, _, _ = q0[dim-1], q1[dim-1], q2[dim-1]
+	_, _, _ = rows[n*dim-1], out1[n-1], out2[n-1]
+	var o [12]float32
+	var scratch [96]float32
+	for r := 0; r < n; r += 4 {
+		dot3x4PackedAVX2(&q0[0], &q1[0], &q2[0], &rows[r*dim], dim, &o[0], &scratch[0])
+		for i := range 4 {
+			out0[r+i], out1[r+i], out2[r+i] = o[3*i], o[3*i+1], o[3*i+2]
+		}
+	}
+	return n
 }

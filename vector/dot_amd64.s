@@ -201,3 +201,221 @@ dot3store:
 dot3done:
 	VZEROUPPER
 	RET
+
+// The pieces of dot3x4PackedAVX2, written once: the twelve accumulators
+// zeroed; one 8-element step of a phase (seven loads, twelve FMAs); the
+// accumulators stored to scratch, added to it and stored, or added to it;
+// and vek's horizontal sum of one accumulator (y, its low half x).
+#define TILE_ZERO \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+#define TILE_STEP \
+	VMOVUPS (R8)(CX*1), Y12; \
+	VMOVUPS (R9)(CX*1), Y13; \
+	VMOVUPS (R10)(CX*1), Y14; \
+	VMOVUPS (SI)(CX*1), Y15; \
+	VFMADD231PS Y12, Y15, Y0; \
+	VFMADD231PS Y13, Y15, Y1; \
+	VFMADD231PS Y14, Y15, Y2; \
+	VMOVUPS (R11)(CX*1), Y15; \
+	VFMADD231PS Y12, Y15, Y3; \
+	VFMADD231PS Y13, Y15, Y4; \
+	VFMADD231PS Y14, Y15, Y5; \
+	VMOVUPS (R12)(CX*1), Y15; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VFMADD231PS Y14, Y15, Y8; \
+	VMOVUPS (R13)(CX*1), Y15; \
+	VFMADD231PS Y12, Y15, Y9; \
+	VFMADD231PS Y13, Y15, Y10; \
+	VFMADD231PS Y14, Y15, Y11
+
+#define TILE_SAVE \
+	VMOVUPS Y0, 0(BX); \
+	VMOVUPS Y1, 32(BX); \
+	VMOVUPS Y2, 64(BX); \
+	VMOVUPS Y3, 96(BX); \
+	VMOVUPS Y4, 128(BX); \
+	VMOVUPS Y5, 160(BX); \
+	VMOVUPS Y6, 192(BX); \
+	VMOVUPS Y7, 224(BX); \
+	VMOVUPS Y8, 256(BX); \
+	VMOVUPS Y9, 288(BX); \
+	VMOVUPS Y10, 320(BX); \
+	VMOVUPS Y11, 352(BX)
+
+#define TILE_ADD_SAVE \
+	VADDPS  0(BX), Y0, Y0; \
+	VMOVUPS Y0, 0(BX); \
+	VADDPS  32(BX), Y1, Y1; \
+	VMOVUPS Y1, 32(BX); \
+	VADDPS  64(BX), Y2, Y2; \
+	VMOVUPS Y2, 64(BX); \
+	VADDPS  96(BX), Y3, Y3; \
+	VMOVUPS Y3, 96(BX); \
+	VADDPS  128(BX), Y4, Y4; \
+	VMOVUPS Y4, 128(BX); \
+	VADDPS  160(BX), Y5, Y5; \
+	VMOVUPS Y5, 160(BX); \
+	VADDPS  192(BX), Y6, Y6; \
+	VMOVUPS Y6, 192(BX); \
+	VADDPS  224(BX), Y7, Y7; \
+	VMOVUPS Y7, 224(BX); \
+	VADDPS  256(BX), Y8, Y8; \
+	VMOVUPS Y8, 256(BX); \
+	VADDPS  288(BX), Y9, Y9; \
+	VMOVUPS Y9, 288(BX); \
+	VADDPS  320(BX), Y10, Y10; \
+	VMOVUPS Y10, 320(BX); \
+	VADDPS  352(BX), Y11, Y11; \
+	VMOVUPS Y11, 352(BX)
+
+#define TILE_ADD \
+	VADDPS  0(BX), Y0, Y0; \
+	VADDPS  32(BX), Y1, Y1; \
+	VADDPS  64(BX), Y2, Y2; \
+	VADDPS  96(BX), Y3, Y3; \
+	VADDPS  128(BX), Y4, Y4; \
+	VADDPS  160(BX), Y5, Y5; \
+	VADDPS  192(BX), Y6, Y6; \
+	VADDPS  224(BX), Y7, Y7; \
+	VADDPS  256(BX), Y8, Y8; \
+	VADDPS  288(BX), Y9, Y9; \
+	VADDPS  320(BX), Y10, Y10; \
+	VADDPS  352(BX), Y11, Y11
+
+#define HSUM(y, x) \
+	VEXTRACTF128 $0x01, y, X15; \
+	VADDPS X15, x, x; \
+	VPERMILPD $0x01, x, X15; \
+	VADDPS X15, x, x; \
+	VMOVSHDUP x, X15; \
+	VADDSS X15, x, x
+
+// func dot3x4PackedAVX2(q0, q1, q2, r0 *float32, dim int, out, scratch *float32)
+//
+// Scores three queries against four consecutive rows (r0 + i·dim), all
+// packed phase-major (see packPhases), out[3·row+query], bit for bit as
+// vek's Dot_AVX2_F32 scores the unpacked vectors; dim ≥ 32. vek's four
+// 8-lane accumulators are independent chains until they are added,
+// ((a0+a1)+a2)+a3, so each is computed in its own phase over the packed
+// run of its elements: a phase needs one accumulator per (query, row)
+// pair — twelve, in Y0–Y11 — with the queries in Y12–Y14 and each row's
+// vector in Y15 in turn: seven loads for twelve FMAs, against sixteen for
+// twelve when all four accumulators of three pairs must be live. After
+// each phase the pairs' running sums in scratch (12 × 8 floats) take the
+// phase's accumulator, in vek's order of additions; the horizontal sum and
+// the scalar tail (the dim mod 32 elements packing leaves in place, by FMA
+// in order) follow vek's.
+TEXT ·dot3x4PackedAVX2(SB), NOSPLIT, $0-56
+	MOVQ q0+0(FP), R8
+	MOVQ q1+8(FP), R9
+	MOVQ q2+16(FP), R10
+	MOVQ r0+24(FP), SI
+	MOVQ dim+32(FP), DX
+	MOVQ out+40(FP), DI
+	MOVQ scratch+48(FP), BX
+	MOVQ DX, R14
+	SHLQ $2, R14
+	LEAQ (SI)(R14*1), R11
+	LEAQ (R11)(R14*1), R12
+	LEAQ (R12)(R14*1), R13
+	MOVQ DX, AX
+	ANDQ $-32, AX              // main elements = main·4 bytes / 4 phases
+	MOVQ AX, R14               // bytes per phase
+	XORQ CX, CX                // phase start
+	MOVQ R14, DX               // phase end
+
+	TILE_ZERO
+dot34phase0:
+	TILE_STEP
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  dot34phase0
+	TILE_SAVE
+	ADDQ R14, DX
+	TILE_ZERO
+dot34phase1:
+	TILE_STEP
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  dot34phase1
+	TILE_ADD_SAVE
+	ADDQ R14, DX
+	TILE_ZERO
+dot34phase2:
+	TILE_STEP
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  dot34phase2
+	TILE_ADD_SAVE
+	ADDQ R14, DX
+	TILE_ZERO
+dot34phase3:
+	TILE_STEP
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  dot34phase3
+	TILE_ADD
+	HSUM(Y0, X0)
+	HSUM(Y1, X1)
+	HSUM(Y2, X2)
+	HSUM(Y3, X3)
+	HSUM(Y4, X4)
+	HSUM(Y5, X5)
+	HSUM(Y6, X6)
+	HSUM(Y7, X7)
+	HSUM(Y8, X8)
+	HSUM(Y9, X9)
+	HSUM(Y10, X10)
+	HSUM(Y11, X11)
+	MOVQ dim+32(FP), DX
+	MOVQ AX, CX
+	CMPQ CX, DX
+	JE   dot34store
+dot34tail:
+	VMOVSS (SI)(CX*4), X15
+	VFMADD231SS (R8)(CX*4), X15, X0
+	VFMADD231SS (R9)(CX*4), X15, X1
+	VFMADD231SS (R10)(CX*4), X15, X2
+	VMOVSS (R11)(CX*4), X15
+	VFMADD231SS (R8)(CX*4), X15, X3
+	VFMADD231SS (R9)(CX*4), X15, X4
+	VFMADD231SS (R10)(CX*4), X15, X5
+	VMOVSS (R12)(CX*4), X15
+	VFMADD231SS (R8)(CX*4), X15, X6
+	VFMADD231SS (R9)(CX*4), X15, X7
+	VFMADD231SS (R10)(CX*4), X15, X8
+	VMOVSS (R13)(CX*4), X15
+	VFMADD231SS (R8)(CX*4), X15, X9
+	VFMADD231SS (R9)(CX*4), X15, X10
+	VFMADD231SS (R10)(CX*4), X15, X11
+	INCQ CX
+	CMPQ CX, DX
+	JNE  dot34tail
+dot34store:
+	VMOVSS X0, 0(DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	VMOVSS X4, 16(DI)
+	VMOVSS X5, 20(DI)
+	VMOVSS X6, 24(DI)
+	VMOVSS X7, 28(DI)
+	VMOVSS X8, 32(DI)
+	VMOVSS X9, 36(DI)
+	VMOVSS X10, 40(DI)
+	VMOVSS X11, 44(DI)
+	VZEROUPPER
+	RET

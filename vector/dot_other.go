@@ -7,3 +7,7 @@ func dotQ16(q []int16, c []int8) int32 { return dotQ16Go(q, c) }
 func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
 	dot3RowsGo(q0, q1, q2, rows, out0, out1, out2)
 }
+
+func packable(int) bool { return false }
+
+func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float32) int { return 0 }

@@ -78,6 +78,16 @@ func BenchmarkDotQ16(b *testing.B) {
 	})
 }
 
+// mixedVec returns n normal components scaled by powers of ten from 1e-3
+// to 1e3, so that a different summation order would change the sums.
+func mixedVec(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+	}
+	return v
+}
+
 // TestDot3RowsMatchesVek: the three-query kernel gives vek32.Dot's scores
 // bit for bit, for every dimension up to 130 (every tail length, with and
 // without the 32-wide main loop) and the common embedding sizes, rows of
@@ -88,20 +98,56 @@ func TestDot3RowsMatchesVek(t *testing.T) {
 	for d := 1; d <= 130; d++ {
 		dims = append(dims, d)
 	}
-	vec := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
-		}
-		return v
-	}
+	vec := func(n int) []float32 { return mixedVec(r, n) }
 	for _, d := range dims {
-		for _, n := range []int{1, 2, 5} {
+		for _, n := range []int{1, 2, 3, 5, 7} {
 			q0, q1, q2, rows := vec(d), vec(d), vec(d), vec(n*d+3)
 			out := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
 			dot3Rows(q0, q1, q2, rows, out[0], out[1], out[2])
 			for k, q := range [][]float32{q0, q1, q2} {
 				for i := range n {
+					want := vek32.Dot(q, rows[i*d:(i+1)*d])
+					if math.Float32bits(out[k][i]) != math.Float32bits(want) {
+						t.Fatalf("dim %d, query %d, row %d: %v, vek32.Dot %v", d, k, i, out[k][i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDot3x4PackedMatchesVek: the packed 3-query × 4-row kernel gives
+// vek32.Dot's scores of the unpacked vectors bit for bit, for every
+// dimension from 32 to 130 (every tail length) and the common embedding
+// sizes.
+func TestDot3x4PackedMatchesVek(t *testing.T) {
+	if !packable(32) {
+		t.Skip("no packed kernel on this machine")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	dims := []int{256, 384, 768, 1000, 1024, 1536, 4096}
+	for d := 32; d <= 130; d++ {
+		dims = append(dims, d)
+	}
+	vec := func(n int) []float32 { return mixedVec(r, n) }
+	pack := func(v []float32, d int) []float32 {
+		out := make([]float32, len(v))
+		for i := 0; i < len(v); i += d {
+			packPhases(out[i:i+d], v[i:i+d])
+		}
+		return out
+	}
+	for _, d := range dims {
+		for _, n := range []int{4, 8, 11} {
+			qs := [3][]float32{vec(d), vec(d), vec(d)}
+			rows := vec(n * d)
+			out := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
+			done := dot3x4Packed(pack(qs[0], d), pack(qs[1], d), pack(qs[2], d), pack(rows, d), d, out[0], out[1], out[2])
+			if done != n/4*4 {
+				t.Fatalf("dim %d: scored %d of %d rows, want %d", d, done, n, n/4*4)
+			}
+			for k, q := range qs {
+				for i := range done {
 					want := vek32.Dot(q, rows[i*d:(i+1)*d])
 					if math.Float32bits(out[k][i]) != math.Float32bits(want) {
 						t.Fatalf("dim %d, query %d, row %d: %v, vek32.Dot %v", d, k, i, out[k][i], want)

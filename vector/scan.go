@@ -3,6 +3,7 @@ package vector
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -109,10 +110,13 @@ type kernel interface {
 // kernel3 is a kernel that can also score three queries in one pass over
 // the rows, each exactly as score would: batch search then reads each row
 // once per three queries, so that it is bound by arithmetic rather than by
-// loading rows.
+// loading rows. pack may rearrange a chunk of rows once (into buf, which
+// holds the chunk's rowBytes) for all the score3 calls over it, and
+// returns what they receive (nil: nothing packed).
 type kernel3 interface {
 	kernel
-	score3(qi, lo, hi int, out0, out1, out2 []float32)
+	pack(lo, hi int, buf []float32) []float32
+	score3(qi, lo, hi int, packed []float32, out0, out1, out2 []float32)
 }
 
 type cand struct {
@@ -180,8 +184,15 @@ func (t *topk) push(c cand) {
 // The threshold test comes first, so exclusions cost nothing for rows that
 // would not enter the heap anyway.
 func (t *topk) feed(lo int, scores []float32, ex []int32) {
+	// Until the heap is full every score enters; then the root's score
+	// is the bar, kept in a local so that the loop reads no memory for
+	// the scores turned away (nearly all of them).
+	bar := float32(math.Inf(-1))
+	if len(t.h) == t.k {
+		bar = t.h[0].score
+	}
 	for j, s := range scores {
-		if len(t.h) == t.k && s < t.h[0].score {
+		if s < bar {
 			continue
 		}
 		idx := int32(lo + j)
@@ -191,6 +202,9 @@ func (t *topk) feed(lo int, scores []float32, ex []int32) {
 			}
 		}
 		t.push(cand{s, idx})
+		if len(t.h) == t.k {
+			bar = t.h[0].score
+		}
 	}
 }
 
@@ -217,16 +231,26 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 	if c := (n + 4*workers - 1) / (4 * workers); c < chunk {
 		chunk = max(16, c) // enough chunks to keep every worker busy
 	}
+	if chunk >= 16 {
+		chunk &^= 3 // whole tiles of the four-row batch kernel
+	}
 	nchunks := (n + chunk - 1) / chunk
 	workers = max(1, min(workers, nchunks))
 	batch := max(1, min(nq, maxHeapEntries/(workers*kk)))
 
 	k3, _ := kern.(kernel3)
+	if nq < 3 {
+		k3 = nil
+	}
 	heaps := make([][]topk, workers)
 	scratch := make([][]float32, workers)
+	packBuf := make([][]float32, workers)
 	for w := range workers {
 		heaps[w] = make([]topk, batch)
 		scratch[w] = make([]float32, 3*chunk)
+		if k3 != nil {
+			packBuf[w] = make([]float32, chunk*rowBytes/4)
+		}
 	}
 	for q0 := 0; q0 < nq; q0 += batch {
 		q1 := min(nq, q0+batch)
@@ -238,7 +262,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 				hs[i] = topk{k: kk, h: hs[i].h[:0], ids: ids}
 			}
 			wg.Add(1)
-			go func(hs []topk, buf []float32) {
+			go func(hs []topk, buf, pbuf []float32) {
 				defer wg.Done()
 				for {
 					c := int(next.Add(1)) - 1
@@ -249,10 +273,14 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 					hi := min(n, lo+chunk)
 					m := hi - lo
 					sc := [3][]float32{buf[:m], buf[chunk : chunk+m], buf[2*chunk : 2*chunk+m]}
+					var packed []float32
+					if k3 != nil && q1-q0 >= 3 {
+						packed = k3.pack(lo, hi, pbuf)
+					}
 					for qi := q0; qi < q1; {
 						nb := 1
 						if k3 != nil && q1-qi >= 3 {
-							k3.score3(qi, lo, hi, sc[0], sc[1], sc[2])
+							k3.score3(qi, lo, hi, packed, sc[0], sc[1], sc[2])
 							nb = 3
 						} else {
 							kern.score(qi, lo, hi, sc[0])
@@ -267,7 +295,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 						qi += nb
 					}
 				}
-			}(hs, scratch[w])
+			}(hs, scratch[w], packBuf[w])
 		}
 		wg.Wait()
 		for qi := q0; qi < q1; qi++ {

@@ -6,7 +6,12 @@
 // `r2med synth --combined N --out DIR` writes them.
 //
 //	java -Xmx4g -cp /usr/share/java/lucene-core-8.7.0.jar:/usr/share/java/lucene-analyzers-common-8.7.0.jar \
-//	    bench/lucene/LuceneBench.java DIR [--threads 1,2] [--passes 5] [--k 100] [--index DIR2] [--run FILE]
+//	    bench/lucene/LuceneBench.java DIR [--threads 1,2] [--passes 5] [--warmup 3] [--modes top-k,exhaustive]
+//	    [--k 100] [--index DIR2 [--reuse]] [--run FILE]
+//
+// --index keeps the Lucene index in DIR2 (default: a temporary directory,
+// removed at the end); --reuse searches the index already there instead of
+// building it again.
 //
 // Queries are built as Anserini's bag-of-words generator builds them (one
 // SHOULD TermQuery per distinct analyzed term, boosted by its count) before
@@ -36,13 +41,15 @@ import org.apache.lucene.store.FSDirectory;
 public class LuceneBench {
   public static void main(String[] args) throws Exception {
     if (args.length < 1) {
-      System.err.println("usage: LuceneBench DIR [--threads 1,2] [--passes 5] [--k 100] [--index DIR2] [--run FILE]");
+      System.err.println("usage: LuceneBench DIR [--threads 1,2] [--passes 5] [--warmup 3] [--modes top-k,exhaustive] [--k 100] [--index DIR2 [--reuse]] [--run FILE]");
       System.exit(2);
     }
     Path dir = Paths.get(args[0]);
     int[] threads = {1, 2};
-    int passes = 5, k = 100;
+    int passes = 5, k = 100, warmup = 3;
+    Set<String> only = null;
     Path indexDir = null, runFile = null;
+    boolean reuse = false;
     for (int i = 1; i < args.length; i += 2) {
       switch (args[i]) {
         case "--threads": threads = Arrays.stream(args[i + 1].split(",")).mapToInt(Integer::parseInt).toArray(); break;
@@ -50,6 +57,9 @@ public class LuceneBench {
         case "--k": k = Integer.parseInt(args[i + 1]); break;
         case "--index": indexDir = Paths.get(args[i + 1]); break;
         case "--run": runFile = Paths.get(args[i + 1]); break;
+        case "--reuse": reuse = true; i--; break;
+        case "--warmup": warmup = Integer.parseInt(args[i + 1]); break;
+        case "--modes": only = new HashSet<>(Arrays.asList(args[i + 1].split(","))); break;
         default: throw new IllegalArgumentException("unknown flag " + args[i]);
       }
     }
@@ -58,24 +68,17 @@ public class LuceneBench {
     boolean temp = indexDir == null;
     if (temp) indexDir = Files.createTempDirectory("lucene-bench");
 
-    List<String[]> docs = readJsonl(dir.resolve("corpus.jsonl"));
-    long t0 = System.nanoTime();
-    IndexWriterConfig cfg = new IndexWriterConfig(analyzer).setSimilarity(sim).setRAMBufferSizeMB(512)
-        .setOpenMode(IndexWriterConfig.OpenMode.CREATE);
-    try (FSDirectory d = FSDirectory.open(indexDir); IndexWriter w = new IndexWriter(d, cfg)) {
-      for (String[] doc : docs) {
-        Document ld = new Document();
-        ld.add(new StringField("id", doc[0], Field.Store.YES));
-        ld.add(new TextField("contents", doc[1], Field.Store.NO));
-        w.addDocument(ld);
+    boolean exists = false;
+    if (reuse && !temp) {
+      try (FSDirectory d = FSDirectory.open(indexDir)) {
+        exists = DirectoryReader.indexExists(d);
       }
-      w.forceMerge(1);
-      w.commit();
     }
-    double indexSec = (System.nanoTime() - t0) / 1e9;
-    System.out.printf("lucene %s: indexed %d documents in %.2f s (%.0f docs/s), one segment%n",
-        org.apache.lucene.util.Version.LATEST, docs.size(), indexSec, docs.size() / indexSec);
-    docs = null;
+    if (exists) {
+      System.out.printf("lucene %s: reusing the index in %s%n", org.apache.lucene.util.Version.LATEST, indexDir);
+    } else {
+      index(dir, indexDir, analyzer, sim);
+    }
 
     List<String[]> qs = readJsonl(dir.resolve("query.jsonl"));
     BooleanQuery.setMaxClauseCount(Integer.MAX_VALUE);
@@ -105,7 +108,8 @@ public class LuceneBench {
         return c.topDocs();
       });
       for (Map.Entry<String, Searcher> m : modes.entrySet()) {
-        for (int p = 0; p < 3; p++) pass(m.getValue(), queries, 1, null); // JIT warm-up
+        if (only != null && !only.contains(m.getKey())) continue;
+        for (int p = 0; p < warmup; p++) pass(m.getValue(), queries, 1, null); // JIT warm-up
         for (int t : threads) {
           double[] qps = new double[passes];
           List<Long> lat = new ArrayList<>();
@@ -134,6 +138,26 @@ public class LuceneBench {
         }
       }
     }
+  }
+
+  static void index(Path dir, Path indexDir, Analyzer analyzer, BM25Similarity sim) throws IOException {
+    List<String[]> docs = readJsonl(dir.resolve("corpus.jsonl"));
+    long t0 = System.nanoTime();
+    IndexWriterConfig cfg = new IndexWriterConfig(analyzer).setSimilarity(sim).setRAMBufferSizeMB(512)
+        .setOpenMode(IndexWriterConfig.OpenMode.CREATE);
+    try (FSDirectory d = FSDirectory.open(indexDir); IndexWriter w = new IndexWriter(d, cfg)) {
+      for (String[] doc : docs) {
+        Document ld = new Document();
+        ld.add(new StringField("id", doc[0], Field.Store.YES));
+        ld.add(new TextField("contents", doc[1], Field.Store.NO));
+        w.addDocument(ld);
+      }
+      w.forceMerge(1);
+      w.commit();
+    }
+    double sec = (System.nanoTime() - t0) / 1e9;
+    System.out.printf("lucene %s: indexed %d documents in %.2f s (%.0f docs/s), one segment%n",
+        org.apache.lucene.util.Version.LATEST, docs.size(), sec, docs.size() / sec);
   }
 
   interface Searcher {
