@@ -303,39 +303,43 @@ dot3done:
 	VMOVSHDUP x, X15; \
 	VADDSS X15, x, x
 
-// func dot3x4PackedAVX2(q0, q1, q2, r0 *float32, dim int, out, scratch *float32)
+// func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
 //
-// Scores three queries against four consecutive rows (r0 + i·dim), all
-// packed phase-major (see packPhases), out[3·row+query], bit for bit as
-// vek's Dot_AVX2_F32 scores the unpacked vectors; dim ≥ 32. vek's four
-// 8-lane accumulators are independent chains until they are added,
-// ((a0+a1)+a2)+a3, so each is computed in its own phase over the packed
-// run of its elements: a phase needs one accumulator per (query, row)
-// pair — twelve, in Y0–Y11 — with the queries in Y12–Y14 and each row's
-// vector in Y15 in turn: seven loads for twelve FMAs, against sixteen for
-// twelve when all four accumulators of three pairs must be live. After
-// each phase the pairs' running sums in scratch (12 × 8 floats) take the
-// phase's accumulator, in vek's order of additions; the horizontal sum and
-// the scalar tail (the dim mod 32 elements packing leaves in place, by FMA
-// in order) follow vek's.
-TEXT ·dot3x4PackedAVX2(SB), NOSPLIT, $0-56
+// Scores three queries against n rows (a multiple of four, dim apart),
+// all packed phase-major (see packPhases), four rows at a time:
+// out_k[r] = q_k · row r, bit for bit as vek's Dot_AVX2_F32 scores the
+// unpacked vectors; dim ≥ 32. vek's four 8-lane accumulators are
+// independent chains until they are added, ((a0+a1)+a2)+a3, so each is
+// computed in its own phase over the packed run of its elements: a phase
+// needs one accumulator per (query, row) pair — twelve, in Y0–Y11 — with
+// the queries in Y12–Y14 and each row's vector in Y15 in turn: seven loads
+// for twelve FMAs, against sixteen for twelve when all four accumulators
+// of three pairs must be live. After each phase the pairs' running sums in
+// scratch (12 × 8 floats) take the phase's accumulator, in vek's order of
+// additions; the horizontal sum and the scalar tail (the dim mod 32
+// elements packing leaves in place, by FMA in order) follow vek's. The
+// scores are stored straight into out0–out2, and the loop over the rows
+// runs here, so a chunk of rows costs one call.
+TEXT ·dot3x4PackedAVX2(SB), NOSPLIT, $0-80
 	MOVQ q0+0(FP), R8
 	MOVQ q1+8(FP), R9
 	MOVQ q2+16(FP), R10
-	MOVQ r0+24(FP), SI
-	MOVQ dim+32(FP), DX
-	MOVQ out+40(FP), DI
-	MOVQ scratch+48(FP), BX
-	MOVQ DX, R14
-	SHLQ $2, R14
+	MOVQ rows+24(FP), SI
+	MOVQ dim+32(FP), R14
+	SHLQ $2, R14               // row bytes
+	MOVQ dim+32(FP), R15
+	ANDQ $-32, R15             // bytes per phase: main elements · 4 bytes / 4 phases
+	MOVQ scratch+72(FP), BX
+	CMPQ n+40(FP), $0
+	JLE  dot34done
+
+dot34tile:
 	LEAQ (SI)(R14*1), R11
 	LEAQ (R11)(R14*1), R12
 	LEAQ (R12)(R14*1), R13
-	MOVQ DX, AX
-	ANDQ $-32, AX              // main elements = main·4 bytes / 4 phases
-	MOVQ AX, R14               // bytes per phase
-	XORQ CX, CX                // phase start
-	MOVQ R14, DX               // phase end
+	XORQ DI, DI                // phase start
+	XORQ CX, CX
+	MOVQ R15, DX               // phase end
 
 	TILE_ZERO
 dot34phase0:
@@ -344,7 +348,9 @@ dot34phase0:
 	CMPQ CX, DX
 	JNE  dot34phase0
 	TILE_SAVE
-	ADDQ R14, DX
+	ADDQ R15, DI
+	MOVQ DI, CX
+	LEAQ (DI)(R15*1), DX
 	TILE_ZERO
 dot34phase1:
 	TILE_STEP
@@ -352,7 +358,9 @@ dot34phase1:
 	CMPQ CX, DX
 	JNE  dot34phase1
 	TILE_ADD_SAVE
-	ADDQ R14, DX
+	ADDQ R15, DI
+	MOVQ DI, CX
+	LEAQ (DI)(R15*1), DX
 	TILE_ZERO
 dot34phase2:
 	TILE_STEP
@@ -360,7 +368,9 @@ dot34phase2:
 	CMPQ CX, DX
 	JNE  dot34phase2
 	TILE_ADD_SAVE
-	ADDQ R14, DX
+	ADDQ R15, DI
+	MOVQ DI, CX
+	LEAQ (DI)(R15*1), DX
 	TILE_ZERO
 dot34phase3:
 	TILE_STEP
@@ -381,7 +391,8 @@ dot34phase3:
 	HSUM(Y10, X10)
 	HSUM(Y11, X11)
 	MOVQ dim+32(FP), DX
-	MOVQ AX, CX
+	MOVQ DX, CX
+	ANDQ $-32, CX
 	CMPQ CX, DX
 	JE   dot34store
 dot34tail:
@@ -405,17 +416,30 @@ dot34tail:
 	CMPQ CX, DX
 	JNE  dot34tail
 dot34store:
-	VMOVSS X0, 0(DI)
-	VMOVSS X1, 4(DI)
-	VMOVSS X2, 8(DI)
-	VMOVSS X3, 12(DI)
-	VMOVSS X4, 16(DI)
-	VMOVSS X5, 20(DI)
-	VMOVSS X6, 24(DI)
-	VMOVSS X7, 28(DI)
-	VMOVSS X8, 32(DI)
-	VMOVSS X9, 36(DI)
-	VMOVSS X10, 40(DI)
-	VMOVSS X11, 44(DI)
+	MOVQ out0+48(FP), AX
+	VMOVSS X0, 0(AX)
+	VMOVSS X3, 4(AX)
+	VMOVSS X6, 8(AX)
+	VMOVSS X9, 12(AX)
+	ADDQ $16, AX
+	MOVQ AX, out0+48(FP)
+	MOVQ out1+56(FP), AX
+	VMOVSS X1, 0(AX)
+	VMOVSS X4, 4(AX)
+	VMOVSS X7, 8(AX)
+	VMOVSS X10, 12(AX)
+	ADDQ $16, AX
+	MOVQ AX, out1+56(FP)
+	MOVQ out2+64(FP), AX
+	VMOVSS X2, 0(AX)
+	VMOVSS X5, 4(AX)
+	VMOVSS X8, 8(AX)
+	VMOVSS X11, 12(AX)
+	ADDQ $16, AX
+	MOVQ AX, out2+64(FP)
+	LEAQ (R13)(R14*1), SI
+	SUBQ $4, n+40(FP)
+	JG   dot34tile
+dot34done:
 	VZEROUPPER
 	RET
