@@ -17,6 +17,9 @@ func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float
 //go:noescape
 func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
 
+//go:noescape
+func firstNotBelowAVX2(s *float32, n int, bar float32) int
+
 var haveAVX2 = cpu.X86.HasAVX2
 
 // haveDot3 is the condition under which vek32.Dot runs its AVX2 kernel,
@@ -70,4 +73,18 @@ func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float3
 	var scratch [96]float32
 	dot3x4PackedAVX2(&q0[0], &q1[0], &q2[0], &rows[0], dim, n, &out0[0], &out1[0], &out2[0], &scratch[0])
 	return n
+}
+
+// firstNotBelow returns the index of the first score that is not below
+// bar (!(s[i] < bar)), or len(s): the heap's threshold test, eight scores
+// per comparison.
+func firstNotBelow(s []float32, bar float32) int {
+	n := len(s) &^ 7
+	i := n
+	if haveAVX2 && n > 0 {
+		if i = firstNotBelowAVX2(&s[0], n, bar); i < n {
+			return i
+		}
+	}
+	return firstNotBelowGo(s, i, bar)
 }

@@ -191,10 +191,12 @@ func (t *topk) feed(lo int, scores []float32, ex []int32) {
 	if len(t.h) == t.k {
 		bar = t.h[0].score
 	}
-	for j, s := range scores {
-		if s < bar {
-			continue
+	for j := 0; j < len(scores); j++ {
+		// Skip, eight at a time, the scores below the bar.
+		if j += firstNotBelow(scores[j:], bar); j == len(scores) {
+			break
 		}
+		s := scores[j]
 		idx := int32(lo + j)
 		if len(ex) > 0 {
 			if _, found := slices.BinarySearch(ex, idx); found {
