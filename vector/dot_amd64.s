@@ -303,6 +303,17 @@ dot3done:
 	VMOVSHDUP x, X15; \
 	VADDSS X15, x, x
 
+// STORE4(out, a, b, c, d) stores the scores a–d of four consecutive rows
+// at the pointer in argument out and advances it past them.
+#define STORE4(out, a, b, c, d) \
+	MOVQ   out, AX; \
+	VMOVSS a, 0(AX); \
+	VMOVSS b, 4(AX); \
+	VMOVSS c, 8(AX); \
+	VMOVSS d, 12(AX); \
+	ADDQ   $16, AX; \
+	MOVQ   AX, out
+
 // func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
 //
 // Scores three queries against n rows (a multiple of four, dim apart),
@@ -416,27 +427,9 @@ dot34tail:
 	CMPQ CX, DX
 	JNE  dot34tail
 dot34store:
-	MOVQ out0+48(FP), AX
-	VMOVSS X0, 0(AX)
-	VMOVSS X3, 4(AX)
-	VMOVSS X6, 8(AX)
-	VMOVSS X9, 12(AX)
-	ADDQ $16, AX
-	MOVQ AX, out0+48(FP)
-	MOVQ out1+56(FP), AX
-	VMOVSS X1, 0(AX)
-	VMOVSS X4, 4(AX)
-	VMOVSS X7, 8(AX)
-	VMOVSS X10, 12(AX)
-	ADDQ $16, AX
-	MOVQ AX, out1+56(FP)
-	MOVQ out2+64(FP), AX
-	VMOVSS X2, 0(AX)
-	VMOVSS X5, 4(AX)
-	VMOVSS X8, 8(AX)
-	VMOVSS X11, 12(AX)
-	ADDQ $16, AX
-	MOVQ AX, out2+64(FP)
+	STORE4(out0+48(FP), X0, X3, X6, X9)
+	STORE4(out1+56(FP), X1, X4, X7, X10)
+	STORE4(out2+64(FP), X2, X5, X8, X11)
 	LEAQ (R13)(R14*1), SI
 	SUBQ $4, n+40(FP)
 	JG   dot34tile

@@ -111,8 +111,9 @@ type kernel interface {
 // the rows, each exactly as score would: batch search then reads each row
 // once per three queries, so that it is bound by arithmetic rather than by
 // loading rows. pack may rearrange a chunk of rows once (into buf, which
-// holds the chunk's rowBytes) for all the score3 calls over it, and
-// returns what they receive (nil: nothing packed).
+// holds the chunk's rowBytes) for all the score3 calls over it, or hand
+// out the chunk of a copy rearranged beforehand, and returns what they
+// receive (nil: nothing packed).
 type kernel3 interface {
 	kernel
 	pack(lo, hi int, buf []float32) []float32
