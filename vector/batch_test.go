@@ -109,3 +109,75 @@ func TestScore3ReadsPackedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedRowsCache: a store built in memory packs its rows once, on its
+// first batch search, and batch search then scores from that copy (pack
+// hands out slices of it, not a chunk buffer); the copy is dropped by Add
+// and rebuilt with the new rows, so results stay bit for bit those of
+// single-query search; a store over mapped rows (FromRows) keeps no copy.
+func TestPackedRowsCache(t *testing.T) {
+	const dim, n, more = 96, 61, 7
+	if !packable(dim) {
+		t.Skip("no packed kernel on this machine")
+	}
+	rows := randRows(21, n+more, dim)
+	ids := seqIDs(n + more)
+	qs := randRows(22, 5, dim)
+	f := buildFlat(t, Dot, rows[:n], ids[:n])
+	if f.packed != nil {
+		t.Fatal("rows packed before any batch search")
+	}
+	check := func(stage string, rowCount int) {
+		t.Helper()
+		got, err := f.Search(qs, rowCount, SearchOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.packed) != rowCount*dim {
+			t.Fatalf("%s: packed copy holds %d values, want %d", stage, len(f.packed), rowCount*dim)
+		}
+		want := make([]float32, dim)
+		for r := range rowCount {
+			packPhases(want, f.Row(r))
+			for j, x := range want {
+				if math.Float32bits(f.packed[r*dim+j]) != math.Float32bits(x) {
+					t.Fatalf("%s: packed row %d differs at %d", stage, r, j)
+				}
+			}
+		}
+		if p := newFloatKernel(f, qs).pack(8, 16, make([]float32, 8*dim)); &p[0] != &f.packed[8*dim] {
+			t.Fatalf("%s: pack did not hand out the packed copy", stage)
+		}
+		for qi, q := range qs {
+			one, err := f.Search([][]float32{q}, rowCount, SearchOptions{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBits(t, fmt.Sprintf("%s, query %d", stage, qi), got[qi], one[0])
+		}
+	}
+	check("first batch", n)
+	first := &f.packed[0]
+	check("second batch", n)
+	if &f.packed[0] != first {
+		t.Fatal("second batch packed the rows again")
+	}
+	if err := f.AddAll(ids[n:], rows[n:]); err != nil {
+		t.Fatal(err)
+	}
+	if f.packed != nil {
+		t.Fatal("Add kept the packed copy of the old rows")
+	}
+	check("after Add", n+more)
+
+	m, err := FromRows(dim, Dot, f.IDs(), f.Data(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Search(qs, 10, SearchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.packed != nil || newFloatKernel(m, qs).packed != nil {
+		t.Fatal("a store over mapped rows kept a packed copy")
+	}
+}

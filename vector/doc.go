@@ -32,7 +32,12 @@
 // of queries while it sits in cache, with one bounded heap per worker and
 // query: memory beyond the store is O(workers × batch × k), never a
 // queries × rows matrix, and the batch shrinks so that this stays under 64
-// MiB. See docs/BENCHMARKS.md for throughput against memory bandwidth.
+// MiB. A store built in memory (Add, Read) keeps, from its first search
+// of three queries or more, a second copy of its rows rearranged for the
+// batch kernel (as large as the rows; dropped by Add), so that batches do
+// not rearrange them again; a store over mapped rows (FromRows) keeps no
+// copy and rearranges each chunk as it is searched. See docs/BENCHMARKS.md
+// for throughput against memory bandwidth.
 //
 // # Quantization
 //

@@ -63,3 +63,14 @@ func packPhases(dst, v []float32) {
 	}
 	copy(dst[main:], v[main:])
 }
+
+// firstNotBelowGo returns the index of the first of s[from:] that is not
+// below bar, or len(s).
+func firstNotBelowGo(s []float32, from int, bar float32) int {
+	for i := from; i < len(s); i++ {
+		if !(s[i] < bar) {
+			return i
+		}
+	}
+	return len(s)
+}

@@ -15,7 +15,10 @@ func dotQ16AVX2(q *int16, c *int8, n int) int32
 func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
 
 //go:noescape
-func dot3x4PackedAVX2(q0, q1, q2, r0 *float32, dim int, out, scratch *float32)
+func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
+
+//go:noescape
+func firstNotBelowAVX2(s *float32, n int, bar float32) int
 
 var haveAVX2 = cpu.X86.HasAVX2
 
@@ -67,13 +70,21 @@ func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float3
 	}
 	_, _, _ = q0[dim-1], q1[dim-1], q2[dim-1]
 	_, _, _ = rows[n*dim-1], out1[n-1], out2[n-1]
-	var o [12]float32
 	var scratch [96]float32
-	for r := 0; r < n; r += 4 {
-		dot3x4PackedAVX2(&q0[0], &q1[0], &q2[0], &rows[r*dim], dim, &o[0], &scratch[0])
-		for i := range 4 {
-			out0[r+i], out1[r+i], out2[r+i] = o[3*i], o[3*i+1], o[3*i+2]
+	dot3x4PackedAVX2(&q0[0], &q1[0], &q2[0], &rows[0], dim, n, &out0[0], &out1[0], &out2[0], &scratch[0])
+	return n
+}
+
+// firstNotBelow returns the index of the first score that is not below
+// bar (!(s[i] < bar)), or len(s): the heap's threshold test, eight scores
+// per comparison.
+func firstNotBelow(s []float32, bar float32) int {
+	n := len(s) &^ 7
+	i := n
+	if haveAVX2 && n > 0 {
+		if i = firstNotBelowAVX2(&s[0], n, bar); i < n {
+			return i
 		}
 	}
-	return n
+	return firstNotBelowGo(s, i, bar)
 }

@@ -303,39 +303,54 @@ dot3done:
 	VMOVSHDUP x, X15; \
 	VADDSS X15, x, x
 
-// func dot3x4PackedAVX2(q0, q1, q2, r0 *float32, dim int, out, scratch *float32)
+// STORE4(out, a, b, c, d) stores the scores a–d of four consecutive rows
+// at the pointer in argument out and advances it past them.
+#define STORE4(out, a, b, c, d) \
+	MOVQ   out, AX; \
+	VMOVSS a, 0(AX); \
+	VMOVSS b, 4(AX); \
+	VMOVSS c, 8(AX); \
+	VMOVSS d, 12(AX); \
+	ADDQ   $16, AX; \
+	MOVQ   AX, out
+
+// func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
 //
-// Scores three queries against four consecutive rows (r0 + i·dim), all
-// packed phase-major (see packPhases), out[3·row+query], bit for bit as
-// vek's Dot_AVX2_F32 scores the unpacked vectors; dim ≥ 32. vek's four
-// 8-lane accumulators are independent chains until they are added,
-// ((a0+a1)+a2)+a3, so each is computed in its own phase over the packed
-// run of its elements: a phase needs one accumulator per (query, row)
-// pair — twelve, in Y0–Y11 — with the queries in Y12–Y14 and each row's
-// vector in Y15 in turn: seven loads for twelve FMAs, against sixteen for
-// twelve when all four accumulators of three pairs must be live. After
-// each phase the pairs' running sums in scratch (12 × 8 floats) take the
-// phase's accumulator, in vek's order of additions; the horizontal sum and
-// the scalar tail (the dim mod 32 elements packing leaves in place, by FMA
-// in order) follow vek's.
-TEXT ·dot3x4PackedAVX2(SB), NOSPLIT, $0-56
+// Scores three queries against n rows (a multiple of four, dim apart),
+// all packed phase-major (see packPhases), four rows at a time:
+// out_k[r] = q_k · row r, bit for bit as vek's Dot_AVX2_F32 scores the
+// unpacked vectors; dim ≥ 32. vek's four 8-lane accumulators are
+// independent chains until they are added, ((a0+a1)+a2)+a3, so each is
+// computed in its own phase over the packed run of its elements: a phase
+// needs one accumulator per (query, row) pair — twelve, in Y0–Y11 — with
+// the queries in Y12–Y14 and each row's vector in Y15 in turn: seven loads
+// for twelve FMAs, against sixteen for twelve when all four accumulators
+// of three pairs must be live. After each phase the pairs' running sums in
+// scratch (12 × 8 floats) take the phase's accumulator, in vek's order of
+// additions; the horizontal sum and the scalar tail (the dim mod 32
+// elements packing leaves in place, by FMA in order) follow vek's. The
+// scores are stored straight into out0–out2, and the loop over the rows
+// runs here, so a chunk of rows costs one call.
+TEXT ·dot3x4PackedAVX2(SB), NOSPLIT, $0-80
 	MOVQ q0+0(FP), R8
 	MOVQ q1+8(FP), R9
 	MOVQ q2+16(FP), R10
-	MOVQ r0+24(FP), SI
-	MOVQ dim+32(FP), DX
-	MOVQ out+40(FP), DI
-	MOVQ scratch+48(FP), BX
-	MOVQ DX, R14
-	SHLQ $2, R14
+	MOVQ rows+24(FP), SI
+	MOVQ dim+32(FP), R14
+	SHLQ $2, R14               // row bytes
+	MOVQ dim+32(FP), R15
+	ANDQ $-32, R15             // bytes per phase: main elements · 4 bytes / 4 phases
+	MOVQ scratch+72(FP), BX
+	CMPQ n+40(FP), $0
+	JLE  dot34done
+
+dot34tile:
 	LEAQ (SI)(R14*1), R11
 	LEAQ (R11)(R14*1), R12
 	LEAQ (R12)(R14*1), R13
-	MOVQ DX, AX
-	ANDQ $-32, AX              // main elements = main·4 bytes / 4 phases
-	MOVQ AX, R14               // bytes per phase
-	XORQ CX, CX                // phase start
-	MOVQ R14, DX               // phase end
+	XORQ DI, DI                // phase start
+	XORQ CX, CX
+	MOVQ R15, DX               // phase end
 
 	TILE_ZERO
 dot34phase0:
@@ -344,7 +359,9 @@ dot34phase0:
 	CMPQ CX, DX
 	JNE  dot34phase0
 	TILE_SAVE
-	ADDQ R14, DX
+	ADDQ R15, DI
+	MOVQ DI, CX
+	LEAQ (DI)(R15*1), DX
 	TILE_ZERO
 dot34phase1:
 	TILE_STEP
@@ -352,7 +369,9 @@ dot34phase1:
 	CMPQ CX, DX
 	JNE  dot34phase1
 	TILE_ADD_SAVE
-	ADDQ R14, DX
+	ADDQ R15, DI
+	MOVQ DI, CX
+	LEAQ (DI)(R15*1), DX
 	TILE_ZERO
 dot34phase2:
 	TILE_STEP
@@ -360,7 +379,9 @@ dot34phase2:
 	CMPQ CX, DX
 	JNE  dot34phase2
 	TILE_ADD_SAVE
-	ADDQ R14, DX
+	ADDQ R15, DI
+	MOVQ DI, CX
+	LEAQ (DI)(R15*1), DX
 	TILE_ZERO
 dot34phase3:
 	TILE_STEP
@@ -381,7 +402,8 @@ dot34phase3:
 	HSUM(Y10, X10)
 	HSUM(Y11, X11)
 	MOVQ dim+32(FP), DX
-	MOVQ AX, CX
+	MOVQ DX, CX
+	ANDQ $-32, CX
 	CMPQ CX, DX
 	JE   dot34store
 dot34tail:
@@ -405,17 +427,47 @@ dot34tail:
 	CMPQ CX, DX
 	JNE  dot34tail
 dot34store:
-	VMOVSS X0, 0(DI)
-	VMOVSS X1, 4(DI)
-	VMOVSS X2, 8(DI)
-	VMOVSS X3, 12(DI)
-	VMOVSS X4, 16(DI)
-	VMOVSS X5, 20(DI)
-	VMOVSS X6, 24(DI)
-	VMOVSS X7, 28(DI)
-	VMOVSS X8, 32(DI)
-	VMOVSS X9, 36(DI)
-	VMOVSS X10, 40(DI)
-	VMOVSS X11, 44(DI)
+	STORE4(out0+48(FP), X0, X3, X6, X9)
+	STORE4(out1+56(FP), X1, X4, X7, X10)
+	STORE4(out2+64(FP), X2, X5, X8, X11)
+	LEAQ (R13)(R14*1), SI
+	SUBQ $4, n+40(FP)
+	JG   dot34tile
+dot34done:
 	VZEROUPPER
+	RET
+
+// func firstNotBelowAVX2(s *float32, n int, bar float32) int
+//
+// The index of the first of s[0..n) (n a multiple of 8) that is not below
+// bar, !(s[i] < bar) as Go compares, or n: eight at a time by VCMPPS
+// (NGT_US on bar, s: true unless bar > s[i], so NaN counts as not below)
+// and VMOVMSKPS, the lowest set bit giving the lane.
+TEXT ·firstNotBelowAVX2(SB), NOSPLIT, $0-32
+	MOVQ         s+0(FP), SI
+	MOVQ         n+8(FP), DX
+	VBROADCASTSS bar+16(FP), Y1
+	XORQ         CX, CX
+	CMPQ         DX, $0
+	JE           fnbnone
+
+fnbloop:
+	VCMPPS    $0x0A, (SI)(CX*4), Y1, Y0
+	VMOVMSKPS Y0, AX
+	TESTL     AX, AX
+	JNE       fnbfound
+	ADDQ      $8, CX
+	CMPQ      CX, DX
+	JL        fnbloop
+
+fnbnone:
+	VZEROUPPER
+	MOVQ DX, ret+24(FP)
+	RET
+
+fnbfound:
+	BSFL AX, AX
+	ADDQ AX, CX
+	VZEROUPPER
+	MOVQ CX, ret+24(FP)
 	RET

@@ -11,3 +11,5 @@ func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
 func packable(int) bool { return false }
 
 func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float32) int { return 0 }
+
+func firstNotBelow(s []float32, bar float32) int { return firstNotBelowGo(s, 0, bar) }

@@ -157,3 +157,42 @@ func TestDot3x4PackedMatchesVek(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstNotBelow: the eight-at-a-time threshold test finds the same
+// first score not below the bar as the plain loop, at every position and
+// length (both sides of a multiple of eight), for equal scores, infinite
+// bars and NaN.
+func TestFirstNotBelow(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	inf := float32(math.Inf(1))
+	for n := 0; n <= 41; n++ {
+		for trial := range 50 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = float32(r.NormFloat64())
+			}
+			bar := float32(r.NormFloat64()) + 2
+			switch trial {
+			case 0:
+				bar = -inf
+			case 1:
+				bar = inf
+			}
+			if n > 0 && trial >= 2 {
+				at := r.IntN(n)
+				switch trial % 4 {
+				case 0:
+					s[at] = bar // equal is not below
+				case 1:
+					s[at] = float32(math.NaN())
+				case 2:
+					s[at] = bar + 1
+				}
+			}
+			want := firstNotBelowGo(s, 0, bar)
+			if got := firstNotBelow(s, bar); got != want {
+				t.Fatalf("n %d, trial %d, bar %v: %d, want %d (%v)", n, trial, bar, got, want, s)
+			}
+		}
+	}
+}

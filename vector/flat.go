@@ -62,6 +62,33 @@ type Flat struct {
 
 	rankOnce *sync.Once
 	rank     []int32 // rank[i]: position of ids[i] in byte order, for ties
+
+	// packOnce, when set, makes the first batch search keep a packed
+	// copy of all rows (packed, see packedRows); it is set by the paths
+	// that build a store in memory (Add, Read, Truncate), not by FromRows,
+	// whose mapped rows are packed chunk by chunk as they are searched.
+	packOnce *sync.Once
+	packed   []float32
+}
+
+// packedRows returns every row packed phase-major (packPhases), packing
+// them on first use after the last Add, or nil for a store that does not
+// keep a packed copy. The copy costs as much memory as the rows; batch
+// search then scores without rearranging rows, which otherwise costs each
+// batch a pass over the rows (about a tenth of a 100-query search).
+func (f *Flat) packedRows() []float32 {
+	if f.packOnce == nil {
+		return nil
+	}
+	f.packOnce.Do(func() {
+		d := f.dim
+		p := make([]float32, len(f.data))
+		for r := range len(f.data) / d {
+			packPhases(p[r*d:(r+1)*d], f.data[r*d:(r+1)*d])
+		}
+		f.packed = p
+	})
+	return f.packed
 }
 
 // ranks returns each row's position in id order, computing it on first
@@ -186,6 +213,7 @@ func (f *Flat) Add(id string, v []float32) error {
 	f.index[id] = int32(len(f.ids))
 	f.ids = append(f.ids, id)
 	f.rankOnce, f.rank = new(sync.Once), nil
+	f.packOnce, f.packed = new(sync.Once), nil
 	return nil
 }
 
@@ -279,9 +307,10 @@ func (f *Flat) prepare(queries [][]float32, k int, opts SearchOptions) ([][]floa
 // (dot3x4Packed; the rows left over through dot3Rows), which give the same
 // scores bit for bit.
 type floatKernel struct {
-	f  *Flat
-	q  [][]float32
-	qp [][]float32 // the queries packed (packPhases), when the kernel packs
+	f      *Flat
+	q      [][]float32
+	qp     [][]float32 // the queries packed (packPhases), when the kernel packs
+	packed []float32   // the store's packed copy of its rows, if it keeps one
 }
 
 // newFloatKernel returns the kernel for the prepared queries qs, packing
@@ -295,6 +324,7 @@ func newFloatKernel(f *Flat, qs [][]float32) *floatKernel {
 			k.qp[i] = buf[i*f.dim : (i+1)*f.dim : (i+1)*f.dim]
 			packPhases(k.qp[i], q)
 		}
+		k.packed = f.packedRows()
 	}
 	return k
 }
@@ -313,6 +343,9 @@ func (k *floatKernel) pack(lo, hi int, buf []float32) []float32 {
 		return nil
 	}
 	d := k.f.dim
+	if k.packed != nil {
+		return k.packed[lo*d : hi*d : hi*d]
+	}
 	buf = buf[:(hi-lo)*d]
 	for r := lo; r < hi; r++ {
 		packPhases(buf[(r-lo)*d:(r-lo+1)*d], k.f.data[r*d:(r+1)*d])

@@ -291,7 +291,7 @@ func (f *Flat) Truncate(dim int) (*Flat, error) {
 		return nil, fmt.Errorf("vector: truncate to %d dimensions: want 1 to %d", dim, f.dim)
 	}
 	n := f.Len()
-	t := &Flat{dim: dim, metric: f.metric, rankOnce: new(sync.Once), data: make([]float32, n*dim), ids: slices.Clone(f.ids), index: make(map[string]int32, n)}
+	t := &Flat{dim: dim, metric: f.metric, rankOnce: new(sync.Once), packOnce: new(sync.Once), data: make([]float32, n*dim), ids: slices.Clone(f.ids), index: make(map[string]int32, n)}
 	for i := range n {
 		row := t.data[i*dim : (i+1)*dim]
 		copy(row, f.data[i*f.dim:i*f.dim+dim])

@@ -111,8 +111,9 @@ type kernel interface {
 // the rows, each exactly as score would: batch search then reads each row
 // once per three queries, so that it is bound by arithmetic rather than by
 // loading rows. pack may rearrange a chunk of rows once (into buf, which
-// holds the chunk's rowBytes) for all the score3 calls over it, and
-// returns what they receive (nil: nothing packed).
+// holds the chunk's rowBytes) for all the score3 calls over it, or hand
+// out the chunk of a copy rearranged beforehand, and returns what they
+// receive (nil: nothing packed).
 type kernel3 interface {
 	kernel
 	pack(lo, hi int, buf []float32) []float32
@@ -191,10 +192,12 @@ func (t *topk) feed(lo int, scores []float32, ex []int32) {
 	if len(t.h) == t.k {
 		bar = t.h[0].score
 	}
-	for j, s := range scores {
-		if s < bar {
-			continue
+	for j := 0; j < len(scores); j++ {
+		// Skip, eight at a time, the scores below the bar.
+		if j += firstNotBelow(scores[j:], bar); j == len(scores) {
+			break
 		}
+		s := scores[j]
 		idx := int32(lo + j)
 		if len(ex) > 0 {
 			if _, found := slices.BinarySearch(ex, idx); found {
