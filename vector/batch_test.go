@@ -31,10 +31,11 @@ func (c *countingKernel) score3(qi, lo, hi int, packed []float32, out0, out1, ou
 // packable dimensions with and without a tail, an unpackable one, row counts
 // that leave 0–3 rows to the unpacked remainder, and batches of 3 to 8.
 func TestBatchUsesPackedKernel(t *testing.T) {
-	// Where vek32.Dot runs its AVX2 kernel, batches of rows of 32 or more
-	// components must be scored packed; decided here from vek, not from
+	// Where vek32.Dot runs its AVX2 kernel and this build has our own
+	// kernels (not purego), batches of rows of 32 or more components must
+	// be scored packed; decided here from vek and the build, not from
 	// packable, so that a kernel that stopped packing fails.
-	accel := vek.Info().Acceleration
+	accel := vek.Info().Acceleration && asmKernels
 	for _, dim := range []int{5, 32, 33, 64, 100, 768} {
 		for _, n := range []int{61, 64, 403} {
 			rows := randRows(uint64(dim*n), n, dim)

@@ -22,6 +22,10 @@ func firstNotBelowAVX2(s *float32, n int, bar float32) int
 
 var haveAVX2 = cpu.X86.HasAVX2
 
+// asmKernels says this build has r2med's own assembler kernels (not
+// purego, amd64).
+const asmKernels = true
+
 // haveDot3 is the condition under which vek32.Dot runs its AVX2 kernel,
 // whose summation order dot3RowsAVX2 reproduces; elsewhere vek sums in
 // plain Go and so does dot3Rows.
