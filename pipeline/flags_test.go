@@ -60,18 +60,7 @@ endpoint_concurrency: 4`},
 		{[]string{"--gar", "reasoning-append", "--gar-model", "Q", "--gar-base-url", "http://a/v1", "--gar-base-url", "http://b/v1"},
 			"expand: {method: reasoning, mode: append, generate: {model: Q, base_url: [http://a/v1, http://b/v1]}}\nretrieve: [{bm25: {}}]"},
 	} {
-		byFlags, err := flagConfig(t, "", c.args...)
-		if err != nil {
-			t.Errorf("%v: %v", c.args, err)
-			continue
-		}
-		byFile, err := ParseFile([]byte(c.yaml))
-		if err != nil {
-			t.Fatalf("%q: %v", c.yaml, err)
-		}
-		if !reflect.DeepEqual(byFlags, byFile) {
-			t.Errorf("%v:\nflags %+v\nfile  %+v", c.args, byFlags, byFile)
-		}
+		sameAsFile(t, c.args, c.yaml)
 	}
 }
 
@@ -151,17 +140,9 @@ func TestFlagsIndex(t *testing.T) {
 		{[]string{"--retriever", "bm25,run:r.trec", "--index", p}, "retrieve: [{index: " + p + "}, {run: r.trec}]"},
 		{[]string{"--retriever", "index:" + p, "--bm25", "lucene"}, "retrieve: [{index: {path: " + p + ", scheme: lucene}}]"},
 	} {
-		byFlags, err := flagConfig(t, "", c.args...)
-		if err != nil {
-			t.Errorf("%v: %v", c.args, err)
+		byFlags, ok := sameAsFile(t, c.args, c.yaml)
+		if !ok {
 			continue
-		}
-		byFile, err := ParseFile([]byte(c.yaml))
-		if err != nil {
-			t.Fatalf("%q: %v", c.yaml, err)
-		}
-		if !reflect.DeepEqual(byFlags, byFile) {
-			t.Errorf("%v:\nflags %+v\nfile  %+v", c.args, byFlags, byFile)
 		}
 		if byFlags.ModelName() != "bm25-lucene" && len(byFlags.Retrievers) == 1 {
 			t.Errorf("%v: named %q, want the stored scheme's bm25-lucene", c.args, byFlags.ModelName())
@@ -187,4 +168,24 @@ func TestFlagsIndex(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
+}
+
+// sameAsFile reads args as run's flags and yaml as a pipeline file and
+// reports (t.Errorf) where the two Configs differ; ok is false when the
+// flags were refused.
+func sameAsFile(t *testing.T, args []string, yaml string) (byFlags Config, ok bool) {
+	t.Helper()
+	byFlags, err := flagConfig(t, "", args...)
+	if err != nil {
+		t.Errorf("%v: %v", args, err)
+		return Config{}, false
+	}
+	byFile, err := ParseFile([]byte(yaml))
+	if err != nil {
+		t.Fatalf("%q: %v", yaml, err)
+	}
+	if !reflect.DeepEqual(byFlags, byFile) {
+		t.Errorf("%v:\nflags %+v\nfile  %+v", args, byFlags, byFile)
+	}
+	return byFlags, true
 }
