@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 )
 
@@ -245,7 +246,7 @@ func (c *Client) retry(ctx context.Context, op func() error) error {
 		if t.after > d {
 			d = min(t.after, 30*time.Second)
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := httpx.Sleep(ctx, d); err != nil {
 			return err
 		}
 		wait = min(2*wait, maxBackoff*first)
@@ -304,22 +305,10 @@ func (c *Client) retryResuming(ctx context.Context, lastByte func() time.Time, o
 		if t.after > d {
 			d = min(t.after, 30*time.Second)
 		}
-		if err := sleep(ctx, min(d, left)); err != nil { // the last try is at the deadline
+		if err := httpx.Sleep(ctx, min(d, left)); err != nil { // the last try is at the deadline
 			return err
 		}
 		wait = min(2*wait, maxBackoff*first)
-	}
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/r2med/r2med/internal/fileio"
 )
@@ -36,19 +35,11 @@ const (
 // who evaluated each row but not the paper the table is from.
 const reasonEmbedReference = "Chen et al., ReasonEmbed: Enhanced Text Embeddings for Reasoning-Intensive Document Retrieval, arXiv 2510.08252, Table 3"
 
-var externals = sync.OnceValues(func() ([]System, error) {
-	return DecodeExternal(externalJSON)
-})
+var externals = shipped(DecodeExternal, externalJSON)
 
 // Externals returns the systems whose R2MED figures later papers printed
 // (nDCG@10 only), sorted by ID, as a fresh copy.
-func Externals() ([]System, error) {
-	ss, err := externals()
-	if err != nil {
-		return nil, err
-	}
-	return clones(ss), nil
-}
+func Externals() ([]System, error) { return externals() }
 
 // ReadExternal reads an external-results directory: ExternalTableFile
 // (system, size, avg, the eight tasks, group, evaluated_by; nDCG@10 ×100
@@ -160,21 +151,15 @@ const ExternalSource = "results printed after R2MED by other papers (nDCG@10 ×1
 
 // EncodeExternal renders systems as external.json, one line per system.
 func EncodeExternal(systems []System) ([]byte, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"source\": %q,\n  \"systems\": [", ExternalSource)
-	for i, s := range systems {
-		if i > 0 {
-			b.WriteByte(',')
-		}
+	return encodeFile(ExternalSource, systems, func(b *bytes.Buffer, s System) error {
 		line, err := json.Marshal(s)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.WriteString("\n    ")
 		b.Write(line)
-	}
-	b.WriteString("\n  ]\n}\n")
-	return b.Bytes(), nil
+		return nil
+	})
 }
 
 // DecodeExternal reads what EncodeExternal wrote.

@@ -30,18 +30,23 @@ var publishedJSON []byte
 // PublishedSource says where the published figures come from.
 const PublishedSource = "R2MED results/ (github.com/R2MED/R2MED), 568 files: 71 systems x 8 tasks"
 
-var published = sync.OnceValues(func() ([]System, error) {
-	return DecodePublished(publishedJSON)
-})
+var published = shipped(DecodePublished, publishedJSON)
 
 // Published returns R2MED's published systems, sorted by ID. The slice is
 // a fresh copy the caller may change.
-func Published() ([]System, error) {
-	ss, err := published()
-	if err != nil {
-		return nil, err
+func Published() ([]System, error) { return published() }
+
+// shipped returns a function that decodes an embedded results file once
+// and then hands out fresh copies of its systems.
+func shipped(decode func([]byte) ([]System, error), data []byte) func() ([]System, error) {
+	once := sync.OnceValues(func() ([]System, error) { return decode(data) })
+	return func() ([]System, error) {
+		ss, err := once()
+		if err != nil {
+			return nil, err
+		}
+		return clones(ss), nil
 	}
-	return clones(ss), nil
 }
 
 // clones copies systems deeply, so callers may change what they get.
@@ -192,17 +197,12 @@ type publishedFile struct {
 // line per system and task, so the file diffs readably when the source
 // changes.
 func EncodePublished(systems []System) ([]byte, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"source\": %q,\n  \"systems\": [", PublishedSource)
-	for i, s := range systems {
-		if i > 0 {
-			b.WriteByte(',')
-		}
+	return encodeFile(PublishedSource, systems, func(b *bytes.Buffer, s System) error {
 		head := s
 		head.Tasks = nil
 		h, err := json.Marshal(head)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// The header without its closing brace, then the tasks one a line.
 		h = bytes.TrimSuffix(bytes.TrimSuffix(h, []byte("}")), []byte(`,"tasks":null`))
@@ -220,11 +220,27 @@ func EncodePublished(systems []System) ([]byte, error) {
 			}
 			t, err := json.Marshal(s.Tasks[n])
 			if err != nil {
-				return nil, err
+				return err
 			}
-			fmt.Fprintf(&b, "\n      %q: %s", n, t)
+			fmt.Fprintf(b, "\n      %q: %s", n, t)
 		}
 		b.WriteString("\n    }}")
+		return nil
+	})
+}
+
+// encodeFile writes the frame of a shipped results file — its source and
+// the systems, each written by system on lines of its own.
+func encodeFile(source string, systems []System, system func(*bytes.Buffer, System) error) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n  \"source\": %q,\n  \"systems\": [", source)
+	for i, s := range systems {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := system(&b, s); err != nil {
+			return nil, err
+		}
 	}
 	b.WriteString("\n  ]\n}\n")
 	return b.Bytes(), nil

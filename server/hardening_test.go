@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
-	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
 )
 
@@ -109,20 +107,7 @@ func TestHugeDocument(t *testing.T) {
 		return task, nil
 	}
 	task, _ := demo.Load()
-	root := t.TempDir()
-	if err := reporttest.Write(reporttest.Run{Dir: filepath.Join(root, "perfect"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task)}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := report.Load(root, leaderboard.Sources{}, loader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(d, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	defer ts.Close()
+	ts := perfectServer(t, task, loader)
 	q := task.Queries[0].ID
 	for _, path := range []string{"/query/demo/" + q + "?k=100", "/api/query/demo/" + q + "?k=100"} {
 		code, _, body := get(t, ts.URL+path)

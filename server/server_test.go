@@ -331,6 +331,23 @@ func TestOddIDLinks(t *testing.T) {
 		return task, nil
 	}
 	task, _ := loader(context.Background(), results.Run{})
+	ts := perfectServer(t, task, loader)
+	_, _, body := get(t, ts.URL+"/task/demo")
+	const want = `href="/query/demo/q%2f1%23a%3fb=c"`
+	if !strings.Contains(strings.ToLower(body), want) {
+		i := strings.Index(body, `href="/query/`)
+		t.Fatalf("task page lacks %s; first link: %.60s", want, body[max(i, 0):])
+	}
+	code, _, body := get(t, ts.URL+"/query/demo/q%2F1%23a%3Fb=c")
+	if code != 200 || !strings.Contains(body, "Query q/1#a?b=c") {
+		t.Errorf("following the link: %d", code)
+	}
+}
+
+// perfectServer serves one run of task, "perfect" (every relevant
+// document first), whose data loader gives.
+func perfectServer(t *testing.T, task *ir.Task, loader report.TaskLoader) *httptest.Server {
+	t.Helper()
 	root := t.TempDir()
 	if err := reporttest.Write(reporttest.Run{Dir: filepath.Join(root, "perfect"), Task: "demo", System: "perfect", Ranked: reporttest.Perfect(task)}); err != nil {
 		t.Fatal(err)
@@ -344,15 +361,6 @@ func TestOddIDLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s)
-	defer ts.Close()
-	_, _, body := get(t, ts.URL+"/task/demo")
-	const want = `href="/query/demo/q%2f1%23a%3fb=c"`
-	if !strings.Contains(strings.ToLower(body), want) {
-		i := strings.Index(body, `href="/query/`)
-		t.Fatalf("task page lacks %s; first link: %.60s", want, body[max(i, 0):])
-	}
-	code, _, body := get(t, ts.URL+"/query/demo/q%2F1%23a%3Fb=c")
-	if code != 200 || !strings.Contains(body, "Query q/1#a?b=c") {
-		t.Errorf("following the link: %d", code)
-	}
+	t.Cleanup(ts.Close)
+	return ts
 }

@@ -137,9 +137,8 @@ func jsonArrayRows(r io.Reader, name string, fn func(Row, At) error) error {
 		}
 		return fileio.Errorf(name, 0, "read failed: %v", err)
 	}
-	var te *errtext.TextError
-	if errors.As(errtext.CheckJSONText(data, "line"), &te) {
-		return fileio.Errorf(name, te.Line, "%v", te)
+	if err := errtext.CheckJSONFile(name, data); err != nil {
+		return err
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	// Offsets only grow, so lines are counted on from the last one asked.

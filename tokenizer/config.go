@@ -86,9 +86,8 @@ func parse(data []byte, file string) (*Tokenizer, error) {
 	}
 	// encoding/json would read a vocabulary entry that is not valid Unicode
 	// as U+FFFD, silently changing which token an id stands for.
-	var te *errtext.TextError
-	if errors.As(errtext.CheckJSONText(data, "line"), &te) {
-		return nil, fmt.Errorf("tokenizer: %w", fileio.Errorf(file, te.Line, "%v", te))
+	if err := errtext.CheckJSONFile(file, data); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	var f fileJSON
 	if err := json.Unmarshal(data, &f); err != nil {

@@ -14,6 +14,7 @@ import (
 	wvgrpc "github.com/weaviate/weaviate-go-client/v5/weaviate/grpc"
 	"github.com/weaviate/weaviate/entities/models"
 
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/vector"
 )
 
@@ -458,7 +459,7 @@ func (c *Collection) WaitIndexed(ctx context.Context) error {
 		if pending == "" {
 			return nil
 		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := httpx.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return fmt.Errorf("weaviate %s: collection %s still indexing (%s): %w", c.cfg.URL, c.cfg.Collection, pending, err)
 		}
 	}
@@ -526,16 +527,4 @@ func (c *Collection) wrap(what string, err error) error {
 		return fmt.Errorf("weaviate %s: %s %s: %w (is weaviate-server running there? see README, Scaling out)", c.cfg.URL, what, c.cfg.Collection, err)
 	}
 	return fmt.Errorf("weaviate %s: %s %s: %w", c.cfg.URL, what, c.cfg.Collection, err)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

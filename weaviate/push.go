@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/vector"
@@ -218,7 +219,7 @@ func (c *Collection) Push(ctx context.Context, docs []ir.Doc, vecs [][]float32, 
 		if attempt == 20 {
 			return st, fmt.Errorf("collection %s holds %d objects after the push, not the corpus's %d; push again to fill it in", c.cfg.Collection, st.Objects, len(docs))
 		}
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := httpx.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return st, err
 		}
 	}
@@ -332,7 +333,7 @@ func (c *Collection) writeBatch(ctx context.Context, objs []*models.Object, opt 
 			}
 			return retries, fmt.Errorf("weaviate %s: %d of %d objects not written after %d retries; first: %s", c.cfg.URL, len(failed), len(objs), retries, firstErr)
 		}
-		if err := sleep(ctx, backoff(opt.Backoff, attempt)); err != nil {
+		if err := httpx.Sleep(ctx, backoff(opt.Backoff, attempt)); err != nil {
 			return retries, err
 		}
 		retries++

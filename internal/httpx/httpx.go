@@ -356,6 +356,13 @@ func (c *Client) wait(ctx context.Context, d time.Duration) error {
 	if c.sleep != nil {
 		return c.sleep(ctx, d)
 	}
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d, or until ctx is done (then it returns ctx's error): the
+// pause between retries of every client that retries (this package's,
+// the Hub's downloads, Weaviate's batches).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
