@@ -107,18 +107,20 @@ type kernel interface {
 	score(qi, lo, hi int, out []float32)
 }
 
-// kernel3 is a kernel that can also score three queries in one pass over
-// the rows, each exactly as score would: batch search then reads each row
-// once per three queries, so that it is bound by arithmetic rather than by
-// loading rows. pack may rearrange a chunk of rows once (into buf, which
-// holds the chunk's rowBytes) for all the score3 calls over it, or hand
-// out the chunk of a copy rearranged beforehand, and returns what they
-// receive (nil: nothing packed).
-type kernel3 interface {
+// multiKernel is a kernel that can also score several queries in one pass
+// over the rows, each exactly as score would: batch search then reads each
+// row once per several queries, so that it is bound by arithmetic rather
+// than by loading rows.
+type multiKernel interface {
 	kernel
-	pack(lo, hi int, buf []float32) []float32
-	score3(qi, lo, hi int, packed []float32, out0, out1, out2 []float32)
+	// scoreMany scores queries qi, qi+1, … against rows [lo, hi) into
+	// out[0], out[1], …, as many at once as it can (at least one, at most
+	// len(out)), and returns how many it scored.
+	scoreMany(qi, lo, hi int, out [][]float32) int
 }
+
+// maxMany is the most queries a multiKernel is offered at once.
+const maxMany = 6
 
 type cand struct {
 	score float32
@@ -241,19 +243,12 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 	workers = max(1, min(workers, nchunks))
 	batch := max(1, min(nq, maxHeapEntries/(workers*kk)))
 
-	k3, _ := kern.(kernel3)
-	if nq < 3 {
-		k3 = nil
-	}
+	mk, _ := kern.(multiKernel)
 	heaps := make([][]topk, workers)
 	scratch := make([][]float32, workers)
-	packBuf := make([][]float32, workers)
 	for w := range workers {
 		heaps[w] = make([]topk, batch)
-		scratch[w] = make([]float32, 3*chunk)
-		if k3 != nil {
-			packBuf[w] = make([]float32, chunk*rowBytes/4)
-		}
+		scratch[w] = make([]float32, maxMany*chunk)
 	}
 	for q0 := 0; q0 < nq; q0 += batch {
 		q1 := min(nq, q0+batch)
@@ -265,7 +260,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 				hs[i] = topk{k: kk, h: hs[i].h[:0], ids: ids}
 			}
 			wg.Add(1)
-			go func(hs []topk, buf, pbuf []float32) {
+			go func(hs []topk, buf []float32) {
 				defer wg.Done()
 				for {
 					c := int(next.Add(1)) - 1
@@ -275,16 +270,14 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 					lo := c * chunk
 					hi := min(n, lo+chunk)
 					m := hi - lo
-					sc := [3][]float32{buf[:m], buf[chunk : chunk+m], buf[2*chunk : 2*chunk+m]}
-					var packed []float32
-					if k3 != nil && q1-q0 >= 3 {
-						packed = k3.pack(lo, hi, pbuf)
+					var sc [maxMany][]float32
+					for i := range sc {
+						sc[i] = buf[i*chunk : i*chunk+m]
 					}
 					for qi := q0; qi < q1; {
 						nb := 1
-						if k3 != nil && q1-qi >= 3 {
-							k3.score3(qi, lo, hi, packed, sc[0], sc[1], sc[2])
-							nb = 3
+						if mk != nil {
+							nb = mk.scoreMany(qi, lo, hi, sc[:min(maxMany, q1-qi)])
 						} else {
 							kern.score(qi, lo, hi, sc[0])
 						}
@@ -298,7 +291,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 						qi += nb
 					}
 				}
-			}(hs, scratch[w], packBuf[w])
+			}(hs, scratch[w])
 		}
 		wg.Wait()
 		for qi := q0; qi < q1; qi++ {
