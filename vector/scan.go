@@ -127,14 +127,21 @@ type cand struct {
 	idx   int32
 }
 
-// topk is a bounded heap holding the k best candidates seen, the worst at
-// the root. "Better" is score descending, then id ascending: a strict total
-// order on rows (ids are unique), so the kept set does not depend on the
-// order candidates arrive in.
+// topk keeps the k best candidates offered, among at most 2k held:
+// candidates are appended while they are not below the bar, and when 2k
+// are held the k best are selected (selectBest) and the bar raised to the
+// worst of them. "Better" is score descending, then id ascending: a strict
+// total order on rows (ids are unique), so what is kept does not depend on
+// the order candidates arrive in, and a candidate below the bar is worse
+// than k kept ones and can never be among the k best. An append costs one
+// store where a heap pays a sift through its levels; selecting costs O(k)
+// per k appends. (FAISS's reservoir result handler works this way.)
 type topk struct {
-	k   int
-	h   []cand
-	ids []int32 // rank of each row's id in byte order
+	k      int
+	h      []cand
+	bar    float32 // meaningful when raised
+	raised bool
+	ids    []int32 // rank of each row's id in byte order
 }
 
 // worse reports whether a ranks below b; rank holds each row's position in
@@ -148,38 +155,58 @@ func worse(a, b cand, rank []int32) bool {
 }
 
 func (t *topk) push(c cand) {
-	if len(t.h) < t.k {
-		t.h = append(t.h, c)
-		i := len(t.h) - 1
-		for i > 0 {
-			p := (i - 1) / 2
-			if !worse(t.h[i], t.h[p], t.ids) {
-				break
+	t.h = append(t.h, c)
+	if len(t.h) >= 2*t.k {
+		selectBest(t.h, t.k, t.ids)
+		t.h = t.h[:t.k]
+		worst := t.h[0].score
+		for _, x := range t.h[1:] {
+			worst = min(worst, x.score)
+		}
+		t.bar, t.raised = worst, true
+	}
+}
+
+// selectBest reorders c so that its k best candidates come first, in no
+// particular order (quickselect, median-of-three pivots; deterministic).
+func selectBest(c []cand, k int, rank []int32) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// Order lo, mid, hi best first, and take the middle as the pivot.
+		if worse(c[lo], c[mid], rank) {
+			c[lo], c[mid] = c[mid], c[lo]
+		}
+		if worse(c[mid], c[hi], rank) {
+			c[mid], c[hi] = c[hi], c[mid]
+			if worse(c[lo], c[mid], rank) {
+				c[lo], c[mid] = c[mid], c[lo]
 			}
-			t.h[i], t.h[p] = t.h[p], t.h[i]
-			i = p
 		}
-		return
-	}
-	if !worse(t.h[0], c, t.ids) {
-		return
-	}
-	t.h[0] = c
-	i, n := 0, len(t.h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+		p := c[mid]
+		i, j := lo, hi
+		for i <= j {
+			for worse(p, c[i], rank) {
+				i++
+			}
+			for worse(c[j], p, rank) {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
 		}
-		m := l
-		if r := l + 1; r < n && worse(t.h[r], t.h[l], t.ids) {
-			m = r
+		// c[lo..j] are not worse than p, c[i..hi] not better.
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
 		}
-		if !worse(t.h[m], t.h[i], t.ids) {
-			break
-		}
-		t.h[i], t.h[m] = t.h[m], t.h[i]
-		i = m
 	}
 }
 
@@ -187,12 +214,12 @@ func (t *topk) push(c cand) {
 // The threshold test comes first, so exclusions cost nothing for rows that
 // would not enter the heap anyway.
 func (t *topk) feed(lo int, scores []float32, ex []int32) {
-	// Until the heap is full every score enters; then the root's score
-	// is the bar, kept in a local so that the loop reads no memory for
-	// the scores turned away (nearly all of them).
+	// Until the bar is raised every score enters; then the bar is kept in
+	// a local so that the loop reads no memory for the scores turned away
+	// (nearly all of them).
 	bar := float32(math.Inf(-1))
-	if len(t.h) == t.k {
-		bar = t.h[0].score
+	if t.raised {
+		bar = t.bar
 	}
 	for j := 0; j < len(scores); j++ {
 		// Skip, eight at a time, the scores below the bar.
@@ -207,8 +234,8 @@ func (t *topk) feed(lo int, scores []float32, ex []int32) {
 			}
 		}
 		t.push(cand{s, idx})
-		if len(t.h) == t.k {
-			bar = t.h[0].score
+		if t.raised {
+			bar = t.bar
 		}
 	}
 }
@@ -241,7 +268,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 	}
 	nchunks := (n + chunk - 1) / chunk
 	workers = max(1, min(workers, nchunks))
-	batch := max(1, min(nq, maxHeapEntries/(workers*kk)))
+	batch := max(1, min(nq, maxHeapEntries/(workers*2*kk)))
 
 	mk, _ := kern.(multiKernel)
 	heaps := make([][]topk, workers)
