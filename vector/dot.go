@@ -44,6 +44,12 @@ func dotQ16Go(q []int16, c []int8) int32 {
 // tested against bit for bit, so scores are the same bits everywhere.
 const lanes = 8
 
+// DotOrder names the summation order above. Callers record it with what
+// they computed (r2med's dense retrievers put it in their fingerprint), so
+// that scores summed in another order — an earlier r2med summed as vek's
+// AVX2 dot product did — are recomputed rather than reused.
+const DotOrder = "fma8-pairwise"
+
 // dotGo returns q·r over len(q) components (r at least as long) in the
 // order above.
 func dotGo(q, r []float32) float32 {
