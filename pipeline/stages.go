@@ -88,7 +88,11 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 	if cfg.Rerank.Kind != "" {
 		depth = max(depth, cfg.Rerank.depth())
 	}
-	base := dataFingerprint(m, cfg.GAR, in.gens)
+	// The scores of retrieval and every later stage depend on how r2med
+	// computes them, not only on the settings: base carries
+	// retrieve.Revision, so stages kept by a build that scored otherwise
+	// are recomputed, not reused.
+	base := stageFingerprint(dataFingerprint(m, cfg.GAR, in.gens), map[string]any{"revision": retrieve.Revision}, 0)
 	st := opt.stages()
 	env := retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m, AllowMissingDocs: opt.AllowMissingDocs,
 		Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}

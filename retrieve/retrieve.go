@@ -34,6 +34,13 @@ import (
 	"github.com/r2med/r2med/usage"
 )
 
+// Revision changes whenever a retriever given the same spec and data
+// returns other scores: the pipeline folds it into the fingerprint of
+// every stage from retrieval on, so that results kept from another
+// revision are recomputed. "dot-fma8": dense scores are summed in
+// vector.DotOrder (before, as vek's AVX2 dot product summed them).
+const Revision = "dot-fma8"
+
 // Retriever ranks the documents of its corpus for a batch of queries: at
 // most k hits per query, best first. Queries it can say nothing about
 // (a run file without them) get no entry.

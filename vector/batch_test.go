@@ -3,56 +3,65 @@ package vector
 import (
 	"fmt"
 	"math"
-	"sync/atomic"
+	"sync"
 	"testing"
-
-	"github.com/viterin/vek"
 )
 
-// countingKernel counts the batch calls scan makes and how many of them
-// received packed rows, delegating every score to the float kernel.
+// countingKernel records, per chunk of rows, how many queries each of
+// scan's several-query calls scored, delegating every score to the float
+// kernel.
 type countingKernel struct {
 	*floatKernel
-	calls, packed atomic.Int64
+	mu     sync.Mutex
+	chunks map[[2]int][]int // [lo, hi) → queries scored per call
 }
 
-func (c *countingKernel) score3(qi, lo, hi int, packed []float32, out0, out1, out2 []float32) {
-	c.calls.Add(1)
-	if packed != nil {
-		c.packed.Add(1)
-	}
-	c.floatKernel.score3(qi, lo, hi, packed, out0, out1, out2)
+func (c *countingKernel) scoreMany(qi, lo, hi int, out [][]float32) int {
+	n := c.floatKernel.scoreMany(qi, lo, hi, out)
+	c.mu.Lock()
+	c.chunks[[2]int{lo, hi}] = append(c.chunks[[2]int{lo, hi}], n)
+	c.mu.Unlock()
+	return n
 }
 
-// TestBatchUsesPackedKernel: batch search really goes through the packed
-// three-query kernel (scan hands score3 packed rows for every full batch of
-// three when the dimension is packable), and what comes back is, score bit
-// for score bit, what each query searched alone by vek32.Dot gives — for
-// packable dimensions with and without a tail, an unpackable one, row counts
-// that leave 0–3 rows to the unpacked remainder, and batches of 3 to 8.
-func TestBatchUsesPackedKernel(t *testing.T) {
-	// Where vek32.Dot runs its AVX2 kernel and this build has our own
-	// kernels (not purego), batches of rows of 32 or more components must
-	// be scored packed; decided here from vek and the build, not from
-	// packable, so that a kernel that stopped packing fails.
-	accel := vek.Info().Acceleration && asmKernels
-	for _, dim := range []int{5, 32, 33, 64, 100, 768} {
+// TestBatchUsesManyQueryKernels: batch search really goes through the
+// six- and three-query kernels (for every chunk, scan scores the queries
+// six at a time, then three, then one), and what comes back is, score bit
+// for score bit, what each query searched alone gives — for dimensions
+// with and without a tail, below one eight-wide step, row counts that
+// leave 0–3 rows after the four-row tiles, and batches of 1 to 14.
+func TestBatchUsesManyQueryKernels(t *testing.T) {
+	for _, dim := range []int{5, 8, 32, 33, 100, 768} {
 		for _, n := range []int{61, 64, 403} {
 			rows := randRows(uint64(dim*n), n, dim)
 			f := buildFlat(t, Dot, rows, seqIDs(n))
-			for _, nq := range []int{3, 4, 5, 8} {
+			for _, nq := range []int{1, 3, 4, 5, 6, 8, 14} {
 				qs := randRows(uint64(nq+dim), nq, dim)
 				for _, w := range []int{1, 2} {
 					name := fmt.Sprintf("dim %d, %d rows, %d queries, %d workers", dim, n, nq, w)
-					kern := &countingKernel{floatKernel: newFloatKernel(f, qs)}
+					kern := &countingKernel{floatKernel: newFloatKernel(f, qs), chunks: map[[2]int][]int{}}
 					got := toHits(scan(kern, n, nq, n, nil, f.ranks(), w, dim*4), f.ids, nil)
-					if kern.calls.Load() == 0 {
-						t.Fatalf("%s: scan never scored three queries at once", name)
+					var want []int
+					for left := nq; left > 0; {
+						b := 1
+						switch {
+						case left >= 6:
+							b = 6
+						case left >= 3:
+							b = 3
+						}
+						want = append(want, b)
+						left -= b
 					}
-					if p := kern.packed.Load(); accel && dim >= 32 && p != kern.calls.Load() {
-						t.Fatalf("%s: %d of %d batch calls got packed rows", name, p, kern.calls.Load())
-					} else if !(accel && dim >= 32) && p != 0 {
-						t.Fatalf("%s: rows packed for an unpackable dimension", name)
+					covered := 0
+					for c, calls := range kern.chunks {
+						if fmt.Sprint(calls) != fmt.Sprint(want) {
+							t.Fatalf("%s: rows %d–%d scored %v queries per call, want %v", name, c[0], c[1], calls, want)
+						}
+						covered += c[1] - c[0]
+					}
+					if covered != n {
+						t.Fatalf("%s: several-query calls covered %d of %d rows", name, covered, n)
 					}
 					for qi, q := range qs {
 						one, err := f.Search([][]float32{q}, n, SearchOptions{Workers: 1})
@@ -60,6 +69,11 @@ func TestBatchUsesPackedKernel(t *testing.T) {
 							t.Fatal(err)
 						}
 						sameBits(t, fmt.Sprintf("%s, query %d", name, qi), got[qi], one[0])
+						for _, h := range one[0] {
+							if want := dotGo(q, f.Row(h.Index)); math.Float32bits(h.Score) != math.Float32bits(want) {
+								t.Fatalf("%s, query %d, row %d: score %v, dotGo %v", name, qi, h.Index, h.Score, want)
+							}
+						}
 					}
 				}
 			}
@@ -83,102 +97,40 @@ func sameBits(t *testing.T, what string, got, want []Hit) {
 	}
 }
 
-// TestScore3ReadsPackedRows: score3 scores from the packed rows it is
-// handed, not from the store behind them, so the packed path is the one
-// under test above: rows packed from other vectors give those vectors'
-// scores, bit for bit as vek32.Dot gives them.
-func TestScore3ReadsPackedRows(t *testing.T) {
-	const dim, n = 96, 8
-	if !packable(dim) {
-		t.Skip("no packed kernel on this machine")
-	}
-	stored := randRows(1, n, dim)
-	other := randRows(2, n, dim)
-	qs := randRows(3, 3, dim)
-	f := buildFlat(t, Dot, stored, seqIDs(n))
-	g := buildFlat(t, Dot, other, seqIDs(n))
-	kern := newFloatKernel(f, qs)
-	packed := newFloatKernel(g, qs).pack(0, n, make([]float32, n*dim))
-	out := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
-	kern.score3(0, 0, n, packed, out[0], out[1], out[2])
-	for k := range 3 {
-		for r := range n {
-			want, _ := g.Score(qs[k], r)
-			if math.Float32bits(out[k][r]) != math.Float32bits(want) {
-				t.Fatalf("query %d row %d: %v, want the packed row's %v", k, r, out[k][r], want)
-			}
-		}
-	}
-}
-
-// TestPackedRowsCache: a store built in memory packs its rows once, on its
-// first batch search, and batch search then scores from that copy (pack
-// hands out slices of it, not a chunk buffer); the copy is dropped by Add
-// and rebuilt with the new rows, so results stay bit for bit those of
-// single-query search; a store over mapped rows (FromRows) keeps no copy.
-func TestPackedRowsCache(t *testing.T) {
+// TestMappedMatchesInMemory: a store over mapped rows (FromRows, as an
+// index file opens) and the store built in memory return the same hits
+// and score bits, for one query and for batches, before and after rows
+// are added to the in-memory one; the rows are read where they are, so
+// the two differ in nothing the kernels see.
+func TestMappedMatchesInMemory(t *testing.T) {
 	const dim, n, more = 96, 61, 7
-	if !packable(dim) {
-		t.Skip("no packed kernel on this machine")
-	}
 	rows := randRows(21, n+more, dim)
 	ids := seqIDs(n + more)
 	qs := randRows(22, 5, dim)
 	f := buildFlat(t, Dot, rows[:n], ids[:n])
-	if f.packed != nil {
-		t.Fatal("rows packed before any batch search")
-	}
-	check := func(stage string, rowCount int) {
+	check := func(stage string, f *Flat) {
 		t.Helper()
-		got, err := f.Search(qs, rowCount, SearchOptions{Workers: 2})
+		m, err := FromRows(dim, Dot, f.IDs(), f.Data(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(f.packed) != rowCount*dim {
-			t.Fatalf("%s: packed copy holds %d values, want %d", stage, len(f.packed), rowCount*dim)
-		}
-		want := make([]float32, dim)
-		for r := range rowCount {
-			packPhases(want, f.Row(r))
-			for j, x := range want {
-				if math.Float32bits(f.packed[r*dim+j]) != math.Float32bits(x) {
-					t.Fatalf("%s: packed row %d differs at %d", stage, r, j)
-				}
-			}
-		}
-		if p := newFloatKernel(f, qs).pack(8, 16, make([]float32, 8*dim)); &p[0] != &f.packed[8*dim] {
-			t.Fatalf("%s: pack did not hand out the packed copy", stage)
-		}
-		for qi, q := range qs {
-			one, err := f.Search([][]float32{q}, rowCount, SearchOptions{Workers: 1})
+		for _, batch := range [][][]float32{qs, qs[:1]} {
+			want, err := f.Search(batch, f.Len(), SearchOptions{Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameBits(t, fmt.Sprintf("%s, query %d", stage, qi), got[qi], one[0])
+			got, err := m.Search(batch, f.Len(), SearchOptions{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for qi := range batch {
+				sameBits(t, fmt.Sprintf("%s, %d queries, query %d", stage, len(batch), qi), got[qi], want[qi])
+			}
 		}
 	}
-	check("first batch", n)
-	first := &f.packed[0]
-	check("second batch", n)
-	if &f.packed[0] != first {
-		t.Fatal("second batch packed the rows again")
-	}
+	check("built", f)
 	if err := f.AddAll(ids[n:], rows[n:]); err != nil {
 		t.Fatal(err)
 	}
-	if f.packed != nil {
-		t.Fatal("Add kept the packed copy of the old rows")
-	}
-	check("after Add", n+more)
-
-	m, err := FromRows(dim, Dot, f.IDs(), f.Data(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Search(qs, 10, SearchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if m.packed != nil || newFloatKernel(m, qs).packed != nil {
-		t.Fatal("a store over mapped rows kept a packed copy")
-	}
+	check("after Add", f)
 }

@@ -35,7 +35,7 @@ func synthFlat(n, dim int) *Flat {
 	if synth.flats == nil {
 		synth.flats = map[[2]int]*Flat{}
 	}
-	f := &Flat{dim: dim, metric: Cosine, rankOnce: new(sync.Once), packOnce: new(sync.Once), data: make([]float32, n*dim), ids: make([]string, n), index: make(map[string]int32, n)}
+	f := &Flat{dim: dim, metric: Cosine, rankOnce: new(sync.Once), data: make([]float32, n*dim), ids: make([]string, n), index: make(map[string]int32, n)}
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
 	for w := range workers {
@@ -182,24 +182,11 @@ func BenchmarkBinarySearch(b *testing.B) {
 	benchQuant(b, "binary", func(dim int) int { return (dim + 63) / 64 * 8 })
 }
 
-// BenchmarkPackRows times what the first batch search over an in-memory
-// store pays once: packing all 100k × 768 rows (Flat.packedRows).
-//
-//	go test ./vector -run '^$' -bench PackRows -benchtime 3x
-func BenchmarkPackRows(b *testing.B) {
-	f := synthFlat(100_000, 768)
-	for b.Loop() {
-		f.packOnce = new(sync.Once)
-		f.packedRows()
-	}
-}
-
 // BenchmarkFlatBatch is the side of the FAISS comparison
 // (bench/faiss/flat_ip.py: IndexFlatIP over the same shapes): 100k × 768
 // cosine rows, top 100 of 1, 100 and 1,000 queries, on 1 and 2 workers.
 // "3q" is Search as it runs, three queries per pass over the rows (four
-// packed rows at a time); "1q" scores one query per pass (the kernel
-// before the batch kernels), for comparison.
+// rows at a time); "1q" scores one query per pass, for comparison.
 //
 //	go test ./vector -run '^$' -bench FlatBatch -benchtime 3x -count 3
 func BenchmarkFlatBatch(b *testing.B) {
@@ -213,7 +200,6 @@ func BenchmarkFlatBatch(b *testing.B) {
 				b.Run(fmt.Sprintf("q=%d/w=%d/%s", nq, w, kind), func(b *testing.B) {
 					f := synthFlat(n, dim)
 					qs := benchQueries(nq, dim)
-					f.packedRows() // once per store, timed by BenchmarkPackRows
 					b.ResetTimer()
 					for b.Loop() {
 						if kind == "3q" {

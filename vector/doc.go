@@ -6,9 +6,20 @@
 //
 // Cosine (the zero Metric) is BEIR's cos_sim, which every R2MED dense
 // retriever is scored with: rows are L2-normalized when added, queries when
-// searched, and the score is their float32 dot product (vek's AVX2 kernel,
-// so scores agree with a float64 reference to about 1e-6, not bit for bit).
-// Dot scores raw vectors.
+// searched, and the score is their float32 dot product, so scores agree
+// with a float64 reference to about 1e-6, not bit for bit. Dot scores raw
+// vectors.
+//
+// Every float32 dot product, on every path (one query or a batch, rows in
+// memory or mapped from an index file, rescoring, Score) and every machine,
+// is summed in one order (DotOrder, defined by dotGo in dot.go): eight
+// lanes of fused multiply-adds, then a fixed pairwise sum of the lanes. It
+// is the order an 8-wide FMA register sums in, so the AVX2 kernels read
+// rows where they lie and a batch kernel keeps one accumulator per (query,
+// row) pair — six queries × two rows per step, bound by the FMA units as
+// BLAS's matrix product is — and a query scores the same bits alone, in a
+// batch, in memory or mapped. Without AVX2 and FMA the portable Go
+// computes the same bits (an exact float32 FMA from float64 arithmetic).
 //
 // # Order
 //
@@ -29,15 +40,13 @@
 // # Memory and speed
 //
 // Rows are scanned in chunks of about 128 KiB, each scored against a batch
-// of queries while it sits in cache, with one bounded heap per worker and
-// query: memory beyond the store is O(workers × batch × k), never a
-// queries × rows matrix, and the batch shrinks so that this stays under 64
-// MiB. A store built in memory (Add, Read) keeps, from its first search
-// of three queries or more, a second copy of its rows rearranged for the
-// batch kernel (as large as the rows; dropped by Add), so that batches do
-// not rearrange them again; a store over mapped rows (FromRows) keeps no
-// copy and rearranges each chunk as it is searched. See docs/BENCHMARKS.md
-// for throughput against memory bandwidth.
+// of queries while it sits in cache (six, then three, then one query per
+// pass over the chunk), with one bounded top-k per worker and query: memory
+// beyond the store is O(workers × batch × k), never a queries × rows
+// matrix, and the batch shrinks so that this stays under 64 MiB. A top-k
+// appends the candidates that are not below its bar and, holding 2k, keeps
+// the k best (quickselect) and raises the bar to the worst of them. See
+// docs/BENCHMARKS.md for throughput against memory bandwidth and FAISS.
 //
 // # Quantization
 //

@@ -1,6 +1,6 @@
 package vector
 
-import "github.com/viterin/vek/vek32"
+import "math"
 
 // maxQ16 bounds the int16 query weights of the int8 kernel: 12 bits of
 // query precision, while a kernel lane (Σ of pairs of products, each pair
@@ -29,39 +29,85 @@ func dotQ16Go(q []int16, c []int8) int32 {
 	return s0 + s1 + s2 + s3
 }
 
-// dot3RowsGo is dot3Rows one dot product at a time: the portable path,
-// and the reference the AVX2 kernel is tested against.
-func dot3RowsGo(q0, q1, q2, rows, out0, out1, out2 []float32) {
-	d := len(q0)
-	for r := range out0 {
-		row := rows[r*d : (r+1)*d]
-		out0[r] = vek32.Dot(q0, row)
-		out1[r] = vek32.Dot(q1, row)
-		out2[r] = vek32.Dot(q2, row)
+// The float32 dot product has one order of summation, on every path and
+// every machine: single-query and batch search, rescoring, Score, mapped
+// and in-memory rows. Eight lanes, lane j summing q[i]·r[i] over the
+// components i ≡ j (mod 8) in ascending i, each step a fused multiply-add
+// (one rounding) starting from +0, a short last step adding 0·0 for the
+// components past the end; then ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)).
+// It is the order an 8-wide FMA register sums in, so the AVX2 kernels
+// (dot_amd64.s) need no rearranging of rows and no horizontal sum inside
+// their loops, and a batch kernel can give each (query, row) pair a single
+// accumulator: three queries × four rows, bound by the FMA units as
+// BLAS's matrix product is. dotGo is that definition in portable Go, the
+// path taken without AVX2 and FMA and the reference the kernels are
+// tested against bit for bit, so scores are the same bits everywhere.
+const lanes = 8
+
+// DotOrder names the summation order above. Callers record it with what
+// they computed (r2med's dense retrievers put it in their fingerprint), so
+// that scores summed in another order — an earlier r2med summed as vek's
+// AVX2 dot product did — are recomputed rather than reused.
+const DotOrder = "fma8-pairwise"
+
+// dotGo returns q·r over len(q) components (r at least as long) in the
+// order above.
+func dotGo(q, r []float32) float32 {
+	r = r[:len(q)]
+	var s [lanes]float32
+	i := 0
+	for ; i+lanes <= len(q); i += lanes {
+		for j := range lanes {
+			s[j] = fma32(q[i+j], r[i+j], s[j])
+		}
+	}
+	if i < len(q) {
+		for j := range lanes {
+			var a, b float32
+			if i+j < len(q) {
+				a, b = q[i+j], r[i+j]
+			}
+			s[j] = fma32(a, b, s[j])
+		}
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}
+
+// dotRowsGo sets out[r] = dotGo(q, row r) for the len(out) rows of len(q)
+// components at the start of rows.
+func dotRowsGo(q, rows, out []float32) {
+	d := len(q)
+	for r := range out {
+		out[r] = dotGo(q, rows[r*d:(r+1)*d])
 	}
 }
 
-// packPhases writes v (at least 32 components) phase-major into dst, the
-// layout dot3x4Packed reads: vek's dot product keeps four 8-lane
-// accumulators, the p-th summing elements 32s+8p…32s+8p+7 over the steps
-// s; packing puts each accumulator's elements in one contiguous run
-// (phase p at p·main/4, main = len(v) rounded down to 32), and the
-// len(v) mod 32 tail elements where they were.
-func packPhases(dst, v []float32) {
-	main := len(v) &^ 31
-	steps := main / 32
-	dst = dst[:len(v)]
-	for s := range steps {
-		// Array assignments, not copy: eight floats move as two 16-byte
-		// words, where a memmove call per eight floats costs several times
-		// the move.
-		in := (*[32]float32)(v[32*s:])
-		*(*[8]float32)(dst[s*8:]) = [8]float32(in[0:8])
-		*(*[8]float32)(dst[(steps+s)*8:]) = [8]float32(in[8:16])
-		*(*[8]float32)(dst[(2*steps+s)*8:]) = [8]float32(in[16:24])
-		*(*[8]float32)(dst[(3*steps+s)*8:]) = [8]float32(in[24:32])
+// fma32 returns a·b + c rounded once to float32, as a fused multiply-add
+// instruction computes it. Go has no float32 FMA, and rounding the float64
+// FMA to float32 would round twice, which is wrong in rare cases; so the
+// float64 sum is rounded to odd first (its last bit set when it is
+// inexact), after which rounding to float32 is exact (53 ≥ 24+2 bits).
+// The product of two float32 is exact in float64, and TwoSum gives the
+// error of the sum exactly.
+func fma32(a, b, c float32) float32 {
+	p := float64(float64(a) * float64(b))
+	x := float64(c)
+	s := p + x
+	if math.IsInf(s, 0) || s != s {
+		return float32(s)
 	}
-	copy(dst[main:], v[main:])
+	bv := s - p
+	e := (p - (s - bv)) + (x - bv)
+	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
+		// s is even and inexact: its neighbour toward the exact sum is odd.
+		if (e > 0) == (s > 0) {
+			bits++
+		} else {
+			bits--
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float32(s)
 }
 
 // firstNotBelowGo returns the index of the first of s[from:] that is not

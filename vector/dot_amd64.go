@@ -2,34 +2,35 @@
 
 package vector
 
-import (
-	"runtime"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 //go:noescape
 func dotQ16AVX2(q *int16, c *int8, n int) int32
 
 //go:noescape
-func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
+func dot1AVX2(q, r *float32, dim int) float32
 
 //go:noescape
-func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
+func dot1x4AVX2(q, rows *float32, dim, n int, out *float32)
+
+//go:noescape
+func dot3x4AVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
+
+//go:noescape
+func dot6x2AVX2(qs *[6]*float32, rows *float32, dim, n int, outs *[6]*float32)
 
 //go:noescape
 func firstNotBelowAVX2(s *float32, n int, bar float32) int
 
 var haveAVX2 = cpu.X86.HasAVX2
 
+// haveFMA says the float32 kernels run here (AVX2 and FMA); elsewhere the
+// same sums are computed by dotGo, bit for bit.
+var haveFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
 // asmKernels says this build has r2med's own assembler kernels (not
 // purego, amd64).
 const asmKernels = true
-
-// haveDot3 is the condition under which vek32.Dot runs its AVX2 kernel,
-// whose summation order dot3RowsAVX2 reproduces; elsewhere vek sums in
-// plain Go and so does dot3Rows.
-var haveDot3 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && runtime.GOOS != "darwin"
 
 // dotQ16 returns Σ q[i]·c[i] over len(q) elements; c must be at least as
 // long, |q[i]| ≤ maxQ16 and len(q) ≤ maxDotQ16Len.
@@ -44,39 +45,84 @@ func dotQ16(q []int16, c []int8) int32 {
 	return dotQ16Go(q, c)
 }
 
-// dot3Rows sets out_k[r] = vek32.Dot(q_k, row r) for the len(out0) rows
-// of len(q0) components at the start of rows, bit for bit, reading each
-// row once for the three queries.
-func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
-	dim, n := len(q0), len(out0)
-	if !haveDot3 || n == 0 || dim == 0 {
-		dot3RowsGo(q0, q1, q2, rows, out0, out1, out2)
-		return
+// dot returns q·r over len(q) components (r at least as long), summed in
+// the order dotGo defines.
+func dot(q, r []float32) float32 {
+	if !haveFMA || len(q) == 0 {
+		return dotGo(q, r)
 	}
-	_, _, _ = q1[dim-1], q2[dim-1], rows[n*dim-1]
-	_, _ = out1[n-1], out2[n-1]
-	dot3RowsAVX2(&q0[0], &q1[0], &q2[0], &rows[0], dim, n, &out0[0], &out1[0], &out2[0])
+	_ = r[len(q)-1]
+	return dot1AVX2(&q[0], &r[0], len(q))
 }
 
-// packable reports whether vectors of dim components are scored packed
-// (packPhases, dot3x4Packed): on the AVX2 path, with at least one
-// 32-element step.
-func packable(dim int) bool { return haveDot3 && dim >= 32 }
-
-// dot3x4Packed scores three packed queries against the packed rows, four
-// at a time, as vek32.Dot scores the unpacked vectors, bit for bit; it
-// returns how many rows it scored (a multiple of four), leaving the rest
-// to the caller.
-func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float32) int {
-	n := len(out0) / 4 * 4
-	if n == 0 {
-		return 0
+// dotRows sets out[r] = dot(q, row r) for the len(out) rows of len(q)
+// components at the start of rows, four rows per pass over q.
+func dotRows(q, rows, out []float32) {
+	d, n := len(q), len(out)
+	if !haveFMA || d == 0 || n == 0 {
+		dotRowsGo(q, rows, out)
+		return
 	}
-	_, _, _ = q0[dim-1], q1[dim-1], q2[dim-1]
-	_, _, _ = rows[n*dim-1], out1[n-1], out2[n-1]
-	var scratch [96]float32
-	dot3x4PackedAVX2(&q0[0], &q1[0], &q2[0], &rows[0], dim, n, &out0[0], &out1[0], &out2[0], &scratch[0])
-	return n
+	_ = rows[n*d-1]
+	if n4 := n &^ 3; n4 > 0 {
+		dot1x4AVX2(&q[0], &rows[0], d, n4, &out[0])
+	}
+	for r := n &^ 3; r < n; r++ {
+		out[r] = dot1AVX2(&q[0], &rows[r*d], d)
+	}
+}
+
+// dot3Rows sets out_k[r] = dot(q_k, row r) for three queries and the
+// len(out0) rows of len(q0) components at the start of rows: three
+// queries × four rows per kernel step, each row read once for the three.
+func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
+	d, n := len(q0), len(out0)
+	if !haveFMA || d == 0 || n == 0 {
+		dotRowsGo(q0, rows, out0)
+		dotRowsGo(q1, rows, out1)
+		dotRowsGo(q2, rows, out2)
+		return
+	}
+	_, _, _ = q1[d-1], q2[d-1], rows[n*d-1]
+	_, _ = out1[n-1], out2[n-1]
+	n4 := n &^ 3
+	if n4 > 0 {
+		dot3x4AVX2(&q0[0], &q1[0], &q2[0], &rows[0], d, n4, &out0[0], &out1[0], &out2[0])
+	}
+	for r := n4; r < n; r++ {
+		row := rows[r*d:]
+		out0[r] = dot1AVX2(&q0[0], &row[0], d)
+		out1[r] = dot1AVX2(&q1[0], &row[0], d)
+		out2[r] = dot1AVX2(&q2[0], &row[0], d)
+	}
+}
+
+// dot6Rows sets out[k][r] = dot(q[k], row r) for six queries and the
+// len(out[0]) rows of len(q[0]) components at the start of rows: six
+// queries × two rows per kernel step, each row read once for the six.
+func dot6Rows(q *[6][]float32, rows []float32, out *[6][]float32) {
+	d, n := len(q[0]), len(out[0])
+	if !haveFMA || d == 0 || n == 0 {
+		for k := range 6 {
+			dotRowsGo(q[k], rows, out[k])
+		}
+		return
+	}
+	_ = rows[n*d-1]
+	var qp, op [6]*float32
+	for k := range 6 {
+		_, _ = q[k][d-1], out[k][n-1]
+		qp[k], op[k] = &q[k][0], &out[k][0]
+	}
+	if n2 := n &^ 1; n2 > 0 {
+		dot6x2AVX2(&qp, &rows[0], d, n2, &op)
+	}
+	if n&1 == 1 {
+		row := &rows[(n-1)*d]
+		for k := range 6 {
+			out[k][n-1] = dot1AVX2(qp[k], row, d)
+		}
+	}
 }
 
 // firstNotBelow returns the index of the first score that is not below

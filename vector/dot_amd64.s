@@ -79,35 +79,143 @@ reduce:
 	MOVL         AX, ret+24(FP)
 	RET
 
-// func dot3RowsAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
+// tailMask holds eight all-ones words then eight zeros: the 32 bytes at
+// tailMask + 4·(8−m) select the first m (1–7) of eight components, so the
+// last, short step of a dot product loads zeros past the end (VMASKMOVPS
+// neither reads nor faults there).
+DATA tailMask<>+0(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+8(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+16(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+24(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+32(SB)/8, $0
+DATA tailMask<>+40(SB)/8, $0
+DATA tailMask<>+48(SB)/8, $0
+DATA tailMask<>+56(SB)/8, $0
+GLOBL tailMask<>(SB), RODATA|NOPTR, $64
+
+// The float32 kernels below all sum a dot product of dim components in
+// one order, the one dotGo (dot.go) defines: eight lanes, lane j summing
+// the components i ≡ j (mod 8) in ascending i by fused multiply-add from
+// +0 (a short last step adds zeros for the missing components), then
+// ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)). The lane sums of four dot
+// products A–D reduce side by side: VHADDPS(A,B) and VHADDPS(C,D) give
+// each lane pair's sum, VHADDPS of those the sums of four per 128-bit
+// half, and adding the two halves the four scores in one register.
+
+// DOT_SETUP(dimArg) sets DX to the bytes of the whole eight-component
+// steps of a row, R14 to the bytes of a row, and DI to the tail mask for
+// the dim mod 8 components left over (0 when none are).
+#define DOT_SETUP(dimArg) \
+	MOVQ dimArg, DX; \
+	MOVQ DX, R14; \
+	SHLQ $2, R14; \
+	MOVQ DX, AX; \
+	ANDQ $7, AX; \
+	XORQ CX, CX; \
+	LEAQ tailMask<>+32(SB), DI; \
+	NEGQ AX; \
+	LEAQ (DI)(AX*4), DI; \
+	CMOVQEQ CX, DI; \
+	ANDQ $-8, DX; \
+	SHLQ $2, DX
+
+// REDUCE4(a, b, c, d, xa, xb) leaves the four scores of the lane sums in
+// a, b, c, d in xa (a's low half), using b's low half xb as scratch.
+#define REDUCE4(a, b, c, d, xa, xb) \
+	VHADDPS b, a, a; \
+	VHADDPS d, c, c; \
+	VHADDPS c, a, a; \
+	VEXTRACTF128 $1, a, xb; \
+	VADDPS xb, xa, xa
+
+// STORE4(out, x) stores the four scores in x at the pointer in argument
+// out and advances it past them.
+#define STORE4(out, x) \
+	MOVQ    out, AX; \
+	VMOVUPS x, (AX); \
+	ADDQ    $16, AX; \
+	MOVQ    AX, out
+
+// ROWS4 points R11–R13 at the three rows after the one at SI.
+#define ROWS4 \
+	LEAQ (SI)(R14*1), R11; \
+	LEAQ (R11)(R14*1), R12; \
+	LEAQ (R12)(R14*1), R13
+
+// STEP3x4: one eight-component step of three queries (R8–R10, in
+// Y12–Y14) against four rows (SI, R11–R13, each in Y15 in turn) at byte
+// offset CX: seven loads for twelve FMAs, the sums of query k and row r
+// in Y(4k+r).
+#define STEP3x4 \
+	VMOVUPS (R8)(CX*1), Y12; \
+	VMOVUPS (R9)(CX*1), Y13; \
+	VMOVUPS (R10)(CX*1), Y14; \
+	VMOVUPS (SI)(CX*1), Y15; \
+	VFMADD231PS Y15, Y12, Y0; \
+	VFMADD231PS Y15, Y13, Y4; \
+	VFMADD231PS Y15, Y14, Y8; \
+	VMOVUPS (R11)(CX*1), Y15; \
+	VFMADD231PS Y15, Y12, Y1; \
+	VFMADD231PS Y15, Y13, Y5; \
+	VFMADD231PS Y15, Y14, Y9; \
+	VMOVUPS (R12)(CX*1), Y15; \
+	VFMADD231PS Y15, Y12, Y2; \
+	VFMADD231PS Y15, Y13, Y6; \
+	VFMADD231PS Y15, Y14, Y10; \
+	VMOVUPS (R13)(CX*1), Y15; \
+	VFMADD231PS Y15, Y12, Y3; \
+	VFMADD231PS Y15, Y13, Y7; \
+	VFMADD231PS Y15, Y14, Y11
+
+// TAIL3x4: the short last step of STEP3x4, under the mask in Y12.
+#define TAIL3x4 \
+	VMASKMOVPS (R8)(CX*1), Y12, Y13; \
+	VMASKMOVPS (SI)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y0; \
+	VMASKMOVPS (R11)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y1; \
+	VMASKMOVPS (R12)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y2; \
+	VMASKMOVPS (R13)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y3; \
+	VMASKMOVPS (R9)(CX*1), Y12, Y13; \
+	VMASKMOVPS (SI)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y4; \
+	VMASKMOVPS (R11)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y5; \
+	VMASKMOVPS (R12)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y6; \
+	VMASKMOVPS (R13)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y7; \
+	VMASKMOVPS (R10)(CX*1), Y12, Y13; \
+	VMASKMOVPS (SI)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y8; \
+	VMASKMOVPS (R11)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y9; \
+	VMASKMOVPS (R12)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y10; \
+	VMASKMOVPS (R13)(CX*1), Y12, Y14; \
+	VFMADD231PS Y14, Y13, Y11
+
+// func dot3x4AVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
 //
-// Scores three queries against n consecutive rows of dim float32 each:
-// out_k[r] = q_k · rows[r]. Each (query, row) pair is summed exactly as
-// vek's Dot_AVX2_F32 sums it — four 8-lane FMA accumulators over 32
-// elements per step, reduced as ((a0+a1)+a2)+a3, then high half + low
-// half, then the 64-bit halves, then the two lanes, then the remaining
-// dim mod 32 elements by scalar FMA in order (all of them when dim < 32)
-// — so every score is bit-identical to vek32.Dot's, while each row is
-// loaded once for three queries: 12 accumulators in Y0–Y11, the row's 32
-// elements in Y12–Y15, the queries read from L1 as memory operands.
-TEXT ·dot3RowsAVX2(SB), NOSPLIT, $0-72
+// Scores three queries against n rows (a multiple of four, dim apart)
+// four at a time: out_k[r] = q_k · row r, in the order described above.
+// Twelve accumulators (Y0–Y11) hold one (query, row) pair each, so the
+// loop is bound by the FMA units, not by loads or reductions; the rows are
+// read where they are, with no rearranging copy.
+TEXT ·dot3x4AVX2(SB), NOSPLIT, $0-72
 	MOVQ q0+0(FP), R8
 	MOVQ q1+8(FP), R9
 	MOVQ q2+16(FP), R10
 	MOVQ rows+24(FP), SI
-	MOVQ dim+32(FP), DX
+	DOT_SETUP(dim+32(FP))
 	MOVQ n+40(FP), BX
-	MOVQ out0+48(FP), R11
-	MOVQ out1+56(FP), R12
-	MOVQ out2+64(FP), R13
-	MOVQ DX, AX
-	ANDQ $-32, AX
-	MOVQ DX, R14
-	SHLQ $2, R14
-	TESTQ BX, BX
-	JE   dot3done
+	SHRQ $2, BX
+	JE   d34done
 
-dot3row:
+d34tile:
+	ROWS4
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -121,319 +229,283 @@ dot3row:
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	XORQ CX, CX
-	TESTQ AX, AX
-	JE   dot3tail
+	TESTQ DX, DX
+	JE   d34tail
 
-dot3loop:
-	VMOVUPS (SI)(CX*4), Y12
-	VMOVUPS 32(SI)(CX*4), Y13
-	VMOVUPS 64(SI)(CX*4), Y14
-	VMOVUPS 96(SI)(CX*4), Y15
-	VFMADD231PS (R8)(CX*4), Y12, Y0
-	VFMADD231PS 32(R8)(CX*4), Y13, Y1
-	VFMADD231PS 64(R8)(CX*4), Y14, Y2
-	VFMADD231PS 96(R8)(CX*4), Y15, Y3
-	VFMADD231PS (R9)(CX*4), Y12, Y4
-	VFMADD231PS 32(R9)(CX*4), Y13, Y5
-	VFMADD231PS 64(R9)(CX*4), Y14, Y6
-	VFMADD231PS 96(R9)(CX*4), Y15, Y7
-	VFMADD231PS (R10)(CX*4), Y12, Y8
-	VFMADD231PS 32(R10)(CX*4), Y13, Y9
-	VFMADD231PS 64(R10)(CX*4), Y14, Y10
-	VFMADD231PS 96(R10)(CX*4), Y15, Y11
+d34loop:
+	STEP3x4
 	ADDQ $32, CX
-	CMPQ CX, AX
-	JNE  dot3loop
-
-	VADDPS       Y0, Y1, Y0
-	VADDPS       Y0, Y2, Y0
-	VADDPS       Y0, Y3, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPD    $0x01, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-	VADDPS       Y4, Y5, Y4
-	VADDPS       Y4, Y6, Y4
-	VADDPS       Y4, Y7, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X5, X4, X4
-	VPERMILPD    $0x01, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
-	VADDPS       Y8, Y9, Y8
-	VADDPS       Y8, Y10, Y8
-	VADDPS       Y8, Y11, Y8
-	VEXTRACTF128 $0x01, Y8, X9
-	VADDPS       X9, X8, X8
-	VPERMILPD    $0x01, X8, X9
-	VADDPS       X9, X8, X8
-	VMOVSHDUP    X8, X9
-	VADDSS       X9, X8, X8
-
-dot3tail:
-	MOVQ AX, CX
 	CMPQ CX, DX
-	JE   dot3store
+	JNE  d34loop
 
-dot3scalar:
-	VMOVSS      (SI)(CX*4), X12
-	VFMADD231SS (R8)(CX*4), X12, X0
-	VFMADD231SS (R9)(CX*4), X12, X4
-	VFMADD231SS (R10)(CX*4), X12, X8
-	INCQ        CX
-	CMPQ        CX, DX
-	JNE         dot3scalar
+d34tail:
+	TESTQ DI, DI
+	JE   d34reduce
+	VMOVUPS (DI), Y12
+	TAIL3x4
 
-dot3store:
-	VMOVSS X0, (R11)
-	VMOVSS X4, (R12)
-	VMOVSS X8, (R13)
-	ADDQ   $4, R11
-	ADDQ   $4, R12
-	ADDQ   $4, R13
-	ADDQ   R14, SI
-	DECQ   BX
-	JNE    dot3row
+d34reduce:
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
+	STORE4(out0+48(FP), X0)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	STORE4(out1+56(FP), X4)
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X9)
+	STORE4(out2+64(FP), X8)
+	LEAQ (R13)(R14*1), SI
+	DECQ BX
+	JNE  d34tile
 
-dot3done:
+d34done:
 	VZEROUPPER
 	RET
 
-// The pieces of dot3x4PackedAVX2, written once: the twelve accumulators
-// zeroed; one 8-element step of a phase (seven loads, twelve FMAs); the
-// accumulators stored to scratch, added to it and stored, or added to it;
-// and vek's horizontal sum of one accumulator (y, its low half x).
-#define TILE_ZERO \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS Y4, Y4, Y4; \
-	VXORPS Y5, Y5, Y5; \
-	VXORPS Y6, Y6, Y6; \
-	VXORPS Y7, Y7, Y7; \
-	VXORPS Y8, Y8, Y8; \
-	VXORPS Y9, Y9, Y9; \
-	VXORPS Y10, Y10, Y10; \
-	VXORPS Y11, Y11, Y11
-
-#define TILE_STEP \
-	VMOVUPS (R8)(CX*1), Y12; \
-	VMOVUPS (R9)(CX*1), Y13; \
-	VMOVUPS (R10)(CX*1), Y14; \
-	VMOVUPS (SI)(CX*1), Y15; \
-	VFMADD231PS Y12, Y15, Y0; \
-	VFMADD231PS Y13, Y15, Y1; \
-	VFMADD231PS Y14, Y15, Y2; \
-	VMOVUPS (R11)(CX*1), Y15; \
-	VFMADD231PS Y12, Y15, Y3; \
-	VFMADD231PS Y13, Y15, Y4; \
-	VFMADD231PS Y14, Y15, Y5; \
-	VMOVUPS (R12)(CX*1), Y15; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VFMADD231PS Y14, Y15, Y8; \
-	VMOVUPS (R13)(CX*1), Y15; \
-	VFMADD231PS Y12, Y15, Y9; \
-	VFMADD231PS Y13, Y15, Y10; \
-	VFMADD231PS Y14, Y15, Y11
-
-#define TILE_SAVE \
-	VMOVUPS Y0, 0(BX); \
-	VMOVUPS Y1, 32(BX); \
-	VMOVUPS Y2, 64(BX); \
-	VMOVUPS Y3, 96(BX); \
-	VMOVUPS Y4, 128(BX); \
-	VMOVUPS Y5, 160(BX); \
-	VMOVUPS Y6, 192(BX); \
-	VMOVUPS Y7, 224(BX); \
-	VMOVUPS Y8, 256(BX); \
-	VMOVUPS Y9, 288(BX); \
-	VMOVUPS Y10, 320(BX); \
-	VMOVUPS Y11, 352(BX)
-
-#define TILE_ADD_SAVE \
-	VADDPS  0(BX), Y0, Y0; \
-	VMOVUPS Y0, 0(BX); \
-	VADDPS  32(BX), Y1, Y1; \
-	VMOVUPS Y1, 32(BX); \
-	VADDPS  64(BX), Y2, Y2; \
-	VMOVUPS Y2, 64(BX); \
-	VADDPS  96(BX), Y3, Y3; \
-	VMOVUPS Y3, 96(BX); \
-	VADDPS  128(BX), Y4, Y4; \
-	VMOVUPS Y4, 128(BX); \
-	VADDPS  160(BX), Y5, Y5; \
-	VMOVUPS Y5, 160(BX); \
-	VADDPS  192(BX), Y6, Y6; \
-	VMOVUPS Y6, 192(BX); \
-	VADDPS  224(BX), Y7, Y7; \
-	VMOVUPS Y7, 224(BX); \
-	VADDPS  256(BX), Y8, Y8; \
-	VMOVUPS Y8, 256(BX); \
-	VADDPS  288(BX), Y9, Y9; \
-	VMOVUPS Y9, 288(BX); \
-	VADDPS  320(BX), Y10, Y10; \
-	VMOVUPS Y10, 320(BX); \
-	VADDPS  352(BX), Y11, Y11; \
-	VMOVUPS Y11, 352(BX)
-
-#define TILE_ADD \
-	VADDPS  0(BX), Y0, Y0; \
-	VADDPS  32(BX), Y1, Y1; \
-	VADDPS  64(BX), Y2, Y2; \
-	VADDPS  96(BX), Y3, Y3; \
-	VADDPS  128(BX), Y4, Y4; \
-	VADDPS  160(BX), Y5, Y5; \
-	VADDPS  192(BX), Y6, Y6; \
-	VADDPS  224(BX), Y7, Y7; \
-	VADDPS  256(BX), Y8, Y8; \
-	VADDPS  288(BX), Y9, Y9; \
-	VADDPS  320(BX), Y10, Y10; \
-	VADDPS  352(BX), Y11, Y11
-
-#define HSUM(y, x) \
-	VEXTRACTF128 $0x01, y, X15; \
-	VADDPS X15, x, x; \
-	VPERMILPD $0x01, x, X15; \
-	VADDPS X15, x, x; \
-	VMOVSHDUP x, X15; \
-	VADDSS X15, x, x
-
-// STORE4(out, a, b, c, d) stores the scores a–d of four consecutive rows
-// at the pointer in argument out and advances it past them.
-#define STORE4(out, a, b, c, d) \
-	MOVQ   out, AX; \
-	VMOVSS a, 0(AX); \
-	VMOVSS b, 4(AX); \
-	VMOVSS c, 8(AX); \
-	VMOVSS d, 12(AX); \
-	ADDQ   $16, AX; \
-	MOVQ   AX, out
-
-// func dot3x4PackedAVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2, scratch *float32)
+// func dot1x4AVX2(q, rows *float32, dim, n int, out *float32)
 //
-// Scores three queries against n rows (a multiple of four, dim apart),
-// all packed phase-major (see packPhases), four rows at a time:
-// out_k[r] = q_k · row r, bit for bit as vek's Dot_AVX2_F32 scores the
-// unpacked vectors; dim ≥ 32. vek's four 8-lane accumulators are
-// independent chains until they are added, ((a0+a1)+a2)+a3, so each is
-// computed in its own phase over the packed run of its elements: a phase
-// needs one accumulator per (query, row) pair — twelve, in Y0–Y11 — with
-// the queries in Y12–Y14 and each row's vector in Y15 in turn: seven loads
-// for twelve FMAs, against sixteen for twelve when all four accumulators
-// of three pairs must be live. After each phase the pairs' running sums in
-// scratch (12 × 8 floats) take the phase's accumulator, in vek's order of
-// additions; the horizontal sum and the scalar tail (the dim mod 32
-// elements packing leaves in place, by FMA in order) follow vek's. The
-// scores are stored straight into out0–out2, and the loop over the rows
-// runs here, so a chunk of rows costs one call.
-TEXT ·dot3x4PackedAVX2(SB), NOSPLIT, $0-80
-	MOVQ q0+0(FP), R8
-	MOVQ q1+8(FP), R9
-	MOVQ q2+16(FP), R10
-	MOVQ rows+24(FP), SI
-	MOVQ dim+32(FP), R14
-	SHLQ $2, R14               // row bytes
-	MOVQ dim+32(FP), R15
-	ANDQ $-32, R15             // bytes per phase: main elements · 4 bytes / 4 phases
-	MOVQ scratch+72(FP), BX
-	CMPQ n+40(FP), $0
-	JLE  dot34done
+// Scores one query against n rows (a multiple of four, dim apart), four
+// at a time, in the same order: out[r] = q · row r.
+TEXT ·dot1x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R8
+	MOVQ rows+8(FP), SI
+	DOT_SETUP(dim+16(FP))
+	MOVQ n+24(FP), BX
+	MOVQ out+32(FP), R9
+	SHRQ $2, BX
+	JE   d14done
 
-dot34tile:
-	LEAQ (SI)(R14*1), R11
-	LEAQ (R11)(R14*1), R12
-	LEAQ (R12)(R14*1), R13
-	XORQ DI, DI                // phase start
+d14tile:
+	ROWS4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	XORQ CX, CX
-	MOVQ R15, DX               // phase end
+	TESTQ DX, DX
+	JE   d14tail
 
-	TILE_ZERO
-dot34phase0:
-	TILE_STEP
+d14loop:
+	VMOVUPS (R8)(CX*1), Y12
+	VFMADD231PS (SI)(CX*1), Y12, Y0
+	VFMADD231PS (R11)(CX*1), Y12, Y1
+	VFMADD231PS (R12)(CX*1), Y12, Y2
+	VFMADD231PS (R13)(CX*1), Y12, Y3
 	ADDQ $32, CX
 	CMPQ CX, DX
-	JNE  dot34phase0
-	TILE_SAVE
-	ADDQ R15, DI
-	MOVQ DI, CX
-	LEAQ (DI)(R15*1), DX
-	TILE_ZERO
-dot34phase1:
-	TILE_STEP
-	ADDQ $32, CX
-	CMPQ CX, DX
-	JNE  dot34phase1
-	TILE_ADD_SAVE
-	ADDQ R15, DI
-	MOVQ DI, CX
-	LEAQ (DI)(R15*1), DX
-	TILE_ZERO
-dot34phase2:
-	TILE_STEP
-	ADDQ $32, CX
-	CMPQ CX, DX
-	JNE  dot34phase2
-	TILE_ADD_SAVE
-	ADDQ R15, DI
-	MOVQ DI, CX
-	LEAQ (DI)(R15*1), DX
-	TILE_ZERO
-dot34phase3:
-	TILE_STEP
-	ADDQ $32, CX
-	CMPQ CX, DX
-	JNE  dot34phase3
-	TILE_ADD
-	HSUM(Y0, X0)
-	HSUM(Y1, X1)
-	HSUM(Y2, X2)
-	HSUM(Y3, X3)
-	HSUM(Y4, X4)
-	HSUM(Y5, X5)
-	HSUM(Y6, X6)
-	HSUM(Y7, X7)
-	HSUM(Y8, X8)
-	HSUM(Y9, X9)
-	HSUM(Y10, X10)
-	HSUM(Y11, X11)
-	MOVQ dim+32(FP), DX
-	MOVQ DX, CX
-	ANDQ $-32, CX
-	CMPQ CX, DX
-	JE   dot34store
-dot34tail:
-	VMOVSS (SI)(CX*4), X15
-	VFMADD231SS (R8)(CX*4), X15, X0
-	VFMADD231SS (R9)(CX*4), X15, X1
-	VFMADD231SS (R10)(CX*4), X15, X2
-	VMOVSS (R11)(CX*4), X15
-	VFMADD231SS (R8)(CX*4), X15, X3
-	VFMADD231SS (R9)(CX*4), X15, X4
-	VFMADD231SS (R10)(CX*4), X15, X5
-	VMOVSS (R12)(CX*4), X15
-	VFMADD231SS (R8)(CX*4), X15, X6
-	VFMADD231SS (R9)(CX*4), X15, X7
-	VFMADD231SS (R10)(CX*4), X15, X8
-	VMOVSS (R13)(CX*4), X15
-	VFMADD231SS (R8)(CX*4), X15, X9
-	VFMADD231SS (R9)(CX*4), X15, X10
-	VFMADD231SS (R10)(CX*4), X15, X11
-	INCQ CX
-	CMPQ CX, DX
-	JNE  dot34tail
-dot34store:
-	STORE4(out0+48(FP), X0, X3, X6, X9)
-	STORE4(out1+56(FP), X1, X4, X7, X10)
-	STORE4(out2+64(FP), X2, X5, X8, X11)
+	JNE  d14loop
+
+d14tail:
+	TESTQ DI, DI
+	JE   d14reduce
+	VMOVUPS (DI), Y12
+	VMASKMOVPS (R8)(CX*1), Y12, Y13
+	VMASKMOVPS (SI)(CX*1), Y12, Y14
+	VFMADD231PS Y14, Y13, Y0
+	VMASKMOVPS (R11)(CX*1), Y12, Y14
+	VFMADD231PS Y14, Y13, Y1
+	VMASKMOVPS (R12)(CX*1), Y12, Y14
+	VFMADD231PS Y14, Y13, Y2
+	VMASKMOVPS (R13)(CX*1), Y12, Y14
+	VFMADD231PS Y14, Y13, Y3
+
+d14reduce:
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
+	VMOVUPS X0, (R9)
+	ADDQ $16, R9
 	LEAQ (R13)(R14*1), SI
-	SUBQ $4, n+40(FP)
-	JG   dot34tile
-dot34done:
+	DECQ BX
+	JNE  d14tile
+
+d14done:
+	VZEROUPPER
+	RET
+
+// func dot1AVX2(q, r *float32, dim int) float32
+//
+// One dot product in the same order: one accumulator, reduced by the
+// same additions (VHADDPS of it with itself twice gives each half's sum
+// of four in its first lane).
+TEXT ·dot1AVX2(SB), NOSPLIT, $0-28
+	MOVQ q+0(FP), R8
+	MOVQ r+8(FP), SI
+	DOT_SETUP(dim+16(FP))
+	VXORPS Y0, Y0, Y0
+	XORQ CX, CX
+	TESTQ DX, DX
+	JE   d1tail
+
+d1loop:
+	VMOVUPS (R8)(CX*1), Y12
+	VFMADD231PS (SI)(CX*1), Y12, Y0
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  d1loop
+
+d1tail:
+	TESTQ DI, DI
+	JE   d1reduce
+	VMOVUPS (DI), Y12
+	VMASKMOVPS (R8)(CX*1), Y12, Y13
+	VMASKMOVPS (SI)(CX*1), Y12, Y14
+	VFMADD231PS Y14, Y13, Y0
+
+d1reduce:
+	VHADDPS Y0, Y0, Y0
+	VHADDPS Y0, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// STEP6x2: one eight-component step of six queries (R8–R10, R12, R13,
+// BX, each in Y14 in turn) against two rows (SI and R11, in Y12 and Y13)
+// at byte offset CX: eight loads for twelve FMAs, only two of them from
+// the rows, the sums of query k and row r in Y(2k+r).
+#define STEP6x2 \
+	VMOVUPS (SI)(CX*1), Y12; \
+	VMOVUPS (R11)(CX*1), Y13; \
+	VMOVUPS (R8)(CX*1), Y14; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VMOVUPS (R9)(CX*1), Y14; \
+	VFMADD231PS Y12, Y14, Y2; \
+	VFMADD231PS Y13, Y14, Y3; \
+	VMOVUPS (R10)(CX*1), Y14; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VMOVUPS (R12)(CX*1), Y14; \
+	VFMADD231PS Y12, Y14, Y6; \
+	VFMADD231PS Y13, Y14, Y7; \
+	VMOVUPS (R13)(CX*1), Y14; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VMOVUPS (BX)(CX*1), Y14; \
+	VFMADD231PS Y12, Y14, Y10; \
+	VFMADD231PS Y13, Y14, Y11
+
+// TAIL6x2: the short last step of STEP6x2, under the mask in Y15.
+#define TAIL6x2 \
+	VMASKMOVPS (SI)(CX*1), Y15, Y12; \
+	VMASKMOVPS (R11)(CX*1), Y15, Y13; \
+	VMASKMOVPS (R8)(CX*1), Y15, Y14; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VMASKMOVPS (R9)(CX*1), Y15, Y14; \
+	VFMADD231PS Y12, Y14, Y2; \
+	VFMADD231PS Y13, Y14, Y3; \
+	VMASKMOVPS (R10)(CX*1), Y15, Y14; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VMASKMOVPS (R12)(CX*1), Y15, Y14; \
+	VFMADD231PS Y12, Y14, Y6; \
+	VFMADD231PS Y13, Y14, Y7; \
+	VMASKMOVPS (R13)(CX*1), Y15, Y14; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VMASKMOVPS (BX)(CX*1), Y15, Y14; \
+	VFMADD231PS Y12, Y14, Y10; \
+	VFMADD231PS Y13, Y14, Y11
+
+// REDUCE2(a, xa, b, xb) leaves the scores of the lane sums in a and b in
+// the first two lanes of xa: VHADDPS(a,b), then VHADDPS of that with
+// itself, then the two halves added (the same additions as REDUCE4).
+#define REDUCE2(a, xa, b, xb) \
+	VHADDPS b, a, a; \
+	VHADDPS a, a, a; \
+	VEXTRACTF128 $1, a, xb; \
+	VADDPS xb, xa, xa
+
+// func dot6x2AVX2(qs *[6]*float32, rows *float32, dim, n int, outs *[6]*float32)
+//
+// Scores six queries against n rows (a multiple of two, dim apart) two at
+// a time, in the same order: outs[k][r] = qs[k] · row r, advancing the
+// pointers in outs past the scores stored. Each step loads two row
+// vectors, where three queries × four rows load four: when the rows
+// stream from L2 (a scan chunk) and the queries sit in L1, that halves
+// what the loop asks of L2. The tail mask pointer lives in the frame.
+TEXT ·dot6x2AVX2(SB), NOSPLIT, $8-40
+	MOVQ qs+0(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R12
+	MOVQ 32(AX), R13
+	MOVQ 40(AX), BX
+	MOVQ rows+8(FP), SI
+	DOT_SETUP(dim+16(FP))
+	MOVQ DI, mask-8(SP)
+	MOVQ n+24(FP), AX
+	SHRQ $1, AX
+	MOVQ AX, n+24(FP)
+	JE   d62done
+
+d62tile:
+	LEAQ (SI)(R14*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	XORQ CX, CX
+	TESTQ DX, DX
+	JE   d62tail
+
+d62loop:
+	STEP6x2
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  d62loop
+
+d62tail:
+	MOVQ mask-8(SP), DI
+	TESTQ DI, DI
+	JE   d62reduce
+	VMOVUPS (DI), Y15
+	TAIL6x2
+
+d62reduce:
+	MOVQ outs+32(FP), AX
+	REDUCE2(Y0, X0, Y1, X1)
+	MOVQ 0(AX), DI
+	VMOVSD X0, (DI)
+	ADDQ $8, DI
+	MOVQ DI, 0(AX)
+	REDUCE2(Y2, X2, Y3, X3)
+	MOVQ 8(AX), DI
+	VMOVSD X2, (DI)
+	ADDQ $8, DI
+	MOVQ DI, 8(AX)
+	REDUCE2(Y4, X4, Y5, X5)
+	MOVQ 16(AX), DI
+	VMOVSD X4, (DI)
+	ADDQ $8, DI
+	MOVQ DI, 16(AX)
+	REDUCE2(Y6, X6, Y7, X7)
+	MOVQ 24(AX), DI
+	VMOVSD X6, (DI)
+	ADDQ $8, DI
+	MOVQ DI, 24(AX)
+	REDUCE2(Y8, X8, Y9, X9)
+	MOVQ 32(AX), DI
+	VMOVSD X8, (DI)
+	ADDQ $8, DI
+	MOVQ DI, 32(AX)
+	REDUCE2(Y10, X10, Y11, X11)
+	MOVQ 40(AX), DI
+	VMOVSD X10, (DI)
+	ADDQ $8, DI
+	MOVQ DI, 40(AX)
+	LEAQ (R11)(R14*1), SI
+	DECQ n+24(FP)
+	JNE  d62tile
+
+d62done:
 	VZEROUPPER
 	RET
 

@@ -4,16 +4,27 @@ package vector
 
 func dotQ16(q []int16, c []int8) int32 { return dotQ16Go(q, c) }
 
+func dot(q, r []float32) float32 { return dotGo(q, r) }
+
+func dotRows(q, rows, out []float32) { dotRowsGo(q, rows, out) }
+
 func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
-	dot3RowsGo(q0, q1, q2, rows, out0, out1, out2)
+	dotRowsGo(q0, rows, out0)
+	dotRowsGo(q1, rows, out1)
+	dotRowsGo(q2, rows, out2)
+}
+
+func dot6Rows(q *[6][]float32, rows []float32, out *[6][]float32) {
+	for k := range 6 {
+		dotRowsGo(q[k], rows, out[k])
+	}
 }
 
 // asmKernels says this build has r2med's own assembler kernels: not on
 // other architectures or with the purego tag.
 const asmKernels = false
 
-func packable(int) bool { return false }
-
-func dot3x4Packed(q0, q1, q2, rows []float32, dim int, out0, out1, out2 []float32) int { return 0 }
+// haveFMA: no float32 kernels in this build; dotGo computes the same sums.
+const haveFMA = false
 
 func firstNotBelow(s []float32, bar float32) int { return firstNotBelowGo(s, 0, bar) }

@@ -2,10 +2,9 @@ package vector
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/viterin/vek/vek32"
 )
 
 func TestDotQ16(t *testing.T) {
@@ -88,73 +87,159 @@ func mixedVec(r *rand.Rand, n int) []float32 {
 	return v
 }
 
-// TestDot3RowsMatchesVek: the three-query kernel gives vek32.Dot's scores
-// bit for bit, for every dimension up to 130 (every tail length, with and
-// without the 32-wide main loop) and the common embedding sizes, rows of
-// mixed magnitudes so that summation order would show.
-func TestDot3RowsMatchesVek(t *testing.T) {
+// fmaBig is a·b + c rounded once to float32, computed exactly with
+// math/big: the reference fma32 is held to, independent of its float64
+// tricks.
+func fmaBig(a, b, c float32) float32 {
+	// 1200 bits hold any such sum exactly (float32 products span
+	// 2^-298…2^256), so only Float32 rounds, to nearest, ties to even.
+	x := new(big.Float).SetPrec(1200).SetFloat64(float64(a))
+	x.Mul(x, new(big.Float).SetPrec(1200).SetFloat64(float64(b)))
+	x.Add(x, new(big.Float).SetPrec(1200).SetFloat64(float64(c)))
+	f, _ := x.Float32()
+	return f
+}
+
+// TestFMA32: fma32 rounds once, as the FMA instruction does, for random
+// triples over the whole float32 range (normals, subnormals, cancelling
+// signs) and for a triple built so that rounding the float64 sum to
+// float32 rounds twice and goes wrong: a·b is exactly halfway between two
+// float32 and c is far below float64's last bit.
+func TestFMA32(t *testing.T) {
+	half := float32(1 + 1.0/4096) // (1+2^-12)² = 1 + 2^-11 + 2^-24: a float32 halfway point
+	tiny := float32(math.Ldexp(1, -80))
+	if naive := float32(math.FMA(float64(half), float64(half), float64(tiny))); naive == fmaBig(half, half, tiny) {
+		t.Fatal("the double-rounding case does not double-round; the test lost its point")
+	}
+	cases := [][3]float32{{half, half, tiny}, {half, half, -tiny}, {-half, half, tiny}, {0, 5, 0}, {-1, 0, 0}, {-1, 0, float32(math.Copysign(0, -1))},
+		{math.MaxFloat32, 2, 0}, {math.MaxFloat32, 1, math.MaxFloat32}, {float32(math.Ldexp(1, -149)), 0.5, 0}, {float32(math.Ldexp(1, -130)), float32(math.Ldexp(1, -10)), float32(math.Ldexp(1, -149))}}
+	r := rand.New(rand.NewPCG(3, 4))
+	anyFloat := func() float32 {
+		for {
+			f := math.Float32frombits(r.Uint32())
+			if !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) {
+				return f
+			}
+		}
+	}
+	near := func(f float32, shift int) float32 { return float32(math.Ldexp(float64(f), shift)) }
+	for range 200_000 {
+		a, b := anyFloat(), anyFloat()
+		c := anyFloat()
+		if r.IntN(2) == 0 { // c near a·b, so that the sum cancels or carries
+			c = -near(a*b, r.IntN(5)-2) * float32(1+r.NormFloat64()*1e-6)
+		}
+		cases = append(cases, [3]float32{a, b, c})
+		x, y := mixedVec(r, 2), mixedVec(r, 1)
+		cases = append(cases, [3]float32{x[0], x[1], y[0]})
+	}
+	for _, c := range cases {
+		got, want := fma32(c[0], c[1], c[2]), fmaBig(c[0], c[1], c[2])
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g (%#x), want %g (%#x)", c[0], c[1], c[2], got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+}
+
+// dotBig sums q·r in the documented order (eight lanes of single-rounding
+// multiply-adds, a short last step of zeros, then the pairwise tree) with
+// fmaBig: a reference for dotGo that shares none of its code.
+func dotBig(q, r []float32) float32 {
+	var s [8]float32
+	for i := 0; i < len(q); i += 8 {
+		for j := range 8 {
+			var a, b float32
+			if i+j < len(q) {
+				a, b = q[i+j], r[i+j]
+			}
+			s[j] = fmaBig(a, b, s[j])
+		}
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}
+
+// TestDotGoOrder: dotGo sums in the documented order, bit for bit, and
+// that order is observable: on vectors of mixed magnitudes a plain
+// sequential sum differs from it.
+func TestDotGoOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	differ := 0
+	for _, d := range []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 384} {
+		for range 20 {
+			q, row := mixedVec(r, d), mixedVec(r, d)
+			got, want := dotGo(q, row), dotBig(q, row)
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("dim %d: dotGo %v (%#x), the documented order %v (%#x)", d, got, math.Float32bits(got), want, math.Float32bits(want))
+			}
+			var seq float32
+			for i := range q {
+				seq = fma32(q[i], row[i], seq)
+			}
+			if seq != got {
+				differ++
+			}
+		}
+	}
+	if differ == 0 {
+		t.Fatal("no vector told the lane order from a sequential sum; the test has no power")
+	}
+}
+
+// TestKernelsMatchDotGo: the AVX2 kernels (one pair, one query × rows,
+// three and six queries × rows) give dotGo's scores bit for bit, for every
+// dimension up to 130 (every tail length, with and without whole 8-wide
+// steps), the common embedding sizes and row counts that leave 0–3 rows
+// after the four-row tiles; rows of mixed magnitudes so that another
+// summation order would show, and slices that end where the data does,
+// so that a tail read past it would fault under the race detector's
+// checks or read garbage. Also the double-rounding triple through the
+// kernels' FMA.
+func TestKernelsMatchDotGo(t *testing.T) {
+	if asmKernels && !haveFMA {
+		t.Log("no AVX2+FMA here: the kernels fall back to dotGo")
+	}
 	r := rand.New(rand.NewPCG(7, 8))
 	dims := []int{256, 384, 768, 1000, 1024, 1536, 4096}
 	for d := 1; d <= 130; d++ {
 		dims = append(dims, d)
 	}
-	vec := func(n int) []float32 { return mixedVec(r, n) }
 	for _, d := range dims {
-		for _, n := range []int{1, 2, 3, 5, 7} {
-			q0, q1, q2, rows := vec(d), vec(d), vec(d), vec(n*d+3)
+		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 11} {
+			var q, out6 [6][]float32
+			for k := range 6 {
+				q[k], out6[k] = mixedVec(r, d), make([]float32, n)
+			}
+			rows := mixedVec(r, n*d)
 			out := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
-			dot3Rows(q0, q1, q2, rows, out[0], out[1], out[2])
-			for k, q := range [][]float32{q0, q1, q2} {
+			one := make([]float32, n)
+			dot3Rows(q[0], q[1], q[2], rows, out[0], out[1], out[2])
+			dot6Rows(&q, rows, &out6)
+			for k := range 6 {
+				dotRows(q[k], rows, one)
 				for i := range n {
-					want := vek32.Dot(q, rows[i*d:(i+1)*d])
-					if math.Float32bits(out[k][i]) != math.Float32bits(want) {
-						t.Fatalf("dim %d, query %d, row %d: %v, vek32.Dot %v", d, k, i, out[k][i], want)
+					row := rows[i*d : (i+1)*d]
+					want := dotGo(q[k], row)
+					for _, g := range []struct {
+						name string
+						v    float32
+					}{{"dot3Rows", out[k%3][i]}, {"dot6Rows", out6[k][i]}, {"dotRows", one[i]}, {"dot", dot(q[k], row)}} {
+						if k >= 3 && g.name == "dot3Rows" {
+							continue
+						}
+						if math.Float32bits(g.v) != math.Float32bits(want) {
+							t.Fatalf("dim %d, %d rows, query %d, row %d: %s %v, dotGo %v", d, n, k, i, g.name, g.v, want)
+						}
 					}
 				}
 			}
 		}
 	}
-}
-
-// TestDot3x4PackedMatchesVek: the packed 3-query × 4-row kernel gives
-// vek32.Dot's scores of the unpacked vectors bit for bit, for every
-// dimension from 32 to 130 (every tail length) and the common embedding
-// sizes.
-func TestDot3x4PackedMatchesVek(t *testing.T) {
-	if !packable(32) {
-		t.Skip("no packed kernel on this machine")
-	}
-	r := rand.New(rand.NewPCG(9, 10))
-	dims := []int{256, 384, 768, 1000, 1024, 1536, 4096}
-	for d := 32; d <= 130; d++ {
-		dims = append(dims, d)
-	}
-	vec := func(n int) []float32 { return mixedVec(r, n) }
-	pack := func(v []float32, d int) []float32 {
-		out := make([]float32, len(v))
-		for i := 0; i < len(v); i += d {
-			packPhases(out[i:i+d], v[i:i+d])
-		}
-		return out
-	}
-	for _, d := range dims {
-		for _, n := range []int{4, 8, 11} {
-			qs := [3][]float32{vec(d), vec(d), vec(d)}
-			rows := vec(n * d)
-			out := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
-			done := dot3x4Packed(pack(qs[0], d), pack(qs[1], d), pack(qs[2], d), pack(rows, d), d, out[0], out[1], out[2])
-			if done != n/4*4 {
-				t.Fatalf("dim %d: scored %d of %d rows, want %d", d, done, n, n/4*4)
-			}
-			for k, q := range qs {
-				for i := range done {
-					want := vek32.Dot(q, rows[i*d:(i+1)*d])
-					if math.Float32bits(out[k][i]) != math.Float32bits(want) {
-						t.Fatalf("dim %d, query %d, row %d: %v, vek32.Dot %v", d, k, i, out[k][i], want)
-					}
-				}
-			}
-		}
+	half := float32(1 + 1.0/4096)
+	tiny := float32(math.Ldexp(1, -80))
+	q := []float32{tiny, 0, 0, 0, 0, 0, 0, 0, half}
+	row := []float32{1, 0, 0, 0, 0, 0, 0, 0, half}
+	if got, want := dot(q, row), fmaBig(half, half, tiny); got != want {
+		t.Fatalf("dot of the double-rounding triple: %v, want one rounding %v", got, want)
 	}
 }
 

@@ -166,7 +166,7 @@ func Read(r io.Reader, name string) (*Flat, error) {
 		}
 		return bad("reading %s: %v", what, err)
 	}
-	f := &Flat{dim: dim, metric: m, rankOnce: new(sync.Once), packOnce: new(sync.Once), ids: make([]string, 0, min(n, 1<<20)), index: make(map[string]int32, min(n, 1<<20))}
+	f := &Flat{dim: dim, metric: m, rankOnce: new(sync.Once), ids: make([]string, 0, min(n, 1<<20)), index: make(map[string]int32, min(n, 1<<20))}
 	var l [4]byte
 	var idb []byte
 	for i := range n {

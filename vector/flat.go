@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/viterin/vek/vek32"
 )
 
 // Metric says how a query and a row are compared.
@@ -63,32 +61,6 @@ type Flat struct {
 	rankOnce *sync.Once
 	rank     []int32 // rank[i]: position of ids[i] in byte order, for ties
 
-	// packOnce, when set, makes the first batch search keep a packed
-	// copy of all rows (packed, see packedRows); it is set by the paths
-	// that build a store in memory (Add, Read, Truncate), not by FromRows,
-	// whose mapped rows are packed chunk by chunk as they are searched.
-	packOnce *sync.Once
-	packed   []float32
-}
-
-// packedRows returns every row packed phase-major (packPhases), packing
-// them on first use after the last Add, or nil for a store that does not
-// keep a packed copy. The copy costs as much memory as the rows; batch
-// search then scores without rearranging rows, which otherwise costs each
-// batch a pass over the rows (about a tenth of a 100-query search).
-func (f *Flat) packedRows() []float32 {
-	if f.packOnce == nil {
-		return nil
-	}
-	f.packOnce.Do(func() {
-		d := f.dim
-		p := make([]float32, len(f.data))
-		for r := range len(f.data) / d {
-			packPhases(p[r*d:(r+1)*d], f.data[r*d:(r+1)*d])
-		}
-		f.packed = p
-	})
-	return f.packed
 }
 
 // ranks returns each row's position in id order, computing it on first
@@ -213,7 +185,6 @@ func (f *Flat) Add(id string, v []float32) error {
 	f.index[id] = int32(len(f.ids))
 	f.ids = append(f.ids, id)
 	f.rankOnce, f.rank = new(sync.Once), nil
-	f.packOnce, f.packed = new(sync.Once), nil
 	return nil
 }
 
@@ -302,66 +273,36 @@ func (f *Flat) prepare(queries [][]float32, k int, opts SearchOptions) ([][]floa
 	return prepareQueries(queries, f.dim, f.metric)
 }
 
-// floatKernel scores float32 rows with vek's AVX2 dot product, or, in
-// batches, three queries at a time against four packed rows at a time
-// (dot3x4Packed; the rows left over through dot3Rows), which give the same
-// scores bit for bit.
+// floatKernel scores float32 rows one query at a time (dotRows) or, in
+// batches, six or three at a time (dot6Rows, dot3Rows), which give the
+// same scores bit for bit.
 type floatKernel struct {
-	f      *Flat
-	q      [][]float32
-	qp     [][]float32 // the queries packed (packPhases), when the kernel packs
-	packed []float32   // the store's packed copy of its rows, if it keeps one
+	f *Flat
+	q [][]float32
 }
 
-// newFloatKernel returns the kernel for the prepared queries qs, packing
-// them when batches will be scored packed.
-func newFloatKernel(f *Flat, qs [][]float32) *floatKernel {
-	k := &floatKernel{f: f, q: qs}
-	if len(qs) >= 3 && packable(f.dim) {
-		buf := make([]float32, len(qs)*f.dim)
-		k.qp = make([][]float32, len(qs))
-		for i, q := range qs {
-			k.qp[i] = buf[i*f.dim : (i+1)*f.dim : (i+1)*f.dim]
-			packPhases(k.qp[i], q)
-		}
-		k.packed = f.packedRows()
-	}
-	return k
-}
+func newFloatKernel(f *Flat, qs [][]float32) *floatKernel { return &floatKernel{f: f, q: qs} }
 
 func (k *floatKernel) score(qi, lo, hi int, out []float32) {
-	q := k.q[qi]
 	d := k.f.dim
-	data := k.f.data
-	for r := lo; r < hi; r++ {
-		out[r-lo] = vek32.Dot(q, data[r*d:(r+1)*d])
-	}
+	dotRows(k.q[qi], k.f.data[lo*d:hi*d], out[:hi-lo])
 }
 
-func (k *floatKernel) pack(lo, hi int, buf []float32) []float32 {
-	if k.qp == nil {
-		return nil
+func (k *floatKernel) scoreMany(qi, lo, hi int, out [][]float32) int {
+	d, m := k.f.dim, hi-lo
+	rows := k.f.data[lo*d : hi*d]
+	switch {
+	case len(out) >= 6:
+		q := k.q[qi:]
+		dot6Rows(&[6][]float32{q[0], q[1], q[2], q[3], q[4], q[5]}, rows,
+			&[6][]float32{out[0][:m], out[1][:m], out[2][:m], out[3][:m], out[4][:m], out[5][:m]})
+		return 6
+	case len(out) >= 3:
+		dot3Rows(k.q[qi], k.q[qi+1], k.q[qi+2], rows, out[0][:m], out[1][:m], out[2][:m])
+		return 3
 	}
-	d := k.f.dim
-	if k.packed != nil {
-		return k.packed[lo*d : hi*d : hi*d]
-	}
-	buf = buf[:(hi-lo)*d]
-	for r := lo; r < hi; r++ {
-		packPhases(buf[(r-lo)*d:(r-lo+1)*d], k.f.data[r*d:(r+1)*d])
-	}
-	return buf
-}
-
-func (k *floatKernel) score3(qi, lo, hi int, packed []float32, out0, out1, out2 []float32) {
-	d := k.f.dim
-	done := 0
-	if packed != nil {
-		done = dot3x4Packed(k.qp[qi], k.qp[qi+1], k.qp[qi+2], packed, d, out0, out1, out2)
-	}
-	if lo+done < hi {
-		dot3Rows(k.q[qi], k.q[qi+1], k.q[qi+2], k.f.data[(lo+done)*d:hi*d], out0[done:], out1[done:], out2[done:])
-	}
+	dotRows(k.q[qi], rows, out[0][:m])
+	return 1
 }
 
 // Score returns the exact score of query q (as Search would compute it)
@@ -371,5 +312,5 @@ func (f *Flat) Score(q []float32, i int) (float32, error) {
 	if err != nil {
 		return 0, err
 	}
-	return vek32.Dot(qs[0], f.Row(i)), nil
+	return dot(qs[0], f.Row(i)), nil
 }

@@ -324,8 +324,8 @@ func TestFlatConcurrentSearch(t *testing.T) {
 
 // TestBatchSearchMatchesSingleQueries: a batch (scored three queries per
 // pass over the rows) returns exactly what each query searched alone
-// (scored by vek32.Dot) returns — same rows, same scores to the bit — for
-// dimensions with and without a 32-wide main loop, batch sizes with every
+// returns — same rows, same scores to the bit — for dimensions with and
+// without whole eight-wide steps, batch sizes with every
 // remainder mod 3, several worker counts and BEIR's self-skip; and both
 // agree with the float64 reference.
 func TestBatchSearchMatchesSingleQueries(t *testing.T) {

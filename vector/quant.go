@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"github.com/viterin/vek/vek32"
 )
 
 // Index is what every searchable form of a store provides: the exact Flat
@@ -252,7 +250,7 @@ func searchQuantized(f *Flat, kern kernel, qs [][]float32, k int, opts SearchOpt
 		for qi := lo; qi < hi; qi++ {
 			cs := res[qi]
 			for i := range cs {
-				cs[i].score = vek32.Dot(qs[qi], f.Row(int(cs[i].idx)))
+				cs[i].score = dot(qs[qi], f.Row(int(cs[i].idx)))
 			}
 			sortCands(cs, f.ranks())
 			res[qi] = slices.Clip(cs[:min(k, len(cs))])
@@ -291,7 +289,7 @@ func (f *Flat) Truncate(dim int) (*Flat, error) {
 		return nil, fmt.Errorf("vector: truncate to %d dimensions: want 1 to %d", dim, f.dim)
 	}
 	n := f.Len()
-	t := &Flat{dim: dim, metric: f.metric, rankOnce: new(sync.Once), packOnce: new(sync.Once), data: make([]float32, n*dim), ids: slices.Clone(f.ids), index: make(map[string]int32, n)}
+	t := &Flat{dim: dim, metric: f.metric, rankOnce: new(sync.Once), data: make([]float32, n*dim), ids: slices.Clone(f.ids), index: make(map[string]int32, n)}
 	for i := range n {
 		row := t.data[i*dim : (i+1)*dim]
 		copy(row, f.data[i*f.dim:i*f.dim+dim])

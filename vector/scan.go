@@ -107,32 +107,41 @@ type kernel interface {
 	score(qi, lo, hi int, out []float32)
 }
 
-// kernel3 is a kernel that can also score three queries in one pass over
-// the rows, each exactly as score would: batch search then reads each row
-// once per three queries, so that it is bound by arithmetic rather than by
-// loading rows. pack may rearrange a chunk of rows once (into buf, which
-// holds the chunk's rowBytes) for all the score3 calls over it, or hand
-// out the chunk of a copy rearranged beforehand, and returns what they
-// receive (nil: nothing packed).
-type kernel3 interface {
+// multiKernel is a kernel that can also score several queries in one pass
+// over the rows, each exactly as score would: batch search then reads each
+// row once per several queries, so that it is bound by arithmetic rather
+// than by loading rows.
+type multiKernel interface {
 	kernel
-	pack(lo, hi int, buf []float32) []float32
-	score3(qi, lo, hi int, packed []float32, out0, out1, out2 []float32)
+	// scoreMany scores queries qi, qi+1, … against rows [lo, hi) into
+	// out[0], out[1], …, as many at once as it can (at least one, at most
+	// len(out)), and returns how many it scored.
+	scoreMany(qi, lo, hi int, out [][]float32) int
 }
+
+// maxMany is the most queries a multiKernel is offered at once.
+const maxMany = 6
 
 type cand struct {
 	score float32
 	idx   int32
 }
 
-// topk is a bounded heap holding the k best candidates seen, the worst at
-// the root. "Better" is score descending, then id ascending: a strict total
-// order on rows (ids are unique), so the kept set does not depend on the
-// order candidates arrive in.
+// topk keeps the k best candidates offered, among at most 2k held:
+// candidates are appended while they are not below the bar, and when 2k
+// are held the k best are selected (selectBest) and the bar raised to the
+// worst of them. "Better" is score descending, then id ascending: a strict
+// total order on rows (ids are unique), so what is kept does not depend on
+// the order candidates arrive in, and a candidate below the bar is worse
+// than k kept ones and can never be among the k best. An append costs one
+// store where a heap pays a sift through its levels; selecting costs O(k)
+// per k appends. (FAISS's reservoir result handler works this way.)
 type topk struct {
-	k   int
-	h   []cand
-	ids []int32 // rank of each row's id in byte order
+	k      int
+	h      []cand
+	bar    float32 // meaningful when raised
+	raised bool
+	ids    []int32 // rank of each row's id in byte order
 }
 
 // worse reports whether a ranks below b; rank holds each row's position in
@@ -146,38 +155,58 @@ func worse(a, b cand, rank []int32) bool {
 }
 
 func (t *topk) push(c cand) {
-	if len(t.h) < t.k {
-		t.h = append(t.h, c)
-		i := len(t.h) - 1
-		for i > 0 {
-			p := (i - 1) / 2
-			if !worse(t.h[i], t.h[p], t.ids) {
-				break
+	t.h = append(t.h, c)
+	if len(t.h) >= 2*t.k {
+		selectBest(t.h, t.k, t.ids)
+		t.h = t.h[:t.k]
+		worst := t.h[0].score
+		for _, x := range t.h[1:] {
+			worst = min(worst, x.score)
+		}
+		t.bar, t.raised = worst, true
+	}
+}
+
+// selectBest reorders c so that its k best candidates come first, in no
+// particular order (quickselect, median-of-three pivots; deterministic).
+func selectBest(c []cand, k int, rank []int32) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// Order lo, mid, hi best first, and take the middle as the pivot.
+		if worse(c[lo], c[mid], rank) {
+			c[lo], c[mid] = c[mid], c[lo]
+		}
+		if worse(c[mid], c[hi], rank) {
+			c[mid], c[hi] = c[hi], c[mid]
+			if worse(c[lo], c[mid], rank) {
+				c[lo], c[mid] = c[mid], c[lo]
 			}
-			t.h[i], t.h[p] = t.h[p], t.h[i]
-			i = p
 		}
-		return
-	}
-	if !worse(t.h[0], c, t.ids) {
-		return
-	}
-	t.h[0] = c
-	i, n := 0, len(t.h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+		p := c[mid]
+		i, j := lo, hi
+		for i <= j {
+			for worse(p, c[i], rank) {
+				i++
+			}
+			for worse(c[j], p, rank) {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
 		}
-		m := l
-		if r := l + 1; r < n && worse(t.h[r], t.h[l], t.ids) {
-			m = r
+		// c[lo..j] are not worse than p, c[i..hi] not better.
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
 		}
-		if !worse(t.h[m], t.h[i], t.ids) {
-			break
-		}
-		t.h[i], t.h[m] = t.h[m], t.h[i]
-		i = m
 	}
 }
 
@@ -185,12 +214,12 @@ func (t *topk) push(c cand) {
 // The threshold test comes first, so exclusions cost nothing for rows that
 // would not enter the heap anyway.
 func (t *topk) feed(lo int, scores []float32, ex []int32) {
-	// Until the heap is full every score enters; then the root's score
-	// is the bar, kept in a local so that the loop reads no memory for
-	// the scores turned away (nearly all of them).
+	// Until the bar is raised every score enters; then the bar is kept in
+	// a local so that the loop reads no memory for the scores turned away
+	// (nearly all of them).
 	bar := float32(math.Inf(-1))
-	if len(t.h) == t.k {
-		bar = t.h[0].score
+	if t.raised {
+		bar = t.bar
 	}
 	for j := 0; j < len(scores); j++ {
 		// Skip, eight at a time, the scores below the bar.
@@ -205,8 +234,8 @@ func (t *topk) feed(lo int, scores []float32, ex []int32) {
 			}
 		}
 		t.push(cand{s, idx})
-		if len(t.h) == t.k {
-			bar = t.h[0].score
+		if t.raised {
+			bar = t.bar
 		}
 	}
 }
@@ -239,21 +268,14 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 	}
 	nchunks := (n + chunk - 1) / chunk
 	workers = max(1, min(workers, nchunks))
-	batch := max(1, min(nq, maxHeapEntries/(workers*kk)))
+	batch := max(1, min(nq, maxHeapEntries/(workers*2*kk)))
 
-	k3, _ := kern.(kernel3)
-	if nq < 3 {
-		k3 = nil
-	}
+	mk, _ := kern.(multiKernel)
 	heaps := make([][]topk, workers)
 	scratch := make([][]float32, workers)
-	packBuf := make([][]float32, workers)
 	for w := range workers {
 		heaps[w] = make([]topk, batch)
-		scratch[w] = make([]float32, 3*chunk)
-		if k3 != nil {
-			packBuf[w] = make([]float32, chunk*rowBytes/4)
-		}
+		scratch[w] = make([]float32, maxMany*chunk)
 	}
 	for q0 := 0; q0 < nq; q0 += batch {
 		q1 := min(nq, q0+batch)
@@ -265,7 +287,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 				hs[i] = topk{k: kk, h: hs[i].h[:0], ids: ids}
 			}
 			wg.Add(1)
-			go func(hs []topk, buf, pbuf []float32) {
+			go func(hs []topk, buf []float32) {
 				defer wg.Done()
 				for {
 					c := int(next.Add(1)) - 1
@@ -275,16 +297,14 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 					lo := c * chunk
 					hi := min(n, lo+chunk)
 					m := hi - lo
-					sc := [3][]float32{buf[:m], buf[chunk : chunk+m], buf[2*chunk : 2*chunk+m]}
-					var packed []float32
-					if k3 != nil && q1-q0 >= 3 {
-						packed = k3.pack(lo, hi, pbuf)
+					var sc [maxMany][]float32
+					for i := range sc {
+						sc[i] = buf[i*chunk : i*chunk+m]
 					}
 					for qi := q0; qi < q1; {
 						nb := 1
-						if k3 != nil && q1-qi >= 3 {
-							k3.score3(qi, lo, hi, packed, sc[0], sc[1], sc[2])
-							nb = 3
+						if mk != nil {
+							nb = mk.scoreMany(qi, lo, hi, sc[:min(maxMany, q1-qi)])
 						} else {
 							kern.score(qi, lo, hi, sc[0])
 						}
@@ -298,7 +318,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 						qi += nb
 					}
 				}
-			}(hs, scratch[w], packBuf[w])
+			}(hs, scratch[w])
 		}
 		wg.Wait()
 		for qi := q0; qi < q1; qi++ {
