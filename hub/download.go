@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/r2med/r2med/internal/progress"
 )
 
 // fileMeta is what the Hub's HEAD on /resolve/ tells about a file.
@@ -213,9 +215,11 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 	if err != nil {
 		return 0, nil, err
 	}
+	var bar *progress.Bar // nil until drawn: Restart on nil does nothing
 	restart := func() error {
 		d.reset(want)
 		have = 0
+		bar.Restart()
 		if err := f.Truncate(0); err != nil {
 			return err
 		}
@@ -233,7 +237,7 @@ func (c *Client) fetch(ctx context.Context, t target, loc, inc string, size int6
 	}
 	// The bytes an earlier attempt left show as done but count in
 	// neither the rate nor the time left.
-	bar := c.Progress.ResumeBytes(total, have, t.file)
+	bar = c.Progress.ResumeBytes(total, have, t.file)
 	defer bar.Done()
 
 	buf := make([]byte, 256<<10)

@@ -949,6 +949,8 @@ func TestServerIgnoringRangeRestarts(t *testing.T) {
 	os.MkdirAll(filepath.Join(rc.dir, "blobs"), 0o755)
 	// A leftover that must not be kept: the 200 answer starts at byte 0.
 	os.WriteFile(rc.blob(corpus.ETag())+".incomplete", []byte("stale bytes"), 0o644)
+	var bar bytes.Buffer
+	c.Progress = progress.Factory{Out: &bar, Enabled: true}
 	s, err := c.Snapshot(context.Background(), bio, "main", corpus.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -956,6 +958,16 @@ func TestServerIgnoringRangeRestarts(t *testing.T) {
 	checkContents(t, s, []hubtest.File{corpus})
 	if n := h.Count("cdn", "GET", ""); n != 1 {
 		t.Errorf("%d GETs, want 1", n)
+	}
+	// The bar started at the 11 stale bytes as resumed and went back to
+	// zero, with nothing resumed, when the whole body came, so it never
+	// counts them twice.
+	b := bar.String()
+	if !strings.Contains(b, "corpus/corpus.jsonl (0 B/81.0 kB, 0 B resumed)") {
+		t.Errorf("the bar did not start over with the download:\n%q", b)
+	}
+	if over := fmt.Sprintf("(%d B/", len(corpus.Content)+11); strings.Contains(b, over) {
+		t.Errorf("the bar counted the stale bytes on top of the whole body (%s):\n%q", over, b)
 	}
 }
 

@@ -22,6 +22,7 @@ type Bar struct {
 	// resumed units done and says itself how long is left (and, counting
 	// bytes, how fast it goes), from this run's units only.
 	resumed, added, total int64
+	self                  bool // the bar describes its own rate and time left (resumed bars)
 	bytes                 bool
 	desc                  string
 	start                 time.Time
@@ -93,7 +94,7 @@ func (f Factory) resume(total, done int64, bytes bool, desc string) *Bar {
 	if now == nil {
 		now = time.Now
 	}
-	b := &Bar{resumed: done, total: total, bytes: bytes, desc: desc, start: now(), now: now}
+	b := &Bar{resumed: done, total: total, self: true, bytes: bytes, desc: desc, start: now(), now: now}
 	// The library would count the resumed units in its rate and time
 	// left, so the bar says both itself (describe); counting bytes, it
 	// also gives the sizes, since the library's byte count comes with its
@@ -208,13 +209,31 @@ func (b *Bar) Add(n int) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.resumed == 0 {
+	if !b.self {
 		b.bar.Add(n)
 		return
 	}
 	b.added += int64(n)
 	b.bar.Add(n)
 	b.bar.Describe(b.describe())
+}
+
+// Restart sets the bar back to nothing done, as when a download must
+// start over (a server that ignores a Range request sends the whole file
+// again): what was done, resumed or not, no longer counts, and the rate
+// and time left start afresh.
+func (b *Bar) Restart() {
+	if b == nil || b.bar == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.bar.Reset()
+	if b.self {
+		b.resumed, b.added, b.start = 0, 0, b.now()
+		b.bar.Describe(b.describe())
+	}
+	b.bar.RenderBlank() // at once, past the throttle: starting over is news
 }
 
 // Done finishes and clears the bar.

@@ -119,6 +119,44 @@ func TestResumedBytesBarRatesOnlyThisRunsBytes(t *testing.T) {
 	Factory{}.ResumeBytes(10, 5, "x").Add(1)
 }
 
+// A download that must start over (the server ignored Range and sends the
+// whole file): Restart puts the bar back at zero, the bytes resumed or
+// received before no longer count, and the rate is this attempt's alone;
+// a plain bar restarts at zero too, and nil or silent bars ignore it.
+func TestRestartedBarStartsAgain(t *testing.T) {
+	defer func(d time.Duration) { throttle = d }(throttle)
+	throttle = 0
+	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out lockedBuffer
+	f := Factory{Out: &out, Enabled: true, now: func() time.Time { return clock }}
+	b := f.ResumeBytes(1_000_000, 900_000, "corpus.jsonl")
+	clock = clock.Add(10 * time.Second)
+	b.Add(10_000)
+	b.Restart()
+	clock = clock.Add(2 * time.Second)
+	b.Add(4_000)
+	s := out.String()
+	for _, want := range []string{"corpus.jsonl (0 B/1.0 MB, 0 B resumed)", "corpus.jsonl (4.0 kB/1.0 MB, 0 B resumed, 2.0 kB/s, 8m18s left)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("restarted bar lacks %q:\n%q", want, s)
+		}
+	}
+	b.Done()
+
+	out.Reset()
+	p := f.Bytes(1000, "plain")
+	p.Add(600)
+	p.Restart()
+	p.Add(100)
+	if got := p.bar.State().CurrentNum; got != 100 {
+		t.Errorf("plain bar after Restart and 100 bytes: %d done, want 100", got)
+	}
+	p.Done()
+	var nilBar *Bar
+	nilBar.Restart()
+	Factory{}.ResumeBytes(10, 5, "x").Restart()
+}
+
 // lockedBuffer is a bytes.Buffer safe for the writes of a bar's own
 // rendering goroutine (a spinner's) beside the test's.
 type lockedBuffer struct {
