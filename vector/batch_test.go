@@ -3,6 +3,8 @@ package vector
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -133,4 +135,36 @@ func TestMappedMatchesInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after Add", f)
+}
+
+// TestSelectBest: selectBest puts the k best candidates first and the k-th
+// best exactly at k−1 (the top-k's bar), for every k, with scores that tie
+// by the dozen (ties go by id rank).
+func TestSelectBest(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{1, 2, 3, 7, 64, 200} {
+		rank := make([]int32, n)
+		for i, p := range r.Perm(n) {
+			rank[i] = int32(p)
+		}
+		c := make([]cand, n)
+		for i := range c {
+			c[i] = cand{float32(r.IntN(max(1, n/12))), int32(i)}
+		}
+		sorted := slices.Clone(c)
+		sortCands(sorted, rank)
+		for k := 1; k <= n; k++ {
+			got := slices.Clone(c)
+			r.Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
+			selectBest(got, k, rank)
+			if got[k-1] != sorted[k-1] {
+				t.Fatalf("n %d, k %d: at k-1 %+v, want the k-th best %+v", n, k, got[k-1], sorted[k-1])
+			}
+			best := got[:k:k]
+			sortCands(best, rank)
+			if !slices.Equal(best, sorted[:k]) {
+				t.Fatalf("n %d, k %d: the first k are not the k best", n, k)
+			}
+		}
+	}
 }

@@ -126,7 +126,7 @@ func dot6Rows(q *[6][]float32, rows []float32, out *[6][]float32) {
 }
 
 // firstNotBelow returns the index of the first score that is not below
-// bar (!(s[i] < bar)), or len(s): the heap's threshold test, eight scores
+// bar (!(s[i] < bar)), or len(s): the top-k's threshold test, eight scores
 // per comparison.
 func firstNotBelow(s []float32, bar float32) int {
 	n := len(s) &^ 7

@@ -137,11 +137,10 @@ type cand struct {
 // store where a heap pays a sift through its levels; selecting costs O(k)
 // per k appends. (FAISS's reservoir result handler works this way.)
 type topk struct {
-	k      int
-	h      []cand
-	bar    float32 // meaningful when raised
-	raised bool
-	ids    []int32 // rank of each row's id in byte order
+	k   int
+	h   []cand
+	bar float32 // the least score kept: −Inf until the first selection
+	ids []int32 // rank of each row's id in byte order
 }
 
 // worse reports whether a ranks below b; rank holds each row's position in
@@ -159,16 +158,13 @@ func (t *topk) push(c cand) {
 	if len(t.h) >= 2*t.k {
 		selectBest(t.h, t.k, t.ids)
 		t.h = t.h[:t.k]
-		worst := t.h[0].score
-		for _, x := range t.h[1:] {
-			worst = min(worst, x.score)
-		}
-		t.bar, t.raised = worst, true
+		t.bar = t.h[t.k-1].score
 	}
 }
 
-// selectBest reorders c so that its k best candidates come first, in no
-// particular order (quickselect, median-of-three pivots; deterministic).
+// selectBest reorders c so that its k best candidates come first, the
+// k-th best at k−1 and the others in no particular order (quickselect,
+// median-of-three pivots; deterministic).
 func selectBest(c []cand, k int, rank []int32) {
 	lo, hi := 0, len(c)-1
 	for lo < hi {
@@ -210,17 +206,13 @@ func selectBest(c []cand, k int, rank []int32) {
 	}
 }
 
-// feed offers the scores of rows lo.. to the heap, skipping excluded rows.
+// feed offers the scores of rows lo.. to the top-k, skipping excluded rows.
 // The threshold test comes first, so exclusions cost nothing for rows that
-// would not enter the heap anyway.
+// would not be kept anyway.
 func (t *topk) feed(lo int, scores []float32, ex []int32) {
-	// Until the bar is raised every score enters; then the bar is kept in
-	// a local so that the loop reads no memory for the scores turned away
-	// (nearly all of them).
-	bar := float32(math.Inf(-1))
-	if t.raised {
-		bar = t.bar
-	}
+	// The bar is kept in a local so that the loop reads no memory for the
+	// scores turned away (nearly all of them).
+	bar := t.bar
 	for j := 0; j < len(scores); j++ {
 		// Skip, eight at a time, the scores below the bar.
 		if j += firstNotBelow(scores[j:], bar); j == len(scores) {
@@ -234,16 +226,14 @@ func (t *topk) feed(lo int, scores []float32, ex []int32) {
 			}
 		}
 		t.push(cand{s, idx})
-		if t.raised {
-			bar = t.bar
-		}
+		bar = t.bar
 	}
 }
 
-// maxHeapEntries bounds the candidates held at once (workers × batched
-// queries × k), about 64 MiB, so that a search over many queries with a
+// maxHeldCands bounds the candidates held at once (workers × batched
+// queries × up to 2k), about 64 MiB, so that a search over many queries with a
 // large k does not hold a queries × workers × k table.
-const maxHeapEntries = 8 << 20
+const maxHeldCands = 8 << 20
 
 // chunkBytes is the size of the run of rows a worker scores against every
 // query of a batch before moving on: it stays in L2 while the queries pass
@@ -268,13 +258,13 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 	}
 	nchunks := (n + chunk - 1) / chunk
 	workers = max(1, min(workers, nchunks))
-	batch := max(1, min(nq, maxHeapEntries/(workers*2*kk)))
+	batch := max(1, min(nq, maxHeldCands/(workers*2*kk)))
 
 	mk, _ := kern.(multiKernel)
-	heaps := make([][]topk, workers)
+	tops := make([][]topk, workers)
 	scratch := make([][]float32, workers)
 	for w := range workers {
-		heaps[w] = make([]topk, batch)
+		tops[w] = make([]topk, batch)
 		scratch[w] = make([]float32, maxMany*chunk)
 	}
 	for q0 := 0; q0 < nq; q0 += batch {
@@ -282,9 +272,9 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for w := range workers {
-			hs := heaps[w][:q1-q0]
+			hs := tops[w][:q1-q0]
 			for i := range hs {
-				hs[i] = topk{k: kk, h: hs[i].h[:0], ids: ids}
+				hs[i] = topk{k: kk, h: hs[i].h[:0], bar: float32(math.Inf(-1)), ids: ids}
 			}
 			wg.Add(1)
 			go func(hs []topk, buf []float32) {
@@ -324,7 +314,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 		for qi := q0; qi < q1; qi++ {
 			var all []cand
 			for w := range workers {
-				all = append(all, heaps[w][qi-q0].h...)
+				all = append(all, tops[w][qi-q0].h...)
 			}
 			sortCands(all, ids)
 			if len(all) > kk {

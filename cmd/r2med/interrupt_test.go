@@ -20,15 +20,17 @@ import (
 // command, as Ctrl-C does, and then waits for it to give up.
 func interruptingTEI(t *testing.T, cancel func()) *httptest.Server {
 	good, _ := teiLoopback(t, nil)
-	return interrupting(t, good, cancel)
+	return interrupting(t, good, cancel, 2)
 }
 
-// interrupting serves as good does, but its second request interrupts
-// the command and then waits for it to give up.
-func interrupting(t *testing.T, good *httptest.Server, cancel func()) *httptest.Server {
+// interrupting serves as good does, but its at-th request interrupts the
+// command, as Ctrl-C does, and then waits for it to give up.
+func interrupting(t *testing.T, good *httptest.Server, cancel func(), at int32) *httptest.Server {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 2 {
+		if n.Add(1) == at {
+			// Read the request first: the server notices the client
+			// hanging up only once the body is consumed.
 			io.Copy(io.Discard, r.Body)
 			cancel()
 			select {
@@ -85,7 +87,7 @@ func TestSweepInterruptNamesKeptFiles(t *testing.T) {
 	cacheDir := filepath.Join(dir, "cache")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := interrupting(t, newChatLoopback(t).Server, cancel)
+	srv := interrupting(t, newChatLoopback(t).Server, cancel, 2)
 	sweep := filepath.Join(dir, "sweep.yaml")
 	os.WriteFile(sweep, []byte(`tasks: [demo]
 pipelines:

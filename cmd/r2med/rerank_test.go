@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/ir"
@@ -310,24 +308,7 @@ func TestRerankCLIInterruptNamesCheckpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	good, _ := teiLoopback(t, nil)
-	var n atomic.Int32
-	// The second query's request interrupts the command, as Ctrl-C does,
-	// and then waits for it to give up.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 2 {
-			// Read the request first: the server notices the client
-			// hanging up only once the body is consumed.
-			io.Copy(io.Discard, r.Body)
-			cancel()
-			select {
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
-			return
-		}
-		good.Config.Handler.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	srv := interrupting(t, good, cancel, 2) // the second query's request
 	out := filepath.Join(dir, "tei.trec")
 	args := []string{"rerank", "--task", "demo", "--run", input, "--rerank", "tei", "--rerank-depth", "5", "--out", out, "--quiet"}
 	var stdout, stderr bytes.Buffer
@@ -344,10 +325,10 @@ func TestRerankCLIInterruptNamesCheckpoint(t *testing.T) {
 	// Interrupted before any query finished: nothing is kept, and the
 	// message says so.
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	n.Store(1)
-	cancel = cancel2
+	defer cancel2()
+	first := interrupting(t, good, cancel2, 1)
 	stderr.Reset()
-	code = execute(ctx2, append(args[:len(args)-3], "--out", filepath.Join(dir, "none.trec"), "--quiet", "--rerank-url", srv.URL), strings.NewReader(""), &stdout, &stderr)
+	code = execute(ctx2, append(args[:len(args)-3], "--out", filepath.Join(dir, "none.trec"), "--quiet", "--rerank-url", first.URL), strings.NewReader(""), &stdout, &stderr)
 	if code != 130 || stderr.String() != "r2med: interrupted; no partial output files were left behind\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
