@@ -120,3 +120,12 @@ func firstNotBelowGo(s []float32, from int, bar float32) int {
 	}
 	return len(s)
 }
+
+// dot6RowsGo is dot6Rows in portable Go: six queries one after another in
+// q, scores of query k at out[k·stride:].
+func dot6RowsGo(q, rows []float32, n int, out []float32, stride int) {
+	d := len(q) / 6
+	for k := range 6 {
+		dotRowsGo(q[k*d:(k+1)*d], rows, out[k*stride:k*stride+n])
+	}
+}

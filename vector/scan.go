@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
@@ -113,10 +114,10 @@ type kernel interface {
 // than by loading rows.
 type multiKernel interface {
 	kernel
-	// scoreMany scores queries qi, qi+1, … against rows [lo, hi) into
-	// out[0], out[1], …, as many at once as it can (at least one, at most
-	// len(out)), and returns how many it scored.
-	scoreMany(qi, lo, hi int, out [][]float32) int
+	// scoreMany scores queries qi, qi+1, … against rows [lo, hi), query
+	// qi+b into out[b·stride:][:hi-lo], as many at once as it can (at
+	// least one, at most most), and returns how many it scored.
+	scoreMany(qi, lo, hi int, out []float32, stride, most int) int
 }
 
 // maxMany is the most queries a multiKernel is offered at once.
@@ -294,11 +295,22 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 					for qi := q0; qi < q1; {
 						nb := 1
 						if mk != nil {
-							nb = mk.scoreMany(qi, lo, hi, sc[:min(maxMany, q1-qi)])
+							nb = mk.scoreMany(qi, lo, hi, buf, chunk, min(maxMany, q1-qi))
 						} else {
 							kern.score(qi, lo, hi, sc[0])
 						}
-						for b := range nb {
+						// Which queries have a score to offer: after the
+						// first chunks, almost never any.
+						offer := 1<<nb - 1
+						if nb == maxMany {
+							var bars [maxMany]float32
+							for b := range bars {
+								bars[b] = hs[qi+b-q0].bar
+							}
+							offer = notBelow6(&sc, m, &bars)
+						}
+						for ; offer != 0; offer &= offer - 1 {
+							b := bits.TrailingZeros(uint(offer))
 							var e []int32
 							if ex != nil {
 								e = ex[qi+b]
