@@ -20,7 +20,7 @@ func dot3x4AVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32
 func dot6x2AVX2(q, rows *float32, dim, n int, out *float32, ostride int, pf *float32, pfLines, pfFrom int)
 
 //go:noescape
-func firstNotBelowAVX2(s *float32, n int, bar float32) int
+func notBelowMaskAVX2(s *float32, n int, bar float32) uint64
 
 //go:noescape
 func notBelow6AVX2(s *[6]*float32, n int, bars *[6]float32) int
@@ -134,22 +134,22 @@ func dot6Rows(q, rows []float32, n int, out []float32, stride int, next []float3
 	}
 }
 
-// firstNotBelow returns the index of the first score that is not below
-// bar (!(s[i] < bar)), or len(s): the top-k's threshold test, eight scores
-// per comparison.
-func firstNotBelow(s []float32, bar float32) int {
-	n := len(s) &^ 7
-	i := n
-	if haveAVX2 && n > 0 {
-		if i = firstNotBelowAVX2(&s[0], n, bar); i < n {
-			return i
-		}
+// notBelowMask returns a mask with bit i set when s[i] is not below bar
+// (!(s[i] < bar)), for len(s) ≤ 64: the top-k's threshold test, eight
+// scores per comparison.
+func notBelowMask(s []float32, bar float32) uint64 {
+	var mask uint64
+	n8 := len(s) &^ 7
+	if haveAVX2 && n8 > 0 {
+		mask = notBelowMaskAVX2(&s[0], n8, bar)
+	} else {
+		n8 = 0
 	}
-	return firstNotBelowGo(s, i, bar)
+	return mask | notBelowMaskGo(s, n8, bar)
 }
 
 // notBelow6 returns a mask with bit k set when some of s[k][:n] is not
-// below bars[k] (firstNotBelow < n): the threshold test of six queries'
+// below bars[k] (notBelowMask ≠ 0): the threshold test of six queries'
 // scores in one call, eight scores per comparison.
 func notBelow6(s *[6][]float32, n int, bars *[6]float32) int {
 	mask, from := 0, 0

@@ -526,39 +526,29 @@ d62done:
 	VZEROUPPER
 	RET
 
-// func firstNotBelowAVX2(s *float32, n int, bar float32) int
+// func notBelowMaskAVX2(s *float32, n int, bar float32) uint64
 //
-// The index of the first of s[0..n) (n a multiple of 8) that is not below
-// bar, !(s[i] < bar) as Go compares, or n: eight at a time by VCMPPS
-// (NGT_US on bar, s: true unless bar > s[i], so NaN counts as not below)
-// and VMOVMSKPS, the lowest set bit giving the lane.
-TEXT ·firstNotBelowAVX2(SB), NOSPLIT, $0-32
+// A mask with bit i set when s[i] is not below bar, !(s[i] < bar) as Go
+// compares, for s[0..n) (n a multiple of 8, at most 64): eight at a time
+// by VCMPPS (NGT_US on bar, s: true unless bar > s[i], so NaN counts as
+// not below) and VMOVMSKPS, shifted into place.
+TEXT ·notBelowMaskAVX2(SB), NOSPLIT, $0-32
 	MOVQ         s+0(FP), SI
 	MOVQ         n+8(FP), DX
 	VBROADCASTSS bar+16(FP), Y1
+	XORQ         AX, AX
 	XORQ         CX, CX
-	CMPQ         DX, $0
-	JE           fnbnone
 
-fnbloop:
+nbmloop:
 	VCMPPS    $0x0A, (SI)(CX*4), Y1, Y0
-	VMOVMSKPS Y0, AX
-	TESTL     AX, AX
-	JNE       fnbfound
+	VMOVMSKPS Y0, BX
+	SHLQ      CX, BX
+	ORQ       BX, AX
 	ADDQ      $8, CX
 	CMPQ      CX, DX
-	JL        fnbloop
-
-fnbnone:
+	JL        nbmloop
 	VZEROUPPER
-	MOVQ DX, ret+24(FP)
-	RET
-
-fnbfound:
-	BSFL AX, AX
-	ADDQ AX, CX
-	VZEROUPPER
-	MOVQ CX, ret+24(FP)
+	MOVQ AX, ret+24(FP)
 	RET
 
 // func notBelow6AVX2(s *[6]*float32, n int, bars *[6]float32) int

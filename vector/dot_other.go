@@ -25,7 +25,7 @@ const asmKernels = false
 // haveFMA: no float32 kernels in this build; dotGo computes the same sums.
 const haveFMA = false
 
-func firstNotBelow(s []float32, bar float32) int { return firstNotBelowGo(s, 0, bar) }
+func notBelowMask(s []float32, bar float32) uint64 { return notBelowMaskGo(s, 0, bar) }
 
 func notBelow6(s *[6][]float32, n int, bars *[6]float32) int {
 	mask := 0

@@ -265,14 +265,14 @@ func TestKernelsMatchDotGo(t *testing.T) {
 	}
 }
 
-// TestFirstNotBelow: the eight-at-a-time threshold test finds the same
-// first score not below the bar as the plain loop, at every position and
-// length (both sides of a multiple of eight), for equal scores, infinite
-// bars and NaN.
-func TestFirstNotBelow(t *testing.T) {
+// TestNotBelowMask: the eight-at-a-time threshold test marks the same
+// scores not below the bar as a plain loop of comparisons, at every
+// position and length up to 64 (both sides of each multiple of eight), for
+// equal scores, infinite bars and NaN.
+func TestNotBelowMask(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	inf := float32(math.Inf(1))
-	for n := 0; n <= 41; n++ {
+	for n := 0; n <= 64; n++ {
 		for trial := range 50 {
 			s := make([]float32, n)
 			for i := range s {
@@ -296,9 +296,14 @@ func TestFirstNotBelow(t *testing.T) {
 					s[at] = bar + 1
 				}
 			}
-			want := firstNotBelowGo(s, 0, bar)
-			if got := firstNotBelow(s, bar); got != want {
-				t.Fatalf("n %d, trial %d, bar %v: %d, want %d (%v)", n, trial, bar, got, want, s)
+			var want uint64
+			for i, x := range s {
+				if !(x < bar) {
+					want |= 1 << i
+				}
+			}
+			if got := notBelowMask(s, bar); got != want {
+				t.Fatalf("n %d, trial %d, bar %v: %b, want %b (%v)", n, trial, bar, got, want, s)
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -208,26 +207,26 @@ func selectBest(c []cand, k int, rank []int32) {
 }
 
 // feed offers the scores of rows lo.. to the top-k, skipping excluded rows.
-// The threshold test comes first, so exclusions cost nothing for rows that
-// would not be kept anyway.
+// The threshold test comes first, 64 scores at a time, so exclusions cost
+// nothing for rows that would not be kept anyway; a candidate the bar
+// has risen above since its block was tested is not offered.
 func (t *topk) feed(lo int, scores []float32, ex []int32) {
-	// The bar is kept in a local so that the loop reads no memory for the
-	// scores turned away (nearly all of them).
-	bar := t.bar
-	for j := 0; j < len(scores); j++ {
-		// Skip, eight at a time, the scores below the bar.
-		if j += firstNotBelow(scores[j:], bar); j == len(scores) {
-			break
-		}
-		s := scores[j]
-		idx := int32(lo + j)
-		if len(ex) > 0 {
-			if _, found := slices.BinarySearch(ex, idx); found {
+	for base := 0; base < len(scores); base += 64 {
+		block := scores[base:min(len(scores), base+64)]
+		for m := notBelowMask(block, t.bar); m != 0; m &= m - 1 {
+			j := base + bits.TrailingZeros64(m)
+			s := scores[j]
+			if s < t.bar {
 				continue
 			}
+			idx := int32(lo + j)
+			if len(ex) > 0 {
+				if _, found := slices.BinarySearch(ex, idx); found {
+					continue
+				}
+			}
+			t.push(cand{s, idx})
 		}
-		t.push(cand{s, idx})
-		bar = t.bar
 	}
 }
 
@@ -328,10 +327,11 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 			for w := range workers {
 				all = append(all, tops[w][qi-q0].h...)
 			}
-			sortCands(all, ids)
 			if len(all) > kk {
+				selectBest(all, kk, ids)
 				all = all[:kk:kk]
 			}
+			sortCands(all, ids)
 			out[qi] = all
 		}
 	}
@@ -340,7 +340,15 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 
 // sortCands orders candidates best first: score descending, id ascending.
 func sortCands(c []cand, ids []int32) {
-	sort.Slice(c, func(i, j int) bool { return worse(c[j], c[i], ids) })
+	slices.SortFunc(c, func(a, b cand) int {
+		switch {
+		case worse(b, a, ids):
+			return -1
+		case worse(a, b, ids):
+			return 1
+		}
+		return 0
+	})
 }
 
 // toHits converts candidates to hits; conv, if not nil, maps a query's raw
