@@ -554,7 +554,7 @@ nbmloop:
 // func notBelow6AVX2(s *[6]*float32, n int, bars *[6]float32) int
 //
 // A mask with bit k set when some of s[k][0..n) (n a multiple of 8, > 0)
-// is not below bars[k], as firstNotBelowAVX2 compares: the top-k's
+// is not below bars[k], as notBelowMaskAVX2 compares: the top-k's
 // threshold test for a six-query batch in one call.
 TEXT ·notBelow6AVX2(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), R8
