@@ -18,8 +18,8 @@ type countingKernel struct {
 	chunks map[[2]int][]int // [lo, hi) → queries scored per call
 }
 
-func (c *countingKernel) scoreMany(qi, lo, hi int, out [][]float32) int {
-	n := c.floatKernel.scoreMany(qi, lo, hi, out)
+func (c *countingKernel) scoreMany(qi, lo, hi int, out []float32, stride, most int) int {
+	n := c.floatKernel.scoreMany(qi, lo, hi, out, stride, most)
 	c.mu.Lock()
 	c.chunks[[2]int{lo, hi}] = append(c.chunks[[2]int{lo, hi}], n)
 	c.mu.Unlock()

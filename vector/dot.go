@@ -110,6 +110,18 @@ func fma32(a, b, c float32) float32 {
 	return float32(s)
 }
 
+// notBelowMaskGo returns a mask with bit i set for each i ≥ from where
+// s[i] is not below bar, for len(s) ≤ 64.
+func notBelowMaskGo(s []float32, from int, bar float32) uint64 {
+	var mask uint64
+	for i := from; i < len(s); i++ {
+		if !(s[i] < bar) {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
 // firstNotBelowGo returns the index of the first of s[from:] that is not
 // below bar, or len(s).
 func firstNotBelowGo(s []float32, from int, bar float32) int {
@@ -119,4 +131,13 @@ func firstNotBelowGo(s []float32, from int, bar float32) int {
 		}
 	}
 	return len(s)
+}
+
+// dot6RowsGo is dot6Rows in portable Go: six queries one after another in
+// q, scores of query k at out[k·stride:].
+func dot6RowsGo(q, rows []float32, n int, out []float32, stride int) {
+	d := len(q) / 6
+	for k := range 6 {
+		dotRowsGo(q[k*d:(k+1)*d], rows, out[k*stride:k*stride+n])
+	}
 }

@@ -17,10 +17,13 @@ func dot1x4AVX2(q, rows *float32, dim, n int, out *float32)
 func dot3x4AVX2(q0, q1, q2, rows *float32, dim, n int, out0, out1, out2 *float32)
 
 //go:noescape
-func dot6x2AVX2(qs *[6]*float32, rows *float32, dim, n int, outs *[6]*float32)
+func dot6x2AVX2(q, rows *float32, dim, n int, out *float32, ostride int, pf *float32, pfLines, pfFrom int)
 
 //go:noescape
-func firstNotBelowAVX2(s *float32, n int, bar float32) int
+func notBelowMaskAVX2(s *float32, n int, bar float32) uint64
+
+//go:noescape
+func notBelow6AVX2(s *[6]*float32, n int, bars *[6]float32) int
 
 var haveAVX2 = cpu.X86.HasAVX2
 
@@ -97,44 +100,71 @@ func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
 	}
 }
 
-// dot6Rows sets out[k][r] = dot(q[k], row r) for six queries and the
-// len(out[0]) rows of len(q[0]) components at the start of rows: six
+// dot6Rows sets out[k·stride+r] = dot(q_k, row r) for the six queries
+// q_k = q[k·d:(k+1)·d] (q holds them one after another, len(q) = 6·d)
+// and the n rows of d components at the start of rows (stride ≥ n): six
 // queries × two rows per kernel step, each row read once for the six.
-func dot6Rows(q *[6][]float32, rows []float32, out *[6][]float32) {
-	d, n := len(q[0]), len(out[0])
+// next, when not empty, is what the caller scores after these (the next
+// six queries): the kernel prefetches it during its last tiles, one cache
+// line per step. Scores do not depend on it.
+func dot6Rows(q, rows []float32, n int, out []float32, stride int, next []float32) {
+	d := len(q) / 6
 	if !haveFMA || d == 0 || n == 0 {
-		for k := range 6 {
-			dotRowsGo(q[k], rows, out[k])
-		}
+		dot6RowsGo(q, rows, n, out, stride)
 		return
 	}
-	_ = rows[n*d-1]
-	var qp, op [6]*float32
-	for k := range 6 {
-		_, _ = q[k][d-1], out[k][n-1]
-		qp[k], op[k] = &q[k][0], &out[k][0]
+	_, _, _ = q[6*d-1], rows[n*d-1], out[5*stride+n-1]
+	if stride < n {
+		panic("vector: dot6Rows: stride below the row count")
 	}
 	if n2 := n &^ 1; n2 > 0 {
-		dot6x2AVX2(&qp, &rows[0], d, n2, &op)
+		var pf *float32
+		var pfLines, pfFrom int
+		if steps := d / 8; len(next) > 0 && steps > 0 {
+			pf, pfLines = &next[0], (len(next)*4+63)/64
+			pfFrom = max(0, n2/2-(pfLines+steps-1)/steps)
+		}
+		dot6x2AVX2(&q[0], &rows[0], d, n2, &out[0], stride*4, pf, pfLines, pfFrom)
 	}
 	if n&1 == 1 {
 		row := &rows[(n-1)*d]
 		for k := range 6 {
-			out[k][n-1] = dot1AVX2(qp[k], row, d)
+			out[k*stride+n-1] = dot1AVX2(&q[k*d], row, d)
 		}
 	}
 }
 
-// firstNotBelow returns the index of the first score that is not below
-// bar (!(s[i] < bar)), or len(s): the top-k's threshold test, eight scores
-// per comparison.
-func firstNotBelow(s []float32, bar float32) int {
-	n := len(s) &^ 7
-	i := n
-	if haveAVX2 && n > 0 {
-		if i = firstNotBelowAVX2(&s[0], n, bar); i < n {
-			return i
+// notBelowMask returns a mask with bit i set when s[i] is not below bar
+// (!(s[i] < bar)), for len(s) ≤ 64: the top-k's threshold test, eight
+// scores per comparison.
+func notBelowMask(s []float32, bar float32) uint64 {
+	var mask uint64
+	n8 := len(s) &^ 7
+	if haveAVX2 && n8 > 0 {
+		mask = notBelowMaskAVX2(&s[0], n8, bar)
+	} else {
+		n8 = 0
+	}
+	return mask | notBelowMaskGo(s, n8, bar)
+}
+
+// notBelow6 returns a mask with bit k set when some of s[k][:n] is not
+// below bars[k] (notBelowMask ≠ 0): the threshold test of six queries'
+// scores in one call, eight scores per comparison.
+func notBelow6(s *[6][]float32, n int, bars *[6]float32) int {
+	mask, from := 0, 0
+	if n8 := n &^ 7; haveAVX2 && n8 > 0 {
+		var p [6]*float32
+		for k := range 6 {
+			_ = s[k][n-1]
+			p[k] = &s[k][0]
+		}
+		mask, from = notBelow6AVX2(&p, n8, bars), n8
+	}
+	for k := 0; k < 6 && from < n; k++ {
+		if mask&(1<<k) == 0 && firstNotBelowGo(s[k][:n], from, bars[k]) < n {
+			mask |= 1 << k
 		}
 	}
-	return firstNotBelowGo(s, i, bar)
+	return mask
 }

@@ -414,25 +414,31 @@ d1reduce:
 	VEXTRACTF128 $1, a, xb; \
 	VADDPS xb, xa, xa
 
-// func dot6x2AVX2(qs *[6]*float32, rows *float32, dim, n int, outs *[6]*float32)
+// func dot6x2AVX2(q, rows *float32, dim, n int, out *float32, ostride int, pf *float32, pfLines, pfFrom int)
 //
-// Scores six queries against n rows (a multiple of two, dim apart) two at
-// a time, in the same order: outs[k][r] = qs[k] · row r, advancing the
-// pointers in outs past the scores stored. Each step loads two row
-// vectors, where three queries × four rows load four: when the rows
-// stream from L2 (a scan chunk) and the queries sit in L1, that halves
-// what the loop asks of L2. The tail mask pointer lives in the frame.
-TEXT ·dot6x2AVX2(SB), NOSPLIT, $8-40
-	MOVQ qs+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R12
-	MOVQ 32(AX), R13
-	MOVQ 40(AX), BX
+// Scores six queries (one after another from q, dim apart) against n rows
+// (a multiple of two, dim apart) two at a time, in the same order: query
+// k's score for row r goes to out + k·ostride bytes, float r. Each step
+// loads two row vectors, where three queries × four rows load four: when
+// the rows stream from L2 (a scan chunk) and the queries sit in L1, that
+// halves what the loop asks of L2. The tail mask pointer lives in the
+// frame.
+//
+// From tile pfFrom on (counting from 0), each tile with a whole tile's
+// steps of the pfLines cache lines at pf still to fetch also prefetches
+// one of them per step: the caller passes the queries it scores next,
+// which would otherwise come from L3 with few misses in flight when
+// their first tile starts. Scores do not depend on it.
+TEXT ·dot6x2AVX2(SB), NOSPLIT, $8-72
+	MOVQ q+0(FP), R8
 	MOVQ rows+8(FP), SI
 	DOT_SETUP(dim+16(FP))
 	MOVQ DI, mask-8(SP)
+	LEAQ (R8)(R14*1), R9
+	LEAQ (R9)(R14*1), R10
+	LEAQ (R10)(R14*1), R12
+	LEAQ (R12)(R14*1), R13
+	LEAQ (R13)(R14*1), BX
 	MOVQ n+24(FP), AX
 	SHRQ $1, AX
 	MOVQ AX, n+24(FP)
@@ -455,6 +461,28 @@ d62tile:
 	XORQ CX, CX
 	TESTQ DX, DX
 	JE   d62tail
+	CMPQ pfFrom+64(FP), $0
+	JE   d62pfcheck
+	DECQ pfFrom+64(FP)
+	JMP  d62loop
+
+d62pfcheck:
+	MOVQ DX, AX
+	SHRQ $5, AX
+	CMPQ pfLines+56(FP), AX
+	JL   d62loop
+	SUBQ AX, pfLines+56(FP)
+	MOVQ pf+48(FP), DI
+
+d62pfloop:
+	PREFETCHT0 (DI)
+	ADDQ $64, DI
+	STEP6x2
+	ADDQ $32, CX
+	CMPQ CX, DX
+	JNE  d62pfloop
+	MOVQ DI, pf+48(FP)
+	JMP  d62tail
 
 d62loop:
 	STEP6x2
@@ -470,37 +498,26 @@ d62tail:
 	TAIL6x2
 
 d62reduce:
-	MOVQ outs+32(FP), AX
+	// Query k's two scores go to out + k·ostride: AX = out, DI = ostride,
+	// CX (free until the next tile) for the odd multiples.
+	MOVQ out+32(FP), AX
+	MOVQ ostride+40(FP), DI
 	REDUCE2(Y0, X0, Y1, X1)
-	MOVQ 0(AX), DI
-	VMOVSD X0, (DI)
-	ADDQ $8, DI
-	MOVQ DI, 0(AX)
+	VMOVSD X0, (AX)
 	REDUCE2(Y2, X2, Y3, X3)
-	MOVQ 8(AX), DI
-	VMOVSD X2, (DI)
-	ADDQ $8, DI
-	MOVQ DI, 8(AX)
+	VMOVSD X2, (AX)(DI*1)
 	REDUCE2(Y4, X4, Y5, X5)
-	MOVQ 16(AX), DI
-	VMOVSD X4, (DI)
-	ADDQ $8, DI
-	MOVQ DI, 16(AX)
+	VMOVSD X4, (AX)(DI*2)
+	LEAQ (AX)(DI*2), CX
 	REDUCE2(Y6, X6, Y7, X7)
-	MOVQ 24(AX), DI
-	VMOVSD X6, (DI)
-	ADDQ $8, DI
-	MOVQ DI, 24(AX)
+	VMOVSD X6, (CX)(DI*1)
 	REDUCE2(Y8, X8, Y9, X9)
-	MOVQ 32(AX), DI
-	VMOVSD X8, (DI)
-	ADDQ $8, DI
-	MOVQ DI, 32(AX)
+	VMOVSD X8, (AX)(DI*4)
+	LEAQ (AX)(DI*4), CX
 	REDUCE2(Y10, X10, Y11, X11)
-	MOVQ 40(AX), DI
-	VMOVSD X10, (DI)
-	ADDQ $8, DI
-	MOVQ DI, 40(AX)
+	VMOVSD X10, (CX)(DI*1)
+	ADDQ $8, AX
+	MOVQ AX, out+32(FP)
 	LEAQ (R11)(R14*1), SI
 	DECQ n+24(FP)
 	JNE  d62tile
@@ -509,37 +526,65 @@ d62done:
 	VZEROUPPER
 	RET
 
-// func firstNotBelowAVX2(s *float32, n int, bar float32) int
+// func notBelowMaskAVX2(s *float32, n int, bar float32) uint64
 //
-// The index of the first of s[0..n) (n a multiple of 8) that is not below
-// bar, !(s[i] < bar) as Go compares, or n: eight at a time by VCMPPS
-// (NGT_US on bar, s: true unless bar > s[i], so NaN counts as not below)
-// and VMOVMSKPS, the lowest set bit giving the lane.
-TEXT ·firstNotBelowAVX2(SB), NOSPLIT, $0-32
+// A mask with bit i set when s[i] is not below bar, !(s[i] < bar) as Go
+// compares, for s[0..n) (n a multiple of 8, at most 64): eight at a time
+// by VCMPPS (NGT_US on bar, s: true unless bar > s[i], so NaN counts as
+// not below) and VMOVMSKPS, shifted into place.
+TEXT ·notBelowMaskAVX2(SB), NOSPLIT, $0-32
 	MOVQ         s+0(FP), SI
 	MOVQ         n+8(FP), DX
 	VBROADCASTSS bar+16(FP), Y1
+	XORQ         AX, AX
 	XORQ         CX, CX
-	CMPQ         DX, $0
-	JE           fnbnone
 
-fnbloop:
+nbmloop:
 	VCMPPS    $0x0A, (SI)(CX*4), Y1, Y0
-	VMOVMSKPS Y0, AX
-	TESTL     AX, AX
-	JNE       fnbfound
+	VMOVMSKPS Y0, BX
+	SHLQ      CX, BX
+	ORQ       BX, AX
 	ADDQ      $8, CX
 	CMPQ      CX, DX
-	JL        fnbloop
-
-fnbnone:
+	JL        nbmloop
 	VZEROUPPER
-	MOVQ DX, ret+24(FP)
+	MOVQ AX, ret+24(FP)
 	RET
 
-fnbfound:
-	BSFL AX, AX
-	ADDQ AX, CX
+// func notBelow6AVX2(s *[6]*float32, n int, bars *[6]float32) int
+//
+// A mask with bit k set when some of s[k][0..n) (n a multiple of 8, > 0)
+// is not below bars[k], as notBelowMaskAVX2 compares: the top-k's
+// threshold test for a six-query batch in one call.
+TEXT ·notBelow6AVX2(SB), NOSPLIT, $0-32
+	MOVQ s+0(FP), R8
+	MOVQ n+8(FP), DX
+	MOVQ bars+16(FP), R9
+	XORQ AX, AX
+	XORQ BX, BX
+
+nb6query:
+	MOVQ         (R8)(BX*8), SI
+	VBROADCASTSS (R9)(BX*4), Y1
+	VXORPS       Y0, Y0, Y0
+	XORQ         CX, CX
+
+nb6loop:
+	VCMPPS $0x0A, (SI)(CX*4), Y1, Y2
+	VORPS  Y2, Y0, Y0
+	ADDQ   $8, CX
+	CMPQ   CX, DX
+	JL     nb6loop
+	VMOVMSKPS Y0, DI
+	TESTL     DI, DI
+	JE        nb6next
+	BTSQ      BX, AX
+
+nb6next:
+	INCQ BX
+	CMPQ BX, $6
+	JL   nb6query
 	VZEROUPPER
-	MOVQ CX, ret+24(FP)
+	MOVQ AX, ret+24(FP)
 	RET
+

@@ -14,10 +14,8 @@ func dot3Rows(q0, q1, q2, rows, out0, out1, out2 []float32) {
 	dotRowsGo(q2, rows, out2)
 }
 
-func dot6Rows(q *[6][]float32, rows []float32, out *[6][]float32) {
-	for k := range 6 {
-		dotRowsGo(q[k], rows, out[k])
-	}
+func dot6Rows(q, rows []float32, n int, out []float32, stride int, next []float32) {
+	dot6RowsGo(q, rows, n, out, stride)
 }
 
 // asmKernels says this build has r2med's own assembler kernels: not on
@@ -27,4 +25,14 @@ const asmKernels = false
 // haveFMA: no float32 kernels in this build; dotGo computes the same sums.
 const haveFMA = false
 
-func firstNotBelow(s []float32, bar float32) int { return firstNotBelowGo(s, 0, bar) }
+func notBelowMask(s []float32, bar float32) uint64 { return notBelowMaskGo(s, 0, bar) }
+
+func notBelow6(s *[6][]float32, n int, bars *[6]float32) int {
+	mask := 0
+	for k := range 6 {
+		if firstNotBelowGo(s[k][:n], 0, bars[k]) < n {
+			mask |= 1 << k
+		}
+	}
+	return mask
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -205,10 +206,11 @@ func TestKernelsMatchDotGo(t *testing.T) {
 	}
 	for _, d := range dims {
 		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 11} {
-			var q, out6 [6][]float32
+			var q [6][]float32
 			for k := range 6 {
-				q[k], out6[k] = mixedVec(r, d), make([]float32, n)
+				q[k] = mixedVec(r, d)
 			}
+			qrun := slices.Concat(q[:]...) // the six one after another, as dot6Rows takes them
 			rows := mixedVec(r, n*d)
 			var out [6][]float32
 			for k := range out {
@@ -217,7 +219,26 @@ func TestKernelsMatchDotGo(t *testing.T) {
 			one := make([]float32, n)
 			dot3Rows(q[0], q[1], q[2], rows, out[0], out[1], out[2])
 			dot3Rows(q[3], q[4], q[5], rows, out[3], out[4], out[5])
-			dot6Rows(&q, rows, &out6)
+			// Six queries into one buffer, rows stride+2 apart: the gaps
+			// must keep their sentinel. Once without, once with a next
+			// group to prefetch (in the last tiles, here all of them).
+			stride := n + 2
+			var out6 [2][]float32
+			for v := range out6 {
+				out6[v] = make([]float32, 5*stride+n)
+				for i := range out6[v] {
+					out6[v][i] = 42
+				}
+			}
+			dot6Rows(qrun, rows, n, out6[0], stride, nil)
+			dot6Rows(qrun, rows, n, out6[1], stride, mixedVec(r, 6*d))
+			for v := range out6 {
+				for i := range out6[v] {
+					if i%stride >= n && out6[v][i] != 42 {
+						t.Fatalf("dim %d, %d rows: dot6Rows wrote %v at %d, between query %d's scores and the next's", d, n, out6[v][i], i, i/stride)
+					}
+				}
+			}
 			for k := range 6 {
 				dotRows(q[k], rows, one)
 				for i := range n {
@@ -226,7 +247,7 @@ func TestKernelsMatchDotGo(t *testing.T) {
 					for _, g := range []struct {
 						name string
 						v    float32
-					}{{"dot3Rows", out[k][i]}, {"dot6Rows", out6[k][i]}, {"dotRows", one[i]}, {"dot", dot(q[k], row)}} {
+					}{{"dot3Rows", out[k][i]}, {"dot6Rows", out6[0][k*stride+i]}, {"dot6Rows prefetching", out6[1][k*stride+i]}, {"dotRows", one[i]}, {"dot", dot(q[k], row)}} {
 						if math.Float32bits(g.v) != math.Float32bits(want) {
 							t.Fatalf("dim %d, %d rows, query %d, row %d: %s %v, dotGo %v", d, n, k, i, g.name, g.v, want)
 						}
@@ -244,14 +265,14 @@ func TestKernelsMatchDotGo(t *testing.T) {
 	}
 }
 
-// TestFirstNotBelow: the eight-at-a-time threshold test finds the same
-// first score not below the bar as the plain loop, at every position and
-// length (both sides of a multiple of eight), for equal scores, infinite
-// bars and NaN.
-func TestFirstNotBelow(t *testing.T) {
+// TestNotBelowMask: the eight-at-a-time threshold test marks the same
+// scores not below the bar as a plain loop of comparisons, at every
+// position and length up to 64 (both sides of each multiple of eight), for
+// equal scores, infinite bars and NaN.
+func TestNotBelowMask(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	inf := float32(math.Inf(1))
-	for n := 0; n <= 41; n++ {
+	for n := 0; n <= 64; n++ {
 		for trial := range 50 {
 			s := make([]float32, n)
 			for i := range s {
@@ -275,10 +296,86 @@ func TestFirstNotBelow(t *testing.T) {
 					s[at] = bar + 1
 				}
 			}
-			want := firstNotBelowGo(s, 0, bar)
-			if got := firstNotBelow(s, bar); got != want {
-				t.Fatalf("n %d, trial %d, bar %v: %d, want %d (%v)", n, trial, bar, got, want, s)
+			var want uint64
+			for i, x := range s {
+				if !(x < bar) {
+					want |= 1 << i
+				}
 			}
+			if got := notBelowMask(s, bar); got != want {
+				t.Fatalf("n %d, trial %d, bar %v: %b, want %b (%v)", n, trial, bar, got, want, s)
+			}
+		}
+	}
+}
+
+// TestNotBelow6 checks the six-query threshold test against firstNotBelowGo
+// per query: every length 0–41 (whole 8-wide steps and tails), scores equal
+// to the bar, NaN, bars of ±Inf, and queries that differ within one call.
+func TestNotBelow6(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	inf := float32(math.Inf(1))
+	for n := 0; n <= 41; n++ {
+		for trial := range 40 {
+			var s [6][]float32
+			var bars [6]float32
+			for k := range 6 {
+				s[k] = make([]float32, n, n) // ends where the data does
+				for i := range s[k] {
+					s[k][i] = float32(r.NormFloat64())
+				}
+				bars[k] = float32(r.NormFloat64()) + 2.5
+				switch (trial + k) % 7 {
+				case 0:
+					bars[k] = -inf
+				case 1:
+					bars[k] = inf
+				}
+				if n > 0 {
+					at := r.IntN(n)
+					switch (trial + 2*k) % 5 {
+					case 0:
+						s[k][at] = bars[k] // equal is not below
+					case 1:
+						s[k][at] = float32(math.NaN())
+					case 2:
+						s[k][at] = bars[k] + 1
+					}
+				}
+			}
+			want := 0
+			for k := range 6 {
+				if firstNotBelowGo(s[k], 0, bars[k]) < n {
+					want |= 1 << k
+				}
+			}
+			if got := notBelow6(&s, n, &bars); got != want {
+				t.Fatalf("n %d, trial %d: mask %06b, want %06b (bars %v)", n, trial, got, want, bars)
+			}
+		}
+	}
+}
+
+// TestPreparedQueriesFollowEachOther checks what the batch kernel's
+// prefetch relies on: each prepared query has the ones after it in its
+// capacity, in order, under both metrics.
+func TestPreparedQueriesFollowEachOther(t *testing.T) {
+	for _, m := range []Metric{Dot, Cosine} {
+		in := randRows(9, 13, 20)
+		qs, err := prepareQueries(in, 20, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range qs {
+			run := qs[i][:(len(qs)-i)*20]
+			for j := i; j < len(qs); j++ {
+				if !slices.Equal(run[(j-i)*20:(j-i+1)*20], qs[j]) {
+					t.Fatalf("metric %v: query %d's capacity does not hold query %d next", m, i, j)
+				}
+			}
+		}
+		if m == Dot && !slices.Equal(qs[3], in[3]) {
+			t.Fatalf("Dot: the prepared query differs from the input")
 		}
 	}
 }

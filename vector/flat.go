@@ -220,13 +220,13 @@ func normalize(v []float32) {
 }
 
 // prepareQueries checks the query dimensions and returns the vectors the
-// kernels score: copies, normalized under Cosine.
+// kernels score: copies, normalized under Cosine, one after another in one
+// buffer. Each query's slice has the queries after it in its capacity
+// (q[i][:j·dim] spans queries i … i+j−1), through which the batch kernel
+// prefetches the next group it will score.
 func prepareQueries(queries [][]float32, dim int, m Metric) ([][]float32, error) {
 	out := make([][]float32, len(queries))
-	var buf []float32
-	if m == Cosine {
-		buf = make([]float32, len(queries)*dim)
-	}
+	buf := make([]float32, len(queries)*dim)
 	for i, q := range queries {
 		if len(q) != dim {
 			return nil, fmt.Errorf("vector: query %d: %w: query has %d dimensions, store has %d", i, ErrDim, len(q), dim)
@@ -236,14 +236,12 @@ func prepareQueries(queries [][]float32, dim int, m Metric) ([][]float32, error)
 				return nil, fmt.Errorf("vector: query %d: component %d is %v", i, j, x)
 			}
 		}
+		c := buf[i*dim : (i+1)*dim]
+		copy(c, q)
 		if m == Cosine {
-			c := buf[i*dim : (i+1)*dim : (i+1)*dim]
-			copy(c, q)
 			normalize(c)
-			out[i] = c
-		} else {
-			out[i] = q
 		}
+		out[i] = c
 	}
 	return out, nil
 }
@@ -275,33 +273,63 @@ func (f *Flat) prepare(queries [][]float32, k int, opts SearchOptions) ([][]floa
 
 // floatKernel scores float32 rows one query at a time (dotRows) or, in
 // batches, six or three at a time (dot6Rows, dot3Rows), which give the
-// same scores bit for bit.
+// same scores bit for bit. run holds the queries one after another, as
+// the six-query kernel reads them.
 type floatKernel struct {
-	f *Flat
-	q [][]float32
+	f   *Flat
+	q   [][]float32
+	run []float32
 }
 
-func newFloatKernel(f *Flat, qs [][]float32) *floatKernel { return &floatKernel{f: f, q: qs} }
+// newFloatKernel returns the kernel for queries qs (prepared: dim long).
+// When they already lie one after another, as prepareQueries leaves them,
+// run is their memory; otherwise a copy.
+func newFloatKernel(f *Flat, qs [][]float32) *floatKernel {
+	d := f.dim
+	k := &floatKernel{f: f, q: qs}
+	if len(qs) == 0 || d == 0 {
+		return k
+	}
+	if cap(qs[0]) >= len(qs)*d {
+		k.run = qs[0][:len(qs)*d]
+		for i, q := range qs {
+			if &k.run[i*d] != &q[0] {
+				k.run = nil
+				break
+			}
+		}
+	}
+	if k.run == nil {
+		k.run = make([]float32, 0, len(qs)*d)
+		for _, q := range qs {
+			k.run = append(k.run, q...)
+		}
+	}
+	return k
+}
 
 func (k *floatKernel) score(qi, lo, hi int, out []float32) {
 	d := k.f.dim
 	dotRows(k.q[qi], k.f.data[lo*d:hi*d], out[:hi-lo])
 }
 
-func (k *floatKernel) scoreMany(qi, lo, hi int, out [][]float32) int {
+func (k *floatKernel) scoreMany(qi, lo, hi int, out []float32, stride, most int) int {
 	d, m := k.f.dim, hi-lo
 	rows := k.f.data[lo*d : hi*d]
 	switch {
-	case len(out) >= 6:
-		q := k.q[qi:]
-		dot6Rows(&[6][]float32{q[0], q[1], q[2], q[3], q[4], q[5]}, rows,
-			&[6][]float32{out[0][:m], out[1][:m], out[2][:m], out[3][:m], out[4][:m], out[5][:m]})
+	case most >= 6:
+		// The next six are prefetched while these are scored.
+		var next []float32
+		if (qi+12)*d <= len(k.run) {
+			next = k.run[(qi+6)*d : (qi+12)*d]
+		}
+		dot6Rows(k.run[qi*d:(qi+6)*d], rows, m, out, stride, next)
 		return 6
-	case len(out) >= 3:
-		dot3Rows(k.q[qi], k.q[qi+1], k.q[qi+2], rows, out[0][:m], out[1][:m], out[2][:m])
+	case most >= 3:
+		dot3Rows(k.q[qi], k.q[qi+1], k.q[qi+2], rows, out[:m], out[stride:][:m], out[2*stride:][:m])
 		return 3
 	}
-	dotRows(k.q[qi], rows, out[0][:m])
+	dotRows(k.q[qi], rows, out[:m])
 	return 1
 }
 

@@ -1,6 +1,10 @@
 package vector
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+)
 
 // BenchmarkKernel times the batch kernels alone (6 queries × 2 rows and 3
 // queries × 4 rows of 768 dimensions per step) with the rows in L1 (the
@@ -28,14 +32,11 @@ func BenchmarkKernel(b *testing.B) {
 			b.ReportMetric(float64(3*40*dim*b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 		})
 		b.Run(map[int]string{4: "6q/L1", 40: "6q/L2"}[n], func(b *testing.B) {
-			q6 := [6][]float32(q)
-			var out6 [6][]float32
-			for k := range out6 {
-				out6[k] = make([]float32, n)
-			}
+			q6 := slices.Concat(q[:6]...)
+			out6 := make([]float32, 6*n)
 			for b.Loop() {
 				for range 40 / n {
-					dot6Rows(&q6, rows, &out6)
+					dot6Rows(q6, rows, n, out6, n, nil)
 				}
 			}
 			b.ReportMetric(float64(6*40*dim*b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
@@ -48,5 +49,51 @@ func BenchmarkKernel(b *testing.B) {
 				b.ReportMetric(float64(40*dim*b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})
 		}
+	}
+}
+
+// BenchmarkKernelGroups times the six-query kernel as scan drives it: a
+// 40-row chunk (in L2) scored against groups of six queries in turn, the
+// groups taken from the same six ("same"), from 1,002 queries (3 MB, so
+// each group comes from L3: "pool") and from those 1,002 with the next
+// group passed for prefetching ("prefetch", what scan does). The gap
+// between same and pool is what a group's first tiles wait for its
+// queries; prefetching is meant to close it. The three take turns, 50
+// groups each (long enough to reach their steady state in the caches,
+// short enough that this machine's drift falls on all three alike); each
+// reports its multiply-adds per second.
+//
+//	go test ./vector -run '^$' -bench KernelGroups -benchtime 2000x -count 5
+func BenchmarkKernelGroups(b *testing.B) {
+	const dim, n, nq = 768, 40, 1002
+	queries := slices.Concat(randRows(1, nq, dim)...)
+	rows := slices.Concat(randRows(2, n, dim)...)
+	out := make([]float32, 6*n)
+	variants := []struct {
+		name     string
+		pool     int
+		prefetch bool
+	}{{"same", 6, false}, {"pool", nq, false}, {"prefetch", nq, true}}
+	took := make([]time.Duration, len(variants))
+	group := make([]int, len(variants))
+	const turn = 50
+	for b.Loop() {
+		for i, v := range variants {
+			t0 := time.Now()
+			for range turn {
+				g := group[i]
+				next := (g + 6) % v.pool
+				var pf []float32
+				if v.prefetch {
+					pf = queries[next*dim : (next+6)*dim]
+				}
+				dot6Rows(queries[g*dim:(g+6)*dim], rows, n, out, n, pf)
+				group[i] = next
+			}
+			took[i] += time.Since(t0)
+		}
+	}
+	for i, v := range variants {
+		b.ReportMetric(float64(turn*6*n*dim*b.N)/took[i].Seconds()/1e9, v.name+"-GMAC/s")
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -113,10 +113,10 @@ type kernel interface {
 // than by loading rows.
 type multiKernel interface {
 	kernel
-	// scoreMany scores queries qi, qi+1, … against rows [lo, hi) into
-	// out[0], out[1], …, as many at once as it can (at least one, at most
-	// len(out)), and returns how many it scored.
-	scoreMany(qi, lo, hi int, out [][]float32) int
+	// scoreMany scores queries qi, qi+1, … against rows [lo, hi), query
+	// qi+b into out[b·stride:][:hi-lo], as many at once as it can (at
+	// least one, at most most), and returns how many it scored.
+	scoreMany(qi, lo, hi int, out []float32, stride, most int) int
 }
 
 // maxMany is the most queries a multiKernel is offered at once.
@@ -207,26 +207,26 @@ func selectBest(c []cand, k int, rank []int32) {
 }
 
 // feed offers the scores of rows lo.. to the top-k, skipping excluded rows.
-// The threshold test comes first, so exclusions cost nothing for rows that
-// would not be kept anyway.
+// The threshold test comes first, 64 scores at a time, so exclusions cost
+// nothing for rows that would not be kept anyway; a candidate the bar
+// has risen above since its block was tested is not offered.
 func (t *topk) feed(lo int, scores []float32, ex []int32) {
-	// The bar is kept in a local so that the loop reads no memory for the
-	// scores turned away (nearly all of them).
-	bar := t.bar
-	for j := 0; j < len(scores); j++ {
-		// Skip, eight at a time, the scores below the bar.
-		if j += firstNotBelow(scores[j:], bar); j == len(scores) {
-			break
-		}
-		s := scores[j]
-		idx := int32(lo + j)
-		if len(ex) > 0 {
-			if _, found := slices.BinarySearch(ex, idx); found {
+	for base := 0; base < len(scores); base += 64 {
+		block := scores[base:min(len(scores), base+64)]
+		for m := notBelowMask(block, t.bar); m != 0; m &= m - 1 {
+			j := base + bits.TrailingZeros64(m)
+			s := scores[j]
+			if s < t.bar {
 				continue
 			}
+			idx := int32(lo + j)
+			if len(ex) > 0 {
+				if _, found := slices.BinarySearch(ex, idx); found {
+					continue
+				}
+			}
+			t.push(cand{s, idx})
 		}
-		t.push(cand{s, idx})
-		bar = t.bar
 	}
 }
 
@@ -294,11 +294,22 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 					for qi := q0; qi < q1; {
 						nb := 1
 						if mk != nil {
-							nb = mk.scoreMany(qi, lo, hi, sc[:min(maxMany, q1-qi)])
+							nb = mk.scoreMany(qi, lo, hi, buf, chunk, min(maxMany, q1-qi))
 						} else {
 							kern.score(qi, lo, hi, sc[0])
 						}
-						for b := range nb {
+						// Which queries have a score to offer: after the
+						// first chunks, almost never any.
+						offer := 1<<nb - 1
+						if nb == maxMany {
+							var bars [maxMany]float32
+							for b := range bars {
+								bars[b] = hs[qi+b-q0].bar
+							}
+							offer = notBelow6(&sc, m, &bars)
+						}
+						for ; offer != 0; offer &= offer - 1 {
+							b := bits.TrailingZeros(uint(offer))
 							var e []int32
 							if ex != nil {
 								e = ex[qi+b]
@@ -316,10 +327,11 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 			for w := range workers {
 				all = append(all, tops[w][qi-q0].h...)
 			}
-			sortCands(all, ids)
 			if len(all) > kk {
+				selectBest(all, kk, ids)
 				all = all[:kk:kk]
 			}
+			sortCands(all, ids)
 			out[qi] = all
 		}
 	}
@@ -328,7 +340,15 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 
 // sortCands orders candidates best first: score descending, id ascending.
 func sortCands(c []cand, ids []int32) {
-	sort.Slice(c, func(i, j int) bool { return worse(c[j], c[i], ids) })
+	slices.SortFunc(c, func(a, b cand) int {
+		switch {
+		case worse(b, a, ids):
+			return -1
+		case worse(a, b, ids):
+			return 1
+		}
+		return 0
+	})
 }
 
 // toHits converts candidates to hits; conv, if not nil, maps a query's raw

@@ -77,6 +77,25 @@ def compare(d):
     print(f"largest exact (float64) score gap between rows ranked differently: {worst_gap:.3g}")
 
 
+def serve(a):
+    """Search on demand, so that pair.go can alternate FAISS with r2med
+    search by search in two warm processes (threads as the environment's
+    OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set them)."""
+    import faiss
+    import numpy as np
+
+    rng = np.random.default_rng(99)
+    index = faiss.IndexFlatIP(a.dim)
+    index.add(rows(rng, a.n, a.dim))
+    xq = rows(rng, max(int(q) for q in a.queries.split(",")), a.dim)
+    print(f"faiss {faiss.__version__} ready", flush=True)
+    for line in sys.stdin:
+        q = np.ascontiguousarray(xq[:int(line)])
+        t0 = time.perf_counter()
+        index.search(q, a.k)
+        print(f"{time.perf_counter() - t0:.6f}", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=100_000)
@@ -86,9 +105,15 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--compare", metavar="DIR", help="compare with r2med's top-k written by topk.go")
+    p.add_argument("--serve", action="store_true",
+                   help="for bench/faiss/pair.go: read query counts from stdin, one per line, "
+                        "search that many queries and print the seconds taken")
     a = p.parse_args()
     if a.compare:
         compare(a.compare)
+        return
+    if a.serve:
+        serve(a)
         return
     threads = [int(x) for x in a.threads.split(",")]
     if len(threads) > 1 or "R2MED_FAISS_CHILD" not in os.environ:
