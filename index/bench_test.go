@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -148,15 +149,21 @@ func BenchmarkBM25Build(b *testing.B) {
 	}
 }
 
-// BenchmarkBM25Open times opening a stored index (page cache warm): Open
-// alone (header, metadata, document ids, small sections' checksums) and
-// Open plus the first BM25 call, after which searches run (the postings'
-// checksums, the term dictionary, the arrays' consistency).
+// BenchmarkBM25Open times opening a stored index (page cache warm, or
+// cold with R2MED_BENCH_COLD=1): Open alone (header, metadata, document
+// ids, small sections' checksums) and Open plus the first BM25 call, after
+// which searches run (the postings' checksums, the term dictionary, the
+// arrays' consistency).
+//
+//	R2MED_BENCH_REUSE=1 go test ./index -run '^$' -bench 'BM25Open' -benchtime 10x -count 2
+//	R2MED_BENCH_COLD=1 R2MED_BENCH_REUSE=1 go test ./index -run '^$' -bench 'BM25Open' -benchtime 3x
 func BenchmarkBM25Open(b *testing.B) {
+	cold := os.Getenv("R2MED_BENCH_COLD") == "1"
 	for _, s := range benchSets() {
 		path := benchIndex(b, s, bm25.R2MED)
 		b.Run(s.name+"/open", func(b *testing.B) {
-			for b.Loop() {
+			for range b.N {
+				dropPageCache(b, cold)
 				ix, err := Open(path)
 				if err != nil {
 					b.Fatal(err)
@@ -165,7 +172,8 @@ func BenchmarkBM25Open(b *testing.B) {
 			}
 		})
 		b.Run(s.name+"/open+bm25", func(b *testing.B) {
-			for b.Loop() {
+			for range b.N {
+				dropPageCache(b, cold)
 				ix, err := Open(path)
 				if err != nil {
 					b.Fatal(err)
@@ -176,6 +184,23 @@ func BenchmarkBM25Open(b *testing.B) {
 				ix.Close()
 			}
 		})
+	}
+}
+
+// dropPageCache, when cold, empties the kernel's page cache outside the
+// timer (Linux, as root: R2MED_BENCH_COLD=1), so that an open reads the
+// file from disk as after a reboot.
+func dropPageCache(b *testing.B, cold bool) {
+	if !cold {
+		return
+	}
+	b.StopTimer()
+	defer b.StartTimer()
+	if err := exec.Command("sync").Run(); err != nil {
+		b.Fatalf("R2MED_BENCH_COLD: sync: %v", err)
+	}
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200); err != nil {
+		b.Fatalf("R2MED_BENCH_COLD needs Linux and root to drop the page cache: %v", err)
 	}
 }
 
