@@ -38,7 +38,10 @@ func TestBatchUsesManyQueryKernels(t *testing.T) {
 			rows := randRows(uint64(dim*n), n, dim)
 			f := buildFlat(t, Dot, rows, seqIDs(n))
 			for _, nq := range []int{1, 3, 4, 5, 6, 8, 14} {
-				qs := randRows(uint64(nq+dim), nq, dim)
+				qs, err := prepareQueries(randRows(uint64(nq+dim), nq, dim), dim, Dot) // as Search hands them to the kernel
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, w := range []int{1, 2} {
 					name := fmt.Sprintf("dim %d, %d rows, %d queries, %d workers", dim, n, nq, w)
 					kern := &countingKernel{floatKernel: newFloatKernel(f, qs), chunks: map[[2]int][]int{}}

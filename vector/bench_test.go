@@ -212,7 +212,7 @@ func BenchmarkFlatBatch(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						one := struct{ kernel }{&floatKernel{f: f, q: pq}} // hides score3
+						one := struct{ kernel }{newFloatKernel(f, pq)} // hides score3
 						scan(one, f.Len(), len(pq), 100, nil, f.ranks(), w, f.dim*4)
 					}
 					b.ReportMetric(float64(nq*b.N)/b.Elapsed().Seconds(), "queries/s")

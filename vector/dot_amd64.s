@@ -142,6 +142,21 @@ GLOBL tailMask<>(SB), RODATA|NOPTR, $64
 	LEAQ (R11)(R14*1), R12; \
 	LEAQ (R12)(R14*1), R13
 
+// ZERO12 clears the twelve accumulators Y0–Y11.
+#define ZERO12 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
 // STEP3x4: one eight-component step of three queries (R8–R10, in
 // Y12–Y14) against four rows (SI, R11–R13, each in Y15 in turn) at byte
 // offset CX: seven loads for twelve FMAs, the sums of query k and row r
@@ -216,18 +231,7 @@ TEXT ·dot3x4AVX2(SB), NOSPLIT, $0-72
 
 d34tile:
 	ROWS4
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	XORQ CX, CX
 	TESTQ DX, DX
 	JE   d34tail
@@ -446,18 +450,7 @@ TEXT ·dot6x2AVX2(SB), NOSPLIT, $8-72
 
 d62tile:
 	LEAQ (SI)(R14*1), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	XORQ CX, CX
 	TESTQ DX, DX
 	JE   d62tail

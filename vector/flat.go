@@ -274,43 +274,31 @@ func (f *Flat) prepare(queries [][]float32, k int, opts SearchOptions) ([][]floa
 // floatKernel scores float32 rows one query at a time (dotRows) or, in
 // batches, six or three at a time (dot6Rows, dot3Rows), which give the
 // same scores bit for bit. run holds the queries one after another, as
-// the six-query kernel reads them.
+// prepareQueries leaves them and the six-query kernel reads them.
 type floatKernel struct {
 	f   *Flat
-	q   [][]float32
 	run []float32
 }
 
-// newFloatKernel returns the kernel for queries qs (prepared: dim long).
-// When they already lie one after another, as prepareQueries leaves them,
-// run is their memory; otherwise a copy.
+// newFloatKernel returns the kernel for queries qs as prepareQueries
+// returned them: views, in order, of one buffer.
 func newFloatKernel(f *Flat, qs [][]float32) *floatKernel {
-	d := f.dim
-	k := &floatKernel{f: f, q: qs}
-	if len(qs) == 0 || d == 0 {
-		return k
-	}
-	if cap(qs[0]) >= len(qs)*d {
-		k.run = qs[0][:len(qs)*d]
-		for i, q := range qs {
-			if &k.run[i*d] != &q[0] {
-				k.run = nil
-				break
-			}
-		}
-	}
-	if k.run == nil {
-		k.run = make([]float32, 0, len(qs)*d)
-		for _, q := range qs {
-			k.run = append(k.run, q...)
-		}
+	k := &floatKernel{f: f}
+	if len(qs) > 0 {
+		k.run = qs[0][:len(qs)*f.dim]
 	}
 	return k
 }
 
+// query returns query qi.
+func (k *floatKernel) query(qi int) []float32 {
+	d := k.f.dim
+	return k.run[qi*d : (qi+1)*d]
+}
+
 func (k *floatKernel) score(qi, lo, hi int, out []float32) {
 	d := k.f.dim
-	dotRows(k.q[qi], k.f.data[lo*d:hi*d], out[:hi-lo])
+	dotRows(k.query(qi), k.f.data[lo*d:hi*d], out[:hi-lo])
 }
 
 func (k *floatKernel) scoreMany(qi, lo, hi int, out []float32, stride, most int) int {
@@ -326,10 +314,10 @@ func (k *floatKernel) scoreMany(qi, lo, hi int, out []float32, stride, most int)
 		dot6Rows(k.run[qi*d:(qi+6)*d], rows, m, out, stride, next)
 		return 6
 	case most >= 3:
-		dot3Rows(k.q[qi], k.q[qi+1], k.q[qi+2], rows, out[:m], out[stride:][:m], out[2*stride:][:m])
+		dot3Rows(k.query(qi), k.query(qi+1), k.query(qi+2), rows, out[:m], out[stride:][:m], out[2*stride:][:m])
 		return 3
 	}
-	dotRows(k.q[qi], rows, out[:m])
+	dotRows(k.query(qi), rows, out[:m])
 	return 1
 }
 
