@@ -379,7 +379,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		head = append(head, "borda")
 	}
 	head = append(head, t.OtherTasks...)
-	head = append(head, "printed_avg", "reference")
+	head = append(head, "printed_avg", "reference", "settings")
 	if t.Baseline != "" {
 		head = append(head, "marks")
 	}
@@ -432,7 +432,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 				ref += "; evaluated by " + e.EvaluatedBy
 			}
 		}
-		line = append(line, printed, ref)
+		line = append(line, printed, ref, r.System.SettingsText())
 		if t.Baseline != "" {
 			line = append(line, strings.Join(marks, " "))
 		}
@@ -498,6 +498,8 @@ type JSONRow struct {
 	Borda       *float64           `json:"borda,omitempty"`
 	External    *External          `json:"external,omitempty"`
 	Sources     map[string]string  `json:"sources"`
+	// Settings is our system's full settings (System.SettingsText).
+	Settings string `json:"settings,omitempty"`
 	// Cost is what our run's model calls cost per query over the tasks
 	// shown (usage.CostOf); absent where no manifest recorded it.
 	Cost *usage.Cost `json:"cost,omitempty"`
@@ -510,7 +512,7 @@ func (t *Table) JSON() JSONTable {
 	for _, r := range t.Rows {
 		s := r.System
 		jr := JSONRow{Rank: r.Rank, ID: s.ID, Name: s.Name, Kind: s.Kind, Source: s.Origin(), Published: s.Published, Retriever: s.Retriever,
-			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK, External: s.External,
+			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK, External: s.External, Settings: s.SettingsText(),
 			Scores: map[string]*float64{}, Have: r.Have, Complete: r.Complete, AverageOnly: r.AverageOnly, Sources: map[string]string{}, Cost: r.Cost}
 		cell := func(task string, c Score) {
 			jr.Scores[task] = nil

@@ -81,8 +81,9 @@ type System struct {
 	// ("base/nv", "gar/hyde/gpt4/nv", "reranker/rankllama/nv/top_10"), or
 	// for our runs "ours/" and a name made from the run settings.
 	ID string `json:"id"`
-	// Name is the system as R2MED's tables write it: "nv",
-	// "hyde/gpt4 → nv", "nv → rankllama@top10".
+	// Name is the system by sysname's rule, as R2MED's tables write it:
+	// "nv", "hyde/gpt4 → nv", "nv → rankllama@10"; external systems as
+	// their source prints them.
 	Name      string `json:"name"`
 	Kind      Kind   `json:"kind"`
 	Retriever string `json:"retriever"`

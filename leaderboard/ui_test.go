@@ -155,7 +155,7 @@ func TestFusionAndNames(t *testing.T) {
 	for _, s := range ss {
 		got[s.Name] = s.Kind
 	}
-	want := map[string]Kind{"rrf(bm25,bge)": Fusion, "combsum(bm25-lucene,nv) → tei@top10": Reranker, "my baseline": Base}
+	want := map[string]Kind{"rrf(bm25,bge)": Fusion, "combsum(bm25-lucene,nv) → tei@10": Reranker, "my baseline": Base}
 	for n, k := range want {
 		if got[n] != k {
 			t.Errorf("system %q kind %q; have %v", n, k, got)
