@@ -120,8 +120,8 @@ func quote(s string) string {
 // About is the system as a hover says it: its name, where its numbers
 // come from and, for ours, its full settings (SettingsText): "bm25 #3f2a —
 // ours: retriever=bm25 analyzer=lucene-english …"; "nv — published: R2MED's
-// released result files"; "RaDeR-gte-Qwen2-7B — external: Chen et al. …;
-// evaluated by …".
+// released result files; also printed in Chen et al. … as NV-Embed-v2";
+// "RaDeR-gte-Qwen2-7B — external: Chen et al. …; evaluated by …".
 func (s *System) About() string {
 	var b strings.Builder
 	b.WriteString(s.Name + " — " + string(s.Origin()))
@@ -135,13 +135,20 @@ func (s *System) About() string {
 			b.WriteString(": " + t)
 		}
 	}
+	for _, e := range s.Reprinted {
+		b.WriteString("; also printed in " + e.Source())
+	}
 	return b.String()
 }
 
 // Source is where the external figures come from, as one line: the
-// reference, who evaluated it and the note.
+// reference, the name the source prints the system under when another
+// row shows it (Printed), who evaluated it and the note.
 func (e *External) Source() string {
 	s := e.Reference
+	if e.Printed != "" {
+		s += " as " + e.Printed
+	}
 	if e.EvaluatedBy != "" {
 		s += "; evaluated by " + e.EvaluatedBy
 	}

@@ -73,6 +73,14 @@ type External struct {
 	// average views only.
 	AverageOnly bool   `json:"average_only,omitempty"`
 	Note        string `json:"note,omitempty"`
+	// Repeats is the ID of the published system whose numbers the row
+	// repeats ("base/bm25": ReasonEmbed's table reprints R2MED's BM25):
+	// the row says R2MED evaluated it and every printed value is that
+	// system's, rounded. Load folds it into that system (Reprinted).
+	Repeats string `json:"repeats,omitempty"`
+	// Printed is the name the source prints the system under, set where
+	// another row shows it (a reprint folded into a published system).
+	Printed string `json:"printed_as,omitempty"`
 }
 
 // System is one retrieval system and its per-task results.
@@ -95,6 +103,10 @@ type System struct {
 	Published bool `json:"published"`
 	// External is set for figures printed by later papers.
 	External *External `json:"external,omitempty"`
+	// Reprinted lists the sources that printed this system's numbers
+	// again (External.Repeats): one row, every source on hover and in
+	// exports.
+	Reprinted []External `json:"reprinted,omitempty"`
 	// Suite is the form of the tasks the system ran on; "" means the full
 	// R2MED tasks.
 	Suite tasks.Suite `json:"suite,omitempty"`

@@ -96,8 +96,8 @@ type RowView struct {
 	// Order is the row's position in the ranking, for unpinning.
 	Order int
 	// Title is the system cell's hover text (leaderboard's System.About):
-	// the full name, where the numbers come from and, for ours, the full
-	// settings.
+	// the full name, where the numbers come from (every source of a row
+	// a later paper reprinted) and, for ours, the full settings.
 	Title string
 }
 
@@ -186,11 +186,9 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			avg.Best = r.Mean == t.BestAverage
 			if r.AverageOnly {
 				avg.Note, avg.Title = "printed", "average printed by the paper; no per-task values"
-			} else if e := r.System.External; e != nil && t.Metric.Key == leaderboard.DefaultMetric.Key && t.Family == "" {
-				if p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64); p != avg.Text {
-					avg.Note = "printed " + p
-					avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
-				}
+			} else if p, ok := t.PrintedDiffers(r); ok {
+				avg.Note = "printed " + p
+				avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
 			}
 		} else {
 			avg.Text = fmt.Sprintf("—/%d", len(t.Tasks))
