@@ -35,8 +35,8 @@ func TestSettingsText(t *testing.T) {
 
 // TestOursNamesOlderFiles: result files written before the naming rule
 // named a reranker by its model only; the manifest's kind completes the
-// name, so InsertRank and ReasonRank runs of one model stay two names,
-// and a fused retriever spelled "bm25+bge" is named by its method.
+// name, on the board and in the runs listing, so InsertRank and
+// ReasonRank runs of one model stay two names.
 func TestOursNamesOlderFiles(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -56,5 +56,11 @@ func TestOursNamesOlderFiles(t *testing.T) {
 	}
 	if got := strings.Join(names, "|"); got != "bm25 → insertrank:r1@20|bm25 → reasonrank:r1@20" {
 		t.Errorf("names %q", got)
+	}
+	// `r2med results` lists each run under the same name.
+	for i, r := range Runs(l) {
+		if r.System != names[i] {
+			t.Errorf("run %s listed as %q, on the board %q", r.Dir, r.System, names[i])
+		}
 	}
 }
