@@ -15,7 +15,8 @@ const DefaultDir = "out"
 // Board is the systems a leaderboard can show and where ours came from.
 type Board struct {
 	// Systems are ours (sorted by ID), then R2MED's published ones, then
-	// the external ones (each sorted by ID).
+	// the external ones (each sorted by ID); an external row that repeats
+	// a published system is folded into it (FoldReprints).
 	Systems []System
 	// Listing is the scan of the results directory; nil when none was
 	// given.
@@ -57,6 +58,9 @@ func Load(dir string, src Sources) (*Board, error) {
 		}
 		b.Systems = append(b.Systems, es...)
 	}
+	// A later paper's row that reprints R2MED's own numbers is that
+	// published system, shown once with both sources.
+	b.Systems = FoldReprints(b.Systems)
 	return b, nil
 }
 

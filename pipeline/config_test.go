@@ -57,7 +57,7 @@ rerank: {kind: tei, base_url: "http://localhost:8081", depth: 10}
 		t.Errorf("ModelName = %q", got)
 	}
 	cfg.Name = ""
-	if got := cfg.ModelName(); got != "hyde-gpt4-combsum(bm25-lucene,bge,candidates:reranking_hybrid,run:{task}.trec)-tei@10" {
+	if got := cfg.ModelName(); got != "hyde/gpt4 → combsum(bm25-lucene,bge,candidates:reranking_hybrid,run:{task}) → tei@10" {
 		t.Errorf("derived ModelName = %q", got)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -80,6 +81,10 @@ func (o Options) warn() io.Writer {
 
 // Outcome is what a run produced.
 type Outcome struct {
+	// Name is the system's name: Config.ModelName once the retrievers
+	// are resolved (a run file's retriever is named by the tag it reads),
+	// as the run tag and the result file name it.
+	Name     string
 	Run      ir.Run
 	Eval     *measure.R2MEDResult
 	Result   *results.R2MED
@@ -129,6 +134,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 			return nil, err
 		}
 	}
+	name := cfg.ModelName()
 	m.Config = cfg.describe()
 	if opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
@@ -178,6 +184,9 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	replaced := false
 	if opt.Out != "" {
 		out, r, err := previous(opt, m, fp)
+		if out != nil {
+			out.Name = name
+		}
 		if out != nil || err != nil {
 			return out, err
 		}
@@ -240,13 +249,13 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		res.Extra = map[string]any{"reranker_name": cfg.rerankerName(), "retriever_name": cfg.RetrieverName(), "topk": cfg.Rerank.depth()}
 		res.Test = results.UpperKeys(res.Test)
 	default:
-		res.ModelName = cfg.ModelName()
+		res.ModelName = name
 	}
 	if cfg.GAR.Method != "" && cfg.Rerank.Kind != "" {
 		res.Extra["reranker_name"] = cfg.rerankerName()
 		res.Extra["topk"] = cfg.Rerank.depth()
 	}
-	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
+	out := &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
 	if opt.Out == "" {
 		return out, nil
 	}
@@ -256,7 +265,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		if err := os.Remove(filepath.Join(opt.Out, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, runTag(cfg.ModelName())); err != nil {
+		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, sysname.Tag(name)); err != nil {
 			return err
 		}
 		return res.WriteFile(filepath.Join(opt.Out, ResultsFile))
@@ -372,9 +381,6 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 	logf(opt.Log, "%s: replacing the run of %s in %s, made with other settings (%s)", m.Task.Name, systemOf(dir, prev), dir, diff)
 	return nil, true, nil
 }
-
-// runTag is a system name as a TREC run tag, which holds no white space.
-func runTag(name string) string { return strings.Join(strings.Fields(name), "_") }
 
 // systemOf names the system of the run in dir for messages.
 func systemOf(dir string, m *results.Manifest) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -239,7 +240,7 @@ func (s stages) run(name, fp string, keep bool, cs *calls, produce func(*usage.M
 	if err != nil {
 		return nil, err
 	}
-	if err := trec.WriteRunFile(path, run, runTag(name)); err != nil {
+	if err := trec.WriteRunFile(path, run, sysname.Tag(name)); err != nil {
 		return nil, err
 	}
 	return run, st.Keep(fp, files...)

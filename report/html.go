@@ -95,8 +95,9 @@ type RowView struct {
 	Rank   string
 	// Order is the row's position in the ranking, for unpinning.
 	Order int
-	// Title is the system cell's hover text: the full name and, for
-	// external rows, the source.
+	// Title is the system cell's hover text (leaderboard's System.About):
+	// the full name, where the numbers come from (every source of a row
+	// a later paper reprinted) and, for ours, the full settings.
 	Title string
 }
 
@@ -166,18 +167,9 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 	}
 	order := rankOrder(t)
 	for _, r := range t.Rows {
-		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.Name}
+		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.About()}
 		if i, ok := series[r.System.ID]; ok {
 			rv.Series = i
-		}
-		if e := r.System.External; e != nil {
-			rv.Title += " — external: " + e.Reference
-			if e.EvaluatedBy != "" {
-				rv.Title += "; evaluated by " + e.EvaluatedBy
-			}
-			if e.Note != "" {
-				rv.Title += "; " + e.Note
-			}
 		}
 		if r.Rank > 0 {
 			rv.Rank = strconv.Itoa(r.Rank)
@@ -194,11 +186,9 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			avg.Best = r.Mean == t.BestAverage
 			if r.AverageOnly {
 				avg.Note, avg.Title = "printed", "average printed by the paper; no per-task values"
-			} else if e := r.System.External; e != nil && t.Metric.Key == leaderboard.DefaultMetric.Key && t.Family == "" {
-				if p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64); p != avg.Text {
-					avg.Note = "printed " + p
-					avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
-				}
+			} else if p, ok := t.PrintedDiffers(r); ok {
+				avg.Note = "printed " + p
+				avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
 			}
 		} else {
 			avg.Text = fmt.Sprintf("—/%d", len(t.Tasks))
@@ -381,9 +371,9 @@ func (r *Report) CurvesLegend() template.HTML {
 			seen[l.Series] = true
 		}
 	}
-	for i, s := range r.Charted {
+	for i, name := range r.chartedNames() {
 		if seen[i] {
-			names, series = append(names, s.Name), append(series, i)
+			names, series = append(names, name), append(series, i)
 		}
 	}
 	return template.HTML(Legend("curves-legend", names, series))

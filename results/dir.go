@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/r2med/r2med/sysname"
 )
 
 // DefaultRoot is the results directory when $R2MED_RESULTS is not set.
@@ -20,10 +22,12 @@ func Root() string {
 }
 
 // DirName makes a system or task name usable as one directory name on
-// any file system: path separators, characters Windows forbids (: * ? "
-// < > |) and control characters become "_", leading and trailing spaces
-// and dots go, and an empty name is "_". Other characters stay, so
-// "rrf(bm25,bge)" and "hyde-gpt4-bm25" keep their names.
+// any file system: the arrows between stages lose their spaces, as in
+// run tags ("bm25→tei@10"), path separators, characters Windows forbids
+// (: * ? " < > |) and control characters become "_", leading and trailing
+// spaces and dots go, and an empty name is "_". Other characters stay, so
+// "rrf(bm25,bge)" keeps its name and "hyde/gpt4 → bm25" is
+// "hyde_gpt4→bm25".
 func DirName(name string) string {
 	s := strings.Map(func(r rune) rune {
 		switch {
@@ -31,7 +35,7 @@ func DirName(name string) string {
 			return '_'
 		}
 		return r
-	}, name)
+	}, strings.ReplaceAll(name, sysname.Arrow, strings.TrimSpace(sysname.Arrow)))
 	s = strings.Trim(s, " .")
 	if s == "" {
 		return "_"

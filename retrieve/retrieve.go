@@ -116,11 +116,12 @@ func UsesCache(spec Spec) bool {
 }
 
 // Resolver is implemented by specs whose ranking depends on state outside
-// the task's files — a search server's collection (weaviate). Resolve
-// reads that state, fails early when it is unusable, and returns the spec
-// with the state filled in, so that Describe, and with it the manifest
-// and every fingerprint, carries it: a changed collection is not mistaken
-// for the one an earlier run searched.
+// the task's files — a search server's collection (weaviate) — or whose
+// name does — a run file's tag. Resolve reads that state, fails early
+// when it is unusable, and returns the spec with the state filled in, so
+// that Describe and Name, and with them the manifest and every
+// fingerprint, carry it: a changed collection is not mistaken for the one
+// an earlier run searched.
 type Resolver interface {
 	Resolve(ctx context.Context, task *ir.Task) (Spec, error)
 }

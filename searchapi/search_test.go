@@ -291,7 +291,7 @@ func TestGARSameAsRun(t *testing.T) {
 		if res[0].Expansion.Cached != wantCached {
 			t.Errorf("ask %d: cached %v", i+1, res[0].Expansion.Cached)
 		}
-		if !strings.HasPrefix(res[0].System, "hyde-qwen-7b-") {
+		if !strings.HasPrefix(res[0].System, "hyde/qwen-7b → ") {
 			t.Errorf("system %q", res[0].System)
 		}
 	}

@@ -331,6 +331,7 @@ type DocJSON struct {
 type SystemResults struct {
 	ID     string   `json:"id"`
 	Name   string   `json:"name"`
+	About  string   `json:"-"` // the hover: leaderboard's System.About
 	Series int      `json:"-"`
 	Value  *float64 `json:"value"` // the metric on this query; null when not evaluated
 	// RelevantRanks maps each relevant document to its rank in the run, 0
@@ -425,7 +426,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 			// One run's data that cannot be loaded costs its column, not
 			// the page.
 			loadErr = err
-			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.Name, Series: series[sys.ID] % len(report.Palette),
+			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.Name, About: sys.About(), Series: series[sys.ID] % len(report.Palette),
 				RelevantRanks: map[string]int{}, Hits: []HitJSON{}, Error: err.Error()})
 			continue
 		}
@@ -452,7 +453,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 				out.Relevant = append(out.Relevant, dj)
 			}
 		}
-		sr := SystemResults{ID: sys.ID, Name: sys.Name, Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
+		sr := SystemResults{ID: sys.ID, Name: sys.Name, About: sys.About(), Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
 		run, err := s.data.RunFile(sys.ID, task)
 		if err != nil {
 			sr.Error = err.Error()

@@ -92,14 +92,14 @@ var pageBodies = map[string]string{
 <h2>Leaderboard on {{.Task}}</h2>
 <p class="sub">Sorted by {{.Metric.Label}}; ranks by it (ties share a rank).</p>
 <div class="table-wrap"><table class="sortable" id="task-board"><thead><tr><th class="num" data-type="num" data-key="rank">#</th><th data-key="system">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys" title="{{.Sys.Name}}{{with .Sys.External}} — {{.Reference}}{{end}}">{{.Sys.Name}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
+<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys" title="{{.Sys.About}}">{{.Sys.Name}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{if .Curve}}<h2>Recall@k</h2><figure>{{.Curve}}</figure>{{end}}
 <h2>Queries</h2>
 {{if .LoadError}}<p class="notes">Per-query values unavailable: {{.LoadError}}</p>
 {{else if not .Systems}}<p class="sub">No system of ours has a run file on this task; published and external systems have only aggregate results.</p>
 {{else}}<p class="sub">Per-query {{.Metric.Label}} of our systems on every judged query ({{len .Queries}}); a query a system did not answer scores 0 (unanswered: {{range $i, $s := .Systems}}{{if $i}}, {{end}}{{$s.Name}} {{index $.Unanswered $i}}{{end}}). Sort a column to find the queries a system fails; open one to see what each retrieved.</p>
-<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num" data-type="num" data-key="{{.ID}}" title="{{.Name}}">{{.Name}}</th>{{end}}</tr></thead>
+<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num" data-type="num" data-key="{{.ID}}" title="{{.About}}">{{.Name}}</th>{{end}}</tr></thead>
 <tbody>{{range .Queries}}<tr><td><a href="/query/{{path $.Task}}/{{path .ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.90s" .Text}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}
 {{end}}`,
@@ -125,7 +125,7 @@ var pageBodies = map[string]string{
 <h2>What each system retrieved (top {{.K}})</h2>
 <ul class="relat">{{range .Q.Systems}}<li><span class="sw c{{.Series}}"></span><b>{{.Name}}</b>: {{$.Metric.Label}} {{f3 .Value}} · relevant at {{template "relat" .}}{{if .Error}} · <span class="notes">{{.Error}}</span>{{end}}</li>{{end}}</ul>
 <div class="{{cols .Cols}}" id="rank-grid">
-<div class="head rk">#</div>{{range .Q.Systems}}<div class="head" title="{{.Name}}"><span class="sw c{{.Series}}"></span>{{.Name}}</div>{{end}}
+<div class="head rk">#</div>{{range .Q.Systems}}<div class="head" title="{{.About}}"><span class="sw c{{.Series}}"></span>{{.Name}}</div>{{end}}
 {{range .Grid}}<div class="rk">{{.Rank}}</div>{{range .Cells}}{{if .}}<div class="hit{{if .Relevant}} rel{{end}}"><div class="meta">{{if .Relevant}}<span class="relmark" title="judged relevant, grade {{.Grade}}">✓ {{.Grade}}</span> · {{end}}{{.DocID}} · {{score .Score}}</div><div class="text">{{range .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}{{if .Truncated}}…{{end}}</div>{{if .Truncated}}<button class="more" type="button" data-doc="/api/doc/{{path $.Q.Task}}/{{path .DocID}}">show more</button>{{end}}</div>{{else}}<div class="hit empty">—</div>{{end}}{{end}}
 {{end}}</div>
 <details id="relevant-docs"><summary>Relevant documents ({{len .Q.Relevant}}), in full</summary>

@@ -10,6 +10,8 @@ import (
 
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -100,7 +102,15 @@ file:line errors and the output is written atomically.`,
 				fused = f.CombSUM(runs, ws, nm, depth)
 			}
 			if tag == "" {
-				tag = "fused-" + method
+				st := sysname.Stages{Fusion: method}
+				for _, path := range args {
+					name, err := retrieve.RunSystem(path)
+					if err != nil {
+						return err
+					}
+					st.Retrievers = append(st.Retrievers, name)
+				}
+				tag = sysname.Tag(st.Name())
 			}
 			if err := trec.WriteRunFile(out, fused, tag); err != nil {
 				return err
@@ -121,7 +131,7 @@ file:line errors and the output is written atomically.`,
 	fl.IntVar(&depth, "depth", 0, "documents kept per query after fusion; 0 keeps all")
 	fl.StringVar(&ties, "ties", "best-rank", "order of equal scores: best-rank (HAKARI-Bench) or docid (Pyserini)")
 	fl.StringVar(&out, "out", "", "fused run file to write (required)")
-	fl.StringVar(&tag, "tag", "", `run tag in the last column (default "fused-METHOD")`)
+	fl.StringVar(&tag, "tag", "", `run tag in the last column (default: the system's name, "rrf(bm25,bge)", each input named by its own tag)`)
 	return cmd
 }
 

@@ -98,7 +98,9 @@ func TestFuseRRF(t *testing.T) {
 		"q1": {{"a", 1.0/101 + 1.0/103}, {"c", 1.0/101 + 1.0/103}, {"d", 1.0/104 + 1.0/102}},
 		"q2": {{"x", 1.0 / 101}, {"y", 1.0 / 102}},
 	})
-	if got := readFuseOut(t, out); !strings.Contains(got, " fused-rrf\n") {
+	// The default tag is the fused system's name, each input named by
+	// the tag its lines carry (A and B).
+	if got := readFuseOut(t, out); !strings.Contains(got, " rrf(A,B)\n") {
 		t.Errorf("tag: %q", got)
 	}
 }

@@ -27,15 +27,23 @@ func newLeaderboardCmd() *cobra.Command {
 holding results.json and manifest.json, at any depth; default ` + leaderboard.DefaultDir + `/) next to
 R2MED's published results (71 systems × 8 tasks, "published") and the results
 later papers printed for R2MED ("external": ReasonEmbed's Table 3, InsertRank's
-average; nDCG@10 only, with their source). Our runs come first (--no-pin
-ranks them in place); our runs on other data (the demo task, NFCorpus) are
-columns after the average.
+average, and the two rows of R2MED's own website its files lack; nDCG@10
+only, with their source). A printed row that repeats a published system's
+numbers is that system, one row with both sources. Our runs come first
+(--no-pin ranks them in place); our runs on other data (the demo task,
+NFCorpus) are columns after the average.
+
+Systems are named by their stages: bm25, rrf(bm25,bge), hyde/gpt4 → bm25,
+bm25 → insertrank:deepseek-r1@20, run:TAG for a run file; two of ours that
+share a name and differ in settings get a short hash of their settings
+(bm25 #3f2a). The full settings are in the csv and json formats' settings.
 
 The average is R2MED's: the unweighted mean of the per-task values ×100, two
 decimals, shown and ranked only for systems with every task ("— (k/8)" and no
 rank otherwise). A metric a system's files lack (dense retrievers have no MRR)
-is missing, not 0. An external system whose paper printed another average
-than its values' mean shows both. --rank borda ranks as HAKARI-Bench does.
+is missing, not 0. An external system whose printed average is not its
+printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
+does.
 
 --baseline SYSTEM marks each per-task cell of our systems that differs from
 the baseline's significantly: two-sided paired randomization test on every

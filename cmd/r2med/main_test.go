@@ -246,7 +246,7 @@ func TestRunGAR(t *testing.T) {
 		t.Fatalf("--gar alone: exit %d, stderr %q", code, stderr)
 	}
 	stdout, stderr, code := r2med(t, "", "run", "--data", data, "--allow-missing-docs", "--gar", "hyde", "--gar-llm", "qwen-7b", "--out", out, "--quiet")
-	if code != 0 || !strings.Contains(stdout, "hyde-qwen-7b-bm25") {
+	if code != 0 || !strings.Contains(stdout, "hyde/qwen-7b → bm25") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	data2, err := os.ReadFile(filepath.Join(out, "results.json"))

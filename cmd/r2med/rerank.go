@@ -22,6 +22,7 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -142,8 +143,12 @@ work but are deprecated.`,
 			}
 			var run ir.Run
 			var input string // what the checkpoint key records of the input
+			var first string // the first stage, as the run's name shows it
 			if runPath != "" {
 				if run, err = trec.ReadRunFile(runPath); err != nil {
+					return err
+				}
+				if first, err = retrieve.RunSystem(runPath); err != nil {
 					return err
 				}
 				// The rule of run:PATH: ids the task lacks are an error, or
@@ -165,6 +170,7 @@ work but are deprecated.`,
 					return err
 				}
 				run = c.Run()
+				first = retrieve.Candidates{Config: c.Config}.Name()
 				input = fmt.Sprintf("candidates:%s:%s:%s", t.Dir, c.Config, c.Split)
 				if c.Config == "reranking_hybrid" {
 					opts.Safeguard = rerank.KeepSafeguard
@@ -232,8 +238,9 @@ work but are deprecated.`,
 				// queries; the rerun resumes from it.
 				return keptForResume(err, checkpoint)
 			}
+			tag := tag
 			if tag == "" {
-				tag = "rerank-" + spec.Kind
+				tag = sysname.Tag(sysname.Stages{Retrievers: []string{first}, Reranker: sysname.Reranker(spec.Kind, spec.Model), Depth: max(depth, 0)}.Name())
 			}
 			if err := trec.WriteRunFile(out, reranked, tag); err != nil {
 				return err
@@ -281,7 +288,7 @@ work but are deprecated.`,
 	f.BoolVar(&noCache, "no-cache", false, "do not cache LLM answers")
 	f.BoolVar(&noEval, "no-eval", false, "do not score the run against the task's qrels")
 	f.StringVar(&out, "out", "", "reranked run file to write (required)")
-	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
+	f.StringVar(&tag, "tag", "", `run tag in the last column (default: the system's name, "bm25→insertrank:MODEL@DEPTH", the input named by its own tag)`)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
 		"price table (as r2med run --prices): print what the LLM answers cost")

@@ -138,7 +138,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 				if err != nil {
 					return keptForResume(fmt.Errorf("%s: %w", t.Name, err), resumable(dir, store)...)
 				}
-				if err := printSummary(cmd.OutOrStdout(), t.Name, cfg.ModelName(), res, dir); err != nil {
+				if err := printSummary(cmd.OutOrStdout(), t.Name, res.Name, res, dir); err != nil {
 					return err
 				}
 				done = append(done, res)
