@@ -82,7 +82,7 @@ func (t *Table) AverageText(r Row) string {
 // not the average of its printed values (RaDeR's quirk).
 func (t *Table) printedDiffers(r Row) (string, bool) {
 	e := r.System.External
-	if e == nil || e.AverageOnly || t.Family != "" || t.Metric.Key != DefaultMetric.Key {
+	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Metric.Key != DefaultMetric.Key {
 		return "", false
 	}
 	p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64)
@@ -428,6 +428,9 @@ func (t *Table) writeCSV(w io.Writer) error {
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
 			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Reference
+			if e.AverageComputed {
+				printed = ""
+			}
 			if e.EvaluatedBy != "" {
 				ref += "; evaluated by " + e.EvaluatedBy
 			}

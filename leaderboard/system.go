@@ -73,6 +73,10 @@ type External struct {
 	// average views only.
 	AverageOnly bool   `json:"average_only,omitempty"`
 	Note        string `json:"note,omitempty"`
+	// AverageComputed marks a source that prints no average (MTEB's
+	// results files): PrintedAverage is unset and the row shows R2MED's
+	// average of its values alone.
+	AverageComputed bool `json:"average_computed,omitempty"`
 }
 
 // System is one retrieval system and its per-task results.

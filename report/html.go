@@ -194,7 +194,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			avg.Best = r.Mean == t.BestAverage
 			if r.AverageOnly {
 				avg.Note, avg.Title = "printed", "average printed by the paper; no per-task values"
-			} else if e := r.System.External; e != nil && t.Metric.Key == leaderboard.DefaultMetric.Key && t.Family == "" {
+			} else if e := r.System.External; e != nil && !e.AverageComputed && t.Metric.Key == leaderboard.DefaultMetric.Key && t.Family == "" {
 				if p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64); p != avg.Text {
 					avg.Note = "printed " + p
 					avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
