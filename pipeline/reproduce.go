@@ -92,7 +92,7 @@ func Reproduce(ctx context.Context, s *reproduce.Spec, opt ReproduceOptions) (*r
 	}
 	if noData == len(todo) && s.Data.Suite != reproduce.SuiteLocal {
 		// One reason for every task: said once.
-		rep.Tasks, rep.Unmet = nil, []string{"its data in the Hub cache (" + pullCommand(s, opt.Tasks) + " first, online)"}
+		rep.Tasks, rep.Unmet = nil, []string{"its data cached (" + pullCommand(s, opt.Tasks) + ")"}
 	}
 	return rep, nil
 }
@@ -171,7 +171,7 @@ func reproduceTask(ctx context.Context, s *reproduce.Spec, cfg Config, td reprod
 		tr.Unmet = missing.Error()
 		return tr, false
 	case errors.Is(err, hub.ErrOffline):
-		tr.Unmet = fmt.Sprintf("%s at %s in the Hub cache (offline; %s first, online)", td.Repo, td.Revision, pullCommand(s, []string{td.Task}))
+		tr.Unmet = fmt.Sprintf("%s at %s, not in the Hub cache (%s)", td.Repo, td.Revision, pullCommand(s, []string{td.Task}))
 		return tr, true
 	case err != nil:
 		return fail(err)

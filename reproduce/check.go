@@ -39,15 +39,17 @@ func (e Env) env(name string) string {
 func (s *Spec) Unmet(env Env) []string {
 	var out []string
 	n := s.Needs
-	for _, w := range n.Weights {
-		// Weights r2med cannot fetch itself must be pointed at.
-		if w.Pull == "" && !env.given(w.Flag) {
-			out = append(out, w.Model+" (--"+w.Flag+")")
-		}
-	}
 	if env.Offline {
+		var serves []string
 		for _, sv := range n.Servers {
-			out = append(out, sv.What+" (not offline)")
+			serves = append(serves, sv.Serves)
+		}
+		switch len(serves) {
+		case 0:
+		case 1:
+			out = append(out, "a server for "+serves[0]+" (not offline)")
+		default:
+			out = append(out, "servers for "+joinAnd(serves)+" (not offline)")
 		}
 		for _, k := range n.Keys {
 			out = append(out, "the API key in "+k+" (not offline)")
@@ -55,6 +57,17 @@ func (s *Spec) Unmet(env Env) []string {
 		if n.GPU && len(n.Servers) == 0 {
 			out = append(out, "a GPU (not offline)")
 		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	for _, w := range n.Weights {
+		// Weights r2med cannot fetch itself must be pointed at.
+		if w.Pull == "" && !env.given(w.Flag) {
+			out = append(out, w.Model+" (--"+w.Flag+")")
+		}
+	}
+	if env.Offline {
 		return out
 	}
 	for _, sv := range n.Servers {

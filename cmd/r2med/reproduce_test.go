@@ -19,9 +19,9 @@ func TestReproduceOffline(t *testing.T) {
 		"spec                              task",
 		"reference/nfcorpus-bm25           NFCorpus   ndcg_at_10       0.319     0.31898  -0.00002  ✓",
 		"mrr              0.5006    0.50061  +0.00001  ✓",
-		"r2med/bm25                        (8 tasks)  skipped: needs its data in the Hub cache (r2med pull --task all first, online)",
-		"nano/bm25-candidates              (8 tasks)  skipped: needs its data in the Hub cache (r2med pull --task all --suite nano first, online)",
-		"r2med/nv                          (8 tasks)  skipped: needs an embedding server (OpenAI-compatible /v1/embeddings, e.g. vLLM or TEI) serving nvidia/NV-Embed-v2 (not offline)",
+		"r2med/bm25                        (8 tasks)  skipped: needs its data cached (r2med pull --task all)",
+		"nano/bm25-candidates              (8 tasks)  skipped: needs its data cached (r2med pull --task all --suite nano)",
+		"r2med/nv                          (8 tasks)  skipped: needs a server for nvidia/NV-Embed-v2 (not offline)",
 		"r2med/openai                      (8 tasks)  skipped: needs the API key in OPENAI_API_KEY (not offline)",
 		"75 specs: 1 passed, 0 failed, 74 skipped",
 	} {

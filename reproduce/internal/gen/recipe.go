@@ -100,7 +100,7 @@ var rerankers = map[string]struct {
 		stage: mapping("kind", text("onnx")),
 		needs: reproduce.Needs{
 			Models:  []string{"castorini/monobert-large-msmarco"},
-			Weights: []reproduce.Weights{{Model: "castorini/monobert-large-msmarco exported to ONNX (model.onnx, tokenizer.json)", Flag: "rerank-model-dir"}},
+			Weights: []reproduce.Weights{{Model: "castorini/monobert-large-msmarco exported to ONNX", Flag: "rerank-model-dir"}},
 		},
 	},
 	"rankllama": {
