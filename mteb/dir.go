@@ -15,6 +15,7 @@ import (
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/slug"
 )
 
 // NoRevision is what MTEB records for a model whose revision is unknown.
@@ -138,24 +139,8 @@ func (m ModelMeta) Marshal() []byte {
 }
 
 // LocalName names a system of ours as an MTEB model: "r2med/" and the
-// system's name with each run of characters other than letters, digits,
-// ".", "_" and "-" as one "-" ("hyde/gpt4 → bm25" → r2med/hyde-gpt4-bm25).
-func LocalName(system string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range system {
-		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-			continue
-		}
-		dash = true
-	}
-	return "r2med/" + b.String()
-}
+// system's name as a slug ("hyde/gpt4 → bm25" → r2med/hyde-gpt4-bm25).
+func LocalName(system string) string { return "r2med/" + slug.Make(system) }
 
 // FolderName is the folder MTEB keeps a model's results in: its name with
 // "/" as "__" and spaces as "_".

@@ -304,9 +304,9 @@ func WriteJSON(w io.Writer, reports []*Report) error {
 // WriteList prints the specs: name, what, source, tasks and needs.
 func WriteList(w io.Writer, specs []*Spec) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "spec\tsource\ttasks\tneeds\ttitle")
+	fmt.Fprintln(tw, "spec\tsource\ttasks\tdata\tneeds besides\ttitle")
 	for _, s := range specs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.Source.Kind, len(s.Data.Tasks), s.Needs.Short(s.Data), s.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.Source.Kind, len(s.Data.Tasks), dataPhrase(s.Data, false), s.Needs.Brief(), s.Title)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -320,31 +320,6 @@ func WriteList(w io.Writer, specs []*Spec) error {
 	_, err := fmt.Fprintf(w, "%d %s; %d run%s with local data alone (--offline runs the others too when their data is in the Hub cache)\n",
 		len(specs), plural(len(specs), "spec", "specs"), offline, plural(offline, "s", ""))
 	return err
-}
-
-// Short says in a few words what running a spec on data d takes:
-// "hub data, server, GPU", "local data".
-func (n Needs) Short(d Data) string {
-	var parts []string
-	switch d.Suite {
-	case SuiteLocal:
-		parts = append(parts, "local data")
-	case SuiteNano:
-		parts = append(parts, "NanoR2MED (Hub)")
-	default:
-		parts = append(parts, "R2MED (Hub)")
-	}
-	if len(n.Weights) > 0 {
-		parts = append(parts, "weights")
-	}
-	if len(n.Servers) > 0 {
-		parts = append(parts, plural(len(n.Servers), "server", "servers"))
-	}
-	parts = append(parts, n.Keys...)
-	if n.GPU {
-		parts = append(parts, "GPU")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // formatScore prints a score with the digits it was stored with.

@@ -126,15 +126,7 @@ func (n Needs) Brief() string {
 // Describe says in words what running a spec on data d takes, for docs
 // and listings.
 func (n Needs) Describe(d Data) string {
-	var parts []string
-	switch d.Suite {
-	case SuiteLocal:
-		parts = append(parts, "local data (--local-data)")
-	case SuiteNano:
-		parts = append(parts, "NanoR2MED from the Hub")
-	default:
-		parts = append(parts, "the R2MED tasks from the Hub")
-	}
+	parts := []string{dataPhrase(d, true)}
 	for _, w := range n.Weights {
 		s := w.Model
 		switch {
@@ -161,4 +153,22 @@ func (n Needs) Describe(d Data) string {
 		parts = append(parts, "a GPU")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// dataPhrase names where a spec's data comes from, in words (long) or for
+// a listing's column.
+func dataPhrase(d Data, long bool) string {
+	switch {
+	case d.Suite == SuiteLocal && long:
+		return "local data (--local-data)"
+	case d.Suite == SuiteLocal:
+		return "local"
+	case d.Suite == SuiteNano && long:
+		return "NanoR2MED from the Hub"
+	case d.Suite == SuiteNano:
+		return "NanoR2MED (Hub)"
+	case long:
+		return "the R2MED tasks from the Hub"
+	}
+	return "R2MED (Hub)"
 }

@@ -364,15 +364,7 @@ an audit file with every entry (--format json) that r2med report shows.`,
 				if format == "json" {
 					return (&audit.File{Datasets: reps}).Write(w)
 				}
-				for i, r := range reps {
-					if i > 0 {
-						fmt.Fprintln(w)
-					}
-					if err := r.WriteTable(w, limit); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeTables(w, reps, limit)
 			})
 		},
 	}
@@ -436,16 +428,21 @@ func auditMTEBCopies(cmd *cobra.Command, d dataFlags, revision, mtebDataset, for
 			enc.SetIndent("", "  ")
 			return enc.Encode(reps)
 		}
-		for i, r := range reps {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			if err := r.WriteTable(w, limit); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeTables(w, reps, limit)
 	})
+}
+
+// writeTables prints reports one after the other, a blank line between.
+func writeTables[R interface{ WriteTable(io.Writer, int) error }](w io.Writer, reps []R, limit int) error {
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := r.WriteTable(w, limit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // auditSections renders the audit files of a results directory for r2med

@@ -8,29 +8,14 @@ import (
 
 	"github.com/r2med/r2med/audit"
 	"github.com/r2med/r2med/hub/hubtest"
+	"github.com/r2med/r2med/nano/nanotest"
 	"github.com/r2med/r2med/tasks"
 )
 
-const copyReadme = `---
-configs:
-  - config_name: corpus
-    data_files:
-      - split: corpus
-        path: corpus.jsonl
-  - config_name: query
-    data_files:
-      - split: query
-        path: query.jsonl
-  - config_name: qrels
-    data_files:
-      - split: qrels
-        path: qrels.jsonl
----
-`
-
-// copyFiles is a task repository in R2MED's layout.
+// copyFiles is a task repository in R2MED's layout (nanotest's card; its
+// hyde config is never read).
 func copyFiles(corpus, queries, qrels string) map[string][]byte {
-	return map[string][]byte{"README.md": []byte(copyReadme), "corpus.jsonl": []byte(corpus), "query.jsonl": []byte(queries), "qrels.jsonl": []byte(qrels)}
+	return map[string][]byte{"README.md": []byte(nanotest.Readme), "corpus.jsonl": []byte(corpus), "query.jsonl": []byte(queries), "qrels.jsonl": []byte(qrels)}
 }
 
 // TestAuditMTEBCopies compares R2MED/Bioinformatics as its repository

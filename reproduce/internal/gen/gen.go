@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/r2med/r2med/internal/slug"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/reproduce"
@@ -135,7 +135,7 @@ func publishedSpecs() (map[string]spec, error) {
 			}
 			sp.expected = append(sp.expected, reproduce.ExpectedTask{Task: t.Name, Source: res.Source, Scores: scores})
 		}
-		out["r2med/"+slug(name)] = sp
+		out["r2med/"+fileName(name)] = sp
 	}
 	return out, nil
 }
@@ -187,7 +187,7 @@ func nanoSpecs(dir string) (map[string]spec, error) {
 				Scores: map[string]float64{"ndcg_at_10": m.NDCGAt10, "hit_at_10": m.HitAt10, "recall_at_100": m.RecallAt100},
 			})
 		}
-		out["nano/"+slug(sub.Name)+"-candidates"] = sp
+		out["nano/"+fileName(sub.Name)+"-candidates"] = sp
 	}
 	return out, nil
 }
@@ -225,7 +225,7 @@ func externalSpecs(lookup func(string) (models.Model, bool)) (map[string]spec, e
 			sp.tasks = append(sp.tasks, reproduce.TaskData{Task: t.Name, Repo: t.Repo, Revision: t.Revision})
 			sp.expected = append(sp.expected, reproduce.ExpectedTask{Task: t.Name, Source: res.Source, Scores: map[string]float64{"ndcg_at_10": res.Metrics["ndcg_at_10"]}})
 		}
-		out["external/"+slug(s.Name)] = sp
+		out["external/"+fileName(s.Name)] = sp
 	}
 	return out, nil
 }
@@ -288,24 +288,8 @@ func readTrecEvalAll(path string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// slug is a name as a file name: lower case, runs of other characters
-// than letters and digits one hyphen.
-func slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-			continue
-		}
-		dash = true
-	}
-	return b.String()
-}
+// fileName is a name as a spec's file name: lower case, a slug.
+func fileName(name string) string { return slug.Make(strings.ToLower(name)) }
 
 // encode writes the spec as YAML, its keys in the order people read them.
 func (s spec) encode() ([]byte, error) {
