@@ -304,9 +304,9 @@ func WriteJSON(w io.Writer, reports []*Report) error {
 // WriteList prints the specs: name, what, source, tasks and needs.
 func WriteList(w io.Writer, specs []*Spec) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "spec\tsource\ttasks\tdata\tneeds besides\ttitle")
+	fmt.Fprintln(tw, "spec\tsource\ttasks\tdata\tneeds besides")
 	for _, s := range specs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.Source.Kind, len(s.Data.Tasks), dataPhrase(s.Data, false), s.Needs.Brief(), s.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.Source.Kind, len(s.Data.Tasks), dataPhrase(s.Data, false), s.Needs.Brief())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

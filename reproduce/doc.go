@@ -98,20 +98,21 @@ func metricLabel(m string) string {
 	return m
 }
 
-// Brief says in a few words what a spec needs besides its data:
-// "weights (r2med model pull bge)", "server for nvidia/NV-Embed-v2
-// (--base-url)", "OPENAI_API_KEY"; "nothing" when it needs nothing else.
+// Brief says in a few words what a spec needs besides its data, each
+// with what provides it: "r2med model pull bge", "--base-url:
+// nvidia/NV-Embed-v2", "OPENAI_API_KEY", "GPU"; "nothing else" when it
+// needs nothing more.
 func (n Needs) Brief() string {
 	var parts []string
 	for _, w := range n.Weights {
 		if w.Pull != "" {
-			parts = append(parts, "weights ("+w.Pull+")")
+			parts = append(parts, w.Pull)
 		} else {
-			parts = append(parts, "weights (--"+w.Flag+")")
+			parts = append(parts, "--"+w.Flag+": "+w.Model)
 		}
 	}
 	for _, sv := range n.Servers {
-		parts = append(parts, "server for "+sv.Serves+" (--"+sv.Flag+")")
+		parts = append(parts, "--"+sv.Flag+": "+sv.Serves)
 	}
 	parts = append(parts, n.Keys...)
 	if n.GPU {
