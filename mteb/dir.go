@@ -159,6 +159,9 @@ func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) 
 	if strings.ContainsAny(meta.Revision, `/\`) || meta.Revision == "." || meta.Revision == ".." {
 		return nil, fmt.Errorf("revision %q is not a folder name", meta.Revision)
 	}
+	if f := FolderName(meta.Name); f == "." || f == ".." || strings.Contains(f, `\`) {
+		return nil, fmt.Errorf("model name %q is not a folder name", meta.Name)
+	}
 	folder := filepath.Join(dir, "results", FolderName(meta.Name), meta.Revision)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return nil, err

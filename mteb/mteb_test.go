@@ -223,6 +223,12 @@ func TestWriteAndReadDir(t *testing.T) {
 		t.Errorf("read %q\nwant %q", summary, want)
 	}
 
+	for _, m := range []ModelMeta{{Name: "..", Revision: "r"}, {Name: "a/b", Revision: "../x"}, {Name: `a\b`, Revision: "r"}} {
+		if _, err := WriteModel(dir, m, []*TaskResult{r}); err == nil {
+			t.Errorf("WriteModel(%+v) wrote outside its folder", m)
+		}
+	}
+
 	bad := t.TempDir()
 	p := filepath.Join(bad, "m", "r", "R2MEDBiologyRetrieval.json")
 	os.MkdirAll(filepath.Dir(p), 0o755)
