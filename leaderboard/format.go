@@ -84,7 +84,7 @@ func (t *Table) AverageText(r Row) string {
 // nDCG@10).
 func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	e := r.System.External
-	if e == nil || e.AverageOnly || t.Family != "" || t.Metric.Key != DefaultMetric.Key || PrintedAgrees(r.System) {
+	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Metric.Key != DefaultMetric.Key || PrintedAgrees(r.System) {
 		return "", false
 	}
 	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), true
@@ -429,6 +429,9 @@ func (t *Table) writeCSV(w io.Writer) error {
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
 			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Source()
+			if e.AverageComputed {
+				printed = ""
+			}
 		}
 		for _, e := range r.System.Reprinted {
 			if ref != "" {

@@ -81,6 +81,10 @@ type External struct {
 	// Printed is the name the source prints the system under, set where
 	// another row shows it (a reprint folded into a published system).
 	Printed string `json:"printed_as,omitempty"`
+	// AverageComputed marks a source that prints no average (MTEB's
+	// results files): PrintedAverage is unset and the row shows R2MED's
+	// average of its values alone.
+	AverageComputed bool `json:"average_computed,omitempty"`
 }
 
 // System is one retrieval system and its per-task results.

@@ -178,6 +178,10 @@ func ReadR2MED(path string) (*R2MED, error) {
 	return &r, nil
 }
 
+// PyString is s as a JSON string the way Python's json.dumps writes it
+// (ensure_ascii: everything outside printable ASCII escaped).
+func PyString(s string) string { return jsonString(s) }
+
 // PyFloat formats f as Python's json.dumps writes a float (repr's shortest
 // digits, 1e-05 style exponents, NaN and Infinity); see pynum.Format.
 func PyFloat(f float64) string { return pynum.Format(f) }

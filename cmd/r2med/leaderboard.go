@@ -18,7 +18,7 @@ import (
 func init() { register(newLeaderboardCmd) }
 
 func newLeaderboardCmd() *cobra.Command {
-	var dir, metric, family, kind, rank, format, baseline string
+	var dir, metric, family, kind, rank, format, baseline, mtebDir string
 	var noPublished, noExternal, noPin bool
 	cmd := &cobra.Command{
 		Use:   "leaderboard",
@@ -45,6 +45,10 @@ is missing, not 0. An external system whose printed average is not its
 printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
 does.
 
+--mteb DIR adds the results of R2MED's tasks in a folder of MTEB results
+(MTEB's cache, or a clone of embeddings-benchmark/results) as external rows,
+one per model and revision, each cell's source the file it comes from.
+
 --baseline SYSTEM marks each per-task cell of our systems that differs from
 the baseline's significantly: two-sided paired randomization test on every
 judged query of the task, Holm–Bonferroni over the system's tasks; † p < 0.05,
@@ -57,7 +61,8 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
   r2med leaderboard --no-published --results out
   r2med leaderboard --metric recall@100 --family evidence --kind gar
   r2med leaderboard --baseline bm25 --format latex > table.tex
-  r2med leaderboard --rank borda --format markdown`,
+  r2med leaderboard --rank borda --format markdown
+  r2med leaderboard --mteb ../results --no-published      # MTEB's results of R2MED's tasks`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opt := leaderboard.Options{PinOurs: !noPin}
@@ -83,7 +88,7 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, leaderboard.Sources{Published: !noPublished, External: !noExternal}, pipeline.LoadRunTask)
+			d, err := report.Load(dir, leaderboard.Sources{Published: !noPublished, External: !noExternal, MTEB: mtebDir}, pipeline.LoadRunTask)
 			if err != nil {
 				return err
 			}
@@ -133,6 +138,7 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
 	fl.BoolVar(&noPin, "no-pin", false, "rank our runs in place instead of listing them first")
 	fl.StringVar(&rank, "rank", "avg", "ranking: avg (the task average, as R2MED) or borda (HAKARI-Bench's Borda count)")
 	fl.StringVar(&baseline, "baseline", "", "mark per-task cells that differ significantly from this system of ours (ID or name): † p<0.05, ‡ p<0.01, Holm over tasks")
+	fl.StringVar(&mtebDir, "mteb", "", "a folder of MTEB results (results/<org__model>/<revision>/<Task>.json): its R2MED tasks join as external rows, with the model, revision and file they come from")
 	fl.StringVar(&format, "format", "table", "output: table, markdown, csv, json or latex")
 	return cmd
 }
