@@ -352,6 +352,13 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 			logf(opt.Log, "%s: the outputs cannot be read back (%v); redoing the run", dir, err)
 			return nil, false, nil
 		}
+		if qid, ok := tied(run); ok {
+			// Written before runs were ranked (ir.Rank): trec_eval reads
+			// its ties in another order than the one its numbers were
+			// computed in.
+			logf(opt.Log, "%s: %s lists equal scores (query %s), written by an older r2med, whose evaluation may not be the file's; redoing the run", dir, RunFile, qid)
+			return nil, false, nil
+		}
 		logf(opt.Log, "%s: outputs in %s are up to date (same data and settings, checksums verified); --overwrite to redo", m.Task.Name, dir)
 		return &Outcome{Run: run, Result: res, Manifest: prev, Skipped: true}, false, nil
 	case check == nil || opt.Overwrite && prevFP == fp:
@@ -371,6 +378,17 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 	}
 	logf(opt.Log, "%s: replacing the run of %s in %s, made with other settings (%s)", m.Task.Name, systemOf(dir, prev), dir, diff)
 	return nil, true, nil
+}
+
+// tied reports the first query (in byte order) whose hits' float32
+// scores do not strictly decrease.
+func tied(run ir.Run) (string, bool) {
+	for _, qid := range trec.QueryIDs(run) {
+		if ir.TieAt(run[qid]) >= 0 {
+			return qid, true
+		}
+	}
+	return "", false
 }
 
 // runTag is a system name as a TREC run tag, which holds no white space.

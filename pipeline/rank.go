@@ -6,6 +6,7 @@ import (
 
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/trec"
 )
 
 // Rank ranks task's corpus for queries with cfg's retrievers, fused as
@@ -40,6 +41,7 @@ func Rank(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Config, k 
 		if err != nil {
 			return nil, err
 		}
+		trec.Rank(runs[i], retrieve.TiesOf(spec)) // as run's retrieval stage
 	}
 	run := runs[0]
 	if cfg.fused() {
