@@ -215,17 +215,32 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	m.Counts["documents"] = len(task.Corpus)
 	m.Counts["queries"] = len(task.Queries)
-	m.Counts["queries_evaluated"] = ev.NumQueries
+	m.Counts[results.QueriesEvaluated] = ev.NumQueries
 	m.Counts["qrels"] = task.Qrels.Len()
-	m.Counts["queries_ranked"] = len(run)
-	hits := 0
+	ranked, hits := 0, 0
 	for _, h := range run {
+		if len(h) > 0 {
+			ranked++
+		}
 		hits += len(h)
 	}
+	m.Counts[results.QueriesRanked] = ranked
 	m.Counts["hits"] = hits
+	unanswered := 0
+	for qid := range task.Qrels {
+		if len(run[qid]) == 0 {
+			unanswered++
+		}
+	}
+	m.Counts[results.QueriesWithoutResults] = unanswered
+	if unanswered > 0 {
+		logf(opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
+			task.Name, unanswered, len(task.Qrels), measure.MeanOverJudged)
+	}
 	res := &results.R2MED{
 		DatasetName:    task.Name,
 		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
+		MeanOver:       measure.MeanOverJudged,
 		Test:           ev.Scores,
 	}
 	switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
@@ -306,3 +307,69 @@ func TestHubCommit(t *testing.T) {
 	}
 }
 
+// TestMeansOverAllJudgedQueries: a Lucene-scheme BM25 run on NFCorpus
+// ranks nothing for 15 of the 323 judged test queries (they share no term
+// with the corpus, and Lucene's BM25, unlike gensim's, lists no zero
+// scores). The run says so at once, the manifest counts them, and
+// results.json states its rule: means over all 323 judged queries, the 15
+// counting 0 — what trec_eval -c computes from run.trec, not trec_eval's
+// default mean over the 308 the file holds.
+func TestMeansOverAllJudgedQueries(t *testing.T) {
+	needShared(t)
+	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	lucene := retrieve.DefaultBM25()
+	lucene.Params.Scheme = "lucene"
+	cfg.Retrievers = []retrieve.Spec{lucene}
+	dir := t.TempDir()
+	var warn strings.Builder
+	out, err := Run(context.Background(), task, cfg, Options{Out: dir, Warn: &warn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "nfcorpus: warning: 15 of 323 judged queries got no results; they count 0 in every mean (results.json averages over all judged queries, as R2MED's result files do)\n"; warn.String() != want {
+		t.Errorf("warning %q, want %q", warn.String(), want)
+	}
+	c := out.Manifest.Counts
+	if c["queries_evaluated"] != 323 || c["queries_ranked"] != 308 || c["queries_without_results"] != 15 {
+		t.Errorf("manifest counts: evaluated %d, ranked %d, without results %d; want 323, 308, 15",
+			c["queries_evaluated"], c["queries_ranked"], c["queries_without_results"])
+	}
+	res, err := results.ReadR2MED(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MeanOver != "all judged queries" {
+		t.Errorf("results.json mean_over %q", res.MeanOver)
+	}
+	if note := results.MeanNote(res, out.Manifest); note != "means over all judged queries (323; 15 without results count 0)" {
+		t.Errorf("MeanNote %q", note)
+	}
+	// The written run, evaluated as trec_eval -c evaluates it, gives the
+	// file's numbers; without -c, the mean over 308 is higher.
+	file, err := trec.ReadRunFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []measure.Measure{{Family: measure.NDCGCut, Cutoff: 10}}
+	all, err := measure.Evaluate(task.Qrels, file, ms, measure.Options{Complete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	some, err := measure.Evaluate(task.Qrels, file, ms, measure.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.NumQueries != 323 || some.NumQueries != 308 {
+		t.Fatalf("-c over %d queries, without over %d", all.NumQueries, some.NumQueries)
+	}
+	if got := measure.Round5(all.All[0]); got != res.Test["ndcg_at_10"] {
+		t.Errorf("results.json ndcg_at_10 %v, trec_eval -c on run.trec %v", res.Test["ndcg_at_10"], got)
+	}
+	if some.All[0] <= all.All[0] {
+		t.Errorf("the mean over the answered queries (%v) is not above the mean over all (%v)", some.All[0], all.All[0])
+	}
+}

@@ -100,6 +100,35 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
+// TestEvalSaysWhichMean: eval keeps trec_eval's default, the mean over
+// the queries of the run, and says so on stderr when -c would average
+// over more (judged queries the run has no results for), with both
+// counts; with -c, or when the run answers every judged query, it says
+// nothing.
+func TestEvalSaysWhichMean(t *testing.T) {
+	dir := t.TempDir()
+	qrels := filepath.Join(dir, "q.txt")
+	run := filepath.Join(dir, "r.trec")
+	os.WriteFile(qrels, []byte("1 0 d1 1\n2 0 d2 1\n3 0 d3 1\n"), 0o644)
+	os.WriteFile(run, []byte("1 Q0 d1 1 2 t\n2 Q0 d1 1 2 t\n"), 0o644)
+	out, stderr, code := r2med(t, "", "eval", "-m", "recip_rank", qrels, run)
+	if code != 0 || out != "recip_rank            \tall\t0.5000\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	want := "r2med eval: note: means are over the 2 queries evaluated, the run's (trec_eval's default); 1 more judged query has no results: -c averages over all 3, it counting 0, as R2MED's result files and r2med run do\n"
+	if stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	out, stderr, code = r2med(t, "", "eval", "-c", "-m", "recip_rank", qrels, run)
+	if code != 0 || out != "recip_rank            \tall\t0.3333\n" || stderr != "" {
+		t.Errorf("-c: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	os.WriteFile(qrels, []byte("1 0 d1 1\n2 0 d2 1\n"), 0o644)
+	if _, stderr, code = r2med(t, "", "eval", "-m", "recip_rank", qrels, run); code != 0 || stderr != "" {
+		t.Errorf("every judged query answered: exit %d, stderr %q", code, stderr)
+	}
+}
+
 func TestEvalHakariProfile(t *testing.T) {
 	dir := t.TempDir()
 	qrels := filepath.Join(dir, "q.txt")
@@ -144,6 +173,10 @@ func TestRunDemoEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "nDCG@10") || stderr != "" {
 		t.Fatalf("stdout %q stderr %q", stdout, stderr)
+	}
+	// The summary says which queries the means are over.
+	if !strings.Contains(stdout, "\n  means over all judged queries (15)\n") {
+		t.Errorf("the summary does not state the mean's rule:\n%s", stdout)
 	}
 	var res map[string]any
 	data, err := os.ReadFile(filepath.Join(out, "results.json"))
