@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,12 +12,15 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure/measuretest"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/rerank/reranktest"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/trec"
 )
 
 // The tests here run each stage that writes runs against a judge that
@@ -287,3 +291,77 @@ func rerunFromStages(t *testing.T, task *ir.Task, cfg Config, dir string) *Outco
 }
 
 func fmtMean(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+// TestCrossEncoderTies: the local ONNX cross-encoder scores documents of
+// the same text the same; over a corpus of one text repeated, BM25 ties
+// them all too, so the written run is trec_eval's order of the first
+// stage (doc id descending), reranked or not.
+func TestCrossEncoderTies(t *testing.T) {
+	onnxtest.Require(t)
+	task := &ir.Task{Name: "same", Qrels: ir.Qrels{"q1": {"d03": 1, "d17": 2}}}
+	for i := range 20 {
+		task.Corpus = append(task.Corpus, ir.Doc{ID: fmt.Sprintf("d%02d", i), Text: "fever with a rash after travel"})
+	}
+	task.Queries = []ir.Query{{ID: "q1", Text: "fever rash"}}
+	var byID []string
+	for i := 19; i >= 0; i-- {
+		byID = append(byID, fmt.Sprintf("d%02d", i))
+	}
+	for _, rr := range []Rerank{{}, {Kind: "onnx", ModelDir: onnxtest.Model("tiny-cross-1"), Depth: 20}} {
+		cfg := DefaultConfig()
+		cfg.Rerank = rr
+		dir := t.TempDir()
+		if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil {
+			t.Fatal(err)
+		}
+		listed := measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
+		if !slices.Equal(listed["q1"], byID) {
+			t.Errorf("rerank %q: written %v, want doc id descending", rr.Kind, listed["q1"])
+		}
+	}
+}
+
+// TestTiedRunFromAnOlderBuildIsRedone: a finished run whose run.trec
+// lists equal scores (written before runs were ranked, so trec_eval may
+// read another order than the one its results.json was computed in) is
+// not reused, even with its checksums intact.
+func TestTiedRunFromAnOlderBuildIsRedone(t *testing.T) {
+	task, err := LoadTask("demo", "", dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	first, err := Run(context.Background(), task, DefaultConfig(), Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same run with every score 1, as an older build wrote a no-op
+	// rerank, sealed as that build sealed it.
+	var lines strings.Builder
+	for _, qid := range trec.QueryIDs(first.Run) {
+		for i, h := range first.Run[qid] {
+			fmt.Fprintf(&lines, "%s Q0 %s %d 1 old\n", qid, h.DocID, i+1)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, RunFile), []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := first.Manifest
+	rec, err := reuse.Seal(dir, m.Config["fingerprint"].(string), RunFile, ResultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OutputSHA256 = rec.SHA256
+	if err := m.WriteFile(filepath.Join(dir, ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	again, err := Run(context.Background(), task, DefaultConfig(), Options{Out: dir, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Skipped || !strings.Contains(log.String(), "lists equal scores (query ") {
+		t.Fatalf("the tied run was reused (skipped %v): %s", again.Skipped, log.String())
+	}
+	measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
+}

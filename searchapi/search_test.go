@@ -17,8 +17,10 @@ import (
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure/measuretest"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/rerank/reranktest"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/searchapi"
 	"github.com/r2med/r2med/trec"
@@ -362,5 +364,52 @@ func TestSnippets(t *testing.T) {
 	}
 	if h := res[0].Hits[0]; h.Snippet != nil || h.Matched != nil {
 		t.Errorf("snippet=0 should give ids and scores only: %+v", h)
+	}
+}
+
+// TestHitsMeanTheirOrder: at every stage — retrieval, fusion, a rerank
+// by a judge that finds every document equally relevant — the service's
+// hits are run's, ranks included, and their scores strictly decrease as
+// float32, so a client writing them as a run file (or ranking them by
+// score, as trec_eval does) reads the order given.
+func TestHitsMeanTheirOrder(t *testing.T) {
+	task := demoTask(t)
+	dir := t.TempDir()
+	judge := reranktest.NewTies(t, 1)
+	sc, err := rerank.New(rerank.Spec{Kind: "tei", BaseURL: judge.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lucene := retrieve.BM25{Analyzer: "lucene-english", Params: bm25.DefaultParams(bm25.Lucene)}
+	files := []searchapi.IndexFile{
+		{Name: "bm25", Path: bm25File(t, dir, task, bm25.R2MED, nil)},
+		{Name: "lucene", Path: bm25File(t, dir, task, bm25.Lucene, nil)},
+	}
+	r := start(t, files, searchapi.Options{Rerank: &searchapi.Rerank{Scorer: sc, Name: "tei"}}, searchapi.HandlerOptions{})
+	for _, c := range []struct {
+		name string
+		cfg  pipeline.Config
+		body searchapi.SearchBody
+	}{
+		{"bm25", pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100},
+			searchapi.SearchBody{K: 100, Retrievers: []string{"bm25"}}},
+		{"rrf", pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25(), lucene}, TopK: 100},
+			searchapi.SearchBody{K: 100, Retrievers: []string{"bm25", "lucene"}}},
+		{"rerank", pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100, Rerank: pipeline.Rerank{Kind: "tei", BaseURLs: yamlx.Strings{judge.URL}}},
+			searchapi.SearchBody{K: 100, Retrievers: []string{"bm25"}, Rerank: true}},
+	} {
+		want := runOf(t, task, c.cfg)
+		c.body.Snippet = noSnippet()
+		got := searchAll(t, r, task, c.body)
+		asRun := ir.Run{}
+		for _, q := range task.Queries {
+			if !sameHits(t, c.name+" "+q.ID, want[q.ID], got[q.ID].Hits) {
+				break
+			}
+			for _, h := range got[q.ID].Hits {
+				asRun[q.ID] = append(asRun[q.ID], ir.Hit{DocID: h.ID, Score: h.Score})
+			}
+		}
+		measuretest.CheckRun(t, asRun, task.Qrels)
 	}
 }
