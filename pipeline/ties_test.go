@@ -45,12 +45,12 @@ func tieKinds(base string) map[string]Rerank {
 	}
 }
 
-// TestNoOpRerankKeepsFirstStage: a reranker that finds every document
-// equally relevant (or ranks them as shown) leaves BM25's ranking as it
-// is — ties in first-stage order, as README promises — so the written
-// run is evaluated exactly as BM25's own: on the demo task nDCG@10 0.6381,
-// not the 0.3668 the ties would score by doc id. The kept rerank stage,
-// read back by a rerun, is the same run.
+// TestNoOpRerankKeepsFirstStage: a reranker of the top 10 that finds
+// every document equally relevant (or ranks them as shown) leaves BM25's
+// ranking as it is — ties in first-stage order, as README promises — so
+// the written run is evaluated exactly as BM25's own: on the demo task
+// nDCG@10 0.6381, not the 0.3668 the ties scored by doc id. The kept
+// rerank stage, read back by a rerun, is the same run.
 func TestNoOpRerankKeepsFirstStage(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	task, err := LoadTask("demo", "", dataset.Options{})
@@ -70,6 +70,7 @@ func TestNoOpRerankKeepsFirstStage(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Rerank = rr
+			cfg.Rerank.Depth = 10
 			dir := t.TempDir()
 			out, err := Run(ctx, task, cfg, Options{Out: dir})
 			if err != nil {
@@ -81,7 +82,7 @@ func TestNoOpRerankKeepsFirstStage(t *testing.T) {
 				}
 			}
 			listed := measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
-			if want := measuretest.IDs(bm25.Run); !reflect.DeepEqual(listed, want) {
+			if want := top(measuretest.IDs(bm25.Run), 10); !reflect.DeepEqual(listed, want) {
 				t.Errorf("the reranked run is not BM25's ranking")
 			}
 			if !reflect.DeepEqual(measuretest.IDs(out.Run), listed) {
@@ -106,8 +107,9 @@ func TestNoOpRerankKeepsFirstStage(t *testing.T) {
 }
 
 // TestNoOpRerankNFCorpus: on NFCorpus a no-op rerank of R2MED's BM25
-// keeps BM25's nDCG@10, 0.3190 as trec_eval computes it from R2MED's own
-// run (not 0.2789, the ties by doc id).
+// (the top 10, then the top 100) keeps BM25's nDCG@10, 0.3190 as
+// trec_eval computes it from R2MED's own run (not 0.2789 at depth 10, the
+// ties by doc id).
 func TestNoOpRerankNFCorpus(t *testing.T) {
 	needShared(t)
 	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
@@ -123,20 +125,22 @@ func TestNoOpRerankNFCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := reranktest.NewTies(t, 0.5)
-	cfg := DefaultConfig()
-	cfg.Rerank = Rerank{Kind: "tei", BaseURLs: []string{srv.URL}}
-	dir := t.TempDir()
-	out, err := Run(context.Background(), task, cfg, Options{Out: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
-	if !reflect.DeepEqual(listed, measuretest.IDs(bm25.Run)) {
-		t.Errorf("the reranked run is not BM25's ranking")
-	}
-	got, want := out.Result.Test["NDCG@10"], bm25.Result.Test["ndcg_at_10"]
-	if got != want || fmtMean(mean(t, out.Eval.Result, "ndcg_cut_10")) != ref["ndcg_cut_10"] {
-		t.Errorf("nDCG@10 after a no-op rerank = %v, BM25's is %v (trec_eval %s)", got, want, ref["ndcg_cut_10"])
+	for _, depth := range []int{10, 100} {
+		cfg := DefaultConfig()
+		cfg.Rerank = Rerank{Kind: "tei", BaseURLs: []string{srv.URL}, Depth: depth}
+		dir := t.TempDir()
+		out, err := Run(context.Background(), task, cfg, Options{Out: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
+		if !reflect.DeepEqual(listed, top(measuretest.IDs(bm25.Run), depth)) {
+			t.Errorf("depth %d: the reranked run is not BM25's ranking", depth)
+		}
+		got, want := out.Result.Test["NDCG@10"], bm25.Result.Test["ndcg_at_10"]
+		if got != want || fmtMean(mean(t, out.Eval.Result, "ndcg_cut_10")) != ref["ndcg_cut_10"] {
+			t.Errorf("depth %d: nDCG@10 after a no-op rerank = %v, BM25's is %v (trec_eval %s)", depth, got, want, ref["ndcg_cut_10"])
+		}
 	}
 }
 
@@ -286,6 +290,15 @@ func rerunFromStages(t *testing.T, task *ir.Task, cfg Config, dir string) *Outco
 	}
 	if strings.Contains(log.String(), "recomputing") {
 		t.Fatalf("a kept stage was recomputed: %s", log.String())
+	}
+	return out
+}
+
+// top cuts every list to its first k.
+func top(lists map[string][]string, k int) map[string][]string {
+	out := make(map[string][]string, len(lists))
+	for qid, ids := range lists {
+		out[qid] = ids[:min(k, len(ids))]
 	}
 	return out
 }
