@@ -37,11 +37,7 @@ func needShared(t testing.TB) {
 // by doc id descending, trec_eval's rule, which the pipeline's run.trec
 // lists — scores within 1e-4 relative.
 func TestNFCorpusMatchesR2MEDBM25(t *testing.T) {
-	needShared(t)
-	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := nfcorpusTest(t)
 	out, err := Run(context.Background(), task, DefaultConfig(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +85,17 @@ func TestNFCorpusMatchesR2MEDBM25(t *testing.T) {
 	if got, want := out.Result.Test["ndcg_at_10"], measure.Round5(mean(t, out.Eval.Result, "ndcg_cut_10")); got != want {
 		t.Errorf("results ndcg_at_10 = %v, want %v", got, want)
 	}
+}
+
+// nfcorpusTest loads NFCorpus's test split from the shared data, or skips.
+func nfcorpusTest(t *testing.T) *ir.Task {
+	t.Helper()
+	needShared(t)
+	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
 
 func mean(t *testing.T, r *measure.Result, name string) float64 {
@@ -315,11 +322,7 @@ func TestHubCommit(t *testing.T) {
 // counting 0 — what trec_eval -c computes from run.trec, not trec_eval's
 // default mean over the 308 the file holds.
 func TestMeansOverAllJudgedQueries(t *testing.T) {
-	needShared(t)
-	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := nfcorpusTest(t)
 	cfg := DefaultConfig()
 	lucene := retrieve.DefaultBM25()
 	lucene.Params.Scheme = "lucene"

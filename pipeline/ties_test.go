@@ -111,11 +111,7 @@ func TestNoOpRerankKeepsFirstStage(t *testing.T) {
 // trec_eval computes it from R2MED's own run (not 0.2789 at depth 10, the
 // ties by doc id).
 func TestNoOpRerankNFCorpus(t *testing.T) {
-	needShared(t)
-	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := nfcorpusTest(t)
 	ref := readTrecEvalAll(t, filepath.Join(shared, "eval-reference/nfcorpus.bm25.trec_eval"))
 	if ref["ndcg_cut_10"] != "0.3190" {
 		t.Fatalf("the reference's nDCG@10 is %s", ref["ndcg_cut_10"])
@@ -191,11 +187,7 @@ func TestFusionStageTies(t *testing.T) {
 // that order and scores trec_eval's numbers for it; reranked by a judge
 // of ties, it keeps them.
 func TestRunFileTies(t *testing.T) {
-	needShared(t)
-	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := nfcorpusTest(t)
 	ref := readTrecEvalAll(t, filepath.Join(shared, "eval-reference/nfcorpus.ties.trec_eval"))
 	srv := reranktest.NewTies(t, 1)
 	for _, rr := range []Rerank{{}, {Kind: "tei", BaseURLs: []string{srv.URL}}} {
