@@ -139,6 +139,7 @@ func TestHybridFusesRetrievers(t *testing.T) {
 		} else {
 			want = fusion.RRF([]ir.Run{a, b}, fu.RRFK(), 100)
 		}
+		trec.Rank(want, ir.TiesAsListed) // as the fusion stage ranks it
 		for qid, hits := range want {
 			want[qid] = hits[:min(10, len(hits))]
 		}

@@ -224,17 +224,32 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	m.Counts["documents"] = len(task.Corpus)
 	m.Counts["queries"] = len(task.Queries)
-	m.Counts["queries_evaluated"] = ev.NumQueries
+	m.Counts[results.QueriesEvaluated] = ev.NumQueries
 	m.Counts["qrels"] = task.Qrels.Len()
-	m.Counts["queries_ranked"] = len(run)
-	hits := 0
+	ranked, hits := 0, 0
 	for _, h := range run {
+		if len(h) > 0 {
+			ranked++
+		}
 		hits += len(h)
 	}
+	m.Counts[results.QueriesRanked] = ranked
 	m.Counts["hits"] = hits
+	unanswered := 0
+	for qid := range task.Qrels {
+		if len(run[qid]) == 0 {
+			unanswered++
+		}
+	}
+	m.Counts[results.QueriesWithoutResults] = unanswered
+	if unanswered > 0 {
+		logf(opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
+			task.Name, unanswered, len(task.Qrels), measure.MeanOverJudged)
+	}
 	res := &results.R2MED{
 		DatasetName:    task.Name,
 		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
+		MeanOver:       measure.MeanOverJudged,
 		Test:           ev.Scores,
 	}
 	switch {
@@ -361,6 +376,13 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 			logf(opt.Log, "%s: the outputs cannot be read back (%v); redoing the run", dir, err)
 			return nil, false, nil
 		}
+		if qid, ok := tied(run); ok {
+			// Written before runs were ranked (ir.Rank): trec_eval reads
+			// its ties in another order than the one its numbers were
+			// computed in.
+			logf(opt.Log, "%s: %s lists equal scores (query %s), written by an older r2med, whose evaluation may not be the file's; redoing the run", dir, RunFile, qid)
+			return nil, false, nil
+		}
 		logf(opt.Log, "%s: outputs in %s are up to date (same data and settings, checksums verified); --overwrite to redo", m.Task.Name, dir)
 		return &Outcome{Run: run, Result: res, Manifest: prev, Skipped: true}, false, nil
 	case check == nil || opt.Overwrite && prevFP == fp:
@@ -380,6 +402,17 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 	}
 	logf(opt.Log, "%s: replacing the run of %s in %s, made with other settings (%s)", m.Task.Name, systemOf(dir, prev), dir, diff)
 	return nil, true, nil
+}
+
+// tied reports the first query (in byte order) whose hits' float32
+// scores do not strictly decrease.
+func tied(run ir.Run) (string, bool) {
+	for _, qid := range trec.QueryIDs(run) {
+		if ir.TieAt(run[qid]) >= 0 {
+			return qid, true
+		}
+	}
+	return "", false
 }
 
 // systemOf names the system of the run in dir for messages.

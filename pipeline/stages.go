@@ -117,7 +117,15 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 				return nil, err
 			}
 			defer retrieve.Close(r)
-			return r.Search(ctx, in.queries, depth)
+			run, err := r.Search(ctx, in.queries, depth)
+			if err != nil {
+				return nil, err
+			}
+			// What the stage writes and the later stages read is the
+			// ranking its scores mean (a scorer's ties by doc id, as
+			// trec_eval reads them), not the retriever's list order.
+			trec.Rank(run, retrieve.TiesOf(spec))
+			return run, nil
 		})
 		if err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 )
 
@@ -123,7 +124,7 @@ type Cell struct {
 // others of t.OtherTasks are left out). series gives charted systems'
 // chart series by ID.
 func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int) TableView {
-	v := TableView{ID: "leaderboard", Caption: t.Metric.Label + " ×100 per task; Avg: R2MED's average over its " + strconv.Itoa(len(t.Tasks)) + " tasks (complete systems only, unranked otherwise); bold: best in column", Legend: t.Legend(), Pin: true}
+	v := TableView{ID: "leaderboard", Caption: t.Metric.Label + " ×100 per task, each the mean over " + measure.MeanOverJudged + " (one without results counts 0, as in R2MED's files); Avg: R2MED's average over its " + strconv.Itoa(len(t.Tasks)) + " tasks (complete systems only, unranked otherwise); bold: best in column", Legend: t.Legend(), Pin: true}
 	v.Columns = []Column{{Key: "rank", Label: "#", Num: true, Class: "rank"}, {Key: "system", Label: "System", Class: "sys"}, {Key: "kind", Label: "Kind", Class: "kind"}}
 	// R2MED's columns, unless no row has a value there (runs on the demo
 	// task or BEIR data only).
@@ -137,7 +138,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		}
 		v.Columns = append(v.Columns, Column{Key: "avg", Label: "Avg", Title: "R2MED's average over its " + strconv.Itoa(len(t.Tasks)) + " tasks", Num: true, Class: "avg"})
 	} else {
-		v.Caption = t.Metric.Label + " ×100 per task; bold: best in column (no system has results on R2MED's tasks)"
+		v.Caption = t.Metric.Label + " ×100 per task, each the mean over " + measure.MeanOverJudged + " (one without results counts 0); bold: best in column (no system has results on R2MED's tasks)"
 	}
 	var others []int
 	for j, task := range t.OtherTasks {

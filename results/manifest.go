@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -183,4 +184,36 @@ func Version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// Manifest counts of the queries a run's means are over: the judged
+// queries evaluated (all of them, measure.MeanOverJudged), those that got
+// at least one result, and those that got none, which count 0 in every
+// mean of results.json and which trec_eval without -c leaves out.
+const (
+	QueriesEvaluated      = "queries_evaluated"
+	QueriesRanked         = "queries_ranked"
+	QueriesWithoutResults = "queries_without_results"
+)
+
+// MeanNote says in words which queries res's means are over, with the
+// counts m records: "means over all judged queries (323; 15 without
+// results count 0)". It is "" when res does not say (R2MED's own files);
+// m may be nil or lack the counts (a run made before they were kept).
+func MeanNote(res *R2MED, m *Manifest) string {
+	if res == nil || res.MeanOver == "" {
+		return ""
+	}
+	note := "means over " + res.MeanOver
+	if m == nil {
+		return note
+	}
+	if n, ok := m.Counts[QueriesEvaluated]; ok {
+		note += fmt.Sprintf(" (%d", n)
+		if k := m.Counts[QueriesWithoutResults]; k > 0 {
+			note += fmt.Sprintf("; %d without results count 0", k)
+		}
+		note += ")"
+	}
+	return note
 }

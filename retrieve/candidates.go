@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -47,6 +48,9 @@ func (c Candidates) Validate() error {
 // Describe records the config.
 func (c Candidates) Describe() map[string]any { return map[string]any{"retriever": c.Name()} }
 
+// Ties is ir.TiesAsListed: a published list's order is its ranking.
+func (c Candidates) Ties() ir.Ties { return ir.TiesAsListed }
+
 // Safeguarded reports whether the lists may end with HAKARI-Bench's
 // rank-101 safeguard positive (a reranking_hybrid list), which reranking
 // treats apart.
@@ -71,7 +75,8 @@ func (c Candidates) New(_ context.Context, task *ir.Task, _ Env) (Retriever, err
 }
 
 // Lists is a retriever that answers from rankings made beforehand: each
-// query's list, cut to k; queries without one get none.
+// query's list, cut to k; queries without one get none. The lists it
+// returns are copies, the caller's to rank.
 type Lists ir.Run
 
 // Search returns the lists of queries.
@@ -79,7 +84,7 @@ func (l Lists) Search(_ context.Context, queries []Query, k int) (ir.Run, error)
 	run := make(ir.Run, len(queries))
 	for _, q := range queries {
 		if hits, ok := l[q.ID]; ok {
-			run[q.ID] = hits[:min(k, len(hits))]
+			run[q.ID] = slices.Clone(hits[:min(k, len(hits))])
 		}
 	}
 	return run, nil
@@ -88,5 +93,5 @@ func (l Lists) Search(_ context.Context, queries []Query, k int) (ir.Run, error)
 // SearchOne returns q's list.
 func (l Lists) SearchOne(_ context.Context, q Query, k int) ([]ir.Hit, error) {
 	hits := l[q.ID]
-	return hits[:min(k, len(hits))], nil
+	return slices.Clone(hits[:min(k, len(hits))]), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
+	"github.com/r2med/r2med/trec"
 )
 
 // DefaultK is how many hits a request gets unless it asks (Pyserini's
@@ -242,6 +243,7 @@ func (s *Service) search(ctx context.Context, p *plan) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
+		trec.RankHits(hits, r.ties) // as run's retrieval stage ranks it
 		runs[i] = ir.Run{q.ID: hits}
 	}
 	run := runs[0]

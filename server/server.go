@@ -501,16 +501,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 // metrics were computed at.
 func ranked(hits []ir.Hit) []ir.Hit {
 	out := slices.Clone(hits)
-	slices.SortStableFunc(out, func(a, b ir.Hit) int {
-		sa, sb := float32(a.Score), float32(b.Score)
-		switch {
-		case sa > sb:
-			return -1
-		case sa < sb:
-			return 1
-		}
-		return strings.Compare(b.DocID, a.DocID)
-	})
+	slices.SortStableFunc(out, ir.ByScore)
 	return out
 }
 

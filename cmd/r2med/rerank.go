@@ -75,8 +75,11 @@ Rerankers (--rerank):
 The last three use editable prompts (r2med rerank templates) and keep their
 reasoning in OUT.trace.jsonl.
 
-Ties: --ties input keeps the input order among equal scores; --ties hash is
-HAKARI-Bench's sha256 candidate order (the default with --candidates).
+Ties: --ties input keeps the input order among equal scores (a --run's
+order as trec_eval reads it: by score, equal scores by doc id descending);
+--ties hash is HAKARI-Bench's sha256 candidate order (the default with
+--candidates). Equal scores are written one float32 step apart in that
+order, so trec_eval and every other evaluator rank the output as reranked.
 An interrupted rerank resumes from OUT.partial.
 
 --rerank-url may be repeated (or name a file of URLs) for a fleet of
@@ -156,6 +159,10 @@ work but are deprecated.`,
 				if run, err = retrieve.CheckRun(runPath, run, t, retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr()}); err != nil {
 					return err
 				}
+				// The first-stage order is the one its scores mean, as
+				// trec_eval reads them (ties by doc id), whatever the
+				// order of the file's lines.
+				trec.Rank(run, retrieve.TiesOf(retrieve.RunFile{}))
 				sum, err := results.Digest(runPath)
 				if err != nil {
 					return err
