@@ -21,7 +21,11 @@ const FileFormat = "r2med-audit/1"
 // r2med report shows (audit.json or NAME.audit.json in the results
 // directory).
 type File struct {
-	Format   string           `json:"format"`
+	Format string `json:"format"`
+	// Version is the version of the r2med that wrote the file
+	// (results.Version: a release, or the source revision and whether it
+	// had uncommitted changes).
+	Version  string           `json:"version,omitempty"`
 	Leakage  *LeakageReport   `json:"leakage,omitempty"`
 	Datasets []*DatasetReport `json:"datasets,omitempty"`
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
 )
 
 func init() { register(newAuditCmd) }
@@ -175,7 +176,7 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 			err = outputTo(cmd, out, func(w io.Writer) error {
 				switch format {
 				case "json":
-					return (&audit.File{Leakage: res.Report}).Write(w)
+					return (&audit.File{Version: results.Version(), Leakage: res.Report}).Write(w)
 				case "jsonl":
 					return res.WriteMatches(w)
 				}
@@ -339,7 +340,7 @@ an audit file with every entry (--format json) that r2med report shows.`,
 			}
 			return outputTo(cmd, out, func(w io.Writer) error {
 				if format == "json" {
-					return (&audit.File{Datasets: reps}).Write(w)
+					return (&audit.File{Version: results.Version(), Datasets: reps}).Write(w)
 				}
 				for i, r := range reps {
 					if i > 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/r2med/r2med/audit"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/results"
 )
 
 // TestAuditLeakageCLI audits a training file made of demo queries and
@@ -87,6 +88,9 @@ func TestAuditLeakageCLI(t *testing.T) {
 	}
 	if tl := af.Leakage.Tasks[0]; tl.Task != "demo" || tl.Queries.Contaminated != 1 || tl.Queries.Exact != 1 || tl.Documents.Contaminated != 1 {
 		t.Errorf("audit file: %+v", tl)
+	}
+	if af.Version != results.Version() || af.Version == "" {
+		t.Errorf("audit file version %q, want %q", af.Version, results.Version())
 	}
 	if _, stderr, code := r2med(t, "", "audit", "dataset", "--task", "demo", "--format", "json", "--out", filepath.Join(out, "demo.audit.json")); code != 0 {
 		t.Fatal(stderr)
