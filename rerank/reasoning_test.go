@@ -350,19 +350,21 @@ func TestShownScores(t *testing.T) {
 // shownScore reads "[N] (retriever score: S) text of dX" lines.
 var shownScore = regexp.MustCompile(`(?m)^\[(\d+)\] \(retriever score: ([^)]*)\) text of (d\d+)$`)
 
+// reverseWindow answers a listwise prompt with its passages in reverse.
+func reverseWindow(req chatReq) reply {
+	n := len(promptDocs(lastUser(req)))
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("[%d]", n-i)
+	}
+	return reply{Content: strings.Join(parts, " > ")}
+}
+
 // TestInsertRankCarriesRunScores reranks a run through Rerank and checks
 // that every prompt shows each passage with exactly its score in that run,
 // and that the windows slide as RankGPT's.
 func TestInsertRankCarriesRunScores(t *testing.T) {
-	srv := newScripted(t, func(req chatReq) reply {
-		// Reverse each window.
-		n := len(promptDocs(lastUser(req)))
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = fmt.Sprintf("[%d]", n-i)
-		}
-		return reply{Content: strings.Join(parts, " > ")}
-	})
+	srv := newScripted(t, reverseWindow)
 	run := ir.Run{}
 	for q := range 3 {
 		qid := fmt.Sprintf("q%d", q)
@@ -527,14 +529,7 @@ var shownRank = regexp.MustCompile(`(?m)^\[(\d+)\] \(retriever rank: (\d+)\) tex
 // the run, never a number as a score, whatever the scale; the traces say
 // the same. Candidates mixing ranks and scores are refused.
 func TestInsertRankRanksOnly(t *testing.T) {
-	srv := newScripted(t, func(req chatReq) reply {
-		n := len(promptDocs(lastUser(req)))
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = fmt.Sprintf("[%d]", n-i)
-		}
-		return reply{Content: strings.Join(parts, " > ")}
-	})
+	srv := newScripted(t, reverseWindow)
 	run := ir.Run{}
 	for i := range 25 {
 		run["q0"] = append(run["q0"], ir.Hit{DocID: fmt.Sprintf("d%d", i), Score: float64(25 - (i + 1))})
