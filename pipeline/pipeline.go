@@ -464,11 +464,26 @@ func settingsDiff(old, cur *results.Manifest) string {
 }
 
 // loadGenerations reads published generations: from a Hub repository
-// through its configs (the method's config, the LLM's split), from a
-// directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
+// (the task's, or a generations directory with a dataset card) through its
+// configs (the method's config, the LLM's split), from any other directory
+// by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
 func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
+	// A Hub folder's card says where its generations are, wherever the
+	// folder lies (see readDir); other folders hold R2MED's paths.
+	hubDir := ""
 	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
-		hg, err := hubrepo.ReadGenerations(task.Dir, src.Method, src.LLM)
+		hubDir = task.Dir
+	} else if dir != "" {
+		card, err := hubrepo.Declares(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if card {
+			hubDir = dir
+		}
+	}
+	if hubDir != "" {
+		hg, err := hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
 		if err != nil {
 			return nil, nil, err
 		}

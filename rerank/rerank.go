@@ -152,6 +152,11 @@ type Options struct {
 	// OnQuery, if set, hears each newly reranked query (to append it to a
 	// checkpoint). Calls are serialized; an error stops the rerank.
 	OnQuery func(qid string, hits []ir.Hit) error
+	// RanksOnly says that the input run's scores only stand for its ranks
+	// (a candidate list published without scores): the candidates are
+	// passed with RankOnly set, and InsertRank shows their ranks, saying
+	// that only ranks are known, instead of the numbers as scores.
+	RanksOnly bool
 }
 
 // Rerank reorders the top of each query's list in run with s. queries maps
@@ -283,7 +288,7 @@ func rerankQuery(ctx context.Context, qid string, hits []ir.Hit, query string, d
 		if !ok {
 			return nil, fmt.Errorf("rerank: query %q: document %q is not in the corpus; the run and the corpus must come from the same task", qid, h.DocID)
 		}
-		offered[i] = Candidate{ID: h.DocID, Text: t, Score: h.Score, Rank: rank[h.DocID]}
+		offered[i] = Candidate{ID: h.DocID, Text: t, Score: h.Score, Rank: rank[h.DocID], RankOnly: opts.RanksOnly}
 	}
 	batch := opts.BatchSize
 	if batch <= 0 {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/r2med/r2med/internal/errtext"
@@ -21,8 +20,11 @@ import (
 // Manifest records how a run was made: enough to rerun it and to tell two
 // result files apart when their numbers differ.
 type Manifest struct {
-	Tool      string         `json:"tool"`
-	Version   string         `json:"version"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	// Build is the source revision the binary was built from, when Go
+	// recorded one (see Version); nil when nothing is known.
+	Build     *Build         `json:"build,omitempty"`
 	GoVersion string         `json:"go_version"`
 	Command   []string       `json:"command,omitempty"`
 	Started   time.Time      `json:"started"`
@@ -81,6 +83,7 @@ func NewManifest(command []string) *Manifest {
 	return &Manifest{
 		Tool:      "r2med",
 		Version:   Version(),
+		Build:     ThisBuild(),
 		GoVersion: runtime.Version(),
 		Command:   CommandLine(command),
 		Started:   time.Now().UTC().Truncate(time.Millisecond),
@@ -169,21 +172,6 @@ func ReadManifest(path string) (*Manifest, error) {
 		return nil, fileio.Errorf(path, 0, "not an r2med manifest: %v", err)
 	}
 	return &m, nil
-}
-
-// version is set at link time (-ldflags "-X github.com/r2med/r2med/results.version=v1.2.3").
-var version = ""
-
-// Version reports the tool version: the link-time stamp, else the module
-// version Go recorded, else "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // Manifest counts of the queries a run's means are over: the judged

@@ -24,6 +24,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/mteb"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -95,6 +96,7 @@ func newAuditLeakageCmd() *cobra.Command {
 	var examples, workers int
 	var quiet, noCache, allowMissing bool
 	var mh minhashFlags
+	var wordEdits string
 	cmd := &cobra.Command{
 		Use:   "leakage --train FILE... --against TASK|DIR...",
 		Short: "Find benchmark queries and relevant documents in training files (exact, near-duplicate, optionally dense)",
@@ -113,6 +115,13 @@ text, one text per line. --query-field, --pos-field, --neg-field and
 --text-field name other fields (for TSV without a header: 1-based column
 numbers).
 
+Short texts, whose word shingles change too much with one word, are also
+near-duplicates when one word is replaced, dropped or added (--word-edits
+MIN,CONTENT,MAX, default 5,7,32: texts of 5 to 32 words, a content word
+replaced by another only from 7 words, as "Are dates good for you?" is not
+"Are avocados good for you?"; off turns it off); the similarity reported is
+1 − edits / words of the longer text, under the measure word_edits.
+
 The training side is streamed, so memory is bounded by the benchmark side.
 The run checkpoints every few seconds under --state; run the same command
 again after an interruption and it continues where it stopped. The state is
@@ -124,7 +133,8 @@ server (--backend openai|tei|voyage, --base-url); embeddings are cached.
 Output: --format table (default), json (an audit file for r2med report) or
 jsonl: one line per match with task, benchmark_kind (query|document),
 benchmark_id, train_file, train_line (1-based; parquet: row), train_field,
-train_role, match (exact|near|dense), similarity and train_text.`,
+train_role, match (exact|near|dense), measure (exact|jaccard|word_edits|
+cosine), similarity and train_text.`,
 		Example: `  r2med audit leakage --train train.jsonl --against demo
   r2med audit leakage --train bge.jsonl,st.parquet --against Biology,MedQA-Diag --format json --out out/audit.json
   r2med audit leakage --train triples.tsv --against ../shared/data/nfcorpus --split test --format jsonl --out matches.jsonl
@@ -151,8 +161,12 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 			if err != nil {
 				return err
 			}
+			edits, err := minhash.ParseEdits(wordEdits)
+			if err != nil {
+				return fmt.Errorf("--word-edits: %w", err)
+			}
 			opts := audit.LeakageOptions{
-				MinHash: mh.spec(), Documents: scope, Workers: workers, Examples: examples, State: state,
+				MinHash: mh.spec(), Edits: edits, Documents: scope, Workers: workers, Examples: examples, State: state,
 				Train:    trainset.Options{Format: trainFormat, Fields: trainset.Fields{Query: splitList(queryFields), Positive: splitList(posFields), Negative: splitList(negFields), Text: splitList(textFields)}},
 				Progress: progress.Auto(quiet),
 			}
@@ -179,7 +193,7 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 			err = outputTo(cmd, out, func(w io.Writer) error {
 				switch format {
 				case "json":
-					return (&audit.File{Leakage: res.Report}).Write(w)
+					return (&audit.File{Version: results.Version(), Leakage: res.Report}).Write(w)
 				case "jsonl":
 					return res.WriteMatches(w)
 				}
@@ -204,6 +218,7 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 	f.StringSliceVar(&textFields, "text-field", nil, "training field(s) holding other texts")
 	f.StringVar(&trainFormat, "train-format", "", "override the format the file name implies: "+strings.Join(trainset.Formats, ", "))
 	mh.add(cmd)
+	f.StringVar(&wordEdits, "word-edits", minhash.Edits{}.String(), "short texts: MIN,CONTENT,MAX words within which one word replaced, dropped or added is a near-duplicate (a content word replaced by another from CONTENT words), or off")
 	f.StringVar(&denseModel, "dense-model", "", "also match by embedding cosine with this model of an embedding server")
 	f.StringVar(&backend, "backend", "openai", "dense: the server's API: "+strings.Join(embed.HTTPBackends, ", "))
 	f.StringVar(&baseURL, "base-url", "", "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's)")
@@ -362,7 +377,7 @@ an audit file with every entry (--format json) that r2med report shows.`,
 			}
 			return outputTo(cmd, out, func(w io.Writer) error {
 				if format == "json" {
-					return (&audit.File{Datasets: reps}).Write(w)
+					return (&audit.File{Version: results.Version(), Datasets: reps}).Write(w)
 				}
 				return writeTables(w, reps, limit)
 			})

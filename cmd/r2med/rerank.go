@@ -47,8 +47,10 @@ appends the rest below them. The task flags (--task, --suite, --data) give the q
 texts, and its qrels, when it has any, score the run before and after.
 
 Input: --run RUN (a TREC run of this task, e.g. from r2med run), or
---candidates CONFIG, a candidate list published with a Nano set
-(NanoR2MED: bm25, harrier_oss_v1_270m, reranking_hybrid). A reranking_hybrid
+--candidates CONFIG, a candidate list published with a Nano set, by its
+config or its task card's name (NanoR2MED: bm25, dense for
+harrier_oss_v1_270m, reranking_hybrid); lists published without scores
+show InsertRank their ranks, said to be ranks. A reranking_hybrid
 list is the RRF top 100 plus, for queries where that holds no positive,
 one positive at rank 101 (the safeguard): it is reranked with the rest at
 depth 100 (HAKARI-Bench's "reranking" score), and --without-safeguard drops
@@ -179,12 +181,14 @@ work but are deprecated.`,
 				run = c.Run()
 				first = retrieve.Candidates{Config: c.Config}.Name()
 				input = fmt.Sprintf("candidates:%s:%s:%s", t.Dir, c.Config, c.Split)
-				if c.Config == "reranking_hybrid" {
+				if c.Config == hubrepo.CandidatesHybrid {
 					opts.Safeguard = rerank.KeepSafeguard
 				}
+				opts.RanksOnly = !c.HasScores()
+				candidates = c.Config
 			}
 			if withoutSafeguard {
-				if candidates != "" && candidates != "reranking_hybrid" {
+				if candidates != "" && candidates != hubrepo.CandidatesHybrid {
 					return fmt.Errorf("--without-safeguard applies to reranking_hybrid lists; %s has no safeguard", candidates)
 				}
 				opts.Safeguard = rerank.DropSafeguard
@@ -316,6 +320,9 @@ func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (s
 		"max_length": spec.CrossEncoder.MaxLength, "head": spec.CrossEncoder.Head,
 		"depth": opts.Depth, "keep_tail": opts.KeepTail, "order": opts.Order, "safeguard": opts.Safeguard.String(),
 		"input": input, "task": task,
+	}
+	if opts.RanksOnly {
+		m["ranks_only"] = true // what InsertRank's prompts show
 	}
 	settings, err := spec.Settings()
 	if err != nil {
