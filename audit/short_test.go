@@ -73,18 +73,17 @@ func wordDistance(x, y []string) int {
 // the other splits and the other demo clauses, none exact and none at
 // Jaccard 0.8 with a benchmark text (those are real overlaps, listed by
 // TestNFCorpusSplitsOverlap), the hard ones sharing many words with a
-// claim ("Are dates good for you?" / "Are avocados good for you?", six-word
-// titles one content word apart), and made ones: halves of two claims
+// claim ("Are dates good for you?" / "Are avocados good for you?", five
+// words one content word apart), and made ones: halves of two claims
 // joined, a third of a claim's words replaced.
 //
 // Without word edits the audit finds the plant at recall 0.84 (short
 // claims 0.70: every miss a claim of 6–9 words with a word replaced); with
-// them, precision 1 and recall 0.96 (short claims 0.93): every claim with a
-// word dropped, every one of seven words or more with a word replaced,
-// every one with a function word replaced, and not one negative flagged,
-// the seven one word from a benchmark text included: no new false
-// alarms. Left alone, by design: six-word claims with a content word
-// replaced by another (minhash.Edits says why).
+// them, recall 1 (short claims 1) and not one negative flagged, the three
+// five-word texts one content word from a benchmark text included ("Are
+// dates good for you?"). Texts one word from a benchmark text of six words
+// or more are near-copies by the rule (minhash.Edits), not negatives, as
+// those at Jaccard 0.8 are.
 func TestPlantedShortClaims(t *testing.T) {
 	test := loadNFCorpus(t, "test")
 	dm, err := demo.Load()
@@ -188,9 +187,6 @@ func TestPlantedShortClaims(t *testing.T) {
 				repl = other[r.IntN(len(other))]
 			}
 			p.variant = fmt.Sprintf("%d words, one replaced", len(w))
-			if stop := minhash.IsStopWord; !stop(w[at]) && !stop(repl) && len(w) < minhash.DefaultEditContentMinWords {
-				p.variant = fmt.Sprintf("%d words, a content word replaced by another", len(w))
-			}
 			w[at] = repl
 		} else {
 			p.variant = fmt.Sprintf("%d words, one dropped", len(w))
@@ -224,16 +220,23 @@ func TestPlantedShortClaims(t *testing.T) {
 			return
 		}
 		// Within one word edit of a benchmark text of five words or more.
-		near := false
+		near, nearWords := false, 0
 		w := words(text)
 		for _, b := range benchWords {
 			if max(len(w), len(b)) >= 5 && len(w)-len(b) <= 1 && len(b)-len(w) <= 1 && wordDistance(w, b) <= 1 {
-				near = true
-				break
+				near, nearWords = true, max(nearWords, len(w), len(b))
 			}
 		}
 		if made && near {
 			return // a made text that happens to copy a claim
+		}
+		if near && nearWords >= minhash.DefaultEditContentMinWords {
+			// One word from a benchmark text of six words or more is a
+			// near-copy by the rule (minhash.Edits), as Jaccard 0.8 is:
+			// NFCorpus's own "Phytates for the Prevention/Treatment of
+			// Cancer" (TestNFCorpusSplitsOverlap lists them). Not a
+			// negative.
+			return
 		}
 		if near {
 			oneEdit++
@@ -265,7 +268,7 @@ func TestPlantedShortClaims(t *testing.T) {
 		negative(changeCaseAndPunctuation(r, strings.Join(w, " ")), fmt.Sprintf("made-%d", i), true)
 	}
 	t.Logf("%d planted (%d short claims), %d negatives (%d at Jaccard ≥ 0.5, %d one word edit from a benchmark text of 5 words or more)", nPlanted, nClaims, nNeg, hard, oneEdit)
-	if nNeg < 2000 || hard < 100 || oneEdit < 5 {
+	if nNeg < 2000 || hard < 100 || oneEdit < 3 {
 		t.Fatalf("the negatives would not test precision")
 	}
 	r.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
@@ -326,14 +329,14 @@ func TestPlantedShortClaims(t *testing.T) {
 		t.Errorf("without word edits recall is %.4f: the plant does not test short claims", before.recall)
 	}
 	o := audit(minhash.Edits{})
-	if o.precision < 0.95 || o.recall < 0.95 {
-		t.Errorf("with word edits: precision %.4f recall %.4f; want both ≥ 0.95", o.precision, o.recall)
+	if o.precision < 0.95 || o.recall < 0.95 || o.claimRecall < 0.95 {
+		t.Errorf("with word edits: precision %.4f recall %.4f (short claims %.4f); want all ≥ 0.95", o.precision, o.recall, o.claimRecall)
 	}
 	for _, f := range o.flagged {
 		t.Errorf("negative flagged: %s", f)
 	}
 	for v, n := range o.byVariant {
-		if n[0] != n[1] && !strings.Contains(v, "a content word replaced by another") {
+		if n[0] != n[1] {
 			t.Errorf("%s: found %d of %d", v, n[0], n[1])
 		}
 	}
@@ -420,7 +423,7 @@ func TestLeakageCheckpointKeysWordEdits(t *testing.T) {
 	if ck, _ := filepath.Glob(filepath.Join(state, "*", checkpointFile)); len(ck) != 2 {
 		t.Errorf("checkpoints %q, want the old run's and the new one's", ck)
 	}
-	if s := res.Report.Settings.WordEdits; s != (minhash.Edits{MinWords: 5, ContentMinWords: 7, MaxWords: 32}) {
+	if s := res.Report.Settings.WordEdits; s != (minhash.Edits{MinWords: 5, ContentMinWords: 6, MaxWords: 32}) {
 		t.Errorf("report settings: %+v", s)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // Defaults of Edits' zero fields.
 const (
 	DefaultEditMinWords        = 5
-	DefaultEditContentMinWords = 7
+	DefaultEditContentMinWords = 6
 	DefaultEditMaxWords        = 32
 )
 
@@ -24,18 +24,22 @@ const (
 // with the original, Jaccard 0.71, under the default 0.8. The similarity
 // reported is 1 − edits / words of the longer text.
 //
-// One content word replaced by another changes what a very short text
-// says as often as it copies it: NFCorpus's other splits hold "Are dates
-// good for you?" beside the test query "Are avocados good for you?",
-// "Phytates for the prevention of cancer" beside "… treatment of cancer".
-// Such a pair counts only from ContentMinWords words; a function word
-// (Lucene's English stop words) replaced, or by a word, or any word
-// dropped or added, counts from MinWords. With the defaults every match
-// has similarity ≥ 0.8, as near-duplicates by Jaccard do, a content word
-// replaced ≥ 0.857, and texts of four words or fewer are left alone
-// ("heart attack symptoms", "heart attack treatment").
+// One content word replaced by another in a very short text changes what
+// it says as often as it copies it: NFCorpus's other splits hold "Are
+// dates good for you?" beside the test query "Are avocados good for you?".
+// Such a pair counts only from ContentMinWords words (6: the shortest
+// claims a benchmark of this kind holds, where one word in six replaced
+// is still a copy of the other five in order, similarity 0.833); a
+// function word (Lucene's English stop words) replaced, or by a word, or
+// any word dropped or added, counts from MinWords. Six-word titles one
+// content word apart that are different articles ("Phytates for the
+// prevention of cancer" / "… treatment of cancer") are therefore reported,
+// with measure word_edits and their similarity, as near-copies: by form
+// they are, and an audit that let them pass would let a planted six-word
+// claim pass too. Texts of four words or fewer are left alone ("heart
+// attack symptoms", "heart attack treatment").
 //
-// The zero value works: 5, 7 and 32 words. Longer texts are left to
+// The zero value works: 5, 6 and 32 words. Longer texts are left to
 // MinHash, whose Jaccard already sees one edit among ten distinct words.
 type Edits struct {
 	// Off turns the detector off.

@@ -117,8 +117,8 @@ numbers).
 
 Short texts, whose word shingles change too much with one word, are also
 near-duplicates when one word is replaced, dropped or added (--word-edits
-MIN,CONTENT,MAX, default 5,7,32: texts of 5 to 32 words, a content word
-replaced by another only from 7 words, as "Are dates good for you?" is not
+MIN,CONTENT,MAX, default 5,6,32: texts of 5 to 32 words, a content word
+replaced by another only from 6 words, as "Are dates good for you?" is not
 "Are avocados good for you?"; off turns it off); the similarity reported is
 1 − edits / words of the longer text, under the measure word_edits.
 
