@@ -287,7 +287,8 @@ type denseRecipe struct {
 	instructHyDoc     bool
 	closers           []io.Closer
 	revision, served  string
-	truncateDimension int // Matryoshka cut for backends that cannot do it themselves
+	truncateDimension int                // Matryoshka cut for backends that cannot do it themselves
+	instruction       models.Instruction // the registry's, before the user's prefixes replace it
 }
 
 func (r *denseRecipe) close() {
@@ -308,6 +309,12 @@ func (r *denseRecipe) describe() map[string]any {
 		m["pooling"] = r.model.Pooling.String()
 		m["max_length"] = r.model.MaxLength
 		m["instruct_hy_doc"] = r.instructHyDoc
+		if r.d.QueryPrefix == nil || r.d.DocPrefix == nil {
+			m["instruction_source"] = r.instruction.Source.String()
+			if r.instruction.Generic {
+				m["instruction_generic"] = true
+			}
+		}
 	}
 	if r.revision != "" {
 		m["revision"] = r.revision
@@ -337,9 +344,7 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 		}
 		r.backend = models.ONNX
 	}
-	if err := r.prefixes(task); err != nil {
-		return nil, err
-	}
+	r.prefixes(task, env)
 	var id embed.Identity
 	var err error
 	if r.backend == models.ONNX {
@@ -374,19 +379,17 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 }
 
 // prefixes sets the query and document instructions: the registry's for
-// the task, replaced by the user's where given.
-func (r *denseRecipe) prefixes(task string) error {
+// the task, replaced by the user's where given. A registry model without
+// published instructions for the task takes its generic ones, said on
+// env.Log and recorded in the recipe.
+func (r *denseRecipe) prefixes(task string, env Env) {
 	if r.known {
 		r.instructHyDoc = r.model.InstructHyDoc()
-		var qerr, derr error
-		if r.d.QueryPrefix == nil {
-			r.queryPrefix, qerr = r.model.QueryInstruction(task)
-		}
-		if r.d.DocPrefix == nil {
-			r.docPrefix, derr = r.model.DocInstruction(task)
-		}
-		if err := errors.Join(qerr, derr); err != nil {
-			return err
+		r.instruction = r.model.Instruction(task)
+		r.queryPrefix, r.docPrefix = r.instruction.Query, r.instruction.Doc
+		if r.instruction.Generic && (r.d.QueryPrefix == nil || r.d.DocPrefix == nil) && env.Log != nil {
+			fmt.Fprintf(env.Log, "r2med: %s publishes no instruction for task %q; using its generic one, query %q (%s); set --query-prefix and --doc-prefix to choose\n",
+				r.model.Name, task, r.instruction.Query, r.instruction.Source)
 		}
 	}
 	if r.d.QueryPrefix != nil {
@@ -395,7 +398,6 @@ func (r *denseRecipe) prefixes(task string) error {
 	if r.d.DocPrefix != nil {
 		r.docPrefix = *r.d.DocPrefix
 	}
-	return nil
 }
 
 // local opens the ONNX encoder: the user's directory, or the registry

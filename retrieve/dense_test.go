@@ -319,13 +319,60 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "bge", Rescore: true}, "rescoring applies to a quantized search"},
 		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
 		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
-		{retrieve.Dense{Model: "nv", Backend: "openai", BaseURLs: []string{"http://127.0.0.1:1"}}, "demo"}, // NV-Embed's instructions are per task
 		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want it to mention %q", c.d, err, c.want)
 		}
+	}
+}
+
+// TestDenseGenericInstruction: a registry model whose instructions name
+// the task, run on a task outside its published ones (the demo), embeds
+// with its documented generic instruction, says so on the log and records
+// it with its source; a task inside them takes the published one.
+func TestDenseGenericInstruction(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newEmbedServer(t)
+	var log strings.Builder
+	d := retrieve.Dense{Model: "reasonembed-qwen3-8b", Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+	_, rec, err := dense(t, task, d, nil, 10, retrieve.Env{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const generic = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "
+	var instructed int
+	for _, s := range srv.sent() {
+		if strings.HasPrefix(s, generic) {
+			instructed++
+		}
+	}
+	if instructed != len(task.Queries) {
+		t.Errorf("%d texts carried the generic instruction, want %d", instructed, len(task.Queries))
+	}
+	if !strings.Contains(log.String(), `publishes no instruction for task "demo"`) || !strings.Contains(log.String(), "QwenLM/Qwen3-Embedding README.md") {
+		t.Errorf("log: %q", log.String())
+	}
+	r := rec.notes["dense_recipe"].(map[string]any)
+	if r["instruction_generic"] != true || !strings.Contains(r["instruction_source"].(string), "QwenLM/Qwen3-Embedding") || r["query_prefix"] != generic {
+		t.Errorf("recipe noted %v", r)
+	}
+
+	// The same model on an R2MED task: ReasonEmbed's published instruction.
+	task.Name = "PMC-Clinical"
+	log.Reset()
+	_, rec, err = dense(t, task, d, nil, 10, retrieve.Env{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = rec.notes["dense_recipe"].(map[string]any)
+	if r["query_prefix"] != "Instruct: Given a Clinical Case, retrieve similar cases that help diagnose the case.\nQuery: " ||
+		r["instruction_generic"] != nil || !strings.Contains(r["instruction_source"].(string), "eval_reason_embed_qwen3_8b.sh") || log.Len() != 0 {
+		t.Errorf("on PMC-Clinical: recipe %v, log %q", r, log.String())
 	}
 }
 
