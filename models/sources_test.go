@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,10 +22,10 @@ type sources struct {
 	}
 	Recipes []struct {
 		Model, Benchmark, Source, Instructions, Format, Doc string
-		MaxLength                                          string `json:"max_length"`
+		MaxLength                                           string `json:"max_length"`
 	}
 	Generic []struct {
-		Models                 []string
+		Models                   []string
 		Source, Query, Doc, Task string
 	}
 }
