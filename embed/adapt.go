@@ -9,11 +9,12 @@ import (
 )
 
 // The adaptive defaults. A batch starts at startBatch texts and a server
-// at startConcurrency requests in flight; the adapter doubles the batch
-// while throughput rises by at least gain (up to maxAdaptBatch texts and
-// the token budget), then raises each server's requests in flight by half
-// while its throughput rises by gain, and settles where it stops rising
-// (up to maxAdaptConcurrency). A server that fails a request in a
+// at startConcurrency requests in flight; the adapter first doubles the
+// batch while throughput does not fall below flat times the best (a slow
+// start, up to maxAdaptBatch texts and the token budget), keeps the
+// largest batch within flat of the best, then raises each
+// server's requests in flight by half while its throughput rises by gain,
+// and settles where it stops rising (up to maxAdaptConcurrency). A server that fails a request in a
 // retryable way (429, 503, a timeout) has its requests in flight halved
 // and grows again only after holdWindows windows. Throughput is measured
 // in windows of at least minWindow completions (and as many as the
@@ -25,6 +26,7 @@ const (
 	startConcurrency    = 4
 	maxAdaptConcurrency = 64
 	gain                = 1.05
+	flat                = 0.97 // within noise of the best: not a fall
 	minWindow           = 3
 	holdWindows         = 3
 	reprobeWindows      = 8
@@ -49,11 +51,11 @@ type adapter struct {
 	batch    int
 	maxBatch int
 
-	// The batch phase measures all servers together.
+	// The slow start measures all servers together.
 	batchDone bool
 	win       window
 	best      float64
-	bestBatch int
+	steps     []step
 
 	servers []serverAdapt
 
@@ -89,7 +91,7 @@ type serverAdapt struct {
 
 func newAdapter(fleet *httpx.Fleet, batch, maxBatch, conc int, fixedBatch, fixedConc bool) *adapter {
 	a := &adapter{fleet: fleet, fixedBatch: fixedBatch, fixedConc: fixedConc, now: time.Now,
-		slot: make(chan struct{}), batch: batch, maxBatch: max(maxBatch, batch), batchDone: fixedBatch, bestBatch: batch}
+		slot: make(chan struct{}), batch: batch, maxBatch: max(maxBatch, batch), batchDone: fixedBatch}
 	n := 1
 	if fleet != nil {
 		n = fleet.Len()
@@ -174,9 +176,9 @@ func (a *adapter) release(server, texts, tokens int, ok bool) {
 	s.tokens += int64(tokens)
 	s.requests++
 	if a.overloaded(server) {
-		// Multiplicative decrease; a batch phase ends at its best batch.
+		// Multiplicative decrease; a slow start ends at its best.
 		if !a.batchDone {
-			a.batch, a.batchDone = a.bestBatch, true
+			a.endSlowStart(now)
 		}
 		if !a.fixedConc {
 			s.limit = max(1, s.limit/2)
@@ -243,21 +245,58 @@ func (a *adapter) release(server, texts, tokens int, ok bool) {
 // grow is the next limit while climbing: half again, at least one more.
 func grow(n int) int { return min(maxAdaptConcurrency, max(n+1, n*3/2)) }
 
-// nextBatch ends a window of the batch phase: double the batch while
-// throughput rises, else go back to the best and start on concurrency.
+// nextBatch ends a window of the first phase, a slow start: while
+// throughput does not fall, double the batch; when it falls (or the batch
+// reaches its cap), keep the largest batch within noise of the best and
+// let each server tune its own requests in flight.
 func (a *adapter) nextBatch(tps float64, now time.Time) {
-	if tps >= a.best*gain {
-		a.best, a.bestBatch = tps, a.batch
+	limits := make([]int, len(a.servers))
+	for i, s := range a.servers {
+		limits[i] = s.limit
+	}
+	a.steps = append(a.steps, step{batch: a.batch, limits: limits, tps: tps})
+	a.best = max(a.best, tps)
+	// Go on while throughput does not fall: bigger batches cost fewer
+	// requests, and a step that gains less than the noise should not
+	// stop the climb. In the end the largest setting within noise of the
+	// best is kept.
+	if tps >= a.best*flat {
 		if a.batch*2 <= a.maxBatch {
 			a.batch *= 2
 			a.win = window{start: now, skip: a.inflight}
 			return
 		}
 	}
-	a.batch, a.batchDone = a.bestBatch, true
-	for i := range a.servers {
-		a.servers[i].win = window{start: now, skip: a.inflight}
+	a.endSlowStart(now)
+}
+
+// endSlowStart goes to the largest setting of the slow start within noise
+// of its best (the present one when none was measured) and hands the
+// requests in flight to each server's own tuning.
+func (a *adapter) endSlowStart(now time.Time) {
+	a.batchDone = true
+	if len(a.steps) == 0 {
+		return
 	}
+	keep := a.steps[0]
+	for _, st := range a.steps {
+		if st.tps >= a.best*flat {
+			keep = st // steps grow, so the last within noise is the largest
+		}
+	}
+	a.batch = keep.batch
+	for i := range a.servers {
+		s := &a.servers[i]
+		s.limit, s.bestLimit = keep.limits[i], keep.limits[i]
+		a.setLimit(i, now)
+	}
+}
+
+// step is one setting of the slow start and its throughput.
+type step struct {
+	batch  int
+	limits []int
+	tps    float64
 }
 
 // overloaded says whether server i failed requests (retryable: 429, 503,
