@@ -24,11 +24,15 @@ func newModelsCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "models",
-		Short: "List the dense retrievers R2MED evaluated, with its recipe for each",
-		Long: `models lists the registry of dense retrievers: R2MED's names (which
-r2med run --model takes, as do the aliases and Hub ids), checkpoints, pooling, maximum
-length, which backends serve each, and R2MED's published 8-task mean nDCG@10.
---format json adds every field and the per-task instructions.`,
+		Short: "List the dense retrievers R2MED evaluated and the leaders since, with the recipe for each",
+		Long: `models lists the registry of dense retrievers: R2MED's 14 and the models
+that lead R2MED since (ReasonEmbed, ReasonIR, RaDeR, DIVER, Qwen3-Embedding,
+gte-Qwen2), by the names r2med run --model takes (as do the aliases and Hub
+ids), with checkpoints, pooling, maximum length, which backends serve each,
+R2MED's published 8-task mean nDCG@10 and the one a later evaluation
+reported, and the repositories their instructions come from. --format json
+adds every field and the per-task R2MED and BRIGHT instructions, each with
+its source (repository, path, commit); r2med model show NAME prints them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
