@@ -218,7 +218,7 @@ var leaders = func() []Model {
 					Derived: "in ReasonIR's '<|user|>\\n{}\\n<|embed|>\\n' prompt; ReasonIR's README instructs with \"\""},
 			},
 			Backends: []string{OpenAI}, BatchSize: 8, Reported: 27.94, ReportedBy: reasonEmbedTable3,
-			Note: "bidirectional Llama-3.1 with its own mean pooling (trust_remote_code): the instruction is a prompt left out of pooling; serve it with its own encode behind an OpenAI-compatible route",
+			Note: "its own bidirectional architecture and pooling (trust_remote_code, per its README): encode takes the instruction as a prompt; serve it with that encode behind an OpenAI-compatible route",
 		},
 		{
 			Name: "rader-gte-qwen2-7b", Aliases: []string{"RaDeR-gte-Qwen2-7B", "rader", "RaDeR_gte_Qwen2-7B_MATH_LLMq_CoT_lexical"},
@@ -244,7 +244,7 @@ var leaders = func() []Model {
 			},
 			Generic:  diverBRIGHT,
 			Backends: serverOnly, BatchSize: 256, Reported: 32.23, ReportedBy: reasonEmbedTable3,
-			Note: "fine-tuned Qwen3-Embedding-4B; DIVER's BRIGHT code instructs every task alike and prefixes documents",
+			Note: "DIVER's BRIGHT code (Qwen3EmbeddingModel on vLLM, 16384 tokens) instructs every task alike and prefixes documents with 'Represent this text:'",
 		},
 		qwen3("0.6b", 0, false),
 		qwen3("4b", 31.75, true),
