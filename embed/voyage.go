@@ -48,7 +48,7 @@ func NewVoyage(o VoyageOptions) (*Voyage, error) {
 	if err := checkCommon("voyage embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	r, err := newRemote("voyage", o.Model, bases, "embeddings", key, o.Dimensions, 0, o.HTTPOptions)
+	r, err := newRemote("voyage", o.Model, bases, "embeddings", key, o.Dimensions, voyageMaxBatch, o.HTTPOptions)
 	if err != nil {
 		return nil, fmt.Errorf("voyage embeddings: %w", err)
 	}
@@ -85,3 +85,8 @@ type voyageRequest struct {
 	OutputDimension int      `json:"output_dimension,omitempty"`
 	EncodingFormat  string   `json:"encoding_format,omitempty"`
 }
+
+// voyageMaxBatch bounds an adapted batch: Voyage's API has taken at most
+// 128 texts per request for most of its models; a larger --batch-size is
+// the user's to give.
+const voyageMaxBatch = 128
