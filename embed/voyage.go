@@ -86,7 +86,7 @@ type voyageRequest struct {
 	EncodingFormat  string   `json:"encoding_format,omitempty"`
 }
 
-// voyageMaxBatch bounds an adapted batch: Voyage's API has taken at most
-// 128 texts per request for most of its models; a larger --batch-size is
-// the user's to give.
+// voyageMaxBatch bounds an adapted batch, conservatively: Voyage's API
+// limits the texts per request, by model, and a refused request is not
+// retried smaller; a larger --batch-size is the user's to give.
 const voyageMaxBatch = 128
