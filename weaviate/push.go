@@ -435,6 +435,13 @@ func (c *Collection) recreate(ctx context.Context) error {
 		return err
 	}
 	pushing := *m
+	if l := m.EFLease; l != nil {
+		// A run holds ef for its searches: the new collection gets the
+		// collection's own, and the run finds its lease gone.
+		if idx, ok := cls.VectorIndexConfig.(map[string]any); ok {
+			idx["ef"] = l.Restore
+		}
+	}
 	pushing.Digest, pushing.Docs, pushing.TextDigest, pushing.EFLease = "", 0, "", nil
 	cls.Description = pushing.description()
 	if sc, ok := cls.ShardingConfig.(map[string]any); ok {
