@@ -219,6 +219,15 @@ func (e Env) note(key string, v any) {
 	}
 }
 
+// SummaryNote prefixes the manifest notes a retriever wants in the run's
+// terminal summary, one line each: an approximate index answered, its
+// replicas disagreed.
+const SummaryNote = "summary:"
+
+// summary records line for the run's summary under key (one per
+// retriever and topic).
+func (e Env) summary(key, line string) { e.note(SummaryNote+key, line) }
+
 func (e Env) logf(format string, args ...any) {
 	if e.Log != nil {
 		fmt.Fprintf(e.Log, format+"\n", args...)

@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 )
 
 func newRunCmd() *cobra.Command {
@@ -177,7 +181,19 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 		task, system, state,
 		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"), mean,
 		filepath.Join(dir, pipeline.ResultsFile))
-	return err
+	if err != nil || out.Manifest == nil {
+		return err
+	}
+	// What a retriever wants the reader to know about these numbers (an
+	// approximate index answered, replicas disagreed), one line each.
+	for _, key := range slices.Sorted(maps.Keys(out.Manifest.Details)) {
+		if line, ok := out.Manifest.Details[key].(string); ok && strings.HasPrefix(key, retrieve.SummaryNote) {
+			if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // printAverages prints the per-task means and the unweighted mean over
