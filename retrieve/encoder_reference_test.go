@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/onnx/onnxtest"
 )
@@ -27,27 +29,36 @@ const encoderReference = "../../shared/data/encoder-reference"
 // compares the documents' and queries' vectors with reference.jsonl's rows
 // for the fixture's model (queries: those with the row's prefix).
 //
-// To check another recipe, add its directories to encoder-reference (as
-// make.py writes them: config.json, tokenizer.json, onnx/model.onnx),
-// its vectors to reference.jsonl, and a row here; MedCPT's would be
-//
-//	{"medcpt-tiny", map[string]string{"ncbi/MedCPT-Query-Encoder": "medcpt-query-tiny",
-//		"ncbi/MedCPT-Article-Encoder": "medcpt-article-tiny"}, Dense{Model: "medcpt", Backend: "onnx"}, "", true},
-//
-// (the query encoder for queries, the article encoder for documents fed
-// as the pair ("", text), as the registry's medcpt recipe does).
+// To check another recipe, add its directories (config.json,
+// tokenizer.json, onnx/model.onnx, the model gzipped in testdata) and its
+// vectors to a reference, and a row here.
 var encoderFixtures = []struct {
-	model  string            // reference.jsonl's "model"
-	dirs   map[string]string // registry checkpoint → fixture directory
-	dense  Dense
-	prefix string // reference.jsonl's query "prefix" these settings reproduce
-	docs   bool   // check the documents too (once per model is enough)
+	root string // the fixtures' folder: encoderReference or medcptReference
+	// queryModel and docModel are the reference's "model" of each side.
+	queryModel, docModel string
+	dirs                 map[string]string // registry checkpoint → fixture directory
+	dense                Dense
+	prefix               string // the reference's query "prefix" these settings reproduce
+	docs                 bool   // check the documents too (once per model is enough)
 }{
-	{"bge-tiny", map[string]string{"BAAI/bge-large-en-v1.5": "bge-tiny"}, Dense{Model: "bge", Backend: "onnx"},
+	{encoderReference, "bge-tiny", "bge-tiny", map[string]string{"BAAI/bge-large-en-v1.5": "bge-tiny"}, Dense{Model: "bge", Backend: "onnx"},
 		"Represent this sentence for searching relevant passages: ", true},
-	{"bge-tiny", map[string]string{"BAAI/bge-large-en-v1.5": "bge-tiny"}, Dense{Model: "bge", Backend: "onnx", QueryPrefix: new(string)}, "", false},
-	{"contriever-tiny", map[string]string{"facebook/contriever-msmarco": "contriever-tiny"}, Dense{Model: "contriever", Backend: "onnx"}, "", true},
+	{encoderReference, "bge-tiny", "bge-tiny", map[string]string{"BAAI/bge-large-en-v1.5": "bge-tiny"}, Dense{Model: "bge", Backend: "onnx", QueryPrefix: new(string)}, "", false},
+	{encoderReference, "contriever-tiny", "contriever-tiny", map[string]string{"facebook/contriever-msmarco": "contriever-tiny"}, Dense{Model: "contriever", Backend: "onnx"}, "", true},
+	// MedCPT as its authors pair it: the query encoder for queries, the
+	// article encoder for documents fed as the pair ("", text).
+	{medcptReference, "medcpt-query-tiny", "medcpt-article-tiny", map[string]string{
+		"ncbi/MedCPT-Query-Encoder": "medcpt-query-tiny", "ncbi/MedCPT-Article-Encoder": "medcpt-article-tiny"},
+		Dense{Model: "medcpt", Backend: "onnx"}, "", true},
+	// R2MED's script: the article encoder embeds the queries too (plain).
+	{medcptReference, "medcpt-article-tiny", "medcpt-article-tiny", map[string]string{"ncbi/MedCPT-Article-Encoder": "medcpt-article-tiny"},
+		Dense{Model: "medcpt-r2med", Backend: "onnx"}, "", false},
 }
+
+// medcptReference holds MedCPT-shaped tiny encoders and their vectors,
+// made for this project (testdata/encoder-reference/README.md); their
+// tokenizer is the shared reference's bge-tiny one.
+const medcptReference = "testdata/encoder-reference"
 
 // encoderTol is the most any component may differ from transformers'.
 const encoderTol = 1e-5
@@ -79,8 +90,8 @@ func TestLocalEncodersMatchTransformers(t *testing.T) {
 	docs, queries := task.Corpus[:300], Queries(task.Queries[:50])
 
 	for _, fx := range encoderFixtures {
-		t.Run(fx.model+"/"+fx.dense.Model+"/prefix="+fx.prefix, func(t *testing.T) {
-			hubCache(t, fx.dirs)
+		t.Run(fx.queryModel+"/"+fx.dense.Model+"/prefix="+fx.prefix, func(t *testing.T) {
+			hubCache(t, fx.root, fx.dirs)
 			m, _ := models.Lookup(fx.dense.Model)
 			ctx := context.Background()
 			r, err := newDenseRecipe(ctx, fx.dense, task.Name, Env{})
@@ -90,7 +101,11 @@ func TestLocalEncodersMatchTransformers(t *testing.T) {
 			defer r.close()
 
 			want := func(input, id string) []float64 {
-				key := fx.model + "|" + input + "|" + id
+				model := fx.docModel
+				if input == "query" {
+					model = fx.queryModel
+				}
+				key := model + "|" + input + "|" + id
 				if input == "query" {
 					key += "|" + fx.prefix
 				}
@@ -128,56 +143,73 @@ func TestLocalEncodersMatchTransformers(t *testing.T) {
 	}
 }
 
-// readReference keys reference.jsonl's vectors by model|input|id, and
-// queries also by prefix.
+// readReference keys the references' vectors (the shared reference.jsonl
+// and testdata's reference.jsonl.gz) by model|input|id, and queries also
+// by prefix.
 func readReference(t *testing.T) map[string][]float64 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(encoderReference, "reference.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	out := map[string][]float64{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var r referenceVector
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+	for _, path := range []string{filepath.Join(encoderReference, "reference.jsonl"), filepath.Join(medcptReference, "reference.jsonl.gz")} {
+		f, err := fileio.Open(path) // gunzips .gz
+		if err != nil {
 			t.Fatal(err)
 		}
-		key := r.Model + "|" + r.Input + "|" + r.ID
-		if r.Input == "query" {
-			key += "|" + r.Prefix
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var r referenceVector
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			key := r.Model + "|" + r.Input + "|" + r.ID
+			if r.Input == "query" {
+				key += "|" + r.Prefix
+			}
+			if _, dup := out[key]; dup {
+				t.Fatalf("%s: %s twice", path, key)
+			}
+			out[key] = r.Vector
 		}
-		out[key] = r.Vector
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
 	}
 	return out
 }
 
 // hubCache makes a Hugging Face cache, offline, in which each fixture
-// directory is the snapshot of its registry checkpoint, so the recipe
-// finds it as `r2med model pull` would have left it.
-func hubCache(t *testing.T, dirs map[string]string) {
+// directory of root is the snapshot of its registry checkpoint, so the
+// recipe finds it as `r2med model pull` would have left it. A gzipped
+// model is unpacked; a fixture without its own tokenizer.json takes the
+// shared bge-tiny one (testdata's README says why).
+func hubCache(t *testing.T, root string, dirs map[string]string) {
 	t.Helper()
-	root := t.TempDir()
-	t.Setenv("HF_HUB_CACHE", root)
+	cache := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	const commit = "0123456789abcdef0123456789abcdef01234567"
 	for hubID, dir := range dirs {
-		repo := filepath.Join(root, "models--"+strings.ReplaceAll(hubID, "/", "--"))
+		repo := filepath.Join(cache, "models--"+strings.ReplaceAll(hubID, "/", "--"))
 		snap := filepath.Join(repo, "snapshots", commit)
 		for _, f := range []string{"config.json", "tokenizer.json", filepath.Join("onnx", "model.onnx")} {
-			src, err := filepath.Abs(filepath.Join(encoderReference, dir, f))
+			dst := filepath.Join(snap, f)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(root, dir, f)
+			if _, err := os.Stat(src); err != nil && f == "tokenizer.json" {
+				src = filepath.Join(encoderReference, "bge-tiny", f)
+			}
+			if _, err := os.Stat(src + ".gz"); err == nil {
+				unzip(t, src+".gz", dst)
+				continue
+			}
+			abs, err := filepath.Abs(src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.MkdirAll(filepath.Dir(filepath.Join(snap, f)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(src, filepath.Join(snap, f)); err != nil {
+			if err := os.Symlink(abs, dst); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -187,6 +219,25 @@ func hubCache(t *testing.T, dirs map[string]string) {
 		if err := os.WriteFile(filepath.Join(repo, "refs", "main"), []byte(commit), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func unzip(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := fileio.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
