@@ -442,6 +442,9 @@ func TestGoldenPrompts(t *testing.T) {
 		case KindRank1:
 			c.ans = "true"
 			_, err = (&Rank1{Chat: c, Concurrency: 1}).ScoreCandidates(context.Background(), "q", query, docs[:1])
+		case KindGroupRank:
+			c.ans = `<answer>{"[1]": 9, "[2]": 3, "[3]": 1}</answer>`
+			_, err = (&GroupRank{Chat: c, Repeats: 1}).ScoreCandidates(context.Background(), "q", query, docs)
 		}
 		if err != nil {
 			t.Fatal(err)
