@@ -126,22 +126,9 @@ func cands(n int) []Candidate {
 
 // order lists candidate ids by descending score, ties in input order.
 func order(cs []Candidate, scores []float64) []string {
-	idx := make([]int, len(cs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case scores[a] > scores[b]:
-			return -1
-		case scores[a] < scores[b]:
-			return 1
-		}
-		return 0
-	})
-	out := make([]string, len(idx))
-	for i, j := range idx {
-		out[i] = cs[j].ID
+	out := make([]string, len(cs))
+	for i, r := range ranksOf(scores) {
+		out[r-1] = cs[i].ID
 	}
 	return out
 }
