@@ -93,6 +93,21 @@ const (
 // passage from 0 to GroupScale.
 const GroupScale = 10
 
+// groupSettings are a group size and repeats with 0 meaning the
+// defaults; fewer than 1 is an error.
+func groupSettings(size, repeats int) (int, int, error) {
+	if size < 0 || repeats < 0 {
+		return 0, 0, fmt.Errorf("grouprank needs a group size and repeats of at least 1, got %d and %d", size, repeats)
+	}
+	if size == 0 {
+		size = DefaultGroupSize
+	}
+	if repeats == 0 {
+		repeats = DefaultRepeats
+	}
+	return size, repeats, nil
+}
+
 // groupSeed is hashed with the query id, the pass and each document to
 // order the candidates of a pass.
 const groupSeed = "r2med-grouprank-pass-v1"
@@ -112,15 +127,9 @@ func (g *GroupRank) ScoreCandidates(ctx context.Context, qid, query string, cand
 	if g.Chat == nil {
 		return nil, fmt.Errorf("grouprank reranker has no LLM client")
 	}
-	size, repeats := g.GroupSize, g.Repeats
-	if size == 0 {
-		size = DefaultGroupSize
-	}
-	if repeats == 0 {
-		repeats = DefaultRepeats
-	}
-	if size < 1 || repeats < 1 {
-		return nil, fmt.Errorf("grouprank needs a group size and repeats of at least 1, got %d and %d", size, repeats)
+	size, repeats, err := groupSettings(g.GroupSize, g.Repeats)
+	if err != nil {
+		return nil, err
 	}
 	prompts := orDefault(g.Prompts)
 	n := len(cands)

@@ -239,16 +239,4 @@ func newReasoning(kind string, spec Spec) (Scorer, error) {
 }
 
 // groups are grouprank's group size and repeats, defaults filled in.
-func (s Spec) groups() (size, repeats int, err error) {
-	size, repeats = s.GroupSize, s.Repeats
-	if size == 0 {
-		size = DefaultGroupSize
-	}
-	if repeats == 0 {
-		repeats = DefaultRepeats
-	}
-	if size < 1 || repeats < 1 {
-		return 0, 0, fmt.Errorf("grouprank needs a group size and repeats of at least 1, got %d and %d", s.GroupSize, s.Repeats)
-	}
-	return size, repeats, nil
-}
+func (s Spec) groups() (size, repeats int, err error) { return groupSettings(s.GroupSize, s.Repeats) }
