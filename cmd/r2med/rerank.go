@@ -74,8 +74,16 @@ Rerankers (--rerank):
                  scored from the answer's logprobs, else its text
   reasonrank     ReasonRank (arXiv 2508.07050): reason, then a permutation in
                  <answer></answer>; repairs and fallbacks counted
-The last three use editable prompts (r2med rerank templates) and keep their
-reasoning in OUT.trace.jsonl.
+  grouprank      GroupRank (arXiv 2511.11653): groups of --grouprank-size
+                 passages judged together, each scored 0-10 on one absolute
+                 scale (comparable across groups), --grouprank-repeats passes
+                 in other orders averaged
+  diver          DIVER's merge (arXiv 2508.07995) of a pointwise and a listwise
+                 reranker (--merge-pointwise rank1, --merge-listwise
+                 reasonrank): 0.6 x -ln(pointwise rank) + 0.4 x -ln(listwise
+                 rank) (--merge-weight)
+The reasoning rerankers use editable prompts (r2med rerank templates) and
+keep their reasoning in OUT.trace.jsonl.
 
 Ties: --ties input keeps the input order among equal scores (a --run's
 order as trec_eval reads it: by score, equal scores by doc id descending);
@@ -289,7 +297,7 @@ work but are deprecated.`,
 	f.IntVar(&spec.CrossEncoder.MaxLength, "max-length", 512, "onnx: token budget of a query–document pair (R2MED: 512)")
 	f.IntVar(&spec.CrossEncoder.BatchSize, "batch-size", 32, "onnx: pairs per forward pass")
 	f.StringVar(&head, "head", "auto", "onnx: relevance logit: auto (by the number of logits), single (raw, bge-reranker style) or class1 (monoBERT style)")
-	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise: requests in flight per query")
+	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise, rank1, grouprank: requests in flight per query")
 	f.IntVar(&workers, "concurrency", 1, "queries reranked at the same time")
 	f.IntVar(&depth, "rerank-depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
 	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --rerank-depth after the reranked ones (R2MED drops them)")

@@ -62,6 +62,8 @@ one of its keys, and flags given with --pipeline are laid over the file:
   fuse: {method: rrf, k: 60}                 # --fuse, --rrf-k; or {method: combsum, norm: zscore, weights: [0.3, 0.7]}
   rerank: {kind: tei, base_url: "http://localhost:8081", depth: 100}   # --rerank, --rerank-url, --rerank-depth
                                              # insertrank: {…, scores: raw, decimals: 2, templates: DIR}
+                                             # grouprank: {…, group_size: 10, repeats: 2}
+                                             # diver: {…, merge: {pointwise: rank1, listwise: reasonrank, weight: 0.6}}
   request_timeout: 90s                       # --request-timeout: model servers, per request
   retries: 3                                 # --retries
   endpoint_concurrency: 4                    # --endpoint-concurrency: per server of a fleet
