@@ -262,7 +262,9 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 
 // ReadQueries reads a query file (R2MED query.jsonl or BEIR queries.jsonl)
 // in file order. Every field besides the id and "text" is kept verbatim in
-// Query.Extra (nil when there are none).
+// Query.Extra (nil when there are none); an excluded_ids field must be a
+// list of document ids (ExcludedIDs), which Load moves into the task's
+// exclusions.
 func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error) {
 	k, err := layoutKeys(layout)
 	if err != nil {
@@ -286,6 +288,9 @@ func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error)
 		}
 		text, err := stringField(m, "text", true)
 		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		if _, err := ExcludedIDs(m); err != nil {
 			return nil, lr.errorf("%v", err)
 		}
 		if prev, dup := seen[id]; dup {
