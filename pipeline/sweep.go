@@ -137,7 +137,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 			s.Sources = append(s.Sources, Source{Task: demo.Name})
 			continue
 		}
-		ts, err := tasks.Expand(name)
+		ts, err := tasks.ExpandIn(suite, name)
 		if err != nil {
 			return nil, fmt.Errorf("tasks: %w", err)
 		}
