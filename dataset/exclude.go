@@ -114,14 +114,13 @@ func ReadExclusions(r io.Reader, name string) ([]Exclusion, error) {
 	seen := make(map[[2]string]int)
 	var f []string
 	for {
-		line, ok := lr.next()
-		if !ok {
+		var ok bool
+		var err error
+		if f, ok, err = lr.nextFields(f); err != nil {
+			return nil, err
+		} else if !ok {
 			break
 		}
-		if err := errtext.CheckUTF8(line, "line"); err != nil {
-			return nil, lr.errorf("%v", err)
-		}
-		f = fileio.Fields(f, string(line))
 		if len(f) == 2 && f[0] == "query-id" && f[1] == "corpus-id" && len(out) == 0 && len(seen) == 0 {
 			continue // the header
 		}

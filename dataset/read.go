@@ -68,6 +68,19 @@ func (lr *lineReader) next() ([]byte, bool) {
 }
 
 // err reports why reading stopped early, or nil at a clean end of file.
+// nextFields splits the next non-blank line, which must be UTF-8, into its
+// white-space separated fields, reusing f.
+func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
+	line, ok := lr.next()
+	if !ok {
+		return f, false, nil
+	}
+	if err := errtext.CheckUTF8(line, "line"); err != nil {
+		return f, false, lr.errorf("%v", err)
+	}
+	return fileio.Fields(f, string(line)), true, nil
+}
+
 func (lr *lineReader) err() error {
 	err := lr.sc.Err()
 	switch {
@@ -379,14 +392,13 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 	var f []string
 	header := true
 	for {
-		line, ok := lr.next()
-		if !ok {
+		var ok bool
+		var err error
+		if f, ok, err = lr.nextFields(f); err != nil {
+			return nil, err
+		} else if !ok {
 			break
 		}
-		if err := errtext.CheckUTF8(line, "line"); err != nil {
-			return nil, lr.errorf("%v", err)
-		}
-		f = fileio.Fields(f, string(line))
 		if header {
 			header = false
 			if len(f) != 3 {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -201,15 +200,6 @@ func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.T
 // reasoning-append). split may be empty when the config has one split.
 func ReadReasoning(dir, llm, split string) (*Generations, error) {
 	src, err := openRepo(dir)
-	if err != nil {
-		return nil, err
-	}
-	return src.readReasoning(llm, split)
-}
-
-// ReadReasoningFS is ReadReasoning for the directory root of fsys.
-func ReadReasoningFS(fsys fs.FS, root, llm, split string) (*Generations, error) {
-	src, err := openRepoFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}

@@ -32,13 +32,7 @@ func fakeBrightEnv(t *testing.T) (*hubtest.Server, *brighttest.Repo, string) {
 	t.Helper()
 	srv := hubtest.NewServer(t)
 	repo := brighttest.Serve(t, srv)
-	home := t.TempDir()
-	for _, k := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "XDG_CACHE_HOME"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("HF_ENDPOINT", srv.URL())
-	t.Setenv("HF_HOME", home)
-	return srv, repo, home
+	return srv, repo, pointAtHub(t, srv)
 }
 
 func TestCLITasksBright(t *testing.T) {
