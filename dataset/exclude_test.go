@@ -128,3 +128,31 @@ func mustObject(t *testing.T, s string) map[string]json.RawMessage {
 	}
 	return m
 }
+
+// FuzzReadExclusions: any input is read or refused with a located error;
+// what is read is every pair of two fields, each once, in order.
+func FuzzReadExclusions(f *testing.F) {
+	f.Add([]byte("query-id\tcorpus-id\nq1\td1\nq1 d2\n"))
+	f.Add([]byte("q1 d1\nq1 d1\n"))
+	f.Add([]byte("\ufeffq1\td1\n\n\nq2\td2 x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ex, err := ReadExclusions(strings.NewReader(string(data)), "x.tsv")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "x.tsv") {
+				t.Fatalf("error without its file: %v", err)
+			}
+			return
+		}
+		seen := map[[2]string]bool{}
+		for _, e := range ex {
+			if len(e.DocIDs) != 1 || e.QueryID == "" || e.DocIDs[0] == "" || strings.ContainsAny(e.QueryID+e.DocIDs[0], " \t\n") {
+				t.Fatalf("bad pair %+v", e)
+			}
+			k := [2]string{e.QueryID, e.DocIDs[0]}
+			if seen[k] {
+				t.Fatalf("pair %v twice", k)
+			}
+			seen[k] = true
+		}
+	})
+}

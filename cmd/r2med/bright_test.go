@@ -283,3 +283,38 @@ func TestRunExcludeWeaviate(t *testing.T) {
 		}
 	}
 }
+
+// TestRerankExcludes: r2med rerank drops a task's excluded documents from
+// its input run before reranking, as every retriever does, and says so.
+func TestRerankExcludes(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	in := readRun(t, input)
+	task := demoTask(t)
+	ex := ir.Exclusions{}
+	var lines strings.Builder
+	for _, qid := range trec.QueryIDs(in) {
+		for _, h := range in[qid][:10] {
+			if _, judged := task.Qrels[qid][h.DocID]; !judged && len(ex[qid]) < 2 {
+				ex.Add(qid, h.DocID)
+				fmt.Fprintf(&lines, "%s %s\n", qid, h.DocID)
+			}
+		}
+	}
+	exFile := filepath.Join(dir, "excluded.tsv")
+	os.WriteFile(exFile, []byte(lines.String()), 0o644)
+	srv, _ := teiLoopback(t, nil)
+	out := filepath.Join(dir, "tei.trec")
+	_, stderr, code := r2med(t, "", "rerank", "--task", "demo", "--exclude", exFile, "--run", input, "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10", "--out", out, "--quiet")
+	if code != 0 || !strings.Contains(stderr, fmt.Sprintf("demo: %d excluded hits removed before reranking", ex.Len())) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	filtered, _ := ex.FilterRun(in)
+	want := expectRerank(task, filtered, 10)
+	for qid, ids := range runIDs(t, out) {
+		if !slices.Equal(ids, want[qid]) {
+			t.Errorf("%s: %v, want %v", qid, ids, want[qid])
+		}
+	}
+}
