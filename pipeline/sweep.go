@@ -51,7 +51,7 @@ func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
 //
 //	out: results             # default: $R2MED_RESULTS, else out
 //	tasks: [all]             # registry tasks (or data: [DIR, …])
-//	suite: r2med
+//	suite: r2med             # or nano, bright, bright-long (tasks as the suite names them)
 //	pipelines:
 //	  - file: hybrid.yaml    # a pipeline file, relative to this one
 //	  - name: bm25-lucene    # or a pipeline written inline
