@@ -32,6 +32,13 @@ func TestBrightSuites(t *testing.T) {
 			t.Errorf("%s: MTEB name %q", task.Name, task.MTEBName)
 		}
 	}
+	queries := 0
+	for _, task := range ts {
+		queries += task.Size.Queries
+	}
+	if queries != 1384 {
+		t.Errorf("%d queries in all; the pinned snapshot has 1,384 (testdata/bright-sources.md)", queries)
+	}
 	if !reflect.DeepEqual(got, brightOrder) {
 		t.Errorf("BRIGHT's tasks %v", got)
 	}
