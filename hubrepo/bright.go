@@ -39,6 +39,18 @@ const (
 
 var brightIDs = dataset.IDKeys{ID: "id", AltID: "_id", Hint: `BRIGHT names its id fields "id"`}
 
+// brightRow reads a row's id and its text field (what names the row in
+// messages), as every BRIGHT config has them.
+func brightRow(m map[string]json.RawMessage, at table.At, what, textField string) (id, text string, err error) {
+	if id, err = dataset.ID(m, brightIDs, what); err != nil {
+		return "", "", at.Errorf("%v", err)
+	}
+	if text, err = dataset.Text(m, textField, true); err != nil {
+		return "", "", at.Errorf("%v", err)
+	}
+	return id, text, nil
+}
+
 func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.Task, error) {
 	docsConfig := brightDocs
 	goldField := "gold_ids"
@@ -86,13 +98,9 @@ func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.T
 		name := s.Show(rel)
 		t.Files = append(t.Files, name)
 		err := table.Each(s.Dir, rel, []string{"id", "content"}, func(m map[string]json.RawMessage, at table.At) error {
-			id, err := dataset.ID(m, brightIDs, "document")
+			id, text, err := brightRow(m, at, "document", "content")
 			if err != nil {
-				return at.Errorf("%v", err)
-			}
-			text, err := dataset.Text(m, "content", true)
-			if err != nil {
-				return at.Errorf("%v", err)
+				return err
 			}
 			if prev, dup := docs[id]; dup {
 				return at.Errorf("document id %q already appeared as document %d; ids must be unique, remove or rename one of the two", id, prev)
@@ -122,13 +130,9 @@ func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.T
 	for _, rel := range exampleFiles {
 		t.Files = append(t.Files, s.Show(rel))
 		err := table.Each(s.Dir, rel, nil, func(m map[string]json.RawMessage, at table.At) error {
-			id, err := dataset.ID(m, brightIDs, "query")
+			id, text, err := brightRow(m, at, "query", "query")
 			if err != nil {
-				return at.Errorf("%v", err)
-			}
-			text, err := dataset.Text(m, "query", true)
-			if err != nil {
-				return at.Errorf("%v", err)
+				return err
 			}
 			if prev, dup := seen[id]; dup {
 				return at.Errorf("query id %q already appeared at %s; ids must be unique, remove or rename one of the two", id, prev)
@@ -246,14 +250,9 @@ func (s repo) readReasoning(llm, split string) (*Generations, error) {
 	for _, rel := range exampleFiles {
 		g.Files = append(g.Files, s.Show(rel))
 		err := table.Each(s.Dir, rel, []string{"id", "query"}, func(m map[string]json.RawMessage, at table.At) error {
-			id, err := dataset.ID(m, brightIDs, "query")
-			if err != nil {
-				return at.Errorf("%v", err)
-			}
-			if queries[id], err = dataset.Text(m, "query", true); err != nil {
-				return at.Errorf("%v", err)
-			}
-			return nil
+			id, text, err := brightRow(m, at, "query", "query")
+			queries[id] = text
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -267,13 +266,9 @@ func (s repo) readReasoning(llm, split string) (*Generations, error) {
 	for _, rel := range files {
 		g.Files = append(g.Files, s.Show(rel))
 		err := table.Each(s.Dir, rel, []string{"id", "query"}, func(m map[string]json.RawMessage, at table.At) error {
-			id, err := dataset.ID(m, brightIDs, "reasoning")
+			id, reasoning, err := brightRow(m, at, "reasoning", "query")
 			if err != nil {
-				return at.Errorf("%v", err)
-			}
-			reasoning, err := dataset.Text(m, "query", true)
-			if err != nil {
-				return at.Errorf("%v (the reasoning config's query is the LLM's reasoning)", err)
+				return err
 			}
 			if prev, dup := seen[id]; dup {
 				return at.Errorf("query id %q already has reasoning at %s; keep one per query", id, prev)
