@@ -77,10 +77,20 @@ var BRIGHTTasks = []string{
 
 // BRIGHTTask reads a task name that selects BRIGHT's instructions:
 // "BRIGHT-" (or "bright/", "bright_", "bright:") followed by a BRIGHT
-// task, with "-" for "_" allowed ("BRIGHT-earth-science"). The prefix is
-// needed because BRIGHT's "biology" is not R2MED's Biology.
+// task, with "-" for "_" allowed ("BRIGHT-earth-science"), and the names
+// BRIGHT tasks' data carry (tasks.Resolve: "BRIGHT-biology-long" in the
+// long-document setting). The prefix is needed because BRIGHT's "biology"
+// is not R2MED's Biology.
 func BRIGHTTask(name string) (string, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
+	// The long-document setting's data name ("BRIGHT-biology-long"): the
+	// tables hold BRIGHT's instructions per task, for both settings.
+	for _, long := range []string{"-long", "_long"} {
+		if t, ok := strings.CutSuffix(n, long); ok && !strings.HasSuffix(t, "_") {
+			n = t
+			break
+		}
+	}
 	if len(n) < len("bright")+2 || !strings.HasPrefix(n, "bright") || !strings.ContainsRune("-/_:", rune(n[len("bright")])) {
 		return "", false
 	}

@@ -216,8 +216,17 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	m.Usage = cs.summary(len(task.Queries), opt.Prices)
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
+		// Excluded documents are neither retrieved nor relevant
+		// (ir.Exclusions): retrieval removed them already, so this
+		// removes nothing unless a stage put one back.
+		var dropped int
+		run, dropped = task.Excluded.FilterRun(run)
+		qrels, unjudged := task.Excluded.FilterQrels(task.Qrels)
+		if len(task.Excluded) > 0 {
+			countExclusions(m, task, dropped, unjudged)
+		}
 		var err error
-		ev, err = measure.EvaluateR2MED(task.Qrels, run)
+		ev, err = measure.EvaluateR2MED(qrels, run)
 		return err
 	}); err != nil {
 		return nil, err
@@ -469,9 +478,11 @@ func settingsDiff(old, cur *results.Manifest) string {
 // by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
 func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
 	// A Hub folder's card says where its generations are, wherever the
-	// folder lies (see readDir); other folders hold R2MED's paths.
+	// folder lies (see readDir); other folders hold R2MED's paths. BRIGHT
+	// publishes LLM reasoning about its queries (its <llm>_reason
+	// configs), which query reasoning reads.
 	hubDir := ""
-	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
+	if dir == "" && (task.Layout == ir.LayoutR2MEDHub || task.Layout == ir.LayoutBrightHub) {
 		hubDir = task.Dir
 	} else if dir != "" {
 		card, err := hubrepo.Declares(dir)
@@ -483,7 +494,16 @@ func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Gen
 		}
 	}
 	if hubDir != "" {
-		hg, err := hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
+		var hg *hubrepo.Generations
+		var err error
+		if dir == "" && task.Layout == ir.LayoutBrightHub {
+			if expand.MethodDir(src.Method) != expand.Reasoning {
+				return nil, nil, fmt.Errorf("BRIGHT publishes LLM reasoning about its queries, not %s generations: use --gar reasoning (or reasoning-append) with --gar-llm naming one of its <llm>_reason configs, or give --gar-dir", src.Method)
+			}
+			hg, err = hubrepo.ReadReasoning(task.Dir, src.LLM, task.Split)
+		} else {
+			hg, err = hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -523,7 +543,33 @@ func judgedOnly(task *ir.Task, gens []expand.Generation) ([]expand.Generation, i
 	return kept, len(gens) - len(kept)
 }
 
-// contentDigest checksums a task's documents, queries and judgments.
+// countExclusions records a task's exclusions in the manifest: the
+// excluded (query, document) pairs, the queries with any, the pairs whose
+// document the corpus lacks (they exclude nothing), and what evaluation
+// removed (retrieve.HitsExcluded counts what retrieval removed, when it
+// ran in this invocation).
+func countExclusions(m *results.Manifest, t *ir.Task, hits, judgments int) {
+	in := make(map[string]bool, len(t.Corpus))
+	for _, d := range t.Corpus {
+		in[d.ID] = true
+	}
+	missing := 0
+	for _, docs := range t.Excluded {
+		for d := range docs {
+			if !in[d] {
+				missing++
+			}
+		}
+	}
+	m.Counts["excluded_pairs"] = t.Excluded.Len()
+	m.Counts["excluded_queries"] = len(t.Excluded)
+	m.Counts["excluded_not_in_corpus"] = missing
+	m.Counts["excluded_hits_at_evaluation"] = hits
+	m.Counts["excluded_judgments_at_evaluation"] = judgments
+}
+
+// contentDigest checksums a task's documents, queries and judgments, and
+// its exclusions when it has any.
 func contentDigest(t *ir.Task) results.FileDigest {
 	h := sha256.New()
 	var n int64
@@ -543,6 +589,12 @@ func contentDigest(t *ir.Task) results.FileDigest {
 	for _, qid := range trec.QueryIDs(t.Qrels) {
 		for _, did := range trec.QueryIDs(t.Qrels[qid]) {
 			put(qid, did, strconv.Itoa(t.Qrels[qid][did]))
+		}
+	}
+	if len(t.Excluded) > 0 {
+		put("excluded")
+		for _, qid := range slices.Sorted(maps.Keys(t.Excluded)) {
+			put(append([]string{qid}, t.Excluded.Sorted(qid)...)...)
 		}
 	}
 	return results.FileDigest{Path: "embedded:" + t.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}

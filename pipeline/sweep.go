@@ -51,7 +51,7 @@ func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
 //
 //	out: results             # default: $R2MED_RESULTS, else out
 //	tasks: [all]             # registry tasks (or data: [DIR, …])
-//	suite: r2med
+//	suite: r2med             # or nano, bright, bright-long (tasks as the suite names them)
 //	pipelines:
 //	  - file: hybrid.yaml    # a pipeline file, relative to this one
 //	  - name: bm25-lucene    # or a pipeline written inline
@@ -137,7 +137,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 			s.Sources = append(s.Sources, Source{Task: demo.Name})
 			continue
 		}
-		ts, err := tasks.Expand(name)
+		ts, err := tasks.ExpandIn(suite, name)
 		if err != nil {
 			return nil, fmt.Errorf("tasks: %w", err)
 		}

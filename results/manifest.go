@@ -104,6 +104,10 @@ func (m *Manifest) Time(name string, fn func() error) error {
 // Count records a count.
 func (m *Manifest) Count(name string, n int) { m.Counts[name] = n }
 
+// Add adds n to a count, for what several stages count alike (the hits
+// each retriever of a fused run removed for exclusions).
+func (m *Manifest) Add(name string, n int) { m.Counts[name] += n }
+
 // Note records what a stage resolved while running (the recipe a
 // registry model resolved to) in Details, beside the settings.
 func (m *Manifest) Note(key string, v any) { m.Details[key] = v }

@@ -234,7 +234,8 @@ func (e Env) logf(format string, args ...any) {
 	}
 }
 
-// New validates spec and builds its retriever over task's corpus.
+// New validates spec and builds its retriever over task's corpus, which
+// honours the task's exclusions (see Exclude).
 func New(ctx context.Context, spec Spec, task *ir.Task, env Env) (Retriever, error) {
 	if spec == nil {
 		return nil, errors.New("retrieve: no retriever given")
@@ -242,7 +243,11 @@ func New(ctx context.Context, spec Spec, task *ir.Task, env Env) (Retriever, err
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	return spec.New(ctx, task, env)
+	r, err := spec.New(ctx, task, env)
+	if err != nil {
+		return nil, err
+	}
+	return Exclude(r, task.Excluded, env), nil
 }
 
 // cut keeps the first k hits of every list.

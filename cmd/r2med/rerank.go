@@ -14,6 +14,7 @@ import (
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
@@ -194,6 +195,12 @@ work but are deprecated.`,
 				}
 				opts.RanksOnly = !c.HasScores()
 				candidates = c.Config
+			}
+			if len(t.Excluded) > 0 {
+				// What every retriever does with the task's exclusions.
+				var n int
+				run, n = t.Excluded.FilterRun(run)
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d excluded %s removed before reranking\n", t.Name, n, errtext.Plural(n, "hit", "hits"))
 			}
 			if withoutSafeguard {
 				if candidates != "" && candidates != hubrepo.CandidatesHybrid {
