@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/r2med/r2med/analysis"
@@ -43,6 +44,11 @@ type Index struct {
 	textOff []uint64
 
 	checks map[string]*check
+
+	// id is the file's identity when opened; changed is set once Changed
+	// has seen it differ.
+	id      fileID
+	changed atomic.Bool
 
 	lookupOnce sync.Once
 	byID       map[string]int32
@@ -84,7 +90,7 @@ func OpenWith(path string, o Options) (_ *Index, err error) {
 		return nil, fmt.Errorf("index %s: is a directory, want an index file (made by `r2med index build --out FILE`)", path)
 	}
 	size := st.Size()
-	ix := &Index{path: path, file: f}
+	ix := &Index{path: path, file: f, id: idOf(st)}
 	defer func() {
 		if err != nil {
 			ix.Close()
@@ -116,6 +122,9 @@ func OpenWith(path string, o Options) (_ *Index, err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", path, err)
+	}
+	if ix.unmap != nil {
+		addMapping(ix)
 	}
 	ix.byName = make(map[string]section, len(ix.secs))
 	ix.checks = map[string]*check{}
@@ -267,6 +276,24 @@ func (ix *Index) load() error {
 	}
 	if ix.rank, err = numbers[int32](ix, secRank, int64(n)); err != nil {
 		return err
+	}
+	// The ranks order ties in BM25 and dense search: each document's
+	// position in byte order of ids, or ties (and, out of range, scores)
+	// would go to the wrong documents.
+	byRank := make([]int32, n)
+	for i := range byRank {
+		byRank[i] = -1
+	}
+	for d, r := range ix.rank {
+		if r < 0 || int(r) >= n || byRank[r] >= 0 {
+			return ix.bad("section %s: document %d has tie rank %d, repeated or outside [0, %d): the file is corrupt; %s", secRank, d, r, n, rebuildHint)
+		}
+		byRank[r] = int32(d)
+	}
+	for r := 1; r < n; r++ {
+		if ix.ids[byRank[r-1]] >= ix.ids[byRank[r]] {
+			return ix.bad("section %s: rank %d is id %q, rank %d id %q, not in byte order: the file is corrupt; %s", secRank, r-1, ix.ids[byRank[r-1]], r, ix.ids[byRank[r]], rebuildHint)
+		}
 	}
 	text := ix.byName[secText]
 	if ix.textOff, err = ix.offsets(secTextOff, n, text.len); err != nil {
@@ -450,6 +477,11 @@ func (ix *Index) loadBM25() (*bm25.Index, error) {
 	if err != nil {
 		return nil, ix.bad("%v; %s", err, rebuildHint)
 	}
+	// A posting outside the corpus or out of order would put its score
+	// on another document: one pass over the postings, before any search.
+	if err := b.CheckPostings(); err != nil {
+		return nil, ix.bad("%v; %s", err, rebuildHint)
+	}
 	return b, nil
 }
 
@@ -629,6 +661,7 @@ func (ix *Index) Verify() error {
 func (ix *Index) Close() error {
 	var err error
 	if ix.unmap != nil {
+		dropMapping(ix)
 		err = ix.unmap()
 		ix.unmap = nil
 	}
