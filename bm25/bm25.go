@@ -17,6 +17,7 @@ package bm25
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -139,6 +140,18 @@ func (ix *Index) AvgDocLen() float64 {
 		return 0
 	}
 	return float64(ix.total) / float64(ix.numDocs)
+}
+
+// TermID returns a term's id in the index, and false when no document
+// holds it.
+func (ix *Index) TermID(term string) (int32, bool) { return ix.lookup(term) }
+
+// Holds reports whether document doc holds the term with id t: a binary
+// search of the term's postings (which words of a query a hit holds,
+// without reading its text).
+func (ix *Index) Holds(t, doc int32) bool {
+	_, ok := slices.BinarySearch(ix.postDoc[ix.off[t]:ix.off[t+1]], doc)
+	return ok
 }
 
 // DocFreq returns the number of documents containing term (0 if unknown).

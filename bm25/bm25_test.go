@@ -313,3 +313,26 @@ func TestTermsHookBuildsTheSameIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestHolds: Holds agrees with the postings built from the texts.
+func TestHolds(t *testing.T) {
+	docs := [][]string{{"fever", "rash"}, {"rash"}, {"cough", "fever"}}
+	ix, err := Build(len(docs), func(i int, dst []string) []string { return append(dst, docs[i]...) }, DefaultParams(R2MED), BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range []string{"fever", "rash", "cough"} {
+		id, ok := ix.TermID(term)
+		if !ok {
+			t.Fatalf("no id for %q", term)
+		}
+		for d, toks := range docs {
+			if got, want := ix.Holds(id, int32(d)), slices.Contains(toks, term); got != want {
+				t.Errorf("Holds(%q, %d) = %v, want %v", term, d, got, want)
+			}
+		}
+	}
+	if _, ok := ix.TermID("absent"); ok {
+		t.Error("an absent term has an id")
+	}
+}
