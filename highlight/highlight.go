@@ -73,6 +73,45 @@ func (h *Highlighter) Snippet(text string, terms map[string]bool, n int) (segs [
 	return segs, matched, cut
 }
 
+// Head is Snippet's segments for a long text of which only the start is
+// read: text is its first bytes, whole says whether that is all of it.
+// Words never run across an ASCII space or line break, so the text up to
+// the first one at or after byte n tokenizes as the whole text does up to
+// there: only that window is analyzed. It returns the segments covering
+// the first n bytes, whether the text goes on past them, and false when
+// text holds no such break past n and is not whole (read more of it).
+// Which of the query's terms the whole text holds, Head does not say
+// (the index's postings do: bm25.Index.Holds).
+func (h *Highlighter) Head(text string, whole bool, terms map[string]bool, n int) (segs []Segment, cut, ok bool) {
+	if !whole {
+		if n >= len(text) {
+			return nil, false, false
+		}
+		i := strings.IndexAny(text[n:], " \t\n\r")
+		if i < 0 {
+			return nil, false, false
+		}
+		text = text[:n+i]
+	}
+	segs, _ = h.scan(text, terms, n, false)
+	segs, cut = Cut(segs, n)
+	return segs, cut || !whole, true
+}
+
+// TermList is the index terms of text, each once, in the order they
+// first occur.
+func (h *Highlighter) TermList(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range h.an.Analyze(nil, text) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // scan splits text into pieces up to about limit bytes (whole tokens;
 // Cut trims them) and, when wantTerms, lists the matched terms of all of
 // text.
