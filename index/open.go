@@ -346,6 +346,23 @@ func (ix *Index) Doc(i int) (ir.Doc, error) {
 	return ir.Doc{ID: ix.ids[i], Text: string(t)}, nil
 }
 
+// DocHead returns the first n bytes of document i's text (all of it when
+// it is shorter), copied out of the file, and the text's length: what a
+// snippet needs, without reading the rest. The first call checks the
+// texts' checksum.
+func (ix *Index) DocHead(i, n int) (string, int, error) {
+	if err := ix.checked(secText); err != nil {
+		return "", 0, err
+	}
+	s := ix.byName[secText]
+	lo, hi := ix.textOff[i], ix.textOff[i+1]
+	size := int(hi - lo)
+	if n < size {
+		hi = lo + uint64(max(n, 0))
+	}
+	return string(ix.data[s.off+lo : s.off+hi]), size, nil
+}
+
 // Docs returns every document (texts copied).
 func (ix *Index) Docs() ([]ir.Doc, error) {
 	out := make([]ir.Doc, ix.Len())
@@ -600,6 +617,20 @@ func (ix *Index) Sections() []SectionInfo {
 		out[i] = SectionInfo{Name: s.name, Bytes: int64(s.len), Lazy: bulk[s.name]}
 	}
 	return out
+}
+
+// CheckSections checks the checksum of every section not checked yet —
+// the bulk ones, which first use would check — now, each once: what a
+// service reports as its health before a request needs the section.
+// Verify checks more.
+func (ix *Index) CheckSections() error {
+	var names []string
+	for _, s := range ix.secs {
+		if bulk[s.name] {
+			names = append(names, s.name)
+		}
+	}
+	return ix.checked(names...)
 }
 
 // Verify checks every section's checksum now, the zero padding between
