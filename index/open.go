@@ -53,6 +53,10 @@ type Index struct {
 	lookupOnce sync.Once
 	byID       map[string]int32
 
+	anOnce sync.Once
+	an     analysis.Analyzer
+	anErr  error
+
 	bm25Once sync.Once
 	bm25     *bm25.Index
 	bm25Err  error
@@ -389,8 +393,15 @@ func (ix *Index) CheckCorpus(docs []ir.Doc) error {
 
 // Analyzer returns the analyzer the BM25 part was built with, after
 // checking that this build's analyzer of that name still makes the same
-// terms of the probe text as it did then.
+// terms of the probe text as it did then. Every call returns the same
+// analyzer, so the searchers and highlighters of one index share its
+// memo of analyzed tokens (warmed once, held once).
 func (ix *Index) Analyzer() (analysis.Analyzer, error) {
+	ix.anOnce.Do(func() { ix.an, ix.anErr = ix.analyzer() })
+	return ix.an, ix.anErr
+}
+
+func (ix *Index) analyzer() (analysis.Analyzer, error) {
 	m := ix.meta.BM25
 	if m == nil {
 		return nil, ix.bad("has no BM25 part (built with --retriever dense); rebuild it with --retriever bm25")
