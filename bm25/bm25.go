@@ -146,11 +146,35 @@ func (ix *Index) AvgDocLen() float64 {
 // holds it.
 func (ix *Index) TermID(term string) (int32, bool) { return ix.lookup(term) }
 
-// Holds reports whether document doc holds the term with id t: a binary
-// search of the term's postings (which words of a query a hit holds,
-// without reading its text).
+// Holds reports whether document doc holds the term with id t: a search
+// of the term's postings (which words of a query a hit holds, without
+// reading its text). Document numbers spread evenly, so a few
+// interpolation steps narrow the list before a binary search finishes:
+// a handful of reads of a long list instead of one per halving.
 func (ix *Index) Holds(t, doc int32) bool {
-	_, ok := slices.BinarySearch(ix.postDoc[ix.off[t]:ix.off[t+1]], doc)
+	p := ix.postDoc[ix.off[t]:ix.off[t+1]]
+	lo, hi := 0, len(p)-1
+	for range 4 {
+		if lo > hi || doc < p[lo] || doc > p[hi] {
+			return false
+		}
+		if p[hi] == p[lo] {
+			return p[lo] == doc
+		}
+		mid := lo + int(int64(doc-p[lo])*int64(hi-lo)/int64(p[hi]-p[lo]))
+		switch {
+		case p[mid] == doc:
+			return true
+		case p[mid] < doc:
+			lo = mid + 1
+		default:
+			hi = mid - 1
+		}
+	}
+	if lo > hi {
+		return false
+	}
+	_, ok := slices.BinarySearch(p[lo:hi+1], doc)
 	return ok
 }
 

@@ -101,8 +101,9 @@ func (upper) Analyze(dst []string, text string) []string {
 	return dst
 }
 
-// TestHeadMatchesSnippet: the segments Head makes from a text's start
-// are the ones Snippet makes from the whole text, for texts of every kind
+// TestHeadMatchesSnippet: the segments Head makes from a text's start,
+// and Marked from its stored tokens, are the ones Snippet makes from the
+// whole text, for texts of every kind
 // the tokenizer treats specially (numbers with separators, apostrophes,
 // emoji, CJK, combining marks, long runs without spaces), at every cut
 // and with every amount read past it.
@@ -137,6 +138,17 @@ func TestHeadMatchesSnippet(t *testing.T) {
 				}
 				if !slices.Equal(got, want) || cut != wantCut {
 					t.Fatalf("text %q, n %d, %d bytes read:\nHead    %+v %v\nSnippet %+v %v", text, n, len(head), got, cut, want, wantCut)
+				}
+				// What an index stores of the text's start (Tokens) marks
+				// the same segments without analysis.
+				if ok && len(head) > n || len(head) == len(text) {
+					var spans []Span
+					for _, tk := range h.Tokens(head) {
+						spans = append(spans, Span{tk.Start, tk.End, tk.Keep && terms[tk.Term]})
+					}
+					if got, cut := Marked(head, len(text), spans, n); !slices.Equal(got, want) || cut != wantCut {
+						t.Fatalf("text %q, n %d, %d bytes read:\nMarked  %+v %v\nSnippet %+v %v", text, n, len(head), got, cut, want, wantCut)
+					}
 				}
 			}
 		}

@@ -6,10 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/highlight"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/vector"
 )
 
@@ -187,4 +190,107 @@ func TestChangedAndReplaced(t *testing.T) {
 		}()
 		Guard(func() error { panic("boom") })
 	}()
+}
+
+// TestStoredHeadsAndTerms: what an index stores for snippets is what
+// analyzing the documents gives: each document's head tokens (byte
+// ranges and term ids, up to the first break at or after HeadBytes),
+// none for a document with no break near its start, and each document's
+// terms (the postings transposed).
+func TestStoredHeadsAndTerms(t *testing.T) {
+	task := demoTask(t)
+	docs := slices.Clone(task.Corpus)
+	docs = append(docs,
+		ir.Doc{ID: "long", Text: strings.Repeat("Myocardial infarction presents with chest pain. ", 30)},
+		ir.Doc{ID: "nospace", Text: strings.Repeat("x", HeadBytes+headReach+10) + " tail"},
+		ir.Doc{ID: "empty", Text: ""})
+	mem, err := BuildBM25(docs, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "x.idx")
+	if err := Write(path, Contents{Docs: docs, BM25: mem}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	an, _ := ix.Analyzer()
+	h := highlight.New(an)
+	b, _ := ix.BM25()
+	for i, d := range docs {
+		toks, covered, ok, err := ix.HeadTokens(nil, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := headLen(d.Text)
+		if ok != (p >= 0) || ok && covered != p {
+			t.Fatalf("%s: head covers %d (stored %v), want %d", d.ID, covered, ok, p)
+		}
+		if d.ID == "long" && (p <= HeadBytes || p >= len(d.Text) || d.Text[p] != ' ') {
+			t.Errorf("long: head ends at %d", p)
+		}
+		if ok {
+			want := h.Tokens(d.Text[:p])
+			if len(toks) != len(want) {
+				t.Fatalf("%s: %d tokens stored, %d analyzed", d.ID, len(toks), len(want))
+			}
+			for j, w := range want {
+				id := int32(-1)
+				if w.Keep {
+					id, _ = b.TermID(w.Term)
+				}
+				if toks[j] != (HeadToken{Start: w.Start, End: w.End, Term: id}) {
+					t.Fatalf("%s: token %d stored %+v, analyzed %+v (id %d)", d.ID, j, toks[j], w, id)
+				}
+			}
+		}
+		terms, ok, err := ix.DocTerms(i)
+		if err != nil || !ok {
+			t.Fatalf("%s: no terms stored (%v)", d.ID, err)
+		}
+		var want []int32
+		for _, term := range an.Analyze(nil, d.Text) {
+			id, _ := b.TermID(term)
+			if !slices.Contains(want, id) {
+				want = append(want, id)
+			}
+		}
+		slices.Sort(want)
+		if !slices.Equal(terms, want) {
+			t.Fatalf("%s: terms %v, analyzed %v", d.ID, terms, want)
+		}
+	}
+	// Crafted: a head token past its head, a document's terms out of
+	// order; both refused when first read.
+	for _, c := range []struct {
+		name string
+		edit func(b []byte, secs map[string]section)
+		read func(ix *Index) error
+		want string
+	}{
+		{"head token past its head", func(b []byte, secs map[string]section) {
+			binary.LittleEndian.PutUint32(b[secs[secHeads].off:], 0<<16|2000)
+		}, func(ix *Index) error { _, _, _, err := ix.HeadTokens(nil, 0); return err }, "lies outside its head"},
+		{"terms out of order", func(b []byte, secs map[string]section) {
+			s := secs[secDocTerms]
+			binary.LittleEndian.PutUint32(b[s.off:], 1<<30)
+		}, func(ix *Index) error { _, _, err := ix.DocTerms(0); return err }, "lists term"},
+	} {
+		p := copyFile(t, path)
+		rewrite(t, p, true, func(b []byte, secs map[string]section) []byte { c.edit(b, secs); return b })
+		ix, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.read(ix); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		ix.Close()
+	}
 }

@@ -8,11 +8,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/embed/embedtest"
+	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/searchapi"
 )
@@ -218,5 +222,68 @@ func TestHealthDegradedOnCorruptTexts(t *testing.T) {
 	}
 	if code, _, msg := get(t, r.url+"/v1/search?q=fever"); code != 500 || !strings.Contains(msg, "docs.text") {
 		t.Errorf("snippets: %d %s", code, msg)
+	}
+}
+
+// TestSnippetsAsAnalyzed: every hit's snippet and matched terms — marked
+// from the tokens the file stores of each document's start, analyzed a
+// window past them, or read from the postings — are exactly what
+// analyzing the whole text gives (highlight.Snippet), for every query of
+// the demo task and NFCorpus, at snippet lengths inside and past what is
+// stored, and with dense-only retrieval, whose words come from a BM25
+// part of the same corpus.
+func TestSnippetsAsAnalyzed(t *testing.T) {
+	srv := embedtest.NewServer(t, embedtest.Options{Dim: 16})
+	for _, task := range tasks(t) {
+		dir := t.TempDir()
+		files := []searchapi.IndexFile{{Name: "x", Path: denseFile(t, dir, task, standIn(srv), nil, true)}}
+		opt := searchapi.Options{Dense: searchapi.DenseOptions{BaseURLs: []string{srv.URL}}}
+		r := start(t, files, opt, searchapi.HandlerOptions{})
+		// Vectors alone: no postings say which words a document holds.
+		alone := start(t, []searchapi.IndexFile{{Name: "d", Path: denseFile(t, dir, task, standIn(srv), nil, false)}}, opt, searchapi.HandlerOptions{})
+		an, err := analysis.Get("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hl := highlight.New(an)
+		docs := map[string]string{}
+		for _, d := range task.Corpus {
+			docs[d.ID] = d.Text
+		}
+		qs := task.Queries
+		if len(qs) > 60 {
+			qs = qs[:60]
+		}
+		for _, retr := range []string{"x", "x:dense", "d"} {
+			c := r.client
+			if retr == "d" {
+				c = alone.client
+			}
+			for _, n := range []int{40, 300, 1500} {
+				body := searchapi.SearchBody{K: 10, Snippet: &n, Retrievers: []string{retr}}
+				for _, q := range qs {
+					body.Queries = append(body.Queries, searchapi.QueryItem{ID: q.ID, Query: q.Text})
+				}
+				res, err := c.Search(context.Background(), body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, q := range qs {
+					terms := hl.Terms(q.Text)
+					for _, h := range res[i].Hits {
+						segs, found, cut := hl.Snippet(docs[h.ID], terms, n)
+						var want []string
+						for _, term := range hl.TermList(q.Text) {
+							if slices.Contains(found, term) {
+								want = append(want, term)
+							}
+						}
+						if !slices.Equal(h.Snippet, segs) || h.Truncated != cut || !slices.Equal(h.Matched, want) {
+							t.Fatalf("%s %s n=%d, query %s, hit %s:\ngot  %+v %v %v\nwant %+v %v %v", task.Name, retr, n, q.ID, h.ID, h.Snippet, h.Truncated, h.Matched, segs, cut, want)
+						}
+					}
+				}
+			}
+		}
 	}
 }
