@@ -217,8 +217,11 @@ func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err 
 }
 
 // Close releases the retrievers and unmaps the files once no request
-// uses them.
+// uses them (stop serving first; a Watch stops reloading). No request
+// may start after it.
 func (s *Service) Close() error {
+	s.reloadMu.Lock() // no reload under way
+	defer s.reloadMu.Unlock()
 	if st := s.cur.Swap(nil); st != nil {
 		st.release()
 	}

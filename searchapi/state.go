@@ -42,10 +42,14 @@ type state struct {
 	refs atomic.Int64
 }
 
-// acquire returns the current state, held until release.
+// acquire returns the current state, held until release; nil after
+// Close (no request may start then).
 func (s *Service) acquire() *state {
 	for {
 		st := s.cur.Load()
+		if st == nil {
+			return nil
+		}
 		// A state whose count fell to 0 was swapped out and closed;
 		// the next Load sees its successor.
 		if n := st.refs.Load(); n > 0 && st.refs.CompareAndSwap(n, n+1) {
@@ -182,9 +186,12 @@ func (s *Service) poke() {
 }
 
 // stale reports whether a file of the current state should be opened
-// again.
+// again (false once the service is closed).
 func (s *Service) stale() bool {
 	st := s.acquire()
+	if st == nil {
+		return false
+	}
 	defer st.release()
 	for _, l := range st.slots {
 		if l == nil || l.ix.Replaced() || l.ix.Changed() != nil {
@@ -200,6 +207,9 @@ func (s *Service) refresh(ctx context.Context, force bool) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	old := s.cur.Load()
+	if old == nil {
+		return errors.New("the service is closed")
+	}
 	slots := make([]*loaded, len(s.files))
 	down := map[int]error{}
 	names := map[int][]string{}
