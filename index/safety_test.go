@@ -100,16 +100,7 @@ func TestCraftedFilesRefused(t *testing.T) {
 func TestChangedAndReplaced(t *testing.T) {
 	task := demoTask(t)
 	path, _ := writeBM25(t, task, "", bm25.DefaultParams(bm25.R2MED))
-	other := task.Corpus[:20]
-	mem, err := BuildBM25(other, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	smaller := filepath.Join(t.TempDir(), "smaller.idx")
-	if err := Write(smaller, Contents{Docs: other, BM25: mem}); err != nil {
-		t.Fatal(err)
-	}
-	newer, err := os.ReadFile(smaller)
+	newer, err := os.ReadFile(writeDocs(t, task.Corpus[:20]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +195,7 @@ func TestStoredHeadsAndTerms(t *testing.T) {
 		ir.Doc{ID: "long", Text: strings.Repeat("Myocardial infarction presents with chest pain. ", 30)},
 		ir.Doc{ID: "nospace", Text: strings.Repeat("x", HeadBytes+headReach+10) + " tail"},
 		ir.Doc{ID: "empty", Text: ""})
-	mem, err := BuildBM25(docs, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "x.idx")
-	if err := Write(path, Contents{Docs: docs, BM25: mem}); err != nil {
-		t.Fatal(err)
-	}
+	path := writeDocs(t, docs)
 	ix, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -293,4 +277,19 @@ func TestStoredHeadsAndTerms(t *testing.T) {
 		}
 		ix.Close()
 	}
+}
+
+// writeDocs writes an R2MED-scheme BM25 index of docs and returns its
+// path.
+func writeDocs(t *testing.T, docs []ir.Doc) string {
+	t.Helper()
+	mem, err := BuildBM25(docs, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "docs.idx")
+	if err := Write(path, Contents{Docs: docs, BM25: mem}); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

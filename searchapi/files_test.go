@@ -54,9 +54,7 @@ func copyOver(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, dst, b)
 }
 
 // TestServingSurvivesReplacedFiles: an index file overwritten in place

@@ -218,8 +218,10 @@ as they are made, the work under way at once is bounded (--max-in-flight;
 a request past it gets 503 with Retry-After), and each request has
 --timeout. SIGTERM or Ctrl-C stops it gracefully: requests in flight finish.
 
-To roll out a new index, write it elsewhere and rename it over the served
-file (r2med index build --out DIR/NEW.idx && mv DIR/NEW.idx DIR/LIVE.idx):
+To roll out a new index, write it under another name in the same directory
+and rename it over the served file (r2med index build --out DIR/LIVE.idx.new
+&& mv DIR/LIVE.idx.new DIR/LIVE.idx; a mv across file systems copies into
+the served file instead):
 the service opens it within seconds, and requests under way finish on the
 old one. SIGHUP reopens every file. A file overwritten or truncated in
 place is never read again: its requests get 503 until a whole file is in
