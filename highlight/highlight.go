@@ -234,21 +234,24 @@ type Span struct {
 // the whole text's length, and spans its tokens in order, every one
 // starting before n lying in head.
 func Marked(head string, size int, spans []Span, n int) ([]Segment, bool) {
-	var b pieces
+	b := pieces{ps: make([]piece, 0, 2*len(spans)+1)}
 	for _, sp := range spans {
 		if b.pos > n {
 			break
 		}
 		b.token(sp.Start, sp.End, sp.Match, n)
 	}
-	segs, _ := Cut(b.segments(head, n), n)
+	segs := b.segments(head, n)
+	segs, _ = cutInto(segs[:0], segs, n)
 	return segs, size > n
 }
 
 // Cut returns the segments covering the first n bytes of their text (cut
 // at a character boundary) and whether anything was left out.
-func Cut(segs []Segment, n int) ([]Segment, bool) {
-	var out []Segment
+func Cut(segs []Segment, n int) ([]Segment, bool) { return cutInto(nil, segs, n) }
+
+// cutInto is Cut appending to out (segs[:0] cuts in place).
+func cutInto(out, segs []Segment, n int) ([]Segment, bool) {
 	for _, s := range segs {
 		if len(s.Text) <= n {
 			out = append(out, s)

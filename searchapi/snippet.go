@@ -80,10 +80,6 @@ func (l lexical) matcher(query string) (*matcher, error) {
 		}
 		m.terms = unique(toks)
 	}
-	m.set = make(map[string]bool, len(m.terms))
-	for _, t := range m.terms {
-		m.set[t] = true
-	}
 	if l.post == nil {
 		return m, nil
 	}
@@ -104,6 +100,18 @@ func (l lexical) matcher(query string) (*matcher, error) {
 	slices.SortFunc(m.byID, func(a, b idAt) int { return cmp.Compare(a.id, b.id) })
 	m.found = make([]bool, len(m.terms))
 	return m, nil
+}
+
+// termSet is the query's terms as a set, for marking words by analysis
+// (made when a hit needs it).
+func (m *matcher) termSet() map[string]bool {
+	if m.set == nil {
+		m.set = make(map[string]bool, len(m.terms))
+		for _, t := range m.terms {
+			m.set[t] = true
+		}
+	}
+	return m.set
 }
 
 // unique is toks each once, in the order they first occur.
@@ -149,6 +157,13 @@ func (m *matcher) holds(d int) ([]string, error) {
 			j++
 		}
 	}
+	n := 0
+	for _, f := range m.found {
+		if f {
+			n++
+		}
+	}
+	out = make([]string, 0, n)
 	for i, f := range m.found {
 		if f {
 			out = append(out, m.terms[i])
@@ -201,7 +216,7 @@ func (m *matcher) snippet(ix *index.Index, d, n int) (segs []highlight.Segment, 
 		if head, size, err = ix.DocHead(d, n+headSlack); err != nil {
 			return nil, nil, false, err
 		}
-		segs, cut, ok = m.hl.Head(head, len(head) == size, m.set, n)
+		segs, cut, ok = m.hl.Head(head, len(head) == size, m.termSet(), n)
 	}
 	if ok && m.post != nil {
 		matched, err = m.holds(d)
@@ -219,7 +234,7 @@ func (m *matcher) snippet(ix *index.Index, d, n int) (segs []highlight.Segment, 
 		}
 	}
 	var found []string
-	segs, found, cut = m.hl.Snippet(text, m.set, n)
+	segs, found, cut = m.hl.Snippet(text, m.termSet(), n)
 	in := make(map[string]bool, len(found))
 	for _, t := range found {
 		in[t] = true

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -41,7 +42,25 @@ type answerWriter struct {
 }
 
 func newAnswerWriter(w http.ResponseWriter, max int64, cut func()) *answerWriter {
-	return &answerWriter{w: w, max: max, cut: cut}
+	a := &answerWriter{w: w, max: max, cut: cut}
+	if b, ok := spools.Get().(*bytes.Buffer); ok {
+		a.buf = *b
+	}
+	return a
+}
+
+// spools keeps answers' buffers for the next (an answer grows one to a
+// few KiB, or to the spool's size).
+var spools sync.Pool
+
+// release gives the buffer back once the answer is sent.
+func (a *answerWriter) release() {
+	if a.buf.Cap() <= 2*spoolBytes {
+		b := a.buf
+		b.Reset()
+		spools.Put(&b)
+	}
+	a.buf = bytes.Buffer{}
 }
 
 // tooLarge is the error of an answer that outgrew Limits.MaxResponse.
@@ -107,6 +126,7 @@ func (a *answerWriter) flush() {
 // finish sends the rest of a whole answer, or, when err is set, the
 // error's answer if nothing was sent yet, else cuts the connection.
 func (a *answerWriter) finish(err error) {
+	defer a.release()
 	if err == nil {
 		err = a.err
 	}
