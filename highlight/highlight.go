@@ -234,7 +234,7 @@ type Span struct {
 // the whole text's length, and spans its tokens in order, every one
 // starting before n lying in head.
 func Marked(head string, size int, spans []Span, n int) ([]Segment, bool) {
-	b := pieces{ps: make([]piece, 0, 2*len(spans)+1)}
+	b := pieces{ps: make([]piece, 0, 16)}
 	for _, sp := range spans {
 		if b.pos > n {
 			break
