@@ -248,14 +248,7 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 	}
 	rt.add(len(queries), tokens)
 	r.recipe.noteEmbedding(r.env, "queries", rt)
-	if c, ok := r.recipe.emb.(*embed.Cache); ok {
-		hits, misses, damaged := c.Counts()
-		r.env.count("embeddings_cached", int(hits))
-		r.env.count("embeddings_computed", int(misses))
-		if damaged > 0 {
-			r.env.count("embeddings_damaged_recomputed", int(damaged))
-		}
-	}
+	r.countCache()
 	run := make(ir.Run, len(queries))
 	err := r.env.time("search", func() error {
 		qids := make([]string, len(queries))
@@ -274,12 +267,26 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 	return run, err
 }
 
+// countCache records the embedding cache's running totals (a search
+// service's metrics read them after every query).
+func (r *denseRetriever) countCache() {
+	if c, ok := r.recipe.emb.(*embed.Cache); ok {
+		hits, misses, damaged := c.Counts()
+		r.env.count("embeddings_cached", int(hits))
+		r.env.count("embeddings_computed", int(misses))
+		if damaged > 0 {
+			r.env.count("embeddings_damaged_recomputed", int(damaged))
+		}
+	}
+}
+
 // SearchOne embeds one query and scans the index on the calling goroutine.
 func (r *denseRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
 	qvecs, err := r.recipe.embedQueries(ctx, []Query{q})
 	if err != nil {
 		return nil, err
 	}
+	r.countCache()
 	hits, err := r.index.Search(qvecs, k, vector.SearchOptions{Workers: 1, SkipSelf: true, QueryIDs: []string{q.ID}, Rescore: r.recipe.d.Rescore})
 	if err != nil {
 		return nil, err

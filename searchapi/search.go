@@ -2,15 +2,18 @@ package searchapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/highlight"
+	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
@@ -69,7 +72,8 @@ type Hit struct {
 	Snippet   []highlight.Segment `json:"snippet,omitempty"`
 	Truncated bool                `json:"truncated,omitempty"`
 	// Matched lists the query's analyzed terms the document contains
-	// (anywhere, not only in the snippet), in the order they first occur.
+	// (anywhere, not only in the snippet), in the order the query has
+	// them.
 	Matched []string `json:"matched_terms,omitempty"`
 }
 
@@ -93,9 +97,10 @@ type plan struct {
 	fuse       fusion.Spec
 	rerank     int // depth; 0: no rerank
 	snippet    int
+	lexical    lexical // how snippets mark words and find matched terms
 }
 
-func (s *Service) plan(req Request) (*plan, error) {
+func (s *Service) plan(st *state, req Request) (*plan, error) {
 	l := s.limits
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, badRequest("empty query: give the query's text")
@@ -114,7 +119,7 @@ func (s *Service) plan(req Request) (*plan, error) {
 		return nil, badRequest("k must be between 1 and %d, got %d", l.MaxK, p.k)
 	}
 	var err error
-	if p.retrievers, err = s.pick(req.Retrievers); err != nil {
+	if p.retrievers, err = s.pick(st, req.Retrievers); err != nil {
 		return nil, err
 	}
 	p.depth = p.k
@@ -149,6 +154,7 @@ func (s *Service) plan(req Request) (*plan, error) {
 		}
 		p.depth = max(p.depth, p.rerank)
 	}
+	p.lexical = s.lexicalOf(p.retrievers)
 	p.snippet = s.opt.Snippet
 	if p.snippet == 0 {
 		p.snippet = DefaultSnippet
@@ -160,6 +166,20 @@ func (s *Service) plan(req Request) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// callsModel reports whether answering the plan calls a model (an LLM,
+// a reranker, a query embedder), which costs money or a GPU's time.
+func (p *plan) callsModel() bool {
+	if p.req.GAR != "" || p.rerank > 0 {
+		return true
+	}
+	for _, r := range p.retrievers {
+		if r.kind == "dense" {
+			return true
+		}
+	}
+	return false
 }
 
 // system names the plan's stages by the rule run's Config.ModelName
@@ -180,8 +200,13 @@ func (s *Service) system(p *plan) string {
 
 // Search answers one request.
 func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
-	p, err := s.plan(req)
+	st := s.acquire()
+	defer st.release()
+	p, err := s.plan(st, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.limits.checkHits([]*plan{p}); err != nil {
 		return nil, err
 	}
 	return s.search(ctx, p)
@@ -191,43 +216,163 @@ func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
 // Limits.Parallel of them at once. Every request is checked before any
 // is searched; the first failure fails the batch.
 func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, error) {
-	if len(reqs) > s.limits.MaxBatch {
-		return nil, badRequest("a batch of %d queries; this service takes at most %d per request", len(reqs), s.limits.MaxBatch)
-	}
-	plans := make([]*plan, len(reqs))
-	for i, r := range reqs {
-		p, err := s.plan(r)
-		if err != nil {
-			if e, ok := err.(*Error); ok {
-				return nil, &Error{Status: e.Status, Msg: fmt.Sprintf("query %d: %s", i+1, e.Msg)}
-			}
-			return nil, err
-		}
-		plans[i] = p
+	st := s.acquire()
+	defer st.release()
+	plans, err := s.plans(st, reqs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*Result, len(reqs))
-	g, gctx := errgroup.WithContext(ctx)
-	par := s.limits.Parallel
-	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	g.SetLimit(par)
-	for i, p := range plans {
-		g.Go(func() error {
-			r, err := s.search(gctx, p)
-			out[i] = r
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = s.inOrder(ctx, plans, func(i int, r *Result) error {
+		out[i] = r
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// search runs run's stages for one query: expansion, retrieval at run's
+// plans checks a batch: its size, each request (an error names the
+// query), the hits it asks for in all.
+func (s *Service) plans(st *state, reqs []Request) ([]*plan, error) {
+	if len(reqs) > s.limits.MaxBatch {
+		return nil, badRequest("a batch of %d queries; this service takes at most %d per request", len(reqs), s.limits.MaxBatch)
+	}
+	plans := make([]*plan, len(reqs))
+	for i, r := range reqs {
+		p, err := s.plan(st, r)
+		if err != nil {
+			if e, ok := err.(*Error); ok {
+				e2 := *e
+				e2.Msg = fmt.Sprintf("query %d: %s", i+1, e.Msg)
+				return nil, &e2
+			}
+			return nil, err
+		}
+		plans[i] = p
+	}
+	if err := s.limits.checkHits(plans); err != nil {
+		return nil, err
+	}
+	return plans, nil
+}
+
+// inOrder searches the plans, up to Limits.Parallel at once and at most
+// twice that many ahead of the first not yet handed over, and hands each
+// result to emit in order on the calling goroutine, so that a batch's
+// answer can be written while it is searched and only a window of its
+// results is held at once. The first error stops it.
+func (s *Service) inOrder(ctx context.Context, plans []*plan, emit func(i int, r *Result) error) error {
+	par := s.limits.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type done struct {
+		res *Result
+		err error
+	}
+	slots := make([]chan done, len(plans))
+	for i := range slots {
+		slots[i] = make(chan done, 1)
+	}
+	// ahead holds a token per result searched or being searched and not
+	// yet emitted; workers take plans in order.
+	ahead := make(chan struct{}, 2*par)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(par, len(plans)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1)) - 1
+				if i >= len(plans) {
+					<-ahead
+					return
+				}
+				r, err := s.search(ctx, plans[i])
+				slots[i] <- done{r, err}
+			}
+		}()
+	}
+	defer func() {
+		cancel() // workers waiting for room stop
+		wg.Wait()
+	}()
+	for i := range plans {
+		var d done
+		select {
+		case d = <-slots[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-ahead
+		if d.err != nil {
+			return d.err
+		}
+		if err := emit(i, d.res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// search answers one planned request. It reads the index files' mappings
+// under index.Guard, and refuses (503, to be retried) when a file it
+// reads was changed in place, before or while it was read: the answer
+// could hold another file's numbers. Watch then opens the file again.
+func (s *Service) search(ctx context.Context, p *plan) (res *Result, err error) {
+	err = p.unchanged()
+	if err == nil {
+		err = index.Guard(func() error {
+			var err error
+			res, err = s.stages(ctx, p)
+			return err
+		})
+	}
+	if err == nil {
+		err = p.unchanged()
+	}
+	if errors.Is(err, index.ErrChanged) {
+		s.poke()
+		return nil, unavailable(err)
+	}
+	return res, err
+}
+
+// unchanged returns the error of a file the plan reads that was changed
+// in place since it was opened.
+func (p *plan) unchanged() error {
+	c := p.retrievers[0].corpus
+	for _, ix := range []*index.Index{c.ix, p.lexical.ix()} {
+		if ix != nil {
+			if err := ix.Changed(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range p.retrievers {
+		if err := r.ix.Changed(); err != nil {
+			return err
+		}
+	}
+	if p.req.GAR == expand.LameR {
+		return c.lamer.ix.Changed()
+	}
+	return nil
+}
+
+// stages runs run's stages for one query: expansion, retrieval at run's
 // depth, fusion, reranking, the cut to k.
-func (s *Service) search(ctx context.Context, p *plan) (*Result, error) {
+func (s *Service) stages(ctx context.Context, p *plan) (*Result, error) {
 	c := p.retrievers[0].corpus
 	q := retrieve.Query{ID: p.req.ID, Text: p.req.Query}
 	res := &Result{ID: p.req.ID, Query: p.req.Query, System: s.system(p)}
@@ -271,30 +416,31 @@ func (s *Service) search(ctx context.Context, p *plan) (*Result, error) {
 		hits = hits[:p.k]
 	}
 	var err error
-	res.Hits, err = s.hits(c, s.highlighter(p.retrievers), q.Text, hits, p.snippet)
+	res.Hits, err = s.hits(c, p.lexical, q.Text, hits, p.snippet)
 	return res, err
 }
 
 // hits adds ranks and, with snippet > 0, snippets and matched terms.
-func (s *Service) hits(c *corpus, hl *highlight.Highlighter, text string, hits []ir.Hit, snippet int) ([]Hit, error) {
+func (s *Service) hits(c *corpus, lx lexical, text string, hits []ir.Hit, snippet int) ([]Hit, error) {
 	out := make([]Hit, len(hits))
-	var terms map[string]bool
-	if snippet > 0 {
-		terms = hl.Terms(text)
-	}
 	for i, h := range hits {
 		out[i] = Hit{Rank: i + 1, ID: h.DocID, Score: h.Score}
-		if snippet <= 0 {
-			continue
-		}
-		doc, ok, err := c.doc(h.DocID)
-		if err != nil {
-			return nil, err
-		}
+	}
+	if snippet <= 0 || len(hits) == 0 {
+		return out, nil
+	}
+	m, err := lx.matcher(text)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hits {
+		d, ok := c.ix.Lookup(h.DocID)
 		if !ok {
 			return nil, fmt.Errorf("document %q was ranked but is not in the corpus", h.DocID)
 		}
-		out[i].Snippet, out[i].Matched, out[i].Truncated = hl.Snippet(doc, terms, snippet)
+		if out[i].Snippet, out[i].Matched, out[i].Truncated, err = m.snippet(c.ix, d, snippet); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -314,12 +460,27 @@ func (s *Service) Doc(id, retriever string) (*Doc, error) {
 	if retriever != "" {
 		names = []string{retriever}
 	}
-	rs, err := s.pick(names)
+	st := s.acquire()
+	defer st.release()
+	rs, err := s.pick(st, names)
 	if err != nil {
 		return nil, err
 	}
 	c := rs[0].corpus
-	text, ok, err := c.doc(id)
+	var text string
+	ok := false
+	err = index.Guard(func() error {
+		var err error
+		text, ok, err = c.doc(id)
+		if err == nil {
+			err = c.ix.Changed()
+		}
+		return err
+	})
+	if errors.Is(err, index.ErrChanged) {
+		s.poke()
+		return nil, unavailable(err)
+	}
 	if err != nil {
 		return nil, err
 	}
