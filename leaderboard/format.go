@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
@@ -43,7 +42,7 @@ func ParseFormat(s string) (Format, error) {
 func (t *Table) Write(w io.Writer, f Format) error {
 	switch f {
 	case Terminal, "":
-		return t.writeTerminal(w)
+		return t.writeTerminal(w, 0)
 	case Markdown:
 		return t.writeMarkdown(w)
 	case CSV:
@@ -70,7 +69,7 @@ func (t *Table) AverageText(r Row) string {
 		return strconv.FormatFloat(r.Average, 'f', 2, 64) + " (printed)"
 	case r.Complete:
 		s := strconv.FormatFloat(r.Average, 'f', 2, 64)
-		if p, ok := t.printedDiffers(r); ok {
+		if p, ok := t.PrintedDiffers(r); ok {
 			s += " (printed " + p + ")"
 		}
 		return s
@@ -78,11 +77,11 @@ func (t *Table) AverageText(r Row) string {
 	return fmt.Sprintf("— (%d/%d)", r.Have, len(t.Tasks))
 }
 
-// printedDiffers returns an external row's printed average when it is
+// PrintedDiffers returns an external row's printed average when it is
 // not the average of its printed values (RaDeR's quirk).
-func (t *Table) printedDiffers(r Row) (string, bool) {
+func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	e := r.System.External
-	if e == nil || e.AverageOnly || t.Family != "" || t.Metric.Key != DefaultMetric.Key {
+	if e == nil || e.AverageOnly || t.Family != "" || t.Subset || t.Metric.Key != DefaultMetric.Key || !r.Complete {
 		return "", false
 	}
 	p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64)
@@ -159,8 +158,15 @@ var shortNames = map[string]string{
 // Title describes the table: metric, scope and ranking.
 func (t *Table) Title() string {
 	scope := "8-task average"
-	if t.Family != "" {
+	switch {
+	case t.Family != "":
 		scope = fmt.Sprintf("%s, %d-task average", tasks.Family(t.Family).Title(), len(t.Tasks))
+	case t.Subset:
+		short := make([]string, len(t.Tasks))
+		for i, task := range t.Tasks {
+			short[i] = ShortTaskName(task)
+		}
+		scope = fmt.Sprintf("%d-task average: %s", len(t.Tasks), strings.Join(short, ", "))
 	}
 	s := fmt.Sprintf("%s ×100 (%s)", t.Metric.Label, scope)
 	if t.Ranking == ByBorda {
@@ -194,83 +200,14 @@ func (t *Table) Legend() []string {
 	if t.Costs {
 		out = append(out, costLegend)
 	}
+	if t.Board > len(t.Rows) {
+		out = append(out, fmt.Sprintf("%d of the board's %d systems shown; # is the rank among all %d", len(t.Rows), t.Board, t.Board))
+	}
 	return out
 }
 
-func (t *Table) writeTerminal(w io.Writer) error {
-	head := []string{"#", "system", "source"}
-	for _, task := range t.Tasks {
-		head = append(head, ShortTaskName(task))
-	}
-	head = append(head, "Avg")
-	if t.Ranking == ByBorda {
-		head = append(head, "Borda")
-	}
-	head = append(head, t.OtherTasks...)
-	head = append(head, t.CostColumns()...)
-	rows := [][]string{head}
-	for _, r := range t.Rows {
-		line := []string{rankText(r), r.System.Name, string(r.System.Origin())}
-		for j, s := range r.Scores {
-			c := CellText(s)
-			switch {
-			case !s.OK:
-			case s.Value == t.Best[j]:
-				c += "*"
-			default:
-				c += " "
-			}
-			line = append(line, c)
-		}
-		avg := t.AverageText(r)
-		if r.ranked(ByAverage) {
-			if r.Mean == t.BestAverage {
-				avg += "*"
-			} else {
-				avg += " "
-			}
-		}
-		line = append(line, avg)
-		if t.Ranking == ByBorda {
-			line = append(line, bordaText(r))
-		}
-		for _, s := range r.Other {
-			line = append(line, CellText(s))
-		}
-		line = append(line, t.CostCells(r)...)
-		rows = append(rows, line)
-	}
-	width := make([]int, len(head))
-	for _, l := range rows {
-		for i, c := range l {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	if _, err := fmt.Fprintf(w, "%s; * best in column\n", t.Title()); err != nil {
-		return err
-	}
-	for _, l := range rows {
-		var b strings.Builder
-		for i, c := range l {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i == 1 || i == 2 {
-				b.WriteString(c + pad) // text columns left-aligned
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
-			return err
-		}
-	}
-	return t.writeLegend(w, "")
-}
-
 func (t *Table) writeLegend(w io.Writer, prefix string) error {
-	if t.Baseline == "" && !t.mixed() && len(t.OtherTasks) == 0 && !t.Costs {
+	if !t.hasLegend() {
 		return nil // R2MED's own table, line for line
 	}
 	for _, l := range t.Legend() {
@@ -279,6 +216,12 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// hasLegend reports whether the table needs its legend: anything beyond
+// R2MED's own published table.
+func (t *Table) hasLegend() bool {
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.Board > len(t.Rows)
 }
 
 func (t *Table) mixed() bool {
@@ -305,34 +248,41 @@ func bordaText(r Row) string {
 }
 
 // writeMarkdown prints R2MED's table in the form of the reference notes:
-// "| # | system | Biology | … | Avg |", averages in bold. Our systems are
-// marked "(ours)", external ones "(external)"; a table of published
-// systems only is the published table line for line.
+// "| # | system | Biology | … | Avg |", the best value of each column in
+// bold. Our systems are marked "(ours)", external ones "(external)"; a
+// table of published systems only is the published table line for line
+// but for the bold.
 func (t *Table) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| # | system |")
 	sep := "|---|---|"
 	for _, task := range t.Tasks {
 		b.WriteString(" " + task + " |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	b.WriteString(" Avg |")
-	sep += "---|"
+	sep += "---:|"
 	if t.Ranking == ByBorda {
 		b.WriteString(" Borda |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	for _, task := range t.OtherTasks {
 		b.WriteString(" " + task + " |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	for _, c := range t.CostColumns() {
 		b.WriteString(" " + c + " |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	b.WriteString("\n" + sep + "\n")
+	bold := func(text string, best bool) string {
+		if best {
+			return "**" + text + "**"
+		}
+		return text
+	}
 	for _, r := range t.Rows {
-		name := r.System.Name
+		name := r.System.DisplayName()
 		switch r.System.Origin() {
 		case OriginOurs:
 			name += " (ours)"
@@ -340,19 +290,15 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 			name += " (external)"
 		}
 		fmt.Fprintf(&b, "| %s | %s |", rankText(r), strings.ReplaceAll(name, "|", `\|`))
-		for _, s := range r.Scores {
-			b.WriteString(" " + CellText(s) + " |")
+		for j, s := range r.Scores {
+			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.Best[j]) + " |")
 		}
-		if r.ranked(ByAverage) {
-			b.WriteString(" **" + t.AverageText(r) + "** |")
-		} else {
-			b.WriteString(" " + t.AverageText(r) + " |")
-		}
+		b.WriteString(" " + bold(t.AverageText(r), t.IsBest(r)) + " |")
 		if t.Ranking == ByBorda {
 			b.WriteString(" " + bordaText(r) + " |")
 		}
-		for _, s := range r.Other {
-			b.WriteString(" " + CellText(s) + " |")
+		for j, s := range r.Other {
+			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.OtherBest[j]) + " |")
 		}
 		for _, c := range t.CostCells(r) {
 			b.WriteString(" " + c + " |")
@@ -362,7 +308,7 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs {
+	if t.hasLegend() {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}

@@ -141,6 +141,16 @@ func (s *System) Origin() Origin {
 	return OriginOurs
 }
 
+// DisplayName is the system's name as tables, pages, chart legends and
+// terminals show it. It is the one place a displayed name is made from a
+// system, so a shorter naming rule changes every view at once; FullName
+// is the whole of it, for hovers, tooltips and exports' metadata.
+func (s *System) DisplayName() string { return s.Name }
+
+// FullName is the system's name in full: what a hover or tooltip shows
+// beside DisplayName, and what exports record.
+func (s *System) FullName() string { return s.Name }
+
 // IsOurs reports whether the system is one of our runs.
 func (s *System) IsOurs() bool { return s.Origin() == OriginOurs }
 

@@ -1,0 +1,257 @@
+package leaderboard
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteOptions tune how a table is written.
+type WriteOptions struct {
+	// Width is the terminal's width in columns. The table format keeps to
+	// it when it can: the source column abbreviated, the average's notes
+	// moved under the table, system names wrapped onto more lines (never
+	// cut). 0 is unlimited.
+	Width int
+}
+
+// MinNameWidth is the narrowest the system column is wrapped to; a table
+// whose other columns leave less is printed wider than asked, and says
+// how to narrow it.
+const MinNameWidth = 14
+
+// WriteWith renders the table in format f with options o.
+func (t *Table) WriteWith(w io.Writer, f Format, o WriteOptions) error {
+	if f == Terminal || f == "" {
+		return t.writeTerminal(w, o.Width)
+	}
+	return t.Write(w, f)
+}
+
+// printedMark flags, in a compact table, an average the legend explains
+// (a paper's printed average).
+const printedMark = "ᵖ"
+
+var sourceAbbrev = map[Origin]string{OriginOurs: "ours", OriginPublished: "pub", OriginExternal: "ext"}
+
+// terminalRows lays the table out as text cells: the heading, then a row
+// per system. compact abbreviates the source and leaves the averages'
+// notes to the legend (returned as notes).
+func (t *Table) terminalRows(compact bool) (rows [][]string, stars bool, notes []string) {
+	head := []string{"#", "system", "source"}
+	for _, task := range t.Tasks {
+		head = append(head, ShortTaskName(task))
+	}
+	head = append(head, "Avg")
+	if t.Ranking == ByBorda {
+		head = append(head, "Borda")
+	}
+	head = append(head, t.OtherTasks...)
+	head = append(head, t.CostColumns()...)
+	rows = [][]string{head}
+	star := func(v, best float64, ok bool) string {
+		if math.IsNaN(best) || !ok {
+			return ""
+		}
+		if v == best {
+			stars = true
+			return "*"
+		}
+		return " "
+	}
+	for _, r := range t.Rows {
+		src := string(r.System.Origin())
+		if compact {
+			src = sourceAbbrev[r.System.Origin()]
+		}
+		line := []string{rankText(r), r.System.DisplayName(), src}
+		for j, s := range r.Scores {
+			line = append(line, CellText(s)+star(s.Value, t.Best[j], s.OK))
+		}
+		avg := t.AverageText(r)
+		if compact {
+			if short, note, ok := t.printedNote(r); ok {
+				avg = short + printedMark
+				notes = append(notes, fmt.Sprintf("%s %s: %s", printedMark, r.System.DisplayName(), note))
+			}
+		}
+		avg += star(r.Mean, t.BestAverage, r.ranked(ByAverage))
+		line = append(line, avg)
+		if t.Ranking == ByBorda {
+			line = append(line, bordaText(r))
+		}
+		for j, s := range r.Other {
+			line = append(line, CellText(s)+star(s.Value, t.OtherBest[j], s.OK))
+		}
+		line = append(line, t.CostCells(r)...)
+		rows = append(rows, line)
+	}
+	return rows, stars, notes
+}
+
+// printedNote splits an average whose text carries a note about what the
+// paper printed ("51.10 (printed)", "35.22 (printed 35.19)") into the
+// number and the whole text, for compact tables that explain it apart.
+func (t *Table) printedNote(r Row) (number, note string, ok bool) {
+	full := t.AverageText(r)
+	if !r.AverageOnly && !strings.Contains(full, "(printed") {
+		return "", "", false
+	}
+	return strconv.FormatFloat(r.Average, 'f', 2, 64), full, true
+}
+
+func columnWidths(rows [][]string) []int {
+	width := make([]int, len(rows[0]))
+	for _, l := range rows {
+		for i, c := range l {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	return width
+}
+
+// total is the width of a line: the columns and two spaces between.
+func total(width []int) int {
+	n := 2 * (len(width) - 1)
+	for _, w := range width {
+		n += w
+	}
+	return n
+}
+
+func (t *Table) writeTerminal(w io.Writer, limit int) error {
+	rows, stars, notes := t.terminalRows(false)
+	width := columnWidths(rows)
+	compact := limit > 0 && total(width) > limit
+	if compact {
+		rows, stars, notes = t.terminalRows(true)
+		width = columnWidths(rows)
+		// Names wrap when that makes the table fit; when nothing does,
+		// they stay whole (a wrapped name would only add lines).
+		if over := total(width) - limit; over > 0 && width[1]-over >= MinNameWidth {
+			width[1] -= over
+		}
+	}
+	title := t.Title()
+	if stars {
+		title += "; * best in column"
+	}
+	var b strings.Builder
+	for _, l := range wrapText(title, limit) {
+		b.WriteString(l + "\n")
+	}
+	for _, l := range rows {
+		name := wrapName(l[1], width[1])
+		for k, part := range name {
+			cells := l
+			if k > 0 {
+				cells = make([]string, len(l))
+			}
+			var line strings.Builder
+			for i, c := range cells {
+				if i == 1 {
+					c = part
+				}
+				pad := strings.Repeat(" ", max(width[i]-utf8.RuneCountInString(c), 0))
+				if i > 0 {
+					line.WriteString("  ")
+				}
+				if i == 1 || i == 2 {
+					line.WriteString(c + pad) // text columns left-aligned
+				} else {
+					line.WriteString(pad + c)
+				}
+			}
+			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	var legend []string
+	if compact {
+		legend = append(legend, notes...)
+		legend = append(legend, "source: ours = runs found in the results directory; pub = R2MED's released result files ("+PublishedSource+"); ext = figures printed by later papers")
+	}
+	if t.hasLegend() {
+		for _, l := range t.Legend() {
+			if compact && (strings.HasPrefix(l, "ours:") || strings.HasPrefix(l, "published:") || strings.HasPrefix(l, "external:")) {
+				continue // said by the source line
+			}
+			legend = append(legend, l)
+		}
+	}
+	if n := total(width); limit > 0 && n > limit {
+		legend = append(legend, fmt.Sprintf("(the table needs %d columns, %d are available: choose fewer columns with --tasks or --family, or set COLUMNS)", n, limit))
+	}
+	for _, l := range legend {
+		for _, part := range wrapText(l, limit) {
+			if _, err := fmt.Fprintln(w, part); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wrapName splits a system name into lines of at most width runes,
+// breaking after spaces, commas and slashes where it can and inside a
+// word only where it must; the lines joined are the name.
+func wrapName(name string, width int) []string {
+	if width <= 0 || utf8.RuneCountInString(name) <= width {
+		return []string{name}
+	}
+	var lines []string
+	rest := []rune(name)
+	for len(rest) > width {
+		cut := -1
+		for i := width; i > 0; i-- {
+			if c := rest[i-1]; c == ' ' || c == ',' || c == '/' {
+				cut = i
+				break
+			}
+		}
+		if cut <= 0 {
+			cut = width
+		}
+		lines = append(lines, strings.TrimRight(string(rest[:cut]), " "))
+		rest = rest[cut:]
+		for len(rest) > 0 && rest[0] == ' ' {
+			rest = rest[1:]
+		}
+	}
+	if len(rest) > 0 {
+		lines = append(lines, string(rest))
+	}
+	return lines
+}
+
+// wrapText word-wraps a line of prose at width runes (0: no wrapping),
+// continuation lines indented by two spaces.
+func wrapText(s string, width int) []string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return []string{s}
+	}
+	var lines []string
+	var cur strings.Builder
+	n := 0
+	for _, word := range strings.Fields(s) {
+		wl := utf8.RuneCountInString(word)
+		if n > 0 && n+1+wl > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+			cur.WriteString("  ")
+			n = 2
+		}
+		if n > 0 && !(n == 2 && len(lines) > 0 && cur.Len() == 2) {
+			cur.WriteByte(' ')
+			n++
+		}
+		cur.WriteString(word)
+		n += wl
+	}
+	return append(lines, cur.String())
+}
