@@ -245,13 +245,14 @@ func TestParseMetric(t *testing.T) {
 		"ndcg@10": "ndcg_at_10", "NDCG@10": "ndcg_at_10", "ndcg_at_10": "ndcg_at_10", "ndcg_cut.10": "ndcg_at_10",
 		"recall@100": "recall_at_100", "recall.100": "recall_at_100", "mrr": "mrr", "MRR": "mrr", "recip_rank": "mrr",
 		"map@100": "map_at_100", "p@10": "precision_at_10", "P.10": "precision_at_10", "precision_at_5": "precision_at_5",
+		"ndcg_cut_10": "ndcg_at_10", "P_10": "precision_at_10", "recall_100": "recall_at_100", "map_cut_100": "map_at_100",
 	} {
 		m, err := ParseMetric(in)
 		if err != nil || m.Key != want {
 			t.Errorf("ParseMetric(%q) = %q, %v; want %q", in, m.Key, err, want)
 		}
 	}
-	for _, in := range []string{"", "bpref", "ndcg@0", "ndcg@x", "success@10", "ndcg_cut.5,10"} {
+	for _, in := range []string{"", "bpref", "ndcg@0", "ndcg@x", "success@10", "ndcg_cut.5,10", "mrr@10", "hit@10", "ndcg_cut_x"} {
 		if _, err := ParseMetric(in); err == nil {
 			t.Errorf("ParseMetric(%q) accepted", in)
 		}

@@ -221,7 +221,7 @@ func MetricNames() []string {
 }
 
 func unknownMetric(s string) error {
-	return &UsageError{fmt.Sprintf("unknown leaderboard metric %q; valid: %s (R2MED's result-file values; trec_eval's ndcg_cut.10 and R2MED's NDCG@10/ndcg_at_10 spellings work too)", s, strings.Join(MetricNames(), ", "))}
+	return &UsageError{fmt.Sprintf("unknown leaderboard metric %q; valid: %s (R2MED's result-file values; trec_eval's ndcg_cut.10 and ndcg_cut_10 and R2MED's NDCG@10/ndcg_at_10 spellings work too)", s, strings.Join(MetricNames(), ", "))}
 }
 
 func knownCutoff(k string) bool {
@@ -233,31 +233,21 @@ func knownCutoff(k string) bool {
 	return false
 }
 
-// ParseMetric reads a metric in the spellings people type: "ndcg@10",
-// "recall@100", "map@100", "p@10" or "precision@10", "mrr"; R2MED's keys
-// in either style ("ndcg_at_10", "NDCG@10", "MRR"); trec_eval's names
-// ("ndcg_cut.10", "recall.100", "recip_rank").
+// ParseMetric reads a metric in every spelling measure.ParseIn reads
+// under the trec profile (R2MED's values are trec_eval's): "ndcg@10",
+// "ndcg_cut.10", "ndcg_cut_10", "NDCG@10", "ndcg_at_10"; "recall@100",
+// "map@100", "p@10" or "precision@10", "mrr" or "recip_rank".
 func ParseMetric(s string) (Metric, error) {
-	t := strings.TrimSpace(s)
-	low := strings.ToLower(t)
-	if low == "mrr" || low == "recip_rank" {
+	ms, err := measure.ParseIn(strings.TrimSpace(s), measure.TrecProfile)
+	if err != nil || len(ms) != 1 {
+		return Metric{}, unknownMetric(s)
+	}
+	key := measure.R2MEDKey(ms[0])
+	if key == "mrr" {
 		return Metric{Key: "mrr", Label: "MRR"}, nil
 	}
-	if name, k, ok := strings.Cut(low, "@"); ok {
-		if name == "p" {
-			name = "precision"
-		}
-		if _, known := metricLabels[name]; known && knownCutoff(k) {
-			return metricFromKey(name + "_at_" + k), nil
-		}
-	} else if ms, err := measure.Parse(t); err == nil && len(ms) == 1 {
-		key := measure.R2MEDKey(ms[0])
-		if name, k, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" && knownCutoff(k) {
-			return metricFromKey(key), nil
-		}
-		if key == "mrr" {
-			return Metric{Key: "mrr", Label: "MRR"}, nil
-		}
+	if name, k, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" && knownCutoff(k) {
+		return metricFromKey(key), nil
 	}
 	return Metric{}, unknownMetric(s)
 }

@@ -214,7 +214,14 @@ func Lookup(name string) (Task, error) {
 	if i, ok := byKey[fold(name)]; ok && fold(name) != "" {
 		return All()[i], nil
 	}
-	return Task{}, fmt.Errorf("unknown R2MED task %q; the tasks are %s (or \"all\")", name, strings.Join(names(), ", "))
+	return Task{}, &UnknownError{Name: name}
+}
+
+// UnknownError is a name that is none of the tasks' (Lookup, Expand).
+type UnknownError struct{ Name string }
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown R2MED task %q; the tasks are %s (or \"all\")", e.Name, strings.Join(names(), ", "))
 }
 
 func names() []string {

@@ -62,16 +62,11 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 			}
 			var ms []measure.Measure
 			for _, metric := range metrics {
-				parsed, err := measure.Parse(metric)
+				parsed, err := measure.ParseIn(metric, measure.TrecProfile)
 				if err != nil {
-					return usage(err)
+					return usage(fmt.Errorf("--metric: %w", err))
 				}
-				for _, m := range parsed {
-					if m.Family.Hakari() {
-						return usage(fmt.Errorf("--metric %q: name trec_eval measures, such as ndcg_cut.10, recall.100, map_cut.100, P.10 or recip_rank", metric))
-					}
-					ms = append(ms, m)
-				}
+				ms = append(ms, parsed...)
 			}
 			if len(ms) == 0 {
 				return usage(fmt.Errorf("--metric: name at least one measure"))

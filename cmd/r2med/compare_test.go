@@ -58,13 +58,13 @@ func TestCompareCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `\toprule`) || !strings.Contains(stdout, "exact, all sign flips") {
 		t.Errorf("latex (%d):\n%s", code, stdout)
 	}
-	if _, _, code := r2med(t, "", "compare", a, b, "--metric", "ndcg@10"); code != 2 {
+	if _, _, code := r2med(t, "", "compare", a, b, "--metric", "mrr@10"); code != 2 {
 		t.Errorf("an unknown measure exits %d, want 2", code)
 	}
 	for _, args := range [][]string{
 		{"compare", a},
 		{"compare", a, filepath.Join(dir, "missing")},
-		{"compare", a, b, "--metric", "ndcg@10"},
+		{"compare", a, b, "--metric", "mrr@10"},
 		{"compare", a, b, "--format", "html"},
 		{"compare", a, b, "--level", "2"},
 		{"compare", filepath.Join(a, "run.trec"), filepath.Join(b, "run.trec")},

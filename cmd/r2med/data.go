@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/tasks"
 )
@@ -32,7 +34,7 @@ func addDataFlags(cmd *cobra.Command, d *dataFlags) {
 func (d *dataFlags) sources() ([]pipeline.Source, error) {
 	suite, err := tasks.ParseSuite(d.suite)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	if d.task == "" || strings.EqualFold(d.task, demo.Name) || d.data != "" {
 		if suite != tasks.R2MED {
@@ -42,11 +44,38 @@ func (d *dataFlags) sources() ([]pipeline.Source, error) {
 	}
 	ts, err := tasks.Expand(d.task)
 	if err != nil {
-		return nil, fmt.Errorf("%w; the built-in task is %q", err, demo.Name)
+		return nil, taskError(err)
 	}
 	out := make([]pipeline.Source, len(ts))
 	for i, t := range ts {
 		out[i] = pipeline.Source{Task: t.Name, Suite: suite, Options: d.opts}
 	}
 	return out, nil
+}
+
+// taskError is a usage error for a task the user named that none is
+// called, suggesting the nearest name (the built-in demo task among
+// them).
+func taskError(err error) error {
+	var ue *tasks.UnknownError
+	if !errors.As(err, &ue) {
+		return usage(err)
+	}
+	var known []string
+	for _, t := range tasks.All() {
+		known = append(known, t.Names()...)
+	}
+	known = append(known, demo.Name, "all")
+	if s := yamlx.Suggest(ue.Name, known); s != "" {
+		return usage(fmt.Errorf("unknown task %q (did you mean %q?); the built-in task is %q, R2MED's are %s, or \"all\"", ue.Name, s, demo.Name, taskNames()))
+	}
+	return usage(fmt.Errorf("%w; the built-in task is %q", err, demo.Name))
+}
+
+func taskNames() string {
+	var names []string
+	for _, t := range tasks.All() {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
 }

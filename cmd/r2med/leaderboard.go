@@ -18,6 +18,7 @@ import (
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/tasks"
 )
 
 func init() { register(newLeaderboardCmd) }
@@ -233,10 +234,13 @@ func (e usageError) Unwrap() error { return e.error }
 
 func usage(err error) error { return usageError{err} }
 
-// exitCode is 2 for a usage error, else 1.
+// exitCode is 2 for a usage error (an unknown name, flag or command, a
+// wrong number of arguments), else 1.
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) {
+	var te *tasks.UnknownError
+	var le *leaderboard.UsageError
+	if errors.As(err, &ue) || errors.As(err, &te) || errors.As(err, &le) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return 2
 	}
 	return 1

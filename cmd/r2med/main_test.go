@@ -91,11 +91,11 @@ func TestEvalErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, qrels+`:2: grade "x" is not an integer`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	_, stderr, code = r2med(t, "", "eval", "-m", "ndcg@10", qrels, run)
-	if code != 1 || !strings.Contains(stderr, "--profile hakari") {
-		t.Fatalf("mixing profiles: exit %d, stderr %q", code, stderr)
+	_, stderr, code = r2med(t, "", "eval", "-m", "mrr@10", qrels, run)
+	if code != 2 || !strings.Contains(stderr, "hakari profile") {
+		t.Fatalf("a HAKARI-only measure under trec: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code = r2med(t, "", "eval", qrels); code != 1 || !strings.Contains(stderr, "QRELS then RUN") {
+	if _, stderr, code = r2med(t, "", "eval", qrels); code != 2 || !strings.Contains(stderr, "QRELS then RUN") {
 		t.Fatalf("one argument: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -163,7 +163,7 @@ func newModelShowCmd() *cobra.Command {
 			ts := tasks.All()
 			if task != "" {
 				if ts, err = tasks.Expand(task); err != nil {
-					return err
+					return taskError(err)
 				}
 			}
 			out := cmd.OutOrStdout()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -80,7 +81,14 @@ offline).
 			}
 			r, err := report.Build(cmd.Context(), d, opt)
 			if err != nil {
-				return err
+				hints := map[leaderboard.Origin]string{}
+				if !published {
+					hints[leaderboard.OriginPublished] = "add --published"
+				}
+				if !external {
+					hints[leaderboard.OriginExternal] = "add --external"
+				}
+				return systemHint(err, append(slices.Clone(opt.Systems), baseline), hints)
 			}
 			if r.Sections, err = auditSections(dir); err != nil {
 				return err
