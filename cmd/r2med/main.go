@@ -61,6 +61,7 @@ last printed digit.`,
 	}
 	root.SetFlagErrorFunc(flagError)
 	usageArgs(root)
+	registerCompletions(root)
 	return root
 }
 
