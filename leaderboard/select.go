@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -171,4 +173,48 @@ func KnownOrigin(name string) Origin {
 		}
 	}
 	return ""
+}
+
+// NameInputs labels the systems a comparison opened by their names, as
+// the leaderboard names them (DisplayName, told apart by their settings
+// where names clash), instead of by path. An input whose runs carry no
+// manifest and result file (a bare run file), whose runs name several
+// systems, or whose name another input shares keeps its path.
+func NameInputs(inputs []significance.Input) {
+	var runs []results.Run
+	for _, in := range inputs {
+		for _, r := range in.Runs {
+			if r.Manifest != nil && r.Result != nil && r.Manifest.Task.Name != "" {
+				runs = append(runs, r.Run)
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	byDir := map[string]string{}
+	systems, _ := Ours(&results.Listing{Runs: runs})
+	for _, s := range systems {
+		for _, tr := range s.Tasks {
+			byDir[tr.Source] = s.DisplayName()
+		}
+	}
+	names := make([]string, len(inputs))
+	count := map[string]int{}
+	for i, in := range inputs {
+		for _, r := range in.Runs {
+			n, ok := byDir[r.Dir]
+			if !ok || (names[i] != "" && names[i] != n) {
+				names[i] = ""
+				break
+			}
+			names[i] = n
+		}
+		count[names[i]]++
+	}
+	for i := range inputs {
+		if n := names[i]; n != "" && count[n] == 1 {
+			inputs[i].Name = n
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/internal/textwrap"
 )
 
 // WriteOptions tune how a table is written.
@@ -140,7 +142,7 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 		title += "; * best in column"
 	}
 	var b strings.Builder
-	for _, l := range wrapText(title, limit) {
+	for _, l := range textwrap.Lines(title, limit) {
 		b.WriteString(l + "\n")
 	}
 	for _, l := range rows {
@@ -188,7 +190,7 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 		legend = append(legend, fmt.Sprintf("(the table needs %d columns, %d are available: choose fewer columns with --tasks or --family, or set COLUMNS)", n, limit))
 	}
 	for _, l := range legend {
-		for _, part := range wrapText(l, limit) {
+		for _, part := range textwrap.Lines(l, limit) {
 			if _, err := fmt.Fprintln(w, part); err != nil {
 				return err
 			}
@@ -229,29 +231,3 @@ func wrapName(name string, width int) []string {
 	return lines
 }
 
-// wrapText word-wraps a line of prose at width runes (0: no wrapping),
-// continuation lines indented by two spaces.
-func wrapText(s string, width int) []string {
-	if width <= 0 || utf8.RuneCountInString(s) <= width {
-		return []string{s}
-	}
-	var lines []string
-	var cur strings.Builder
-	n := 0
-	for _, word := range strings.Fields(s) {
-		wl := utf8.RuneCountInString(word)
-		if n > 0 && n+1+wl > width {
-			lines = append(lines, cur.String())
-			cur.Reset()
-			cur.WriteString("  ")
-			n = 2
-		}
-		if n > 0 && !(n == 2 && len(lines) > 0 && cur.Len() == 2) {
-			cur.WriteByte(' ')
-			n++
-		}
-		cur.WriteString(word)
-		n += wl
-	}
-	return append(lines, cur.String())
-}

@@ -53,6 +53,9 @@ type Report struct {
 	// included), for those whose runs recorded their usage.
 	Costs      map[string]usage.Cost `json:"costs,omitempty"`
 	Breakdowns []Breakdown           `json:"breakdowns,omitempty"`
+	// AllPairs compares every system with every other (the baseline
+	// too), per task and pooled: ranx's comparison.
+	AllPairs *AllPairs `json:"all_pairs,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -136,6 +139,9 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	if rep.Rows, err = compareOn(queries, systems, opt, true); err != nil {
 		return nil, err
 	}
+	if rep.AllPairs, err = allPairs(queries, systems, groupings, opt); err != nil {
+		return nil, err
+	}
 	for _, g := range groupings {
 		members := map[string][]string{}
 		for _, q := range queries {
@@ -145,8 +151,11 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 			}
 			members[name] = append(members[name], q)
 		}
+		if len(members) < 2 {
+			continue // one group (a single task, no body_system) breaks nothing down
+		}
 		b := Breakdown{By: g.Name}
-		if g.Name == TaskGrouping && len(members) > 1 {
+		if g.Name == TaskGrouping {
 			rep.Pooled = slices.Sorted(maps.Keys(members))
 		}
 		for name, qs := range members {
@@ -247,17 +256,27 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q; want text, markdown, json or latex", s)
 }
 
-// WriteAll renders reports of several metrics one after the other; as
-// JSON, one report is an object and several an array.
-func WriteAll(w io.Writer, reps []*Report, f Format) error {
+// WriteAll renders reports of several metrics: the all-pairs table of
+// every metric together, then each report's comparison with the
+// baseline. As JSON, one report is an object and several an array.
+func WriteAll(w io.Writer, reps []*Report, f Format) error { return WriteAllWith(w, reps, f, 0) }
+
+// WriteAllWith is WriteAll with the text's all-pairs table split to keep
+// to width columns (0: one table).
+func WriteAllWith(w io.Writer, reps []*Report, f Format, width int) error {
 	if f == JSON && len(reps) > 1 {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(reps)
 	}
-	for i, r := range reps {
-		if i > 0 && f != JSON {
+	if f != JSON {
+		if err := writePairs(w, reps, f, width); err != nil {
+			return err
+		}
+	}
+	for _, r := range reps {
+		if f != JSON {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
@@ -301,7 +320,7 @@ func (r *Report) Footer() string {
 	if !all {
 		rand = fmt.Sprintf("rand = paired randomization test, %d random sign flips (exact, marked so, where at most %d queries differ)", perms, ExactLimit)
 	}
-	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems; d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
+	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems compared with the baseline (" + Mark05 + " Holm p < 0.05, " + Mark01 + " Holm p < 0.01); d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
 }
 
 func (r *Report) scope() string {
@@ -377,8 +396,12 @@ func (r *Report) Write(w io.Writer, f Format) error {
 // when some run recorded its usage: dollars (when priced), tokens and
 // seconds of model calls.
 func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
-	if len(r.Costs) == 0 {
-		return
+	spent := false
+	for _, c := range r.Costs {
+		spent = spent || c.Tokens() > 0 || c.Seconds > 0
+	}
+	if !spent {
+		return // no run called a model: a table of zeros says nothing
 	}
 	if md {
 		b.WriteString("\nCost per query of the model calls (on the runs compared):\n\n| system | $/q | tok/q | s/q |\n|---|---|---|---|\n")
@@ -438,7 +461,7 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 		lines = append(lines, []string{r.System, f4(r.MeanA), f4(r.MeanB), signed(r.Diff),
 			fmt.Sprintf("[%s, %s]", signed(r.CILow), signed(r.CIHigh)),
 			fmt.Sprintf("%d/%d/%d", r.Wins, r.Losses, r.Ties),
-			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + stars(r.HolmP), d})
+			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + markOf(r.HolmP), d})
 	}
 	if md {
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
@@ -492,12 +515,15 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 var texReplacer = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
 	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
-	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`,
+	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`, "≤", `$\leq$`,
+	"†", `$^{\dagger}$`, "‡", `$^{\ddagger}$`,
 )
 
-// writeLaTeX renders the comparison as a booktabs table: the best mean in
-// bold, Holm-significant rows marked † (p < 0.05) or ‡ (p < 0.01) as
-// superscripts, a caption naming the tests. It needs \usepackage{booktabs}.
+// writeLaTeX renders the comparison with the baseline as a booktabs
+// table scaled to the line width when wider: the best mean in bold,
+// Holm-significant rows marked † (p < 0.05) or ‡ (p < 0.01) as
+// superscripts, signed numbers in math mode alike ($-0.0046$, $+0.0031$),
+// a caption naming the tests. It needs booktabs and graphicx.
 func (r *Report) writeLaTeX(w io.Writer) error {
 	tex := texReplacer.Replace
 	var b strings.Builder
@@ -507,8 +533,8 @@ func (r *Report) writeLaTeX(w io.Writer) error {
 		test = fmt.Sprintf("two-sided paired randomization test (%d random sign flips where more than %d queries differ)", perms, ExactLimit)
 	}
 	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s of each system against the baseline %s on %s. $^{\\dagger}$ $p<0.05$, $^{\\ddagger}$ $p<0.01$: %s, Holm--Bonferroni over the systems. $\\Delta$: mean difference with its %.0f\\%% bootstrap interval; $d$: Cohen's $d$ (paired). Best mean in bold.}\n",
-		tex(r.Metric), tex(r.Baseline), tex(r.scope()), test, r.level()*100)
-	b.WriteString("\\begin{tabular}{lrrrrrr}\n\\toprule\nSystem & Mean & $\\Delta$ & CI & W/L/T & $p$ (Holm) & $d$ \\\\\n\\midrule\n")
+		tex(MetricLabel(r.Metric)), tex(r.Baseline), tex(r.scope()), test, r.level()*100)
+	b.WriteString("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n\\begin{tabular}{lrrrrrr}\n\\toprule\nSystem & Mean & $\\Delta$ & CI & W/L/T & $p$ (Holm) & $d$ \\\\\n\\midrule\n")
 	best := 0.0
 	for _, row := range r.Rows {
 		best = max(best, row.MeanA, row.MeanB)
@@ -534,14 +560,27 @@ func (r *Report) writeLaTeX(w io.Writer) error {
 		}
 		d := "--"
 		if row.CohenDefined {
-			d = signed(row.CohenD)
+			d = texSigned(row.CohenD)
 		}
 		fmt.Fprintf(&b, "%s & %s%s & %s & [%s, %s] & %d/%d/%d & %s & %s \\\\\n", tex(row.System), bold(row.MeanB), mark,
-			signed(row.Diff), signed(row.CILow), signed(row.CIHigh), row.Wins, row.Losses, row.Ties, pval(row.HolmP), d)
+			texSigned(row.Diff), texSigned(row.CILow), texSigned(row.CIHigh), row.Wins, row.Losses, row.Ties, texP(row.HolmP), d)
 	}
-	b.WriteString("\\bottomrule\n\\end{tabular}\n\\end{table}\n")
-	_, err := io.WriteString(w, strings.ReplaceAll(b.String(), "+", "$+$"))
+	b.WriteString("\\bottomrule\n\\end{tabular}}\n\\end{table}\n")
+	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// texSigned is a signed number in math mode, so that a minus and a plus
+// are set alike: $-0.0046$, $+0.0031$.
+func texSigned(v float64) string { return "$" + signed(v) + "$" }
+
+// texP is a p-value, in math mode when written with an exponent.
+func texP(p float64) string {
+	s := pval(p)
+	if mant, exp, ok := strings.Cut(s, "e"); ok {
+		return fmt.Sprintf("$%s \\times 10^{%s}$", mant, strings.TrimPrefix(exp, "+"))
+	}
+	return s
 }
 
 func (r *Report) level() float64 {
@@ -569,12 +608,19 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.4f", p)
 }
 
-func stars(p float64) string {
+// The marks of a row whose Holm-adjusted p is below 0.05 or 0.01, as the
+// leaderboard prints them.
+const (
+	Mark05 = "†"
+	Mark01 = "‡"
+)
+
+func markOf(p float64) string {
 	switch {
 	case p < 0.01:
-		return " **"
+		return " " + Mark01
 	case p < 0.05:
-		return " *"
+		return " " + Mark05
 	}
 	return ""
 }
