@@ -230,4 +230,3 @@ func wrapName(name string, width int) []string {
 	}
 	return lines
 }
-
