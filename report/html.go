@@ -323,23 +323,23 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <p class="sub">{{.R.Metric.Label}} · {{len .R.Table.Rows}} systems ({{.Ours}} ours, {{.Published}} published{{if .External}}, {{.External}} external{{end}}) · made by r2med {{.Version}} · benchmark: R2MED (<a href="https://arxiv.org/abs/2505.14558">Li et al., 2025</a>)</p>
 {{if .R.Notes}}<ul class="notes">{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
-<h2 id="leaderboard">Leaderboard</h2>
+<h2 id="section-leaderboard">Leaderboard</h2>
 {{.Table}}
 
-<h2 id="tasks">{{.R.Metric.Label}} per task</h2>
+<h2 id="section-tasks">{{.R.Metric.Label}} per task</h2>
 {{if .R.Charted}}<figure>{{.Bars}}<figcaption>{{.R.Bars.Desc}}</figcaption></figure>{{else}}<p class="sub">No systems to chart.</p>{{end}}
 
-<h2 id="recall">Recall@k</h2>
+<h2 id="section-recall">Recall@k</h2>
 {{if .Curves}}<div class="chart-group">{{.CurvesLegend}}<div class="grid2">{{range .Curves}}<figure>{{.}}</figure>{{end}}</div></div>
 <p class="sub">One legend for all panels; each panel's y axis is scaled to its data. Curves use the recall cutoffs each result file holds (R2MED's BM25, GAR and reranker files: 1, 10, 25, 50, 100; its dense files, evaluated through BEIR: 1, 3, 5, 10, 100, 1000).</p>
 {{else}}<p class="sub">No charted system has recall at two or more cutoffs.</p>{{end}}
 
-<h2 id="scatter">Per-query comparison</h2>
+<h2 id="section-scatter">Per-query comparison</h2>
 {{if .R.Scatter}}<figure id="scatter-figure" data-n="{{.N}}">{{.Scatter}}<figcaption>{{.R.Scatter.Desc}}</figcaption></figure>
 {{.TestsTable}}
 {{else}}<p class="sub">{{.R.ScatterNote}}</p>{{end}}
 
-<h2 id="cost">Quality and cost</h2>
+<h2 id="section-cost">Quality and cost</h2>
 {{if .R.Cost}}<figure id="cost-figure">{{.Cost}}<figcaption>{{.R.Cost.Desc}}</figcaption></figure>
 {{else}}<p class="sub">{{.R.CostNote}}</p>{{end}}
 {{range .R.Sections}}{{.}}{{end}}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultRoot is the results directory when $R2MED_RESULTS is not set.
@@ -19,24 +21,47 @@ func Root() string {
 	return DefaultRoot
 }
 
-// DirName makes a system or task name usable as one directory name on
-// any file system: path separators, characters Windows forbids (: * ? "
-// < > |) and control characters become "_", leading and trailing spaces
-// and dots go, and an empty name is "_". Other characters stay, so
-// "rrf(bm25,bge)" and "hyde-gpt4-bm25" keep their names.
+// DirName makes a system or task name one directory name that a shell
+// takes as it is, on any file system: letters, digits and . _ + @ = -
+// stay, every run of other characters (spaces, brackets, commas, colons,
+// slashes, arrows, quotes) becomes one "_", and leading dots and dashes
+// and trailing dots and underscores go (no hidden directory, nothing a
+// command takes for a flag); an empty name is "_". So
+// "rrf(bm25,bge)" is rrf_bm25_bge, "bm25 → insertrank:deepseek-r1@20" is
+// bm25_insertrank_deepseek-r1@20 and "hyde/gpt4 → nv" is hyde_gpt4_nv.
+// Two names that differ only in such characters share a directory; a run
+// into a directory holding another system's run is refused, naming the
+// settings that differ.
 func DirName(name string) string {
-	s := strings.Map(func(r rune) rune {
-		switch {
-		case r < 0x20, r == 0x7f, strings.ContainsRune(`/\:*?"<>|`, r):
-			return '_'
+	var b strings.Builder
+	gap := false
+	for _, r := range name {
+		if safe(r) {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			gap = false
+			b.WriteRune(r)
+			continue
 		}
-		return r
-	}, name)
-	s = strings.Trim(s, " .")
+		gap = true
+	}
+	s := strings.TrimLeft(b.String(), ".-")
+	s = strings.TrimRight(s, "._")
 	if s == "" {
 		return "_"
 	}
 	return s
+}
+
+// safe reports whether a shell and every file system take r in a name as
+// it is.
+func safe(r rune) bool {
+	switch {
+	case r < utf8.RuneSelf:
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._+@=-", r)
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // RunDir is the directory of a run of system on task under root:

@@ -130,7 +130,7 @@ func TestFusedRunFromFileOnBoard(t *testing.T) {
 	if !strings.Contains(stdout, name) {
 		t.Fatalf("run names the system otherwise:\n%s", stdout)
 	}
-	fused := filepath.Join(root, "rrf(bm25,run_robertson.trec)", "demo")
+	fused := filepath.Join(root, "rrf_bm25_run_robertson.trec", "demo") // results.DirName(name)
 	m := readManifest(t, fused)
 	if m.Task.Source != "embedded:demo" || m.Task.SourceGiven != "" {
 		t.Errorf("task %+v: the data is the built-in demo task", m.Task)
