@@ -1,0 +1,292 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/report/reporttest"
+	"github.com/r2med/r2med/results"
+)
+
+// Long names, as fused and reranked runs have them.
+const (
+	longReranked = "rrf(bm25,bge-large-en-v1.5,e5-mistral-7b-instruct) → insertrank:deepseek-r1@20 [window=20 step=10 scores=minmax]"
+	longPartial  = "hyde/gpt4 → nv-embed-v2 → rankllama-7b@top10 (a run that skips a query)"
+)
+
+// pooledLoader is the demo task with pooled judgments, as TREC's are:
+// each query's first three irrelevant documents (corpus order) judged 0.
+func pooledLoader(context.Context, results.Run) (*ir.Task, error) {
+	t, err := demo.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range t.Queries {
+		n := 0
+		for _, d := range t.Corpus {
+			if _, ok := t.Qrels[q.ID][d.ID]; !ok && n < 3 {
+				t.Qrels[q.ID][d.ID] = 0
+				n++
+			}
+		}
+	}
+	return t, nil
+}
+
+// unjudgedFirst ranks, for every query, 20 documents the pooled
+// judgments do not hold first (from the end of the corpus), then the
+// relevant ones, then the rest: a reranker that put unjudged documents
+// on top.
+func unjudgedFirst(t *ir.Task) ir.Run {
+	pooled, _ := pooledLoader(context.Background(), results.Run{})
+	run := ir.Run{}
+	for _, q := range t.Queries {
+		var top, rel, rest []string
+		for i := len(t.Corpus) - 1; i >= 0; i-- {
+			id := t.Corpus[i].ID
+			switch g, judged := pooled.Qrels[q.ID][id]; {
+			case g > 0:
+				rel = append(rel, id)
+			case !judged && len(top) < 20:
+				top = append(top, id)
+			default:
+				rest = append(rest, id)
+			}
+		}
+		for i, id := range append(append(top, rel...), rest...) {
+			run[q.ID] = append(run[q.ID], ir.Hit{DocID: id, Score: float64(1000 - i)})
+		}
+	}
+	return run
+}
+
+// uxFixture serves three systems of ours on the demo task with pooled
+// judgments: bm25 (every relevant document first), a reranker with a
+// long name that puts unjudged documents on top, and a run with a long
+// name that does not answer the third query; R2MED's published systems
+// too.
+func uxFixture(t *testing.T) (*httptest.Server, *ir.Task) {
+	t.Helper()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	partial := reporttest.Buried(task, func(string) bool { return true })
+	delete(partial, task.Queries[2].ID)
+	root := t.TempDir()
+	for _, r := range []reporttest.Run{
+		{Dir: filepath.Join(root, "a"), Task: "demo", System: "bm25", Ranked: reporttest.Perfect(task)},
+		{Dir: filepath.Join(root, "b"), Task: "demo", System: "insertrank", Config: map[string]any{"retriever": "insertrank", "name": longReranked}, Ranked: unjudgedFirst(task)},
+		{Dir: filepath.Join(root, "c"), Task: "demo", System: "rankllama", Config: map[string]any{"retriever": "rankllama", "name": longPartial}, Ranked: partial},
+	} {
+		if err := reporttest.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := report.Load(root, leaderboard.Sources{Published: true}, pooledLoader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts, task
+}
+
+func diffURL(ts *httptest.Server, a, b, q string) string {
+	return ts.URL + "/diff/demo?a=" + url.QueryEscape("ours/"+a) + "&b=" + url.QueryEscape("ours/"+b) + "&q=" + url.QueryEscape(q)
+}
+
+var hrefAttr = regexp.MustCompile(`href="(/[^"]*)"`)
+
+// TestViewerNoDeadEnds follows every link of the viewer's pages (the
+// leaderboard, a task page, a query page, a diff page, a dataset page):
+// each answers 200. The dataset link is there for a task our runs name
+// the data of, and not for one with published results only.
+func TestViewerNoDeadEnds(t *testing.T) {
+	ts, task := uxFixture(t)
+	q := task.Queries[0].ID
+	pages := []string{"/", "/task/demo", "/task/demo/data", "/task/Biology", "/query/demo/" + q, strings.TrimPrefix(diffURL(ts, "bm25", longReranked, q), ts.URL)}
+	seen := map[string]bool{}
+	for _, p := range pages {
+		code, _, body := get(t, ts.URL+p)
+		if code != 200 {
+			t.Errorf("%s: %d", p, code)
+			continue
+		}
+		for _, m := range hrefAttr.FindAllStringSubmatch(body, -1) {
+			link := html.UnescapeString(m[1])
+			if seen[link] || strings.HasPrefix(link, "/api/") {
+				continue
+			}
+			seen[link] = true
+			if code, _, body := get(t, ts.URL+link); code != 200 {
+				t.Errorf("%s links to %s: %d %.200s", p, link, code, body)
+			}
+		}
+	}
+	if !seen["/task/demo/data"] {
+		t.Error("no dataset link on the demo task's page")
+	}
+	if seen["/task/Biology/data"] {
+		t.Error("a dataset link on Biology, whose data no run of ours names")
+	}
+	if len(seen) < 20 {
+		t.Errorf("only %d links followed", len(seen))
+	}
+}
+
+// TestViewerUnansweredAndJudged: a system that did not answer a query
+// says so instead of "relevant at ;" and bare cards; judged@10 is shown
+// per system on the query, task and diff pages; with pooled judgments
+// the documents a reranker put on top unjudged are marked, and its
+// score flagged as possibly understated.
+func TestViewerUnansweredAndJudged(t *testing.T) {
+	ts, task := uxFixture(t)
+	_, _, page := get(t, ts.URL+"/query/demo/"+task.Queries[2].ID)
+	for _, want := range []string{"no answer: its run ranks no document for this query, so it scores nDCG@10 0", "no answer: the run ranks no document for this query"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("unanswered query page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "relevant at ;") || strings.Contains(page, `<div class="hit empty">—</div>`) {
+		t.Error("unanswered query shown as an empty list and bare cards")
+	}
+	q := task.Queries[0].ID
+	_, _, page = get(t, ts.URL+"/query/demo/"+q)
+	// bm25's top 10: the relevant documents, then the first irrelevant
+	// ones in corpus order, three of them judged 0.
+	bm25Judged := min(len(task.Qrels[q])+3, 10)
+	for _, want := range []string{fmt.Sprintf("judged@10 %d/10", bm25Judged), "judged@10 0/10", "its top 10 holds 10 unjudged documents: its score may understate it", `class="hit unjudged"`, `class="unjudged-mark"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("query page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "The judgments list relevant documents only") {
+		t.Error("pooled judgments called relevant-only")
+	}
+	_, _, page = get(t, ts.URL+"/task/demo")
+	if !regexp.MustCompile(`judged@10, the share of each system's top 10 that the judgments cover: bm25 0\.51, ` + regexp.QuoteMeta(longPartial) + ` 0\.28, ` + regexp.QuoteMeta(longReranked) + ` 0\.00\.`).MatchString(page) {
+		t.Errorf("task page lacks judged@10:\n%s", regexp.MustCompile(`<p class="sub" id="judged">.*</p>`).FindString(page))
+	}
+	_, _, page = get(t, diffURL(ts, "bm25", longReranked, task.Queries[0].ID))
+	if !strings.Contains(page, "judged@10: A ") || !strings.Contains(page, ", B 0.00") {
+		t.Errorf("diff page lacks judged@10:\n%s", regexp.MustCompile(`<p class="sub" id="diff-summary">.*</p>`).FindString(page))
+	}
+}
+
+// TestCountRows: a dataset page lists up to 16 counts one by one and
+// groups more (NFCorpus has about a hundred) in ranges that double,
+// losing no query.
+func TestCountRows(t *testing.T) {
+	few := map[int]int{1: 5, 2: 3, 7: 1}
+	rows, binned := countRows(few)
+	if binned || len(rows) != 3 || rows[2].Value != "7" {
+		t.Errorf("few counts: %+v", rows)
+	}
+	many := map[int]int{}
+	total := 0
+	for n := 1; n <= 300; n += 3 {
+		many[n] = n%7 + 1
+		total += n%7 + 1
+	}
+	rows, binned = countRows(many)
+	var labels []string
+	sum := 0
+	for _, r := range rows {
+		labels = append(labels, r.Value)
+		sum += r.N
+	}
+	if !binned || len(rows) > maxCountRows || sum != total || !slices.Equal(labels[:5], []string{"1", "3–4", "5–8", "9–16", "17–32"}) {
+		t.Errorf("many counts: %v (%d queries, want %d)", labels, sum, total)
+	}
+}
+
+// TestBrowserTaskPageLongNames opens the task page at 1400×900 with long
+// fused and reranked names: every metric column is in view without
+// scrolling (the names wrap), each name whole on hover, nothing sticks
+// out of its box.
+func TestBrowserTaskPageLongNames(t *testing.T) {
+	reporttest.Chromium(t)
+	ts, _ := uxFixture(t)
+	p := reporttest.Open(t, ts.URL+"/task/demo", 1400, 900, false)
+	for _, sel := range []string{`#task-board th[data-key="mrr"]`, `#task-board tbody tr:nth-child(1) td:last-child`} {
+		if !p.InView(sel) {
+			t.Errorf("%s not in view at 1400×900", sel)
+		}
+	}
+	var title string
+	p.Eval(`Array.from(document.querySelectorAll("#task-board td.sys")).map(td => td.title).join("|")`, &title)
+	if !strings.Contains(title, longReranked) || !strings.Contains(title, longPartial) {
+		t.Errorf("names on hover: %q", title)
+	}
+	p.CheckLayout("/task/demo")
+}
+
+// TestBrowserDiffPage opens the diff of bm25 and the reranker on one
+// query: the documents only in A's top 20 are the relevant ones, marked
+// ✓; those only in B's are marked unjudged; a query link of the
+// per-query table opens that query's diff.
+func TestBrowserDiffPage(t *testing.T) {
+	reporttest.Chromium(t)
+	ts, task := uxFixture(t)
+	q := task.Queries[0]
+	p := reporttest.Open(t, diffURL(ts, "bm25", longReranked, q.ID), 1400, 900, false)
+	var onlyA, onlyB string
+	p.Eval(`document.getElementById("only-a").innerText`, &onlyA)
+	p.Eval(`document.getElementById("only-b").innerText`, &onlyB)
+	rel := 0
+	for _, g := range task.Qrels[q.ID] {
+		if g > 0 {
+			rel++
+		}
+	}
+	if strings.Count(onlyA, "✓ 1") != rel || !strings.Contains(onlyA, "(B: #2") {
+		t.Errorf("only in A: want the %d relevant documents marked ✓:\n%s", rel, onlyA)
+	}
+	if strings.Count(onlyB, "unjudged") < 10 || strings.Contains(onlyB, "✓") {
+		t.Errorf("only in B: want unjudged documents marked so:\n%s", onlyB)
+	}
+	p.CheckLayout("diff")
+	other := task.Queries[3].ID
+	p.Click(`#deltas a[href*="q=`+other+`"]`, `h2`)
+	var h2 string
+	p.Eval(`document.querySelector("h2").innerText`, &h2)
+	if !strings.HasPrefix(h2, "Query "+other+":") {
+		t.Errorf("the query link opened %q", h2)
+	}
+}
+
+// TestBrowserPhoneWidth opens every kind of page at 390×844 with the
+// long names: no page scrolls sideways, every link of the navigation bar
+// is on screen, nothing sticks out of its box.
+func TestBrowserPhoneWidth(t *testing.T) {
+	reporttest.Chromium(t)
+	ts, task := uxFixture(t)
+	q := task.Queries[0].ID
+	p := reporttest.Open(t, ts.URL+"/", 390, 844, false)
+	for _, path := range []string{"/", "/task/demo", "/task/demo/data", "/query/demo/" + q, strings.TrimPrefix(diffURL(ts, "bm25", longReranked, q), ts.URL)} {
+		p.Navigate(ts.URL + path)
+		var off []string
+		p.Eval(`Array.from(document.querySelectorAll("nav.top a")).filter(a => { const r = a.getBoundingClientRect(); return r.right > window.innerWidth || r.left < 0; }).map(a => a.textContent)`, &off)
+		if len(off) > 0 {
+			t.Errorf("%s: navigation links off screen at 390 px: %v", path, off)
+		}
+		p.CheckLayout(fmt.Sprintf("%s at 390×844", path))
+	}
+}
