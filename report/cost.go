@@ -132,7 +132,7 @@ func (r *Report) cost() {
 		if dollars {
 			x = *costs[k].USD
 		}
-		c.Points = append(c.Points, CostPoint{Name: s.Name, Series: i, X: x, Y: y / float64(len(common)) * 100})
+		c.Points = append(c.Points, CostPoint{Name: s.DisplayName(), Series: i, X: x, Y: y / float64(len(common)) * 100})
 	}
 	ParetoFront(c.Points)
 	scope := "on " + strings.Join(common, ", ")

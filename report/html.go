@@ -101,7 +101,7 @@ type RowView struct {
 }
 
 // Short is the system name as the table prints it (MaxLabel runes).
-func (r RowView) Short() string { return short(r.System.Name) }
+func (r RowView) Short() string { return short(r.System.DisplayName()) }
 
 // Origin is "ours", "published" or "external".
 func (r RowView) Origin() string { return string(r.System.Origin()) }
@@ -166,7 +166,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 	}
 	order := rankOrder(t)
 	for _, r := range t.Rows {
-		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.Name}
+		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.FullName()}
 		if i, ok := series[r.System.ID]; ok {
 			rv.Series = i
 		}
@@ -363,7 +363,7 @@ func (r *Report) TestsHTML() template.HTML {
 	}
 	exact := "exact where at most 20 queries differ, else 10,000 random sign flips"
 	var b strings.Builder
-	err := testsTmpl.Execute(&b, map[string]any{"A": r.ScatterPair[0].Name, "B": r.ScatterPair[1].Name, "Tests": r.Tests, "Exact": exact,
+	err := testsTmpl.Execute(&b, map[string]any{"A": r.ScatterPair[0].DisplayName(), "B": r.ScatterPair[1].DisplayName(), "Tests": r.Tests, "Exact": exact,
 		"Level": fmt.Sprintf("%.0f%%", r.Tests[0].Level*100)})
 	if err != nil {
 		return template.HTML(template.HTMLEscapeString("tests: " + err.Error()))
@@ -383,7 +383,7 @@ func (r *Report) CurvesLegend() template.HTML {
 	}
 	for i, s := range r.Charted {
 		if seen[i] {
-			names, series = append(names, s.Name), append(series, i)
+			names, series = append(names, s.DisplayName()), append(series, i)
 		}
 	}
 	return template.HTML(Legend("curves-legend", names, series))

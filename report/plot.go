@@ -7,9 +7,9 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -18,7 +18,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/r2med/r2med/internal/fileio"
@@ -31,7 +30,7 @@ type ChartFormat string
 const (
 	PNG ChartFormat = "png" // at PNGDPI
 	SVG ChartFormat = "svg" // text in a system font stack (no embedded font)
-	PDF ChartFormat = "pdf" // vector, fonts embedded, for LaTeX papers
+	PDF ChartFormat = "pdf" // vector, the glyphs used embedded (a font subset), for LaTeX papers
 )
 
 // ParseChartFormat reads a chart file format.
@@ -116,9 +115,8 @@ func canvas(f ChartFormat, w, h vg.Length) (vg.CanvasSizer, func() io.WriterTo) 
 		c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(false))
 		return c, func() io.WriterTo { return svgFontStack{c} }
 	case PDF:
-		c := vgpdf.New(w, h)
-		c.EmbedFonts(true)
-		return c, func() io.WriterTo { return pdfNoDate{c} }
+		c := newPDFCanvas(w, h)
+		return c, func() io.WriterTo { return c }
 	}
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
 	return c, func() io.WriterTo { return vgimg.PngCanvas{Canvas: c} }
@@ -134,26 +132,6 @@ func (s svgFontStack) WriteTo(w io.Writer) (int64, error) {
 	}
 	out := strings.ReplaceAll(b.String(), "font-family:Liberation Sans;", svgFonts)
 	n, err := io.WriteString(w, out)
-	return int64(n), err
-}
-
-// pdfNoDate writes a PDF canvas with its creation time zeroed, digit for
-// digit (so the cross-reference offsets hold): the same report gives the
-// same bytes.
-type pdfNoDate struct{ c *vgpdf.Canvas }
-
-var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) ?\(D:[0-9]+`)
-
-func (p pdfNoDate) WriteTo(w io.Writer) (int64, error) {
-	var b bytes.Buffer
-	if _, err := p.c.WriteTo(&b); err != nil {
-		return 0, err
-	}
-	out := pdfDate.ReplaceAllFunc(b.Bytes(), func(m []byte) []byte {
-		i := bytes.Index(m, []byte("D:")) + 2
-		return append(m[:i:i], bytes.Repeat([]byte("0"), len(m)-i)...)
-	})
-	n, err := w.Write(out)
 	return int64(n), err
 }
 
@@ -293,8 +271,16 @@ type legendEntry struct {
 // A chart of one plot passes it as p: its title goes above the legend
 // (title, legend, plot, top to bottom).
 func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Plot, panels func(draw.Canvas)) io.WriterTo {
-	perRow := max(int(w/(2.2*vg.Inch)), 1)
-	rows := (len(entries) + perRow - 1) / perRow
+	var sty text.Style
+	sans(&sty, 10)
+	sty.Color = color.Black
+	sty.Handler = plot.DefaultTextHandler
+	sty.YAlign = draw.YCenter
+	keys := layoutLegend(entries, w, sty)
+	rows := 0
+	for _, k := range keys {
+		rows = max(rows, k.row+1)
+	}
 	legendH := vg.Points(16)*vg.Length(rows) + vg.Points(6)
 	if len(entries) == 0 {
 		legendH = 0
@@ -314,22 +300,50 @@ func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Pl
 		p.Title.Text = ""
 		top -= titleH
 	}
-	var sty text.Style
-	sans(&sty, 10)
-	sty.Color = color.Black
-	sty.Handler = plot.DefaultTextHandler
-	sty.YAlign = draw.YCenter
-	for k, e := range entries {
-		x := vg.Points(8) + (w/vg.Length(perRow))*vg.Length(k%perRow)
-		y := top - vg.Points(11) - vg.Points(16)*vg.Length(k/perRow)
-		thumb := draw.Crop(dc, x, x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
-		for _, t := range e.thumb {
+	for _, k := range keys {
+		y := top - vg.Points(11) - vg.Points(16)*vg.Length(k.row)
+		thumb := draw.Crop(dc, k.x, k.x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
+		for _, t := range k.thumb {
 			t.Thumbnail(&thumb)
 		}
-		dc.FillText(sty, vg.Point{X: x + vg.Points(26), Y: y}, short(e.name))
+		dc.FillText(sty, vg.Point{X: k.x + vg.Points(26), Y: y}, k.text)
 	}
 	panels(draw.Crop(dc, 0, 0, 0, -legendH-titleH))
 	return done()
+}
+
+// placedKey is a legend entry where withLegend draws it: its row, the x
+// of its sample, and its name, shortened with "…" only when it is wider
+// than the chart.
+type placedKey struct {
+	legendEntry
+	text string
+	x    vg.Length
+	row  int
+}
+
+// layoutLegend flows the entries left to right in rows across a chart w
+// wide, each as wide as its sample and name measured in sty: no key
+// overlaps another or runs off the chart.
+func layoutLegend(entries []legendEntry, w vg.Length, sty text.Style) []placedKey {
+	const gap, sample = 14, 26 // points between keys; a key's sample and its space
+	left, right := vg.Points(8), w-vg.Points(8)
+	var out []placedKey
+	x, row := left, 0
+	for _, e := range entries {
+		name := e.name
+		for room := right - left - vg.Points(sample); sty.Width(name) > room && utf8.RuneCountInString(name) > 1; {
+			r := []rune(strings.TrimSuffix(name, "…"))
+			name = string(r[:len(r)-1]) + "…"
+		}
+		kw := vg.Points(sample) + sty.Width(name)
+		if x > left && x+kw > right {
+			x, row = left, row+1
+		}
+		out = append(out, placedKey{legendEntry: e, text: name, x: x, row: row})
+		x += kw + vg.Points(gap)
+	}
+	return out
 }
 
 func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {

@@ -86,7 +86,10 @@ type BarChart struct {
 	XLabel, YLabel string
 	Categories     []string
 	Series         []string
-	Values         [][]float64 // [series][category]
+	// Full are the series' whole names, for hovers (FullName); "" or
+	// missing: the series name.
+	Full   []string
+	Values [][]float64 // [series][category]
 }
 
 // LineChart draws series of (x, y) points joined by lines, x on a log
@@ -107,6 +110,7 @@ type LineChart struct {
 // Line is one series of a LineChart.
 type Line struct {
 	Name string
+	Full string // the whole name, for hovers; "" is Name
 	// Series is the system's index among the charted ones: its colour,
 	// marker and dash.
 	Series int
@@ -164,6 +168,7 @@ func svgOpen(b *strings.Builder, id string, w, h float64, title, desc string) {
 // marker (and dash for lines).
 type legendKey struct {
 	name   string
+	full   string // the name whole, for the key's hover; "" is name
 	series int    // data-series, the colour class, marker and dash index
 	color  string // fill
 	class  string // colour class: "c0", "t3"
@@ -194,7 +199,11 @@ func legend(b *strings.Builder, keys []legendKey, y, width float64) float64 {
 		} else {
 			marker(b, k.series, x+7, yy-4, 5, k.class, k.color, "")
 		}
-		fmt.Fprintf(b, `<text x="%s" y="%s">%s<title>%s</title></text></g>`, f1(x+24), f1(yy), esc(short(k.name)), esc(k.name))
+		full := k.full
+		if full == "" {
+			full = k.name
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s">%s<title>%s</title></text></g>`, f1(x+24), f1(yy), esc(short(k.name)), esc(full))
 		x += w
 	}
 	b.WriteString(`</g>`)
@@ -351,6 +360,9 @@ func (c BarChart) SVG() string {
 	keys := seriesKeys(c.Series, false)
 	for i := range keys {
 		keys[i].bar = true
+		if i < len(c.Full) {
+			keys[i].full = c.Full[i]
+		}
 	}
 	lh := legendHeight(keys, barsW)
 	plotH := 280.0
@@ -397,7 +409,7 @@ func (c LineChart) SVG() string {
 	var keys []legendKey
 	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), c.YMax
 	for _, s := range c.Series {
-		keys = append(keys, legendKey{name: s.Name, series: s.Series, color: seriesColor(Palette, s.Series), class: "c" + strconv.Itoa(s.Series%len(Palette)), line: true})
+		keys = append(keys, legendKey{name: s.Name, full: s.Full, series: s.Series, color: seriesColor(Palette, s.Series), class: "c" + strconv.Itoa(s.Series%len(Palette)), line: true})
 		for j := range s.X {
 			xlo, xhi = min(xlo, s.X[j]), max(xhi, s.X[j])
 			if c.YMax == 0 {
