@@ -304,11 +304,11 @@ type QueryJSON struct {
 	// document they lack is then unjudged, and is marked so. R2MED's and
 	// BEIR's list relevant documents only.
 	PooledJudgments bool            `json:"pooled_judgments"`
-	Query    QueryInfo       `json:"query"`
-	Terms    []string        `json:"terms"` // the query's index terms
-	Relevant []DocJSON       `json:"relevant"`
-	Metric   string          `json:"metric"` // R2MED key of Systems[].Value
-	Systems  []SystemResults `json:"systems"`
+	Query           QueryInfo       `json:"query"`
+	Terms           []string        `json:"terms"` // the query's index terms
+	Relevant        []DocJSON       `json:"relevant"`
+	Metric          string          `json:"metric"` // R2MED key of Systems[].Value
+	Systems         []SystemResults `json:"systems"`
 }
 
 // QueryInfo is the query: id, text and its other fields (R2MED's
@@ -334,11 +334,11 @@ type DocJSON struct {
 
 // SystemResults is one system's ranking for the query.
 type SystemResults struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`      // as pages show it (DisplayName)
-	FullName string `json:"full_name"` // for hovers and exports
-	Series int      `json:"-"`
-	Value  *float64 `json:"value"` // the metric on this query; null when not evaluated
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`      // as pages show it (DisplayName)
+	FullName string   `json:"full_name"` // for hovers and exports
+	Series   int      `json:"-"`
+	Value    *float64 `json:"value"` // the metric on this query; null when not evaluated
 	// RelevantRanks maps each relevant document to its rank in the run, 0
 	// when the run does not retrieve it.
 	RelevantRanks map[string]int `json:"relevant_ranks"`
