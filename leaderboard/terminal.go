@@ -23,7 +23,7 @@ type WriteOptions struct {
 // MinNameWidth is the narrowest the system column is wrapped to; a table
 // whose other columns leave less is printed wider than asked, and says
 // how to narrow it.
-const MinNameWidth = 14
+const MinNameWidth = 20
 
 // WriteWith renders the table in format f with options o.
 func (t *Table) WriteWith(w io.Writer, f Format, o WriteOptions) error {
@@ -115,9 +115,9 @@ func columnWidths(rows [][]string) []int {
 	return width
 }
 
-// total is the width of a line: the columns and two spaces between.
-func total(width []int) int {
-	n := 2 * (len(width) - 1)
+// total is the width of a line: the columns and sep spaces between.
+func total(width []int, sep int) int {
+	n := sep * (len(width) - 1)
 	for _, w := range width {
 		n += w
 	}
@@ -127,14 +127,21 @@ func total(width []int) int {
 func (t *Table) writeTerminal(w io.Writer, limit int) error {
 	rows, stars, notes := t.terminalRows(false)
 	width := columnWidths(rows)
-	compact := limit > 0 && total(width) > limit
+	sep := 2
+	compact := limit > 0 && total(width, sep) > limit
 	if compact {
 		rows, stars, notes = t.terminalRows(true)
 		width = columnWidths(rows)
-		// Names wrap when that makes the table fit; when nothing does,
-		// they stay whole (a wrapped name would only add lines).
-		if over := total(width) - limit; over > 0 && width[1]-over >= MinNameWidth {
-			width[1] -= over
+		// Names wrap to make the table fit, down to MinNameWidth; then
+		// the columns close up to one space.
+		name := width[1]
+		if over := total(width, sep) - limit; over > 0 {
+			width[1] = max(name-over, min(name, MinNameWidth))
+		}
+		if over := total(width, sep) - limit; over > 0 {
+			sep = 1
+			width[1] = max(name-(total(width, sep)-width[1]+name-limit), min(name, MinNameWidth))
+			width[1] = min(width[1], name)
 		}
 	}
 	title := t.Title()
@@ -146,7 +153,7 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 		b.WriteString(l + "\n")
 	}
 	for _, l := range rows {
-		name := wrapName(l[1], width[1])
+		name := textwrap.Name(l[1], width[1])
 		for k, part := range name {
 			cells := l
 			if k > 0 {
@@ -159,7 +166,7 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 				}
 				pad := strings.Repeat(" ", max(width[i]-utf8.RuneCountInString(c), 0))
 				if i > 0 {
-					line.WriteString("  ")
+					line.WriteString(strings.Repeat(" ", sep))
 				}
 				if i == 1 || i == 2 {
 					line.WriteString(c + pad) // text columns left-aligned
@@ -186,7 +193,7 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 			legend = append(legend, l)
 		}
 	}
-	if n := total(width); limit > 0 && n > limit {
+	if n := total(width, sep); limit > 0 && n > limit {
 		legend = append(legend, fmt.Sprintf("(the table needs %d columns, %d are available: choose fewer columns with --tasks or --family, or set COLUMNS)", n, limit))
 	}
 	for _, l := range legend {
@@ -199,34 +206,3 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 	return nil
 }
 
-// wrapName splits a system name into lines of at most width runes,
-// breaking after spaces, commas and slashes where it can and inside a
-// word only where it must; the lines joined are the name.
-func wrapName(name string, width int) []string {
-	if width <= 0 || utf8.RuneCountInString(name) <= width {
-		return []string{name}
-	}
-	var lines []string
-	rest := []rune(name)
-	for len(rest) > width {
-		cut := -1
-		for i := width; i > 0; i-- {
-			if c := rest[i-1]; c == ' ' || c == ',' || c == '/' {
-				cut = i
-				break
-			}
-		}
-		if cut <= 0 {
-			cut = width
-		}
-		lines = append(lines, strings.TrimRight(string(rest[:cut]), " "))
-		rest = rest[cut:]
-		for len(rest) > 0 && rest[0] == ' ' {
-			rest = rest[1:]
-		}
-	}
-	if len(rest) > 0 {
-		lines = append(lines, string(rest))
-	}
-	return lines
-}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -281,7 +282,7 @@ func WriteAllWith(w io.Writer, reps []*Report, f Format, width int) error {
 				return err
 			}
 		}
-		if err := r.Write(w, f); err != nil {
+		if err := r.write(w, f, width); err != nil {
 			return err
 		}
 	}
@@ -331,7 +332,11 @@ func (r *Report) scope() string {
 }
 
 // Write renders the report.
-func (r *Report) Write(w io.Writer, f Format) error {
+func (r *Report) Write(w io.Writer, f Format) error { return r.write(w, f, 0) }
+
+// write renders the report, its text tables' system names wrapped to keep
+// to width columns (0: unbounded).
+func (r *Report) write(w io.Writer, f Format, width int) error {
 	switch f {
 	case JSON:
 		enc := json.NewEncoder(w)
@@ -346,7 +351,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	if md {
 		fmt.Fprintf(&b, "## %s: systems vs baseline %s (%s)\n\n", r.Metric, r.Baseline, r.scope())
 	} else {
-		fmt.Fprintf(&b, "%s: systems vs baseline %s on %s (differences are system − baseline)\n", r.Metric, r.Baseline, r.scope())
+		for _, l := range textwrap.Lines(fmt.Sprintf("%s: systems vs baseline %s on %s (differences are system − baseline)", r.Metric, r.Baseline, r.scope()), width) {
+			b.WriteString(l + "\n")
+		}
 	}
 	// In the systems' order: ranging over the map would shuffle the notes
 	// from one run to the next.
@@ -356,13 +363,15 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	}
 	for _, name := range names {
 		if n := r.Missing[name]; n > 0 {
-			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries (unanswered); they count as 0\n", name, n, r.Queries)
+			for _, l := range textwrap.Lines(fmt.Sprintf("note: %s has no value for %d of the %d queries (unanswered); they count as 0", name, n, r.Queries), width) {
+				b.WriteString(l + "\n")
+			}
 		}
 	}
 	if !md {
 		b.WriteByte('\n')
 	}
-	writeRows(&b, r.Rows, md, true)
+	writeRows(&b, r.Rows, md, true, width)
 	r.writeCosts(&b, names, md)
 	for _, br := range r.Breakdowns {
 		if md {
@@ -380,13 +389,12 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			} else {
 				fmt.Fprintf(&b, "\n  %s (%d queries%s)\n", g.Name, g.Queries, small)
 			}
-			writeRows(&b, g.Rows, md, false)
+			writeRows(&b, g.Rows, md, false, width)
 		}
 	}
-	if md {
-		b.WriteString("\n" + r.Footer() + "\n")
-	} else {
-		b.WriteString("\n" + r.Footer() + "\n")
+	b.WriteString("\n")
+	for _, l := range textwrap.Lines(r.Footer(), width) {
+		b.WriteString(l + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -441,7 +449,7 @@ func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
 	}
 }
 
-func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
+func writeRows(b *strings.Builder, rows []Row, md, extremes bool, limit int) {
 	head := []string{"system", "baseline", "system", "diff", "CI", "W/L/T", "rand p", "t p", "Holm p", "d"}
 	var lines [][]string
 	for _, r := range rows {
@@ -475,17 +483,24 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 				width[i] = max(width[i], len([]rune(c)))
 			}
 		}
-		for _, l := range append([][]string{head}, lines...) {
-			b.WriteString("  ")
-			for i, c := range l {
-				pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-				if i == 0 {
-					b.WriteString(c + pad)
-				} else {
-					b.WriteString("  " + pad + c)
-				}
+		if limit > 0 {
+			rest := 2
+			for _, w := range width[1:] {
+				rest += 2 + w
 			}
-			b.WriteByte('\n')
+			width[0] = max(min(width[0], limit-rest), min(width[0], minNameWidth))
+		}
+		for _, l := range append([][]string{head}, lines...) {
+			for n, name := range textwrap.Name(l[0], width[0]) {
+				b.WriteString("  " + name)
+				if n == 0 {
+					b.WriteString(strings.Repeat(" ", max(width[0]-len([]rune(name)), 0)))
+					for i, c := range l[1:] {
+						b.WriteString("  " + strings.Repeat(" ", width[i+1]-len([]rune(c))) + c)
+					}
+				}
+				b.WriteByte('\n')
+			}
 		}
 	}
 	if !extremes {
@@ -506,7 +521,9 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 			if md {
 				fmt.Fprintf(b, "\n%s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
 			} else {
-				fmt.Fprintf(b, "  %s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
+				for _, l := range textwrap.Lines(fmt.Sprintf("  %s, %s: %s", r.System, x.label, strings.Join(parts, "; ")), limit) {
+					b.WriteString(l + "\n")
+				}
 			}
 		}
 	}

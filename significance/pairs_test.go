@@ -118,6 +118,17 @@ func TestAllPairsTable(t *testing.T) {
 			t.Errorf("line of %d columns: %s", utf8.RuneCountInString(l), l)
 		}
 	}
+	// The whole report keeps to the width too: the comparisons with the
+	// baseline wrap their long system names.
+	var all strings.Builder
+	if err := WriteAllWith(&all, reps, Text, 120); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(all.String(), "\n") {
+		if utf8.RuneCountInString(l) > 120 {
+			t.Errorf("report line of %d columns: %s", utf8.RuneCountInString(l), l)
+		}
+	}
 	if strings.Count(narrow.String(), "#  system") < 2 {
 		t.Errorf("the tasks were not split over tables at 80 columns:\n%s", narrow.String())
 	}

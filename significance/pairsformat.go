@@ -11,6 +11,10 @@ import (
 	"github.com/r2med/r2med/measure"
 )
 
+// minNameWidth is the narrowest a text table's system column is
+// wrapped to.
+const minNameWidth = 20
+
 // superLetters are the letters a–z as superscripts, as ranx prints them
 // (Unicode has no superscript q; ranx's stand-in is kept).
 var superLetters = []rune("ᵃᵇᶜᵈᵉᶠᵍʰᶦʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ")
@@ -200,6 +204,14 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 			colW[(gi+1)*perGroup-1] += extra
 		}
 	}
+	// Names wrap when the widest group would not fit beside them.
+	if width > 0 {
+		widest := 0
+		for gi := range groups {
+			widest = max(widest, groupW(gi))
+		}
+		nameW = max(min(nameW, width-3-widest), min(nameW, minNameWidth))
+	}
 	// Each group's columns stay together; groups are packed into tables
 	// of at most width columns.
 	var chunks [][]int
@@ -233,13 +245,19 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 		}
 		b.WriteString(strings.TrimRight(head2.String(), " ") + "\n")
 		for i, s := range p.Systems {
-			line := Letter(i) + "  " + pad(s, nameW)
-			for _, gi := range chunk {
-				for k := gi * perGroup; k < (gi+1)*perGroup; k++ {
-					line += "  " + pad(cell(cols[k], i), colW[k])
+			for n, part := range textwrap.Name(s, nameW) {
+				line := Letter(i) + "  " + pad(part, nameW)
+				if n > 0 {
+					line = "   " + part
+				} else {
+					for _, gi := range chunk {
+						for k := gi * perGroup; k < (gi+1)*perGroup; k++ {
+							line += "  " + pad(cell(cols[k], i), colW[k])
+						}
+					}
 				}
+				b.WriteString(strings.TrimRight(line, " ") + "\n")
 			}
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
 	}
 	b.WriteByte('\n')

@@ -163,14 +163,17 @@ status 2.`,
 }
 
 // terminalWidth is the width a table written to w keeps to: $COLUMNS,
-// else the terminal's when w is one, else 80.
+// else the terminal's when w is one, else (w piped to head or less) the
+// terminal's that stderr is, else 80.
 func terminalWidth(w io.Writer) int {
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
-			return n
+	for _, out := range []io.Writer{w, os.Stderr} {
+		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
+				return n
+			}
 		}
 	}
 	return 80
