@@ -205,4 +205,3 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 	}
 	return nil
 }
-
