@@ -47,21 +47,7 @@ var trecAt = map[string]Family{
 //     measures; a trec_eval name is an error saying to use the trec
 //     profile.
 func ParseIn(spec string, p Profile) ([]Measure, error) {
-	var out []Measure
-	for _, tok := range strings.Fields(spec) {
-		if tok == "-m" {
-			continue
-		}
-		ms, err := parseIn(tok, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ms...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("measure: no measure named in %q; known: %s", spec, knownNames())
-	}
-	return out, nil
+	return parseSpec(spec, func(tok string) ([]Measure, error) { return parseIn(tok, p) })
 }
 
 func parseIn(tok string, p Profile) ([]Measure, error) {

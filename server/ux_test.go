@@ -14,8 +14,6 @@ import (
 
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
-	"github.com/r2med/r2med/leaderboard"
-	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
 )
@@ -95,17 +93,7 @@ func uxFixture(t *testing.T) (*httptest.Server, *ir.Task) {
 			t.Fatal(err)
 		}
 	}
-	d, err := report.Load(root, leaderboard.Sources{Published: true}, pooledLoader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(d, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return ts, task
+	return serveRuns(t, root, pooledLoader), task
 }
 
 func diffURL(ts *httptest.Server, a, b, q string) string {
