@@ -38,7 +38,7 @@ func (d *dataFlags) sources() ([]pipeline.Source, error) {
 	}
 	if d.task == "" || strings.EqualFold(d.task, demo.Name) || d.data != "" {
 		if suite != tasks.R2MED {
-			return nil, fmt.Errorf("--suite %s picks the NanoR2MED split of an R2MED task (--task Biology --suite nano); it does not apply to --task demo or --data (for a Nano set in a directory or on the Hub, give --data and --split)", suite)
+			return nil, usageErrorf("--suite %s picks the NanoR2MED split of an R2MED task (--task Biology --suite nano); it does not apply to --task demo or --data (for a Nano set in a directory or on the Hub, give --data and --split)", suite)
 		}
 		return []pipeline.Source{{Task: d.task, Data: d.data, Suite: suite, Options: d.opts}}, nil
 	}
@@ -67,7 +67,7 @@ func taskError(err error) error {
 	}
 	known = append(known, demo.Name, "all")
 	if s := yamlx.Suggest(ue.Name, known); s != "" {
-		return usage(fmt.Errorf("unknown task %q (did you mean %q?); the built-in task is %q, R2MED's are %s, or \"all\"", ue.Name, s, demo.Name, taskNames()))
+		return usage(fmt.Errorf("unknown R2MED task %q (did you mean %q?); the tasks are %s (or \"all\"); the built-in task is %q", ue.Name, s, taskNames(), demo.Name))
 	}
 	return usage(fmt.Errorf("%w; the built-in task is %q", err, demo.Name))
 }
@@ -79,3 +79,6 @@ func taskNames() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// usageErrorf is a usage error (exit 2) formatted as fmt.Errorf does.
+func usageErrorf(format string, a ...any) error { return usage(fmt.Errorf(format, a...)) }

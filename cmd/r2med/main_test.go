@@ -282,10 +282,10 @@ func TestNanoBuild(t *testing.T) {
 }
 
 func TestTaskAndSuiteErrors(t *testing.T) {
-	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--suite", "nano", "--out", t.TempDir()); code != 1 || !strings.Contains(stderr, "does not apply to --task demo") {
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--suite", "nano", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "does not apply to --task demo") {
 		t.Fatalf("--suite nano with demo: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code := r2med(t, "", "run", "--task", "Biologie", "--out", t.TempDir()); code != 1 || !strings.Contains(stderr, `the built-in task is "demo"`) || !strings.Contains(stderr, "MedQA-Diag") {
+	if _, stderr, code := r2med(t, "", "run", "--task", "Biologie", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, `the built-in task is "demo"`) || !strings.Contains(stderr, "MedQA-Diag") || !strings.Contains(stderr, `did you mean "Biology"?`) {
 		t.Fatalf("misspelt task: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -68,7 +68,7 @@ func TestUsageErrorsAndSuggestions(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--task", "dmeo", "--out", filepath.Join(dir, "x")}, `unknown task "dmeo" (did you mean "demo"?)`},
+		{[]string{"run", "--task", "dmeo", "--out", filepath.Join(dir, "x")}, `unknown R2MED task "dmeo" (did you mean "demo"?)`},
 		{[]string{"stats", "--task", "Biolgy"}, `(did you mean "Biology"?)`},
 		{[]string{"model", "show", "nv", "--task", "MedQA-Dag"}, `(did you mean "MedQA-Diag"?)`},
 		{[]string{"leaderboard", "--resuls", out}, "unknown flag: --resuls (did you mean --results?)"},
