@@ -200,8 +200,8 @@ func (t *Table) Legend() []string {
 	if t.Costs {
 		out = append(out, costLegend)
 	}
-	if t.Board > len(t.Rows) {
-		out = append(out, fmt.Sprintf("%d of the board's %d systems shown; # is the rank among all %d", len(t.Rows), t.Board, t.Board))
+	if t.BoardSize > len(t.Rows) {
+		out = append(out, fmt.Sprintf("%d of the board's %d systems shown; # is the rank among all %d", len(t.Rows), t.BoardSize, t.BoardSize))
 	}
 	return out
 }
@@ -221,7 +221,7 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 // hasLegend reports whether the table needs its legend: anything beyond
 // R2MED's own published table.
 func (t *Table) hasLegend() bool {
-	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.Board > len(t.Rows)
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows)
 }
 
 func (t *Table) mixed() bool {

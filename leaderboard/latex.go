@@ -62,8 +62,8 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	if len(printed) > 0 {
 		caption += ` $^{p}$: the paper's printed average (` + strings.Join(printed, "; ") + `).`
 	}
-	if t.Board > len(t.Rows) {
-		caption += fmt.Sprintf(` \#: rank among all %d systems.`, t.Board)
+	if t.BoardSize > len(t.Rows) {
+		caption += fmt.Sprintf(` \#: rank among all %d systems.`, t.BoardSize)
 	}
 	if t.Costs {
 		caption += ` \$/q, tok/q, s/q: dollars, tokens and seconds of model calls per query.`

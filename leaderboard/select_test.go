@@ -36,8 +36,8 @@ func TestSelectRows(t *testing.T) {
 	if got := strings.Join(names, "|"); !strings.HasPrefix(got, "InsertRank") || len(tb.Rows) != 5 || !strings.HasSuffix(got, "|nv|bm25") {
 		t.Fatalf("rows %s, ranks %v", got, ranks)
 	}
-	if ranks[3] != row(t, all, "nv").Rank || ranks[4] != row(t, all, "bm25").Rank || tb.Board != len(all.Rows) {
-		t.Errorf("ranks %v (board %d): want the whole board's", ranks, tb.Board)
+	if ranks[3] != row(t, all, "nv").Rank || ranks[4] != row(t, all, "bm25").Rank || tb.BoardSize != len(all.Rows) {
+		t.Errorf("ranks %v (board %d): want the whole board's", ranks, tb.BoardSize)
 	}
 	if !strings.Contains(strings.Join(tb.Legend(), "\n"), "5 of the board's 91 systems shown; # is the rank among all 91") {
 		t.Errorf("legend %q", tb.Legend())

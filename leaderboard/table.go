@@ -87,7 +87,7 @@ type Table struct {
 	Subset bool
 	// Board is how many rows the whole board has; more than len(Rows)
 	// when Systems or Top chose the rows (ranks are the board's).
-	Board int
+	BoardSize int
 }
 
 // Row is one system on the leaderboard.
@@ -203,7 +203,7 @@ func Build(systems []System, opt Options) (*Table, error) {
 	}
 	slices.SortStableFunc(t.Rows, func(a, b Row) int { return compareRows(opt.Ranking, a, b) })
 	rank(t)
-	t.Board = len(t.Rows)
+	t.BoardSize = len(t.Rows)
 	if err := t.SelectRows(opt.Systems, opt.Top, opt.PinOurs); err != nil {
 		return nil, err
 	}
