@@ -85,7 +85,7 @@ type Table struct {
 	// Subset is set when Tasks chose the columns (not a family, not all
 	// eight).
 	Subset bool
-	// Board is how many rows the whole board has; more than len(Rows)
+	// BoardSize is how many rows the whole board has; more than len(Rows)
 	// when Systems or Top chose the rows (ranks are the board's).
 	BoardSize int
 }
