@@ -21,7 +21,11 @@ const FileFormat = "r2med-audit/1"
 // r2med report shows (audit.json or NAME.audit.json in the results
 // directory).
 type File struct {
-	Format   string           `json:"format"`
+	Format string `json:"format"`
+	// Version is the version of the r2med that wrote the file
+	// (results.Version: a release, or the source revision and whether it
+	// had uncommitted changes).
+	Version  string           `json:"version,omitempty"`
 	Leakage  *LeakageReport   `json:"leakage,omitempty"`
 	Datasets []*DatasetReport `json:"datasets,omitempty"`
 }
@@ -132,7 +136,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 	},
 }).Parse(`<section class="audit" id="audit-{{.Name}}">
 {{with .F.Leakage}}<h2>Leakage audit <span class="sub">({{$.Name}})</span></h2>
-<p class="sub">Exact: equal after normalisation ({{.Settings.Normalization}}). Near: Jaccard ≥ {{f3 .Settings.Threshold}} over {{.Settings.Shingle}}-word shingles (MinHash LSH {{.Settings.Bands}}×{{.Settings.Rows}}, seed {{.Settings.Seed}}, recall {{f3 .Settings.RecallAtThreshold}} at the threshold).{{if .Settings.DenseModel}} Dense: cosine ≥ {{f3 .Settings.DenseThreshold}} with {{.Settings.DenseModel}}.{{end}} Documents audited: {{.Settings.Documents}}.</p>
+<p class="sub">Exact: equal after normalisation ({{.Settings.Normalization}}). Near: Jaccard ≥ {{f3 .Settings.Threshold}} over {{.Settings.Shingle}}-word shingles (MinHash LSH {{.Settings.Bands}}×{{.Settings.Rows}}, seed {{.Settings.Seed}}, recall {{f3 .Settings.RecallAtThreshold}} at the threshold){{with .Settings.WordEdits}}{{if not .Off}}, or a text of {{.MinWords}}–{{.MaxWords}} words with one word replaced, dropped or added, a content word by another from {{.ContentMinWords}} words (word edits: 1 − edits/words){{end}}{{end}}.{{if .Settings.DenseModel}} Dense: cosine ≥ {{f3 .Settings.DenseThreshold}} with {{.Settings.DenseModel}}.{{end}} Documents audited: {{.Settings.Documents}}.</p>
 <div class="table-wrap"><table>
 <caption class="sub">Benchmark texts found in the training set</caption>
 <thead><tr><th scope="col">task</th><th scope="col" class="num">queries</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num">documents</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num" title="judgments whose query and relevant document both appear in one training record">pairs</th></tr></thead>
@@ -146,7 +150,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 {{range .Tasks}}{{if .Examples}}<div class="table-wrap"><table>
 <caption class="sub">{{.Task}}: examples (strongest match of each text)</caption>
 <thead><tr><th scope="col">benchmark</th><th scope="col">match</th><th scope="col" class="num">similarity</th><th scope="col">training line</th><th scope="col">benchmark text</th><th scope="col">training text</th></tr></thead>
-<tbody>{{range .Examples}}<tr><td>{{.Kind}} {{.ID}}</td><td>{{.Match}}</td><td class="num">{{f3 .Similarity}}</td><td>{{.TrainFile}}:{{.TrainLine}} ({{.TrainField}}){{if gt .Matches 1}}, {{.Matches}} matches{{end}}</td><td>{{.Text}}</td><td>{{.TrainText}}</td></tr>
+<tbody>{{range .Examples}}<tr><td>{{.Kind}} {{.ID}}</td><td>{{.Match}}{{if .Measure}} ({{.Measure}}){{end}}</td><td class="num">{{f3 .Similarity}}</td><td>{{.TrainFile}}:{{.TrainLine}} ({{.TrainField}}){{if gt .Matches 1}}, {{.Matches}} matches{{end}}</td><td>{{.Text}}</td><td>{{.TrainText}}</td></tr>
 {{end}}</tbody></table></div>
 {{end}}{{end}}{{end}}
 {{if .F.Datasets}}<h2>Dataset audit <span class="sub">({{.Name}})</span></h2>

@@ -32,6 +32,21 @@ const (
 	MatchDense = "dense"
 )
 
+// Similarity measures, as the measure field writes them.
+const (
+	// MeasureExact: equal after normalisation (similarity 1).
+	MeasureExact = "exact"
+	// MeasureJaccard: the Jaccard similarity of the two texts' word-shingle
+	// sets, computed exactly.
+	MeasureJaccard = "jaccard"
+	// MeasureWordEdits: 1 − word edit distance / words of the longer text,
+	// for short texts at most one word replaced, dropped or added
+	// (minhash.Edits).
+	MeasureWordEdits = "word_edits"
+	// MeasureCosine: the cosine of the two texts' embeddings.
+	MeasureCosine = "cosine"
+)
+
 // Match is one training text found in a benchmark: one line of the
 // matches file (r2med audit leakage --format jsonl).
 type Match struct {
@@ -44,12 +59,17 @@ type Match struct {
 	TrainField string `json:"train_field"`
 	TrainRole  string `json:"train_role"`
 	// Match is exact (equal after normalisation), near (word-shingle
-	// Jaccard at or above the threshold) or dense (embedding cosine at or
-	// above the dense threshold); a pair is reported once, by the first
-	// of these that holds.
+	// Jaccard at or above the threshold, or a short text within one word
+	// edit) or dense (embedding cosine at or above the dense threshold); a
+	// pair is reported once, by the first of these that holds (Jaccard
+	// before word edits).
 	Match string `json:"match"`
-	// Similarity is 1 for exact, the exact Jaccard for near and the
-	// cosine for dense matches.
+	// Measure names what Similarity measures: exact, jaccard, word_edits
+	// or cosine (the Measure constants).
+	Measure string `json:"measure"`
+	// Similarity is 1 for exact matches, the exact Jaccard or the word
+	// edit similarity (1 − edits / words of the longer text) for near ones
+	// and the cosine for dense ones.
 	Similarity float64 `json:"similarity"`
 	// TrainText is the training text's first 300 characters.
 	TrainText string `json:"train_text"`
@@ -72,7 +92,10 @@ type Dense struct {
 // LeakageOptions configure Leakage. The zero value audits queries and
 // positive documents with the default MinHash spec.
 type LeakageOptions struct {
-	MinHash   minhash.Spec
+	MinHash minhash.Spec
+	// Edits finds short texts with one word replaced, dropped or added,
+	// which word shingles miss; the zero value: texts of 5 to 32 words.
+	Edits     minhash.Edits
 	Documents Scope // "" means Positives
 	Dense     *Dense
 	Train     trainset.Options
@@ -106,7 +129,7 @@ type LeakageResult struct {
 const (
 	checkpointFile = "checkpoint.json"
 	matchesFile    = "matches.jsonl"
-	stateVersion   = 1
+	stateVersion   = 2 // 2: word edits for short texts, the measure field
 )
 
 type checkpoint struct {
@@ -134,6 +157,7 @@ type auditor struct {
 	items   []item
 	missing []int
 	coll    *minhash.Collection
+	edits   *minhash.EditIndex
 	flat    *vector.Flat
 	// denseMember maps a row of flat to its benchmark item.
 	denseMember []int
@@ -195,6 +219,9 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 		return nil, err
 	}
 	opts.MinHash = h.Spec()
+	if opts.Edits, err = opts.Edits.Resolved(); err != nil {
+		return nil, err
+	}
 	a := &auditor{opts: opts, tasks: tasks}
 	a.items, a.missing = benchmarkItems(tasks, opts.Documents)
 	texts := make([]string, len(a.items))
@@ -221,6 +248,9 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	}
 	defer a.spill.Close()
 	a.coll = minhash.NewCollection(h, texts, opts.Workers)
+	if a.edits, err = minhash.NewEditIndex(opts.Edits, texts); err != nil {
+		return nil, err
+	}
 	if opts.Dense != nil {
 		if err := a.embedBenchmark(ctx, texts); err != nil {
 			return nil, err
@@ -247,7 +277,7 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 func (a *auditor) fingerprint(files []string) (string, error) {
 	h := sha256.New()
 	settings := map[string]any{
-		"version": stateVersion, "minhash": a.opts.MinHash, "documents": a.opts.Documents,
+		"version": stateVersion, "minhash": a.opts.MinHash, "edits": a.opts.Edits, "documents": a.opts.Documents,
 		"train": a.opts.Train,
 	}
 	if d := a.opts.Dense; d != nil {
@@ -467,7 +497,7 @@ func (a *auditor) scanFile(ctx context.Context, fi int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := a.coll.NewSearcher()
+			s := searchers{a.coll.NewSearcher(), a.edits.NewSearcher()}
 			for c := range chunks {
 				if ctx.Err() != nil {
 					continue // drain
@@ -541,8 +571,14 @@ func (a *auditor) scanFile(ctx context.Context, fi int) error {
 	return a.saveCheckpoint()
 }
 
+// searchers are a worker's searchers of the benchmark texts.
+type searchers struct {
+	minhash *minhash.Searcher
+	edits   *minhash.EditSearcher
+}
+
 // process audits one chunk of rows.
-func (a *auditor) process(ctx context.Context, f *trainset.File, s *minhash.Searcher, c chunk) chunkResult {
+func (a *auditor) process(ctx context.Context, f *trainset.File, s searchers, c chunk) chunkResult {
 	res := chunkResult{seq: c.seq}
 	if len(c.rows) == 0 {
 		return res
@@ -596,23 +632,29 @@ func (a *auditor) process(ctx context.Context, f *trainset.File, s *minhash.Sear
 	matched := map[int]bool{}
 	for i, t := range texts {
 		rec := recs[t.rec]
-		emit := func(member int, kind string, sim float64) {
+		emit := func(member int, kind, measure string, sim float64) {
 			it := a.items[member]
 			m := Match{Task: a.tasks[it.task].Name, BenchmarkKind: it.kind, BenchmarkID: it.id,
 				TrainFile: f.Path, TrainLine: rec.Line, TrainField: t.t.Field, TrainRole: string(t.t.Role),
-				Match: kind, Similarity: sim, TrainText: snippet(t.t.Text, 300)}
+				Match: kind, Measure: measure, Similarity: sim, TrainText: snippet(t.t.Text, 300)}
 			b, _ := json.Marshal(m)
 			buf = append(append(buf, b...), '\n')
 			res.n++
 		}
 		clear(matched)
-		for _, m := range s.SearchNormalized(t.norm) {
-			kind := MatchNear
+		for _, m := range s.minhash.SearchNormalized(t.norm) {
+			kind, measure := MatchNear, MeasureJaccard
 			if m.Exact {
-				kind = MatchExact
+				kind, measure = MatchExact, MeasureExact
 			}
 			matched[m.Member] = true
-			emit(m.Member, kind, m.Similarity)
+			emit(m.Member, kind, measure, m.Similarity)
+		}
+		for _, m := range s.edits.SearchNormalized(t.norm) {
+			if !matched[m.Member] {
+				matched[m.Member] = true
+				emit(m.Member, MatchNear, MeasureWordEdits, m.Similarity)
+			}
 		}
 		if dense != nil {
 			for _, h := range dense[i] {
@@ -620,7 +662,7 @@ func (a *auditor) process(ctx context.Context, f *trainset.File, s *minhash.Sear
 					break
 				}
 				if member := a.denseMember[h.Index]; !matched[member] {
-					emit(member, MatchDense, float64(h.Score))
+					emit(member, MatchDense, MeasureCosine, float64(h.Score))
 				}
 			}
 		}

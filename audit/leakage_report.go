@@ -30,9 +30,13 @@ type LeakageSettings struct {
 	// RecallAtThreshold is the probability that LSH makes a pair at the
 	// threshold a candidate (pairs above it are likelier).
 	RecallAtThreshold float64 `json:"lsh_recall_at_threshold"`
-	Documents         Scope   `json:"documents"`
-	DenseModel        string  `json:"dense_model,omitempty"`
-	DenseThreshold    float64 `json:"dense_threshold,omitempty"`
+	// WordEdits is the short-text detector: texts of min_words to
+	// max_words words at most one word replaced, dropped or added
+	// (similarity 1 − edits / words); off when not used.
+	WordEdits      minhash.Edits `json:"word_edits"`
+	Documents      Scope         `json:"documents"`
+	DenseModel     string        `json:"dense_model,omitempty"`
+	DenseThreshold float64       `json:"dense_threshold,omitempty"`
 }
 
 // TrainFile summarises one training file.
@@ -86,6 +90,7 @@ type Example struct {
 	TrainField string  `json:"train_field"`
 	TrainText  string  `json:"train_text"`
 	Match      string  `json:"match"`
+	Measure    string  `json:"measure"`
 	Similarity float64 `json:"similarity"`
 	// Matches counts all the training texts matching this benchmark text.
 	Matches int `json:"matches"`
@@ -97,7 +102,7 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 	rep := &LeakageReport{Settings: LeakageSettings{
 		Normalization: Normalization, Shingle: sp.Shingle, Threshold: sp.Threshold,
 		Bands: sp.Bands, Rows: sp.Rows, Seed: sp.Seed, RecallAtThreshold: minhash.Recall(sp.Threshold, sp.Bands, sp.Rows),
-		Documents: a.opts.Documents,
+		WordEdits: a.opts.Edits, Documents: a.opts.Documents,
 	}}
 	if d := a.opts.Dense; d != nil {
 		rep.Settings.DenseModel, rep.Settings.DenseThreshold = d.Model, d.Threshold
@@ -202,7 +207,7 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 				i := index[key(m.Task, m.BenchmarkKind, m.BenchmarkID)]
 				tl.Examples = append(tl.Examples, Example{Kind: m.BenchmarkKind, ID: m.BenchmarkID, Text: snippet(a.items[i].text, 300),
 					TrainFile: m.TrainFile, TrainLine: m.TrainLine, TrainField: m.TrainField, TrainText: m.TrainText,
-					Match: m.Match, Similarity: m.Similarity, Matches: count[i]})
+					Match: m.Match, Measure: m.Measure, Similarity: m.Similarity, Matches: count[i]})
 			}
 		}
 		rep.Tasks = append(rep.Tasks, tl)
@@ -225,6 +230,9 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	s := r.Settings
 	fmt.Fprintf(w, "Leakage audit: exact after normalisation (%s);\n", s.Normalization)
 	fmt.Fprintf(w, "near = Jaccard ≥ %.2f over %d-word shingles (MinHash LSH %d×%d, seed %d, recall %.3f at the threshold)", s.Threshold, s.Shingle, s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
+	if e := s.WordEdits; !e.Off {
+		fmt.Fprintf(w, ",\n  or a text of %d–%d words with one word replaced, dropped or added, a content word by another from %d words (word_edits = 1 − edits/words)", e.MinWords, e.MaxWords, e.ContentMinWords)
+	}
 	if s.DenseModel != "" {
 		fmt.Fprintf(w, "; dense = cosine ≥ %.2f with %s", s.DenseThreshold, s.DenseModel)
 	}
@@ -253,10 +261,19 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\n%s: examples\n", t.Task)
 		for _, e := range t.Examples {
-			fmt.Fprintf(w, "  %s %s  %s %.3f  %s:%d (%s, %d %s)\n    benchmark: %s\n    training:  %s\n",
-				e.Kind, e.ID, e.Match, e.Similarity, e.TrainFile, e.TrainLine, e.TrainField, e.Matches, errtext.Plural(e.Matches, "match", "matches"),
+			fmt.Fprintf(w, "  %s %s  %s %s %.3f  %s:%d (%s, %d %s)\n    benchmark: %s\n    training:  %s\n",
+				e.Kind, e.ID, e.Match, measureName(e.Measure), e.Similarity, e.TrainFile, e.TrainLine, e.TrainField, e.Matches, errtext.Plural(e.Matches, "match", "matches"),
 				snippet(e.Text, 120), snippet(e.TrainText, 120))
 		}
 	}
 	return nil
+}
+
+// measureName is how the table names a similarity measure; files written
+// before the measure field was recorded name none.
+func measureName(m string) string {
+	if m == "" {
+		return "similarity"
+	}
+	return m
 }

@@ -37,7 +37,12 @@
 // list. DocID is Pyserini's (−score, doc id ascending).
 //
 // Scores are summed in input-run order, the order HAKARI and ranx add them in,
-// so exact float ties come out the same as theirs.
+// so exact float ties come out the same as theirs. RRF and CombSUM return
+// those exact sums; the fused list is the ranking, so before it is written
+// or evaluated its ties (and scores equal only in float32, which trec_eval
+// ranks by) are stepped apart by ir.Rank with ir.TiesAsListed, as Spec.Fuse
+// does. Otherwise trec_eval would order them by doc id instead of the tie
+// order chosen here, and trec.WriteRun refuses such a run.
 package fusion
 
 import (

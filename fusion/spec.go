@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/trec"
 )
 
 // Spec is a fusion stage's settings, as pipeline files (fuse:), the run
@@ -116,17 +117,23 @@ func (s Spec) Describe() map[string]any {
 }
 
 // Fuse fuses runs, keeping depth documents per query, ties HAKARI's way
-// (the package functions RRF and CombSUM).
+// (the package functions RRF and CombSUM), and ranks the result as listed
+// (trec.Rank with ir.TiesAsListed): the fusion stage's output, which every
+// evaluator reads in the order fused.
 func (s Spec) Fuse(runs []ir.Run, depth int) (ir.Run, error) {
 	if err := s.Validate(len(runs)); err != nil {
 		return nil, err
 	}
+	var fused ir.Run
 	switch s.Name() {
 	case "rrf":
-		return RRF(runs, s.RRFK(), depth), nil
+		fused = RRF(runs, s.RRFK(), depth)
 	case "combsum":
 		n, _ := s.Normalization()
-		return CombSUM(runs, s.Weights, n, depth), nil
+		fused = CombSUM(runs, s.Weights, n, depth)
+	default:
+		return nil, errors.New("unreachable: Validate accepts rrf and combsum only")
 	}
-	return nil, errors.New("unreachable: Validate accepts rrf and combsum only")
+	trec.Rank(fused, ir.TiesAsListed)
+	return fused, nil
 }

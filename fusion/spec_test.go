@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure/measuretest"
+	"github.com/r2med/r2med/trec"
 )
 
 func TestSpecDefaults(t *testing.T) {
@@ -53,7 +55,14 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-// TestSpecFuse: Fuse is the package functions with the settings' values.
+// ranked is run ranked as the fusion stage ranks it.
+func ranked(run ir.Run) ir.Run {
+	trec.Rank(run, ir.TiesAsListed)
+	return run
+}
+
+// TestSpecFuse: Fuse is the package functions with the settings' values,
+// ranked as listed.
 func TestSpecFuse(t *testing.T) {
 	a := ir.Run{"q": {{DocID: "a", Score: 3}, {DocID: "b", Score: 2}, {DocID: "c", Score: 1}}}
 	b := ir.Run{"q": {{DocID: "c", Score: 9}, {DocID: "a", Score: 1}}}
@@ -62,14 +71,52 @@ func TestSpecFuse(t *testing.T) {
 		s    Spec
 		want ir.Run
 	}{
-		{Spec{}, RRF(runs, 60, 2)},
-		{Spec{K: 1}, RRF(runs, 1, 2)},
-		{Spec{Method: "combsum"}, CombSUM(runs, nil, MinMax, 2)},
-		{Spec{Method: "combsum", Norm: "none", Weights: []float64{2, 0.5}}, CombSUM(runs, []float64{2, 0.5}, Raw, 2)},
+		{Spec{}, ranked(RRF(runs, 60, 2))},
+		{Spec{K: 1}, ranked(RRF(runs, 1, 2))},
+		{Spec{Method: "combsum"}, ranked(CombSUM(runs, nil, MinMax, 2))},
+		{Spec{Method: "combsum", Norm: "none", Weights: []float64{2, 0.5}}, ranked(CombSUM(runs, []float64{2, 0.5}, Raw, 2))},
 	} {
 		got, err := c.s.Fuse(runs, 2)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%+v: %v %v, want %v", c.s, got, err, c.want)
 		}
+	}
+}
+
+// TestSpecFuseAllTies: the fusion stage's output, written and read back,
+// is evaluated in the tie order fusion chose (HAKARI's best rank), not by
+// doc id, for RRF and CombSUM alike, in memory and from the file.
+func TestSpecFuseAllTies(t *testing.T) {
+	// m and n tie in RRF (each second in one list); every document ties
+	// in CombSUM over constant lists.
+	seconds := []ir.Run{{"q": list("d3", "d1")}, {"q": list("d3", "d0")}}
+	constant := []ir.Run{
+		{"q": {{DocID: "d3", Score: 5}, {DocID: "d0", Score: 5}}},
+		{"q": {{DocID: "d1", Score: 5}, {DocID: "d0", Score: 5}}},
+		{"q": {{DocID: "d4", Score: 5}}},
+	}
+	// trec_eval's doc-id order would put d4 before d1 and d1 before d0.
+	qrels := ir.Qrels{"q": {"d1": 1, "d0": 2}}
+	for _, c := range []struct {
+		s    Spec
+		runs []ir.Run
+		want []string
+	}{
+		{Spec{}, seconds, []string{"d3", "d0", "d1"}},
+		{Spec{Method: "combsum"}, constant, []string{"d1", "d3", "d4", "d0"}},
+		{Spec{Method: "combsum", Norm: "zscore"}, constant, []string{"d1", "d3", "d4", "d0"}},
+	} {
+		got, err := c.s.Fuse(c.runs, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := ids(got["q"]); !reflect.DeepEqual(ids, c.want) {
+			t.Fatalf("%+v: fused %v, want %v", c.s, ids, c.want)
+		}
+		listed := measuretest.CheckRun(t, got, qrels)
+		if !reflect.DeepEqual(listed["q"], c.want) {
+			t.Errorf("%+v: the written run lists %v, want %v", c.s, listed["q"], c.want)
+		}
+		measuretest.CheckEvaluated(t, got, listed, qrels)
 	}
 }

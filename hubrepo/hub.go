@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -109,6 +110,52 @@ func LoadFS(fsys fs.FS, root string, spec Spec) (*ir.Task, error) {
 		name = path.Base(root)
 	}
 	return src.loadHub(root, name, spec)
+}
+
+// IsTask reports whether the dataset card (README.md) of the repository in
+// dir declares the configs of a task Load reads: R2MED's or a Nano set's
+// corpus, queries and judgments. Such a directory is a Hub repository
+// wherever it lies — a snapshot of the Hub cache, a copy of one, a set
+// nano build wrote — and is read through its card (Load, ReadGenerations,
+// LoadCandidates), so that it reads the same everywhere: the card, not the
+// file names, says which files hold the task and its generations (R2MED's
+// query2doc generations are a JSON array named query_with_hydoc.json). A
+// card without configs, or with configs of another kind of dataset,
+// leaves the directory to its layout (dataset.Load); a card that cannot
+// be read is an error.
+func IsTask(dir string) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, hubReadme)); err != nil {
+		return false, nil
+	}
+	hc, err := ReadConfigs(dir)
+	if err != nil || !hc.Declared {
+		return false, err
+	}
+	shape, err := hc.shape("")
+	if err != nil {
+		return false, nil
+	}
+	sh := hubShapes[shape]
+	for _, name := range []string{sh.corpus, sh.queries, sh.qrels} {
+		if _, err := hc.Config(name); err != nil {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Declares reports whether the repository in dir has a dataset card that
+// declares configs: then the card says where its files are (ReadConfigs),
+// generations included.
+func Declares(dir string) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, hubReadme)); err != nil {
+		return false, nil
+	}
+	hc, err := ReadConfigs(dir)
+	if err != nil {
+		return false, err
+	}
+	return hc.Declared, nil
 }
 
 // repoName names a repository after its Hugging Face cache folder when dir

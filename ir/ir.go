@@ -58,8 +58,10 @@ type Hit struct {
 }
 
 // Run maps query id → hits in the order the system ranked them (best first).
-// trec_eval re-sorts by score; list order matters only to list-order metrics
-// such as HAKARI-Bench's.
+// trec_eval re-sorts by score (float32, ties by doc id descending) and
+// ignores the list order; Rank makes the two agree, as every run r2med
+// writes must (see Ties). List order matters on its own only to list-order
+// metrics such as HAKARI-Bench's.
 type Run map[string][]Hit
 
 // Layout names the directory layout a task was read from.

@@ -28,12 +28,16 @@ var externalJSON []byte
 // The files of an external-results directory.
 const (
 	ExternalTableFile    = "reasonembed-table3.csv"
+	ExternalWebsiteFile  = "r2med-website.csv"
 	ExternalAveragesFile = "headline-averages.csv"
 )
 
-// reasonEmbedReference is the source of ExternalTableFile, which names
-// who evaluated each row but not the paper the table is from.
-const reasonEmbedReference = "Chen et al., ReasonEmbed: Enhanced Text Embeddings for Reasoning-Intensive Document Retrieval, arXiv 2510.08252, Table 3"
+// The sources of the per-task files, which name who evaluated each row
+// but not where the table is from.
+const (
+	reasonEmbedReference = "Chen et al., ReasonEmbed: Enhanced Text Embeddings for Reasoning-Intensive Document Retrieval, arXiv 2510.08252, Table 3"
+	websiteReference     = "R2MED's online leaderboard, https://r2med.github.io (section Leaderboard), read 2026-11-27"
+)
 
 var externals = shipped(DecodeExternal, externalJSON)
 
@@ -42,40 +46,32 @@ var externals = shipped(DecodeExternal, externalJSON)
 func Externals() ([]System, error) { return externals() }
 
 // ReadExternal reads an external-results directory: ExternalTableFile
-// (system, size, avg, the eight tasks, group, evaluated_by; nDCG@10 ×100
-// as printed) and ExternalAveragesFile (system, avg, tasks, source, note:
-// systems with only an 8-task average). Values are kept as printed,
-// divided by 100 into R2MED's 0–1 scale; the printed average is kept
-// beside them, however it compares with their mean.
+// and ExternalWebsiteFile (system, size, avg, the eight tasks, group,
+// evaluated_by; nDCG@10 ×100 as printed) and ExternalAveragesFile
+// (system, avg, tasks, source, note: systems with only an 8-task
+// average). Values are kept as printed, divided by 100 into R2MED's 0–1
+// scale; the printed average is kept beside them, however it compares
+// with their mean, and a value printed with fewer than two decimals is
+// noted. A row R2MED evaluated whose every value is a published
+// system's, rounded, is marked as repeating it (External.Repeats).
 func ReadExternal(dir string) ([]System, error) {
-	var out []System
-	table, err := readCSV(filepath.Join(dir, ExternalTableFile), append(append([]string{"system", "size", "avg"}, TaskNames("")...), "group", "evaluated_by"))
+	published, err := Published()
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, ExternalTableFile)
-	for i, rec := range table {
-		line := i + 2
-		s := externalSystem(rec[0], Base)
-		s.External.Size, s.External.Group, s.External.EvaluatedBy = dash(rec[1]), rec[11], rec[12]
-		s.External.Reference = reasonEmbedReference
-		if s.External.PrintedAverage, err = pct(path, line, "avg", rec[2]); err != nil {
+	var out []System
+	for _, f := range []struct{ file, reference string }{{ExternalTableFile, reasonEmbedReference}, {ExternalWebsiteFile, websiteReference}} {
+		systems, err := readExternalTable(filepath.Join(dir, f.file), f.reference, published)
+		if err != nil {
 			return nil, err
 		}
-		for j, task := range TaskNames("") {
-			v, err := pct(path, line, task, rec[3+j])
-			if err != nil {
-				return nil, err
-			}
-			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: ExternalTableFile + ":" + strconv.Itoa(line)}
-		}
-		out = append(out, s)
+		out = append(out, systems...)
 	}
 	avgs, err := readCSV(filepath.Join(dir, ExternalAveragesFile), []string{"system", "avg", "tasks", "source", "note"})
 	if err != nil {
 		return nil, err
 	}
-	path = filepath.Join(dir, ExternalAveragesFile)
+	path := filepath.Join(dir, ExternalAveragesFile)
 	for i, rec := range avgs {
 		line := i + 2
 		if rec[2] != strconv.Itoa(len(TaskNames(""))) {
@@ -101,6 +97,120 @@ func ReadExternal(dir string) ([]System, error) {
 	}
 	slices.SortFunc(out, func(a, b System) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// r2medEvaluated is how evaluated_by names R2MED's own evaluation.
+const r2medEvaluated = "R2MED ("
+
+// garGroup is the group of rows that generate with an LLM before
+// retrieving ("o3-mini + BM25"): their kind is GAR.
+const garGroup = "LLM+retriever"
+
+// readExternalTable reads a per-task file of reference's: one system a
+// row, as ReadExternal describes.
+func readExternalTable(path, reference string, published []System) ([]System, error) {
+	table, err := readCSV(path, append(append([]string{"system", "size", "avg"}, TaskNames("")...), "group", "evaluated_by"))
+	if err != nil {
+		return nil, err
+	}
+	var out []System
+	for i, rec := range table {
+		line := i + 2
+		s := externalSystem(rec[0], Base)
+		s.External.Size, s.External.Group, s.External.EvaluatedBy = dash(rec[1]), rec[11], rec[12]
+		s.External.Reference = reference
+		if llm, retriever, ok := strings.Cut(rec[0], " + "); ok && strings.HasPrefix(s.External.Group, garGroup) {
+			s.Kind, s.GARLLM, s.Retriever = GAR, llm, retriever
+		}
+		if s.External.PrintedAverage, err = pct(path, line, "avg", rec[2]); err != nil {
+			return nil, err
+		}
+		var coarse []string
+		for j, task := range TaskNames("") {
+			v, err := pct(path, line, task, rec[3+j])
+			if err != nil {
+				return nil, err
+			}
+			if decimals(rec[3+j]) < 2 {
+				coarse = append(coarse, task+" "+strings.TrimSpace(rec[3+j]))
+			}
+			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: filepath.Base(path) + ":" + strconv.Itoa(line)}
+		}
+		if len(coarse) > 0 {
+			s.External.Note = "printed with fewer than two decimals (a digit may be lost): " + strings.Join(coarse, ", ")
+		}
+		if strings.HasPrefix(s.External.EvaluatedBy, r2medEvaluated) {
+			s.External.Repeats = repeated(&s, published)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// decimals counts the digits a printed number has after its point.
+func decimals(v string) int {
+	_, frac, ok := strings.Cut(strings.TrimSpace(v), ".")
+	if !ok {
+		return 0
+	}
+	return len(frac)
+}
+
+// repeated is the ID of the one published system whose nDCG@10 on every
+// task rounds to the external row's printed value (within half a unit of
+// its last digit, 0.005 ×100), "" when none or several do.
+func repeated(s *System, published []System) string {
+	match := ""
+	for i := range published {
+		p := &published[i]
+		same := true
+		for _, task := range TaskNames("") {
+			pv, ok1 := p.Tasks[task].Metrics[DefaultMetric.Key]
+			ev, ok2 := s.Tasks[task].Metrics[DefaultMetric.Key]
+			if !ok1 || !ok2 || math.Abs(pv*100-ev*100) > 0.005+1e-9 {
+				same = false
+				break
+			}
+		}
+		if same {
+			if match != "" {
+				return ""
+			}
+			match = p.ID
+		}
+	}
+	return match
+}
+
+// FoldReprints folds each external row that repeats a published system
+// of systems (External.Repeats) into that system, its source kept in the
+// system's Reprinted with the name it printed: one row for one system,
+// counted once. Rows whose published system is not among systems stay.
+func FoldReprints(systems []System) []System {
+	at := map[string]int{}
+	for i, s := range systems {
+		if s.Published {
+			at[s.ID] = i
+		}
+	}
+	folded := map[int]bool{}
+	for i, s := range systems {
+		if e := s.External; e != nil && e.Repeats != "" {
+			if j, ok := at[e.Repeats]; ok {
+				x := *e
+				x.Printed = s.Name
+				systems[j].Reprinted = append(systems[j].Reprinted, x)
+				folded[i] = true
+			}
+		}
+	}
+	out := make([]System, 0, len(systems)-len(folded))
+	for i, s := range systems {
+		if !folded[i] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func externalSystem(name string, kind Kind) System {
@@ -147,7 +257,7 @@ func readCSV(path string, want []string) ([][]string, error) {
 }
 
 // ExternalSource says where the external figures come from.
-const ExternalSource = "results printed after R2MED by other papers (nDCG@10 ×100, as printed); not R2MED's released result files"
+const ExternalSource = "results printed after R2MED by other papers and on R2MED's website (nDCG@10 ×100, as printed); not R2MED's released result files"
 
 // EncodeExternal renders systems as external.json, one line per system.
 func EncodeExternal(systems []System) ([]byte, error) {
@@ -180,6 +290,36 @@ func DecodeExternal(data []byte) ([]System, error) {
 // external.json to out atomically (the go:generate step).
 func WriteExternal(dir, out string) error {
 	return generate(out, func() ([]System, error) { return ReadExternal(dir) }, EncodeExternal)
+}
+
+// PrintedAgrees reports whether an external system's printed average is
+// its printed per-task values' mean, rounded to the printed digits: the
+// mean lies within half a unit of the average's last digit (0.005). The
+// sum is taken exactly, in integer hundredths of the printed values, so
+// neither binary floats nor the rounding rule decide: a mean exactly half
+// way, BM25's 15.125, agrees with 15.13 (half up, as printed) and 15.12
+// (half even) alike, while RaDeR's 35.215 against 35.19 does not. An
+// average-only row has nothing to disagree with.
+func PrintedAgrees(s *System) bool {
+	e := s.External
+	if e == nil || e.AverageOnly {
+		return true
+	}
+	var sum, n int64
+	for _, t := range TaskNames("") {
+		v, ok := s.Tasks[t].Metrics[DefaultMetric.Key]
+		if !ok {
+			return true
+		}
+		sum += int64(math.Round(v * 10000)) // hundredths of a percent
+		n++
+	}
+	printed := int64(math.Round(e.PrintedAverage * 100))
+	d := printed*n - sum
+	if d < 0 {
+		d = -d
+	}
+	return 2*d <= n
 }
 
 // RecomputedAverage is R2MED's average of the external system's printed

@@ -78,14 +78,15 @@ func (t *Table) AverageText(r Row) string {
 }
 
 // PrintedDiffers returns an external row's printed average when it is
-// not the average of its printed values (RaDeR's quirk).
+// not its printed values' mean, rounded (PrintedAgrees: RaDeR's quirk,
+// not BM25's rounding tie), in a view of that average (all tasks,
+// nDCG@10, every task present).
 func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	e := r.System.External
-	if e == nil || e.AverageOnly || t.Family != "" || t.Subset || t.Metric.Key != DefaultMetric.Key || !r.Complete {
+	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Subset || t.Metric.Key != DefaultMetric.Key || !r.Complete || PrintedAgrees(r.System) {
 		return "", false
 	}
-	p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64)
-	return p, p != strconv.FormatFloat(r.Average, 'f', 2, 64)
+	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), true
 }
 
 // CellText is a cell as printed: the value ×100 and its mark, "—" when
@@ -192,7 +193,7 @@ func (t *Table) Legend() []string {
 		out = append(out, "published: R2MED's released result files ("+PublishedSource+")")
 	}
 	if origins[OriginExternal] {
-		out = append(out, "external: figures printed by later papers, with their source; not R2MED's files")
+		out = append(out, "external: figures printed by later papers and R2MED's website, with their source; not R2MED's released files")
 	}
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
@@ -325,7 +326,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		head = append(head, "borda")
 	}
 	head = append(head, t.OtherTasks...)
-	head = append(head, "printed_avg", "reference")
+	head = append(head, "printed_avg", "reference", "settings")
 	if t.Baseline != "" {
 		head = append(head, "marks")
 	}
@@ -373,12 +374,18 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
-			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Reference
-			if e.EvaluatedBy != "" {
-				ref += "; evaluated by " + e.EvaluatedBy
+			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Source()
+			if e.AverageComputed {
+				printed = ""
 			}
 		}
-		line = append(line, printed, ref)
+		for _, e := range r.System.Reprinted {
+			if ref != "" {
+				ref += " | "
+			}
+			ref += "also printed in " + e.Source()
+		}
+		line = append(line, printed, ref, r.System.SettingsText())
 		if t.Baseline != "" {
 			line = append(line, strings.Join(marks, " "))
 		}
@@ -443,7 +450,12 @@ type JSONRow struct {
 	Average     *float64           `json:"average"`
 	Borda       *float64           `json:"borda,omitempty"`
 	External    *External          `json:"external,omitempty"`
-	Sources     map[string]string  `json:"sources"`
+	// Reprinted are later sources that printed a published system's
+	// numbers again (System.Reprinted).
+	Reprinted []External        `json:"reprinted,omitempty"`
+	Sources   map[string]string `json:"sources"`
+	// Settings is our system's full settings (System.SettingsText).
+	Settings string `json:"settings,omitempty"`
 	// Cost is what our run's model calls cost per query over the tasks
 	// shown (usage.CostOf); absent where no manifest recorded it.
 	Cost *usage.Cost `json:"cost,omitempty"`
@@ -456,7 +468,7 @@ func (t *Table) JSON() JSONTable {
 	for _, r := range t.Rows {
 		s := r.System
 		jr := JSONRow{Rank: r.Rank, ID: s.ID, Name: s.Name, Kind: s.Kind, Source: s.Origin(), Published: s.Published, Retriever: s.Retriever,
-			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK, External: s.External,
+			GARMethod: s.GARMethod, GARLLM: s.GARLLM, Reranker: s.Reranker, TopK: s.TopK, External: s.External, Reprinted: s.Reprinted, Settings: s.SettingsText(),
 			Scores: map[string]*float64{}, Have: r.Have, Complete: r.Complete, AverageOnly: r.AverageOnly, Sources: map[string]string{}, Cost: r.Cost}
 		cell := func(task string, c Score) {
 			jr.Scores[task] = nil

@@ -15,7 +15,8 @@ const DefaultDir = "out"
 // Board is the systems a leaderboard can show and where ours came from.
 type Board struct {
 	// Systems are ours (sorted by ID), then R2MED's published ones, then
-	// the external ones (each sorted by ID).
+	// the external ones, then MTEB's (each sorted by ID); an external row
+	// that repeats a published system is folded into it (FoldReprints).
 	Systems []System
 	// Listing is the scan of the results directory; nil when none was
 	// given.
@@ -29,6 +30,9 @@ type Board struct {
 type Sources struct {
 	Published bool // R2MED's 71 published systems (published.json)
 	External  bool // figures printed by later papers (external.json)
+	// MTEB, when set, is a folder of MTEB results whose R2MED tasks join
+	// as external rows (ReadMTEB).
+	MTEB string
 }
 
 // Load collects our runs under dir (none when dir is "") and the
@@ -57,6 +61,16 @@ func Load(dir string, src Sources) (*Board, error) {
 		}
 		b.Systems = append(b.Systems, es...)
 	}
+	if src.MTEB != "" {
+		ms, err := ReadMTEB(src.MTEB)
+		if err != nil {
+			return nil, err
+		}
+		b.Systems = append(b.Systems, ms...)
+	}
+	// A later paper's row that reprints R2MED's own numbers is that
+	// published system, shown once with both sources.
+	b.Systems = FoldReprints(b.Systems)
 	return b, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -43,6 +44,7 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 		}
 		g.latest[task] = r
 	}
+	var names []string
 	for _, key := range order {
 		g := groups[key]
 		for task, r := range g.latest {
@@ -50,9 +52,14 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage}
 		}
 		systems = append(systems, *g.sys)
+		names = append(names, g.sys.Name)
 	}
-	disambiguate(systems)
+	// Systems that share a name and differ in settings get a short hash
+	// of their key: the same on every rerun, never a dump of the settings
+	// (those are SettingsText, on hover and in exports).
+	names = sysname.Disambiguate(names, order)
 	for i := range systems {
+		systems[i].Name = names[i]
 		systems[i].ID = "ours/" + systems[i].Name
 	}
 	slices.SortFunc(systems, func(a, b System) int { return strings.Compare(a.ID, b.ID) })
@@ -107,7 +114,9 @@ type Fused struct {
 }
 
 // Name is the fused system's name: "rrf(bm25,bge)".
-func (f *Fused) Name() string { return f.Method + "(" + strings.Join(f.Parts, ",") + ")" }
+func (f *Fused) Name() string {
+	return sysname.Stages{Retrievers: f.Parts, Fusion: f.Method}.Retrieval()
+}
 
 // FusionOf reads the fusion a manifest records, nil for a run of one
 // retriever. It reads the settings' "fuse" entry (method, with the
@@ -173,28 +182,27 @@ func extra(res *results.R2MED, k string) string {
 }
 
 // displayName is the system's name: the name the run was given (r2med run
-// --name, a pipeline file's name:), else R2MED's naming of its result
-// file, with a fused retriever named by its method and parts
-// ("rrf(bm25,bge) → tei@top10").
+// --name, a pipeline file's name:), else its stages named by sysname's
+// rule, read from its result file and completed from its manifest where
+// a result file of an earlier version said less: a fused retriever's
+// method and parts where the file joined the parts with "+", the
+// reranker's kind where the file named only its model.
 func displayName(r results.Run) string {
 	if n, ok := r.Manifest.Config["name"].(string); ok && n != "" {
 		return n
 	}
-	name := results.SystemName(r.Result)
-	f := FusionOf(r.Manifest)
-	if f == nil {
-		return name
+	st := results.Stages(r.Result)
+	if f := FusionOf(r.Manifest); f != nil && len(st.Retrievers) == 1 && st.Retrievers[0] == strings.Join(f.Parts, "+") {
+		st.Retrievers, st.Fusion = f.Parts, f.Method
 	}
-	plain := strings.Join(f.Parts, "+")
-	switch {
-	case name == plain:
-		return f.Name()
-	case strings.HasPrefix(name, plain+" → "):
-		return f.Name() + strings.TrimPrefix(name, plain)
-	case strings.HasSuffix(name, " → "+plain):
-		return strings.TrimSuffix(name, plain) + f.Name()
+	if rr, ok := r.Manifest.Config["rerank"].(map[string]any); ok && st.Reranker != "" {
+		kind, _ := rr["kind"].(string)
+		model, _ := rr["model"].(string)
+		if kind != "" && st.Reranker != kind && !strings.HasPrefix(st.Reranker, kind+":") {
+			st.Reranker = sysname.Reranker(kind, model)
+		}
 	}
-	return name // a name the user gave
+	return st.Name()
 }
 
 func oursSystem(r results.Run) *System {
@@ -219,49 +227,4 @@ func oursSystem(r results.Run) *System {
 		s.Retriever = f.Name()
 	}
 	return s
-}
-
-// disambiguate renames systems that share a name by the settings that
-// tell them apart: "bm25 [k1=0.9]" and "bm25 [k1=1.2]".
-func disambiguate(systems []System) {
-	byName := map[string][]int{}
-	for i, s := range systems {
-		byName[s.Name] = append(byName[s.Name], i)
-	}
-	for name, idx := range byName {
-		if len(idx) < 2 {
-			continue
-		}
-		keys := map[string]bool{}
-		for _, i := range idx {
-			for k := range systems[i].Config {
-				keys[k] = true
-			}
-		}
-		var differ []string
-		for k := range keys {
-			first := fmt.Sprint(systems[idx[0]].Config[k])
-			for _, i := range idx[1:] {
-				if fmt.Sprint(systems[i].Config[k]) != first {
-					differ = append(differ, k)
-					break
-				}
-			}
-		}
-		slices.Sort(differ)
-		for n, i := range idx {
-			var parts []string
-			for _, k := range differ {
-				v, ok := systems[i].Config[k]
-				if !ok {
-					v = "none"
-				}
-				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
-			}
-			if len(parts) == 0 { // same settings, different suites or names; cannot happen, but stay unique
-				parts = append(parts, fmt.Sprint("#", n+1))
-			}
-			systems[i].Name = name + " [" + strings.Join(parts, " ") + "]"
-		}
-	}
 }

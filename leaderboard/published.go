@@ -155,14 +155,13 @@ func officialSystem(path string, parts []string, res *results.R2MED) (*System, e
 	switch {
 	case len(parts) == 3 && parts[0] == officialBase:
 		s.Kind, s.Retriever = Base, parts[1]
-		s.ID, s.Name = "base/"+parts[1], parts[1]
+		s.ID = "base/" + parts[1]
 		if err := want("model_name", res.ModelName, parts[1]); err != nil {
 			return nil, err
 		}
 	case len(parts) == 5 && parts[0] == officialGAR:
 		s.Kind, s.GARMethod, s.GARLLM, s.Retriever = GAR, parts[1], parts[2], parts[3]
 		s.ID = strings.Join(parts[:4], "/")
-		s.Name = parts[1] + "/" + parts[2] + " → " + parts[3]
 		for _, c := range [][3]string{{"gar_method", str("gar_method"), parts[1]}, {"gar_llm", str("gar_llm"), parts[2]}, {"retriever_name", str("retriever_name"), parts[3]}} {
 			if err := want(c[0], c[1], c[2]); err != nil {
 				return nil, err
@@ -175,7 +174,6 @@ func officialSystem(path string, parts []string, res *results.R2MED) (*System, e
 		}
 		s.Kind, s.Reranker, s.Retriever, s.TopK = Reranker, parts[1], parts[2], k
 		s.ID = strings.Join(parts[:4], "/")
-		s.Name = parts[2] + " → " + parts[1] + "@top" + strconv.Itoa(k)
 		for _, c := range [][3]string{{"reranker_name", str("reranker_name"), parts[1]}, {"retriever_name", str("retriever_name"), parts[2]}, {"topk", fmt.Sprint(res.Extra["topk"]), strconv.Itoa(k)}} {
 			if err := want(c[0], c[1], c[2]); err != nil {
 				return nil, err
@@ -184,6 +182,7 @@ func officialSystem(path string, parts []string, res *results.R2MED) (*System, e
 	default:
 		return nil, fileio.Errorf(path, 0, "not at a place of R2MED's results layout (%q/RETRIEVER/TASK.json, %q/METHOD/LLM/RETRIEVER/TASK.json or %q/RERANKER/RETRIEVER/top_K/TASK.json)", officialBase, officialGAR, officialReranker)
 	}
+	s.Name = results.SystemName(res) // the file's fields, checked against its path
 	return s, nil
 }
 

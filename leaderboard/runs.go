@@ -38,7 +38,7 @@ func Runs(l *results.Listing) []RunInfo {
 	for _, r := range l.Runs {
 		task, ok := r.Task()
 		m, _ := Normalize(r.Result.Test)
-		info := RunInfo{Task: task, R2MED: ok, Suite: string(r.Suite()), System: r.Describe(), Kind: KindOf(r.Result),
+		info := RunInfo{Task: task, R2MED: ok, Suite: string(r.Suite()), System: displayName(r), Kind: KindOf(r.Result),
 			Metrics: map[string]float64{}, Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
 		for _, mt := range runMetrics {
 			if v, ok := m[mt.Key]; ok {

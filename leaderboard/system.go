@@ -73,6 +73,18 @@ type External struct {
 	// average views only.
 	AverageOnly bool   `json:"average_only,omitempty"`
 	Note        string `json:"note,omitempty"`
+	// Repeats is the ID of the published system whose numbers the row
+	// repeats ("base/bm25": ReasonEmbed's table reprints R2MED's BM25):
+	// the row says R2MED evaluated it and every printed value is that
+	// system's, rounded. Load folds it into that system (Reprinted).
+	Repeats string `json:"repeats,omitempty"`
+	// Printed is the name the source prints the system under, set where
+	// another row shows it (a reprint folded into a published system).
+	Printed string `json:"printed_as,omitempty"`
+	// AverageComputed marks a source that prints no average (MTEB's
+	// results files): PrintedAverage is unset and the row shows R2MED's
+	// average of its values alone.
+	AverageComputed bool `json:"average_computed,omitempty"`
 }
 
 // System is one retrieval system and its per-task results.
@@ -81,8 +93,9 @@ type System struct {
 	// ("base/nv", "gar/hyde/gpt4/nv", "reranker/rankllama/nv/top_10"), or
 	// for our runs "ours/" and a name made from the run settings.
 	ID string `json:"id"`
-	// Name is the system as R2MED's tables write it: "nv",
-	// "hyde/gpt4 → nv", "nv → rankllama@top10".
+	// Name is the system by sysname's rule, as R2MED's tables write it:
+	// "nv", "hyde/gpt4 → nv", "nv → rankllama@10"; external systems as
+	// their source prints them.
 	Name      string `json:"name"`
 	Kind      Kind   `json:"kind"`
 	Retriever string `json:"retriever"`
@@ -94,6 +107,10 @@ type System struct {
 	Published bool `json:"published"`
 	// External is set for figures printed by later papers.
 	External *External `json:"external,omitempty"`
+	// Reprinted lists the sources that printed this system's numbers
+	// again (External.Repeats): one row, every source on hover and in
+	// exports.
+	Reprinted []External `json:"reprinted,omitempty"`
 	// Suite is the form of the tasks the system ran on; "" means the full
 	// R2MED tasks.
 	Suite tasks.Suite `json:"suite,omitempty"`

@@ -120,7 +120,10 @@ func Evaluate(qrels ir.Qrels, run ir.Run, measures []Measure, opt Options) (*Res
 		}
 	}
 
-	p := newPlan(ms, level, hakari, qrels, run, qids)
+	p, err := newPlan(ms, level, hakari, qrels, run, qids)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{
 		Measures: ms,
 		Queries:  make([]QueryResult, len(qids)),
@@ -152,8 +155,21 @@ type plan struct {
 	hakariIdeal []float64
 }
 
-func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, qids []string) *plan {
+// computedBy lists the families each per-query pass computes: trecQuery
+// (false) and hakariQuery (true). newPlan refuses any other, so a family
+// added to the table but to neither pass is an error, never a 0.
+var computedBy = map[bool][]Family{
+	false: {NumRet, NumRel, NumRelRet, MAP, RPrec, BPref, RecipRank, P, Recall, NDCG, NDCGCut, MAPCut, Success},
+	true:  {Hit, HakariPrecision, HakariRecall, HakariMRR, HakariNDCG, HakariMAP},
+}
+
+func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, qids []string) (*plan, error) {
 	p := &plan{ms: ms, level: level, hakari: hakari, cutAt: make([]int, len(ms))}
+	for _, m := range ms {
+		if !slices.Contains(computedBy[hakari], m.Family) {
+			return nil, fmt.Errorf("measure: %s has no computation in the %s pass (add it to computedBy and to the pass)", m.Family, passName(hakari))
+		}
+	}
 	for _, m := range ms {
 		if m.Cutoff > 0 {
 			p.cuts = append(p.cuts, m.Cutoff)
@@ -187,7 +203,14 @@ func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, q
 	if hakari {
 		p.hakariIdeal = hakariIdealTable(p.log2, depth)
 	}
-	return p
+	return p, nil
+}
+
+func passName(hakari bool) string {
+	if hakari {
+		return "HAKARI-Bench"
+	}
+	return "trec_eval"
 }
 
 // run evaluates every query, spreading them over the CPUs.
@@ -207,7 +230,7 @@ func (p *plan) run(qrels ir.Qrels, run ir.Run, out []QueryResult) error {
 				q := &out[i]
 				var err error
 				if p.hakari {
-					p.hakariQuery(s, qrels[q.ID], run[q.ID], q.Values)
+					err = p.hakariQuery(s, qrels[q.ID], run[q.ID], q.Values)
 				} else {
 					err = p.trecQuery(s, qrels[q.ID], run[q.ID], q.Values)
 				}
@@ -383,6 +406,10 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			if c.rel > 0 {
 				v = 1
 			}
+		default:
+			// newPlan refuses families outside computedBy; this keeps a
+			// missed one loud.
+			return fmt.Errorf("%s is not computed by the trec_eval pass", m.Family)
 		}
 		out[j] = v
 	}

@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"fmt"
+
 	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/ir"
 )
@@ -10,7 +12,7 @@ import (
 // judged at the relevance level or above, hit, precision and recall count
 // each positive once, while nDCG, MAP and MRR walk the list as it is, so a
 // positive listed twice gains twice.
-func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64) {
+func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64) error {
 	numPos := 0
 	for _, g := range judged {
 		if g >= p.level {
@@ -84,9 +86,14 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out
 			if numPos > 0 {
 				v = c.ap / float64(min(numPos, k))
 			}
+		default:
+			// newPlan refuses families outside computedBy; this keeps a
+			// missed one loud.
+			return fmt.Errorf("%s is not computed by the HAKARI-Bench pass", m.Family)
 		}
 		out[j] = v
 	}
+	return nil
 }
 
 // hakariIdealTable returns t with t[m] the DCG of m positives in a row,

@@ -32,17 +32,25 @@ type R2MEDResult struct {
 	*Result
 	// Scores maps R2MED's result keys (ndcg_at_10, map_at_10, recall_at_10,
 	// precision_at_10, ..., mrr) to what R2MED stores under them: the mean
-	// over the evaluated queries, rounded by Round5.
+	// over every judged query (MeanOverJudged), rounded by Round5.
 	Scores map[string]float64
 }
 
+// MeanOverJudged names the rule EvaluateR2MED averages by, as result
+// files and summaries state it (results.R2MED.MeanOver).
+const MeanOverJudged = "all judged queries"
+
 // EvaluateR2MED computes R2MED's metric set (see R2MEDMeasures) in one pass.
-// Like R2MED's calculate_retrieval_metrics it averages over the queries
-// pytrec_eval returns, those with both results and judgments, summing them
-// one by one; R2MED sums in pytrec_eval's output order and this in query-id
-// order, which can change only the last bit of a mean.
+// Its means are over every judged query (trec_eval's -c): a judged query
+// without results counts 0. That is R2MED's convention for its result
+// files, whose runs rank documents for every query (gensim's BM25 scores
+// the whole corpus, zeros included), so pytrec_eval, averaged as R2MED's
+// calculate_retrieval_metrics averages it, returns every judged query.
+// Like R2MED it sums the queries one by one; R2MED sums in pytrec_eval's
+// output order and this in query-id order, which can change only the last
+// bit of a mean.
 func EvaluateR2MED(qrels ir.Qrels, run ir.Run, cutoffs ...int) (*R2MEDResult, error) {
-	res, err := Evaluate(qrels, run, R2MEDMeasures(cutoffs...), Options{})
+	res, err := Evaluate(qrels, run, R2MEDMeasures(cutoffs...), Options{Complete: true})
 	if err != nil {
 		return nil, err
 	}

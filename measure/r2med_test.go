@@ -57,12 +57,13 @@ func TestEvaluateR2MED(t *testing.T) {
 	if len(res.Scores) != 21 || len(res.Measures) != 21 {
 		t.Fatalf("%d scores over %d measures, want 4 families × 5 cutoffs + mrr", len(res.Scores), len(res.Measures))
 	}
-	// q1's reciprocal rank is 1/3 and q2's 0, over the 2 evaluated queries.
-	if got := res.Scores["mrr"]; got != 0.16667 {
-		t.Errorf("mrr = %v, want 0.16667", got)
+	// q1's reciprocal rank is 1/3, q2's 0, and q4, judged but not in the
+	// run, counts 0: the mean is over all 3 judged queries (R2MED's rule).
+	if got := res.Scores["mrr"]; got != 0.11111 || res.NumQueries != 3 {
+		t.Errorf("mrr = %v over %d queries, want 0.11111 over 3", got, res.NumQueries)
 	}
-	if got := res.Scores["precision_at_10"]; got != 0.1 {
-		t.Errorf("precision_at_10 = %v, want 0.1", got)
+	if got := res.Scores["precision_at_10"]; got != 0.06667 {
+		t.Errorf("precision_at_10 = %v, want 0.06667", got)
 	}
 	if _, ok := res.Scores["ndcg_at_25"]; !ok {
 		t.Errorf("no ndcg_at_25 in %v", res.Scores)

@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 )
 
 // Config holds every knob that changes a run's numbers. Its stages run in
@@ -199,47 +200,37 @@ func DefaultConfig() Config {
 // fused reports whether several retrievers' runs are fused.
 func (c Config) fused() bool { return len(c.Retrievers) > 1 }
 
+// Stages are the system's stages by their short names, the input of the
+// one naming rule (sysname).
+func (c Config) Stages() sysname.Stages {
+	st := sysname.Stages{Expansion: sysname.Expansion(c.GAR.Method, c.GAR.LLM), Fusion: c.Fuse.Name()}
+	for _, r := range c.Retrievers {
+		st.Retrievers = append(st.Retrievers, r.Name())
+	}
+	if c.Rerank.Kind != "" {
+		st.Reranker, st.Depth = c.rerankerName(), c.Rerank.depth()
+	}
+	return st
+}
+
 // RetrieverName is the retriever part of the system name: the retriever's
 // name, or for several the fusion method and the parts,
 // "rrf(bm25,bge)".
-func (c Config) RetrieverName() string {
-	var names []string
-	for _, r := range c.Retrievers {
-		names = append(names, r.Name())
-	}
-	if !c.fused() {
-		return strings.Join(names, "")
-	}
-	return c.Fuse.Name() + "(" + strings.Join(names, ",") + ")"
-}
+func (c Config) RetrieverName() string { return c.Stages().Retrieval() }
 
-// ModelName names the whole system in run tags: Name when set, else the
-// retrievers, preceded by the generation set when there is one and
-// followed by the reranker ("hyde-gpt4-bm25", "rrf(bm25,bge)-tei@10").
+// ModelName names the whole system in run tags, result files and tables:
+// Name when set, else the stages by sysname's rule ("bm25",
+// "hyde/gpt4 → bm25", "rrf(bm25,bge) → insertrank:deepseek-r1@20").
 func (c Config) ModelName() string {
 	if c.Name != "" {
 		return c.Name
 	}
-	s := c.RetrieverName()
-	if c.GAR.Method != "" {
-		s = c.GAR.Method + "-" + c.GAR.LLM + "-" + s
-	}
-	if c.Rerank.Kind != "" {
-		s += "-" + c.Rerank.Kind
-		if c.Rerank.Model != "" {
-			s += ":" + c.Rerank.Model
-		}
-		s += fmt.Sprintf("@%d", c.Rerank.depth())
-	}
-	return s
+	return c.Stages().Name()
 }
 
-func (c Config) rerankerName() string {
-	if c.Rerank.Model != "" {
-		return c.Rerank.Model
-	}
-	return c.Rerank.Kind
-}
+// rerankerName is the reranker as names show it, its kind and model:
+// "insertrank:deepseek-r1".
+func (c Config) rerankerName() string { return sysname.Reranker(c.Rerank.Kind, c.Rerank.Model) }
 
 // keyError is a validation error about one key of the pipeline file, so
 // that FromYAML can name its line.
@@ -392,11 +383,7 @@ func (c Config) describe() map[string]any {
 // kind.
 func (c Config) fusionOf() map[string]any {
 	m := c.Fuse.Describe()
-	var names []string
-	for _, r := range c.Retrievers {
-		names = append(names, r.Name())
-	}
-	m["retrievers"] = names
+	m["retrievers"] = c.Stages().Retrievers
 	return m
 }
 

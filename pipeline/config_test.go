@@ -57,7 +57,7 @@ rerank: {kind: tei, base_url: "http://localhost:8081", depth: 10}
 		t.Errorf("ModelName = %q", got)
 	}
 	cfg.Name = ""
-	if got := cfg.ModelName(); got != "hyde-gpt4-combsum(bm25-lucene,bge,candidates:reranking_hybrid,run:{task}.trec)-tei@10" {
+	if got := cfg.ModelName(); got != "hyde/gpt4 → combsum(bm25-lucene,bge,candidates:reranking_hybrid,run:{task}) → tei@10" {
 		t.Errorf("derived ModelName = %q", got)
 	}
 }
@@ -139,6 +139,7 @@ func TestHybridFusesRetrievers(t *testing.T) {
 		} else {
 			want = fusion.RRF([]ir.Run{a, b}, fu.RRFK(), 100)
 		}
+		trec.Rank(want, ir.TiesAsListed) // as the fusion stage ranks it
 		for qid, hits := range want {
 			want[qid] = hits[:min(10, len(hits))]
 		}

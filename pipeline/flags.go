@@ -23,6 +23,9 @@ import (
 type Flags struct {
 	fs   *pflag.FlagSet
 	defs []flagDef
+	// lenient leaves a flag out of a pipeline without the stage it sets
+	// (AddServerFlags), instead of refusing it.
+	lenient bool
 }
 
 type flagDef struct {
@@ -149,6 +152,25 @@ func AddFlags(fs *pflag.FlagSet) *Flags {
 	return f
 }
 
+// serverFlags are the pipeline flags that say where models run and how
+// calls to them are bounded, never what is computed: the servers and
+// local model folders of the retrievers and rerankers, and Remote's.
+var serverFlags = []string{"base-url", "model-dir", "rerank-url", "rerank-model-dir", "concurrency", "request-timeout", "retries", "endpoint-concurrency"}
+
+// AddServerFlags defines serverFlags on fs, for a command that runs
+// pipelines it did not write (r2med reproduce): Overlay sets each flag in
+// the pipelines that have its stage and leaves the others alone.
+func AddServerFlags(fs *pflag.FlagSet) *Flags {
+	f := &Flags{fs: fs, lenient: true}
+	for _, d := range pipelineFlags() {
+		if slices.Contains(serverFlags, d.name) {
+			f.defs = append(f.defs, d)
+		}
+	}
+	f.define()
+	return f
+}
+
 func (f *Flags) define() {
 	fs := f.fs
 	for _, d := range f.defs {
@@ -249,6 +271,9 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 			return nil, err
 		}
 		if d.kind == "" {
+			if f.lenient && len(d.path) > 1 && yamlx.Get(doc, d.path[0]) == nil {
+				continue // the pipeline has no such stage
+			}
 			setPath(doc, d.path, value)
 			continue
 		}
@@ -263,7 +288,7 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 				set++
 			}
 		}
-		if set == 0 {
+		if set == 0 && !f.lenient {
 			kinds := strings.Join(append([]string{d.kind}, d.also...), " or ")
 			return nil, fmt.Errorf("--%s sets %s retrievers, and the pipeline has none (add one with --retriever %s)", d.name, kinds, d.kind)
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -80,6 +81,10 @@ func (o Options) warn() io.Writer {
 
 // Outcome is what a run produced.
 type Outcome struct {
+	// Name is the system's name: Config.ModelName once the retrievers
+	// are resolved (a run file's retriever is named by the tag it reads),
+	// as the run tag and the result file name it.
+	Name     string
 	Run      ir.Run
 	Eval     *measure.R2MEDResult
 	Result   *results.R2MED
@@ -129,6 +134,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 			return nil, err
 		}
 	}
+	name := cfg.ModelName()
 	m.Config = cfg.describe()
 	if opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
@@ -178,6 +184,9 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	replaced := false
 	if opt.Out != "" {
 		out, r, err := previous(opt, m, fp)
+		if out != nil {
+			out.Name = name
+		}
 		if out != nil || err != nil {
 			return out, err
 		}
@@ -215,17 +224,32 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	m.Counts["documents"] = len(task.Corpus)
 	m.Counts["queries"] = len(task.Queries)
-	m.Counts["queries_evaluated"] = ev.NumQueries
+	m.Counts[results.QueriesEvaluated] = ev.NumQueries
 	m.Counts["qrels"] = task.Qrels.Len()
-	m.Counts["queries_ranked"] = len(run)
-	hits := 0
+	ranked, hits := 0, 0
 	for _, h := range run {
+		if len(h) > 0 {
+			ranked++
+		}
 		hits += len(h)
 	}
+	m.Counts[results.QueriesRanked] = ranked
 	m.Counts["hits"] = hits
+	unanswered := 0
+	for qid := range task.Qrels {
+		if len(run[qid]) == 0 {
+			unanswered++
+		}
+	}
+	m.Counts[results.QueriesWithoutResults] = unanswered
+	if unanswered > 0 {
+		logf(opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
+			task.Name, unanswered, len(task.Qrels), measure.MeanOverJudged)
+	}
 	res := &results.R2MED{
 		DatasetName:    task.Name,
 		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
+		MeanOver:       measure.MeanOverJudged,
 		Test:           ev.Scores,
 	}
 	switch {
@@ -240,13 +264,13 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		res.Extra = map[string]any{"reranker_name": cfg.rerankerName(), "retriever_name": cfg.RetrieverName(), "topk": cfg.Rerank.depth()}
 		res.Test = results.UpperKeys(res.Test)
 	default:
-		res.ModelName = cfg.ModelName()
+		res.ModelName = name
 	}
 	if cfg.GAR.Method != "" && cfg.Rerank.Kind != "" {
 		res.Extra["reranker_name"] = cfg.rerankerName()
 		res.Extra["topk"] = cfg.Rerank.depth()
 	}
-	out := &Outcome{Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
+	out := &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
 	if opt.Out == "" {
 		return out, nil
 	}
@@ -256,7 +280,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		if err := os.Remove(filepath.Join(opt.Out, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, runTag(cfg.ModelName())); err != nil {
+		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, sysname.Tag(name)); err != nil {
 			return err
 		}
 		return res.WriteFile(filepath.Join(opt.Out, ResultsFile))
@@ -352,6 +376,13 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 			logf(opt.Log, "%s: the outputs cannot be read back (%v); redoing the run", dir, err)
 			return nil, false, nil
 		}
+		if qid, ok := tied(run); ok {
+			// Written before runs were ranked (ir.Rank): trec_eval reads
+			// its ties in another order than the one its numbers were
+			// computed in.
+			logf(opt.Log, "%s: %s lists equal scores (query %s), written by an older r2med, whose evaluation may not be the file's; redoing the run", dir, RunFile, qid)
+			return nil, false, nil
+		}
 		logf(opt.Log, "%s: outputs in %s are up to date (same data and settings, checksums verified); --overwrite to redo", m.Task.Name, dir)
 		return &Outcome{Run: run, Result: res, Manifest: prev, Skipped: true}, false, nil
 	case check == nil || opt.Overwrite && prevFP == fp:
@@ -373,8 +404,16 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 	return nil, true, nil
 }
 
-// runTag is a system name as a TREC run tag, which holds no white space.
-func runTag(name string) string { return strings.Join(strings.Fields(name), "_") }
+// tied reports the first query (in byte order) whose hits' float32
+// scores do not strictly decrease.
+func tied(run ir.Run) (string, bool) {
+	for _, qid := range trec.QueryIDs(run) {
+		if ir.TieAt(run[qid]) >= 0 {
+			return qid, true
+		}
+	}
+	return "", false
+}
 
 // systemOf names the system of the run in dir for messages.
 func systemOf(dir string, m *results.Manifest) string {
@@ -425,11 +464,26 @@ func settingsDiff(old, cur *results.Manifest) string {
 }
 
 // loadGenerations reads published generations: from a Hub repository
-// through its configs (the method's config, the LLM's split), from a
-// directory by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
+// (the task's, or a generations directory with a dataset card) through its
+// configs (the method's config, the LLM's split), from any other directory
+// by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
 func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
+	// A Hub folder's card says where its generations are, wherever the
+	// folder lies (see readDir); other folders hold R2MED's paths.
+	hubDir := ""
 	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
-		hg, err := hubrepo.ReadGenerations(task.Dir, src.Method, src.LLM)
+		hubDir = task.Dir
+	} else if dir != "" {
+		card, err := hubrepo.Declares(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if card {
+			hubDir = dir
+		}
+	}
+	if hubDir != "" {
+		hg, err := hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/nano"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
@@ -29,14 +31,13 @@ func needShared(t testing.TB) {
 
 // TestNFCorpusMatchesR2MEDBM25 runs the whole pipeline (BEIR reader, Lucene
 // English analyzer, gensim-compatible BM25, top-100) on NFCorpus test and
-// compares with the run R2MED's own Python pipeline produced: the same
-// documents in the same order for every query, scores within 1e-4 relative.
+// compares with the run R2MED's own Python pipeline produced, as
+// pytrec_eval evaluated it (its published numbers): the same documents in
+// the same evaluated order for every query — the reference's ties ranked
+// by doc id descending, trec_eval's rule, which the pipeline's run.trec
+// lists — scores within 1e-4 relative.
 func TestNFCorpusMatchesR2MEDBM25(t *testing.T) {
-	needShared(t)
-	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := nfcorpusTest(t)
 	out, err := Run(context.Background(), task, DefaultConfig(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestNFCorpusMatchesR2MEDBM25(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want.Rank(ir.TiesByDocID) // as trec_eval reads the reference
 	if len(out.Run) != len(want) {
 		t.Fatalf("run has %d queries, reference %d", len(out.Run), len(want))
 	}
@@ -83,6 +85,17 @@ func TestNFCorpusMatchesR2MEDBM25(t *testing.T) {
 	if got, want := out.Result.Test["ndcg_at_10"], measure.Round5(mean(t, out.Eval.Result, "ndcg_cut_10")); got != want {
 		t.Errorf("results ndcg_at_10 = %v, want %v", got, want)
 	}
+}
+
+// nfcorpusTest loads NFCorpus's test split from the shared data, or skips.
+func nfcorpusTest(t *testing.T) *ir.Task {
+	t.Helper()
+	needShared(t)
+	task, err := dataset.Load(filepath.Join(shared, "nfcorpus"), dataset.Options{Split: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
 
 func mean(t *testing.T, r *measure.Result, name string) float64 {
@@ -298,5 +311,68 @@ func TestHubCommit(t *testing.T) {
 		if got := HubCommit(dir); got != want {
 			t.Errorf("HubCommit(%q) = %q, want %q", dir, got, want)
 		}
+	}
+}
+
+// TestMeansOverAllJudgedQueries: a Lucene-scheme BM25 run on NFCorpus
+// ranks nothing for 15 of the 323 judged test queries (they share no term
+// with the corpus, and Lucene's BM25, unlike gensim's, lists no zero
+// scores). The run says so at once, the manifest counts them, and
+// results.json states its rule: means over all 323 judged queries, the 15
+// counting 0 — what trec_eval -c computes from run.trec, not trec_eval's
+// default mean over the 308 the file holds.
+func TestMeansOverAllJudgedQueries(t *testing.T) {
+	task := nfcorpusTest(t)
+	cfg := DefaultConfig()
+	lucene := retrieve.DefaultBM25()
+	lucene.Params.Scheme = "lucene"
+	cfg.Retrievers = []retrieve.Spec{lucene}
+	dir := t.TempDir()
+	var warn strings.Builder
+	out, err := Run(context.Background(), task, cfg, Options{Out: dir, Warn: &warn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "nfcorpus: warning: 15 of 323 judged queries got no results; they count 0 in every mean (results.json averages over all judged queries, as R2MED's result files do)\n"; warn.String() != want {
+		t.Errorf("warning %q, want %q", warn.String(), want)
+	}
+	c := out.Manifest.Counts
+	if c["queries_evaluated"] != 323 || c["queries_ranked"] != 308 || c["queries_without_results"] != 15 {
+		t.Errorf("manifest counts: evaluated %d, ranked %d, without results %d; want 323, 308, 15",
+			c["queries_evaluated"], c["queries_ranked"], c["queries_without_results"])
+	}
+	res, err := results.ReadR2MED(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MeanOver != "all judged queries" {
+		t.Errorf("results.json mean_over %q", res.MeanOver)
+	}
+	if note := results.MeanNote(res, out.Manifest); note != "means over all judged queries (323; 15 without results count 0)" {
+		t.Errorf("MeanNote %q", note)
+	}
+	// The written run, evaluated as trec_eval -c evaluates it, gives the
+	// file's numbers; without -c, the mean over 308 is higher.
+	file, err := trec.ReadRunFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []measure.Measure{{Family: measure.NDCGCut, Cutoff: 10}}
+	all, err := measure.Evaluate(task.Qrels, file, ms, measure.Options{Complete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	some, err := measure.Evaluate(task.Qrels, file, ms, measure.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.NumQueries != 323 || some.NumQueries != 308 {
+		t.Fatalf("-c over %d queries, without over %d", all.NumQueries, some.NumQueries)
+	}
+	if got := measure.Round5(all.All[0]); got != res.Test["ndcg_at_10"] {
+		t.Errorf("results.json ndcg_at_10 %v, trec_eval -c on run.trec %v", res.Test["ndcg_at_10"], got)
+	}
+	if some.All[0] <= all.All[0] {
+		t.Errorf("the mean over the answered queries (%v) is not above the mean over all (%v)", some.All[0], all.All[0])
 	}
 }

@@ -6,13 +6,15 @@ import (
 
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/trec"
 )
 
 // Rank ranks task's corpus for queries with cfg's retrievers, fused as
-// cfg.Fuse says, at most k hits per query: the retrieve and fuse stages
-// alone — no generations, reranking, evaluation or stage files — for
-// tools that rank queries of their own (hard-negative mining). A config
-// with GAR or reranking is refused rather than half applied.
+// cfg.Fuse says, at most k hits per query, each list ranked as run's
+// stages rank it (trec.Rank): the retrieve and fuse stages alone — no
+// generations, reranking, evaluation or stage files — for tools that rank
+// queries of their own (hard-negative mining). A config with GAR or
+// reranking is refused rather than half applied.
 func Rank(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Config, k int, env retrieve.Env) (ir.Run, error) {
 	if cfg.GAR.Method != "" || cfg.Generate != nil || cfg.Rerank.Kind != "" {
 		return nil, errors.New("ranking here uses retrievers and fusion only; drop the expand and rerank stages")
@@ -40,6 +42,7 @@ func Rank(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Config, k 
 		if err != nil {
 			return nil, err
 		}
+		trec.Rank(runs[i], retrieve.TiesOf(spec)) // as run's retrieval stage
 	}
 	run := runs[0]
 	if cfg.fused() {

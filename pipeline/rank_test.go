@@ -9,10 +9,12 @@ import (
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/trec"
 )
 
-// Rank gives what the retrievers and fusion give on their own: one BM25
-// equals retrieve's BM25; two fused equal fusion.RRF of their runs.
+// Rank gives what the retrievers and fusion give on their own, ranked as
+// run's stages rank them: one BM25 equals retrieve's BM25 in trec_eval's
+// order; two fused equal fusion.RRF of those runs, ranked as fused.
 func TestRank(t *testing.T) {
 	task, err := demo.Load()
 	if err != nil {
@@ -28,6 +30,7 @@ func TestRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	trec.Rank(want, ir.TiesByDocID)
 	got, err := Rank(ctx, task, task.Queries, Config{Retrievers: []retrieve.Spec{bm}}, 7, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +45,10 @@ func TestRank(t *testing.T) {
 	r2, _ := retrieve.New(ctx, lucene, task, retrieve.Env{})
 	a, _ := r.Search(ctx, retrieve.Queries(task.Queries), 100)
 	b, _ := r2.Search(ctx, retrieve.Queries(task.Queries), 100)
+	trec.Rank(a, ir.TiesByDocID)
+	trec.Rank(b, ir.TiesByDocID)
 	fused := fusion.RRF([]ir.Run{a, b}, 60, 100)
+	trec.Rank(fused, ir.TiesAsListed)
 	got, err = Rank(ctx, task, task.Queries, Config{Retrievers: []retrieve.Spec{bm, lucene}}, 5, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)

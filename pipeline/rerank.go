@@ -21,7 +21,7 @@ import (
 // rerank (hours of LLM calls) resumes with the queries it had not done.
 func rerankRun(ctx context.Context, in stageInput, run ir.Run, cfg Config, dataFP string, depth int, opt Options, m *results.Manifest, cs *calls) (ir.Run, error) {
 	r := cfg.Rerank
-	ro := rerank.Options{Depth: r.depth(), KeepTail: r.KeepTail, BatchSize: r.BatchSize, Workers: max(1, r.Concurrency)}
+	ro := rerank.Options{Depth: r.depth(), KeepTail: r.KeepTail, BatchSize: r.BatchSize, Workers: max(1, r.Concurrency), RanksOnly: ranksOnly(cfg)}
 	if hybridCandidates(cfg) {
 		// A reranking_hybrid list may end with HAKARI's rank-101 safeguard;
 		// HAKARI shuffles candidates by hash before scoring, so ties do
@@ -158,4 +158,15 @@ func hybridCandidates(cfg Config) bool {
 	}
 	c, ok := cfg.Retrievers[0].(retrieve.Candidates)
 	return ok && c.Safeguarded()
+}
+
+// ranksOnly reports whether the pipeline reranks a candidate list
+// published without scores, as it is (not fused): its scores only stand
+// for ranks, and InsertRank must say so rather than show them as scores.
+func ranksOnly(cfg Config) bool {
+	if cfg.fused() {
+		return false
+	}
+	c, ok := cfg.Retrievers[0].(retrieve.Candidates)
+	return ok && c.RanksOnly()
 }

@@ -57,17 +57,36 @@ func (s Source) Load(ctx context.Context) (*ir.Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.loadHub(ctx, repo, rev, s.hubSpec())
+		snap, err := s.hub().Snapshot(ctx, repo, rev)
+		if err != nil {
+			return nil, err
+		}
+		return readDir(snap.Dir, s.hubSpec(), s.Options)
 	}
-	if _, err := dataset.DetectLayout(s.Data); err != nil {
-		// Not an R2MED or BEIR directory; a downloaded or locally built
-		// Hub repository (README.md with configs, e.g. from nano build)
-		// is read through its configs.
-		if _, statErr := os.Stat(filepath.Join(s.Data, "README.md")); statErr == nil {
-			return hubrepo.Load(s.Data, s.hubSpec())
+	return readDir(s.Data, s.hubSpec(), s.Options)
+}
+
+// readDir reads a task directory by one rule, whether it came from the Hub
+// (hf://) or lies here (a copy of a Hub folder, a set nano build wrote, a
+// task in R2MED's or BEIR's layout), so that a folder reads the same both
+// ways: a dataset card declaring a task's configs decides what is read
+// (hubrepo.IsTask, hubrepo.Load); otherwise the files' layout does
+// (dataset.Load); a folder of neither, with a README.md, is read through
+// the configs its file names imply.
+func readDir(dir string, spec hubrepo.Spec, opts dataset.Options) (*ir.Task, error) {
+	card, err := hubrepo.IsTask(dir)
+	if err != nil {
+		return nil, err
+	}
+	if card {
+		return hubrepo.Load(dir, spec)
+	}
+	if _, err := dataset.DetectLayout(dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "README.md")); statErr == nil {
+			return hubrepo.Load(dir, spec)
 		}
 	}
-	return dataset.Load(s.Data, s.Options)
+	return dataset.Load(dir, opts)
 }
 
 func (s Source) hubSpec() hubrepo.Spec {
@@ -108,12 +127,15 @@ func registrySpec(t tasks.Task, s tasks.Suite) hubrepo.Spec {
 	return hubrepo.Spec{Shape: hubrepo.R2MED, Name: t.Name}
 }
 
-func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec hubrepo.Spec, patterns ...string) (*ir.Task, error) {
-	c := s.Hub
-	if c == nil {
-		c = hub.FromEnv()
+func (s Source) hub() *hub.Client {
+	if s.Hub == nil {
+		return hub.FromEnv()
 	}
-	snap, err := c.Snapshot(ctx, repo, rev, patterns...)
+	return s.Hub
+}
+
+func (s Source) loadHub(ctx context.Context, repo hub.Repo, rev string, spec hubrepo.Spec, patterns ...string) (*ir.Task, error) {
+	snap, err := s.hub().Snapshot(ctx, repo, rev, patterns...)
 	if err != nil {
 		return nil, err
 	}

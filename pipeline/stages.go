@@ -17,6 +17,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -116,7 +117,15 @@ func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *r
 				return nil, err
 			}
 			defer retrieve.Close(r)
-			return r.Search(ctx, in.queries, depth)
+			run, err := r.Search(ctx, in.queries, depth)
+			if err != nil {
+				return nil, err
+			}
+			// What the stage writes and the later stages read is the
+			// ranking its scores mean (a scorer's ties by doc id, as
+			// trec_eval reads them), not the retriever's list order.
+			trec.Rank(run, retrieve.TiesOf(spec))
+			return run, nil
 		})
 		if err != nil {
 			return nil, err
@@ -239,7 +248,7 @@ func (s stages) run(name, fp string, keep bool, cs *calls, produce func(*usage.M
 	if err != nil {
 		return nil, err
 	}
-	if err := trec.WriteRunFile(path, run, runTag(name)); err != nil {
+	if err := trec.WriteRunFile(path, run, sysname.Tag(name)); err != nil {
 		return nil, err
 	}
 	return run, st.Keep(fp, files...)

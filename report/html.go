@@ -12,6 +12,7 @@ import (
 
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
 )
 
@@ -95,8 +96,9 @@ type RowView struct {
 	Rank   string
 	// Order is the row's position in the ranking, for unpinning.
 	Order int
-	// Title is the system cell's hover text: the full name and, for
-	// external rows, the source.
+	// Title is the system cell's hover text (leaderboard's System.About):
+	// the full name, where the numbers come from (every source of a row
+	// a later paper reprinted) and, for ours, the full settings.
 	Title string
 }
 
@@ -122,7 +124,7 @@ type Cell struct {
 // others of t.OtherTasks are left out). series gives charted systems'
 // chart series by ID.
 func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int) TableView {
-	v := TableView{ID: "leaderboard", Caption: t.Metric.Label + " ×100 per task; Avg: R2MED's average over its " + strconv.Itoa(len(t.Tasks)) + " tasks (complete systems only, unranked otherwise); bold: best in column", Legend: t.Legend(), Pin: true}
+	v := TableView{ID: "leaderboard", Caption: t.Metric.Label + " ×100 per task, each the mean over " + measure.MeanOverJudged + " (one without results counts 0, as in R2MED's files); Avg: R2MED's average over its " + strconv.Itoa(len(t.Tasks)) + " tasks (complete systems only, unranked otherwise); bold: best in column", Legend: t.Legend(), Pin: true}
 	v.Columns = []Column{{Key: "rank", Label: "#", Num: true, Class: "rank"}, {Key: "system", Label: "System", Class: "sys"}, {Key: "kind", Label: "Kind", Class: "kind"}}
 	// R2MED's columns, unless no row has a value there (runs on the demo
 	// task or BEIR data only).
@@ -136,7 +138,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		}
 		v.Columns = append(v.Columns, Column{Key: "avg", Label: "Avg", Title: "R2MED's average over its " + strconv.Itoa(len(t.Tasks)) + " tasks", Num: true, Class: "avg"})
 	} else {
-		v.Caption = t.Metric.Label + " ×100 per task; bold: best in column (no system has results on R2MED's tasks)"
+		v.Caption = t.Metric.Label + " ×100 per task, each the mean over " + measure.MeanOverJudged + " (one without results counts 0); bold: best in column (no system has results on R2MED's tasks)"
 	}
 	var others []int
 	for j, task := range t.OtherTasks {
@@ -166,18 +168,9 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 	}
 	order := rankOrder(t)
 	for _, r := range t.Rows {
-		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.FullName()}
+		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.About()}
 		if i, ok := series[r.System.ID]; ok {
 			rv.Series = i
-		}
-		if e := r.System.External; e != nil {
-			rv.Title += " — external: " + e.Reference
-			if e.EvaluatedBy != "" {
-				rv.Title += "; evaluated by " + e.EvaluatedBy
-			}
-			if e.Note != "" {
-				rv.Title += "; " + e.Note
-			}
 		}
 		if r.Rank > 0 {
 			rv.Rank = strconv.Itoa(r.Rank)
@@ -194,11 +187,9 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			avg.Best = r.Mean == t.BestAverage
 			if r.AverageOnly {
 				avg.Note, avg.Title = "printed", "average printed by the paper; no per-task values"
-			} else if e := r.System.External; e != nil && t.Metric.Key == leaderboard.DefaultMetric.Key && t.Family == "" {
-				if p := strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64); p != avg.Text {
-					avg.Note = "printed " + p
-					avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
-				}
+			} else if p, ok := t.PrintedDiffers(r); ok {
+				avg.Note = "printed " + p
+				avg.Title = "the paper prints " + p + "; " + avg.Text + " is R2MED's average of its printed per-task values"
 			}
 		} else {
 			avg.Text = fmt.Sprintf("—/%d", len(t.Tasks))
@@ -381,9 +372,9 @@ func (r *Report) CurvesLegend() template.HTML {
 			seen[l.Series] = true
 		}
 	}
-	for i, s := range r.Charted {
+	for i, name := range r.chartedNames() {
 		if seen[i] {
-			names, series = append(names, s.DisplayName()), append(series, i)
+			names, series = append(names, name), append(series, i)
 		}
 	}
 	return template.HTML(Legend("curves-legend", names, series))

@@ -216,10 +216,20 @@ func (r *Report) chartedFullNames() []string {
 	return names
 }
 
+// chartedNames are the charted systems' legend names: their names, with
+// the origin added where one of ours and a published system share one
+// ("bm25 (ours)", "bm25 (published)"), so no two keys read the same.
 func (r *Report) chartedNames() []string {
 	names := make([]string, len(r.Charted))
+	count := map[string]int{}
 	for i, s := range r.Charted {
 		names[i] = s.DisplayName()
+		count[names[i]]++
+	}
+	for i, s := range r.Charted {
+		if count[s.DisplayName()] > 1 {
+			names[i] += " (" + string(s.Origin()) + ")"
+		}
 	}
 	return names
 }
@@ -269,12 +279,13 @@ func (r *Report) curves() {
 		// highest recall), not a fixed 0–100 that squashes low curves.
 		c := LineChart{ID: "recall-" + strconv.Itoa(ti), Title: "Recall@k — " + task, XLabel: "k (log scale)", YLabel: "Recall@k ×100", LogX: true, SharedLegend: true}
 		ticks := map[int]bool{}
+		names := r.chartedNames()
 		for i, s := range r.Charted {
 			ks := recallCutoffs(s, task)
 			if len(ks) < 2 {
 				continue
 			}
-			l := Line{Name: s.DisplayName(), Full: s.FullName(), Series: i}
+			l := Line{Name: names[i], Full: s.FullName(), Series: i}
 			for _, k := range ks {
 				l.X = append(l.X, float64(k))
 				l.Y = append(l.Y, s.Tasks[task].Metrics["recall_at_"+strconv.Itoa(k)]*100)

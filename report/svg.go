@@ -213,15 +213,21 @@ func legend(b *strings.Builder, keys []legendKey, y, width float64) float64 {
 func keyWidth(name string) float64 { return 28 + float64(len([]rune(short(name))))*fontW + 18 }
 
 // MaxLabel is the longest series name a legend prints; longer names are
-// cut with "…" and given whole on hover.
+// cut in the middle with "…" and given whole on hover.
 const MaxLabel = 40
+
+// labelTail is how much of a cut name's end stays: system names end in
+// what tells similar ones apart (a reranker's depth "@20", the hash
+// suffix "#3f2a"), so a cut keeps them.
+const labelTail = 15
 
 func short(s string) string {
 	r := []rune(s)
 	if len(r) <= MaxLabel {
 		return s
 	}
-	return string(r[:MaxLabel-1]) + "…"
+	head := MaxLabel - 1 - labelTail
+	return string(r[:head]) + "…" + string(r[len(r)-labelTail:])
 }
 
 func dashAttr(i int) string {

@@ -14,6 +14,11 @@ type Candidate struct {
 	Score float64
 	// Rank is its 1-based rank in the input run (before any shuffle).
 	Rank int
+	// RankOnly is true when the first stage gave a rank and no score (a
+	// candidate list published without scores; Options.RanksOnly): Score
+	// then only encodes the rank and must not be shown as a retrieval
+	// score.
+	RankOnly bool
 }
 
 // CandidateScorer is implemented by scorers that need more than the texts:
@@ -65,6 +70,12 @@ type Trace struct {
 	// ("logprobs", "text", "undecided").
 	Score *float64 `json:"score,omitempty"`
 	From  string   `json:"from,omitempty"`
+	// FirstStage says what the prompt showed of the first stage beside
+	// each document, and Shown what it showed, in Docs' order (InsertRank):
+	// "scores", "scores scaled to 0-1" (or 0-100), or "ranks only: the
+	// candidate list has no scores".
+	FirstStage string   `json:"first_stage,omitempty"`
+	Shown      []string `json:"shown,omitempty"`
 	// Ranking is a listwise answer's order of Docs after repair; Repair
 	// what was mended, and Fallback whether the window kept its input
 	// order because the answer named no passage.

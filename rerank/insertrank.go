@@ -26,6 +26,10 @@ import (
 //     candidate has the same score they all show the top of the scale.
 //
 // The paper's ablations vary this scale; the prompt says which is used.
+// Candidates that come with a rank and no score (Candidate.RankOnly: a
+// candidate list published without scores) are shown with their ranks,
+// and the prompt and the trace say that only ranks are known; numbers made
+// from ranks are never shown as retrieval scores.
 // The prompt is the insertrank templates' (see Prompts); the answer is
 // read by ParseRanking (the part inside <answer> </answer> if the model
 // writes one), repairs counted in Stats, a window whose answer names no
@@ -91,17 +95,38 @@ func (r *InsertRank) ScoreCandidates(ctx context.Context, qid, query string, can
 	if r.Chat == nil {
 		return nil, fmt.Errorf("insertrank reranker has no LLM client")
 	}
-	shown, scale, err := ShownScores(cands, r.Scores, r.Decimals)
-	if err != nil {
-		return nil, err
+	ranksOnly := len(cands) > 0 && cands[0].RankOnly
+	var shown []string
+	var scale, firstStage string
+	switch {
+	case ranksOnly:
+		shown, firstStage = make([]string, len(cands)), firstStageRanks
+		for i, c := range cands {
+			if !c.RankOnly {
+				return nil, fmt.Errorf("document %q has a first-stage score and %q none; candidates have scores or ranks alone, not both", c.ID, cands[0].ID)
+			}
+			shown[i] = strconv.Itoa(c.Rank)
+		}
+	default:
+		var err error
+		if shown, scale, err = ShownScores(cands, r.Scores, r.Decimals); err != nil {
+			return nil, err
+		}
+		firstStage = "scores"
+		if scale != "" {
+			firstStage = "scores scaled to " + scale
+		}
 	}
 	w := &windowLLM{
 		chat: r.Chat, model: r.Model, method: KindInsertRank, prompts: orDefault(r.Prompts),
 		maxWords: r.MaxWords, maxTokens: r.MaxTokens, stats: &r.stats,
-		shown: shown, scale: scale, qid: qid, query: query, cands: cands,
+		shown: shown, scale: scale, ranksOnly: ranksOnly, firstStage: firstStage, qid: qid, query: query, cands: cands,
 	}
 	return slideWindows(ctx, len(cands), r.Window, r.Step, w.rank)
 }
+
+// firstStageRanks is what a trace says when only ranks were shown.
+const firstStageRanks = "ranks only: the candidate list has no scores"
 
 // ShownScores are the first-stage scores as InsertRank prints them, one
 // per candidate, and the scale's label for the prompt ("" for raw,

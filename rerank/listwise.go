@@ -146,18 +146,24 @@ type windowLLM struct {
 	maxWords, maxTokens int
 	stats               *Stats
 	reasoning           bool     // count answers without reasoning
-	shown               []string // InsertRank: the score shown per candidate
+	shown               []string // InsertRank: the score (or rank) shown per candidate
 	scale               string
+	ranksOnly           bool   // InsertRank: the first stage gave ranks alone
+	firstStage          string // InsertRank: what shown is, for the trace
 	qid, query          string
 	cands               []Candidate
 }
 
 func (w *windowLLM) rank(ctx context.Context, call int, win []int) error {
-	lp := ListPrompt{Query: w.query, Num: len(win), Passages: make([]PromptPassage, len(win)), ScoreScale: w.scale}
+	lp := ListPrompt{Query: w.query, Num: len(win), Passages: make([]PromptPassage, len(win)), ScoreScale: w.scale, RanksOnly: w.ranksOnly}
+	var shown []string
 	for i, d := range win {
-		lp.Passages[i] = PromptPassage{N: i + 1, Text: oneLine(w.cands[d].Text, w.maxWords)}
+		lp.Passages[i] = PromptPassage{N: i + 1, Text: oneLine(w.cands[d].Text, w.maxWords), Rank: w.cands[d].Rank}
 		if w.shown != nil {
-			lp.Passages[i].Score = w.shown[d]
+			if !w.ranksOnly {
+				lp.Passages[i].Score = w.shown[d]
+			}
+			shown = append(shown, w.shown[d])
 		}
 	}
 	msgs, err := w.prompts.Messages(w.method, lp)
@@ -179,7 +185,8 @@ func (w *windowLLM) rank(ctx context.Context, call int, win []int) error {
 	permute(win, perm)
 	emitTrace(ctx, Trace{
 		QueryID: w.qid, Step: call, Docs: asked, Reasoning: reasoning, Answer: resp.Content,
-		FinishReason: resp.FinishReason, Ranking: candidateIDs(w.cands, win), Repair: &r, Fallback: r.Named == 0,
+		FinishReason: resp.FinishReason, FirstStage: w.firstStage, Shown: shown,
+		Ranking: candidateIDs(w.cands, win), Repair: &r, Fallback: r.Named == 0,
 	})
 	return nil
 }

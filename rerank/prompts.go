@@ -44,8 +44,11 @@ func TemplateFiles() []string {
 type PromptPassage struct {
 	N    int    // its number in the prompt, from 1
 	Text string // white space collapsed to single spaces, cut to MaxWords words
-	// Score is InsertRank's first-stage score as shown (see ScoreScale).
+	// Score is InsertRank's first-stage score as shown (see ScoreScale);
+	// "" when the first stage gave ranks alone (ListPrompt.RanksOnly).
 	Score string
+	// Rank is the passage's 1-based rank in the first-stage list.
+	Rank int
 }
 
 // ListPrompt is what the listwise templates (insertrank, reasonrank) see.
@@ -56,6 +59,10 @@ type ListPrompt struct {
 	// ScoreScale is "" for raw first-stage scores, "0-1" or "0-100" when
 	// they are min-max normalized over the query's candidates.
 	ScoreScale string
+	// RanksOnly is true when the first stage gave ranks and no scores (a
+	// candidate list published without them): the passages' Rank is all
+	// there is to show, and the prompt must say so.
+	RanksOnly bool
 }
 
 // PointPrompt is what the pointwise template (rank1) sees.
@@ -94,22 +101,29 @@ func LoadPrompts(dir string) (*Prompts, error) {
 			}
 			part.into[m] = t
 		}
-		msgs, err := p.Messages(m, sample(m))
-		if err != nil {
-			return nil, err
-		}
-		if strings.TrimSpace(msgs[len(msgs)-1].Content) == "" || msgs[len(msgs)-1].Role != "user" {
-			return nil, fmt.Errorf("%s: the user message is empty", set.Sources[m+".user.tmpl"])
+		for _, data := range samples(m) {
+			msgs, err := p.Messages(m, data)
+			if err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(msgs[len(msgs)-1].Content) == "" || msgs[len(msgs)-1].Role != "user" {
+				return nil, fmt.Errorf("%s: the user message is empty", set.Sources[m+".user.tmpl"])
+			}
 		}
 	}
 	return p, nil
 }
 
-func sample(method string) any {
+// samples are what a template is tried on: for the listwise ones, with
+// first-stage scores and with ranks alone.
+func samples(method string) []any {
 	if method == KindRank1 {
-		return PointPrompt{Query: "q", Passage: "p"}
+		return []any{PointPrompt{Query: "q", Passage: "p"}}
 	}
-	return ListPrompt{Query: "q", Num: 2, Passages: []PromptPassage{{1, "a", "1.00"}, {2, "b", "0.50"}}}
+	return []any{
+		ListPrompt{Query: "q", Num: 2, Passages: []PromptPassage{{N: 1, Text: "a", Score: "1.00", Rank: 1}, {N: 2, Text: "b", Score: "0.50", Rank: 2}}},
+		ListPrompt{Query: "q", Num: 2, Passages: []PromptPassage{{N: 1, Text: "a", Rank: 1}, {N: 2, Text: "b", Rank: 2}}, RanksOnly: true},
+	}
 }
 
 // DefaultPrompts are the built-in templates.

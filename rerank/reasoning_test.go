@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -349,19 +350,21 @@ func TestShownScores(t *testing.T) {
 // shownScore reads "[N] (retriever score: S) text of dX" lines.
 var shownScore = regexp.MustCompile(`(?m)^\[(\d+)\] \(retriever score: ([^)]*)\) text of (d\d+)$`)
 
+// reverseWindow answers a listwise prompt with its passages in reverse.
+func reverseWindow(req chatReq) reply {
+	n := len(promptDocs(lastUser(req)))
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("[%d]", n-i)
+	}
+	return reply{Content: strings.Join(parts, " > ")}
+}
+
 // TestInsertRankCarriesRunScores reranks a run through Rerank and checks
 // that every prompt shows each passage with exactly its score in that run,
 // and that the windows slide as RankGPT's.
 func TestInsertRankCarriesRunScores(t *testing.T) {
-	srv := newScripted(t, func(req chatReq) reply {
-		// Reverse each window.
-		n := len(promptDocs(lastUser(req)))
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = fmt.Sprintf("[%d]", n-i)
-		}
-		return reply{Content: strings.Join(parts, " > ")}
-	})
+	srv := newScripted(t, reverseWindow)
 	run := ir.Run{}
 	for q := range 3 {
 		qid := fmt.Sprintf("q%d", q)
@@ -514,5 +517,60 @@ func TestRerankTemplates(t *testing.T) {
 	}
 	if _, err := New(Spec{Kind: "reasonrank", Model: "m", BaseURL: "http://127.0.0.1:1/v1", Templates: filepath.Join(dir, "absent")}); err == nil {
 		t.Error("a missing templates directory was accepted")
+	}
+}
+
+// shownRank reads "[N] (retriever rank: R) text of dX" lines.
+var shownRank = regexp.MustCompile(`(?m)^\[(\d+)\] \(retriever rank: (\d+)\) text of d(\d+)$`)
+
+// TestInsertRankRanksOnly: over a run whose scores only stand for ranks
+// (Options.RanksOnly: a candidate list published without scores), every
+// prompt says that only ranks are known and shows each passage's rank in
+// the run, never a number as a score, whatever the scale; the traces say
+// the same. Candidates mixing ranks and scores are refused.
+func TestInsertRankRanksOnly(t *testing.T) {
+	srv := newScripted(t, reverseWindow)
+	run := ir.Run{}
+	for i := range 25 {
+		run["q0"] = append(run["q0"], ir.Hit{DocID: fmt.Sprintf("d%d", i), Score: float64(25 - (i + 1))})
+	}
+	var mu sync.Mutex
+	var traces []Trace
+	ctx := WithTrace(context.Background(), func(tr Trace) { mu.Lock(); traces = append(traces, tr); mu.Unlock() })
+	r := &InsertRank{Chat: srv.client(t, nil), Scores: ScoresPercent}
+	if _, err := Rerank(ctx, run, map[string]string{"q0": "a"}, textIsID, r, Options{RanksOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(srv.reqs) != 2 {
+		t.Fatalf("%d requests, want 2 windows", len(srv.reqs))
+	}
+	for _, req := range srv.reqs {
+		u := lastUser(req)
+		if !strings.Contains(u, "the list gives ranks only, no scores") || strings.Contains(u, "score:") || strings.Contains(u, "scaled") {
+			t.Fatalf("prompt:\n%s", u)
+		}
+		lines := shownRank.FindAllStringSubmatch(u, -1)
+		if len(lines) != len(promptDocs(u)) {
+			t.Fatalf("%d passages with ranks in\n%s", len(lines), u)
+		}
+		for _, m := range lines {
+			if doc, _ := strconv.Atoi(m[3]); m[2] != strconv.Itoa(doc+1) {
+				t.Errorf("d%s shown at rank %s, its rank in the run is %d", m[3], m[2], doc+1)
+			}
+		}
+	}
+	for _, tr := range traces {
+		if tr.FirstStage != "ranks only: the candidate list has no scores" || len(tr.Shown) != len(tr.Docs) {
+			t.Errorf("trace %+v", tr)
+		}
+		for i, d := range tr.Docs {
+			if n, _ := strconv.Atoi(strings.TrimPrefix(d, "d")); tr.Shown[i] != strconv.Itoa(n+1) {
+				t.Errorf("trace shows %s for %s", tr.Shown[i], d)
+			}
+		}
+	}
+	mixed := []Candidate{{ID: "a", Text: "a", Rank: 1, RankOnly: true}, {ID: "b", Text: "b", Score: 2, Rank: 2}}
+	if _, err := r.ScoreCandidates(context.Background(), "q", "q", mixed); err == nil || !strings.Contains(err.Error(), "ranks alone") {
+		t.Errorf("mixed candidates: %v", err)
 	}
 }

@@ -18,7 +18,12 @@
 //     sort), or with HashOrder the order HAKARI-Bench's reranker evaluation
 //     gives them: candidates are shuffled by
 //     sha256("hakari-reranker-candidate-order-v1\0qid\0docid") before scoring
-//     and then stably sorted by score, so ties follow the hash order.
+//     and then stably sorted by score, so ties follow the hash order. The
+//     reranked list is the ranking: trec.RankHits (ir.TiesAsListed) steps
+//     equal scores (and scores equal only in float32) one float32 apart
+//     down the list, so a written run is evaluated in this order by
+//     trec_eval, pytrec_eval and ranx, which would otherwise order the
+//     ties by doc id.
 //   - Safeguard: NanoR2MED's reranking_hybrid lists are the RRF top 100 plus,
 //     for queries where those hold no positive, one positive at rank 101.
 //     KeepSafeguard reranks it with the top 100 (HAKARI's "reranking"
@@ -147,6 +152,11 @@ type Options struct {
 	// OnQuery, if set, hears each newly reranked query (to append it to a
 	// checkpoint). Calls are serialized; an error stops the rerank.
 	OnQuery func(qid string, hits []ir.Hit) error
+	// RanksOnly says that the input run's scores only stand for its ranks
+	// (a candidate list published without scores): the candidates are
+	// passed with RankOnly set, and InsertRank shows their ranks, saying
+	// that only ranks are known, instead of the numbers as scores.
+	RanksOnly bool
 }
 
 // Rerank reorders the top of each query's list in run with s. queries maps
@@ -180,6 +190,7 @@ func Rerank(ctx context.Context, run ir.Run, queries map[string]string, docs fun
 	var todo []string
 	for _, qid := range qids {
 		if hits, ok := opts.Done[qid]; ok {
+			trec.RankHits(hits, ir.TiesAsListed) // as rerankQuery leaves a query
 			out[qid] = hits
 			continue
 		}
@@ -277,7 +288,7 @@ func rerankQuery(ctx context.Context, qid string, hits []ir.Hit, query string, d
 		if !ok {
 			return nil, fmt.Errorf("rerank: query %q: document %q is not in the corpus; the run and the corpus must come from the same task", qid, h.DocID)
 		}
-		offered[i] = Candidate{ID: h.DocID, Text: t, Score: h.Score, Rank: rank[h.DocID]}
+		offered[i] = Candidate{ID: h.DocID, Text: t, Score: h.Score, Rank: rank[h.DocID], RankOnly: opts.RanksOnly}
 	}
 	batch := opts.BatchSize
 	if batch <= 0 {
@@ -311,18 +322,19 @@ func rerankQuery(ctx context.Context, qid string, hits []ir.Hit, query string, d
 		cands[i].Score = scores[i]
 	}
 	slices.SortStableFunc(cands, func(a, b ir.Hit) int { return cmp.Compare(b.Score, a.Score) })
-	if !opts.KeepTail || len(tail) == 0 {
-		return cands, nil
+	out := cands
+	if opts.KeepTail && len(tail) > 0 {
+		out = append(cands, make([]ir.Hit, len(tail))...)
+		low := 0.0
+		if len(cands) > 0 {
+			low = cands[len(cands)-1].Score
+		}
+		for i, h := range tail {
+			low = below(low)
+			out[len(cands)+i] = ir.Hit{DocID: h.DocID, Score: low}
+		}
 	}
-	out := append(cands, make([]ir.Hit, len(tail))...)
-	low := 0.0
-	if len(cands) > 0 {
-		low = cands[len(cands)-1].Score
-	}
-	for i, h := range tail {
-		low = below(low)
-		out[len(cands)+i] = ir.Hit{DocID: h.DocID, Score: low}
-	}
+	trec.RankHits(out, ir.TiesAsListed)
 	return out, nil
 }
 

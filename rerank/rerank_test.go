@@ -12,6 +12,7 @@ import (
 
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/measure/measuretest"
 )
 
 // listRun is a run whose lists hold the given ids with falling scores.
@@ -370,4 +371,56 @@ type listwiseStub struct{}
 func (listwiseStub) Listwise() bool { return true }
 func (listwiseStub) Score(_ context.Context, _ string, docs []string) ([]float64, error) {
 	return make([]float64, len(docs)), nil
+}
+
+// TestAllTiesAreWrittenAsReranked: a scorer that scores every document
+// the same leaves the order it scored them in — the input order, or
+// HAKARI's hash order — with KeepTail's unscored rest and the safeguard
+// kept or dropped, and the written run means that order to every
+// evaluator: trec_eval would otherwise rank the ties by doc id.
+func TestAllTiesAreWrittenAsReranked(t *testing.T) {
+	// Numbered upwards, so that trec_eval's doc-id order among ties is
+	// the input order reversed; c101 a safeguard.
+	run := listRun(map[string][]string{"q1": numbered("c", 101), "q2": numbered("s", 30)})
+	qs := map[string]string{"q1": "a", "q2": "b"}
+	qrels := ir.Qrels{"q1": {"c1": 1, "c3": 2, "c101": 1}, "q2": {"s2": 1, "s29": 1}}
+	same := ScorerFunc(func(_ context.Context, _ string, docs []string) ([]float64, error) {
+		out := make([]float64, len(docs))
+		for i := range out {
+			out[i] = 0.25
+		}
+		return out, nil
+	})
+	for _, tc := range []struct {
+		name string
+		opts Options
+		// want builds the expected order of a query's input list.
+		want func(qid string, in []ir.Hit) []string
+	}{
+		{"input order", Options{}, func(_ string, in []ir.Hit) []string { return ids(in[:min(100, len(in))]) }},
+		{"depth 10, tail kept", Options{Depth: 10, KeepTail: true}, func(_ string, in []ir.Hit) []string { return ids(in) }},
+		{"safeguard kept", Options{Safeguard: KeepSafeguard}, func(_ string, in []ir.Hit) []string { return ids(in) }},
+		{"safeguard dropped", Options{Safeguard: DropSafeguard}, func(_ string, in []ir.Hit) []string { return ids(in[:min(100, len(in))]) }},
+		{"hash order", Options{Order: HashOrder, Safeguard: KeepSafeguard}, func(qid string, in []ir.Hit) []string {
+			in = slices.Clone(in)
+			HashShuffle(qid, in)
+			return ids(in)
+		}},
+	} {
+		got, err := Rerank(context.Background(), run, qs, textIsID, same, tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for qid, hits := range got {
+			if want := tc.want(qid, run[qid]); !slices.Equal(ids(hits), want) {
+				t.Errorf("%s: %s reranked to %v, want %v", tc.name, qid, ids(hits), want)
+			}
+		}
+		listed := measuretest.CheckRun(t, got, qrels)
+		for qid, hits := range got {
+			if !slices.Equal(listed[qid], ids(hits)) {
+				t.Errorf("%s: %s is written in another order than reranked", tc.name, qid)
+			}
+		}
+	}
 }

@@ -4,11 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/r2med/r2med/internal/errtext"
@@ -20,8 +20,11 @@ import (
 // Manifest records how a run was made: enough to rerun it and to tell two
 // result files apart when their numbers differ.
 type Manifest struct {
-	Tool      string         `json:"tool"`
-	Version   string         `json:"version"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	// Build is the source revision the binary was built from, when Go
+	// recorded one (see Version); nil when nothing is known.
+	Build     *Build         `json:"build,omitempty"`
 	GoVersion string         `json:"go_version"`
 	Command   []string       `json:"command,omitempty"`
 	Started   time.Time      `json:"started"`
@@ -80,6 +83,7 @@ func NewManifest(command []string) *Manifest {
 	return &Manifest{
 		Tool:      "r2med",
 		Version:   Version(),
+		Build:     ThisBuild(),
 		GoVersion: runtime.Version(),
 		Command:   CommandLine(command),
 		Started:   time.Now().UTC().Truncate(time.Millisecond),
@@ -170,17 +174,34 @@ func ReadManifest(path string) (*Manifest, error) {
 	return &m, nil
 }
 
-// version is set at link time (-ldflags "-X github.com/r2med/r2med/results.version=v1.2.3").
-var version = ""
+// Manifest counts of the queries a run's means are over: the judged
+// queries evaluated (all of them, measure.MeanOverJudged), those that got
+// at least one result, and those that got none, which count 0 in every
+// mean of results.json and which trec_eval without -c leaves out.
+const (
+	QueriesEvaluated      = "queries_evaluated"
+	QueriesRanked         = "queries_ranked"
+	QueriesWithoutResults = "queries_without_results"
+)
 
-// Version reports the tool version: the link-time stamp, else the module
-// version Go recorded, else "dev".
-func Version() string {
-	if version != "" {
-		return version
+// MeanNote says in words which queries res's means are over, with the
+// counts m records: "means over all judged queries (323; 15 without
+// results count 0)". It is "" when res does not say (R2MED's own files);
+// m may be nil or lack the counts (a run made before they were kept).
+func MeanNote(res *R2MED, m *Manifest) string {
+	if res == nil || res.MeanOver == "" {
+		return ""
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	note := "means over " + res.MeanOver
+	if m == nil {
+		return note
 	}
-	return "dev"
+	if n, ok := m.Counts[QueriesEvaluated]; ok {
+		note += fmt.Sprintf(" (%d", n)
+		if k := m.Counts[QueriesWithoutResults]; k > 0 {
+			note += fmt.Sprintf("; %d without results count 0", k)
+		}
+		note += ")"
+	}
+	return note
 }

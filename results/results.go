@@ -32,8 +32,12 @@ type R2MED struct {
 	DatasetName    string
 	EvaluationTime string
 	ModelName      string
-	Test           map[string]float64
-	Extra          map[string]any
+	// MeanOver says which queries the means are over, as r2med's files
+	// state it ("mean_over": "all judged queries", measure.MeanOverJudged);
+	// R2MED's own files, which average over the same queries, leave it out.
+	MeanOver string
+	Test     map[string]float64
+	Extra    map[string]any
 }
 
 // EvaluationTime formats seconds the way R2MED does: minutes rounded to two
@@ -55,6 +59,9 @@ func (r *R2MED) Marshal() []byte {
 	top["evaluation_time"] = jsonString(r.EvaluationTime)
 	if r.ModelName != "" {
 		top["model_name"] = jsonString(r.ModelName)
+	}
+	if r.MeanOver != "" {
+		top["mean_over"] = jsonString(r.MeanOver)
 	}
 	var t bytes.Buffer
 	t.WriteByte('{')
@@ -98,6 +105,8 @@ func (r *R2MED) UnmarshalJSON(data []byte) error {
 			err = json.Unmarshal(v, &r.EvaluationTime)
 		case "model_name":
 			err = json.Unmarshal(v, &r.ModelName)
+		case "mean_over":
+			err = json.Unmarshal(v, &r.MeanOver)
 		case "test":
 			err = json.Unmarshal(v, &r.Test)
 		default:
@@ -177,6 +186,10 @@ func ReadR2MED(path string) (*R2MED, error) {
 	}
 	return &r, nil
 }
+
+// PyString is s as a JSON string the way Python's json.dumps writes it
+// (ensure_ascii: everything outside printable ASCII escaped).
+func PyString(s string) string { return jsonString(s) }
 
 // PyFloat formats f as Python's json.dumps writes a float (repr's shortest
 // digits, 1e-05 style exponents, NaN and Infinity); see pynum.Format.

@@ -114,3 +114,44 @@ func TestUpperKeysMatchPublishedGARFiles(t *testing.T) {
 		t.Errorf("Metric(ndcg_at_10) on an upper-case file = %v, %v", v, ok)
 	}
 }
+
+// TestMeanOver: our files say which queries their means are over in a
+// top-level key of their own, which reads back into MeanOver (not Extra);
+// R2MED's files, which lack it, read with MeanOver empty and re-render
+// byte for byte (TestOfficialFilesRoundTrip). MeanNote puts it in words
+// with the manifest's counts.
+func TestMeanOver(t *testing.T) {
+	r := &R2MED{DatasetName: "nfcorpus", EvaluationTime: "0.0 minutes", ModelName: "bm25-lucene", MeanOver: "all judged queries",
+		Test: map[string]float64{"ndcg_at_10": 0.25}}
+	want := "{\n  \"dataset_name\": \"nfcorpus\",\n  \"evaluation_time\": \"0.0 minutes\",\n  \"mean_over\": \"all judged queries\",\n  \"model_name\": \"bm25-lucene\",\n  \"test\": {\n    \"ndcg_at_10\": 0.25\n  }\n}"
+	if got := string(r.Marshal()); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	p := filepath.Join(t.TempDir(), "results.json")
+	if err := r.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadR2MED(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.MeanOver != r.MeanOver || len(back.Extra) != 0 {
+		t.Errorf("read back MeanOver %q, Extra %v", back.MeanOver, back.Extra)
+	}
+	m := &Manifest{Counts: map[string]int{QueriesEvaluated: 323, QueriesRanked: 308, QueriesWithoutResults: 15}}
+	for _, c := range []struct {
+		res  *R2MED
+		m    *Manifest
+		want string
+	}{
+		{r, m, "means over all judged queries (323; 15 without results count 0)"},
+		{r, &Manifest{Counts: map[string]int{QueriesEvaluated: 15, QueriesWithoutResults: 0}}, "means over all judged queries (15)"},
+		{r, &Manifest{Counts: map[string]int{}}, "means over all judged queries"},
+		{r, nil, "means over all judged queries"},
+		{&R2MED{}, m, ""},
+	} {
+		if got := MeanNote(c.res, c.m); got != c.want {
+			t.Errorf("MeanNote = %q, want %q", got, c.want)
+		}
+	}
+}

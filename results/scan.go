@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -134,31 +135,37 @@ func (r Run) RunPath() string {
 
 // Describe names the system that made the run, from its result file the
 // way R2MED's tables name systems: "bm25", "hyde/gpt4 → bm25",
-// "nv → rankllama@top10".
+// "nv → rankllama@10".
 func (r Run) Describe() string {
 	return SystemName(r.Result)
 }
 
-// SystemName names the system behind a result file as R2MED's tables do:
-// the model for a base retriever ("nv"), "method/llm → retriever" for
-// generation-augmented retrieval, "retriever → reranker@topK" for a
-// reranker.
-func SystemName(res *R2MED) string {
+// SystemName names the system behind a result file by sysname's rule,
+// from the fields R2MED's files name the stages by (Stages).
+func SystemName(res *R2MED) string { return Stages(res).Name() }
+
+// Stages reads a system's stages from its result file: the model for a
+// base retriever ("nv", or r2med's whole name, "rrf(bm25,bge)"), the
+// generation method and LLM and the retriever for generation-augmented
+// retrieval, the retriever, reranker and depth for a reranker.
+func Stages(res *R2MED) sysname.Stages {
 	str := func(k string) string {
 		v, _ := res.Extra[k].(string)
 		return v
 	}
-	switch {
-	case str("reranker_name") != "":
-		name := str("retriever_name") + " → " + str("reranker_name")
-		if k := fmt.Sprint(res.Extra["topk"]); res.Extra["topk"] != nil && k != "" {
-			name += "@top" + k
-		}
-		return name
-	case str("gar_method") != "":
-		return str("gar_method") + "/" + str("gar_llm") + " → " + str("retriever_name")
-	case res.ModelName != "":
-		return res.ModelName
+	st := sysname.Stages{Expansion: sysname.Expansion(str("gar_method"), str("gar_llm"))}
+	retriever := str("retriever_name")
+	if retriever == "" || st.Expansion == "" && str("reranker_name") == "" && res.ModelName != "" {
+		retriever = res.ModelName
 	}
-	return str("retriever_name")
+	if retriever != "" {
+		st.Retrievers = []string{retriever}
+	}
+	if st.Reranker = str("reranker_name"); st.Reranker != "" {
+		var k int
+		if _, err := fmt.Sscan(fmt.Sprint(res.Extra["topk"]), &k); err == nil {
+			st.Depth = k
+		}
+	}
+	return st
 }

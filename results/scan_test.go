@@ -105,7 +105,13 @@ func TestSystemName(t *testing.T) {
 	}{
 		{R2MED{ModelName: "nv"}, "nv"},
 		{R2MED{Extra: map[string]any{"gar_method": "lamer", "gar_llm": "qwen-7b", "retriever_name": "bge"}}, "lamer/qwen-7b → bge"},
-		{R2MED{Extra: map[string]any{"reranker_name": "rankllama", "retriever_name": "nv", "topk": 10}}, "nv → rankllama@top10"},
+		// R2MED's reranker files name the model, ours kind:model; the depth
+		// is written as sysname writes it (R2MED's tables: "@top10").
+		{R2MED{Extra: map[string]any{"reranker_name": "rankllama", "retriever_name": "nv", "topk": 10}}, "nv → rankllama@10"},
+		{R2MED{Extra: map[string]any{"reranker_name": "insertrank:r1", "retriever_name": "rrf(bm25,run:bm25)", "topk": 20.0}}, "rrf(bm25,run:bm25) → insertrank:r1@20"},
+		// A GAR run reranked keeps its expansion in the name.
+		{R2MED{Extra: map[string]any{"gar_method": "hyde", "gar_llm": "gpt4", "retriever_name": "bm25", "reranker_name": "tei", "topk": 10}}, "hyde/gpt4 → bm25 → tei@10"},
+		{R2MED{ModelName: "rrf(bm25,bge)"}, "rrf(bm25,bge)"},
 	} {
 		if got := SystemName(&c.res); got != c.want {
 			t.Errorf("SystemName = %q, want %q", got, c.want)

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -12,17 +13,25 @@ import (
 
 // Candidates reads a candidate list a dataset publishes instead of
 // ranking: a Nano set's bm25, dense or reranking_hybrid config, in the
-// split of the task. Lists keep their published order (see
-// dataset.Candidates.Run for the scores that keep it under any evaluator).
+// split of the task. Config is the list's name as hubrepo.CandidateConfig
+// resolves it: a config, or the name its task card gives it ("dense" is
+// NanoR2MED's harrier_oss_v1_270m). Lists keep their published order, with
+// their published scores when they have some, else scores that only stand
+// for ranks (see hubrepo.Candidates.Run; RanksOnly says which).
 type Candidates struct {
 	Config string
+
+	// What Resolve read: the config the name resolved to, and whether
+	// the lists have scores.
+	config string
+	scored bool
 }
 
 func init() {
 	Register(Kind{
 		Name:  "candidates",
 		Usage: "candidates:CONFIG",
-		Help:  "a candidate list the dataset publishes, e.g. NanoR2MED's bm25, harrier_oss_v1_270m or reranking_hybrid",
+		Help:  "a candidate list the dataset publishes, by config or task-card name: NanoR2MED's bm25, dense (its harrier_oss_v1_270m) or reranking_hybrid",
 		Parse: func(value *yaml.Node) (Spec, error) {
 			c, err := argument(value, "candidates", "the name of a candidate config (candidates: bm25)")
 			return Candidates{Config: c}, err
@@ -44,13 +53,49 @@ func (c Candidates) Validate() error {
 	return nil
 }
 
-// Describe records the config.
-func (c Candidates) Describe() map[string]any { return map[string]any{"retriever": c.Name()} }
+// Describe records the config: the one the name resolved to when it is
+// another, and that the lists have scores when they do.
+func (c Candidates) Describe() map[string]any {
+	m := map[string]any{"retriever": c.Name()}
+	if c.config != "" && c.config != c.Config {
+		m["config"] = c.config
+	}
+	if c.scored {
+		m["scores"] = "published"
+	}
+	return m
+}
+
+// Resolve reads which config the name stands for and whether its lists
+// carry scores, so that the manifest, the fingerprint and the rerankers
+// know.
+func (c Candidates) Resolve(_ context.Context, task *ir.Task) (Spec, error) {
+	cands, err := hubrepo.LoadCandidates(task.Dir, c.Config, task.Split)
+	if err != nil {
+		return nil, err
+	}
+	c.config, c.scored = cands.Config, cands.HasScores()
+	return c, nil
+}
+
+// RanksOnly reports whether the lists' scores only stand for their ranks
+// (the list publishes none; before Resolve, assumed), so that a reranker
+// shows ranks, not made-up retrieval scores.
+func (c Candidates) RanksOnly() bool { return !c.scored }
+
+// Ties is ir.TiesAsListed: a published list's order is its ranking.
+func (c Candidates) Ties() ir.Ties { return ir.TiesAsListed }
 
 // Safeguarded reports whether the lists may end with HAKARI-Bench's
 // rank-101 safeguard positive (a reranking_hybrid list), which reranking
 // treats apart.
-func (c Candidates) Safeguarded() bool { return c.Config == "reranking_hybrid" }
+func (c Candidates) Safeguarded() bool {
+	config := c.Config
+	if c.config != "" {
+		config = c.config
+	}
+	return config == hubrepo.CandidatesHybrid
+}
 
 // Inputs lists the config's files in the task's repository.
 func (c Candidates) Inputs(task *ir.Task) ([]string, error) {
@@ -71,7 +116,8 @@ func (c Candidates) New(_ context.Context, task *ir.Task, _ Env) (Retriever, err
 }
 
 // Lists is a retriever that answers from rankings made beforehand: each
-// query's list, cut to k; queries without one get none.
+// query's list, cut to k; queries without one get none. The lists it
+// returns are copies, the caller's to rank.
 type Lists ir.Run
 
 // Search returns the lists of queries.
@@ -79,7 +125,7 @@ func (l Lists) Search(_ context.Context, queries []Query, k int) (ir.Run, error)
 	run := make(ir.Run, len(queries))
 	for _, q := range queries {
 		if hits, ok := l[q.ID]; ok {
-			run[q.ID] = hits[:min(k, len(hits))]
+			run[q.ID] = slices.Clone(hits[:min(k, len(hits))])
 		}
 	}
 	return run, nil
@@ -88,5 +134,5 @@ func (l Lists) Search(_ context.Context, queries []Query, k int) (ir.Run, error)
 // SearchOne returns q's list.
 func (l Lists) SearchOne(_ context.Context, q Query, k int) ([]ir.Hit, error) {
 	hits := l[q.ID]
-	return hits[:min(k, len(hits))], nil
+	return slices.Clone(hits[:min(k, len(hits))]), nil
 }

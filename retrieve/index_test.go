@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,15 +97,23 @@ func searchWith(t *testing.T, spec retrieve.Spec, task *ir.Task, k int) ir.Run {
 	return run
 }
 
-// sameRunFile requires the two runs to write byte-identical TREC files.
+// sameRunFile requires the two runs to write byte-identical TREC files,
+// each ranked as listed (the retrievers' own order, ties included).
 func sameRunFile(t *testing.T, label string, got, want ir.Run, tag string) {
 	t.Helper()
 	var g, w bytes.Buffer
-	if err := trec.WriteRun(&g, got, tag); err != nil {
-		t.Fatal(err)
-	}
-	if err := trec.WriteRun(&w, want, tag); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		buf *bytes.Buffer
+		run ir.Run
+	}{{&g, got}, {&w, want}} {
+		listed := make(ir.Run, len(c.run))
+		for qid, hits := range c.run {
+			listed[qid] = slices.Clone(hits)
+		}
+		listed.Rank(ir.TiesAsListed)
+		if err := trec.WriteRun(c.buf, listed, tag); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if g.Len() == 0 {
 		t.Fatalf("%s: empty run", label)

@@ -38,8 +38,10 @@ import (
 // returns other scores: the pipeline folds it into the fingerprint of
 // every stage from retrieval on, so that results kept from another
 // revision are recomputed. "dot-fma8": dense scores are summed in
-// vector.DotOrder (before, as vek's AVX2 dot product summed them).
-const Revision = "dot-fma8"
+// vector.DotOrder (before, as vek's AVX2 dot product summed them);
+// "ranked-ties": every stage's output is ranked by ir.Rank (equal float32
+// scores stepped apart in the order the stage means).
+const Revision = "dot-fma8,ranked-ties"
 
 // Retriever ranks the documents of its corpus for a batch of queries: at
 // most k hits per query, best first. Queries it can say nothing about
@@ -107,6 +109,20 @@ type Spec interface {
 	New(ctx context.Context, task *ir.Task, env Env) (Retriever, error)
 }
 
+// TiesOf is the tie rule of spec's rankings (ir.Ties), which the stages
+// that write or evaluate them apply (ir.Run.Rank): ir.TiesAsListed for
+// specs that say so — lists whose order is their ranking, such as a
+// published candidate list — and ir.TiesByDocID, trec_eval's reading of
+// scores, for every scorer and for run files. Retrievers themselves return
+// their own list order (R2MED's BM25: gensim's stable order among equal
+// scores), which Nano's candidate builder depends on.
+func TiesOf(spec Spec) ir.Ties {
+	if t, ok := spec.(interface{ Ties() ir.Ties }); ok {
+		return t.Ties()
+	}
+	return ir.TiesByDocID
+}
+
 // UsesCache reports whether spec's retriever computes what the shared
 // cache keeps (embeddings): such retrievers take long to build, so
 // pipelines open the cache for them and keep their runs to resume from.
@@ -116,11 +132,12 @@ func UsesCache(spec Spec) bool {
 }
 
 // Resolver is implemented by specs whose ranking depends on state outside
-// the task's files — a search server's collection (weaviate). Resolve
-// reads that state, fails early when it is unusable, and returns the spec
-// with the state filled in, so that Describe, and with it the manifest
-// and every fingerprint, carries it: a changed collection is not mistaken
-// for the one an earlier run searched.
+// the task's files — a search server's collection (weaviate) — or whose
+// name does — a run file's tag. Resolve reads that state, fails early
+// when it is unusable, and returns the spec with the state filled in, so
+// that Describe and Name, and with them the manifest and every
+// fingerprint, carry it: a changed collection is not mistaken for the one
+// an earlier run searched.
 type Resolver interface {
 	Resolve(ctx context.Context, task *ir.Task) (Spec, error)
 }

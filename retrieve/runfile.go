@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -27,6 +27,11 @@ import (
 // "run_hits_not_in_corpus") and reported in one warning.
 type RunFile struct {
 	Path string
+	// Tag is the tag the file's lines carry, when they carry one
+	// throughout: the name of the system that made the run, which names
+	// the retriever. Parsing reads it from a path without {task}, Resolve
+	// from the task's file.
+	Tag string
 }
 
 func init() {
@@ -36,7 +41,14 @@ func init() {
 		Help:  "a TREC run file, {task} replaced by the task name",
 		Parse: func(value *yaml.Node) (Spec, error) {
 			p, err := argument(value, "run", "the path of a TREC run file (run: runs/{task}.trec)")
-			return RunFile{Path: p}, err
+			r := RunFile{Path: p}
+			if err == nil && !strings.Contains(p, "{task}") {
+				// One file for every task: its tag names the retriever from
+				// the start (the default output directory, a sweep's
+				// names), as Resolve would.
+				r.Tag, _ = trec.ReadRunTagFile(p)
+			}
+			return r, err
 		},
 	})
 }
@@ -44,9 +56,31 @@ func init() {
 // Kind is "run".
 func (r RunFile) Kind() string { return "run" }
 
-// Name is "run:" and the file's name (its directory left out: names are
-// for tables).
-func (r RunFile) Name() string { return "run:" + filepath.Base(r.Path) }
+// Name is "run:" and the run's own tag, or before Resolve has read one
+// (or where the lines carry several) the stem of its file name:
+// "run:bm25" (sysname.RunFile).
+func (r RunFile) Name() string { return sysname.RunFile(r.Tag, r.Path) }
+
+// Resolve reads the tag of the task's file, which names the retriever.
+// A file that cannot be read is left to Inputs and New to report.
+func (r RunFile) Resolve(_ context.Context, task *ir.Task) (Spec, error) {
+	tag, err := trec.ReadRunTagFile(r.PathFor(task))
+	if err == nil {
+		r.Tag = tag
+	}
+	return r, nil
+}
+
+// RunSystem is the system the run file at path holds, by the tag its
+// lines carry or its stem (sysname.RunSystem): how commands that rerank
+// or fuse run files name their input.
+func RunSystem(path string) (string, error) {
+	tag, err := trec.ReadRunTagFile(path)
+	if err != nil {
+		return "", err
+	}
+	return sysname.RunSystem(tag, path), nil
+}
 
 // Validate checks that a path is given.
 func (r RunFile) Validate() error {

@@ -2,6 +2,7 @@ package retrieve_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -34,8 +35,22 @@ func TestRunFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	rf := spec.(retrieve.RunFile)
-	if rf.Name() != "run:{task}.trec" || rf.Describe()["retriever"] != "run:"+filepath.Join(dir, "{task}.trec") {
+	// Before the task's file is read the retriever is named by the path's
+	// stem; Resolve reads the tag its lines carry, which names it.
+	if rf.Name() != "run:{task}" || rf.Describe()["retriever"] != "run:"+filepath.Join(dir, "{task}.trec") {
 		t.Errorf("name %q describe %v", rf.Name(), rf.Describe())
+	}
+	if r, err := retrieve.Resolve(ctx, rf, task); err != nil || r.Name() != "run:x" || !reflect.DeepEqual(r.Describe(), rf.Describe()) {
+		t.Errorf("resolved: name %q, describe %v, %v", r.Name(), r.Describe(), err)
+	}
+	// A path without {task} is read when parsed; a file whose lines carry
+	// several tags is named by its stem.
+	mixed := filepath.Join(dir, "mixed.trec.gz")
+	os.WriteFile(strings.TrimSuffix(mixed, ".gz"), []byte("q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 b\n"), 0o644)
+	for path, want := range map[string]string{filepath.Join(dir, "demo.trec"): "run:x", strings.TrimSuffix(mixed, ".gz"): "run:mixed"} {
+		if spec, err := parse(t, "run: "+path); err != nil || spec.Name() != want {
+			t.Errorf("run: %s named %q (%v), want %q", path, spec.Name(), err, want)
+		}
 	}
 	if in, err := rf.Inputs(task); err != nil || !reflect.DeepEqual(in, []string{filepath.Join(dir, "demo.trec")}) {
 		t.Fatalf("inputs %v %v", in, err)

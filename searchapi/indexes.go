@@ -12,6 +12,7 @@ import (
 
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
 )
 
@@ -120,6 +121,7 @@ type retriever struct {
 	corpus   *corpus
 	r        retrieve.Retriever
 	settings map[string]any
+	ties     ir.Ties // the order its equal scores mean (retrieve.TiesOf)
 	// hl highlights with the retriever's analyzer (BM25); nil for dense.
 	hl *highlight.Highlighter
 }
@@ -147,7 +149,7 @@ func (s *Service) open(ctx context.Context, f IndexFile) error {
 		}
 		an, _ := ix.Analyzer() // checked by IndexBM25
 		spec := retrieve.BM25{Analyzer: m.BM25.Analyzer, Params: m.BM25.Params()}
-		rt := &retriever{name: f.Name, kind: "bm25", file: f, corpus: c, r: r, settings: spec.Describe(), hl: highlight.New(an)}
+		rt := &retriever{name: f.Name, kind: "bm25", file: f, corpus: c, r: r, settings: spec.Describe(), ties: retrieve.TiesOf(spec), hl: highlight.New(an)}
 		if err := add(rt); err != nil {
 			return err
 		}
@@ -173,7 +175,7 @@ func (s *Service) open(ctx context.Context, f IndexFile) error {
 		if m.BM25 != nil {
 			name += DenseSuffix
 		}
-		if err := add(&retriever{name: name, kind: "dense", file: f, corpus: c, r: r, settings: spec.Describe()}); err != nil {
+		if err := add(&retriever{name: name, kind: "dense", file: f, corpus: c, r: r, settings: spec.Describe(), ties: retrieve.TiesOf(spec)}); err != nil {
 			retrieve.Close(r)
 			return err
 		}

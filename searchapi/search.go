@@ -14,6 +14,8 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
+	"github.com/r2med/r2med/trec"
 )
 
 // DefaultK is how many hits a request gets unless it asks (Pyserini's
@@ -160,23 +162,20 @@ func (s *Service) plan(req Request) (*plan, error) {
 	return p, nil
 }
 
-// system names the plan's stages as run's Config.ModelName does.
+// system names the plan's stages by the rule run's Config.ModelName
+// follows (sysname).
 func (s *Service) system(p *plan) string {
-	var names []string
+	st := sysname.Stages{Fusion: p.fuse.Name()}
 	for _, r := range p.retrievers {
-		names = append(names, r.name)
-	}
-	sys := names[0]
-	if len(names) > 1 {
-		sys = p.fuse.Name() + "(" + strings.Join(names, ",") + ")"
+		st.Retrievers = append(st.Retrievers, r.name)
 	}
 	if p.req.GAR != "" {
-		sys = p.req.GAR + "-" + s.opt.GAR.Label + "-" + sys
+		st.Expansion = sysname.Expansion(p.req.GAR, s.opt.GAR.Label)
 	}
 	if p.rerank > 0 {
-		sys += fmt.Sprintf("-%s@%d", s.opt.Rerank.Name, p.rerank)
+		st.Reranker, st.Depth = s.opt.Rerank.Name, p.rerank
 	}
-	return sys
+	return st.Name()
 }
 
 // Search answers one request.
@@ -244,6 +243,7 @@ func (s *Service) search(ctx context.Context, p *plan) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
+		trec.RankHits(hits, r.ties) // as run's retrieval stage ranks it
 		runs[i] = ir.Run{q.ID: hits}
 	}
 	run := runs[0]

@@ -1,13 +1,11 @@
 package searchapi_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"net/url"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,10 +16,14 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure/measuretest"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/rerank/reranktest"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/searchapi"
+	"github.com/r2med/r2med/trec"
 )
 
 func noSnippet() *int { n := 0; return &n }
@@ -59,27 +61,19 @@ func TestBM25SameAsRun(t *testing.T) {
 
 // TestBM25MatchesReference: on NFCorpus the service's R2MED BM25 is
 // R2MED's own published-code run (the reference file: Lucene's English
-// analyzer, gensim's LuceneBM25Model, top 100), document for document.
+// analyzer, gensim's LuceneBM25Model, top 100), document for document, in
+// the order pytrec_eval evaluated it (ties by doc id descending), scores
+// within the file's six decimals.
 func TestBM25MatchesReference(t *testing.T) {
 	if !withShared(t) {
 		t.Skip("no shared data")
 	}
 	task := nfcorpus(t)
-	f, err := os.Open(filepath.Join(shared, "eval-reference", "nfcorpus.bm25.run"))
+	ref, err := trec.ReadRunFile(filepath.Join(shared, "eval-reference", "nfcorpus.bm25.run"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	type line struct {
-		doc   string
-		score string
-	}
-	ref := map[string][]line{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		ref[fs[0]] = append(ref[fs[0]], line{fs[2], fs[4]})
-	}
+	ref.Rank(ir.TiesByDocID)
 	r := start(t, one(bm25File(t, t.TempDir(), task, bm25.R2MED, nil)), searchapi.Options{}, searchapi.HandlerOptions{})
 	got := searchAll(t, r, task, searchapi.SearchBody{K: 100, Snippet: noSnippet()})
 	n := 0
@@ -89,8 +83,8 @@ func TestBM25MatchesReference(t *testing.T) {
 			t.Fatalf("%s: %d hits, the reference %d", qid, len(hits), len(want))
 		}
 		for i, h := range hits {
-			if h.ID != want[i].doc || strconv.FormatFloat(float64(float32(h.Score)), 'f', 6, 32) != want[i].score {
-				t.Fatalf("%s rank %d: %s %.6f, the reference %s %s", qid, i+1, h.ID, h.Score, want[i].doc, want[i].score)
+			if h.ID != want[i].DocID || math.Abs(float64(float32(h.Score))-want[i].Score) > 1e-6*max(1, math.Abs(want[i].Score)) {
+				t.Fatalf("%s rank %d: %s %.7f, the reference %s %.7f", qid, i+1, h.ID, h.Score, want[i].DocID, want[i].Score)
 			}
 			n++
 		}
@@ -291,7 +285,7 @@ func TestGARSameAsRun(t *testing.T) {
 		if res[0].Expansion.Cached != wantCached {
 			t.Errorf("ask %d: cached %v", i+1, res[0].Expansion.Cached)
 		}
-		if !strings.HasPrefix(res[0].System, "hyde-qwen-7b-") {
+		if !strings.HasPrefix(res[0].System, "hyde/qwen-7b → ") {
 			t.Errorf("system %q", res[0].System)
 		}
 	}
@@ -370,5 +364,52 @@ func TestSnippets(t *testing.T) {
 	}
 	if h := res[0].Hits[0]; h.Snippet != nil || h.Matched != nil {
 		t.Errorf("snippet=0 should give ids and scores only: %+v", h)
+	}
+}
+
+// TestHitsMeanTheirOrder: at every stage — retrieval, fusion, a rerank
+// by a judge that finds every document equally relevant — the service's
+// hits are run's, ranks included, and their scores strictly decrease as
+// float32, so a client writing them as a run file (or ranking them by
+// score, as trec_eval does) reads the order given.
+func TestHitsMeanTheirOrder(t *testing.T) {
+	task := demoTask(t)
+	dir := t.TempDir()
+	judge := reranktest.NewTies(t, 1)
+	sc, err := rerank.New(rerank.Spec{Kind: "tei", BaseURL: judge.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lucene := retrieve.BM25{Analyzer: "lucene-english", Params: bm25.DefaultParams(bm25.Lucene)}
+	files := []searchapi.IndexFile{
+		{Name: "bm25", Path: bm25File(t, dir, task, bm25.R2MED, nil)},
+		{Name: "lucene", Path: bm25File(t, dir, task, bm25.Lucene, nil)},
+	}
+	r := start(t, files, searchapi.Options{Rerank: &searchapi.Rerank{Scorer: sc, Name: "tei"}}, searchapi.HandlerOptions{})
+	for _, c := range []struct {
+		name string
+		cfg  pipeline.Config
+		body searchapi.SearchBody
+	}{
+		{"bm25", pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100},
+			searchapi.SearchBody{K: 100, Retrievers: []string{"bm25"}}},
+		{"rrf", pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25(), lucene}, TopK: 100},
+			searchapi.SearchBody{K: 100, Retrievers: []string{"bm25", "lucene"}}},
+		{"rerank", pipeline.Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100, Rerank: pipeline.Rerank{Kind: "tei", BaseURLs: yamlx.Strings{judge.URL}}},
+			searchapi.SearchBody{K: 100, Retrievers: []string{"bm25"}, Rerank: true}},
+	} {
+		want := runOf(t, task, c.cfg)
+		c.body.Snippet = noSnippet()
+		got := searchAll(t, r, task, c.body)
+		asRun := ir.Run{}
+		for _, q := range task.Queries {
+			if !sameHits(t, c.name+" "+q.ID, want[q.ID], got[q.ID].Hits) {
+				break
+			}
+			for _, h := range got[q.ID].Hits {
+				asRun[q.ID] = append(asRun[q.ID], ir.Hit{DocID: h.ID, Score: h.Score})
+			}
+		}
+		measuretest.CheckRun(t, asRun, task.Qrels)
 	}
 }

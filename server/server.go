@@ -336,7 +336,8 @@ type DocJSON struct {
 type SystemResults struct {
 	ID       string   `json:"id"`
 	Name     string   `json:"name"`      // as pages show it (DisplayName)
-	FullName string   `json:"full_name"` // for hovers and exports
+	FullName string   `json:"full_name"` // for exports
+	About    string   `json:"-"`         // the hover: leaderboard's System.About
 	Series   int      `json:"-"`
 	Value    *float64 `json:"value"` // the metric on this query; null when not evaluated
 	// RelevantRanks maps each relevant document to its rank in the run, 0
@@ -440,7 +441,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 			// One run's data that cannot be loaded costs its column, not
 			// the page.
 			loadErr = err
-			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), Series: series[sys.ID] % len(report.Palette),
+			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), About: sys.About(), Series: series[sys.ID] % len(report.Palette),
 				RelevantRanks: map[string]int{}, Hits: []HitJSON{}, Error: err.Error()})
 			continue
 		}
@@ -468,7 +469,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 				out.Relevant = append(out.Relevant, dj)
 			}
 		}
-		sr := SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
+		sr := SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), About: sys.About(), Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
 		run, err := s.data.RunFile(sys.ID, task)
 		if err != nil {
 			sr.Error = err.Error()
@@ -567,16 +568,7 @@ func judgedAt(run ir.Run, q ir.Qrels, k int) float64 {
 // metrics were computed at.
 func ranked(hits []ir.Hit) []ir.Hit {
 	out := slices.Clone(hits)
-	slices.SortStableFunc(out, func(a, b ir.Hit) int {
-		sa, sb := float32(a.Score), float32(b.Score)
-		switch {
-		case sa > sb:
-			return -1
-		case sa < sb:
-			return 1
-		}
-		return strings.Compare(b.DocID, a.DocID)
-	})
+	slices.SortStableFunc(out, ir.ByScore)
 	return out
 }
 

@@ -91,7 +91,7 @@ var pageBodies = map[string]string{
 <h2>Leaderboard on {{.Task}}</h2>
 <p class="sub">Sorted by {{.Metric.Label}}; ranks by it (ties share a rank).</p>
 <div class="table-wrap"><table class="sortable" id="task-board"><thead><tr><th class="num" data-type="num" data-key="rank">#</th><th data-key="system" class="sysname">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys sysname" title="{{.Sys.FullName}}{{with .Sys.External}} — {{.Reference}}{{end}}">{{.Sys.DisplayName}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
+<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys sysname" title="{{.Sys.About}}">{{.Sys.DisplayName}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{if .Curve}}<h2>Recall@k</h2><figure>{{.Curve}}</figure>{{end}}
 <h2>Queries</h2>
@@ -99,7 +99,7 @@ var pageBodies = map[string]string{
 {{else if not .Systems}}<p class="sub">No system of ours has a run file on this task; published and external systems have only aggregate results.</p>
 {{else}}<p class="sub">Per-query {{.Metric.Label}} of our systems on every judged query ({{len .Queries}}); a query a system did not answer scores 0 (unanswered: {{range $i, $s := .Systems}}{{if $i}}, {{end}}{{$s.DisplayName}} {{index $.Unanswered $i}}{{end}}). Sort a column to find the queries a system fails; open one to see what each retrieved.</p>
 <p class="sub" id="judged">judged@{{.JudgedK}}, the share of each system's top {{.JudgedK}} that the judgments cover{{if not .Pooled}} (they list relevant documents only, so here it is the share judged relevant){{end}}: {{range $i, $s := .Systems}}{{if $i}}, {{end}}{{$s.DisplayName}} {{index $.Judged $i}}{{end}}.</p>
-<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num sysname" data-type="num" data-key="{{.ID}}" title="{{.FullName}}">{{.DisplayName}}</th>{{end}}</tr></thead>
+<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num sysname" data-type="num" data-key="{{.ID}}" title="{{.About}}">{{.DisplayName}}</th>{{end}}</tr></thead>
 <tbody>{{range .Queries}}<tr><td><a href="/query/{{path $.Task}}/{{path .ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.90s" .Text}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}
 {{end}}`,
@@ -124,10 +124,10 @@ var pageBodies = map[string]string{
 {{if .Fields}}<table class="fields"><tbody>{{range $k, $v := .Fields}}<tr><th scope="row">{{$k}}</th><td>{{$v}}</td></tr>{{end}}</tbody></table>{{end}}
 <p class="terms">Index terms ({{len .Q.Terms}}): {{range $i, $t := .Q.Terms}}{{if $i}}, {{end}}{{$t}}{{end}}. Highlighted: words whose index term the query and the document share.</p>
 <h2>What each system retrieved (top {{.K}})</h2>
-<ul class="relat">{{range .Q.Systems}}<li data-system="{{.ID}}"><span class="sw c{{.Series}}"></span><b title="{{.FullName}}">{{.Name}}</b>: {{if .Error}}<span class="notes">{{.Error}}</span>{{else if not .Retrieved}}<span class="unanswered">no answer: its run ranks no document for this query, so it scores {{$.Metric.Label}} 0{{with len $.Q.Relevant}} and retrieves none of the {{.}} relevant{{end}}</span>{{else}}{{$.Metric.Label}} {{f3 .Value}} · {{template "relat" .}} · <span title="the share of its top {{.JudgedOf}} that the judgments cover (relevant or not)">judged@{{.JudgedOf}} {{.Judged}}/{{.JudgedOf}}</span>{{if .FewerJudged}} · <span class="warn">its top {{.JudgedOf}} holds {{.Unjudged}} unjudged document{{if ne .Unjudged 1}}s{{end}}: its score may understate it</span>{{end}}{{end}}</li>{{end}}</ul>
+<ul class="relat">{{range .Q.Systems}}<li data-system="{{.ID}}"><span class="sw c{{.Series}}"></span><b title="{{.About}}">{{.Name}}</b>: {{if .Error}}<span class="notes">{{.Error}}</span>{{else if not .Retrieved}}<span class="unanswered">no answer: its run ranks no document for this query, so it scores {{$.Metric.Label}} 0{{with len $.Q.Relevant}} and retrieves none of the {{.}} relevant{{end}}</span>{{else}}{{$.Metric.Label}} {{f3 .Value}} · {{template "relat" .}} · <span title="the share of its top {{.JudgedOf}} that the judgments cover (relevant or not)">judged@{{.JudgedOf}} {{.Judged}}/{{.JudgedOf}}</span>{{if .FewerJudged}} · <span class="warn">its top {{.JudgedOf}} holds {{.Unjudged}} unjudged document{{if ne .Unjudged 1}}s{{end}}: its score may understate it</span>{{end}}{{end}}</li>{{end}}</ul>
 {{if not .Q.PooledJudgments}}<p class="sub">The judgments list relevant documents only: a document not marked ✓ is unjudged, not judged irrelevant.</p>{{end}}
 <div class="{{cols .Cols}}" id="rank-grid">
-<div class="head rk">#</div>{{range .Q.Systems}}<div class="head" title="{{.FullName}}"><span class="sw c{{.Series}}"></span>{{.Name}}</div>{{end}}
+<div class="head rk">#</div>{{range .Q.Systems}}<div class="head" title="{{.About}}"><span class="sw c{{.Series}}"></span>{{.Name}}</div>{{end}}
 {{range .Grid}}<div class="rk">{{.Rank}}</div>{{range .Cells}}{{if .Hit}}{{with .Hit}}<div class="hit{{if .Relevant}} rel{{end}}{{if and $.Q.PooledJudgments (not .Judged)}} unjudged{{end}}"><div class="meta">{{if .Relevant}}<span class="relmark" title="judged relevant, grade {{.Grade}}">✓ {{.Grade}}</span> · {{else if and $.Q.PooledJudgments (not .Judged)}}<span class="unjudged-mark" title="not in the judgments: neither relevant nor irrelevant as far as the metric knows">unjudged</span> · {{end}}{{.DocID}} · {{score .Score}}</div><div class="text">{{range .Segments}}{{if .Match}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}{{if .Truncated}}…{{end}}</div>{{if .Truncated}}<button class="more" type="button" data-doc="/api/doc/{{path $.Q.Task}}/{{path .DocID}}">show more</button>{{end}}</div>{{end}}{{else if .Note}}<div class="hit empty">{{.Note}}</div>{{else}}<div class="hit empty" aria-hidden="true"></div>{{end}}{{end}}
 {{end}}</div>
 <details id="relevant-docs"><summary>Relevant documents ({{len .Q.Relevant}}), in full</summary>
@@ -139,10 +139,10 @@ var pageBodies = map[string]string{
 {{define "relat"}}{{with relranks .}}relevant at {{range $i, $r := .}}{{if $i}}, {{end}}<b>#{{$r}}</b>{{end}}{{with relmissing $}}; {{.}} not retrieved{{end}}{{else}}{{with relmissing .}}none of the {{.}} relevant retrieved{{else}}no relevant document judged{{end}}{{end}}{{end}}`,
 
 	"diff": `{{define "title"}}{{.A.DisplayName}} vs {{.B.DisplayName}} · {{.Task}} — {{.Title}}{{end}}{{define "content"}}<p class="sub"><a href="/task/{{path .Task}}">{{.Task}}</a> › diff</p>
-<h1 class="sysname"><span title="{{.B.FullName}}">{{.B.DisplayName}}</span> vs <span title="{{.A.FullName}}">{{.A.DisplayName}}</span> on {{.Task}}</h1>
+<h1 class="sysname"><span title="{{.B.About}}">{{.B.DisplayName}}</span> vs <span title="{{.A.About}}">{{.A.DisplayName}}</span> on {{.Task}}</h1>
 <form class="inline" method="get" action="/diff/{{path .Task}}">
-<label>A <select name="a">{{range .Systems}}<option value="{{.ID}}" title="{{.FullName}}"{{if eq .ID $.A.ID}} selected{{end}}>{{.DisplayName}}</option>{{end}}</select></label>
-<label>B <select name="b">{{range .Systems}}<option value="{{.ID}}" title="{{.FullName}}"{{if eq .ID $.B.ID}} selected{{end}}>{{.DisplayName}}</option>{{end}}</select></label>
+<label>A <select name="a">{{range .Systems}}<option value="{{.ID}}" title="{{.About}}"{{if eq .ID $.A.ID}} selected{{end}}>{{.DisplayName}}</option>{{end}}</select></label>
+<label>B <select name="b">{{range .Systems}}<option value="{{.ID}}" title="{{.About}}"{{if eq .ID $.B.ID}} selected{{end}}>{{.DisplayName}}</option>{{end}}</select></label>
 <label>Metric <input name="metric" value="{{.Metric.Label}}" size="10"></label>
 <button class="btn" type="submit">Compare</button></form>
 <p class="sub" id="diff-summary">{{.Metric.Label}} on every judged query: N = {{.N}} ({{.UnA}} unanswered by A, {{.UnB}} by B, scored 0). B better on {{.Wins}}, A on {{.Losses}}, equal on {{.Ties}}. judged@{{.JudgedK}}: A {{.JudgedA}}, B {{.JudgedB}}{{if not .Pooled}} (the judgments list relevant documents only){{end}}.</p>

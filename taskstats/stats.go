@@ -5,6 +5,7 @@
 package taskstats
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -180,9 +181,9 @@ func (p *Profile) AddCandidates(t *ir.Task, c *hubrepo.Candidates, sub Candidate
 	return nil
 }
 
-// AddHubCandidates adds the subsets whose configs the repository in dir
-// has, reading t's split of each (as LoadHub read t from dir), and skips
-// the others. It returns the files read, for checksums.
+// AddHubCandidates adds the subsets the repository in dir publishes, each
+// found by its card name (hubrepo.Configs.CandidateConfig), reading t's
+// split of each (as LoadHub read t from dir), and skips the others. It returns the files read, for checksums.
 func (p *Profile) AddHubCandidates(dir string, t *ir.Task, subsets []CandidateSubset) ([]string, error) {
 	hc, err := hubrepo.ReadConfigs(dir)
 	if err != nil {
@@ -190,13 +191,19 @@ func (p *Profile) AddHubCandidates(dir string, t *ir.Task, subsets []CandidateSu
 	}
 	var files []string
 	for _, sub := range subsets {
-		if _, err := hc.Config(sub.Config); err != nil {
+		// The card's name for the list finds its config whatever the set
+		// named it (a set nano build wrote calls its dense config "dense").
+		config, err := hc.CandidateConfig(sub.Name, t.Split)
+		if errors.Is(err, hubrepo.ErrNoCandidateList) {
 			continue
+		} else if err != nil {
+			return nil, err
 		}
-		c, err := hubrepo.LoadCandidates(dir, sub.Config, t.Split)
+		c, err := hubrepo.LoadCandidates(dir, config, t.Split)
 		if err != nil {
 			return nil, err
 		}
+		sub.Config = c.Config
 		if err := p.AddCandidates(t, c, sub); err != nil {
 			return nil, err
 		}

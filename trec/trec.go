@@ -251,6 +251,13 @@ func ReadRunFile(path string) (ir.Run, error) {
 // read back to the same float32 when the run came from a float32 scorer, and
 // the same float64 otherwise, so re-evaluating the file reproduces the
 // in-memory evaluation.
+//
+// Every list's float32 scores must strictly decrease, as ir.Rank leaves
+// them: trec_eval ignores the rank column and orders equal float32 scores
+// by doc id, so a list with ties would be evaluated in another order than
+// the one written. Such a run is refused, naming the query and rank, and
+// nothing is written; rank it first (ir.Run.Rank with the stage's tie
+// rule).
 func WriteRun(w io.Writer, run ir.Run, tag string) error {
 	if tag == "" {
 		tag = "r2med"
@@ -260,7 +267,9 @@ func WriteRun(w io.Writer, run ir.Run, tag string) error {
 	if hasSpace(tag) {
 		return fmt.Errorf("run tag %q contains white space", tag)
 	}
-	for qid, hits := range run {
+	qids := QueryIDs(run)
+	for _, qid := range qids {
+		hits := run[qid]
 		if qid == "" || hasSpace(qid) {
 			return fmt.Errorf("query id %q is empty or contains white space", qid)
 		}
@@ -272,13 +281,16 @@ func WriteRun(w io.Writer, run ir.Run, tag string) error {
 				return fmt.Errorf("query %q: document %q has score %v; a run needs finite scores", qid, h.DocID, h.Score)
 			}
 		}
+		if i := ir.TieAt(hits); i >= 0 {
+			return &TieError{Query: qid, Rank: i + 1, Doc: hits[i].DocID, Score: hits[i].Score, Prev: hits[i-1].Score}
+		}
 	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
 		bw = bufio.NewWriter(w)
 	}
 	buf := make([]byte, 0, 128)
-	for _, qid := range QueryIDs(run) {
+	for _, qid := range qids {
 		for i, h := range run[qid] {
 			buf = buf[:0]
 			buf = append(buf, qid...)
@@ -297,6 +309,21 @@ func WriteRun(w io.Writer, run ir.Run, tag string) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// TieError is WriteRun's refusal of a list whose float32 scores do not
+// strictly decrease: the hit at Rank (1-based) scores Score, not below
+// Prev, the score of the hit above it.
+type TieError struct {
+	Query, Doc  string
+	Rank        int
+	Score, Prev float64
+}
+
+func (e *TieError) Error() string {
+	return fmt.Sprintf("query %q rank %d: document %q scores %v, not below rank %d's %v as trec_eval reads scores (float32), "+
+		"so it would not be evaluated at the rank written; rank the run first (ir.Run.Rank) so that its scores strictly decrease",
+		e.Query, e.Rank, e.Doc, float32(e.Score), e.Rank-1, float32(e.Prev))
 }
 
 // WriteQrels writes q in TREC qrels format ("qid 0 docid grade"), queries
@@ -331,6 +358,39 @@ func AppendScore(buf []byte, s float64) []byte {
 		buf = buf[:start]
 	}
 	return strconv.AppendFloat(buf, s, 'f', -1, 64)
+}
+
+// AsWritten is the score s reads back as from a file WriteRun wrote: s
+// itself when AppendScore gives it float64 digits, the float64 nearest
+// its float32 digits otherwise (the same float32, which is what
+// evaluation ranks by).
+func AsWritten(s float64) float64 {
+	var buf [32]byte
+	back, err := strconv.ParseFloat(string(AppendScore(buf[:0], s)), 64)
+	if err != nil {
+		return s
+	}
+	return back
+}
+
+// Rank makes run what a stage hands on: ranked by the tie rule t
+// (ir.Run.Rank), so that WriteRun accepts it and every evaluator reads
+// its list order, and with the scores its file reads back with
+// (AsWritten), so that the stages after it see the same numbers whether
+// it was just made, read back from a kept stage, or made by the search
+// service.
+func Rank(run ir.Run, t ir.Ties) {
+	for _, hits := range run {
+		RankHits(hits, t)
+	}
+}
+
+// RankHits is Rank for one query's hits.
+func RankHits(hits []ir.Hit, t ir.Ties) {
+	ir.Rank(hits, t)
+	for i := range hits {
+		hits[i].Score = AsWritten(hits[i].Score)
+	}
 }
 
 func hasSpace(s string) bool {

@@ -3,6 +3,7 @@ package trec
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,7 +123,7 @@ func TestReadRunShared(t *testing.T) {
 func TestWriteRun(t *testing.T) {
 	run := ir.Run{
 		"q2":  {{DocID: "d9", Score: 0.5}, {DocID: "d1", Score: -1}},
-		"q10": {{DocID: "a", Score: float64(float32(0.1))}, {DocID: "b", Score: 0.1}, {DocID: "c", Score: 22.584192}, {DocID: "d", Score: 3}},
+		"q10": {{DocID: "c", Score: 22.584192}, {DocID: "d", Score: 3}, {DocID: "a", Score: float64(float32(0.1))}, {DocID: "b", Score: 0.05}},
 	}
 	var buf bytes.Buffer
 	if err := WriteRun(&buf, run, ""); err != nil {
@@ -130,10 +132,10 @@ func TestWriteRun(t *testing.T) {
 	// Queries in byte order (q10 before q2), ranks from 1 in list order, the
 	// float32-exact score written with float32's shortest digits, the
 	// default tag.
-	want := "q10 Q0 a 1 0.1 r2med\n" +
-		"q10 Q0 b 2 0.1 r2med\n" +
-		"q10 Q0 c 3 22.584192 r2med\n" +
-		"q10 Q0 d 4 3 r2med\n" +
+	want := "q10 Q0 c 1 22.584192 r2med\n" +
+		"q10 Q0 d 2 3 r2med\n" +
+		"q10 Q0 a 3 0.1 r2med\n" +
+		"q10 Q0 b 4 0.05 r2med\n" +
 		"q2 Q0 d9 1 0.5 r2med\n" +
 		"q2 Q0 d1 2 -1 r2med\n"
 	if buf.String() != want {
@@ -142,6 +144,41 @@ func TestWriteRun(t *testing.T) {
 	buf.Reset()
 	if err := WriteRun(&buf, ir.Run{"q": {{DocID: "d", Score: 1}}}, "bm25"); err != nil || buf.String() != "q Q0 d 1 1 bm25\n" {
 		t.Errorf("tag: %q, %v", buf.String(), err)
+	}
+}
+
+// TestWriteRunRefusesTies: a list whose float32 scores do not strictly
+// decrease would be evaluated in another order than the one written
+// (trec_eval orders equal float32 scores by doc id, and ignores the rank
+// column), so WriteRun refuses it, names the query and rank, and writes
+// nothing; ranked by ir.Rank, the same list is written.
+func TestWriteRunRefusesTies(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	for _, c := range []struct {
+		name string
+		hits []ir.Hit
+		rank int
+	}{
+		{"equal", []ir.Hit{{DocID: "a", Score: 2}, {DocID: "b", Score: 1}, {DocID: "c", Score: 1}}, 3},
+		{"equal in float32", []ir.Hit{{DocID: "a", Score: 1}, {DocID: "b", Score: 1 + 1e-9}}, 2},
+		{"increasing", []ir.Hit{{DocID: "a", Score: 1}, {DocID: "b", Score: 2}}, 2},
+		{"signed zeros", []ir.Hit{{DocID: "a", Score: 0}, {DocID: "b", Score: negZero}}, 2},
+	} {
+		var buf bytes.Buffer
+		err := WriteRun(&buf, ir.Run{"q1": slices.Clone(c.hits), "q0": {{DocID: "x", Score: 1}}}, "t")
+		var te *TieError
+		if !errors.As(err, &te) || te.Query != "q1" || te.Rank != c.rank || te.Doc != c.hits[c.rank-1].DocID ||
+			!strings.Contains(err.Error(), fmt.Sprintf("query \"q1\" rank %d:", c.rank)) || !strings.Contains(err.Error(), "rank the run first (ir.Run.Rank)") {
+			t.Errorf("%s: %v, want a TieError at query q1 rank %d", c.name, err, c.rank)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("%s: a refused run wrote %q", c.name, buf.String())
+		}
+		ranked := slices.Clone(c.hits)
+		ir.Rank(ranked, ir.TiesAsListed)
+		if err := WriteRun(&buf, ir.Run{"q1": ranked}, "t"); err != nil {
+			t.Errorf("%s: the ranked list is refused: %v", c.name, err)
+		}
 	}
 }
 
@@ -161,6 +198,8 @@ func TestRunRoundTripShared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Read as trec_eval reads it: ties by doc id.
+		run.Rank(ir.TiesByDocID)
 		out := filepath.Join(t.TempDir(), name)
 		if err := WriteRunFile(out, run, "t"); err != nil {
 			t.Fatal(err)
@@ -428,4 +467,48 @@ func bytesReader(t *testing.T, gz []byte) io.Reader {
 		t.Fatal(err)
 	}
 	return zr
+}
+
+// TestRankIsWhatTheFileHolds: a run ranked by Rank reads back from its
+// file bit for bit, whatever its scores' precision, so a stage handing it
+// on in memory hands on what a resumed stage reads back.
+func TestRankIsWhatTheFileHolds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	run := ir.Run{}
+	for q := range 50 {
+		qid := "q" + strconv.Itoa(q)
+		for d := range 40 {
+			s := float64(rng.IntN(8)) / 3 // ties, float64 values
+			switch rng.IntN(3) {
+			case 0:
+				s = float64(float32(s)) // a float32 scorer's
+			case 1:
+				s = float64(float32(rng.NormFloat64() * 10))
+			}
+			run[qid] = append(run[qid], ir.Hit{DocID: "d" + strconv.Itoa(d), Score: s})
+		}
+	}
+	for _, ties := range []ir.Ties{ir.TiesByDocID, ir.TiesAsListed} {
+		r := make(ir.Run, len(run))
+		for qid, hits := range run {
+			r[qid] = slices.Clone(hits)
+		}
+		Rank(r, ties)
+		var buf bytes.Buffer
+		if err := WriteRun(&buf, r, "t"); err != nil {
+			t.Fatalf("%v: %v", ties, err)
+		}
+		back, err := ReadRun(&buf, "back")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, r) {
+			t.Fatalf("%v: the run read back differs from the ranked run", ties)
+		}
+		for _, s := range []float64{0.1, float64(float32(0.1)), 6.168403, float64(float32(6.168403)), 1e-45, 0} {
+			if a := AsWritten(s); AsWritten(a) != a || float32(a) != float32(s) {
+				t.Errorf("AsWritten(%v) = %v", s, a)
+			}
+		}
+	}
 }

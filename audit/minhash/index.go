@@ -17,8 +17,7 @@ type Index struct {
 	n      int32
 	keys   [][]uint64
 	ids    [][]int32
-	dir    [][]uint32 // dir[b][p] = first position in band b whose key's top bits are ≥ p
-	shift  uint
+	tables []keyTable
 	frozen bool
 }
 
@@ -57,43 +56,71 @@ func (ix *Index) Freeze() {
 		return
 	}
 	ix.frozen = true
-	m := 0
-	if ix.bands > 0 {
-		m = len(ix.keys[0])
-	}
-	p := max(bits.Len(uint(m)), 1) // about one key per directory slot
-	ix.shift = uint(64 - p)
-	ix.dir = make([][]uint32, ix.bands)
+	ix.tables = make([]keyTable, ix.bands)
 	for b := range ix.bands {
-		keys, ids := ix.keys[b], ix.ids[b]
-		order := make([]int32, len(keys))
-		for i := range order {
-			order[i] = int32(i)
-		}
-		slices.SortFunc(order, func(x, y int32) int {
-			if keys[x] != keys[y] {
-				if keys[x] < keys[y] {
-					return -1
-				}
-				return 1
-			}
-			return int(ids[x] - ids[y])
-		})
-		sk, si := make([]uint64, len(keys)), make([]int32, len(keys))
-		for i, o := range order {
-			sk[i], si[i] = keys[o], ids[o]
-		}
-		ix.keys[b], ix.ids[b] = sk, si
-		dir := make([]uint32, 1<<p+1)
-		pos := 0
-		for slot := range dir {
-			for pos < len(sk) && sk[pos]>>ix.shift < uint64(slot) {
-				pos++
-			}
-			dir[slot] = uint32(pos)
-		}
-		ix.dir[b] = dir
+		ix.tables[b] = newKeyTable(ix.keys[b], ix.ids[b])
 	}
+	ix.keys, ix.ids = nil, nil
+}
+
+// keyTable is a sorted array of (key, member) pairs with a directory over
+// the keys' top bits (about one key per slot), so a lookup costs about two
+// memory reads.
+type keyTable struct {
+	keys  []uint64
+	ids   []int32
+	dir   []uint32 // dir[p] = first position whose key's top bits are ≥ p
+	shift uint
+}
+
+// newKeyTable sorts the pairs by key, then member.
+func newKeyTable(keys []uint64, ids []int32) keyTable {
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		if keys[x] != keys[y] {
+			if keys[x] < keys[y] {
+				return -1
+			}
+			return 1
+		}
+		return int(ids[x] - ids[y])
+	})
+	t := keyTable{keys: make([]uint64, len(keys)), ids: make([]int32, len(keys))}
+	for i, o := range order {
+		t.keys[i], t.ids[i] = keys[o], ids[o]
+	}
+	p := max(bits.Len(uint(len(keys))), 1)
+	t.shift = uint(64 - p)
+	t.dir = make([]uint32, 1<<p+1)
+	pos := 0
+	for slot := range t.dir {
+		for pos < len(t.keys) && t.keys[pos]>>t.shift < uint64(slot) {
+			pos++
+		}
+		t.dir[slot] = uint32(pos)
+	}
+	return t
+}
+
+// find returns the members stored under key k (a shared slice).
+func (t *keyTable) find(k uint64) []int32 {
+	slot := k >> t.shift
+	lo, hi := int(t.dir[slot]), int(t.dir[slot+1])
+	for i := lo; i < hi; i++ {
+		if t.keys[i] == k {
+			j := i + 1
+			for j < hi && t.keys[j] == k {
+				j++
+			}
+			return t.ids[i:j]
+		} else if t.keys[i] > k {
+			break
+		}
+	}
+	return nil
 }
 
 // Probe finds candidates; each goroutine uses its own.
@@ -115,7 +142,6 @@ func (ix *Index) NewProbe() *Probe {
 // Candidates returns the distinct members that share a band key with keys,
 // in ascending order. The slice is reused by the next call.
 func (p *Probe) Candidates(keys []uint64) []int32 {
-	ix := p.ix
 	p.gen++
 	if p.gen == 0 { // wrapped: clear the marks
 		clear(p.seen)
@@ -123,17 +149,10 @@ func (p *Probe) Candidates(keys []uint64) []int32 {
 	}
 	p.out = p.out[:0]
 	for b, k := range keys {
-		bk, dir := ix.keys[b], ix.dir[b]
-		slot := k >> ix.shift
-		lo, hi := int(dir[slot]), int(dir[slot+1])
-		for i := lo; i < hi; i++ {
-			if bk[i] == k {
-				if id := ix.ids[b][i]; p.seen[id] != p.gen {
-					p.seen[id] = p.gen
-					p.out = append(p.out, id)
-				}
-			} else if bk[i] > k {
-				break
+		for _, id := range p.ix.tables[b].find(k) {
+			if p.seen[id] != p.gen {
+				p.seen[id] = p.gen
+				p.out = append(p.out, id)
 			}
 		}
 	}

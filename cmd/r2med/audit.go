@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -17,10 +18,14 @@ import (
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/embed"
+	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/mteb"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/tasks"
 )
 
 func init() { register(newAuditCmd) }
@@ -91,6 +96,7 @@ func newAuditLeakageCmd() *cobra.Command {
 	var examples, workers int
 	var quiet, noCache, allowMissing bool
 	var mh minhashFlags
+	var wordEdits string
 	cmd := &cobra.Command{
 		Use:   "leakage --train FILE... --against TASK|DIR...",
 		Short: "Find benchmark queries and relevant documents in training files (exact, near-duplicate, optionally dense)",
@@ -109,6 +115,13 @@ text, one text per line. --query-field, --pos-field, --neg-field and
 --text-field name other fields (for TSV without a header: 1-based column
 numbers).
 
+Short texts, whose word shingles change too much with one word, are also
+near-duplicates when one word is replaced, dropped or added (--word-edits
+MIN,CONTENT,MAX, default 5,6,32: texts of 5 to 32 words, a content word
+replaced by another only from 6 words, as "Are dates good for you?" is not
+"Are avocados good for you?"; off turns it off); the similarity reported is
+1 − edits / words of the longer text, under the measure word_edits.
+
 The training side is streamed, so memory is bounded by the benchmark side.
 The run checkpoints every few seconds under --state; run the same command
 again after an interruption and it continues where it stopped. The state is
@@ -120,7 +133,8 @@ server (--backend openai|tei|voyage, --base-url); embeddings are cached.
 Output: --format table (default), json (an audit file for r2med report) or
 jsonl: one line per match with task, benchmark_kind (query|document),
 benchmark_id, train_file, train_line (1-based; parquet: row), train_field,
-train_role, match (exact|near|dense), similarity and train_text.`,
+train_role, match (exact|near|dense), measure (exact|jaccard|word_edits|
+cosine), similarity and train_text.`,
 		Example: `  r2med audit leakage --train train.jsonl --against demo
   r2med audit leakage --train bge.jsonl,st.parquet --against Biology,MedQA-Diag --format json --out out/audit.json
   r2med audit leakage --train triples.tsv --against ../shared/data/nfcorpus --split test --format jsonl --out matches.jsonl
@@ -147,8 +161,12 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 			if err != nil {
 				return err
 			}
+			edits, err := minhash.ParseEdits(wordEdits)
+			if err != nil {
+				return fmt.Errorf("--word-edits: %w", err)
+			}
 			opts := audit.LeakageOptions{
-				MinHash: mh.spec(), Documents: scope, Workers: workers, Examples: examples, State: state,
+				MinHash: mh.spec(), Edits: edits, Documents: scope, Workers: workers, Examples: examples, State: state,
 				Train:    trainset.Options{Format: trainFormat, Fields: trainset.Fields{Query: splitList(queryFields), Positive: splitList(posFields), Negative: splitList(negFields), Text: splitList(textFields)}},
 				Progress: progress.Auto(quiet),
 			}
@@ -175,7 +193,7 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 			err = outputTo(cmd, out, func(w io.Writer) error {
 				switch format {
 				case "json":
-					return (&audit.File{Leakage: res.Report}).Write(w)
+					return (&audit.File{Version: results.Version(), Leakage: res.Report}).Write(w)
 				case "jsonl":
 					return res.WriteMatches(w)
 				}
@@ -200,6 +218,7 @@ train_role, match (exact|near|dense), similarity and train_text.`,
 	f.StringSliceVar(&textFields, "text-field", nil, "training field(s) holding other texts")
 	f.StringVar(&trainFormat, "train-format", "", "override the format the file name implies: "+strings.Join(trainset.Formats, ", "))
 	mh.add(cmd)
+	f.StringVar(&wordEdits, "word-edits", minhash.Edits{}.String(), "short texts: MIN,CONTENT,MAX words within which one word replaced, dropped or added is a near-duplicate (a content word replaced by another from CONTENT words), or off")
 	f.StringVar(&denseModel, "dense-model", "", "also match by embedding cosine with this model of an embedding server")
 	f.StringVar(&backend, "backend", "openai", "dense: the server's API: "+strings.Join(embed.HTTPBackends, ", "))
 	f.StringVar(&baseURL, "base-url", "", "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's)")
@@ -291,8 +310,9 @@ func auditEmbedder(model, backend, baseURL, cacheDir string, noCache bool) (embe
 
 func newAuditDatasetCmd() *cobra.Command {
 	var d dataFlags
-	var format, out string
+	var format, out, revision, mtebDataset string
 	var shortWords, shared, limit, workers int
+	var withMTEB bool
 	var mh minhashFlags
 	cmd := &cobra.Command{
 		Use:   "dataset --task T|--data DIR",
@@ -309,16 +329,34 @@ func newAuditDatasetCmd() *cobra.Command {
   documents relevant to at least --shared-positives queries;
   queries without a relevant document.
 
+--mteb compares instead two copies of each R2MED task named by --task: A,
+the task as R2MED's Hub repository publishes it (R2MED/<Task> at --revision,
+default main), and B, the copy MTEB's task reads (the dataset id and
+revision MTEB's metadata names; --mteb-dataset REPO@REV for another). Both
+are read as MTEB's loader reads them (configs corpus, query and qrels) with
+every row kept: per copy its rows, distinct ids and the ids on several rows
+(a dict keyed by id, as MTEB's loader and R2MED's code build, keeps the
+last), the documents MTEB's statistics count, then the documents, queries
+and judgments present in one copy and not the other, and those whose text or
+grade differs. --format json writes the comparisons as a JSON list.
+
 Output: a summary and the first entries of each list (--format table), or
 an audit file with every entry (--format json) that r2med report shows.`,
 		Example: `  r2med audit dataset --task demo
   r2med audit dataset --data ../shared/data/nfcorpus --split test
-  r2med audit dataset --task all --format json --out out/dataset.audit.json`,
+  r2med audit dataset --task all --format json --out out/dataset.audit.json
+  r2med audit dataset --task Bioinformatics --mteb           # R2MED's repository against MTEB's copy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format = strings.ToLower(format)
 			if format != "table" && format != "json" {
 				return fmt.Errorf("unknown --format %q; want table or json", format)
+			}
+			if withMTEB {
+				return auditMTEBCopies(cmd, d, revision, mtebDataset, format, out, limit)
+			}
+			if cmd.Flags().Changed("revision") || mtebDataset != "" {
+				return usage(fmt.Errorf("--revision and --mteb-dataset choose the copies --mteb compares; add --mteb"))
 			}
 			d.opts.AllowMissingDocs = true // reported, not refused
 			srcs, err := d.sources()
@@ -339,17 +377,9 @@ an audit file with every entry (--format json) that r2med report shows.`,
 			}
 			return outputTo(cmd, out, func(w io.Writer) error {
 				if format == "json" {
-					return (&audit.File{Datasets: reps}).Write(w)
+					return (&audit.File{Version: results.Version(), Datasets: reps}).Write(w)
 				}
-				for i, r := range reps {
-					if i > 0 {
-						fmt.Fprintln(w)
-					}
-					if err := r.WriteTable(w, limit); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeTables(w, reps, limit)
 			})
 		},
 	}
@@ -362,7 +392,72 @@ an audit file with every entry (--format json) that r2med report shows.`,
 	f.IntVar(&workers, "workers", 0, "goroutines (default: all CPUs)")
 	f.StringVar(&format, "format", "table", "output: table or json (an audit file)")
 	f.StringVar(&out, "out", "", "output file (default: standard output); written whole or not at all")
+	f.BoolVar(&withMTEB, "mteb", false, "compare the task as R2MED's repository publishes it with the copy MTEB's task reads: ids in one and not the other")
+	f.StringVar(&revision, "revision", hub.DefaultRevision, "with --mteb: the revision of R2MED's repository to compare (a branch, tag or commit)")
+	f.StringVar(&mtebDataset, "mteb-dataset", "", "with --mteb: the copy to compare with, REPO@REVISION (default: the dataset and revision MTEB's metadata names)")
 	return cmd
+}
+
+// auditMTEBCopies compares, for each task --task names, R2MED's repository
+// at revision with the copy MTEB reads.
+func auditMTEBCopies(cmd *cobra.Command, d dataFlags, revision, mtebDataset, format, out string, limit int) error {
+	if d.data != "" || d.task == "" || strings.EqualFold(d.task, "demo") || d.suite != string(tasks.R2MED) {
+		return usage(fmt.Errorf("--mteb compares copies of R2MED's full tasks: give --task NAME (or all), not --data, demo or --suite nano"))
+	}
+	ts, err := tasks.Expand(d.task)
+	if err != nil {
+		return usage(err)
+	}
+	c := hub.FromEnv()
+	c.Progress = progress.Auto(false)
+	var reps []*audit.CopiesReport
+	for _, t := range ts {
+		m, err := mteb.ForR2MED(t.Name)
+		if err != nil {
+			return err
+		}
+		bRepo, bRev := m.Dataset, m.Revision
+		if mtebDataset != "" {
+			if bRepo, bRev, _ = strings.Cut(mtebDataset, "@"); bRepo == "" || bRev == "" {
+				return usage(fmt.Errorf("--mteb-dataset %q: want REPO@REVISION", mtebDataset))
+			}
+		}
+		a, err := audit.FetchCopy(cmd.Context(), c, t.Repo, revision)
+		if err != nil {
+			return fmt.Errorf("%s as R2MED publishes it: %w", t.Name, err)
+		}
+		a.Label = "as R2MED's repository publishes it (" + revision + ")"
+		b, err := audit.FetchCopy(cmd.Context(), c, bRepo, bRev)
+		if err != nil {
+			return fmt.Errorf("%s as MTEB reads it: %w", t.Name, err)
+		}
+		b.Label = "the copy MTEB's " + m.Name + " reads"
+		if mtebDataset == "" {
+			b.Expected = m.Documents
+		}
+		reps = append(reps, audit.CompareCopies(t.Name, a, b))
+	}
+	return outputTo(cmd, out, func(w io.Writer) error {
+		if format == "json" {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(reps)
+		}
+		return writeTables(w, reps, limit)
+	})
+}
+
+// writeTables prints reports one after the other, a blank line between.
+func writeTables[R interface{ WriteTable(io.Writer, int) error }](w io.Writer, reps []R, limit int) error {
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := r.WriteTable(w, limit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // auditSections renders the audit files of a results directory for r2med

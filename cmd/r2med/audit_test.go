@@ -14,6 +14,7 @@ import (
 
 	"github.com/r2med/r2med/audit"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/results"
 )
 
 // TestAuditLeakageCLI audits a training file made of demo queries and
@@ -58,8 +59,8 @@ func TestAuditLeakageCLI(t *testing.T) {
 		t.Fatalf("%d matches, want 2: %v", len(lines), lines)
 	}
 	want := []map[string]any{
-		{"benchmark_kind": "query", "benchmark_id": task.Queries[0].ID, "train_file": train, "train_line": 1.0, "match": "exact", "similarity": 1.0},
-		{"benchmark_kind": "document", "benchmark_id": task.Corpus[0].ID, "train_file": train, "train_line": 2.0, "match": "exact", "similarity": 1.0},
+		{"benchmark_kind": "query", "benchmark_id": task.Queries[0].ID, "train_file": train, "train_line": 1.0, "match": "exact", "measure": "exact", "similarity": 1.0},
+		{"benchmark_kind": "document", "benchmark_id": task.Corpus[0].ID, "train_file": train, "train_line": 2.0, "match": "exact", "measure": "exact", "similarity": 1.0},
 	}
 	for i, w := range want {
 		for k, v := range w {
@@ -87,6 +88,9 @@ func TestAuditLeakageCLI(t *testing.T) {
 	}
 	if tl := af.Leakage.Tasks[0]; tl.Task != "demo" || tl.Queries.Contaminated != 1 || tl.Queries.Exact != 1 || tl.Documents.Contaminated != 1 {
 		t.Errorf("audit file: %+v", tl)
+	}
+	if af.Version != results.Version() || af.Version == "" {
+		t.Errorf("audit file version %q, want %q", af.Version, results.Version())
 	}
 	if _, stderr, code := r2med(t, "", "audit", "dataset", "--task", "demo", "--format", "json", "--out", filepath.Join(out, "demo.audit.json")); code != 0 {
 		t.Fatal(stderr)
@@ -245,5 +249,46 @@ func TestNegativesMineCLI(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q; want %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// A short query with one content word replaced is found by word edits (in
+// seven words), with its measure; --word-edits off and bad values.
+func TestAuditLeakageWordEditsCLI(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "task")
+	os.MkdirAll(filepath.Join(data, "qrels"), 0o755)
+	os.WriteFile(filepath.Join(data, "corpus.jsonl"), []byte(`{"_id":"d1","text":"Green tea and blood pressure: a trial."}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "queries.jsonl"), []byte(`{"_id":"q1","text":"Does green tea lower blood pressure quickly?"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "qrels", "test.tsv"), []byte("query-id\tcorpus-id\tscore\nq1\td1\t1\n"), 0o644)
+	train := filepath.Join(dir, "train.txt")
+	os.WriteFile(train, []byte("an unrelated line\nDoes BLACK tea lower blood pressure quickly\n"), 0o644)
+	run := func(extra ...string) (string, string, int) {
+		return r2med(t, "", append([]string{"audit", "leakage", "--train", train, "--against", data, "--format", "jsonl", "--state", filepath.Join(dir, "state"), "--quiet"}, extra...)...)
+	}
+	stdout, stderr, code := run()
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var m audit.Match
+	words := 7.0 // the similarity as computed, not as a constant expression
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("%v: %q", err, stdout)
+	}
+	if m.BenchmarkID != "q1" || m.TrainLine != 2 || m.Match != "near" || m.Measure != "word_edits" || m.Similarity != 1-1/words {
+		t.Errorf("match %+v", m)
+	}
+	if stdout, stderr, code := run("--word-edits", "off"); code != 0 || stdout != "" {
+		t.Errorf("--word-edits off: exit %d, %q %s", code, stdout, stderr)
+	}
+	if stdout, _, _ := run("--word-edits", "5,8,32"); stdout != "" {
+		t.Errorf("--word-edits 5,8,32 (a content word replaced counts from 8 words): %q", stdout)
+	}
+	if _, stderr, code := run("--word-edits", "5,7"); code == 0 || !strings.Contains(stderr, "--word-edits") || !strings.Contains(stderr, "MIN,CONTENT,MAX") {
+		t.Errorf("--word-edits 5,7: exit %d, %s", code, stderr)
+	}
+	stdout, _, _ = run("--format", "table")
+	if !strings.Contains(stdout, "or a text of 5–32 words with one word replaced, dropped or added") || !strings.Contains(stdout, "near word_edits 0.857") {
+		t.Errorf("table:\n%s", stdout)
 	}
 }

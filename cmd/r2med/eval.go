@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/trec"
 )
@@ -81,12 +82,26 @@ hakari) exits with status 2, saying which profile has it.`,
 			if err != nil {
 				return err
 			}
+			if !complete {
+				// trec_eval's default, kept; said when -c would average
+				// otherwise.
+				missing := 0
+				for qid := range qrels {
+					if len(run[qid]) == 0 {
+						missing++
+					}
+				}
+				if missing > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: means are over the %d queries evaluated, the run's (trec_eval's default); %d more judged %s no results: -c averages over all %d, %s counting 0, as R2MED's result files and r2med run do\n",
+						res.NumQueries, missing, errtext.Plural(missing, "query has", "queries have"), res.NumQueries+missing, errtext.Plural(missing, "it", "those"))
+				}
+			}
 			return measure.WriteTrecEval(cmd.OutOrStdout(), res, perQuery)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVarP(&perQuery, "query", "q", false, "print every query's values before the summary")
-	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0")
+	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0 (R2MED's rule; without it, the run's queries, trec_eval's default)")
 	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant")
 	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition)")
 	f.StringVar(&profile, "profile", "trec", "which definitions measure names mean: trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -25,15 +27,19 @@ func newFuseCmd() *cobra.Command {
 		Long: `fuse merges two or more TREC runs over the same queries into one.
 
   rrf      score(d) = Σ 1/(k + rank) over the runs that retrieved d, ranks
-           1-based in each run's order (scores are not used). k=60 is the
-           RRF paper's and Pyserini's; HAKARI-Bench's hybrid lists use 100.
+           1-based as trec_eval ranks each run (by score, equal scores by
+           doc id descending; the rank column and line order are ignored).
+           k=60 is the RRF paper's and Pyserini's; HAKARI-Bench's hybrid
+           lists use 100.
   combsum  score(d) = Σ weight × normalized score, each run normalized per
            query: minmax (s−min)/(max−min), zscore (s−mean)/σ, or none.
            A run that did not retrieve d adds 0.
 
 Ties: best-rank (HAKARI-Bench: score, then the best rank d has in any run,
-then doc id) or docid (Pyserini: score, then doc id). Runs are read with
-file:line errors and the output is written atomically.`,
+then doc id) or docid (Pyserini: score, then doc id). Equal fused scores are
+written one float32 step apart in that order, so trec_eval and every other
+evaluator rank the output as fused. Runs are read with file:line errors and
+the output is written atomically.`,
 		Example: `  r2med fuse bm25.trec dense.trec --method rrf --rrf-k 60 --out hybrid.trec
   r2med fuse bm25.trec dense.trec --method rrf --rrf-k 100 --depth 100 --out hybrid.trec   # HAKARI's reranking_hybrid
   r2med fuse bm25.trec dense.trec --method combsum --norm zscore --weights 0.3,0.7 --out hybrid.trec`,
@@ -92,6 +98,9 @@ file:line errors and the output is written atomically.`,
 				if runs[i], err = trec.ReadRunFile(path); err != nil {
 					return err
 				}
+				// Ranks are each run's as trec_eval reads it (ties by doc
+				// id), whatever the order of its lines.
+				trec.Rank(runs[i], retrieve.TiesOf(retrieve.RunFile{}))
 			}
 			var fused ir.Run
 			if method == "rrf" {
@@ -99,8 +108,17 @@ file:line errors and the output is written atomically.`,
 			} else {
 				fused = f.CombSUM(runs, ws, nm, depth)
 			}
+			trec.Rank(fused, ir.TiesAsListed) // the fused order, ties as --ties says
 			if tag == "" {
-				tag = "fused-" + method
+				st := sysname.Stages{Fusion: method}
+				for _, path := range args {
+					name, err := retrieve.RunSystem(path)
+					if err != nil {
+						return err
+					}
+					st.Retrievers = append(st.Retrievers, name)
+				}
+				tag = sysname.Tag(st.Name())
 			}
 			if err := trec.WriteRunFile(out, fused, tag); err != nil {
 				return err
@@ -121,7 +139,7 @@ file:line errors and the output is written atomically.`,
 	fl.IntVar(&depth, "depth", 0, "documents kept per query after fusion; 0 keeps all")
 	fl.StringVar(&ties, "ties", "best-rank", "order of equal scores: best-rank (HAKARI-Bench) or docid (Pyserini)")
 	fl.StringVar(&out, "out", "", "fused run file to write (required)")
-	fl.StringVar(&tag, "tag", "", `run tag in the last column (default "fused-METHOD")`)
+	fl.StringVar(&tag, "tag", "", `run tag in the last column (default: the system's name, "rrf(bm25,bge)", each input named by its own tag)`)
 	return cmd
 }
 

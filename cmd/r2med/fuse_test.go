@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure/measuretest"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -62,7 +64,9 @@ func checkFused(t *testing.T, path string, expect map[string][]fusedWant) {
 			continue
 		}
 		for i, w := range ws {
-			if hits[i].DocID != w.doc || math.Abs(hits[i].Score-w.score) > 1e-12 {
+			// A float32 score is written with float32's shortest digits.
+			exact32 := float64(float32(w.score)) == w.score && float32(hits[i].Score) == float32(w.score)
+			if hits[i].DocID != w.doc || math.Abs(hits[i].Score-w.score) > 1e-12 && !exact32 {
 				t.Errorf("%s rank %d: %s %.15g, want %s %.15g", qid, i+1, hits[i].DocID, hits[i].Score, w.doc, w.score)
 			}
 		}
@@ -76,6 +80,8 @@ func TestFuseRRF(t *testing.T) {
 	// k = 60. q1 ranks: a (1, 3), b (2, –), c (3, 1), d (4, 2).
 	//   a = 1/61 + 1/63 = 0.0163934 + 0.0158730 = 0.0322665
 	//   c = 1/63 + 1/61 = the same sum; both have best rank 1, so doc id: a, c
+	//       (c written one float32 step below a, so that every evaluator
+	//       ranks them so)
 	//   d = 1/64 + 1/62 = 0.0156250 + 0.0161290 = 0.0317540
 	//   b = 1/62        = 0.0161290
 	// q2 (run B only): x = 1/61, y = 1/62.
@@ -83,7 +89,7 @@ func TestFuseRRF(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	checkFused(t, out, map[string][]fusedWant{
-		"q1": {{"a", 1.0/61 + 1.0/63}, {"c", 1.0/61 + 1.0/63}, {"d", 1.0/64 + 1.0/62}, {"b", 1.0 / 62}},
+		"q1": {{"a", 1.0/61 + 1.0/63}, {"c", below(1.0/61 + 1.0/63)}, {"d", 1.0/64 + 1.0/62}, {"b", 1.0 / 62}},
 		"q2": {{"x", 1.0 / 61}, {"y", 1.0 / 62}},
 	})
 
@@ -95,10 +101,12 @@ func TestFuseRRF(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	checkFused(t, out, map[string][]fusedWant{
-		"q1": {{"a", 1.0/101 + 1.0/103}, {"c", 1.0/101 + 1.0/103}, {"d", 1.0/104 + 1.0/102}},
+		"q1": {{"a", 1.0/101 + 1.0/103}, {"c", below(1.0/101 + 1.0/103)}, {"d", 1.0/104 + 1.0/102}},
 		"q2": {{"x", 1.0 / 101}, {"y", 1.0 / 102}},
 	})
-	if got := readFuseOut(t, out); !strings.Contains(got, " fused-rrf\n") {
+	// The default tag is the fused system's name, each input named by
+	// the tag its lines carry (A and B).
+	if got := readFuseOut(t, out); !strings.Contains(got, " rrf(A,B)\n") {
 		t.Errorf("tag: %q", got)
 	}
 }
@@ -154,23 +162,42 @@ func TestFuseCombSUM(t *testing.T) {
 }
 
 // Equal scores: best-rank puts the document ranked higher in some run
-// first; docid orders them by id.
+// first; docid orders them by id. The second of two equal sums is written
+// one float32 step below the first, so that trec_eval (which orders equal
+// scores by doc id, descending) and every other evaluator rank the file
+// as fused.
 //
 //	A: x 5, b 1      B: z 1      (--norm none, so b and z both sum to 1;
 //	b's best rank is 2, z's is 1)
 func TestFuseTies(t *testing.T) {
 	runs := writeRuns(t, "q Q0 x 1 5 A\nq Q0 b 2 1 A\n", "q Q0 z 1 1 B\n")
 	out := filepath.Join(t.TempDir(), "fused.trec")
+	qrels := ir.Qrels{"q": {"b": 1}}
 	for ties, order := range map[string][]fusedWant{
-		"best-rank": {{"x", 5}, {"z", 1}, {"b", 1}},
-		"docid":     {{"x", 5}, {"b", 1}, {"z", 1}},
+		"best-rank": {{"x", 5}, {"z", 1}, {"b", below(1)}},
+		"docid":     {{"x", 5}, {"b", 1}, {"z", below(1)}},
 	} {
 		if _, stderr, code := r2med(t, "", append([]string{"fuse", "--method", "combsum", "--norm", "none", "--ties", ties, "--out", out}, runs...)...); code != 0 {
 			t.Fatal(stderr)
 		}
 		checkFused(t, out, map[string][]fusedWant{"q": order})
+		measuretest.CheckFile(t, out, qrels)
 	}
+
+	// The runs fused are ranked as trec_eval reads them: A lists a
+	// before b at equal scores, which trec_eval ranks b (doc id
+	// descending) first, so RRF takes b at rank 1 and a at rank 2; b
+	// and c (first in B) then tie, best rank 1 both, doc id ascending.
+	runs = writeRuns(t, "q Q0 a 1 1 A\nq Q0 b 2 1 A\n", "q Q0 c 1 1 B\n")
+	if _, stderr, code := r2med(t, "", append([]string{"fuse", "--out", out}, runs...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	checkFused(t, out, map[string][]fusedWant{"q": {{"b", 1.0 / 61}, {"c", below(1.0 / 61)}, {"a", 1.0 / 62}}})
+	measuretest.CheckFile(t, out, qrels)
 }
+
+// below is the float32 one step under x, where a tie after x is written.
+func below(x float64) float64 { return float64(math.Nextafter32(float32(x), float32(math.Inf(-1)))) }
 
 func TestFuseErrors(t *testing.T) {
 	runs := writeRuns(t, fuseRunA, fuseRunB, "q1 Q0 a 1 3\n")

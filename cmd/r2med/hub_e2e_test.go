@@ -98,7 +98,7 @@ func TestCLIRunHubTask(t *testing.T) {
 	// GAR with the repository's generations.
 	gar := t.TempDir()
 	stdout = mustRun(t, "run", "--task", "Biology", "--gar", "hyde", "--gar-llm", "gpt4", "--out", gar, "--quiet")
-	if !strings.HasPrefix(stdout, "Biology  hyde-gpt4-bm25\n") {
+	if !strings.HasPrefix(stdout, "Biology  hyde/gpt4 → bm25\n") {
 		t.Errorf("GAR summary:\n%s", stdout)
 	}
 	hyde, err := results.ReadR2MED(filepath.Join(gar, pipeline.ResultsFile))

@@ -24,7 +24,7 @@ import (
 func init() { register(newLeaderboardCmd) }
 
 func newLeaderboardCmd() *cobra.Command {
-	var dir, metric, family, kind, rank, format, baseline string
+	var dir, metric, family, kind, rank, format, baseline, mtebDir string
 	var systems, taskList []string
 	var top int
 	var noPublished, noExternal, noPin bool
@@ -35,15 +35,27 @@ func newLeaderboardCmd() *cobra.Command {
 holding results.json and manifest.json, at any depth; default ` + leaderboard.DefaultDir + `/) next to
 R2MED's published results (71 systems × 8 tasks, "published") and the results
 later papers printed for R2MED ("external": ReasonEmbed's Table 3, InsertRank's
-average; nDCG@10 only, with their source). Our runs come first (--no-pin
-ranks them in place); our runs on other data (the demo task, NFCorpus) are
-columns after the average.
+average, and the two rows of R2MED's own website its files lack; nDCG@10
+only, with their source). A printed row that repeats a published system's
+numbers is that system, one row with both sources. Our runs come first
+(--no-pin ranks them in place); our runs on other data (the demo task,
+NFCorpus) are columns after the average.
+
+Systems are named by their stages: bm25, rrf(bm25,bge), hyde/gpt4 → bm25,
+bm25 → insertrank:deepseek-r1@20, run:TAG for a run file; two of ours that
+share a name and differ in settings get a short hash of their settings
+(bm25 #3f2a). The full settings are in the csv and json formats' settings.
 
 The average is R2MED's: the unweighted mean of the per-task values ×100, two
 decimals, shown and ranked only for systems with every task ("— (k/8)" and no
 rank otherwise). A metric a system's files lack (dense retrievers have no MRR)
-is missing, not 0. An external system whose paper printed another average
-than its values' mean shows both. --rank borda ranks as HAKARI-Bench does.
+is missing, not 0. An external system whose printed average is not its
+printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
+does.
+
+--mteb DIR adds the results of R2MED's tasks in a folder of MTEB results
+(MTEB's cache, or a clone of embeddings-benchmark/results) as external rows,
+one per model and revision, each cell's source the file it comes from.
 
 --baseline SYSTEM marks each per-task cell of our systems that differs from
 the baseline's significantly: two-sided paired randomization test on every
@@ -72,7 +84,8 @@ status 2.`,
   r2med leaderboard --baseline bm25 --format latex > table.tex
   r2med leaderboard --rank borda --format markdown
   r2med leaderboard --top 10 --format latex > top10.tex
-  r2med leaderboard --systems bm25,nv,"hyde/gpt4 → nv" --tasks Biology,MedQA-Diag`,
+  r2med leaderboard --systems bm25,nv,"hyde/gpt4 → nv" --tasks Biology,MedQA-Diag
+  r2med leaderboard --mteb ../results --no-published      # MTEB's results of R2MED's tasks`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opt := leaderboard.Options{PinOurs: !noPin, Systems: systems, Top: top, Tasks: taskList}
@@ -98,7 +111,7 @@ status 2.`,
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, leaderboard.Sources{Published: !noPublished, External: !noExternal}, pipeline.LoadRunTask)
+			d, err := report.Load(dir, leaderboard.Sources{Published: !noPublished, External: !noExternal, MTEB: mtebDir}, pipeline.LoadRunTask)
 			if err != nil {
 				return err
 			}
@@ -155,6 +168,7 @@ status 2.`,
 	fl.BoolVar(&noPin, "no-pin", false, "rank our runs in place instead of listing them first")
 	fl.StringVar(&rank, "rank", "avg", "ranking: avg (the task average, as R2MED) or borda (HAKARI-Bench's Borda count)")
 	fl.StringVar(&baseline, "baseline", "", "mark per-task cells that differ significantly from this system of ours (ID or name): † p<0.05, ‡ p<0.01, Holm over tasks")
+	fl.StringVar(&mtebDir, "mteb", "", "a folder of MTEB results (results/<org__model>/<revision>/<Task>.json): its R2MED tasks join as external rows, with the model, revision and file they come from")
 	fl.StringVar(&format, "format", "table", "output: table, markdown, csv, json or latex")
 	fl.StringSliceVar(&systems, "systems", nil, "only these systems (IDs or names, comma-separated), with --top's")
 	fl.IntVar(&top, "top", 0, "only the N best-ranked systems (ties at the cut kept) and our runs (all of them unless --no-pin)")

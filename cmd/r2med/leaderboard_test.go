@@ -114,8 +114,9 @@ func TestLeaderboardFitsTerminalAndPage(t *testing.T) {
 // TestFusedRunFromFileOnBoard fuses BM25 with a run file on the demo
 // task: the manifest records the built-in task as the data (not the run
 // file's neighbourhood), and the parts by name; the leaderboard lists
-// the run as kind fusion, named by method and parts with the file's base
-// name; compare reloads its data and tests it against BM25.
+// the run as kind fusion, named by method and parts, the run file by the
+// tag its lines carry (the system that made it, bm25-robertson), not by
+// the file's name; compare reloads its data and tests it against BM25.
 func TestFusedRunFromFileOnBoard(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "results")
@@ -126,17 +127,17 @@ func TestFusedRunFromFileOnBoard(t *testing.T) {
 	os.WriteFile(file, []byte(readFileString(t, filepath.Join(dir, "robertson", "run.trec"))), 0o644)
 	mustRun(t, "run", "--task", "demo", "--quiet")
 	stdout := mustRun(t, "run", "--task", "demo", "--quiet", "--retriever", "bm25,run:"+file, "--fuse", "rrf")
-	name := "rrf(bm25,run:robertson.trec)"
+	name := "rrf(bm25,run:bm25-robertson)"
 	if !strings.Contains(stdout, name) {
 		t.Fatalf("run names the system otherwise:\n%s", stdout)
 	}
-	fused := filepath.Join(root, "rrf_bm25_run_robertson.trec", "demo") // results.DirName(name)
+	fused := filepath.Join(root, "rrf_bm25_run_bm25-robertson", "demo") // results.DirName(name)
 	m := readManifest(t, fused)
 	if m.Task.Source != "embedded:demo" || m.Task.SourceGiven != "" {
 		t.Errorf("task %+v: the data is the built-in demo task", m.Task)
 	}
 	f, _ := m.Config["fusion"].(map[string]any)
-	if parts, _ := f["retrievers"].([]any); len(parts) != 2 || parts[0] != "bm25" || parts[1] != "run:robertson.trec" {
+	if parts, _ := f["retrievers"].([]any); len(parts) != 2 || parts[0] != "bm25" || parts[1] != "run:bm25-robertson" {
 		t.Errorf("fusion %v", f)
 	}
 

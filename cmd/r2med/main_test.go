@@ -81,12 +81,23 @@ func TestEvalMatchesTrecEval(t *testing.T) {
 	}
 }
 
-func TestEvalErrors(t *testing.T) {
+// evalFiles writes a qrels file and a run file for eval and returns
+// their paths.
+func evalFiles(t *testing.T, qrelsText, runText string) (qrels, run string) {
+	t.Helper()
 	dir := t.TempDir()
-	qrels := filepath.Join(dir, "q.txt")
-	run := filepath.Join(dir, "r.trec")
-	os.WriteFile(qrels, []byte("1 0 d1 1\n1 0 d2 x\n"), 0o644)
-	os.WriteFile(run, []byte("1 Q0 d1 1 2.0 t\n"), 0o644)
+	qrels, run = filepath.Join(dir, "q.txt"), filepath.Join(dir, "r.trec")
+	if err := os.WriteFile(qrels, []byte(qrelsText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(run, []byte(runText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return qrels, run
+}
+
+func TestEvalErrors(t *testing.T) {
+	qrels, run := evalFiles(t, "1 0 d1 1\n1 0 d2 x\n", "1 Q0 d1 1 2.0 t\n")
 	_, stderr, code := r2med(t, "", "eval", qrels, run)
 	if code != 1 || !strings.Contains(stderr, qrels+`:2: grade "x" is not an integer`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -100,13 +111,34 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
+// TestEvalSaysWhichMean: eval keeps trec_eval's default, the mean over
+// the queries of the run, and says so on stderr when -c would average
+// over more (judged queries the run has no results for), with both
+// counts; with -c, or when the run answers every judged query, it says
+// nothing.
+func TestEvalSaysWhichMean(t *testing.T) {
+	qrels, run := evalFiles(t, "1 0 d1 1\n2 0 d2 1\n3 0 d3 1\n", "1 Q0 d1 1 2 t\n2 Q0 d1 1 2 t\n")
+	out, stderr, code := r2med(t, "", "eval", "-m", "recip_rank", qrels, run)
+	if code != 0 || out != "recip_rank            \tall\t0.5000\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	want := "r2med eval: note: means are over the 2 queries evaluated, the run's (trec_eval's default); 1 more judged query has no results: -c averages over all 3, it counting 0, as R2MED's result files and r2med run do\n"
+	if stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	out, stderr, code = r2med(t, "", "eval", "-c", "-m", "recip_rank", qrels, run)
+	if code != 0 || out != "recip_rank            \tall\t0.3333\n" || stderr != "" {
+		t.Errorf("-c: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	os.WriteFile(qrels, []byte("1 0 d1 1\n2 0 d2 1\n"), 0o644)
+	if _, stderr, code = r2med(t, "", "eval", "-m", "recip_rank", qrels, run); code != 0 || stderr != "" {
+		t.Errorf("every judged query answered: exit %d, stderr %q", code, stderr)
+	}
+}
+
 func TestEvalHakariProfile(t *testing.T) {
-	dir := t.TempDir()
-	qrels := filepath.Join(dir, "q.txt")
-	run := filepath.Join(dir, "r.trec")
-	os.WriteFile(qrels, []byte("1 0 d2 1\n2 0 d9 1\n"), 0o644)
 	// List order is authoritative for HAKARI: d2 is second whatever its score.
-	os.WriteFile(run, []byte("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 5.0 t\n2 Q0 d3 1 1.0 t\n"), 0o644)
+	qrels, run := evalFiles(t, "1 0 d2 1\n2 0 d9 1\n", "1 Q0 d1 1 1.0 t\n1 Q0 d2 2 5.0 t\n2 Q0 d3 1 1.0 t\n")
 	got, stderr, code := r2med(t, "", "eval", "--profile", "hakari", "-m", "mrr@10", "-m", "hit@1", qrels, run)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -144,6 +176,10 @@ func TestRunDemoEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "nDCG@10") || stderr != "" {
 		t.Fatalf("stdout %q stderr %q", stdout, stderr)
+	}
+	// The summary says which queries the means are over.
+	if !strings.Contains(stdout, "\n  means over all judged queries (15)\n") {
+		t.Errorf("the summary does not state the mean's rule:\n%s", stdout)
 	}
 	var res map[string]any
 	data, err := os.ReadFile(filepath.Join(out, "results.json"))
@@ -246,7 +282,7 @@ func TestRunGAR(t *testing.T) {
 		t.Fatalf("--gar alone: exit %d, stderr %q", code, stderr)
 	}
 	stdout, stderr, code := r2med(t, "", "run", "--data", data, "--allow-missing-docs", "--gar", "hyde", "--gar-llm", "qwen-7b", "--out", out, "--quiet")
-	if code != 0 || !strings.Contains(stdout, "hyde-qwen-7b-bm25") {
+	if code != 0 || !strings.Contains(stdout, "hyde/qwen-7b → bm25") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	data2, err := os.ReadFile(filepath.Join(out, "results.json"))

@@ -370,11 +370,11 @@ func TestCostBesideQualityCLI(t *testing.T) {
 		}
 		costs[r.Name] = *r.Cost.USD
 	}
-	if costs["bm25"] != 0 || !near(costs["bm25 → r1@top10"], usd) {
+	if costs["bm25"] != 0 || !near(costs["bm25 → insertrank:r1@10"], usd) {
 		t.Errorf("costs %v", costs)
 	}
 
-	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), filepath.Join(root, results.DirName("bm25-insertrank:r1@10"), "demo"))
+	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), filepath.Join(root, results.DirName("bm25 → insertrank:r1@10"), "demo"))
 	if !strings.Contains(stdout, "Cost per query of the model calls") || !strings.Contains(stdout, fmt.Sprintf("%g    120", usd)) {
 		t.Errorf("compare:\n%s", stdout)
 	}
@@ -382,7 +382,7 @@ func TestCostBesideQualityCLI(t *testing.T) {
 	page := filepath.Join(dir, "report.html")
 	mustRun(t, "report", "--out", page)
 	html := readFileString(t, page)
-	if !strings.Contains(html, `id="cost-figure"`) || !strings.Contains(html, "Pareto front, the systems no other beats on both: bm25, bm25 → r1@top10") {
+	if !strings.Contains(html, `id="cost-figure"`) || !strings.Contains(html, "Pareto front, the systems no other beats on both: bm25, bm25 → insertrank:r1@10") {
 		t.Errorf("report: the quality-against-cost chart is missing or its front is wrong")
 	}
 }

@@ -121,7 +121,7 @@ offline).
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
 	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
-	fl.BoolVar(&external, "external", false, "include results printed by later papers (ReasonEmbed's Table 3, InsertRank)")
+	fl.BoolVar(&external, "external", false, "include results printed by later papers (ReasonEmbed's Table 3, InsertRank) and R2MED's website")
 	fl.StringVar(&baseline, "baseline", "", "mark leaderboard cells that differ significantly from this system of ours (ID or name)")
 	fl.StringVar(&metric, "metric", "ndcg@10", "metric: ndcg@K, recall@K, map@K, p@K or mrr (R2MED's result-file values)")
 	fl.StringVar(&systems, "systems", "", "comma-separated systems to chart (IDs or names, at most 7); the first two of ours make the scatter")

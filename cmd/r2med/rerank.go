@@ -22,6 +22,7 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -46,8 +47,10 @@ appends the rest below them. The task flags (--task, --suite, --data) give the q
 texts, and its qrels, when it has any, score the run before and after.
 
 Input: --run RUN (a TREC run of this task, e.g. from r2med run), or
---candidates CONFIG, a candidate list published with a Nano set
-(NanoR2MED: bm25, harrier_oss_v1_270m, reranking_hybrid). A reranking_hybrid
+--candidates CONFIG, a candidate list published with a Nano set, by its
+config or its task card's name (NanoR2MED: bm25, dense for
+harrier_oss_v1_270m, reranking_hybrid); lists published without scores
+show InsertRank their ranks, said to be ranks. A reranking_hybrid
 list is the RRF top 100 plus, for queries where that holds no positive,
 one positive at rank 101 (the safeguard): it is reranked with the rest at
 depth 100 (HAKARI-Bench's "reranking" score), and --without-safeguard drops
@@ -74,8 +77,11 @@ Rerankers (--rerank):
 The last three use editable prompts (r2med rerank templates) and keep their
 reasoning in OUT.trace.jsonl.
 
-Ties: --ties input keeps the input order among equal scores; --ties hash is
-HAKARI-Bench's sha256 candidate order (the default with --candidates).
+Ties: --ties input keeps the input order among equal scores (a --run's
+order as trec_eval reads it: by score, equal scores by doc id descending);
+--ties hash is HAKARI-Bench's sha256 candidate order (the default with
+--candidates). Equal scores are written one float32 step apart in that
+order, so trec_eval and every other evaluator rank the output as reranked.
 An interrupted rerank resumes from OUT.partial.
 
 --rerank-url may be repeated (or name a file of URLs) for a fleet of
@@ -142,8 +148,12 @@ work but are deprecated.`,
 			}
 			var run ir.Run
 			var input string // what the checkpoint key records of the input
+			var first string // the first stage, as the run's name shows it
 			if runPath != "" {
 				if run, err = trec.ReadRunFile(runPath); err != nil {
+					return err
+				}
+				if first, err = retrieve.RunSystem(runPath); err != nil {
 					return err
 				}
 				// The rule of run:PATH: ids the task lacks are an error, or
@@ -151,6 +161,10 @@ work but are deprecated.`,
 				if run, err = retrieve.CheckRun(runPath, run, t, retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr()}); err != nil {
 					return err
 				}
+				// The first-stage order is the one its scores mean, as
+				// trec_eval reads them (ties by doc id), whatever the
+				// order of the file's lines.
+				trec.Rank(run, retrieve.TiesOf(retrieve.RunFile{}))
 				sum, err := results.Digest(runPath)
 				if err != nil {
 					return err
@@ -165,13 +179,16 @@ work but are deprecated.`,
 					return err
 				}
 				run = c.Run()
+				first = retrieve.Candidates{Config: c.Config}.Name()
 				input = fmt.Sprintf("candidates:%s:%s:%s", t.Dir, c.Config, c.Split)
-				if c.Config == "reranking_hybrid" {
+				if c.Config == hubrepo.CandidatesHybrid {
 					opts.Safeguard = rerank.KeepSafeguard
 				}
+				opts.RanksOnly = !c.HasScores()
+				candidates = c.Config
 			}
 			if withoutSafeguard {
-				if candidates != "" && candidates != "reranking_hybrid" {
+				if candidates != "" && candidates != hubrepo.CandidatesHybrid {
 					return fmt.Errorf("--without-safeguard applies to reranking_hybrid lists; %s has no safeguard", candidates)
 				}
 				opts.Safeguard = rerank.DropSafeguard
@@ -232,8 +249,9 @@ work but are deprecated.`,
 				// queries; the rerun resumes from it.
 				return keptForResume(err, checkpoint)
 			}
+			tag := tag
 			if tag == "" {
-				tag = "rerank-" + spec.Kind
+				tag = sysname.Tag(sysname.Stages{Retrievers: []string{first}, Reranker: sysname.Reranker(spec.Kind, spec.Model), Depth: max(depth, 0)}.Name())
 			}
 			if err := trec.WriteRunFile(out, reranked, tag); err != nil {
 				return err
@@ -281,7 +299,7 @@ work but are deprecated.`,
 	f.BoolVar(&noCache, "no-cache", false, "do not cache LLM answers")
 	f.BoolVar(&noEval, "no-eval", false, "do not score the run against the task's qrels")
 	f.StringVar(&out, "out", "", "reranked run file to write (required)")
-	f.StringVar(&tag, "tag", "", `run tag in the last column (default "rerank-KIND")`)
+	f.StringVar(&tag, "tag", "", `run tag in the last column (default: the system's name, "bm25→insertrank:MODEL@DEPTH", the input named by its own tag)`)
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
 		"price table (as r2med run --prices): print what the LLM answers cost")
@@ -302,6 +320,9 @@ func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (s
 		"max_length": spec.CrossEncoder.MaxLength, "head": spec.CrossEncoder.Head,
 		"depth": opts.Depth, "keep_tail": opts.KeepTail, "order": opts.Order, "safeguard": opts.Safeguard.String(),
 		"input": input, "task": task,
+	}
+	if opts.RanksOnly {
+		m["ranks_only"] = true // what InsertRank's prompts show
 	}
 	settings, err := spec.Settings()
 	if err != nil {

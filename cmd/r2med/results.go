@@ -1,10 +1,18 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/mteb"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/trec"
 )
 
 func init() { register(newResultsCmd) }
@@ -16,9 +24,11 @@ func newResultsCmd() *cobra.Command {
 		Short: "List the runs under a results directory: task, system, nDCG@10, Recall@100, MRR, time, path",
 		Long: `results lists every run directory under the results directory (default
 ` + leaderboard.DefaultDir + `/), at any depth: a directory holding results.json, finished when
-its manifest.json is there too. Unfinished runs are listed at the end.`,
+its manifest.json is there too. Unfinished runs are listed at the end.
+results export writes the runs in MTEB's results layout.`,
 		Example: `  r2med results
-  r2med results --results out/bm25 --format csv`,
+  r2med results --results out/bm25 --format csv
+  r2med results export --format mteb --out mteb-results`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := leaderboard.ParseFormat(format)
@@ -37,5 +47,155 @@ its manifest.json is there too. Unfinished runs are listed at the end.`,
 	}
 	cmd.Flags().StringVar(&dir, "results", resultsDir(), "results directory searched for runs, at any depth; default $R2MED_RESULTS, else out")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, markdown, csv or json")
+	cmd.AddCommand(newResultsExportCmd())
 	return cmd
+}
+
+func newResultsExportCmd() *cobra.Command {
+	var dir, format, out, model, revision string
+	var systems []string
+	cmd := &cobra.Command{
+		Use:   "export --format mteb --out DIR",
+		Short: "Write our runs in MTEB's results layout (results/<org__model>/<revision>/<Task>.json and model_meta.json)",
+		Long: `export writes the runs under the results directory in MTEB's results layout,
+which MTEB's loader (mteb.ResultCache, TaskResult.from_disk) and the
+embeddings-benchmark/results repository read: one model folder per system
+(runs grouped as r2med leaderboard groups them), DIR/results/<org__model>/
+<revision>/<TaskName>.json per R2MED task, under the names MTEB registers
+(R2MEDBiologyRetrieval, …), and model_meta.json.
+
+Each file holds the dataset revision the run read, the scores under MTEB's
+keys (ndcg_at_k, map_at_k, recall_at_k, precision_at_k as R2MED computes
+them with trec_eval; trec_eval's reciprocal rank as mrr_at_k for the k at
+or beyond the run's depth, where they are equal), main_score (nDCG@10),
+hf_subset "default", languages ["eng-Latn"], the run's time, and
+mteb_version null: MTEB did not compute them.
+
+A system is named r2med/<system> at revision ` + mteb.NoRevision + `
+unless --model and --revision name it (for one system) as MTEB names
+models: the checkpoint's Hub id and commit. Runs on data MTEB has no task
+for (the demo task, NFCorpus, NanoR2MED) and runs not read from the Hub
+(no dataset revision) are left out, each said on stderr.`,
+		Example: `  r2med results export --format mteb --out mteb-results
+  r2med results export --format mteb --system bge --model BAAI/bge-large-en-v1.5 \
+      --revision d4aa6901d3a41ba39fb536a557fa166f842b0e09 --out mteb-results`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.ToLower(format) != "mteb" {
+				return usage(fmt.Errorf("unknown --format %q; export writes mteb (MTEB's results layout)", format))
+			}
+			if out == "" {
+				return usage(fmt.Errorf("give --out DIR, the folder to write MTEB's results/ layout in"))
+			}
+			if err := checkResultsDir(cmd, dir); err != nil {
+				return err
+			}
+			l, err := results.Scan(dir)
+			if err != nil {
+				return err
+			}
+			all, _ := leaderboard.Ours(l)
+			picked, err := pickSystems(all, systems)
+			if err != nil {
+				return err
+			}
+			if (model != "" || cmd.Flags().Changed("revision")) && len(picked) != 1 {
+				return usage(fmt.Errorf("--model and --revision name one system, and %d are exported; pick one with --system", len(picked)))
+			}
+			runs := map[string]results.Run{}
+			for _, r := range l.Runs {
+				runs[r.Dir] = r
+			}
+			w, n := cmd.ErrOrStderr(), 0
+			for _, s := range picked {
+				var trs []*mteb.TaskResult
+				for _, task := range slices.Sorted(maps.Keys(s.Tasks)) {
+					r := runs[s.Tasks[task].Source]
+					t, ok := r.Task()
+					if !ok || r.Suite() != tasks.R2MED {
+						fmt.Fprintf(w, "note: %s on %s left out: MTEB has no task for it\n", s.Name, task)
+						continue
+					}
+					depth, err := runDepth(r)
+					if err != nil {
+						return err
+					}
+					tr, err := mteb.FromRun(mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics, Depth: depth, Seconds: r.Seconds()})
+					if err != nil {
+						fmt.Fprintf(w, "note: %s left out: %v\n", r.Dir, err)
+						continue
+					}
+					trs = append(trs, tr)
+				}
+				if len(trs) == 0 {
+					continue
+				}
+				meta := mteb.ModelMeta{Name: mteb.LocalName(s.Name), Revision: mteb.NoRevision}
+				if model != "" {
+					meta.Name = model
+				}
+				if revision != "" {
+					meta.Revision = revision
+				}
+				files, err := mteb.WriteModel(out, meta, trs)
+				if err != nil {
+					return err
+				}
+				for _, f := range files {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				n++
+			}
+			if n == 0 {
+				return fmt.Errorf("no run under %s is on an R2MED task read from the Hub: nothing to export", dir)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "results", resultsDir(), "results directory searched for runs, at any depth; default $R2MED_RESULTS, else out")
+	f.StringVar(&format, "format", "", "the layout: mteb")
+	f.StringVar(&out, "out", "", "folder to write in (its results/ subfolder holds the model folders)")
+	f.StringSliceVar(&systems, "system", nil, "export only these systems (names or IDs as r2med leaderboard shows them; comma-separated or repeated)")
+	f.StringVar(&model, "model", "", "the model's name in MTEB (org/name, e.g. the checkpoint's Hub id); default r2med/<system>")
+	f.StringVar(&revision, "revision", "", "the model's revision in MTEB (the checkpoint's commit); default "+mteb.NoRevision)
+	return cmd
+}
+
+// pickSystems returns the systems named (by ID or name), all when none is.
+func pickSystems(all []leaderboard.System, names []string) ([]leaderboard.System, error) {
+	names = splitList(names)
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []leaderboard.System
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(s leaderboard.System) bool { return s.ID == n || s.Name == n })
+		if i < 0 {
+			var have []string
+			for _, s := range all {
+				have = append(have, s.Name)
+			}
+			return nil, usage(fmt.Errorf("no system %q among the runs (%s)", n, strings.Join(have, ", ")))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// runDepth is the most documents the run ranked for a query.
+func runDepth(r results.Run) (int, error) {
+	p := r.RunPath()
+	if p == "" {
+		return 0, nil
+	}
+	run, err := trec.ReadRunFile(p)
+	if err != nil {
+		return 0, err
+	}
+	depth := 0
+	for _, hits := range run {
+		depth = max(depth, len(hits))
+	}
+	return depth, nil
 }

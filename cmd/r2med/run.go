@@ -138,7 +138,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 				if err != nil {
 					return keptForResume(fmt.Errorf("%s: %w", t.Name, err), resumable(dir, store)...)
 				}
-				if err := printSummary(cmd.OutOrStdout(), t.Name, cfg.ModelName(), res, dir); err != nil {
+				if err := printSummary(cmd.OutOrStdout(), t.Name, res.Name, res, dir); err != nil {
 					return err
 				}
 				done = append(done, res)
@@ -169,9 +169,13 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 	if out.Skipped {
 		state = " (unchanged, reused)"
 	}
-	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f\n  %s\n",
+	mean := ""
+	if note := results.MeanNote(out.Result, out.Manifest); note != "" {
+		mean = "\n  " + note
+	}
+	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f%s\n  %s\n",
 		task, system, state,
-		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"),
+		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"), mean,
 		filepath.Join(dir, pipeline.ResultsFile))
 	return err
 }
@@ -200,8 +204,14 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 	for i := range keys {
 		fmt.Fprintf(w, " %10.2f", sums[i]/float64(len(done)))
 	}
-	_, err := fmt.Fprintln(w)
-	return err
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	if rule := done[0].Result.MeanOver; rule != "" {
+		_, err := fmt.Fprintf(w, "each task's means over %s; the average is over tasks, unweighted (R2MED's)\n", rule)
+		return err
+	}
+	return nil
 }
 
 // resultsDir is where runs go without --out, and where results and

@@ -76,7 +76,7 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 	fl.StringVar(&dir, "results", resultsDir(), "results directory searched for runs (results.json + manifest.json), at any depth; default $R2MED_RESULTS, else out")
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
-	fl.BoolVar(&external, "external", false, "include results printed by later papers")
+	fl.BoolVar(&external, "external", false, "include results printed by later papers and R2MED's website")
 	fl.StringSliceVar(&allowHosts, "allow-host", nil, "another host name requests may give (the machine's name when serving on 0.0.0.0)")
 	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
 	fl.IntVar(&topK, "top-k", 10, "hits shown per system in the drill-down (a page can ask ?k=N)")

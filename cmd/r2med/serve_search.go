@@ -20,6 +20,7 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/searchapi"
+	"github.com/r2med/r2med/sysname"
 )
 
 func init() {
@@ -133,11 +134,7 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 			closeAll()
 			return nil, nil, err
 		}
-		name := f.rerankKind
-		if spec.Model != "" {
-			name += ":" + spec.Model
-		}
-		opt.Rerank = &searchapi.Rerank{Scorer: sc, Name: name, Depth: f.rerankDepth, KeepTail: f.keepTail}
+		opt.Rerank = &searchapi.Rerank{Scorer: sc, Name: sysname.Reranker(f.rerankKind, spec.Model), Depth: f.rerankDepth, KeepTail: f.keepTail}
 		if c, ok := sc.(io.Closer); ok {
 			prev := closeAll
 			closeAll = func() { c.Close(); prev() }

@@ -49,14 +49,16 @@ func TestServeCommand(t *testing.T) {
 	}
 }
 
-// startServe runs r2med serve on results on a free loopback port until ctx
-// ends, and returns its base URL and where its exit status arrives.
-func startServe(t *testing.T, ctx context.Context, results string) (string, <-chan int) {
+// startServe runs r2med serve on results (with the flags extra) on a free
+// loopback port until ctx ends, and returns its base URL and where its
+// exit status arrives.
+func startServe(t *testing.T, ctx context.Context, results string, extra ...string) (string, <-chan int) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
+	args := append([]string{"serve", "--results", results, "--addr", "127.0.0.1:0"}, extra...)
 	go func() {
-		done <- execute(ctx, []string{"serve", "--results", results, "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, pw)
+		done <- execute(ctx, args, strings.NewReader(""), io.Discard, pw)
 		pw.Close()
 	}()
 	br := bufio.NewReader(pr)

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/mteb"
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
+)
+
+// TestResultsExportMTEB runs BM25 and HyDE on R2MED/Biology from the
+// loopback Hub, exports the runs in MTEB's layout, checks every file as
+// MTEB's TaskResult schema does, and reads the folder back into the
+// leaderboard as external rows with the same nDCG@10 and their files as
+// sources.
+func TestResultsExportMTEB(t *testing.T) {
+	_, repos, _ := fakeHubEnv(t)
+	res := t.TempDir()
+	mustRun(t, "run", "--task", "Biology", "--out", filepath.Join(res, "bm25", "Biology"), "--quiet")
+	mustRun(t, "run", "--task", "Biology", "--gar", "hyde", "--gar-llm", "gpt4", "--out", filepath.Join(res, "hyde", "Biology"), "--quiet")
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(res, "bm25", "demo"), "--quiet")
+	ours, err := results.ReadR2MED(filepath.Join(res, "bm25", "Biology", pipeline.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := t.TempDir()
+	stdout, stderr, code := r2med(t, "", "results", "export", "--format", "mteb", "--results", res, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	bm25 := filepath.Join(out, "results", "r2med__bm25", mteb.NoRevision)
+	for _, f := range []string{filepath.Join(bm25, "R2MEDBiologyRetrieval.json"), filepath.Join(bm25, "model_meta.json"),
+		filepath.Join(out, "results", "r2med__hyde-gpt4-bm25", mteb.NoRevision, "R2MEDBiologyRetrieval.json")} {
+		if !strings.Contains(stdout, f+"\n") {
+			t.Errorf("%s not written:\n%s", f, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "note: bm25 on demo left out: MTEB has no task for it") {
+		t.Errorf("the demo run is not said to be left out:\n%s", stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(bm25, "R2MEDBiologyRetrieval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mteb.Validate(data); err != nil {
+		t.Fatalf("MTEB's schema refuses the export: %v", err)
+	}
+	var file struct {
+		DatasetRevision string `json:"dataset_revision"`
+		TaskName        string `json:"task_name"`
+		Scores          map[string][]map[string]any
+	}
+	json.Unmarshal(data, &file)
+	set := file.Scores["test"][0]
+	ndcg, _ := ours.Metric("ndcg_at_10")
+	mrr, _ := ours.Metric("mrr")
+	if file.DatasetRevision != repos.BiologyCommit || file.TaskName != "R2MEDBiologyRetrieval" || set["main_score"] != ndcg || set["ndcg_at_10"] != ndcg ||
+		set["mrr_at_100"] != mrr || set["hf_subset"] != "default" {
+		t.Errorf("exported %s\nrun's nDCG@10 %v, MRR %v", data, ndcg, mrr)
+	}
+
+	// --model and --revision name one system as MTEB names models.
+	named := t.TempDir()
+	mustRun(t, "results", "export", "--format", "mteb", "--results", res, "--system", "bm25", "--model", "BAAI/bm25-test", "--revision", "abc123", "--out", named)
+	if _, err := os.Stat(filepath.Join(named, "results", "BAAI__bm25-test", "abc123", "R2MEDBiologyRetrieval.json")); err != nil {
+		t.Error(err)
+	}
+	if _, stderr, code := r2med(t, "", "results", "export", "--format", "mteb", "--results", res, "--model", "x/y", "--out", named); code != 2 || !strings.Contains(stderr, "--model and --revision name one system, and 2 are exported") {
+		t.Errorf("--model with two systems: exit %d %s", code, stderr)
+	}
+
+	// The folder read back into the leaderboard.
+	stdout = mustRun(t, "leaderboard", "--mteb", out, "--no-published", "--no-external", "--results", t.TempDir(), "--format", "json")
+	var board struct {
+		Rows []struct {
+			ID      string             `json:"id"`
+			Origin  string             `json:"source"`
+			Scores  map[string]float64 `json:"scores"`
+			Sources map[string]string  `json:"sources"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &board); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	found := false
+	for _, r := range board.Rows {
+		if r.ID == "mteb/r2med/bm25@"+mteb.NoRevision {
+			found = true
+			if r.Origin != "external" || r.Scores["Biology"] != ndcg || r.Sources["Biology"] != filepath.Join(bm25, "R2MEDBiologyRetrieval.json") {
+				t.Errorf("row %+v; want origin external, nDCG@10 %v, source the exported file", r, ndcg)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no MTEB row in\n%s", stdout)
+	}
+}

@@ -1,0 +1,109 @@
+package leaderboard
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/mteb"
+)
+
+// ReadMTEB reads a folder of MTEB results (mteb.ReadDir: MTEB's cache or
+// the results repository's layout) as external rows, one per model and
+// revision, with their provenance: the model and revision (model_meta.json,
+// else the folders), the file each task's numbers come from, the MTEB
+// version that computed them, and a note when a file's dataset revision is
+// not the one MTEB pins for the task. Scores are taken under R2MED's keys
+// where MTEB's mean the same (ndcg, map, recall and precision at k); MTEB's
+// mrr_at_k is not R2MED's MRR over a run's top 100 and is left out.
+func ReadMTEB(dir string) ([]System, error) {
+	found, err := mteb.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ model, rev string }
+	byKey := map[key]*System{}
+	var order []key
+	revisions := map[string]int{}
+	for _, f := range found {
+		k := key{f.Model, f.Revision}
+		s, ok := byKey[k]
+		if !ok {
+			s = &System{Kind: Base, Retriever: f.Model, Tasks: map[string]TaskResult{}, External: &External{
+				Reference: "MTEB results in " + dir, AverageComputed: true,
+			}}
+			byKey[k] = s
+			order = append(order, k)
+			revisions[f.Model]++
+		}
+		if _, dup := s.Tasks[f.Task.R2MED]; dup {
+			return nil, fmt.Errorf("%s: a second result of %s for %s at %s", f.Path, f.Task.Name, f.Model, f.Revision)
+		}
+		set, ok := defaultSet(f.TaskResult)
+		if !ok {
+			return nil, fmt.Errorf("%s: no %s scores of subset %s", f.Path, mteb.Split, mteb.Subset)
+		}
+		m := map[string]float64{}
+		for k, v := range set.Metrics {
+			if isR2MEDMetric(k) {
+				m[k] = v
+			}
+		}
+		s.Tasks[f.Task.R2MED] = TaskResult{Metrics: m, Style: StyleMTEB, Source: f.Path}
+		version := "mteb_version null: not computed by MTEB"
+		if f.MTEBVersion != nil {
+			version = "MTEB " + *f.MTEBVersion
+		}
+		if !strings.Contains(s.External.EvaluatedBy, version) {
+			s.External.EvaluatedBy = joinNote(s.External.EvaluatedBy, version)
+		}
+		if f.DatasetRevision != f.Task.Revision {
+			s.External.Note = joinNote(s.External.Note, fmt.Sprintf("%s read %s at %s, not the revision MTEB pins (%s)", f.Task.R2MED, f.Task.Dataset, f.DatasetRevision, f.Task.Revision))
+		}
+	}
+	var out []System
+	for _, k := range order {
+		s := byKey[k]
+		s.Name = k.model
+		if revisions[k.model] > 1 {
+			s.Name += "@" + k.rev
+		}
+		s.ID = "mteb/" + k.model + "@" + k.rev
+		s.External.EvaluatedBy = k.model + " at revision " + k.rev + " (" + s.External.EvaluatedBy + ")"
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b System) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// StyleMTEB marks results read from MTEB's files.
+const StyleMTEB = "mteb"
+
+func defaultSet(r *mteb.TaskResult) (mteb.ScoreSet, bool) {
+	for _, s := range r.Scores[mteb.Split] {
+		if s.Subset == mteb.Subset {
+			return s, true
+		}
+	}
+	return mteb.ScoreSet{}, false
+}
+
+// isR2MEDMetric says whether an MTEB key means what R2MED's key of that
+// name does: trec_eval's ndcg_cut, map_cut, recall and P at k.
+func isR2MEDMetric(k string) bool {
+	for _, f := range []string{"ndcg_at_", "map_at_", "recall_at_", "precision_at_"} {
+		if rest, ok := strings.CutPrefix(k, f); ok {
+			_, err := strconv.Atoi(rest)
+			return err == nil
+		}
+	}
+	return false
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

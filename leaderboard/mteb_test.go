@@ -1,0 +1,95 @@
+package leaderboard
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadMTEB reads the MTEB results fixture (mteb/testdata, written from
+// MTEB's layout): one external row per model and revision, each cell's
+// source its file, no printed average, MTEB's mrr left out.
+func TestReadMTEB(t *testing.T) {
+	dir := filepath.Join("..", "mteb", "testdata")
+	ss, err := ReadMTEB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 2 {
+		t.Fatalf("%d systems", len(ss))
+	}
+	ex := ss[0]
+	if ex.ID != "mteb/example-org/example-model@0123456789abcdef0123456789abcdef01234567" || ex.Name != "example-org/example-model" || ex.Origin() != OriginExternal ||
+		!ex.External.AverageComputed || !strings.Contains(ex.External.EvaluatedBy, "at revision 0123456789abcdef0123456789abcdef01234567 (MTEB 1.38.20)") {
+		t.Errorf("%+v %+v", ex, ex.External)
+	}
+	bio := ex.Tasks["Biology"]
+	if bio.Metrics["ndcg_at_10"] != 0.3 || bio.Metrics["recall_at_100"] != 0.6 || bio.Style != StyleMTEB ||
+		bio.Source != filepath.Join(dir, "results", "example-org__example-model", "0123456789abcdef0123456789abcdef01234567", "R2MEDBiologyRetrieval.json") {
+		t.Errorf("Biology %+v", bio)
+	}
+	if _, ok := bio.Metrics["mrr"]; ok {
+		t.Error("MTEB's mrr_at_10 taken as R2MED's MRR")
+	}
+	if _, ok := bio.Metrics["nauc_ndcg_at_10_max"]; ok {
+		t.Error("a metric R2MED has no counterpart for")
+	}
+	if ss[1].Name != "other-org/no-meta" || !strings.Contains(ss[1].External.EvaluatedBy, "mteb_version null") {
+		t.Errorf("%+v", ss[1].External)
+	}
+
+	// Another revision of the same model, on another revision of the data.
+	tmp := t.TempDir()
+	copyTree(t, filepath.Join(dir, "results"), filepath.Join(tmp, "results"))
+	second := filepath.Join(tmp, "results", "example-org__example-model", "fedcba")
+	os.MkdirAll(second, 0o755)
+	data, _ := os.ReadFile(filepath.Join(dir, "results", "example-org__example-model", "0123456789abcdef0123456789abcdef01234567", "R2MEDBiologyRetrieval.json"))
+	os.WriteFile(filepath.Join(second, "R2MEDBiologyRetrieval.json"), bytes.Replace(data, []byte("8b9fec2db9eda4b5742d03732213fbaee8169556"), []byte("1111111111111111111111111111111111111111"), 1), 0o644)
+	ss, err = ReadMTEB(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 3 || ss[1].Name != "example-org/example-model@fedcba" || !strings.Contains(ss[1].External.Note, "Biology read R2MED/Biology at 1111111111111111111111111111111111111111, not the revision MTEB pins") {
+		t.Errorf("two revisions: %+v / %+v", ss[1], ss[1].External)
+	}
+
+	// On the board: no "printed" average beside the row's own.
+	b, err := Load("", Sources{MTEB: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := b.Table(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv bytes.Buffer
+	if err := tab.Write(&csv, CSV); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(csv.String(), ",30.00,,,,,,41.23,,,2,,MTEB results in ") {
+		t.Errorf("csv:\n%s", csv.String())
+	}
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

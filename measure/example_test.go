@@ -1,0 +1,67 @@
+package measure_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure"
+)
+
+// Evaluate scores a run as trec_eval 9.0.8 does: by score (as float32),
+// ties by document id descending, the list order ignored. Means are over
+// the queries the run answers unless Complete (trec_eval's -c) is set,
+// which counts a judged query the run lacks as 0: R2MED's and
+// pytrec_eval's convention when every judged query is evaluated.
+func ExampleEvaluate() {
+	qrels := ir.Qrels{
+		"q1": {"d1": 2, "d3": 1},
+		"q2": {"d2": 1},
+	}
+	run := ir.Run{"q1": {{DocID: "d3", Score: 2.5}, {DocID: "d1", Score: 1.5}, {DocID: "d2", Score: 0.5}}}
+	ndcg, rr := measure.MustParse("ndcg_cut.10")[0], measure.MustParse("recip_rank")[0]
+	for _, complete := range []bool{false, true} {
+		res, err := measure.Evaluate(qrels, run, []measure.Measure{ndcg, rr}, measure.Options{Complete: complete})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("complete=%v over %d queries: ndcg_cut_10 %.4f, recip_rank %.4f\n", complete, res.NumQueries, res.All[res.Index(ndcg)], res.All[res.Index(rr)])
+	}
+	// Output:
+	// complete=false over 1 queries: ndcg_cut_10 0.8597, recip_rank 1.0000
+	// complete=true over 2 queries: ndcg_cut_10 0.4299, recip_rank 0.5000
+}
+
+// Parse takes trec_eval's -m names, R2MED's result keys and HAKARI-Bench's
+// family@k; "@k" always means HAKARI's definition (list order, binary gain).
+func ExampleParse() {
+	for _, spec := range []string{"ndcg_cut.10", "ndcg_at_10", "P.5,10", "ndcg@10"} {
+		ms, err := measure.Parse(spec)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		for _, m := range ms {
+			fmt.Printf("%-12s → %s (HAKARI %v)\n", spec, m, m.Family.Hakari())
+		}
+	}
+	// Output:
+	// ndcg_cut.10  → ndcg_cut.10 (HAKARI false)
+	// ndcg_at_10   → ndcg_cut.10 (HAKARI false)
+	// P.5,10       → P.5 (HAKARI false)
+	// P.5,10       → P.10 (HAKARI false)
+	// ndcg@10      → ndcg@10 (HAKARI true)
+}
+
+// WriteTrecEval prints what "trec_eval -q -m ..." prints, byte for byte.
+func ExampleWriteTrecEval() {
+	qrels := ir.Qrels{"q1": {"d1": 1}}
+	run := ir.Run{"q1": {{DocID: "d2", Score: 3}, {DocID: "d1", Score: 2}}}
+	res, _ := measure.Evaluate(qrels, run, measure.MustParse("map P.1,2"), measure.Options{})
+	measure.WriteTrecEval(os.Stdout, res, false)
+	// Output:
+	// map                   	all	0.5000
+	// P_1                   	all	0.0000
+	// P_2                   	all	0.5000
+}

@@ -1,0 +1,287 @@
+package mteb
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/slug"
+)
+
+// NoRevision is what MTEB records for a model whose revision is unknown.
+const NoRevision = "no_revision_available"
+
+// Cutoffs are the k of MTEB's retrieval metrics (ndcg_at_k, mrr_at_k, …).
+var Cutoffs = []int{1, 3, 5, 10, 20, 100, 1000}
+
+// RunScores is one task's result of a run, in R2MED's terms.
+type RunScores struct {
+	Task string // an R2MED task name
+	// Revision is the commit of the task's data the run read.
+	Revision string
+	// Scores are R2MED's result keys in lower case (ndcg_at_10,
+	// recall_at_100, map_at_100, precision_at_10, mrr), as
+	// leaderboard.Normalize gives them.
+	Scores map[string]float64
+	// Depth is the most documents the run ranked for a query.
+	Depth   int
+	Seconds float64
+}
+
+// FromRun converts a run's scores into MTEB's results file for the task:
+// R2MED's ndcg/map/recall/precision_at_k under the same keys (trec_eval's
+// measures, as MTEB's evaluator computes them through pytrec_eval), and
+// trec_eval's reciprocal rank as mrr_at_k for MTEB's cutoffs at or beyond
+// the run's depth, where the two are the same number; main_score is
+// ndcg_at_10. mteb_version is null: MTEB did not compute these.
+func FromRun(r RunScores) (*TaskResult, error) {
+	t, err := ForR2MED(r.Task)
+	if err != nil {
+		return nil, err
+	}
+	if r.Revision == "" {
+		return nil, fmt.Errorf("%s: the run does not record which revision of %s it read (it was not read from the Hub); MTEB's results record the dataset revision, so run it with --task %s", r.Task, t.Dataset, t.R2MED)
+	}
+	main, ok := r.Scores[MainScore]
+	if !ok {
+		return nil, fmt.Errorf("%s: the run has no %s, MTEB's main score for R2MED", r.Task, MainScore)
+	}
+	set := ScoreSet{Subset: Subset, Languages: []string{Language}, MainScore: main, Metrics: map[string]float64{}}
+	for k, v := range r.Scores {
+		for _, f := range families[:4] {
+			if rest, ok := strings.CutPrefix(k, f); ok {
+				if _, err := strconv.Atoi(rest); err == nil {
+					set.Metrics[k] = v
+				}
+			}
+		}
+	}
+	if mrr, ok := r.Scores["mrr"]; ok && r.Depth > 0 {
+		for _, k := range Cutoffs {
+			if k >= r.Depth {
+				set.Metrics["mrr_at_"+strconv.Itoa(k)] = mrr
+			}
+		}
+	}
+	secs := r.Seconds
+	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, nil
+}
+
+// ModelMeta is a model's model_meta.json. MTEB's ModelMeta forbids keys
+// it does not define, so only its keys are written, null where unknown.
+type ModelMeta struct {
+	Name     string // "org/model"
+	Revision string // a commit, or NoRevision
+	// MaxTokens, OpenWeights, Similarity ("cosine"), Reference (a URL)
+	// and UseInstructions are written when known.
+	MaxTokens       int
+	OpenWeights     *bool
+	Similarity      string
+	Reference       string
+	UseInstructions *bool
+}
+
+// Marshal writes model_meta.json as MTEB's cache writes it (json.dump,
+// indent 4), every key ModelMeta requires present.
+func (m ModelMeta) Marshal() []byte {
+	null := func(ok bool, v string) string {
+		if !ok {
+			return "null"
+		}
+		return v
+	}
+	boolText := func(b *bool) string {
+		if b == nil {
+			return "null"
+		}
+		return strconv.FormatBool(*b)
+	}
+	fields := [][2]string{
+		{"name", jsonText(m.Name)},
+		{"revision", jsonText(m.Revision)},
+		{"release_date", "null"},
+		{"languages", "null"},
+		{"loader", "null"},
+		{"n_parameters", "null"},
+		{"memory_usage_mb", "null"},
+		{"max_tokens", null(m.MaxTokens > 0, strconv.Itoa(m.MaxTokens))},
+		{"embed_dim", "null"},
+		{"license", "null"},
+		{"open_weights", boolText(m.OpenWeights)},
+		{"public_training_code", "null"},
+		{"public_training_data", "null"},
+		{"framework", "[]"},
+		{"reference", null(m.Reference != "", jsonText(m.Reference))},
+		{"similarity_fn_name", null(m.Similarity != "", jsonText(m.Similarity))},
+		{"use_instructions", boolText(m.UseInstructions)},
+		{"training_datasets", "null"},
+	}
+	var b bytes.Buffer
+	b.WriteString("{")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "\n    %q: %s", f[0], f[1])
+	}
+	b.WriteString("\n}")
+	return b.Bytes()
+}
+
+// LocalName names a system of ours as an MTEB model: "r2med/" and the
+// system's name as a slug ("hyde/gpt4 → bm25" → r2med/hyde-gpt4-bm25).
+func LocalName(system string) string { return "r2med/" + slug.Make(system) }
+
+// FolderName is the folder MTEB keeps a model's results in: its name with
+// "/" as "__" and spaces as "_".
+func FolderName(model string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(model, "/", "__"), " ", "_")
+}
+
+// WriteModel writes a model's results in MTEB's layout under dir:
+// dir/results/<FolderName>/<revision>/<task_name>.json, then
+// model_meta.json beside them, each file whole or not at all. It returns
+// the files written.
+func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) {
+	if meta.Name == "" || meta.Revision == "" {
+		return nil, errors.New("an MTEB model needs a name and a revision")
+	}
+	if strings.ContainsAny(meta.Revision, `/\`) || meta.Revision == "." || meta.Revision == ".." {
+		return nil, fmt.Errorf("revision %q is not a folder name", meta.Revision)
+	}
+	if f := FolderName(meta.Name); f == "." || f == ".." || strings.Contains(f, `\`) {
+		return nil, fmt.Errorf("model name %q is not a folder name", meta.Name)
+	}
+	folder := filepath.Join(dir, "results", FolderName(meta.Name), meta.Revision)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	seen := map[string]bool{}
+	write := func(name string, data []byte) error {
+		p := filepath.Join(folder, name)
+		if err := fileio.WriteAtomic(p, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return err
+		}
+		written = append(written, p)
+		return nil
+	}
+	for _, r := range rs {
+		if seen[r.TaskName] {
+			return written, fmt.Errorf("two results of %s for %s", r.TaskName, meta.Name)
+		}
+		seen[r.TaskName] = true
+		data := r.Marshal()
+		if err := Validate(data); err != nil {
+			return written, fmt.Errorf("%s: %w (a bug: the file would not load in MTEB)", r.TaskName, err)
+		}
+		if err := write(r.TaskName+".json", data); err != nil {
+			return written, err
+		}
+	}
+	return written, write("model_meta.json", meta.Marshal())
+}
+
+// Result is an R2MED task's results file found in an MTEB results folder.
+type Result struct {
+	// Model and Revision are model_meta.json's name and revision, else
+	// the folders' names ("__" read as "/"), as MTEB's cache takes them.
+	Model, Revision string
+	// Path is the file.
+	Path string
+	Task Task
+	*TaskResult
+}
+
+// ReadDir reads the results of R2MED's tasks in an MTEB results folder:
+// dir itself in MTEB's layout (<model>/<revision>/<task_name>.json) or
+// with it under dir/results, as MTEB's cache and the results repository
+// keep it. Files of other tasks are not read. A file of an R2MED task
+// that MTEB would not load, or whose task_name is not its file's, is an
+// error naming it; so is a folder holding none.
+func ReadDir(dir string) ([]Result, error) {
+	root := dir
+	if st, err := os.Stat(filepath.Join(dir, "results")); err == nil && st.IsDir() {
+		root = filepath.Join(dir, "results")
+	}
+	if _, err := os.Stat(root); err != nil {
+		return nil, err
+	}
+	files, err := fs.Glob(os.DirFS(root), "*/*/*.json")
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	metas := map[string]*ModelMeta{}
+	for _, f := range files {
+		task, ok := Lookup(strings.TrimSuffix(filepath.Base(f), ".json"))
+		if !ok {
+			continue
+		}
+		path := filepath.Join(root, filepath.FromSlash(f))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		r, err := Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if r.TaskName != task.Name {
+			return nil, fmt.Errorf("%s: task_name is %q; MTEB finds a task's results by file name, so this file says two things", path, r.TaskName)
+		}
+		revDir := filepath.Dir(path)
+		meta, ok := metas[revDir]
+		if !ok {
+			if meta, err = readMeta(filepath.Join(revDir, "model_meta.json")); err != nil {
+				return nil, err
+			}
+			metas[revDir] = meta
+		}
+		res := Result{Path: path, Task: task, TaskResult: r}
+		if meta != nil {
+			res.Model, res.Revision = meta.Name, meta.Revision
+		} else {
+			res.Model, res.Revision = strings.ReplaceAll(filepath.Base(filepath.Dir(revDir)), "__", "/"), filepath.Base(revDir)
+		}
+		out = append(out, res)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no results of R2MED's tasks in MTEB's layout (<model>/<revision>/%s.json, or under results/)", dir, Tasks()[0].Name)
+	}
+	slices.SortFunc(out, func(a, b Result) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// readMeta reads a model_meta.json's name and revision; nil when there is
+// none.
+func readMeta(path string) (*ModelMeta, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Name     *string `json:"name"`
+		Revision *string `json:"revision"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %s", path, errtext.JSONMsg(err))
+	}
+	if m.Name == nil || *m.Name == "" || m.Revision == nil || *m.Revision == "" {
+		return nil, fmt.Errorf("%s: no name or revision; MTEB names the model's results by them", path)
+	}
+	return &ModelMeta{Name: *m.Name, Revision: *m.Revision}, nil
+}

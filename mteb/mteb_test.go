@@ -1,0 +1,262 @@
+package mteb
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const fixture = "testdata/results/example-org__example-model/0123456789abcdef0123456789abcdef01234567"
+
+// TestTaskNames: the names MTEB registers (testdata/FACTS.md), read at the
+// registry's revisions.
+func TestTaskNames(t *testing.T) {
+	want := []string{"R2MEDBiologyRetrieval", "R2MEDBioinformaticsRetrieval", "R2MEDMedicalSciencesRetrieval", "R2MEDMedXpertQAExamRetrieval",
+		"R2MEDMedQADiagRetrieval", "R2MEDPMCTreatmentRetrieval", "R2MEDPMCClinicalRetrieval", "R2MEDIIYiClinicalRetrieval"}
+	var got []string
+	for _, task := range Tasks() {
+		got = append(got, task.Name)
+		if !strings.HasPrefix(task.Dataset, "R2MED/") || len(task.Revision) != 40 || task.Documents == 0 {
+			t.Errorf("%+v", task)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("tasks %v\nwant %v", got, want)
+	}
+	bio, err := ForR2MED("bioinformatics")
+	if err != nil || bio.Name != "R2MEDBioinformaticsRetrieval" || bio.Revision != "6021fce366892cbfd7837fa85a4128ea93315e18" || bio.Documents != 47471 {
+		t.Errorf("Bioinformatics: %+v, %v", bio, err)
+	}
+	if _, ok := Lookup("NFCorpus"); ok {
+		t.Error("NFCorpus is not one of R2MED's tasks")
+	}
+}
+
+// TestValidate checks the fixture written from MTEB's schema and each way
+// a file breaks it.
+func TestValidate(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(fixture, "R2MEDBiologyRetrieval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(good); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	r, err := Parse(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := r.Score("test", "main_score"); !ok || v != 0.3 {
+		t.Errorf("main_score %v %v", v, ok)
+	}
+	if v, ok := r.Score("test", "nauc_ndcg_at_10_max"); !ok || v != -0.05 {
+		t.Errorf("a key MTEB writes and R2MED does not: %v %v", v, ok)
+	}
+	for _, c := range []struct{ name, from, to, want string }{
+		{"no revision", `"dataset_revision": "8b9fec2db9eda4b5742d03732213fbaee8169556",`, ``, `no "dataset_revision": MTEB's TaskResult requires it`},
+		{"number for a text", `"task_name": "R2MEDBiologyRetrieval"`, `"task_name": 7`, `"task_name" is a number; MTEB's TaskResult wants a string`},
+		{"version missing", `"mteb_version": "1.38.20",`, ``, `no "mteb_version"`},
+		{"time as text", `"evaluation_time": 12.5`, `"evaluation_time": "12.5"`, `"evaluation_time" is a string; MTEB's TaskResult wants a number or null`},
+		{"split not a list", `"test": [`, `"test": {"x": [`, `scores.test is an object; MTEB wants a list`},
+		{"no main score", `"main_score": 0.3,`, ``, `scores.test[0] has no main_score`},
+		{"subset as number", `"hf_subset": "default"`, `"hf_subset": 0`, `scores.test[0]: hf_subset is a number; MTEB wants a string`},
+		{"languages as text", "\"languages\": [\n          \"eng-Latn\"\n        ]", `"languages": "eng-Latn"`, `scores.test[0]: languages is a string; MTEB wants a list`},
+		{"co2 as text", `"kg_co2_emissions": null`, `"kg_co2_emissions": "none"`, `"kg_co2_emissions" is a string`},
+	} {
+		bad := strings.Replace(string(good), c.from, c.to, 1)
+		if bad == string(good) {
+			t.Fatalf("%s: %q not in the fixture", c.name, c.from)
+		}
+		if c.name == "split not a list" {
+			bad = strings.Replace(bad, "    ]\n  },", "    ]}\n  },", 1)
+		}
+		err := Validate([]byte(bad))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	old := `{"dataset_revision": "x", "mteb_dataset_name": "R2MEDBiologyRetrieval", "test": {"ndcg_at_10": 0.1}}`
+	if err := Validate([]byte(old)); err == nil || !strings.Contains(err.Error(), "before version 1.11") {
+		t.Errorf("pre-1.11 layout: %v", err)
+	}
+}
+
+// TestFromRun converts R2MED's scores and writes them as MTEB's to_disk
+// does, then reads them back.
+func TestFromRun(t *testing.T) {
+	r, err := FromRun(RunScores{
+		Task: "MedQA-Diag", Revision: "78b585990279cc01a493f876c1b0cf09557fba57", Depth: 100, Seconds: 1.5,
+		Scores: map[string]float64{"ndcg_at_10": 0.02551, "ndcg_at_1": 0.01, "recall_at_100": 0.17674, "map_at_100": 0.02, "precision_at_10": 0.00847, "mrr": 0.04551},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "dataset_revision": "78b585990279cc01a493f876c1b0cf09557fba57",
+  "task_name": "R2MEDMedQADiagRetrieval",
+  "mteb_version": null,
+  "scores": {
+    "test": [
+      {
+        "ndcg_at_1": 0.01,
+        "ndcg_at_10": 0.02551,
+        "map_at_100": 0.02,
+        "recall_at_100": 0.17674,
+        "precision_at_10": 0.00847,
+        "mrr_at_100": 0.04551,
+        "mrr_at_1000": 0.04551,
+        "main_score": 0.02551,
+        "hf_subset": "default",
+        "languages": [
+          "eng-Latn"
+        ]
+      }
+    ]
+  },
+  "evaluation_time": 1.5,
+  "kg_co2_emissions": null
+}`
+	got := string(r.Marshal())
+	if got != want {
+		t.Errorf("written:\n%s\nwant:\n%s", got, want)
+	}
+	// Python's json module reads it as the same document.
+	var a, b any
+	if json.Unmarshal([]byte(got), &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+		t.Fatal("not JSON")
+	}
+	back, err := Parse([]byte(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := back.Score("test", "recall_at_100"); v != 0.17674 || back.TaskName != "R2MEDMedQADiagRetrieval" {
+		t.Errorf("read back %+v", back)
+	}
+	if _, err := FromRun(RunScores{Task: "Biology", Scores: map[string]float64{"ndcg_at_10": 0.1}}); err == nil || !strings.Contains(err.Error(), "does not record which revision") {
+		t.Errorf("no revision: %v", err)
+	}
+	if _, err := FromRun(RunScores{Task: "demo", Revision: "x", Scores: map[string]float64{"ndcg_at_10": 0.1}}); err == nil {
+		t.Error("a task MTEB does not have converted")
+	}
+	shallow, _ := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 10, Scores: map[string]float64{"ndcg_at_10": 0.1, "mrr": 0.2}})
+	if _, ok := shallow.Score("test", "mrr_at_10"); !ok {
+		t.Error("a run of 10 documents: mrr_at_10 is trec_eval's reciprocal rank")
+	}
+	if _, ok := shallow.Score("test", "mrr_at_5"); ok {
+		t.Error("mrr_at_5 is not trec_eval's reciprocal rank over 10 documents")
+	}
+}
+
+// TestModelMetaKeys: model_meta.json holds every key MTEB's ModelMeta
+// requires and none it does not define (it forbids extra keys).
+func TestModelMetaKeys(t *testing.T) {
+	open := true
+	data := ModelMeta{Name: "BAAI/bge-large-en-v1.5", Revision: NoRevision, MaxTokens: 512, OpenWeights: &open, Similarity: "cosine"}.Marshal()
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	required := []string{"loader", "name", "revision", "release_date", "languages", "n_parameters", "memory_usage_mb", "max_tokens", "embed_dim",
+		"license", "open_weights", "public_training_code", "public_training_data", "framework", "similarity_fn_name", "use_instructions", "training_datasets"}
+	defaults := []string{"loader_kwargs", "n_active_parameters_override", "n_embedding_parameters", "reference", "adapted_from", "superseded_by",
+		"modalities", "model_type", "citation", "contacts", "experiment_kwargs", "output_dtypes", "extra_requirements_groups"}
+	for _, k := range required {
+		if _, ok := m[k]; !ok {
+			t.Errorf("no %q", k)
+		}
+	}
+	for k := range m {
+		if !slices.Contains(required, k) && !slices.Contains(defaults, k) {
+			t.Errorf("%q is no key of MTEB's ModelMeta", k)
+		}
+	}
+	if m["name"] != "BAAI/bge-large-en-v1.5" || m["max_tokens"] != 512.0 || m["open_weights"] != true || m["similarity_fn_name"] != "cosine" {
+		t.Errorf("%s", data)
+	}
+}
+
+func TestWriteAndReadDir(t *testing.T) {
+	dir := t.TempDir()
+	r, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188, "mrr": 0.27195}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := WriteModel(dir, ModelMeta{Name: "r2med/bm25", Revision: NoRevision}, []*TaskResult{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := []string{
+		filepath.Join(dir, "results", "r2med__bm25", NoRevision, "R2MEDBiologyRetrieval.json"),
+		filepath.Join(dir, "results", "r2med__bm25", NoRevision, "model_meta.json"),
+	}
+	if !slices.Equal(files, wantFiles) {
+		t.Errorf("wrote %v, want %v", files, wantFiles)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "results")} {
+		got, err := ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Model != "r2med/bm25" || got[0].Revision != NoRevision || got[0].Task.R2MED != "Biology" || got[0].Path != wantFiles[0] {
+			t.Errorf("ReadDir(%s) = %+v", d, got)
+		}
+	}
+
+	got, err := ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary []string
+	for _, g := range got {
+		v, _ := g.Score(Split, MainScore)
+		summary = append(summary, g.Model+"@"+g.Revision+" "+g.Task.R2MED+" "+strings.TrimPrefix(g.Path, "testdata/results/")[:5]+" "+jsonNum(v))
+	}
+	want := []string{
+		"example-org/example-model@0123456789abcdef0123456789abcdef01234567 Biology examp 0.3",
+		"example-org/example-model@0123456789abcdef0123456789abcdef01234567 PMC-Clinical examp 0.41234",
+		"other-org/no-meta@no_revision_available Biology other 0.2",
+	}
+	if !slices.Equal(summary, want) {
+		t.Errorf("read %q\nwant %q", summary, want)
+	}
+
+	for _, m := range []ModelMeta{{Name: "..", Revision: "r"}, {Name: "a/b", Revision: "../x"}, {Name: `a\b`, Revision: "r"}} {
+		if _, err := WriteModel(dir, m, []*TaskResult{r}); err == nil {
+			t.Errorf("WriteModel(%+v) wrote outside its folder", m)
+		}
+	}
+
+	bad := t.TempDir()
+	p := filepath.Join(bad, "m", "r", "R2MEDBiologyRetrieval.json")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte(strings.Replace(string(r.Marshal()), `"task_name": "R2MEDBiologyRetrieval"`, `"task_name": "R2MEDIIYiClinicalRetrieval"`, 1)), 0o644)
+	if _, err := ReadDir(bad); err == nil || !strings.Contains(err.Error(), p+`: task_name is "R2MEDIIYiClinicalRetrieval"`) {
+		t.Errorf("mismatched task name: %v", err)
+	}
+	os.WriteFile(p, []byte(`{"task_name": "R2MEDBiologyRetrieval"}`), 0o644)
+	if _, err := ReadDir(bad); err == nil || !strings.Contains(err.Error(), p+`: no "dataset_revision"`) {
+		t.Errorf("broken file: %v", err)
+	}
+	if _, err := ReadDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no results of R2MED's tasks") {
+		t.Errorf("empty folder: %v", err)
+	}
+}
+
+func jsonNum(v float64) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestLocalName(t *testing.T) {
+	for in, want := range map[string]string{"hyde/gpt4 → bm25": "r2med/hyde-gpt4-bm25", "rrf(bm25,bge)": "r2med/rrf-bm25-bge", "nv → bge-reranker@top10": "r2med/nv-bge-reranker-top10", "bm25": "r2med/bm25"} {
+		if got := LocalName(in); got != want {
+			t.Errorf("LocalName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if FolderName("BAAI/bge large") != "BAAI__bge_large" {
+		t.Error(FolderName("BAAI/bge large"))
+	}
+}

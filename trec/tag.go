@@ -1,0 +1,43 @@
+package trec
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/r2med/r2med/internal/fileio"
+)
+
+// ReadRunTag returns the run tag (the sixth column) of a TREC run when
+// every line carries the same one, and "" when the lines carry several,
+// or none. It checks nothing else: ReadRun does.
+func ReadRunTag(r io.Reader) (string, error) {
+	sc := newScanner(r)
+	var f [6][]byte
+	var tag []byte
+	for line := 1; sc.Scan(); line++ {
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if splitFields(&f, b) != 6 {
+			continue
+		}
+		switch {
+		case tag == nil:
+			tag = append([]byte{}, f[5]...)
+		case !bytes.Equal(tag, f[5]):
+			return "", sc.Err()
+		}
+	}
+	return string(tag), sc.Err()
+}
+
+// ReadRunTagFile is ReadRunTag of a run file, gzip or plain.
+func ReadRunTagFile(path string) (string, error) {
+	rc, err := fileio.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	return ReadRunTag(rc)
+}
