@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
 )
@@ -204,6 +205,34 @@ func (t *Table) Legend() []string {
 	if t.BoardSize > len(t.Rows) {
 		out = append(out, fmt.Sprintf("%d of the board's %d systems shown; # is the rank among all %d", len(t.Rows), t.BoardSize, t.BoardSize))
 	}
+	if t.anyCut() {
+		out = append(out, CutLegend)
+	}
+	return out
+}
+
+// CutLegend explains a name cut to sysname.Width.
+var CutLegend = fmt.Sprintf("%s: a name over %d characters cut in its middle; whole on hover in the report and viewer and in --format csv or json", sysname.Ellipsis, sysname.Width)
+
+func (t *Table) anyCut() bool {
+	for _, r := range t.Rows {
+		if r.System.Cut() {
+			return true
+		}
+	}
+	return false
+}
+
+// cutNames are the shown names that are cut, each with the whole name
+// ("hyde/gpt4 → rrf(bm2…deepseek-r1@20 #3f2a is hyde/gpt4 → …"), for
+// the metadata of a table file.
+func (t *Table) cutNames() []string {
+	var out []string
+	for _, r := range t.Rows {
+		if r.System.Cut() {
+			out = append(out, r.System.DisplayName()+" is "+r.System.FullName())
+		}
+	}
 	return out
 }
 
@@ -222,7 +251,7 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 // hasLegend reports whether the table needs its legend: anything beyond
 // R2MED's own published table.
 func (t *Table) hasLegend() bool {
-	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows)
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut()
 }
 
 func (t *Table) mixed() bool {
@@ -252,9 +281,14 @@ func bordaText(r Row) string {
 // "| # | system | Biology | … | Avg |", the best value of each column in
 // bold. Our systems are marked "(ours)", external ones "(external)"; a
 // table of published systems only is the published table line for line
-// but for the bold.
+// but for the bold. A name cut to sysname.Width is given whole in an
+// HTML comment above the table.
 func (t *Table) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
+	// Cut names whole, where a renderer shows nothing.
+	for _, c := range t.cutNames() {
+		b.WriteString("<!-- " + strings.ReplaceAll(c, "--", "- -") + " -->\n")
+	}
 	b.WriteString("| # | system |")
 	sep := "|---|---|"
 	for _, task := range t.Tasks {

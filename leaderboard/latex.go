@@ -32,11 +32,14 @@ func LaTeXPackages(rows int) []string {
 // LaTeXFloatRows rows it is one table float, scaled down to the line
 // width when wider (\resizebox); longer, a longtable on landscape pages
 // with its heading repeated on each. The first line names the packages
-// the preamble needs (LaTeXPackages).
+// the preamble needs (LaTeXPackages), the next ones each cut name whole.
 func (t *Table) writeLaTeX(w io.Writer) error {
 	var b strings.Builder
 	long := len(t.Rows) > LaTeXFloatRows
 	fmt.Fprintf(&b, "%% r2med leaderboard: needs \\usepackage{%s} in the preamble\n", strings.Join(LaTeXPackages(len(t.Rows)), ","))
+	for _, c := range t.cutNames() {
+		fmt.Fprintf(&b, "%% %s\n", c)
+	}
 	name := "l"
 	for _, r := range t.Rows {
 		if utf8.RuneCountInString(r.System.DisplayName()) > latexNameWrap {
@@ -56,7 +59,7 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	var printed []string
 	for _, r := range t.Rows {
 		if _, note, ok := t.printedNote(r); ok {
-			printed = append(printed, TeX(r.System.DisplayName()+": "+note))
+			printed = append(printed, TeX(r.System.FullName()+": "+note))
 		}
 	}
 	if len(printed) > 0 {
@@ -108,7 +111,7 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 		return v
 	}
 	for _, r := range t.Rows {
-		name := TeX(r.System.DisplayName())
+		name := texName(r.System.DisplayName())
 		switch r.System.Origin() {
 		case OriginOurs:
 			name += ` (ours)`
@@ -155,10 +158,24 @@ var texReplacer = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
 	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
 	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`,
-	"†", `$^{\dagger}$`, "‡", `$^{\ddagger}$`, "≥", `$\geq$`, "≤", `$\leq$`, "·", `$\cdot$`,
+	"…", `\ldots{}`, "†", `$^{\dagger}$`, "‡", `$^{\ddagger}$`, "≥", `$\geq$`, "≤", `$\leq$`, "·", `$\cdot$`,
 )
 
+// texName is a system name for a table cell: TeX and, for a name longer
+// than latexNameWrap (set in a ragged paragraph column), a line break
+// allowed after the commas, slashes, colons, arrows and "…" that join its
+// parts, so that a name without spaces wraps too.
+func texName(s string) string {
+	if utf8.RuneCountInString(s) <= latexNameWrap {
+		return TeX(s)
+	}
+	return nameBreaks.Replace(TeX(s))
+}
+
+var nameBreaks = strings.NewReplacer(",", `,\allowbreak{}`, "/", `/\allowbreak{}`, ":", `:\allowbreak{}`,
+	`\ldots{}`, `\ldots{}\allowbreak{}`, `$\rightarrow$`, `$\rightarrow$\allowbreak{}`)
+
 // TeX escapes text for LaTeX, spelling the symbols our names and titles
-// use (→ — × −) as commands, so the output compiles with pdflatex's
+// use (→ — × − …) as commands, so the output compiles with pdflatex's
 // default input encoding.
 func TeX(s string) string { return texReplacer.Replace(s) }

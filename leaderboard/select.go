@@ -176,8 +176,9 @@ func KnownOrigin(name string) Origin {
 }
 
 // NameInputs labels the systems a comparison opened by their names, as
-// the leaderboard names them (DisplayName, told apart by their settings
-// where names clash), instead of by path. An input whose runs carry no
+// the leaderboard names them (DisplayName: told apart by their settings
+// where names clash, cut by the one rule, the whole name in FullName),
+// instead of by path. An input whose runs carry no
 // manifest and result file (a bare run file), whose runs name several
 // systems, or whose name another input shares keeps its path.
 func NameInputs(inputs []significance.Input) {
@@ -192,29 +193,34 @@ func NameInputs(inputs []significance.Input) {
 	if len(runs) == 0 {
 		return
 	}
-	byDir := map[string]string{}
+	byDir := map[string]*System{}
 	systems, _ := Ours(&results.Listing{Runs: runs})
-	for _, s := range systems {
-		for _, tr := range s.Tasks {
-			byDir[tr.Source] = s.DisplayName()
+	ShortenNames(systems)
+	for i := range systems {
+		for _, tr := range systems[i].Tasks {
+			byDir[tr.Source] = &systems[i]
 		}
 	}
 	names := make([]string, len(inputs))
 	count := map[string]int{}
+	full := map[string]string{}
 	for i, in := range inputs {
 		for _, r := range in.Runs {
-			n, ok := byDir[r.Dir]
-			if !ok || (names[i] != "" && names[i] != n) {
+			s, ok := byDir[r.Dir]
+			if !ok || (names[i] != "" && names[i] != s.DisplayName()) {
 				names[i] = ""
 				break
 			}
-			names[i] = n
+			names[i] = s.DisplayName()
+			if s.Cut() {
+				full[names[i]] = s.FullName()
+			}
 		}
 		count[names[i]]++
 	}
 	for i := range inputs {
 		if n := names[i]; n != "" && count[n] == 1 {
-			inputs[i].Name = n
+			inputs[i].Name, inputs[i].FullName = n, full[n]
 		}
 	}
 }

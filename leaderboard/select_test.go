@@ -111,8 +111,9 @@ func TestBordaLeavesAverageOnly(t *testing.T) {
 }
 
 // TestTerminalFitsWidth: the terminal table of the whole board keeps to
-// 120 columns (it is 180 wide unbounded): names wrap onto more lines and
-// are whole, the averages' notes move under the table. Unbounded, the
+// 120 columns (it is 180 wide unbounded): names, cut to sysname.Width by
+// the one rule, wrap onto more lines, the averages' notes (with the
+// whole name) and what "…" means move under the table. Unbounded, the
 // table is as before.
 func TestTerminalFitsWidth(t *testing.T) {
 	tb := build(t, board(t), Options{})
@@ -130,7 +131,7 @@ func TestTerminalFitsWidth(t *testing.T) {
 		t.Errorf("the table is %d columns wide, want at most 120:\n%s", w, narrow.String())
 	}
 	out := narrow.String()
-	for _, want := range []string{" 1  InsertRank (DeepSeek-R1 listwise   ext ", "\n    reranker given BM25 scores)\n", "51.10ᵖ*", "ᵖ InsertRank (DeepSeek-R1 listwise reranker given BM25 scores): 51.10 (printed)", "ᵖ RaDeR-gte-Qwen2-7B: 35.22 (printed 35.19)", "pub = R2MED's released"} {
+	for _, want := range []string{" 1  InsertRank (DeepSeek-…given BM25 ", "\n    scores)", " ext ", "51.10ᵖ*", "…: a name over 40 characters cut in its middle;", "ᵖ InsertRank (DeepSeek-R1 listwise reranker given BM25 scores): 51.10 (printed)", "ᵖ RaDeR-gte-Qwen2-7B: 35.22 (printed 35.19)", "pub = R2MED's released"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the 120-column table lacks %q:\n%s", want, out[:min(len(out), 1500)])
 		}

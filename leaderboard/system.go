@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
 )
@@ -119,6 +120,10 @@ type System struct {
 	Config map[string]any `json:"config,omitempty"`
 	// Tasks maps R2MED task names to results.
 	Tasks map[string]TaskResult `json:"tasks"`
+
+	// display is the name views show (ShortenNames); "" until a board
+	// gave it one.
+	display string
 }
 
 // TaskResult is one system's result on one task.
@@ -159,14 +164,38 @@ func (s *System) Origin() Origin {
 }
 
 // DisplayName is the system's name as tables, pages, chart legends and
-// terminals show it. It is the one place a displayed name is made from a
-// system, so a shorter naming rule changes every view at once; FullName
-// is the whole of it, for hovers, tooltips and exports' metadata.
-func (s *System) DisplayName() string { return s.Name }
+// terminals show it: its name cut to sysname.Width characters by
+// sysname.Short, the hash suffix and a reranker's depth kept, and on a
+// board (Load) cut so that no two systems read the same
+// (ShortenNames). It is the one place a displayed name is made from a
+// system; FullName is the whole of it, and About the hover.
+func (s *System) DisplayName() string {
+	if s.display != "" {
+		return s.display
+	}
+	return sysname.Short(s.Name, sysname.Width)
+}
 
 // FullName is the system's name in full: what a hover or tooltip shows
 // beside DisplayName, and what exports record.
 func (s *System) FullName() string { return s.Name }
+
+// Cut reports whether DisplayName is not the whole name.
+func (s *System) Cut() bool { return s.DisplayName() != s.Name }
+
+// ShortenNames gives systems shown together their display names: each
+// name cut to sysname.Width, no two different names cut to one text
+// (sysname.ShortAll). Load calls it on a board's systems, so that a
+// system reads the same in every table, chart and page of the board.
+func ShortenNames(systems []System) {
+	names := make([]string, len(systems))
+	for i := range systems {
+		names[i] = systems[i].Name
+	}
+	for i, n := range sysname.ShortAll(names, sysname.Width) {
+		systems[i].display = n
+	}
+}
 
 // IsOurs reports whether the system is one of our runs.
 func (s *System) IsOurs() bool { return s.Origin() == OriginOurs }

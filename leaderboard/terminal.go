@@ -40,10 +40,13 @@ const printedMark = "ᵖ"
 var sourceAbbrev = map[Origin]string{OriginOurs: "ours", OriginPublished: "pub", OriginExternal: "ext"}
 
 // terminalRows lays the table out as text cells: the heading, then a row
-// per system. compact abbreviates the source and leaves the averages'
-// notes to the legend (returned as notes).
+// per system. compact abbreviates the source (and its heading) and
+// leaves the averages' notes to the legend (returned as notes).
 func (t *Table) terminalRows(compact bool) (rows [][]string, stars bool, notes []string) {
 	head := []string{"#", "system", "source"}
+	if compact {
+		head[2] = "src"
+	}
 	for _, task := range t.Tasks {
 		head = append(head, ShortTaskName(task))
 	}
@@ -77,7 +80,7 @@ func (t *Table) terminalRows(compact bool) (rows [][]string, stars bool, notes [
 		if compact {
 			if short, note, ok := t.printedNote(r); ok {
 				avg = short + printedMark
-				notes = append(notes, fmt.Sprintf("%s %s: %s", printedMark, r.System.DisplayName(), note))
+				notes = append(notes, fmt.Sprintf("%s %s: %s", printedMark, r.System.FullName(), note))
 			}
 		}
 		avg += star(r.Mean, t.BestAverage, r.ranked(ByAverage))
@@ -183,7 +186,7 @@ func (t *Table) writeTerminal(w io.Writer, limit int) error {
 	var legend []string
 	if compact {
 		legend = append(legend, notes...)
-		legend = append(legend, "source: ours = runs found in the results directory; pub = R2MED's released result files ("+PublishedSource+"); ext = figures printed by later papers")
+		legend = append(legend, "src, the source: ours = runs found in the results directory; pub = R2MED's released result files ("+PublishedSource+"); ext = figures printed by later papers")
 	}
 	if t.hasLegend() {
 		for _, l := range t.Legend() {

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"context"
+	"html"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
@@ -18,6 +21,7 @@ import (
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report/reporttest"
+	"github.com/r2med/r2med/sysname"
 )
 
 // longNames are systems of ours with the names fused and reranked runs
@@ -51,8 +55,10 @@ func longFixture(t *testing.T) string {
 }
 
 // TestPDFChartsSubsetFonts: a PDF chart embeds only the glyphs it uses
-// (the whole LiberationSans was some 220 KB a chart) and writes "→" as
-// "→" (Windows-1252 has no arrow); the same report gives the same bytes.
+// (the whole LiberationSans was some 220 KB a chart) and writes "→" and
+// "…" as themselves (Windows-1252 has no arrow); its legend shows the
+// names as the report does, cut, and its metadata gives them whole; the
+// same report gives the same bytes.
 func TestPDFChartsSubsetFonts(t *testing.T) {
 	root := longFixture(t)
 	_, r := build(t, root, false, Options{})
@@ -88,14 +94,27 @@ func TestPDFChartsSubsetFonts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "hyde/gpt4 → nv-embed-v2 → rankllama-7b@top10") {
-		t.Errorf("bars.pdf text:\n%s", out)
+	if shown := sysname.Short(longNames[2], sysname.Width); !strings.Contains(string(out), shown) || strings.Contains(string(out), longNames[2]) {
+		t.Errorf("bars.pdf text, want %q:\n%s", shown, out)
+	}
+	if _, err := exec.LookPath("pdfinfo"); err != nil {
+		return
+	}
+	info, err := exec.Command("pdfinfo", filepath.Join(a, "bars.pdf")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range longNames {
+		if !strings.Contains(string(info), n) {
+			t.Errorf("bars.pdf's metadata lacks %q:\n%s", n, info)
+		}
 	}
 }
 
 // TestLegendLayout: the keys of a chart file's legend flow in rows, each
 // as wide as its name, and none overlaps another or leaves the chart; a
-// name wider than the chart is cut with "…".
+// name wider than the chart is cut further by the one rule
+// (sysname.Short: its end kept).
 func TestLegendLayout(t *testing.T) {
 	var sty text.Style
 	sans(&sty, 10)
@@ -112,8 +131,8 @@ func TestLegendLayout(t *testing.T) {
 			if k.x < 0 || end > w {
 				t.Errorf("width %v: key %q from %v to %v leaves the chart", w, k.text, k.x, end)
 			}
-			if k.text != entries[i].name && !strings.HasSuffix(k.text, "…") {
-				t.Errorf("width %v: %q cut without …", w, k.text)
+			if k.text != entries[i].name && (!strings.Contains(k.text, "…") || k.text != sysname.Short(entries[i].name, utf8.RuneCountInString(k.text))) {
+				t.Errorf("width %v: %q cut otherwise than by sysname.Short", w, k.text)
 			}
 			for _, o := range keys[:i] {
 				if o.row == k.row && o.x+vg.Points(26)+sty.Width(o.text) > k.x {
@@ -152,6 +171,41 @@ func TestDefaultChartedReferences(t *testing.T) {
 		}
 		if got := strings.Join(ids, ","); got != c.want {
 			t.Errorf("%+v: charted %s, want %s", c.src, got, c.want)
+		}
+	}
+}
+
+// TestChartFilesGiveNamesWhole: a chart file's legend shows cut names, as
+// the report does; its metadata gives them whole (an SVG's <desc>, a
+// PNG's iTXt Description, a PDF's Subject: TestPDFChartsSubsetFonts), and
+// the PNG still decodes.
+func TestChartFilesGiveNamesWhole(t *testing.T) {
+	_, r := build(t, longFixture(t), false, Options{})
+	for _, f := range []ChartFormat{SVG, PNG} {
+		dir := t.TempDir()
+		if _, err := r.WriteCharts(dir, f); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "bars."+string(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta string
+		switch f {
+		case SVG:
+			meta = html.UnescapeString(regexp.MustCompile(`(?s)<desc>(.*?)</desc>`).FindStringSubmatch(string(data) + "<desc></desc>")[1])
+		case PNG:
+			if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+				t.Fatalf("bars.png with its text chunk: %v", err)
+			}
+			if i := bytes.Index(data, []byte("iTXtDescription\x00")); i > 0 {
+				meta = string(data[i+len("iTXtDescription\x00")+4:])
+			}
+		}
+		for _, n := range longNames {
+			if !strings.Contains(meta, n) || !strings.Contains(meta, sysname.Short(n, sysname.Width)+" is "+n) {
+				t.Errorf("bars.%s: metadata lacks %q:\n%.400s", f, n, meta)
+			}
 		}
 	}
 }

@@ -102,8 +102,8 @@ type RowView struct {
 	Title string
 }
 
-// Short is the system name as the table prints it (MaxLabel runes).
-func (r RowView) Short() string { return short(r.System.DisplayName()) }
+// Short is the system name as the table prints it (DisplayName).
+func (r RowView) Short() string { return r.System.DisplayName() }
 
 // Origin is "ours", "published" or "external".
 func (r RowView) Origin() string { return string(r.System.Origin()) }
@@ -321,7 +321,7 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{if .R.Charted}}<figure>{{.Bars}}<figcaption>{{.R.Bars.Desc}}</figcaption></figure>{{else}}<p class="sub">No systems to chart.</p>{{end}}
 
 <h2 id="section-recall">Recall@k</h2>
-{{if .Curves}}<div class="chart-group">{{.CurvesLegend}}<div class="grid2">{{range .Curves}}<figure>{{.}}</figure>{{end}}</div></div>
+{{if .Curves}}<div class="chart-group"><div class="legend-scroll">{{.CurvesLegend}}</div><div class="grid2">{{range .Curves}}<figure>{{.}}</figure>{{end}}</div></div>
 <p class="sub">One legend for all panels; each panel's y axis is scaled to its data. Curves use the recall cutoffs each result file holds (R2MED's BM25, GAR and reranker files: 1, 10, 25, 50, 100; its dense files, evaluated through BEIR: 1, 3, 5, 10, 100, 1000).</p>
 {{else}}<p class="sub">No charted system has recall at two or more cutoffs.</p>{{end}}
 
@@ -365,19 +365,20 @@ func (r *Report) TestsHTML() template.HTML {
 // CurvesLegend is the one legend of the recall@k panels.
 func (r *Report) CurvesLegend() template.HTML {
 	seen := map[int]bool{}
-	var names []string
+	var names, full []string
 	var series []int
 	for _, c := range r.Curves {
 		for _, l := range c.Series {
 			seen[l.Series] = true
 		}
 	}
+	fulls := r.chartedFullNames()
 	for i, name := range r.chartedNames() {
 		if seen[i] {
-			names, series = append(names, name), append(series, i)
+			names, full, series = append(names, name), append(full, fulls[i]), append(series, i)
 		}
 	}
-	return template.HTML(Legend("curves-legend", names, series))
+	return template.HTML(Legend("curves-legend", names, full, series))
 }
 
 // WriteHTML writes the report as one self-contained HTML page.

@@ -2,7 +2,10 @@ package report
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"html"
 	"image/color"
 	"io"
 	"math"
@@ -21,6 +24,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/sysname"
 )
 
 // ChartFormat is a file format of the charts for papers.
@@ -109,21 +113,31 @@ const svgFonts = `font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`
 
 // canvas makes a canvas of format f and size w×h; the returned function
 // finishes it into something that writes the file.
-func canvas(f ChartFormat, w, h vg.Length) (vg.CanvasSizer, func() io.WriterTo) {
+// canvas is a chart file's canvas, desc its description in the file's
+// metadata (an SVG's <desc>, a PDF's Subject, a PNG's iTXt Description;
+// none when "").
+func canvas(f ChartFormat, w, h vg.Length, desc string) (vg.CanvasSizer, func() io.WriterTo) {
 	switch f {
 	case SVG:
 		c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(false))
-		return c, func() io.WriterTo { return svgFontStack{c} }
+		return c, func() io.WriterTo { return svgFontStack{c, desc} }
 	case PDF:
 		c := newPDFCanvas(w, h)
+		if desc != "" {
+			c.doc.SetSubject(desc, true)
+		}
 		return c, func() io.WriterTo { return c }
 	}
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
-	return c, func() io.WriterTo { return vgimg.PngCanvas{Canvas: c} }
+	return c, func() io.WriterTo { return pngText{vgimg.PngCanvas{Canvas: c}, desc} }
 }
 
-// svgFontStack writes an SVG canvas naming a font stack for its text.
-type svgFontStack struct{ c *vgsvg.Canvas }
+// svgFontStack writes an SVG canvas naming a font stack for its text,
+// with desc as its <desc>.
+type svgFontStack struct {
+	c    *vgsvg.Canvas
+	desc string
+}
 
 func (s svgFontStack) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
@@ -131,7 +145,38 @@ func (s svgFontStack) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	out := strings.ReplaceAll(b.String(), "font-family:Liberation Sans;", svgFonts)
+	if i := strings.Index(out, "<svg"); s.desc != "" && i >= 0 {
+		if j := strings.IndexByte(out[i:], '>'); j >= 0 {
+			out = out[:i+j+1] + "\n<desc>" + html.EscapeString(s.desc) + "</desc>" + out[i+j+1:]
+		}
+	}
 	n, err := io.WriteString(w, out)
+	return int64(n), err
+}
+
+// pngText writes a PNG with desc as an iTXt chunk keyed Description
+// (UTF-8, uncompressed), right after the header chunk.
+type pngText struct {
+	png  vgimg.PngCanvas
+	desc string
+}
+
+func (p pngText) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	if _, err := p.png.WriteTo(&b); err != nil {
+		return 0, err
+	}
+	data := b.Bytes()
+	const afterIHDR = 8 + 4 + 4 + 13 + 4 // signature, then IHDR's length, type, data and CRC
+	if p.desc != "" && len(data) > afterIHDR {
+		body := append([]byte("Description\x00\x00\x00\x00\x00"), p.desc...) // keyword, no compression, no language, no translated keyword
+		chunk := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		chunk = append(chunk, "iTXt"...)
+		chunk = append(chunk, body...)
+		chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+		data = append(append(append([]byte(nil), data[:afterIHDR]...), chunk...), data[afterIHDR:]...)
+	}
+	n, err := w.Write(data)
 	return int64(n), err
 }
 
@@ -243,7 +288,11 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 			}
 		}
 		if first != nil {
-			legend = append(legend, legendEntry{name, []plot.Thumbnailer{first}})
+			full := ""
+			if s < len(c.Full) {
+				full = c.Full[s]
+			}
+			legend = append(legend, legendEntry{name, full, []plot.Thumbnailer{first}})
 		}
 	}
 	p.NominalX(c.Categories...)
@@ -256,11 +305,27 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	return withLegend(f, barsSize[0], barsSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }
 
-// legendEntry is one key of a chart's legend: a series' name and what
-// draws its sample.
+// legendEntry is one key of a chart's legend: a series' name (a display
+// name, cut), its whole name ("": the name) and what draws its sample.
 type legendEntry struct {
-	name  string
-	thumb []plot.Thumbnailer
+	name, full string
+	thumb      []plot.Thumbnailer
+}
+
+// fullNames is what a chart file's metadata says of its legend: each
+// key whose name is cut, in full ("" when none is), as the HTML charts
+// give it on hover.
+func fullNames(entries []legendEntry) string {
+	var parts []string
+	for _, e := range entries {
+		if e.full != "" && e.full != e.name {
+			parts = append(parts, e.name+" is "+e.full)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Legend names in full: " + strings.Join(parts, "; ")
 }
 
 // withLegend draws a chart's panels below its one legend, outside every
@@ -291,7 +356,7 @@ func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Pl
 		title = p.Title.TextStyle
 		titleH = title.Height(p.Title.Text) + vg.Points(6)
 	}
-	cv, done := canvas(f, w, h+legendH+titleH)
+	cv, done := canvas(f, w, h+legendH+titleH, fullNames(entries))
 	dc := draw.New(cv)
 	top := h + legendH + titleH
 	if titleH > 0 {
@@ -313,8 +378,8 @@ func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Pl
 }
 
 // placedKey is a legend entry where withLegend draws it: its row, the x
-// of its sample, and its name, shortened with "…" only when it is wider
-// than the chart.
+// of its sample, and its name, cut further (by sysname.Short) only when
+// it is wider than the chart.
 type placedKey struct {
 	legendEntry
 	text string
@@ -332,9 +397,8 @@ func layoutLegend(entries []legendEntry, w vg.Length, sty text.Style) []placedKe
 	x, row := left, 0
 	for _, e := range entries {
 		name := e.name
-		for room := right - left - vg.Points(sample); sty.Width(name) > room && utf8.RuneCountInString(name) > 1; {
-			r := []rune(strings.TrimSuffix(name, "…"))
-			name = string(r[:len(r)-1]) + "…"
+		for n, room := utf8.RuneCountInString(name)-1, right-left-vg.Points(sample); sty.Width(name) > room && n > 1; n-- {
+			name = sysname.Short(e.name, n) // sysname's one rule: the end that tells systems apart stays
 		}
 		kw := vg.Points(sample) + sty.Width(name)
 		if x > left && x+kw > right {
@@ -386,7 +450,7 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 			p.Add(line, pts)
 			if !inLegend[l.Series] {
 				inLegend[l.Series] = true
-				legendEntries = append(legendEntries, legendEntry{l.Name, []plot.Thumbnailer{line, pts}})
+				legendEntries = append(legendEntries, legendEntry{l.Name, l.Full, []plot.Thumbnailer{line, pts}})
 			}
 		}
 		plots[i/cols][i%cols] = p
@@ -431,7 +495,7 @@ func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
 		s.Shape = glyph(i)
 		s.Radius = vg.Points(2.5)
 		p.Add(s)
-		legend = append(legend, legendEntry{g.Name, []plot.Thumbnailer{s}})
+		legend = append(legend, legendEntry{g.Name, "", []plot.Thumbnailer{s}})
 	}
 	return withLegend(f, scatterSize[0], scatterSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }

@@ -19,9 +19,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/sysname"
 )
 
 // Options choose what a report shows. The zero value charts our best
@@ -216,9 +218,11 @@ func (r *Report) chartedFullNames() []string {
 	return names
 }
 
-// chartedNames are the charted systems' legend names: their names, with
-// the origin added where one of ours and a published system share one
-// ("bm25 (ours)", "bm25 (published)"), so no two keys read the same.
+// chartedNames are the charted systems' legend names: their display
+// names (told apart on the board by sysname.ShortAll), with the origin
+// added where one of ours and a published system share one ("bm25
+// (ours)", "bm25 (published)"), so no two keys read the same; the name is
+// cut to leave room for it, so no key is longer than MaxLabel.
 func (r *Report) chartedNames() []string {
 	names := make([]string, len(r.Charted))
 	count := map[string]int{}
@@ -228,7 +232,8 @@ func (r *Report) chartedNames() []string {
 	}
 	for i, s := range r.Charted {
 		if count[s.DisplayName()] > 1 {
-			names[i] += " (" + string(s.Origin()) + ")"
+			tag := " (" + string(s.Origin()) + ")"
+			names[i] = sysname.Short(s.FullName(), MaxLabel-utf8.RuneCountInString(tag)) + tag
 		}
 	}
 	return names

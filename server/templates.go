@@ -77,7 +77,7 @@ var pageBodies = map[string]string{
 <option value="evidence"{{if eq .Family "clinical-evidence"}} selected{{end}}>clinical evidence</option>
 <option value="case"{{if eq .Family "clinical-case"}} selected{{end}}>clinical case</option>
 </select></label>
-{{if .Ours}}<label>Significance vs <select name="baseline"><option value="">(none)</option>{{range .Ours}}<option value="{{.ID}}"{{if eq $.Baseline .ID}} selected{{end}}>{{.Name}}</option>{{end}}</select></label>{{end}}
+{{if .Ours}}<label>Significance vs <select name="baseline"><option value="">(none)</option>{{range .Ours}}<option value="{{.ID}}" title="{{.About}}"{{if eq $.Baseline .ID}} selected{{end}}>{{.DisplayName}}</option>{{end}}</select></label>{{end}}
 <button class="btn" type="submit">Show</button>
 <a href="{{.CSV}}">CSV</a> · <a href="{{.JSON}}">JSON</a> · <a href="/api/runs">runs (JSON)</a>
 </form>

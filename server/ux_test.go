@@ -9,20 +9,37 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/sysname"
 )
 
-// Long names, as fused and reranked runs have them.
+// Long names, as fused and reranked runs have them; the second and third
+// differ only where a cut in the middle leaves out, so the one rule cuts
+// them elsewhere (sysname.ShortAll).
 const (
-	longReranked = "rrf(bm25,bge-large-en-v1.5,e5-mistral-7b-instruct) → insertrank:deepseek-r1@20 [window=20 step=10 scores=minmax]"
-	longPartial  = "hyde/gpt4 → nv-embed-v2 → rankllama-7b@top10 (a run that skips a query)"
+	longReranked   = "rrf(bm25,bge-large-en-v1.5,e5-mistral-7b-instruct) → insertrank:deepseek-r1@20 [window=20 step=10 scores=minmax]"
+	longReranked40 = "rrf(bm25,bge-large-en-v1.5,e5-mistral-7b-instruct) → insertrank:deepseek-r1@40 [window=20 step=10 scores=minmax]"
+	longPartial    = "hyde/gpt4 → nv-embed-v2 → rankllama-7b@top10 (a run that skips a query)"
 )
+
+// shown are the names the viewer shows for bm25 and the long names: cut
+// to sysname.Width, no two alike.
+var shown = func() map[string]string {
+	names := []string{"bm25", longReranked, longReranked40, longPartial}
+	m := map[string]string{}
+	for i, s := range sysname.ShortAll(names, sysname.Width) {
+		m[names[i]] = s
+	}
+	return m
+}()
 
 // pooledLoader is the demo task with pooled judgments, as TREC's are:
 // each query's first three irrelevant documents (corpus order) judged 0.
@@ -70,11 +87,11 @@ func unjudgedFirst(t *ir.Task) ir.Run {
 	return run
 }
 
-// uxFixture serves three systems of ours on the demo task with pooled
-// judgments: bm25 (every relevant document first), a reranker with a
-// long name that puts unjudged documents on top, and a run with a long
-// name that does not answer the third query; R2MED's published systems
-// too.
+// uxFixture serves four systems of ours on the demo task with pooled
+// judgments: bm25 (every relevant document first), two rerankers with
+// long names that a middle cut would show alike and that put unjudged
+// documents on top, and a run with a long name that does not answer the
+// third query; R2MED's published systems too.
 func uxFixture(t *testing.T) (*httptest.Server, *ir.Task) {
 	t.Helper()
 	task, err := demo.Load()
@@ -88,6 +105,7 @@ func uxFixture(t *testing.T) (*httptest.Server, *ir.Task) {
 		{Dir: filepath.Join(root, "a"), Task: "demo", System: "bm25", Ranked: reporttest.Perfect(task)},
 		{Dir: filepath.Join(root, "b"), Task: "demo", System: "insertrank", Config: map[string]any{"retriever": "insertrank", "name": longReranked}, Ranked: unjudgedFirst(task)},
 		{Dir: filepath.Join(root, "c"), Task: "demo", System: "rankllama", Config: map[string]any{"retriever": "rankllama", "name": longPartial}, Ranked: partial},
+		{Dir: filepath.Join(root, "d"), Task: "demo", System: "insertrank40", Config: map[string]any{"retriever": "insertrank", "name": longReranked40}, Ranked: unjudgedFirst(task)},
 	} {
 		if err := reporttest.Write(r); err != nil {
 			t.Fatal(err)
@@ -169,7 +187,7 @@ func TestViewerUnansweredAndJudged(t *testing.T) {
 		t.Error("pooled judgments called relevant-only")
 	}
 	_, _, page = get(t, ts.URL+"/task/demo")
-	if !regexp.MustCompile(`judged@10, the share of each system's top 10 that the judgments cover: bm25 0\.51, ` + regexp.QuoteMeta(longPartial) + ` 0\.28, ` + regexp.QuoteMeta(longReranked) + ` 0\.00\.`).MatchString(page) {
+	if !regexp.MustCompile(`judged@10, the share of each system's top 10 that the judgments cover: bm25 0\.51, ` + regexp.QuoteMeta(shown[longPartial]) + ` 0\.28, ` + regexp.QuoteMeta(shown[longReranked]) + ` 0\.00, ` + regexp.QuoteMeta(shown[longReranked40]) + ` 0\.00\.`).MatchString(page) {
 		t.Errorf("task page lacks judged@10:\n%s", regexp.MustCompile(`<p class="sub" id="judged">.*</p>`).FindString(page))
 	}
 	_, _, page = get(t, diffURL(ts, "bm25", longReranked, task.Queries[0].ID))
@@ -207,8 +225,10 @@ func TestCountRows(t *testing.T) {
 
 // TestBrowserTaskPageLongNames opens the task page at 1400×900 with long
 // fused and reranked names: every metric column is in view without
-// scrolling (the names wrap), each name whole on hover, nothing sticks
-// out of its box.
+// scrolling, each name shown cut by the one rule (sysname.ShortAll: at
+// most sysname.Width characters, no two alike) and whole on hover, in
+// the board and in the per-query table's heading; nothing sticks out of
+// its box.
 func TestBrowserTaskPageLongNames(t *testing.T) {
 	reporttest.Chromium(t)
 	ts, _ := uxFixture(t)
@@ -218,12 +238,49 @@ func TestBrowserTaskPageLongNames(t *testing.T) {
 			t.Errorf("%s not in view at 1400×900", sel)
 		}
 	}
-	var title string
-	p.Eval(`Array.from(document.querySelectorAll("#task-board td.sys")).map(td => td.title).join("|")`, &title)
-	if !strings.Contains(title, longReranked) || !strings.Contains(title, longPartial) {
-		t.Errorf("names on hover: %q", title)
+	// The per-query table, further down, is as wide as the window at most.
+	var right, width float64
+	p.Eval(`document.querySelector("#queries th:last-child").getBoundingClientRect().right`, &right)
+	p.Eval(`window.innerWidth`, &width)
+	if right > width {
+		t.Errorf("the per-query table's last column ends at %v, past the window's %v", right, width)
+	}
+	for _, sel := range []string{"#task-board tr.ours td.sys", "#queries th.sysname"} {
+		checkShownNames(t, p, sel)
 	}
 	p.CheckLayout("/task/demo")
+}
+
+// checkShownNames checks the names the elements sel finds show: each of
+// our four as the one rule cuts it, whole at the start of its hover, and
+// not clipped again by the page.
+func checkShownNames(t *testing.T, p *reporttest.Page, sel string) {
+	t.Helper()
+	var clipped []string
+	p.Eval(`Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`)).filter(e => {
+	  const s = getComputedStyle(e);
+	  return s.textOverflow === "ellipsis" || e.scrollWidth > e.clientWidth + 1 && s.overflowX !== "visible";
+	}).map(e => e.innerText)`, &clipped)
+	if len(clipped) > 0 {
+		t.Errorf("%s: names clipped by the page: %q", sel, clipped)
+	}
+	var got [][2]string
+	p.Eval(`Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`)).map(e => [e.innerText.trim(), e.title])`, &got)
+	if len(got) != len(shown) {
+		t.Fatalf("%s: %d names, want %d: %q", sel, len(got), len(shown), got)
+	}
+	seen := map[string]bool{}
+	for _, g := range got {
+		text, title := g[0], g[1]
+		full, _, _ := strings.Cut(title, " — ")
+		if want, ok := shown[full]; !ok || text != want {
+			t.Errorf("%s: %q shown, hover %q; want %q", sel, text, title, want)
+		}
+		if utf8.RuneCountInString(text) > sysname.Width || seen[text] {
+			t.Errorf("%s: %q is longer than %d characters or shown twice", sel, text, sysname.Width)
+		}
+		seen[text] = true
+	}
 }
 
 // TestBrowserDiffPage opens the diff of bm25 and the reranker on one
@@ -251,6 +308,12 @@ func TestBrowserDiffPage(t *testing.T) {
 		t.Errorf("only in B: want unjudged documents marked so:\n%s", onlyB)
 	}
 	p.CheckLayout("diff")
+	checkShownNames(t, p, `select[name="a"] option[value^="ours/"]`)
+	var h1 [][2]string
+	p.Eval(`Array.from(document.querySelectorAll("h1 span")).map(e => [e.innerText, e.title])`, &h1)
+	if len(h1) != 2 || h1[0][0] != shown[longReranked] || !strings.HasPrefix(h1[0][1], longReranked+" — ours") || h1[1][0] != "bm25" {
+		t.Errorf("diff heading names %q", h1)
+	}
 	other := task.Queries[3].ID
 	p.Click(`#deltas a[href*="q=`+other+`"]`, `h2`)
 	var h2 string
@@ -276,5 +339,11 @@ func TestBrowserPhoneWidth(t *testing.T) {
 			t.Errorf("%s: navigation links off screen at 390 px: %v", path, off)
 		}
 		p.CheckLayout(fmt.Sprintf("%s at 390×844", path))
+		switch {
+		case path == "/task/demo":
+			checkShownNames(t, p, "#task-board tr.ours td.sys")
+		case strings.HasPrefix(path, "/query/"):
+			checkShownNames(t, p, ".rankgrid .head[title]")
+		}
 	}
 }

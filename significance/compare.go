@@ -19,8 +19,10 @@ import (
 // System is one system's per-query values of a metric, by query key (a
 // query id, or "task/id" when several tasks are pooled).
 type System struct {
-	Name   string
-	Values map[string]float64
+	Name string
+	// FullName is the whole name where Name is cut to fit; "" otherwise.
+	FullName string
+	Values   map[string]float64
 	// Unanswered are the judged queries the system's runs returned
 	// nothing for (their value is 0 in Values); Gather fills it.
 	Unanswered []string
@@ -57,6 +59,9 @@ type Report struct {
 	// AllPairs compares every system with every other (the baseline
 	// too), per task and pooled: ranx's comparison.
 	AllPairs *AllPairs `json:"all_pairs,omitempty"`
+	// FullNames gives the whole name of each system whose name the
+	// report shows cut (sysname.Short), by the name shown.
+	FullNames map[string]string `json:"full_names,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -123,6 +128,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	slices.Sort(queries)
 	rep := &Report{Metric: metric, Baseline: systems[0].Name, Queries: len(queries), Missing: map[string]int{}}
 	for _, s := range systems {
+		if s.FullName != "" && s.FullName != s.Name {
+			if rep.FullNames == nil {
+				rep.FullNames = map[string]string{}
+			}
+			rep.FullNames[s.Name] = s.FullName
+		}
 		if s.Cost != nil {
 			if rep.Costs == nil {
 				rep.Costs = map[string]usage.Cost{}
@@ -533,7 +544,7 @@ var texReplacer = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
 	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
 	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`, "≤", `$\leq$`,
-	"†", `$^{\dagger}$`, "‡", `$^{\ddagger}$`,
+	"…", `\ldots{}`, "†", `$^{\dagger}$`, "‡", `$^{\ddagger}$`,
 )
 
 // writeLaTeX renders the comparison with the baseline as a booktabs

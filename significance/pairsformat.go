@@ -3,6 +3,7 @@ package significance
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -121,6 +122,23 @@ func pairsLegend(reps []*Report) []string {
 	}
 	if pooled {
 		out = append(out, "pooled: every task's queries together, tested as one set")
+	}
+	if cut := cutNames(reps); len(cut) > 0 {
+		out = append(out, "…: names cut in the middle to fit; "+strings.Join(cut, "; "))
+	}
+	return out
+}
+
+// cutNames are the systems whose names the reports show cut, each with
+// its whole name: "rrf(bm25,bge…deepseek-r1@20 is rrf(bm25,bge,nv) → …".
+func cutNames(reps []*Report) []string {
+	full := map[string]string{}
+	for _, r := range reps {
+		maps.Copy(full, r.FullNames)
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(full)) {
+		out = append(out, n+" is "+full[n])
 	}
 	return out
 }
@@ -312,11 +330,15 @@ func writePairsLaTeX(w io.Writer, reps []*Report) error {
 	var b strings.Builder
 	legend := pairsLegend(reps)
 	caption := fmt.Sprintf("Every system against every other. Superscripts: the systems (lettered in the first column) a value is significantly better than (%s). Values: %s.", strings.TrimPrefix(legend[0], "superscript letters: the systems (lettered in the first column) a value is significantly better than: "), strings.TrimPrefix(legend[1], "values: "))
-	if len(legend) > 2 {
+	if slices.ContainsFunc(legend, func(l string) bool { return strings.HasPrefix(l, "pooled:") }) {
 		caption += " Pooled: every task's queries together, tested as one set."
 	}
 	caption += " Best per column in bold."
-	fmt.Fprintf(&b, "%% r2med compare: needs \\usepackage{booktabs,graphicx} in the preamble\n\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s}\n\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n\\begin{tabular}{cl%s}\n\\toprule\n", tex(caption), strings.Repeat("r", len(cols)))
+	b.WriteString("% r2med compare: needs \\usepackage{booktabs,graphicx} in the preamble\n")
+	for _, c := range cutNames(reps) {
+		fmt.Fprintf(&b, "%% %s\n", c)
+	}
+	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s}\n\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n\\begin{tabular}{cl%s}\n\\toprule\n", tex(caption), strings.Repeat("r", len(cols)))
 	if groups > 1 || cols[0].g().Task != "" {
 		b.WriteString(" & ")
 		for gi := range groups {
