@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
@@ -185,13 +186,6 @@ func (r Rerank) spec() rerank.Spec {
 		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly}
 }
 
-func (r Rerank) depth() int {
-	if r.Depth <= 0 {
-		return 100
-	}
-	return r.Depth
-}
-
 // DefaultConfig is R2MED's BM25 setup.
 func DefaultConfig() Config {
 	return Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100}
@@ -200,18 +194,25 @@ func DefaultConfig() Config {
 // fused reports whether several retrievers' runs are fused.
 func (c Config) fused() bool { return len(c.Retrievers) > 1 }
 
+// Plan is the stage plan the config describes: its retrievers, fusion,
+// rerank (the reranker's settings, without the run's servers, cache and
+// meter) and cut, the expansion named. The plan's rules (depth, naming,
+// safeguard, ties, fingerprints) are what a run follows.
+func (c Config) Plan() plan.Spec {
+	s := plan.Spec{Name: c.Name, Expansion: c.GAR, Fuse: c.Fuse, K: c.TopK}
+	for _, r := range c.Retrievers {
+		s.Retrievers = append(s.Retrievers, plan.Retriever{Spec: r})
+	}
+	if r := c.Rerank; r.Kind != "" {
+		s.Rerank = &plan.Rerank{Scorer: r.spec(), Depth: r.Depth, KeepTail: r.KeepTail, WithoutSafeguard: r.WithoutSafeguard,
+			BatchSize: r.BatchSize, Workers: r.Concurrency}
+	}
+	return s
+}
+
 // Stages are the system's stages by their short names, the input of the
 // one naming rule (sysname).
-func (c Config) Stages() sysname.Stages {
-	st := sysname.Stages{Expansion: sysname.Expansion(c.GAR.Method, c.GAR.LLM), Fusion: c.Fuse.Name()}
-	for _, r := range c.Retrievers {
-		st.Retrievers = append(st.Retrievers, r.Name())
-	}
-	if c.Rerank.Kind != "" {
-		st.Reranker, st.Depth = c.rerankerName(), c.Rerank.depth()
-	}
-	return st
-}
+func (c Config) Stages() sysname.Stages { return c.Plan().Stages() }
 
 // RetrieverName is the retriever part of the system name: the retriever's
 // name, or for several the fusion method and the parts,
@@ -221,16 +222,7 @@ func (c Config) RetrieverName() string { return c.Stages().Retrieval() }
 // ModelName names the whole system in run tags, result files and tables:
 // Name when set, else the stages by sysname's rule ("bm25",
 // "hyde/gpt4 → bm25", "rrf(bm25,bge) → insertrank:deepseek-r1@20").
-func (c Config) ModelName() string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return c.Stages().Name()
-}
-
-// rerankerName is the reranker as names show it, its kind and model:
-// "insertrank:deepseek-r1".
-func (c Config) rerankerName() string { return sysname.Reranker(c.Rerank.Kind, c.Rerank.Model) }
+func (c Config) ModelName() string { return c.Plan().System() }
 
 // keyError is a validation error about one key of the pipeline file, so
 // that FromYAML can name its line.
@@ -328,62 +320,13 @@ func (c Config) NeedsCache() bool {
 }
 
 // describe is what the manifest records and the fingerprint hashes: every
-// setting that changes the numbers, and nothing else. One retriever's
-// settings sit at the top level; several are listed under "retrievers"
-// with the "fusion" that combines them, which is how a fused system is
-// told apart.
+// setting that changes the numbers, and nothing else: the plan's (its
+// stages, Plan.Describe) and how the expansions were generated.
 func (c Config) describe() map[string]any {
-	var m map[string]any
-	if c.fused() {
-		var rs []map[string]any
-		for _, r := range c.Retrievers {
-			rs = append(rs, r.Describe())
-		}
-		m = map[string]any{"retrievers": rs, "fusion": c.fusionOf()}
-	} else {
-		m = c.Retrievers[0].Describe()
-	}
-	m["top_k"] = c.TopK
-	if c.Name != "" {
-		// The display name is the system's identity in leaderboards: a
-		// renamed system is rewritten, not reused under its old name.
-		m["name"] = c.Name
-	}
-	if c.GAR.Method != "" {
-		m["gar_method"] = c.GAR.Method
-		m["gar_llm"] = c.GAR.LLM
-	}
+	m := c.Plan().Describe()
 	if c.Generate != nil {
 		m["generate"] = c.Generate.describe()
 	}
-	if c.Rerank.Kind != "" {
-		r := map[string]any{"kind": c.Rerank.Kind, "depth": c.Rerank.depth()}
-		if c.Rerank.Model != "" {
-			r["model"] = c.Rerank.Model
-		}
-		if c.Rerank.KeepTail {
-			r["keep_tail"] = true
-		}
-		if c.Rerank.WithoutSafeguard {
-			r["without_safeguard"] = true
-		}
-		if settings, _ := c.Rerank.spec().Settings(); settings != nil {
-			// The reasoning rerankers' prompts and knobs change the
-			// rankings (checked by Validate).
-			r["settings"] = settings
-		}
-		m["rerank"] = r
-	}
-	return m
-}
-
-// fusionOf is how the manifest records a fusion: its settings and the
-// names of the parts, as the system's name lists them, which is how a
-// leaderboard names the fused system ("rrf(bm25,bge)") and tells its
-// kind.
-func (c Config) fusionOf() map[string]any {
-	m := c.Fuse.Describe()
-	m["retrievers"] = c.Stages().Retrievers
 	return m
 }
 

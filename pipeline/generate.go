@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
 	"github.com/r2med/r2med/results"
@@ -137,8 +138,8 @@ func (g Generate) describe() map[string]any {
 // manifest, agentic traces included, goes into the run manifest; what the
 // answers cost and which cache entries they are, into cs.
 func generateStage(ctx context.Context, task *ir.Task, g Generate, remote Remote, opt Options, m *results.Manifest, cs *calls) ([]expand.Generation, error) {
-	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
-	st := opt.stages()
+	fp := reuse.Of(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
+	st := opt.stages(cs, m)
 	label := g.LLMName()
 	dir := filepath.Join(st.dir, "expand")
 	rel := func(name string) string {

@@ -6,8 +6,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +15,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,10 +23,13 @@ import (
 	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/plan"
+	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
@@ -134,7 +134,8 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 			return nil, err
 		}
 	}
-	name := cfg.ModelName()
+	spec := cfg.Plan()
+	name := spec.System()
 	m.Config = cfg.describe()
 	if opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
@@ -145,7 +146,6 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	if commit := HubCommit(task.Dir); commit != "" {
 		m.Task.Revision = commit // what a branch such as "main" resolved to
 	}
-	in := stageInput{task: task, queries: retrieve.Queries(task.Queries)}
 	inputs := existing(task.Files)
 	embedded := len(inputs) == 0
 	var gens []expand.Generation
@@ -157,15 +157,13 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		}
 		inputs = append(inputs, files...)
 	}
-	for _, r := range cfg.Retrievers {
-		files, err := r.Inputs(task)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			if !slices.Contains(inputs, f) {
-				inputs = append(inputs, f)
-			}
+	files, err := spec.Inputs(task)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if !slices.Contains(inputs, f) {
+			inputs = append(inputs, f)
 		}
 	}
 	if err := m.AddInputs(inputs...); err != nil {
@@ -176,7 +174,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		// so a binary with other demo data does not reuse old outputs. Run
 		// files and generations it was run with are inputs all the same,
 		// but not where its data comes from.
-		m.Inputs = append([]results.FileDigest{contentDigest(task)}, m.Inputs...)
+		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
 		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
 	fp := fingerprint(m)
@@ -199,20 +197,32 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	cs := newCalls(opt.Cache)
 	defer cs.stop()
 	if cfg.Generate != nil {
-		var err error
 		if gens, err = generateStage(ctx, task, *cfg.Generate, cfg.Remote, opt, m, cs); err != nil {
 			return nil, err
 		}
 	}
+	queries := retrieve.Queries(task.Queries)
 	if gens != nil {
-		if err := in.apply(gens, m); err != nil {
+		if queries, gens, err = expandQueries(task, gens, m); err != nil {
 			return nil, err
 		}
 	}
-	run, err := runStages(ctx, in, cfg, opt, m, cs)
+	if spec.Rerank != nil {
+		if spec.Rerank.Scorer, err = rerankConnections(cfg, opt); err != nil {
+			return nil, err
+		}
+	}
+	p, err := plan.New(spec)
 	if err != nil {
 		return nil, err
 	}
+	env := plan.Env{Store: opt.stages(cs, m), Env: retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m,
+		AllowMissingDocs: opt.AllowMissingDocs, Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}}
+	done, err := p.Execute(ctx, plan.Input{Task: task, Queries: queries, Data: dataFingerprint(m, cfg.GAR, gens)}, env)
+	if err != nil {
+		return nil, err
+	}
+	run := done.Run
 	m.Usage = cs.summary(len(task.Queries), opt.Prices)
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
@@ -252,24 +262,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		MeanOver:       measure.MeanOverJudged,
 		Test:           ev.Scores,
 	}
-	switch {
-	case cfg.GAR.Method != "":
-		// R2MED's GAR result files name the parts instead of a model.
-		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
-		if _, bm := retrieve.Underlying(cfg.Retrievers[0]).(retrieve.BM25); bm && !cfg.fused() {
-			res.Test = results.UpperKeys(res.Test) // as R2MED's GAR+BM25 files write them
-		}
-	case cfg.Rerank.Kind != "":
-		// R2MED's reranker files name the reranker, the retriever and the depth.
-		res.Extra = map[string]any{"reranker_name": cfg.rerankerName(), "retriever_name": cfg.RetrieverName(), "topk": cfg.Rerank.depth()}
-		res.Test = results.UpperKeys(res.Test)
-	default:
-		res.ModelName = name
-	}
-	if cfg.GAR.Method != "" && cfg.Rerank.Kind != "" {
-		res.Extra["reranker_name"] = cfg.rerankerName()
-		res.Extra["topk"] = cfg.Rerank.depth()
-	}
+	res.SetSystem(name, spec.Stages(), m.Config)
 	out := &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
 	if opt.Out == "" {
 		return out, nil
@@ -304,39 +297,58 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	return out, nil
 }
 
-// apply puts the generations into the stage input: the BM25 texts and the
-// aligned generations dense retrievers average with. Generations for
-// queries the task does not evaluate are set aside (R2MED scores judged
-// queries only) and counted.
-func (in *stageInput) apply(all []expand.Generation, m *results.Manifest) error {
-	task := in.task
+// expandQueries combines each query with its generation (R2MED's BM25
+// text, the dense input to average) and returns the generations aligned
+// with the queries. Generations for queries the task does not evaluate are
+// set aside (R2MED scores judged queries only) and counted.
+func expandQueries(task *ir.Task, all []expand.Generation, m *results.Manifest) ([]retrieve.Query, []expand.Generation, error) {
 	gens, unjudged := judgedOnly(task, all)
 	if unjudged > task.UnjudgedQueries {
 		// More than the query file's unjudged queries: some generations
-		// belong to no query of this task, and Apply names them.
+		// belong to no query of this task, and Expand names them.
 		gens = all
 	}
 	m.Counts["generations_for_unjudged_queries"] = unjudged
-	var err error
-	if in.gens, err = expand.Align(task.Queries, gens); err != nil {
-		return err
+	aligned, err := expand.Align(task.Queries, gens)
+	if err != nil {
+		return nil, nil, err
 	}
-	in.queries, err = retrieve.Expand(task.Queries, gens)
-	return err
+	queries, err := retrieve.Expand(task.Queries, gens)
+	return queries, aligned, err
+}
+
+// rerankConnections is the reranker's spec with the run's servers (a
+// file of URLs read), the bounds on calls to them, the LLM answer cache
+// and replay.
+func rerankConnections(cfg Config, opt Options) (rerank.Spec, error) {
+	spec := cfg.Rerank.spec()
+	urls, err := httpx.ReadURLs(cfg.Rerank.BaseURLs)
+	if err != nil {
+		return spec, err
+	}
+	if len(urls) > 0 {
+		spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
+	}
+	hc := cfg.Remote.Client(opt.warn(), "rerank")
+	spec.HTTP, spec.Fleet, spec.Replay = &hc, cfg.Remote.Fleet(opt.warn()), opt.Replay
+	if rerank.UsesLLM(spec.Kind) {
+		if opt.Cache != nil {
+			spec.LLMCache = opt.Cache
+		} else if opt.Replay {
+			return spec, errors.New("replay answers from the cache, and this run has none (drop --no-cache)")
+		}
+	}
+	return spec, nil
 }
 
 // fingerprint hashes what determines a run's numbers: settings and input
 // checksums, not times or paths.
 func fingerprint(m *results.Manifest) string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.Encode(m.Config)
-	enc.Encode(m.Task.Name)
-	enc.Encode(m.Task.Split)
+	f := reuse.NewFingerprint().Add(m.Config, m.Task.Name, m.Task.Split)
 	for _, in := range m.Inputs {
-		enc.Encode(in.SHA256)
+		f.Add(in.SHA256)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return f.String()
 }
 
 // previous decides what to do with the run already in opt.Out: its
@@ -521,31 +533,6 @@ func judgedOnly(task *ir.Task, gens []expand.Generation) ([]expand.Generation, i
 		}
 	}
 	return kept, len(gens) - len(kept)
-}
-
-// contentDigest checksums a task's documents, queries and judgments.
-func contentDigest(t *ir.Task) results.FileDigest {
-	h := sha256.New()
-	var n int64
-	put := func(parts ...string) {
-		for _, p := range parts {
-			k, _ := io.WriteString(h, p)
-			h.Write([]byte{0})
-			n += int64(k) + 1
-		}
-	}
-	for _, d := range t.Corpus {
-		put(d.ID, d.Text)
-	}
-	for _, q := range t.Queries {
-		put(q.ID, q.Text)
-	}
-	for _, qid := range trec.QueryIDs(t.Qrels) {
-		for _, did := range trec.QueryIDs(t.Qrels[qid]) {
-			put(qid, did, strconv.Itoa(t.Qrels[qid][did]))
-		}
-	}
-	return results.FileDigest{Path: "embedded:" + t.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 }
 
 // existing keeps the files that are on disk (an embedded task has none).

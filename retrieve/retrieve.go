@@ -123,6 +123,22 @@ func TiesOf(spec Spec) ir.Ties {
 	return ir.TiesByDocID
 }
 
+// Safeguarded reports whether spec's lists may end with HAKARI-Bench's
+// rank-101 safeguard positive (a NanoR2MED reranking_hybrid list), which
+// reranking keeps or drops on purpose and shuffles by hash as HAKARI does.
+func Safeguarded(spec Spec) bool {
+	s, ok := spec.(interface{ Safeguarded() bool })
+	return ok && s.Safeguarded()
+}
+
+// RanksOnly reports whether spec's scores only stand for ranks (a
+// candidate list published without scores), so that a reranker shows
+// ranks and not made-up retrieval scores.
+func RanksOnly(spec Spec) bool {
+	s, ok := spec.(interface{ RanksOnly() bool })
+	return ok && s.RanksOnly()
+}
+
 // UsesCache reports whether spec's retriever computes what the shared
 // cache keeps (embeddings): such retrievers take long to build, so
 // pipelines open the cache for them and keep their runs to resume from.
