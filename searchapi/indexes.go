@@ -12,7 +12,6 @@ import (
 
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
-	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
 )
 
@@ -121,7 +120,9 @@ type retriever struct {
 	corpus   *corpus
 	r        retrieve.Retriever
 	settings map[string]any
-	ties     ir.Ties // the order its equal scores mean (retrieve.TiesOf)
+	// spec is the retriever the part reproduces (BM25's, the dense
+	// recipe's), whose rules (name, tie order) the plan follows.
+	spec retrieve.Spec
 	// hl highlights with the retriever's analyzer (BM25); nil for dense.
 	hl *highlight.Highlighter
 }
@@ -149,7 +150,7 @@ func (s *Service) open(ctx context.Context, f IndexFile) error {
 		}
 		an, _ := ix.Analyzer() // checked by IndexBM25
 		spec := retrieve.BM25{Analyzer: m.BM25.Analyzer, Params: m.BM25.Params()}
-		rt := &retriever{name: f.Name, kind: "bm25", file: f, corpus: c, r: r, settings: spec.Describe(), ties: retrieve.TiesOf(spec), hl: highlight.New(an)}
+		rt := &retriever{name: f.Name, kind: "bm25", file: f, corpus: c, r: r, settings: spec.Describe(), spec: spec, hl: highlight.New(an)}
 		if err := add(rt); err != nil {
 			return err
 		}
@@ -175,7 +176,7 @@ func (s *Service) open(ctx context.Context, f IndexFile) error {
 		if m.BM25 != nil {
 			name += DenseSuffix
 		}
-		if err := add(&retriever{name: name, kind: "dense", file: f, corpus: c, r: r, settings: spec.Describe(), ties: retrieve.TiesOf(spec)}); err != nil {
+		if err := add(&retriever{name: name, kind: "dense", file: f, corpus: c, r: r, settings: spec.Describe(), spec: spec}); err != nil {
 			retrieve.Close(r)
 			return err
 		}

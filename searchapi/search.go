@@ -9,13 +9,13 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
-	"github.com/r2med/r2med/trec"
 )
 
 // DefaultK is how many hits a request gets unless it asks (Pyserini's
@@ -85,17 +85,18 @@ type Expansion struct {
 	Cached bool   `json:"cached"`
 }
 
-// plan is a validated Request.
-type plan struct {
+// query is a validated Request: the stage plan that answers it (the
+// plan run executes, so its hits are run's top k), the retrievers that
+// execute it and the snippets the service adds.
+type query struct {
 	req        Request
-	k, depth   int
+	plan       *plan.Plan
 	retrievers []*retriever
-	fuse       fusion.Spec
-	rerank     int // depth; 0: no rerank
 	snippet    int
 }
 
-func (s *Service) plan(req Request) (*plan, error) {
+// check validates req against the service's limits and makes its plan.
+func (s *Service) check(req Request) (*query, error) {
 	l := s.limits
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, badRequest("empty query: give the query's text")
@@ -106,85 +107,78 @@ func (s *Service) plan(req Request) (*plan, error) {
 	if !utf8.ValidString(req.Query) || !utf8.ValidString(req.ID) {
 		return nil, badRequest("the query is not valid UTF-8")
 	}
-	p := &plan{req: req, k: req.K}
-	if p.k == 0 {
-		p.k = DefaultK
+	q := &query{req: req}
+	spec := plan.Spec{K: req.K}
+	if spec.K == 0 {
+		spec.K = DefaultK
 	}
-	if p.k < 0 || p.k > l.MaxK {
-		return nil, badRequest("k must be between 1 and %d, got %d", l.MaxK, p.k)
+	if spec.K < 0 || spec.K > l.MaxK {
+		return nil, badRequest("k must be between 1 and %d, got %d", l.MaxK, spec.K)
 	}
 	var err error
-	if p.retrievers, err = s.pick(req.Retrievers); err != nil {
+	if q.retrievers, err = s.pick(req.Retrievers); err != nil {
 		return nil, err
 	}
-	p.depth = p.k
-	if len(p.retrievers) > 1 {
-		p.fuse = s.opt.Fuse
+	for _, r := range q.retrievers {
+		spec.Retrievers = append(spec.Retrievers, plan.Retriever{Spec: r.spec, Name: r.name})
+	}
+	if len(q.retrievers) > 1 {
+		spec.Fuse = s.opt.Fuse
 		if req.Fuse != nil {
-			p.fuse = *req.Fuse
+			spec.Fuse = *req.Fuse
 		}
-		if err := p.fuse.Validate(len(p.retrievers)); err != nil {
+		if err := spec.Fuse.Validate(len(q.retrievers)); err != nil {
 			return nil, badRequest("fuse: %v", err)
 		}
-		p.depth = p.fuse.DepthFor(p.k)
 	}
 	if req.GAR != "" {
-		if err := s.checkGAR(req.GAR, p.retrievers[0].corpus); err != nil {
+		if err := s.checkGAR(req.GAR, q.retrievers[0].corpus); err != nil {
 			return nil, err
 		}
+		spec.Expansion = expand.Source{Method: req.GAR, LLM: s.opt.GAR.Label}
 	}
 	if req.Rerank || req.RerankDepth != 0 {
-		if s.opt.Rerank == nil {
+		rr := s.opt.Rerank
+		if rr == nil {
 			return nil, badRequest("this service has no reranker; start it with --rerank KIND (and --rerank-model, --rerank-url)")
 		}
-		p.rerank = s.opt.Rerank.Depth
+		depth := rr.Depth
 		if req.RerankDepth != 0 {
-			p.rerank = req.RerankDepth
+			depth = req.RerankDepth
 		}
-		if p.rerank == 0 {
-			p.rerank = rerank.DefaultDepth
+		if depth == 0 {
+			depth = rerank.DefaultDepth
 		}
-		if p.rerank < 0 || p.rerank > l.MaxK {
-			return nil, badRequest("rerank depth must be between 1 and %d, got %d", l.MaxK, p.rerank)
+		if depth < 0 || depth > l.MaxK {
+			return nil, badRequest("rerank depth must be between 1 and %d, got %d", l.MaxK, depth)
 		}
-		p.depth = max(p.depth, p.rerank)
+		// The query's own text is reranked, not its expansion, as run's
+		// rerank stage does.
+		spec.Rerank = &plan.Rerank{Scorer: rr.Spec, Name: rr.Name, Depth: depth, KeepTail: rr.KeepTail, BatchSize: rr.BatchSize}
 	}
-	p.snippet = s.opt.Snippet
-	if p.snippet == 0 {
-		p.snippet = DefaultSnippet
+	if q.plan, err = plan.New(spec); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	q.snippet = s.opt.Snippet
+	if q.snippet == 0 {
+		q.snippet = DefaultSnippet
 	}
 	if req.Snippet != nil {
-		p.snippet = *req.Snippet
-		if p.snippet < 0 || p.snippet > l.MaxSnippet {
-			return nil, badRequest("snippet must be between 0 and %d bytes, got %d", l.MaxSnippet, p.snippet)
+		q.snippet = *req.Snippet
+		if q.snippet < 0 || q.snippet > l.MaxSnippet {
+			return nil, badRequest("snippet must be between 0 and %d bytes, got %d", l.MaxSnippet, q.snippet)
 		}
 	}
-	return p, nil
-}
-
-// system names the plan's stages by the rule run's Config.ModelName
-// follows (sysname).
-func (s *Service) system(p *plan) string {
-	st := sysname.Stages{Fusion: p.fuse.Name()}
-	for _, r := range p.retrievers {
-		st.Retrievers = append(st.Retrievers, r.name)
-	}
-	if p.req.GAR != "" {
-		st.Expansion = sysname.Expansion(p.req.GAR, s.opt.GAR.Label)
-	}
-	if p.rerank > 0 {
-		st.Reranker, st.Depth = s.opt.Rerank.Name, p.rerank
-	}
-	return st.Name()
+	return q, nil
 }
 
 // Search answers one request.
 func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
-	p, err := s.plan(req)
+	q, err := s.check(req)
 	if err != nil {
 		return nil, err
 	}
-	return s.search(ctx, p)
+	return s.search(ctx, q)
 }
 
 // SearchBatch answers several requests, in order, searching up to
@@ -194,16 +188,16 @@ func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, e
 	if len(reqs) > s.limits.MaxBatch {
 		return nil, badRequest("a batch of %d queries; this service takes at most %d per request", len(reqs), s.limits.MaxBatch)
 	}
-	plans := make([]*plan, len(reqs))
+	qs := make([]*query, len(reqs))
 	for i, r := range reqs {
-		p, err := s.plan(r)
+		q, err := s.check(r)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
 				return nil, &Error{Status: e.Status, Msg: fmt.Sprintf("query %d: %s", i+1, e.Msg)}
 			}
 			return nil, err
 		}
-		plans[i] = p
+		qs[i] = q
 	}
 	out := make([]*Result, len(reqs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -212,9 +206,9 @@ func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, e
 		par = runtime.GOMAXPROCS(0)
 	}
 	g.SetLimit(par)
-	for i, p := range plans {
+	for i, q := range qs {
 		g.Go(func() error {
-			r, err := s.search(gctx, p)
+			r, err := s.search(gctx, q)
 			out[i] = r
 			return err
 		})
@@ -225,53 +219,38 @@ func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, e
 	return out, nil
 }
 
-// search runs run's stages for one query: expansion, retrieval at run's
-// depth, fusion, reranking, the cut to k.
-func (s *Service) search(ctx context.Context, p *plan) (*Result, error) {
-	c := p.retrievers[0].corpus
-	q := retrieve.Query{ID: p.req.ID, Text: p.req.Query}
-	res := &Result{ID: p.req.ID, Query: p.req.Query, System: s.system(p)}
-	if p.req.GAR != "" {
+// search expands the query when asked, then executes its plan over the
+// opened retrievers (and the service's reranker) for this one query.
+func (s *Service) search(ctx context.Context, q *query) (*Result, error) {
+	c := q.retrievers[0].corpus
+	rq := retrieve.Query{ID: q.req.ID, Text: q.req.Query}
+	res := &Result{ID: q.req.ID, Query: q.req.Query, System: q.plan.Spec().System()}
+	if q.req.GAR != "" {
 		var err error
-		if q, res.Expansion, err = s.expand(ctx, c, p.req.GAR, ir.Query{ID: q.ID, Text: q.Text}); err != nil {
+		if rq, res.Expansion, err = s.expand(ctx, c, q.req.GAR, ir.Query{ID: rq.ID, Text: rq.Text}); err != nil {
 			return nil, err
 		}
 	}
-	runs := make([]ir.Run, len(p.retrievers))
-	for i, r := range p.retrievers {
-		hits, err := retrieve.SearchOne(ctx, r.r, q, p.depth)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.name, err)
-		}
-		trec.RankHits(hits, r.ties) // as run's retrieval stage ranks it
-		runs[i] = ir.Run{q.ID: hits}
+	env := plan.Env{}
+	for _, r := range q.retrievers {
+		env.Retrievers = append(env.Retrievers, r.r)
 	}
-	run := runs[0]
-	if len(runs) > 1 {
-		var err error
-		if run, err = p.fuse.Fuse(runs, p.depth); err != nil {
-			return nil, err
-		}
+	if s.opt.Rerank != nil {
+		env.Scorer = s.opt.Rerank.Scorer
 	}
-	if p.rerank > 0 {
-		rr := s.opt.Rerank
-		docs := func(id string) (string, bool) {
+	in := plan.Input{
+		Task:    &ir.Task{Name: c.task, Queries: []ir.Query{{ID: q.req.ID, Text: q.req.Query}}},
+		Queries: []retrieve.Query{rq},
+		Docs: func(id string) (string, bool) {
 			t, ok, err := c.doc(id)
 			return t, ok && err == nil
-		}
-		// The query's own text, not its expansion, as run's rerank stage.
-		opts := rerank.Options{Depth: p.rerank, KeepTail: rr.KeepTail, BatchSize: rr.BatchSize, Workers: 1}
-		var err error
-		if run, err = rerank.Rerank(ctx, run, map[string]string{q.ID: p.req.Query}, docs, rr.Scorer, opts); err != nil {
-			return nil, err
-		}
+		},
 	}
-	hits := run[q.ID]
-	if len(hits) > p.k {
-		hits = hits[:p.k]
+	done, err := q.plan.Execute(ctx, in, env)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	res.Hits, err = s.hits(c, s.highlighter(p.retrievers), q.Text, hits, p.snippet)
+	res.Hits, err = s.hits(c, s.highlighter(q.retrievers), rq.Text, done.Run[rq.ID], q.snippet)
 	return res, err
 }
 

@@ -131,8 +131,11 @@ func (l Limits) orDefault() Limits {
 // so a request cannot point the service elsewhere) and run's settings.
 type Rerank struct {
 	Scorer rerank.Scorer
-	// Name is the reranker as system names show it ("tei", "cohere:
-	// rerank-v3.5").
+	// Spec is what the scorer was built from: its kind and model name the
+	// reranker in system names ("tei", "cohere:rerank-v3.5"), as run names
+	// it.
+	Spec rerank.Spec
+	// Name, when set, names the reranker instead.
 	Name string
 	// Depth is how many hits are reranked unless the request says; 0
 	// means rerank.DefaultDepth, as run.
@@ -173,8 +176,8 @@ func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err 
 			opt.GAR = &g2
 		}
 	}
-	if opt.Rerank != nil && (opt.Rerank.Scorer == nil || opt.Rerank.Name == "") {
-		return nil, errors.New("a reranker needs its scorer and its name")
+	if opt.Rerank != nil && (opt.Rerank.Scorer == nil || opt.Rerank.Spec.Kind == "" && opt.Rerank.Name == "") {
+		return nil, errors.New("a reranker needs its scorer and its kind (or name)")
 	}
 	s := &Service{opt: opt, limits: opt.Limits.orDefault(), byName: map[string]*retriever{}, metrics: newMetrics()}
 	defer func() {

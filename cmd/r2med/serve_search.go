@@ -20,7 +20,6 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/searchapi"
-	"github.com/r2med/r2med/sysname"
 )
 
 func init() {
@@ -134,7 +133,7 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 			closeAll()
 			return nil, nil, err
 		}
-		opt.Rerank = &searchapi.Rerank{Scorer: sc, Name: sysname.Reranker(f.rerankKind, spec.Model), Depth: f.rerankDepth, KeepTail: f.keepTail}
+		opt.Rerank = &searchapi.Rerank{Scorer: sc, Spec: spec, Depth: f.rerankDepth, KeepTail: f.keepTail}
 		if c, ok := sc.(io.Closer); ok {
 			prev := closeAll
 			closeAll = func() { c.Close(); prev() }
