@@ -321,9 +321,10 @@ func (c Config) NeedsCache() bool {
 
 // describe is what the manifest records and the fingerprint hashes: every
 // setting that changes the numbers, and nothing else: the plan's (its
-// stages, Plan.Describe) and how the expansions were generated.
-func (c Config) describe() map[string]any {
-	m := c.Plan().Describe()
+// stages, as resolved: plan.Spec.Describe) and how the expansions were
+// generated.
+func (c Config) describe(s plan.Spec) map[string]any {
+	m := s.Describe()
 	if c.Generate != nil {
 		m["generate"] = c.Generate.describe()
 	}

@@ -127,16 +127,12 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	// Retrievers that search state outside the task's files (a Weaviate
 	// collection) read it now, so the manifest and fingerprint carry it.
-	cfg.Retrievers = slices.Clone(cfg.Retrievers)
-	for i, r := range cfg.Retrievers {
-		var err error
-		if cfg.Retrievers[i], err = retrieve.Resolve(ctx, r, task); err != nil {
-			return nil, err
-		}
+	spec, err := cfg.Plan().Resolve(ctx, task)
+	if err != nil {
+		return nil, err
 	}
-	spec := cfg.Plan()
 	name := spec.System()
-	m.Config = cfg.describe()
+	m.Config = cfg.describe(spec)
 	if opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
 		// have been cut to the task: not the run the flag's absence makes.

@@ -366,9 +366,9 @@ func (p *Plan) rerank(ctx context.Context, in Input, run ir.Run, opts rerank.Opt
 		}
 	}
 	if res.Stale {
-		logf(env.Log, "%s: the rerank checkpoint %s was made with other settings or data; starting afresh", in.Task.Name, w.Checkpoint)
+		logf(env.Log, "%s: starting the rerank afresh: %s was left by a rerank with other settings or data", in.Task.Name, w.Checkpoint)
 	} else if res.Done > 0 {
-		logf(env.Log, "%s: resuming the rerank from %s: %d queries already done", in.Task.Name, w.Checkpoint, res.Done)
+		logf(env.Log, "%s: resuming the rerank: %d queries already reranked in %s", in.Task.Name, res.Done, w.Checkpoint)
 	}
 	return out, stats, err
 }

@@ -32,6 +32,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -287,6 +288,22 @@ func (s Spec) Describe() map[string]any {
 		m["rerank"] = d
 	}
 	return m
+}
+
+// Resolve reads what the retrievers' rankings and names depend on outside
+// their settings (retrieve.Resolve: a run file's tag, the config a
+// candidate list's name stands for and whether it has scores, an index
+// file, a search server's collection), so that the system's name, its
+// description, every fingerprint and the safeguard rule carry it.
+func (s Spec) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
+	s.Retrievers = slices.Clone(s.Retrievers)
+	for i, r := range s.Retrievers {
+		var err error
+		if s.Retrievers[i].Spec, err = retrieve.Resolve(ctx, r.Spec, task); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
 }
 
 // Inputs lists the files the retrievers read for task besides the task's

@@ -381,7 +381,7 @@ func TestRerankCheckpointResumes(t *testing.T) {
 	if _, err := p.Execute(ctx, plan.Input{Task: task}, env); err != nil {
 		t.Fatal(err)
 	}
-	if asked != len(task.Queries)-3 || !strings.Contains(log.String(), "resuming the rerank") {
+	if asked != len(task.Queries)-3 || !strings.Contains(log.String(), "resuming the rerank: 3 queries already reranked") {
 		t.Errorf("resumed with %d queries asked of %d; log %q", asked, len(task.Queries), log.String())
 	}
 	spec.Rerank.Scorer.Model = "another"
@@ -391,7 +391,7 @@ func TestRerankCheckpointResumes(t *testing.T) {
 	if _, err := other.Execute(ctx, plan.Input{Task: task}, env); err != nil {
 		t.Fatal(err)
 	}
-	if asked != len(task.Queries) || !strings.Contains(log.String(), "starting afresh") {
+	if asked != len(task.Queries) || !strings.Contains(log.String(), "starting the rerank afresh") {
 		t.Errorf("another reranker asked %d queries; log %q", asked, log.String())
 	}
 }
