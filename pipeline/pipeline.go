@@ -132,7 +132,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		return nil, err
 	}
 	name := spec.System()
-	m.Config = cfg.describe(spec)
+	m.Config = cfg.Describe(spec)
 	if opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
 		// have been cut to the task: not the run the flag's absence makes.
@@ -317,7 +317,7 @@ func expandQueries(task *ir.Task, all []expand.Generation, m *results.Manifest) 
 // file of URLs read), the bounds on calls to them, the LLM answer cache
 // and replay.
 func rerankConnections(cfg Config, opt Options) (rerank.Spec, error) {
-	spec := cfg.Rerank.spec()
+	spec := cfg.Rerank.Spec()
 	urls, err := httpx.ReadURLs(cfg.Rerank.BaseURLs)
 	if err != nil {
 		return spec, err

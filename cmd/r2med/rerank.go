@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
-	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
@@ -32,7 +32,7 @@ func newRerankCmd() *cobra.Command {
 	var depth, workers int
 	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
 	var calls callFlags
-	var rf *pipeline.RemoteFlags
+	var rf *config.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "rerank (--run RUN | --candidates CONFIG) --rerank KIND --out RUN",
 		Short: "Rerank the top of a run or of a Nano set's candidate lists; write the reranked run",
@@ -150,7 +150,7 @@ work but are deprecated.`,
 			if len(urls) > 0 {
 				spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
 			}
-			remote, err := rf.Apply(pipeline.Remote{})
+			remote, err := rf.Apply(config.Remote{})
 			if err != nil {
 				return err
 			}
@@ -242,7 +242,7 @@ work but are deprecated.`,
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
 		"price table (as r2med run --prices): print what the LLM answers cost")
-	rf = pipeline.AddRemoteFlags(f)
+	rf = config.AddRemoteFlags(f)
 	// The names before rerank and run shared theirs.
 	for _, a := range [][2]string{{"reranker", "rerank"}, {"model", "rerank-model"}, {"base-url", "rerank-url"}, {"model-dir", "rerank-model-dir"}, {"depth", "rerank-depth"}} {
 		aliasFlag(f, a[0], a[1])

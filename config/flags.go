@@ -1,4 +1,4 @@
-package pipeline
+package config
 
 import (
 	"fmt"
@@ -129,11 +129,11 @@ func (f *RemoteFlags) Apply(r Remote) (Remote, error) {
 	if err := yamlx.Decode(doc, &file, "the flags"); err != nil {
 		return r, err
 	}
-	given, err := file.remote()
+	given, err := file.Remote()
 	if err != nil {
 		return r, err
 	}
-	return given.or(r), given.validate()
+	return given.Or(r), nil
 }
 
 // retrieverUsage describes --retriever from the registered kinds.

@@ -1,4 +1,12 @@
-package pipeline
+// Package config describes an experiment's pipeline: Config, every knob
+// that changes a run's numbers (its stages as a plan.Spec, the expansion,
+// the bounds on calls to model servers), and the one schema that gives
+// it: a pipeline file (File, read by FromYAML with errors that name the
+// line and the key) and the flags of `r2med run` laid over that file's
+// keys (Flags), so a setting means the same whichever way it was given.
+// Pipeline files are what `r2med run --pipeline`, sweeps and the
+// regression specs of package reproduce are written in.
+package config
 
 import (
 	"errors"
@@ -13,6 +21,7 @@ import (
 
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/gar"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/plan"
@@ -47,7 +56,7 @@ type Config struct {
 	GARDir string
 	// Generate, when set, makes the generations in the run with an LLM
 	// instead of reading them (SetGenerate keeps GAR in step).
-	Generate *Generate
+	Generate *gar.Spec
 	// Remote tunes every call to a model server (embeddings, chat,
 	// rerank). It changes how long a run may take, never its numbers, so
 	// it is no part of the settings a manifest records.
@@ -93,8 +102,15 @@ func (r Remote) Fleet(log io.Writer) httpx.FleetOptions {
 	return f
 }
 
-// or fills the fields r leaves unset from def.
-func (r Remote) or(def Remote) Remote {
+// Generation is the options of an LLM generation whose calls r bounds,
+// retried requests and a fleet's servers taken out and let back told to
+// log.
+func (r Remote) Generation(log io.Writer) gar.Options {
+	return gar.Options{Log: log, HTTP: r.Client(log, "LLM"), Fleet: r.Fleet(log)}
+}
+
+// Or fills the fields r leaves unset from def.
+func (r Remote) Or(def Remote) Remote {
 	if r.Timeout == 0 {
 		r.Timeout = def.Timeout
 	}
@@ -107,8 +123,9 @@ func (r Remote) or(def Remote) Remote {
 	return r
 }
 
-// remote reads the file's keys of Remote.
-func (f File) remote() (Remote, error) {
+// Remote reads the file's keys of Remote (a sweep file has them too),
+// validated; an error names the key (LineOf finds its line).
+func (f File) Remote() (Remote, error) {
 	r := Remote{Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}
 	if f.RequestTimeout != "" {
 		d, err := time.ParseDuration(f.RequestTimeout)
@@ -117,7 +134,7 @@ func (f File) remote() (Remote, error) {
 		}
 		r.Timeout = d
 	}
-	return r, nil
+	return r, r.validate()
 }
 
 func (r Remote) validate() error {
@@ -134,7 +151,7 @@ func (r Remote) validate() error {
 
 // SetGenerate makes the run generate its expansions with g; GAR names
 // them as the generated files are named.
-func (c *Config) SetGenerate(g Generate) {
+func (c *Config) SetGenerate(g gar.Spec) {
 	c.Generate = &g
 	c.GAR = expand.Source{Method: g.Method, LLM: g.LLMName()}
 }
@@ -179,15 +196,15 @@ type Rerank struct {
 	TextOnly  bool   `yaml:"text_only"`
 }
 
-// spec is the reranker's rerank.Spec, without the run's servers, cache
+// Spec is the reranker's rerank.Spec, without the run's servers, cache
 // and meter.
-func (r Rerank) spec() rerank.Spec {
+func (r Rerank) Spec() rerank.Spec {
 	return rerank.Spec{Kind: r.Kind, Model: r.Model, ModelDir: r.ModelDir, Concurrency: r.Concurrency,
 		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly}
 }
 
-// DefaultConfig is R2MED's BM25 setup.
-func DefaultConfig() Config {
+// Default is R2MED's BM25 setup.
+func Default() Config {
 	return Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100}
 }
 
@@ -204,7 +221,7 @@ func (c Config) Plan() plan.Spec {
 		s.Retrievers = append(s.Retrievers, plan.Retriever{Spec: r})
 	}
 	if r := c.Rerank; r.Kind != "" {
-		s.Rerank = &plan.Rerank{Scorer: r.spec(), Depth: r.Depth, KeepTail: r.KeepTail, WithoutSafeguard: r.WithoutSafeguard,
+		s.Rerank = &plan.Rerank{Scorer: r.Spec(), Depth: r.Depth, KeepTail: r.KeepTail, WithoutSafeguard: r.WithoutSafeguard,
 			BatchSize: r.BatchSize, Workers: r.Concurrency}
 	}
 	return s
@@ -261,7 +278,7 @@ func (c Config) Validate() error {
 		return keyErrorf("expand", "--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4; in a pipeline file expand: {method: hyde, llm: gpt4}), unless --gar-model generates the expansions in the run")
 	}
 	if g := c.Generate; g != nil {
-		if err := g.validate(); err != nil {
+		if err := g.Validate(); err != nil {
 			return keyErrorf("expand.generate", "%v", err)
 		}
 		if c.GAR != (expand.Source{Method: g.Method, LLM: g.LLMName()}) {
@@ -319,14 +336,14 @@ func (c Config) NeedsCache() bool {
 	return c.Generate != nil || rerank.UsesLLM(c.Rerank.Kind)
 }
 
-// describe is what the manifest records and the fingerprint hashes: every
-// setting that changes the numbers, and nothing else: the plan's (its
-// stages, as resolved: plan.Spec.Describe) and how the expansions were
-// generated.
-func (c Config) describe(s plan.Spec) map[string]any {
+// Describe is what the manifest records and the fingerprint hashes: every
+// setting that changes the numbers, and nothing else: the stages' (s, the
+// config's plan as resolved: plan.Spec.Describe) and how the expansions
+// were generated.
+func (c Config) Describe(s plan.Spec) map[string]any {
 	m := s.Describe()
 	if c.Generate != nil {
-		m["generate"] = c.Generate.describe()
+		m["generate"] = c.Generate.Describe()
 	}
 	return m
 }
@@ -447,7 +464,7 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		cfg.TopK = 100
 	}
 	if len(f.Retrieve) == 0 {
-		return Config{}, lineOf(doc, keyErrorf("retrieve", "retrieve: needs at least one retriever (%s)", retrieve.Usage()))
+		return Config{}, LineOf(doc, keyErrorf("retrieve", "retrieve: needs at least one retriever (%s)", retrieve.Usage()))
 	}
 	for i := range f.Retrieve {
 		s, err := retrieve.ParseSpec(&f.Retrieve[i])
@@ -459,11 +476,11 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 	if e := f.Expand; e != nil {
 		if e.Mode != "" {
 			if e.Method != expand.Reasoning && e.Method != expand.ReasoningAppend {
-				return Config{}, lineOf(doc, keyErrorf("expand.mode", "mode: is query reasoning's (method: reasoning, mode: replace|append), not %s's", orNone(e.Method)))
+				return Config{}, LineOf(doc, keyErrorf("expand.mode", "mode: is query reasoning's (method: reasoning, mode: replace|append), not %s's", orNone(e.Method)))
 			}
 			m, err := expand.ReasoningMethod(e.Mode)
 			if err != nil {
-				return Config{}, lineOf(doc, keyErrorf("expand.mode", "%v", err))
+				return Config{}, LineOf(doc, keyErrorf("expand.mode", "%v", err))
 			}
 			e.Method = m
 		}
@@ -471,10 +488,10 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		cfg.GARDir = e.Dir
 		if fg := e.Generate; fg != nil {
 			if e.Dir != "" {
-				return Config{}, lineOf(doc, keyErrorf("expand.dir", "expand: dir: reads generations and generate: makes them; give one"))
+				return Config{}, LineOf(doc, keyErrorf("expand.dir", "expand: dir: reads generations and generate: makes them; give one"))
 			}
 			if fg.Model == "" {
-				return Config{}, lineOf(doc, keyErrorf("expand.generate", "expand: generate: needs the model the LLM server serves (model:, or --gar-model)"))
+				return Config{}, LineOf(doc, keyErrorf("expand.generate", "expand: generate: needs the model the LLM server serves (model:, or --gar-model)"))
 			}
 			cfg.SetGenerate(fg.generate(e))
 		}
@@ -484,23 +501,23 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 	}
 	if f.Rerank != nil {
 		if f.Rerank.Kind == "" {
-			return Config{}, lineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
+			return Config{}, LineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
 		}
 		cfg.Rerank = *f.Rerank
 	}
-	remote, err := f.remote()
+	remote, err := f.Remote()
 	if err != nil {
-		return Config{}, lineOf(doc, err)
+		return Config{}, LineOf(doc, err)
 	}
 	cfg.Remote = remote
 	if err := cfg.Validate(); err != nil {
-		return Config{}, lineOf(doc, err)
+		return Config{}, LineOf(doc, err)
 	}
 	return cfg, nil
 }
 
-func (fg *FileGenerate) generate(e *FileExpand) Generate {
-	g := DefaultGenerate()
+func (fg *FileGenerate) generate(e *FileExpand) gar.Spec {
+	g := gar.Default()
 	g.Method, g.Label, g.Model, g.BaseURLs, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
 	g.TopP, g.Style, g.Domain, g.Templates = fg.TopP, fg.Style, fg.Domain, fg.Templates
 	if fg.Temperature != nil {
@@ -530,9 +547,9 @@ func orNone(s string) string {
 	return s
 }
 
-// lineOf puts the line of the key a validation error is about in front of
+// LineOf puts the line of the key a validation error is about in front of
 // it, when the document has that key (a setting from a flag has none).
-func lineOf(doc *yaml.Node, err error) error {
+func LineOf(doc *yaml.Node, err error) error {
 	var ke *keyError
 	if !errors.As(err, &ke) {
 		return err
