@@ -355,3 +355,46 @@ func setPath(doc *yaml.Node, path []string, value *yaml.Node) {
 	}
 	yamlx.Set(m, path[len(path)-1], value)
 }
+
+// KindFlags are one retriever kind's flags on a command other than run
+// (the dense flags of `r2med index build` and `r2med index push`), read
+// into the kind's YAML value as run's flags are laid over a pipeline
+// file's entry.
+type KindFlags struct {
+	Flags
+	kind retrieve.Kind
+}
+
+// AddKindFlags defines the flags of the retriever kind named kind on fs,
+// but those named in skip.
+func AddKindFlags(fs *pflag.FlagSet, kind string, skip ...string) *KindFlags {
+	k, _ := retrieve.Lookup(kind)
+	f := &KindFlags{Flags: Flags{fs: fs}, kind: k}
+	for _, fl := range k.Flags {
+		if !slices.Contains(skip, fl.Name) {
+			f.defs = append(f.defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage})
+		}
+	}
+	f.define()
+	return f
+}
+
+// Spec is the kind's entry the flags given make, validated.
+func (f *KindFlags) Spec() (retrieve.Spec, error) {
+	m := yamlx.Mapping()
+	for _, d := range f.defs {
+		if !f.fs.Changed(d.name) {
+			continue
+		}
+		v, err := f.value(d)
+		if err != nil {
+			return nil, err
+		}
+		yamlx.Set(m, d.path[0], v)
+	}
+	s, err := f.kind.Parse(m)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.Validate()
+}

@@ -76,9 +76,10 @@ reasoning in OUT.trace.jsonl.
 Ties: --ties input keeps the input order among equal scores (a --run's
 order as trec_eval reads it: by score, equal scores by doc id descending);
 --ties hash is HAKARI-Bench's sha256 candidate order (the default for a
-reranking_hybrid list, as in r2med run). Equal scores are written one float32 step apart in that
-order, so trec_eval and every other evaluator rank the output as reranked.
-An interrupted rerank resumes from OUT.partial.
+reranking_hybrid list, as in r2med run). Equal scores are written one
+float32 step apart in that order, so trec_eval and every other evaluator
+rank the output as reranked. An interrupted rerank resumes from
+OUT.partial.
 
 --rerank-url may be repeated (or name a file of URLs) for a fleet of
 servers of one model, bounded by --endpoint-concurrency, each request by
