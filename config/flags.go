@@ -38,20 +38,18 @@ type flagDef struct {
 	dur   bool              // a duration (--request-timeout)
 	def   string
 	usage string
+	// rewrite, for a kind's flag that rewrites the retrieve: entries
+	// (retrieve.Flag.Rewrite), instead of setting path.
+	rewrite func(entries []*yaml.Node, value string) error
 }
 
 // retrieverFlag replaces the retrieve: list by its comma-separated words.
 const retrieverFlag = "retriever"
 
-// indexFlag makes the pipeline's bm25 and dense retrievers search an
-// index file (retrieve.SearchIndex).
-const indexFlag = "index"
-
 func pipelineFlags() []flagDef {
 	i, f, b, ss := retrieve.Int, retrieve.Float, retrieve.Bool, retrieve.Strings
 	defs := []flagDef{
 		{name: retrieverFlag, path: []string{"retrieve"}, def: "bm25", usage: retrieverUsage()},
-		{name: indexFlag, usage: "search this index file (r2med index build) instead of indexing or embedding the corpus: its BM25 postings for --retriever bm25, its vectors for --retriever dense (queries embedded by its recipe; --base-url and --model-dir say where the model is). Settings the index fixed (--bm25, --k1, --b, --analyzer, --model, --backend, prefixes, lengths) may be given only as it was built"},
 		{name: "name", path: []string{"name"}, usage: "the system's display name in results files and leaderboards (default: derived from the stages, e.g. rrf(bm25,bge))"},
 		{name: "top-k", path: []string{"top_k"}, typ: i, def: "100", usage: "documents kept per query"},
 		{name: "gar", path: []string{"expand", "method"}, usage: "generation-augmented retrieval with published or generated (--gar-model) LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl), or BRIGHT-style query reasoning: reasoning (the reasoning replaces the query) or reasoning-append (it follows the query), both read from DATA/reasoning/<llm>/"},
@@ -90,7 +88,7 @@ func pipelineFlags() []flagDef {
 					continue flags
 				}
 			}
-			defs = append(defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage})
+			defs = append(defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage, rewrite: fl.Rewrite})
 		}
 	}
 	return defs
@@ -263,7 +261,7 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		yamlx.Set(doc, "retrieve", list)
 	}
 	for _, d := range f.defs {
-		if d.name == retrieverFlag || d.name == indexFlag || !f.fs.Changed(d.name) {
+		if d.name == retrieverFlag || d.rewrite != nil || !f.fs.Changed(d.name) {
 			continue
 		}
 		value, err := f.value(d)
@@ -280,7 +278,8 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		set := 0
 		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
 			for _, e := range list.Content {
-				// An index entry takes the flags of the kind it searches.
+				// An entry takes the flags of the kind it says (an index
+				// entry, its part's).
 				if k := retrieve.FlagKind(e); k != d.kind && !slices.Contains(d.also, k) {
 					continue
 				}
@@ -293,23 +292,18 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 			return nil, fmt.Errorf("--%s sets %s retrievers, and the pipeline has none (add one with --retriever %s)", d.name, kinds, d.kind)
 		}
 	}
-	// Last, so that the retrievers' own flags are among the keys an index
-	// checks against what it was built with.
-	if f.fs.Lookup(indexFlag) != nil && f.fs.Changed(indexFlag) {
-		path, _ := f.fs.GetString(indexFlag)
-		if path == "" {
-			return nil, fmt.Errorf("--index: give the index file (r2med index build --out INDEX writes one)")
+	// Last, so that the retrievers' own flags are among the keys an entry
+	// rewritten checks (an index, against what it was built with).
+	for _, d := range f.defs {
+		if d.rewrite == nil || !f.fs.Changed(d.name) {
+			continue
 		}
-		n := 0
+		var entries []*yaml.Node
 		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
-			for _, e := range list.Content {
-				if retrieve.SearchIndex(e, path) {
-					n++
-				}
-			}
+			entries = list.Content
 		}
-		if n == 0 {
-			return nil, fmt.Errorf("--index %s searches an index's bm25 or dense part, and the pipeline has neither retriever (--retriever bm25 or dense)", path)
+		if err := d.rewrite(entries, f.fs.Lookup(d.name).Value.String()); err != nil {
+			return nil, err
 		}
 	}
 	return doc, nil

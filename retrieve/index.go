@@ -80,7 +80,35 @@ func init() {
 		Help:   "an index file from r2med index build: its BM25 part, or with --retriever dense --index PATH its vectors",
 		Parse:  parseIndex,
 		ArgKey: "path",
+		// An index entry takes its part's flags (so --base-url reaches an
+		// index's dense part).
+		FlagsOf: func(value *yaml.Node) string {
+			if p := yamlx.Get(value, "part"); p != nil && p.Kind == yaml.ScalarNode {
+				return p.Value
+			}
+			return PartBM25
+		},
+		Flags: []Flag{{Name: "index", Rewrite: searchIndexes,
+			Usage: "search this index file (r2med index build) instead of indexing or embedding the corpus: its BM25 postings for --retriever bm25, its vectors for --retriever dense (queries embedded by its recipe; --base-url and --model-dir say where the model is). Settings the index fixed (--bm25, --k1, --b, --analyzer, --model, --backend, prefixes, lengths) may be given only as it was built"}},
 	})
+}
+
+// searchIndexes is what --index PATH does to a pipeline's retrieve:
+// entries: its bm25 and dense entries search the index file (SearchIndex).
+func searchIndexes(entries []*yaml.Node, path string) error {
+	if path == "" {
+		return errors.New("--index: give the index file (r2med index build --out INDEX writes one)")
+	}
+	n := 0
+	for _, e := range entries {
+		if SearchIndex(e, path) {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("--index %s searches an index's bm25 or dense part, and the pipeline has neither retriever (--retriever bm25 or dense)", path)
+	}
+	return nil
 }
 
 // denseApplied are the dense keys that an index's recipe does not fix.
@@ -167,23 +195,6 @@ func SearchIndex(entry *yaml.Node, path string) bool {
 		return true
 	}
 	return false
-}
-
-// FlagKind is the kind whose command-line flags set keys of a retrieve:
-// entry: its own, or for an index entry its part's (so --base-url reaches
-// an index's dense part).
-func FlagKind(entry *yaml.Node) string {
-	if entry == nil || entry.Kind != yaml.MappingNode || len(entry.Content) != 2 {
-		return ""
-	}
-	kind := entry.Content[0].Value
-	if kind != "index" {
-		return kind
-	}
-	if p := yamlx.Get(entry.Content[1], "part"); p != nil && p.Kind == yaml.ScalarNode {
-		return p.Value
-	}
-	return PartBM25
 }
 
 func (x Index) templated() bool { return strings.Contains(x.Path, "{task}") }

@@ -38,6 +38,10 @@ type Kind struct {
 	// hybrid" is {weaviate: {search: hybrid}}), so the kind's flags can
 	// add the other keys; empty: ARG is the whole value.
 	ArgKey string
+	// FlagsOf, when set, names the kind whose flags set the keys of an
+	// entry of this kind, from the entry's value (an index entry takes its
+	// part's: --k1 reaches an index's bm25 part); nil: the kind's own.
+	FlagsOf func(value *yaml.Node) string
 }
 
 // Flag is a command-line flag that sets one key of a kind's YAML value.
@@ -47,6 +51,12 @@ type Flag struct {
 	Type    FlagType // how the flag parses its value
 	Default string   // shown in help; the kind's own default applies when the flag is not given
 	Usage   string
+	// Rewrite, when set, makes the flag rewrite the pipeline's retrieve:
+	// entries instead of setting Key (--index PATH turns the bm25 and
+	// dense entries into index entries over PATH), after every other flag
+	// is laid over them; it refuses a value or a pipeline it cannot apply
+	// to.
+	Rewrite func(entries []*yaml.Node, value string) error
 }
 
 // FlagType is how a flag's value is parsed and written into YAML.
@@ -128,6 +138,19 @@ func ParseSpec(entry *yaml.Node) (Spec, error) {
 		return nil, yamlx.Errorf(key, "%v", err)
 	}
 	return s, nil
+}
+
+// FlagKind is the kind whose command-line flags set the keys of a
+// retrieve: entry: its own, or the one its kind names (Kind.FlagsOf).
+func FlagKind(entry *yaml.Node) string {
+	if entry == nil || entry.Kind != yaml.MappingNode || len(entry.Content) != 2 {
+		return ""
+	}
+	name := entry.Content[0].Value
+	if k, ok := Lookup(name); ok && k.FlagsOf != nil {
+		return k.FlagsOf(entry.Content[1])
+	}
+	return name
 }
 
 // Entry is the retrieve: entry a --retriever word stands for: "bm25" is
