@@ -1,7 +1,12 @@
-// Package pipeline runs the stages of an experiment in the one direction
-// data flows: dataset → retrieve → evaluate → write results. Each stage is
-// a package of its own; this package only sequences them, times them, and
-// decides what a finished run leaves on disk.
+// Package pipeline runs an experiment on one task, in the one direction
+// data flows: the task's data (Source: the demo, a registry task through
+// the Hub, a directory, hf://) → its queries expanded (published or
+// generated expansions) → the stage plan (package plan: retrieval,
+// fusion, rerank, the cut) → evaluation → the files a finished run leaves
+// (run.trec, results.json, manifest.json). Each stage is a package of its
+// own; this package sequences them, keeps their outputs so a run resumes
+// (OUT/stages, package internal/reuse's rule), accounts for the model
+// calls they make, and decides what a finished run leaves on disk.
 package pipeline
 
 import (
@@ -103,7 +108,13 @@ const (
 	ManifestFile = results.ManifestFile
 )
 
-// Run executes the pipeline on one task.
+// Run executes the pipeline on one task: it reads what the stages read
+// (the task's files, published generations, the retrievers' inputs) and
+// settles whether Out already holds this run; it expands the queries
+// (published or generated expansions); it executes the stage plan the
+// config describes (package plan: retrieval, fusion, rerank, the cut),
+// keeping each stage under Out/stages; it evaluates the run; and it writes
+// what a finished run leaves: run.trec, results.json, the manifest last.
 //
 // With Options.Out, a run whose manifest there carries the same
 // fingerprint (settings, data checksums) and whose run.trec and
@@ -117,8 +128,59 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	m := results.NewManifest(opt.Command)
+	r := &runner{task: task, cfg: cfg, opt: opt, start: time.Now()}
+	if err := r.load(ctx); err != nil {
+		return nil, err
+	}
+	if out, err := r.previous(); out != nil || err != nil {
+		return out, err
+	}
+	if opt.Replay && opt.Cache == nil && cfg.NeedsCache() {
+		return nil, errors.New("replay answers every model call from the cache, and this run has none (drop --no-cache)")
+	}
+	r.calls = newCalls(opt.Cache)
+	defer r.calls.stop()
+	queries, err := r.expand(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run, err := r.execute(ctx, queries)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := r.evaluate(run)
+	if err != nil {
+		return nil, err
+	}
+	out := r.outcome(run, ev)
+	if opt.Out == "" {
+		return out, nil
+	}
+	return out, r.write(out)
+}
+
+// runner is one Run in progress.
+type runner struct {
+	task  *ir.Task
+	cfg   Config
+	opt   Options
+	start time.Time
+
+	spec     plan.Spec // the config's plan, its retrievers resolved
+	m        *results.Manifest
+	gens     []expand.Generation // the expansions, aligned with the queries once expanded
+	fp       string              // the run's fingerprint
+	replaced bool                // Out held a run with other settings
+	calls    *calls
+}
+
+// load resolves the plan and starts the manifest: the task, the settings,
+// and the checksums of what the stages read (published generations read
+// here), which make the run's fingerprint.
+func (r *runner) load(ctx context.Context) error {
+	task, cfg := r.task, r.cfg
+	m := results.NewManifest(r.opt.Command)
+	r.m = m
 	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
 	if abs, err := filepath.Abs(task.Dir); err == nil && task.Dir != "" && abs != task.Dir {
 		// Recorded absolute, so that serve, report and compare find the
@@ -127,13 +189,12 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	// Retrievers that search state outside the task's files (a Weaviate
 	// collection) read it now, so the manifest and fingerprint carry it.
-	spec, err := cfg.Plan().Resolve(ctx, task)
-	if err != nil {
-		return nil, err
+	var err error
+	if r.spec, err = cfg.Plan().Resolve(ctx, task); err != nil {
+		return err
 	}
-	name := spec.System()
-	m.Config = cfg.Describe(spec)
-	if opt.AllowMissingDocs {
+	m.Config = cfg.Describe(r.spec)
+	if r.opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
 		// have been cut to the task: not the run the flag's absence makes.
 		m.Config["allow_missing_docs"] = true
@@ -144,18 +205,16 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	inputs := existing(task.Files)
 	embedded := len(inputs) == 0
-	var gens []expand.Generation
 	if cfg.GAR.Method != "" && cfg.Generate == nil {
 		var files []string
-		var err error
-		if gens, files, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
-			return nil, err
+		if r.gens, files, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
+			return err
 		}
 		inputs = append(inputs, files...)
 	}
-	files, err := spec.Inputs(task)
+	files, err := r.spec.Inputs(task)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, f := range files {
 		if !slices.Contains(inputs, f) {
@@ -163,7 +222,7 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		}
 	}
 	if err := m.AddInputs(inputs...); err != nil {
-		return nil, err
+		return err
 	}
 	if embedded {
 		// An embedded task has no files to checksum; its content stands in,
@@ -173,37 +232,48 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
 		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
-	fp := fingerprint(m)
-	m.Config["fingerprint"] = fp
-	replaced := false
-	if opt.Out != "" {
-		out, r, err := previous(opt, m, fp)
-		if out != nil {
-			out.Name = name
-		}
-		if out != nil || err != nil {
-			return out, err
-		}
-		replaced = r
-	}
+	r.fp = fingerprint(m)
+	m.Config["fingerprint"] = r.fp
+	return nil
+}
 
-	if opt.Replay && opt.Cache == nil && cfg.NeedsCache() {
-		return nil, errors.New("replay answers every model call from the cache, and this run has none (drop --no-cache)")
+// previous is the run Out already holds when it is this one, verified
+// (previous decides).
+func (r *runner) previous() (*Outcome, error) {
+	if r.opt.Out == "" {
+		return nil, nil
 	}
-	cs := newCalls(opt.Cache)
-	defer cs.stop()
-	if cfg.Generate != nil {
-		if gens, err = generateStage(ctx, task, *cfg.Generate, cfg.Remote, opt, m, cs); err != nil {
+	out, replaced, err := previous(r.opt, r.m, r.fp)
+	if out != nil {
+		out.Name = r.spec.System()
+	}
+	r.replaced = replaced
+	return out, err
+}
+
+// expand gives the queries as the retrievers read them: with GAR, each
+// with its generation (made now by an LLM, or the published one).
+func (r *runner) expand(ctx context.Context) ([]retrieve.Query, error) {
+	if g := r.cfg.Generate; g != nil {
+		var err error
+		if r.gens, err = generateStage(ctx, r.task, *g, r.cfg.Remote, r.opt, r.m, r.calls); err != nil {
 			return nil, err
 		}
 	}
-	queries := retrieve.Queries(task.Queries)
-	if gens != nil {
-		if queries, gens, err = expandQueries(task, gens, m); err != nil {
-			return nil, err
-		}
+	if r.gens == nil {
+		return retrieve.Queries(r.task.Queries), nil
 	}
+	queries, aligned, err := expandQueries(r.task, r.gens, r.m)
+	r.gens = aligned
+	return queries, err
+}
+
+// execute runs the plan's stages, each kept under Out/stages, the model
+// calls they make accounted in the manifest.
+func (r *runner) execute(ctx context.Context, queries []retrieve.Query) (ir.Run, error) {
+	cfg, opt, spec := r.cfg, r.opt, r.spec
 	if spec.Rerank != nil {
+		var err error
 		if spec.Rerank.Scorer, err = rerankConnections(cfg, opt); err != nil {
 			return nil, err
 		}
@@ -212,14 +282,20 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	if err != nil {
 		return nil, err
 	}
-	env := plan.Env{Store: opt.stages(cs, m), Env: retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m,
+	env := plan.Env{Store: opt.stages(r.calls, r.m), Env: retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: r.m,
 		AllowMissingDocs: opt.AllowMissingDocs, Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}}
-	done, err := p.Execute(ctx, plan.Input{Task: task, Queries: queries, Data: dataFingerprint(m, cfg.GAR, gens)}, env)
+	done, err := p.Execute(ctx, plan.Input{Task: r.task, Queries: queries, Data: dataFingerprint(r.m, cfg.GAR, r.gens)}, env)
 	if err != nil {
 		return nil, err
 	}
-	run := done.Run
-	m.Usage = cs.summary(len(task.Queries), opt.Prices)
+	r.m.Usage = r.calls.summary(len(r.task.Queries), opt.Prices)
+	return done.Run, nil
+}
+
+// evaluate scores the run as R2MED does and counts what the manifest
+// says of it, warning about judged queries that got nothing.
+func (r *runner) evaluate(run ir.Run) (*measure.R2MEDResult, error) {
+	task, m := r.task, r.m
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
 		var err error
@@ -249,48 +325,55 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	m.Counts[results.QueriesWithoutResults] = unanswered
 	if unanswered > 0 {
-		logf(opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
+		logf(r.opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
 			task.Name, unanswered, len(task.Qrels), measure.MeanOverJudged)
 	}
+	return ev, nil
+}
+
+// outcome is the run with its result file, named as R2MED's name their
+// systems.
+func (r *runner) outcome(run ir.Run, ev *measure.R2MEDResult) *Outcome {
+	name := r.spec.System()
 	res := &results.R2MED{
-		DatasetName:    task.Name,
-		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
+		DatasetName:    r.task.Name,
+		EvaluationTime: results.EvaluationTime(time.Since(r.start).Seconds()),
 		MeanOver:       measure.MeanOverJudged,
 		Test:           ev.Scores,
 	}
-	res.SetSystem(name, spec.Stages(), m.Config)
-	out := &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
-	if opt.Out == "" {
-		return out, nil
-	}
+	res.SetSystem(name, r.spec.Stages(), r.m.Config)
+	return &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: r.m, Replaced: r.replaced}
+}
+
+// write leaves the finished run in Out: run.trec and results.json, their
+// checksums and the cache entries used beside the manifest, which goes
+// last: its presence marks a finished run.
+func (r *runner) write(out *Outcome) error {
+	dir, m := r.opt.Out, r.m
 	if err := m.Time("write", func() error {
 		// The old manifest goes first: until the new one is written, the
 		// directory holds no finished run.
-		if err := os.Remove(filepath.Join(opt.Out, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, sysname.Tag(name)); err != nil {
+		if err := trec.WriteRunFile(filepath.Join(dir, RunFile), out.Run, sysname.Tag(out.Name)); err != nil {
 			return err
 		}
-		return res.WriteFile(filepath.Join(opt.Out, ResultsFile))
+		return out.Result.WriteFile(filepath.Join(dir, ResultsFile))
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	rec, err := reuse.Seal(opt.Out, fp, RunFile, ResultsFile)
+	rec, err := reuse.Seal(dir, r.fp, RunFile, ResultsFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The cache entries the run used, for `r2med cache export --manifest`.
-	if err := cs.writeKeys(opt.Out); err != nil {
-		return nil, err
+	if err := r.calls.writeKeys(dir); err != nil {
+		return err
 	}
 	m.Outputs = []string{RunFile, ResultsFile, ManifestFile}
 	m.OutputSHA256 = rec.SHA256
-	// The manifest goes last: its presence marks a finished run.
-	if err := m.WriteFile(filepath.Join(opt.Out, ManifestFile)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return m.WriteFile(filepath.Join(dir, ManifestFile))
 }
 
 // expandQueries combines each query with its generation (R2MED's BM25
