@@ -37,7 +37,6 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -356,7 +355,7 @@ func (r *runner) write(out *Outcome) error {
 		if err := os.Remove(filepath.Join(dir, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if err := trec.WriteRunFile(filepath.Join(dir, RunFile), out.Run, sysname.Tag(out.Name)); err != nil {
+		if err := trec.WriteRunFile(filepath.Join(dir, RunFile), out.Run, r.spec.Tag()); err != nil {
 			return err
 		}
 		return out.Result.WriteFile(filepath.Join(dir, ResultsFile))

@@ -237,6 +237,10 @@ func (s Spec) System() string {
 	return s.Stages().Name()
 }
 
+// Tag is the system's name as a TREC run tag (sysname.Tag), what a run
+// file of the system carries.
+func (s Spec) Tag() string { return sysname.Tag(s.System()) }
+
 // Describe is every setting of the stages that changes the ranking, and
 // nothing else, as manifests record it and fingerprints hash it. One
 // retriever's settings sit at the top level; several are listed under

@@ -13,7 +13,6 @@ import (
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -138,7 +137,7 @@ read with file:line errors and the output is written atomically.`,
 				return err
 			}
 			if tag == "" {
-				tag = sysname.Tag(ps.System())
+				tag = ps.Tag()
 			}
 			if err := trec.WriteRunFile(out, res.Run, tag); err != nil {
 				return err

@@ -18,7 +18,6 @@ import (
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -191,7 +190,7 @@ work but are deprecated.`,
 			}
 			tag := tag
 			if tag == "" {
-				tag = sysname.Tag(ps.System())
+				tag = ps.Tag()
 			}
 			if err := trec.WriteRunFile(out, res.Run, tag); err != nil {
 				return err
