@@ -8,21 +8,21 @@
 // analyzer and scheme they were built with) and its dense vectors
 // (queries embedded with the recipe recorded in the file). A request
 // picks retrievers by name — the file's name, "NAME:dense" for the
-// vectors of a file holding both — and the service runs the stages of
-// `r2med run` in the same order and with the same rules: LLM expansion
-// (GAR: HyDE, Query2doc, LameR, query reasoning; R2MED's rules for
-// combining the generation with the query, package expand), retrieval
-// with each retriever at the depth run uses, fusion (package fusion's
-// Spec, run's defaults), reranking (package rerank), and the cut to k.
+// vectors of a file holding both — and the service answers it as `r2med
+// run` would: LLM expansion when asked (GAR: HyDE, Query2doc, LameR, query
+// reasoning; R2MED's rules for combining the generation with the query,
+// package expand), then the stage plan run executes (package plan):
+// retrieval with each retriever at the plan's depth, fusion (package
+// fusion's Spec, run's defaults), reranking (package rerank), and the cut
+// to k, executed for the one query.
 // Hits carry the document's id and score and a snippet with the words
 // whose analyzed terms the query shares marked (package highlight).
 //
 // # Exactness
 //
 // The stored index searches bit for bit as the in-memory engines do, and
-// each stage here calls the function run's stage calls with the same
-// arguments, so a hit list equals the top k of run's list for the same
-// query, scores included (tests compare them for every query of the
+// the stages are the plan run executes, run by the same code, so a hit
+// list equals the top k of run's list for the same query, scores included (tests compare them for every query of the
 // demo task and NFCorpus). A query's id matters to dense retrieval only:
 // a document whose id is the query's is skipped, as BEIR and run do; a
 // request without an id matches no document.
