@@ -21,8 +21,10 @@
 //     chained on Data, the fingerprint of what it read), by which a Store
 //     reuses stages and a rerank resumes its checkpoint.
 //
-// A Plan is built from a Spec (New) and executed on an Input (Execute)
-// with an Env that says how, never what: retrievers and a reranker built
+// A Spec's rules need no validation; a Plan is a Spec validated (New),
+// its retrievers resolved first (Spec.Resolve) where they read state of
+// their own, and executed on an Input (Execute) with an Env that says how,
+// never what: retrievers and a reranker built
 // already (a search service opens its indexes once), a Store that keeps
 // stage outputs (the pipeline's OUT/stages; nil keeps nothing), the meter
 // model calls are counted in, the rerank's checkpoint, progress. A batch
@@ -49,7 +51,7 @@ import (
 // Spec describes a plan's stages. Its zero value is no plan: it needs at
 // least one retriever and a K.
 type Spec struct {
-	// Name names the system; empty derives it from the stages (Name).
+	// Name names the system; empty derives it from the stages (System).
 	Name string
 	// Expansion is the generation the queries were expanded with, for the
 	// system's name and description: a plan runs on queries expanded
