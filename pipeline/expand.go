@@ -8,9 +8,12 @@ import (
 	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/gar"
+	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 )
 
 // generateStage makes the run's generations and keeps them, with their
@@ -82,4 +85,84 @@ func generateStage(ctx context.Context, task *ir.Task, g gar.Spec, remote config
 		}
 	}
 	return res.Generations(), nil
+}
+
+// expandQueries combines each query with its generation (R2MED's BM25
+// text, the dense input to average) and returns the generations aligned
+// with the queries. Generations for queries the task does not evaluate are
+// set aside (R2MED scores judged queries only) and counted.
+func expandQueries(task *ir.Task, all []expand.Generation, m *results.Manifest) ([]retrieve.Query, []expand.Generation, error) {
+	gens, unjudged := judgedOnly(task, all)
+	if unjudged > task.UnjudgedQueries {
+		// More than the query file's unjudged queries: some generations
+		// belong to no query of this task, and Expand names them.
+		gens = all
+	}
+	m.Counts["generations_for_unjudged_queries"] = unjudged
+	aligned, err := expand.Align(task.Queries, gens)
+	if err != nil {
+		return nil, nil, err
+	}
+	queries, err := retrieve.Expand(task.Queries, gens)
+	return queries, aligned, err
+}
+
+// loadGenerations reads published generations: from a Hub repository
+// (the task's, or a generations directory with a dataset card) through its
+// configs (the method's config, the LLM's split), from any other directory
+// by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
+func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
+	// A Hub folder's card says where its generations are, wherever the
+	// folder lies (see readDir); other folders hold R2MED's paths.
+	hubDir := ""
+	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
+		hubDir = task.Dir
+	} else if dir != "" {
+		card, err := hubrepo.Declares(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if card {
+			hubDir = dir
+		}
+	}
+	if hubDir != "" {
+		hg, err := hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
+		if err != nil {
+			return nil, nil, err
+		}
+		gens := make([]expand.Generation, len(hg.Rows))
+		for i, r := range hg.Rows {
+			gens[i] = expand.Generation{ID: r.ID, Text: r.Text, HyDoc: r.HyDoc, Method: src.Method, LLM: src.LLM}
+		}
+		return gens, hg.Files, nil
+	}
+	if dir == "" {
+		dir = task.Dir
+	}
+	gens, err := expand.LoadDir(dir, src.Method, src.LLM)
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []string
+	if p, ok := fileio.Exists(filepath.Join(expand.Dir(dir, src.Method, src.LLM), expand.FileName)); ok {
+		files = append(files, p)
+	}
+	return gens, files, nil
+}
+
+// judgedOnly sets aside generations for queries the task does not evaluate
+// (R2MED scores only judged queries) and says how many it set aside.
+func judgedOnly(task *ir.Task, gens []expand.Generation) ([]expand.Generation, int) {
+	known := make(map[string]bool, len(task.Queries))
+	for _, q := range task.Queries {
+		known[q.ID] = true
+	}
+	kept := gens[:0:0]
+	for _, g := range gens {
+		if known[g.ID] {
+			kept = append(kept, g)
+		}
+	}
+	return kept, len(gens) - len(kept)
 }
