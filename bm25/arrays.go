@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"fmt"
+	"math"
 )
 
 // Arrays is an index's content as flat arrays: what a stored form keeps
@@ -60,8 +61,10 @@ func (ix *Index) Arrays() Arrays {
 
 // FromArrays returns the index whose content a holds, without copying.
 // It checks what costs O(terms + documents) — every length, the offsets
-// rising and agreeing with the document frequencies — and leaves the
-// postings themselves to CheckPostings. Searching it gives exactly what
+// agreeing with the document frequencies, the statistics scores use
+// (document lengths against the token count, Lucene's document count and
+// norms, every idf recomputed from its document frequency) — and leaves
+// the postings themselves to CheckPostings. Searching it gives exactly what
 // searching the index a came from gives.
 func FromArrays(a Arrays) (*Index, error) {
 	if err := a.Params.validate(); err != nil {
@@ -96,11 +99,55 @@ func FromArrays(a Arrays) (*Index, error) {
 			return nil, bad("term %d has %d postings but document frequency %d", t, a.Off[t+1]-a.Off[t], df)
 		}
 	}
+	if err := a.checkStats(); err != nil {
+		return nil, bad("%v", err)
+	}
 	return &Index{
 		params: a.Params, numDocs: a.NumDocs, docLen: a.DocLen, total: a.Tokens,
 		dict: a.Lookup, df: a.DF, off: a.Off, postDoc: a.PostDoc, postVal: a.PostVal,
 		idf: a.IDF, normInv: a.NormInv, docCount: a.DocCount, tieRank: a.TieRank,
 	}, nil
+}
+
+// checkStats checks the numbers a score is computed from against the
+// document lengths and frequencies they derive from, with the formulas
+// Build uses: every length non-negative and their sum the token count,
+// Lucene's document count and length norms, every term's idf. A stored
+// index whose statistics were edited would otherwise score every query
+// slightly wrong.
+func (a *Arrays) checkStats() error {
+	var sum int64
+	for d, l := range a.DocLen {
+		if l < 0 {
+			return fmt.Errorf("document %d has length %d", d, l)
+		}
+		sum += int64(l)
+	}
+	if sum != a.Tokens {
+		return fmt.Errorf("document lengths sum to %d, the token count is %d", sum, a.Tokens)
+	}
+	docCount := 0
+	if a.Params.Scheme == Lucene {
+		var avgdl float32
+		docCount, avgdl = luceneDocs(a.DocLen)
+		for d, l := range a.DocLen {
+			if want := luceneNormInv(a.Params, l, avgdl); math.Float32bits(a.NormInv[d]) != math.Float32bits(want) {
+				return fmt.Errorf("document %d has length norm %g, its length %d gives %g", d, a.NormInv[d], l, want)
+			}
+		}
+	}
+	if a.DocCount != docCount {
+		return fmt.Errorf("document count %d, the lengths give %d", a.DocCount, docCount)
+	}
+	for t, df := range a.DF {
+		if df < 0 || int(df) > a.NumDocs {
+			return fmt.Errorf("term %d has document frequency %d of %d documents", t, df, a.NumDocs)
+		}
+		if want := idfOf(a.Params.Scheme, a.NumDocs, docCount, df); math.Float64bits(a.IDF[t]) != math.Float64bits(want) {
+			return fmt.Errorf("term %d has idf %g, its document frequency %d gives %g", t, a.IDF[t], df, want)
+		}
+	}
+	return nil
 }
 
 // CheckPostings checks what FromArrays leaves out: every posting list

@@ -17,6 +17,7 @@ package bm25
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -139,6 +140,42 @@ func (ix *Index) AvgDocLen() float64 {
 		return 0
 	}
 	return float64(ix.total) / float64(ix.numDocs)
+}
+
+// TermID returns a term's id in the index, and false when no document
+// holds it.
+func (ix *Index) TermID(term string) (int32, bool) { return ix.lookup(term) }
+
+// Holds reports whether document doc holds the term with id t: a search
+// of the term's postings (which words of a query a hit holds, without
+// reading its text). Document numbers spread evenly, so a few
+// interpolation steps narrow the list before a binary search finishes:
+// a handful of reads of a long list instead of one per halving.
+func (ix *Index) Holds(t, doc int32) bool {
+	p := ix.postDoc[ix.off[t]:ix.off[t+1]]
+	lo, hi := 0, len(p)-1
+	for range 4 {
+		if lo > hi || doc < p[lo] || doc > p[hi] {
+			return false
+		}
+		if p[hi] == p[lo] {
+			return p[lo] == doc
+		}
+		mid := lo + int(int64(doc-p[lo])*int64(hi-lo)/int64(p[hi]-p[lo]))
+		switch {
+		case p[mid] == doc:
+			return true
+		case p[mid] < doc:
+			lo = mid + 1
+		default:
+			hi = mid - 1
+		}
+	}
+	if lo > hi {
+		return false
+	}
+	_, ok := slices.BinarySearch(p[lo:hi+1], doc)
+	return ok
 }
 
 // DocFreq returns the number of documents containing term (0 if unknown).

@@ -313,3 +313,54 @@ func TestTermsHookBuildsTheSameIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestHolds: Holds agrees with the postings built from the texts.
+func TestHolds(t *testing.T) {
+	docs := [][]string{{"fever", "rash"}, {"rash"}, {"cough", "fever"}}
+	ix, err := Build(len(docs), func(i int, dst []string) []string { return append(dst, docs[i]...) }, DefaultParams(R2MED), BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range []string{"fever", "rash", "cough"} {
+		id, ok := ix.TermID(term)
+		if !ok {
+			t.Fatalf("no id for %q", term)
+		}
+		for d, toks := range docs {
+			if got, want := ix.Holds(id, int32(d)), slices.Contains(toks, term); got != want {
+				t.Errorf("Holds(%q, %d) = %v, want %v", term, d, got, want)
+			}
+		}
+	}
+	if _, ok := ix.TermID("absent"); ok {
+		t.Error("an absent term has an id")
+	}
+	// Long lists, evenly spread and skewed: every document asked.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var many [][]string
+	for d := range 5000 {
+		var toks []string
+		if rng.IntN(3) == 0 {
+			toks = append(toks, "even")
+		}
+		if d < 50 || d%997 == 0 || d > 4990 {
+			toks = append(toks, "skewed")
+		}
+		many = append(many, append(toks, "all"))
+	}
+	ix, err = Build(len(many), func(i int, dst []string) []string { return append(dst, many[i]...) }, DefaultParams(R2MED), BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range []string{"even", "skewed", "all"} {
+		id, _ := ix.TermID(term)
+		for d, toks := range many {
+			if got, want := ix.Holds(id, int32(d)), slices.Contains(toks, term); got != want {
+				t.Fatalf("Holds(%q, %d) = %v, want %v", term, d, got, want)
+			}
+		}
+		if ix.Holds(id, -1) || ix.Holds(id, 5000) {
+			t.Errorf("%q: a document outside the corpus", term)
+		}
+	}
+}

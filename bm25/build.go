@@ -241,7 +241,7 @@ func (ix *Index) computeWeights(opt BuildOptions) {
 		// gensim: idf = ln(N+1) − ln(df+0.5); avgdl = num_pos / num_docs.
 		avgdl := ix.AvgDocLen()
 		for t, df := range ix.df {
-			ix.idf[t] = math.Log(float64(n)+1.0) - math.Log(float64(df)+0.5)
+			ix.idf[t] = idfOf(p.Scheme, n, 0, df)
 		}
 		parallelTerms(nt, func(t int) {
 			idf := ix.idf[t]
@@ -254,11 +254,7 @@ func (ix *Index) computeWeights(opt BuildOptions) {
 		// the tf part is float32 arithmetic on a float64 length factor.
 		avgdl := ix.AvgDocLen()
 		for t, df := range ix.df {
-			inner := (float64(n) - float64(df) + 0.5) / (float64(df) + 0.5)
-			if inner < 1 {
-				inner = 1
-			}
-			ix.idf[t] = float64(float32(math.Log(inner)))
+			ix.idf[t] = idfOf(p.Scheme, n, 0, df)
 		}
 		parallelTerms(nt, func(t int) {
 			idf := float32(ix.idf[t])
@@ -270,25 +266,14 @@ func (ix *Index) computeWeights(opt BuildOptions) {
 			}
 		})
 	case Lucene:
-		// Lucene takes N and avgdl over documents that have the field.
-		var sum int64
-		for _, l := range ix.docLen {
-			if l > 0 {
-				ix.docCount++
-				sum += int64(l)
-			}
-		}
 		var avgdl float32
-		if ix.docCount > 0 {
-			avgdl = float32(float64(sum) / float64(ix.docCount))
-		}
+		ix.docCount, avgdl = luceneDocs(ix.docLen)
 		for t, df := range ix.df {
-			ix.idf[t] = float64(float32(math.Log(1 + (float64(ix.docCount)-float64(df)+0.5)/(float64(df)+0.5))))
+			ix.idf[t] = idfOf(p.Scheme, n, ix.docCount, df)
 		}
-		k1, b := float32(p.K1), float32(p.B)
 		ix.normInv = make([]float32, n)
 		for d, l := range ix.docLen {
-			ix.normInv[d] = 1 / (k1 * ((1 - b) + b*float32(l)/avgdl))
+			ix.normInv[d] = luceneNormInv(p, l, avgdl)
 		}
 		if opt.IDs != nil {
 			order := make([]int32, n)
@@ -302,6 +287,49 @@ func (ix *Index) computeWeights(opt BuildOptions) {
 			}
 		}
 	}
+}
+
+// idfOf is a term's idf as the scheme computes it, from its document
+// frequency and the number of documents (Lucene: those with the field,
+// docCount). Build and FromArrays share it, so a stored index is checked
+// against the very formula that made it.
+func idfOf(s Scheme, n, docCount int, df int32) float64 {
+	switch s {
+	case R2MED:
+		// gensim: idf = ln(N+1) − ln(df+0.5).
+		return math.Log(float64(n)+1.0) - math.Log(float64(df)+0.5)
+	case Robertson:
+		// bm25s: idf = ln(max(1, (N−df+0.5)/(df+0.5))) stored as float32.
+		inner := (float64(n) - float64(df) + 0.5) / (float64(df) + 0.5)
+		if inner < 1 {
+			inner = 1
+		}
+		return float64(float32(math.Log(inner)))
+	default:
+		return float64(float32(math.Log(1 + (float64(docCount)-float64(df)+0.5)/(float64(df)+0.5))))
+	}
+}
+
+// luceneDocs is Lucene's docCount and average length: it takes both over
+// the documents that have the field.
+func luceneDocs(docLen []int32) (docCount int, avgdl float32) {
+	var sum int64
+	for _, l := range docLen {
+		if l > 0 {
+			docCount++
+			sum += int64(l)
+		}
+	}
+	if docCount > 0 {
+		avgdl = float32(float64(sum) / float64(docCount))
+	}
+	return docCount, avgdl
+}
+
+// luceneNormInv is a document's inverse length norm in float32.
+func luceneNormInv(p Params, l int32, avgdl float32) float32 {
+	k1, b := float32(p.K1), float32(p.B)
+	return 1 / (k1 * ((1 - b) + b*float32(l)/avgdl))
 }
 
 // r2medWeight is gensim's LuceneBM25Model term weight, with Python's

@@ -164,8 +164,8 @@ type Fuse = fusion.Spec
 type Rerank struct {
 	// Kind is one of rerank.Kinds: tei, cohere (the /v1/rerank shape of
 	// Cohere, Jina and Voyage), jina, voyage, llm-pointwise,
-	// llm-listwise, onnx, or the reasoning rerankers insertrank, rank1
-	// and reasonrank.
+	// llm-listwise, onnx, the reasoning rerankers insertrank, rank1,
+	// reasonrank and grouprank, or diver (DIVER's merge of two of them).
 	Kind  string `yaml:"kind"`
 	Model string `yaml:"model"`
 	// BaseURLs are the reranker's servers: one, or a fleet of servers of
@@ -188,19 +188,34 @@ type Rerank struct {
 	// insertrank's scores shown raw, minmax or percent
 	// (--insertrank-scores) with Decimals digits (--insertrank-decimals),
 	// the most tokens per answer (--rerank-max-tokens), rank1 without
-	// logprobs (--rerank-text-only).
-	Templates string `yaml:"templates"`
-	Scores    string `yaml:"scores"`
-	Decimals  int    `yaml:"decimals"`
-	MaxTokens int    `yaml:"max_tokens"`
-	TextOnly  bool   `yaml:"text_only"`
+	// logprobs (--rerank-text-only), grouprank's group size and passes
+	// (--grouprank-size, --grouprank-repeats), diver's two rerankers and
+	// weight (merge: {pointwise, listwise, weight}; --merge-pointwise,
+	// --merge-listwise, --merge-weight).
+	Templates string      `yaml:"templates"`
+	Scores    string      `yaml:"scores"`
+	Decimals  int         `yaml:"decimals"`
+	MaxTokens int         `yaml:"max_tokens"`
+	TextOnly  bool        `yaml:"text_only"`
+	GroupSize int         `yaml:"group_size"`
+	Repeats   int         `yaml:"repeats"`
+	Merge     RerankMerge `yaml:"merge"`
+}
+
+// RerankMerge is diver's merge: the pointwise and listwise rerankers'
+// kinds and the pointwise ranking's weight (rerank.MergeSpec).
+type RerankMerge struct {
+	Pointwise string  `yaml:"pointwise"`
+	Listwise  string  `yaml:"listwise"`
+	Weight    float64 `yaml:"weight"`
 }
 
 // Spec is the reranker's rerank.Spec, without the run's servers, cache
 // and meter.
 func (r Rerank) Spec() rerank.Spec {
 	return rerank.Spec{Kind: r.Kind, Model: r.Model, ModelDir: r.ModelDir, Concurrency: r.Concurrency,
-		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly}
+		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly,
+		GroupSize: r.GroupSize, Repeats: r.Repeats, Merge: rerank.MergeSpec(r.Merge)}
 }
 
 // Default is R2MED's BM25 setup.
@@ -322,6 +337,21 @@ func (r Rerank) validate() error {
 		if _, err := rerank.LoadPrompts(r.Templates); err != nil {
 			return keyErrorf("rerank.templates", "%v", err)
 		}
+	}
+	// grouprank's and diver's settings (group size, repeats, the merged
+	// kinds and weight) are checked as rerank.New checks them.
+	if _, err := r.Spec().Settings(); err != nil {
+		key := "rerank"
+		switch strings.ToLower(r.Kind) {
+		case rerank.KindGroupRank:
+			key = "rerank.repeats"
+			if r.GroupSize < 0 {
+				key = "rerank.group_size"
+			}
+		case rerank.KindDiver:
+			key = "rerank.merge"
+		}
+		return keyErrorf(key, "%v", err)
 	}
 	return nil
 }

@@ -5,7 +5,9 @@
 // accepted, streaming. Its field rules and checks are exported (Dir, ID,
 // Text, Grade, CheckKnown) for the readers built on it: hubrepo (Hugging
 // Face dataset repositories) and table (parquet and JSON tables);
-// taskstats profiles a loaded task.
+// taskstats profiles a loaded task. Per-query exclusions (BRIGHT's
+// excluded_ids, an exclusions file) are read here for every layout; see
+// exclude.go.
 package dataset
 
 import "github.com/r2med/r2med/ir"
@@ -21,6 +23,8 @@ func layoutName(l ir.Layout) string {
 		return "R2MED hub"
 	case ir.LayoutNanoHub:
 		return "Nano hub"
+	case ir.LayoutBrightHub:
+		return "BRIGHT hub"
 	}
 	return string(l)
 }

@@ -32,7 +32,12 @@ type Options struct {
 	// Task.Qrels, so they count as relevant documents no system can retrieve,
 	// which is what trec_eval does with the full qrels. Without it such
 	// judgments are an error, since they usually mean mismatched files.
+	// Exclusions of such documents are accepted alike.
 	AllowMissingDocs bool
+	// Exclude names an exclusions file (see ExclusionsFile) whose pairs
+	// are added to the task's own: its queries' excluded_ids fields and
+	// the ExclusionsFile of its directory.
+	Exclude string
 }
 
 // DefaultSplit is the BEIR split evaluated when Options.Split is empty.
@@ -385,6 +390,33 @@ func (s source) load(dir string, opts Options) (*ir.Task, error) {
 			return nil, err
 		}
 	}
+	ex, err := TakeExcluded(queries, s.show(f.queries))
+	if err != nil {
+		return nil, err
+	}
+	if rel, ok, err := s.find(ExclusionsFile); err != nil {
+		return nil, err
+	} else if ok {
+		err := s.read(t, rel, func(r io.Reader, name string) error {
+			more, err := ReadExclusions(r, name)
+			ex = append(ex, more...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if opts.Exclude != "" {
+		more, err := ReadExclusionsFile(opts.Exclude)
+		if err != nil {
+			return nil, err
+		}
+		ex = append(ex, more...)
+		t.Files = append(t.Files, opts.Exclude)
+	}
+	if err := Exclude(t, ex, func(id string) bool { return queryIDs[id] }); err != nil {
+		return nil, err
+	}
 	keepJudged(t, queries)
 	return t, nil
 }
@@ -445,12 +477,14 @@ func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 
 // keepJudged appends the queries with judgments to t.Queries, in file
 // order, and counts the others: both layouts evaluate only judged queries.
+// The exclusions of the others go with them.
 func keepJudged(t *ir.Task, queries []ir.Query) {
 	for _, q := range queries {
 		if _, judged := t.Qrels[q.ID]; judged {
 			t.Queries = append(t.Queries, q)
 		} else {
 			t.UnjudgedQueries++
+			delete(t.Excluded, q.ID)
 		}
 	}
 }

@@ -61,6 +61,10 @@ func TestMalformed(t *testing.T) {
 			`corpus/truncated.jsonl.gz:99: file ends in the middle of its data (unexpected EOF); it is probably truncated, download or decompress it again`},
 		{"corpus/two-objects.jsonl",
 			`corpus/two-objects.jsonl:1: malformed JSON at column 26: invalid character '{' after top-level value; each line must be one complete JSON object`},
+		{"exclusions/dup-pair.tsv",
+			`exclusions/dup-pair.tsv:3: document "d1" is excluded for query "q1" again (first on line 1); list each pair once`},
+		{"exclusions/three-fields.tsv",
+			`exclusions/three-fields.tsv:3: line has 3 fields, want 2: a query id and the id of a document it must not retrieve`},
 		{"qrels-jsonl/beir-names.jsonl",
 			`qrels-jsonl/beir-names.jsonl:1: missing "q_id" field (the line has "query-id": R2MED's qrels.jsonl names its fields "q_id", "p_id" and "score")`},
 		{"qrels-jsonl/dup-pair.jsonl",
@@ -97,6 +101,10 @@ func TestMalformed(t *testing.T) {
 			`qrels-tsv/word-score.tsv:2: score "x" is not an integer grade`},
 		{"queries/dup-id.jsonl",
 			`queries/dup-id.jsonl:2: query id "0" already appeared on line 1; ids must be unique, remove or rename one of the two`},
+		{"queries/excluded-empty-id.jsonl",
+			`queries/excluded-empty-id.jsonl:1: element 2 of excluded_ids is empty; give every record a non-empty id`},
+		{"queries/excluded-string.jsonl",
+			`queries/excluded-string.jsonl:1: "excluded_ids" is a string, want a list of document ids`},
 		{"queries/latin1-text.jsonl",
 			`queries/latin1-text.jsonl:1: invalid UTF-8 (byte 0xef) at byte offset 23 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"queries/lone-surrogate.jsonl",
@@ -123,6 +131,10 @@ func TestMalformed(t *testing.T) {
 			`tasks/empty-qrels/qrels.jsonl: no judgments; a task needs at least one to be evaluated`},
 		{"tasks/no-query-file",
 			`tasks/no-query-file has no query file (query.jsonl or queries.jsonl); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
+		{"tasks/excluded-judged",
+			`tasks/excluded-judged/query.jsonl (query "q2"): query "q2" excludes document "d2", which its judgments grade 1; a document cannot be both excluded and judged (BRIGHT's run.py asserts the same), so remove the judgment or the exclusion`},
+		{"tasks/excluded-unknown-query",
+			`tasks/excluded-unknown-query/excluded_ids.tsv:2: query "q7" is not one of the task's queries; the exclusions must come from the same task as the queries`},
 		{"tasks/r2med-no-qrels",
 			`tasks/r2med-no-qrels (R2MED layout) is missing corpus.jsonl and qrels.jsonl (or qrels.txt); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
 		{"tasks/r2med-two-qrels",
@@ -175,6 +187,8 @@ func readMalformed(t *testing.T, p string) error {
 		_, err = ReadQrelsJSONL(rc, p)
 	case "qrels-tsv":
 		_, err = ReadBEIRQrels(rc, p)
+	case "exclusions":
+		_, err = ReadExclusions(rc, p)
 	default:
 		t.Fatalf("no reader for folder %s", kind)
 	}

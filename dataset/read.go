@@ -68,6 +68,19 @@ func (lr *lineReader) next() ([]byte, bool) {
 }
 
 // err reports why reading stopped early, or nil at a clean end of file.
+// nextFields splits the next non-blank line, which must be UTF-8, into its
+// white-space separated fields, reusing f.
+func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
+	line, ok := lr.next()
+	if !ok {
+		return f, false, nil
+	}
+	if err := errtext.CheckUTF8(line, "line"); err != nil {
+		return f, false, lr.errorf("%v", err)
+	}
+	return fileio.Fields(f, string(line)), true, nil
+}
+
 func (lr *lineReader) err() error {
 	err := lr.sc.Err()
 	switch {
@@ -262,7 +275,9 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 
 // ReadQueries reads a query file (R2MED query.jsonl or BEIR queries.jsonl)
 // in file order. Every field besides the id and "text" is kept verbatim in
-// Query.Extra (nil when there are none).
+// Query.Extra (nil when there are none); an excluded_ids field must be a
+// list of document ids (ExcludedIDs), which Load moves into the task's
+// exclusions.
 func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error) {
 	k, err := layoutKeys(layout)
 	if err != nil {
@@ -286,6 +301,9 @@ func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error)
 		}
 		text, err := stringField(m, "text", true)
 		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		if _, err := ExcludedIDs(m); err != nil {
 			return nil, lr.errorf("%v", err)
 		}
 		if prev, dup := seen[id]; dup {
@@ -374,14 +392,13 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 	var f []string
 	header := true
 	for {
-		line, ok := lr.next()
-		if !ok {
+		var ok bool
+		var err error
+		if f, ok, err = lr.nextFields(f); err != nil {
+			return nil, err
+		} else if !ok {
 			break
 		}
-		if err := errtext.CheckUTF8(line, "line"); err != nil {
-			return nil, lr.errorf("%v", err)
-		}
-		f = fileio.Fields(f, string(line))
 		if header {
 			header = false
 			if len(f) != 3 {

@@ -23,8 +23,10 @@ import (
 // cut and batched, how many requests run at once, and how failed requests
 // are retried. The zero value works.
 type HTTPOptions struct {
-	// BatchSize bounds the texts in one request; 0 means 64 (R2MED's
-	// batch for its openai and voyage runs).
+	// BatchSize bounds the texts in one request. 0 adapts it: 64 (R2MED's
+	// batch for its openai and voyage runs) at first, doubled while the
+	// servers' throughput rises, up to 512 (see adapter). Batches do not
+	// change vectors.
 	BatchSize int
 	// MaxTokens bounds the estimated tokens of all texts in one request
 	// (OpenAI refuses requests over 300k tokens, Voyage over 120k for
@@ -33,8 +35,10 @@ type HTTPOptions struct {
 	// Tokens estimates the tokens of a text for MaxTokens; nil means
 	// EstimateTokens.
 	Tokens func(string) int
-	// Concurrency bounds the requests in flight to each server; 0 means
-	// 4. With a fleet of N servers (several base URLs), up to N times as
+	// Concurrency bounds the requests in flight to each server. 0 adapts
+	// it per server: 4 at first, raised while that server's throughput
+	// rises, halved when it rate-limits or fails (429, 503, timeouts).
+	// With a fleet of N servers (several base URLs), up to N times as
 	// many run at once.
 	Concurrency int
 	// Fleet tunes how a fleet of servers takes failing ones out and back
@@ -121,12 +125,7 @@ func (o HTTPOptions) client(bases []string, secrets ...string) (*httpx.Client, e
 	}, nil
 }
 
-func (o HTTPOptions) concurrency() int {
-	if o.Concurrency == 0 {
-		return 4
-	}
-	return o.Concurrency
-}
+func (o HTTPOptions) concurrency() int { return cmp.Or(o.Concurrency, startConcurrency) }
 
 // prepare returns the texts as they will be sent: cut, then quoted.
 func (o HTTPOptions) prepare(texts []string) []string {
@@ -208,49 +207,72 @@ type span struct{ lo, hi int }
 // at most budget estimated tokens; a text over the budget goes alone.
 func spans(texts []string, size, budget int, tokens func(string) int) []span {
 	var out []span
-	lo, sum := 0, 0
-	for i, s := range texts {
-		t := tokens(s)
-		if i > lo && (i-lo >= size || sum+t > budget) {
-			out = append(out, span{lo, i})
-			lo, sum = i, 0
-		}
-		sum += t
-	}
-	if lo < len(texts) {
-		out = append(out, span{lo, len(texts)})
+	for lo := 0; lo < len(texts); {
+		hi := cut(texts, lo, size, budget, tokens)
+		out = append(out, span{lo, hi})
+		lo = hi
 	}
 	return out
 }
 
+// cut is the end of the batch that starts at texts[lo]: at most size
+// texts and budget estimated tokens, at least one text.
+func cut(texts []string, lo, size, budget int, tokens func(string) int) int {
+	sum := 0
+	for i := lo; i < len(texts); i++ {
+		t := tokens(texts[i])
+		if i > lo && (i-lo >= size || sum+t > budget) {
+			return i
+		}
+		sum += t
+	}
+	return len(texts)
+}
+
 // batcher runs one backend's requests: it prepares and batches texts,
 // sends batches concurrently, checks every answer and puts vectors back
-// in input order, with each text's share of its request's usage.
+// in input order, with each text's share of its request's usage. Its
+// adapter decides the batch size and the requests in flight, across
+// calls (concurrent calls share them).
 type batcher struct {
 	name  string // "openai text-embedding-3-large", for messages
 	opts  HTTPOptions
 	fixed int          // the dimension asked for, 0 if the server chooses
 	dim   atomic.Int64 // the dimension seen first, kept across calls
-	limit int          // requests in flight: per server × servers
+	adapt *adapter
 }
 
-func newBatcher(name string, o HTTPOptions, dim, servers int) *batcher {
-	if o.BatchSize == 0 {
-		o.BatchSize = 64
-	}
+// newBatcher makes the batcher of a backend on fleet; batchCap bounds an
+// adaptive batch (a server's own limit, TEI's 32), 0 for the default.
+func newBatcher(name string, o HTTPOptions, dim int, fleet *httpx.Fleet, batchCap int) *batcher {
 	if o.MaxTokens == 0 {
 		o.MaxTokens = 100_000
 	}
 	if o.Tokens == nil {
 		o.Tokens = EstimateTokens
 	}
-	return &batcher{name: name, opts: o, fixed: dim, limit: o.concurrency() * max(servers, 1)}
+	maxBatch := maxAdaptBatch
+	if batchCap > 0 {
+		maxBatch = batchCap
+	}
+	batch := cmp.Or(o.BatchSize, min(startBatch, maxBatch))
+	conc := cmp.Or(o.Concurrency, startConcurrency)
+	return &batcher{name: name, opts: o, fixed: dim,
+		adapt: newAdapter(fleet, batch, maxBatch, conc, o.BatchSize > 0, o.Concurrency > 0)}
+}
+
+// sent is one request's answer: a vector per text, the prompt tokens the
+// server counted (-1 when it says nothing) and the server that answered
+// (its index in the fleet).
+type sent struct {
+	vecs   [][]float32
+	tokens int
+	server int
 }
 
 // send embeds one batch; it returns exactly one vector per text or an
-// error, and the prompt tokens the server counted (-1 when it says
-// nothing).
-type send func(ctx context.Context, texts []string) ([][]float32, int, error)
+// error.
+type send func(ctx context.Context, texts []string) (sent, error)
 
 func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float32, []usage.Usage, error) {
 	out := make([][]float32, len(texts))
@@ -259,29 +281,41 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 		return out, use, nil
 	}
 	prepared := b.opts.prepare(texts)
-	batches := spans(prepared, b.opts.BatchSize, b.opts.MaxTokens, b.opts.Tokens)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.limit)
 	var mu sync.Mutex
 	done := 0
-	for _, sp := range batches {
-		if gctx.Err() != nil {
-			break // a batch failed: start no more
+	for lo := 0; lo < len(prepared); {
+		// A slot first, then the batch: its size is the adapter's when
+		// it goes out.
+		if err := b.adapt.acquire(gctx); err != nil {
+			break // a batch failed, or the caller gave up: start no more
 		}
+		sp := span{lo, cut(prepared, lo, b.adapt.batchSize(), b.opts.MaxTokens, b.opts.Tokens)}
+		lo = sp.hi
 		g.Go(func() error {
+			batch := prepared[sp.lo:sp.hi]
 			if err := gctx.Err(); err != nil {
+				b.adapt.release(-1, 0, 0, false)
 				return err
 			}
 			start := time.Now()
-			vecs, tokens, err := f(gctx, prepared[sp.lo:sp.hi])
+			res, err := f(gctx, batch)
 			if err == nil {
-				err = b.check(vecs, sp.hi-sp.lo)
+				err = b.check(res.vecs, len(batch))
 			}
+			tokens := res.tokens
+			if tokens < 0 { // the server counts none: estimate
+				tokens = 0
+				for _, s := range batch {
+					tokens += usage.EstimateTokens(s)
+				}
+			}
+			b.adapt.release(res.server, len(batch), tokens, err == nil)
 			if err != nil {
 				return fmt.Errorf("%s: texts %d-%d of %d: %w", b.name, sp.lo+1, sp.hi, len(texts), err)
 			}
-			copy(out[sp.lo:sp.hi], vecs)
-			apportion(use[sp.lo:sp.hi], prepared[sp.lo:sp.hi], tokens, time.Since(start).Seconds())
+			copy(out[sp.lo:sp.hi], res.vecs)
+			apportion(use[sp.lo:sp.hi], batch, res.tokens, time.Since(start).Seconds())
 			if b.opts.Progress != nil {
 				mu.Lock()
 				done += sp.hi - sp.lo
@@ -391,6 +425,10 @@ type RemoteOptions struct {
 	// fleet (httpx.ReadURLs reads them from flags and files).
 	BaseURLs   []string
 	Dimensions int
+	// Encoding is what OpenAI-compatible and Voyage servers are asked to
+	// write vectors as (auto: base64, floats where a server refuses it);
+	// TEI's /embed writes floats only.
+	Encoding Encoding
 	HTTPOptions
 }
 
@@ -400,12 +438,15 @@ type RemoteOptions struct {
 func NewHTTP(backend string, o RemoteOptions) (Embedder, error) {
 	switch backend {
 	case "openai":
-		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
+		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, Encoding: o.Encoding, HTTPOptions: o.HTTPOptions})
 	case "voyage":
-		return NewVoyage(VoyageOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, HTTPOptions: o.HTTPOptions})
+		return NewVoyage(VoyageOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, Encoding: o.Encoding, HTTPOptions: o.HTTPOptions})
 	case "tei":
 		if o.Dimensions != 0 {
 			return nil, errors.New("tei embeddings: TEI's /embed returns the model's own dimension; drop --dimensions")
+		}
+		if o.Encoding == EncodingBase64 {
+			return nil, errors.New("tei embeddings: TEI's /embed writes floats only; drop --encoding base64 (or serve through TEI's OpenAI route with --backend openai)")
 		}
 		return NewTEI(TEIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, HTTPOptions: o.HTTPOptions})
 	}

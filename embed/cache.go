@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,6 +113,15 @@ func Cached(e Embedder, store *cache.Store, id Identity) *Cache {
 	return &Cache{Embedder: e, Store: store, ID: id}
 }
 
+// InFlight is the wrapped Embedder's (see InFlighter), zero if it has
+// none.
+func (c *Cache) InFlight() (texts, batch int) {
+	if in, ok := c.Embedder.(InFlighter); ok {
+		return in.InFlight()
+	}
+	return 0, 0
+}
+
 // Counts reports the distinct texts answered from the cache (hits), sent
 // to the backend (misses), and among the misses those whose entry was
 // damaged, over the Cache's life.
@@ -187,30 +197,35 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 	if chunk <= 0 {
 		chunk = DefaultCacheChunk
 	}
-	for start := 0; start < len(missing); start += chunk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		idx := missing[start:min(start+chunk, len(missing))]
+	// Chunks of a remote backend overlap, so its servers never wait for
+	// the next one; each is written as it comes back.
+	fromCache := cachedDim != 0
+	var mu sync.Mutex
+	err := Chunks(ctx, c.Embedder, len(missing), chunk, func(ctx context.Context, lo, hi int) error {
+		idx := missing[lo:hi]
 		batch := make([]string, len(idx))
 		for j, i := range idx {
 			batch[j] = uniq[i]
 		}
 		got, use, err := embedMetered(ctx, c.Embedder, input, batch)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := Check(got, len(batch), c.ID.Dimensions); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.ID.Model, err)
+			return fmt.Errorf("%s: %w", c.ID.Model, err)
 		}
+		mu.Lock()
 		switch d := len(got[0]); {
 		case d == cachedDim || cachedDim == 0:
-		case start == 0:
-			return nil, fmt.Errorf("%s: the cache holds %d-dimensional vectors for this model but the backend now returns %d dimensions: the model behind the name has changed; drop the old ones with `r2med cache prune --model %s` (cache %s)", c.ID.Model, cachedDim, d, c.ID.Model, c.Store.Dir())
+		case fromCache:
+			mu.Unlock()
+			return fmt.Errorf("%s: the cache holds %d-dimensional vectors for this model but the backend now returns %d dimensions: the model behind the name has changed; drop the old ones with `r2med cache prune --model %s` (cache %s)", c.ID.Model, cachedDim, d, c.ID.Model, c.Store.Dir())
 		default:
-			return nil, fmt.Errorf("%s: the backend returned %d-dimensional vectors, then %d-dimensional ones", c.ID.Model, cachedDim, d)
+			mu.Unlock()
+			return fmt.Errorf("%s: the backend returned %d-dimensional vectors, then %d-dimensional ones", c.ID.Model, cachedDim, d)
 		}
 		cachedDim = len(got[0])
+		mu.Unlock()
 		c.misses.Add(int64(len(batch)))
 		for _, u := range use {
 			c.Meter.Add(CacheKind, c.ID.Model, u, false)
@@ -223,9 +238,11 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 				vs[j] = encodeEntry(got[j], use[j])
 			}
 			if err := c.Store.PutMany(c.bucket(), ks, vs); err != nil {
-				return nil, fmt.Errorf("embedding cache: %w", err)
+				return fmt.Errorf("embedding cache: %w", err)
 			}
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		for j, i := range idx {
 			vecs[i] = got[j]
 		}
@@ -233,6 +250,10 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 		if c.Progress != nil {
 			c.Progress(done, len(uniq))
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	out := make([][]float32, len(texts))

@@ -199,7 +199,7 @@ func TestOpenAIBatchesByCountInOrder(t *testing.T) {
 		t.Errorf("batch sizes %v, want 64, 64, 22", s)
 	}
 	r := f.requests()[0]
-	if r.path != "/v1/embeddings" || r.body["model"] != "m1" || r.body["encoding_format"] != "float" {
+	if r.path != "/v1/embeddings" || r.body["model"] != "m1" || r.body["encoding_format"] != "base64" {
 		t.Errorf("request %s %v", r.path, r.body)
 	}
 	if _, ok := r.body["dimensions"]; ok {
@@ -417,7 +417,7 @@ func TestOpenAIBadAnswers(t *testing.T) {
 
 func TestOpenAIBase64(t *testing.T) {
 	f := newEmbedServer(t, false, 7)
-	e := newOpenAIFake(t, f, func(o *OpenAIOptions) { o.Base64 = true })
+	e := newOpenAIFake(t, f, func(o *OpenAIOptions) { o.Encoding = EncodingBase64 })
 	in := someTexts(5)
 	got, err := e.Embed(context.Background(), Query, in)
 	if err != nil {
@@ -427,7 +427,7 @@ func TestOpenAIBase64(t *testing.T) {
 	if r := f.requests()[0]; r.body["encoding_format"] != "base64" {
 		t.Errorf("encoding_format %v", r.body["encoding_format"])
 	}
-	// A server that answers base64 unasked is read too.
+	// A server that answers base64 when asked for floats is read too.
 	f2 := newEmbedServer(t, false, 7)
 	f2.rewrite = func(_ int, d []map[string]any) []map[string]any {
 		for _, x := range d {
@@ -439,7 +439,7 @@ func TestOpenAIBase64(t *testing.T) {
 		}
 		return d
 	}
-	got, err = newOpenAIFake(t, f2, nil).Embed(context.Background(), Query, in)
+	got, err = newOpenAIFake(t, f2, func(o *OpenAIOptions) { o.Encoding = EncodingFloat }).Embed(context.Background(), Query, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -711,7 +711,9 @@ func TestConcurrencyBound(t *testing.T) {
 		inFlight--
 		mu.Unlock()
 	}
-	e := newOpenAIFake(t, f, func(o *OpenAIOptions) { o.BatchSize = 5; o.Concurrency = limit })
+	// A fixed encoding: in auto mode the server's first request runs
+	// alone, which this server's barrier would never let finish.
+	e := newOpenAIFake(t, f, func(o *OpenAIOptions) { o.BatchSize = 5; o.Concurrency = limit; o.Encoding = EncodingFloat })
 	in := someTexts(5 * batches)
 	got, err := e.Embed(context.Background(), Query, in)
 	if err != nil {
@@ -839,8 +841,8 @@ func TestVoyageInputTypePerSide(t *testing.T) {
 	if r.path != "/v1/embeddings" || r.auth != "Bearer pa-test-1234" || r.body["model"] != "voyage-3" || r.body["output_dimension"] != 4.0 {
 		t.Errorf("request %s %q %v", r.path, r.auth, r.body)
 	}
-	if _, ok := r.body["encoding_format"]; ok {
-		t.Errorf("encoding_format sent unasked: %v", r.body)
+	if r.body["encoding_format"] != "base64" {
+		t.Errorf("encoding_format %v, want base64 by default: %v", r.body["encoding_format"], r.body)
 	}
 	if _, err := e.Embed(context.Background(), Input(7), in); err == nil {
 		t.Error("an unknown input side was accepted")
@@ -852,7 +854,7 @@ func TestVoyageFromEnvironment(t *testing.T) {
 	clearEmbedEnv(t)
 	t.Setenv("VOYAGE_BASE_URL", f.url)
 	t.Setenv("VOYAGE_API_KEY", "pa-env-9876")
-	e, err := NewVoyage(VoyageOptions{Model: "voyage-3", Base64: true})
+	e, err := NewVoyage(VoyageOptions{Model: "voyage-3", Encoding: EncodingBase64})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,9 +41,10 @@ type OpenAIOptions struct {
 	// Dimensions, if positive, asks for shorter vectors (OpenAI's
 	// text-embedding-3 models, Matryoshka models on vLLM).
 	Dimensions int
-	// Base64 asks for base64-encoded float32 vectors, half the bytes of
-	// decimal JSON. Answers in either encoding are read either way.
-	Base64 bool
+	// Encoding is what the servers are asked to write vectors as; the
+	// zero value asks for base64 and falls back to floats per server
+	// (see Encoding).
+	Encoding Encoding
 	HTTPOptions
 }
 
@@ -50,8 +52,8 @@ type OpenAIOptions struct {
 // concurrent use, as are TEI and Voyage.
 type OpenAI struct {
 	remote
-	model, encoding string
-	dims            int
+	model string
+	dims  int
 }
 
 // NewOpenAI checks the options and returns the backend; it sends nothing.
@@ -63,15 +65,12 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 	if err := checkCommon("openai embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	r, err := newRemote("openai", o.Model, bases, "embeddings", key, o.Dimensions, o.HTTPOptions)
+	r, err := newRemote("openai", o.Model, bases, "embeddings", key, o.Dimensions, 0, o.HTTPOptions)
 	if err != nil {
 		return nil, fmt.Errorf("openai embeddings: %w", err)
 	}
-	e := &OpenAI{remote: r, model: o.Model, encoding: "float", dims: o.Dimensions}
-	if o.Base64 {
-		e.encoding = "base64"
-	}
-	return e, nil
+	r.enc = newEncodings(o.Encoding, len(bases))
+	return &OpenAI{remote: r, model: o.Model, dims: o.Dimensions}, nil
 }
 
 // Embed embeds texts in order. The input side is not sent: OpenAI's API
@@ -83,8 +82,8 @@ func (e *OpenAI) Embed(ctx context.Context, input Input, texts []string) ([][]fl
 
 // EmbedMetered is Embed with each text's share of the server's usage.
 func (e *OpenAI) EmbedMetered(ctx context.Context, _ Input, texts []string) ([][]float32, []usage.Usage, error) {
-	return e.embedList(ctx, texts, func(batch []string) any {
-		return openAIRequest{Model: e.model, Input: batch, EncodingFormat: e.encoding, Dimensions: e.dims}
+	return e.embedList(ctx, texts, func(batch []string, enc Encoding) any {
+		return openAIRequest{Model: e.model, Input: batch, EncodingFormat: string(enc), Dimensions: e.dims}
 	})
 }
 
@@ -103,17 +102,19 @@ type remote struct {
 	client *httpx.Client
 	batch  *batcher
 	desc   string
+	enc    *encodings // what each server is asked to write vectors as
 }
 
-func newRemote(backend, model string, bases []string, path, key string, dims int, o HTTPOptions, extra ...string) (remote, error) {
+func newRemote(backend, model string, bases []string, path, key string, dims, batchCap int, o HTTPOptions, extra ...string) (remote, error) {
 	c, err := o.client(bases, key)
 	if err != nil {
 		return remote{}, err
 	}
 	return remote{
 		path: path, header: httpx.Bearer(key), client: c,
-		batch: newBatcher(backend+" "+model, o, dims, len(bases)),
+		batch: newBatcher(backend+" "+model, o, dims, c.Fleet, batchCap),
 		desc:  describe(backend, model, dims, o, extra...),
+		enc:   newEncodings(EncodingFloat, len(bases)),
 	}, nil
 }
 
@@ -125,21 +126,63 @@ func (r *remote) String() string { return r.desc }
 // Fleet is the backend's servers, for their health and request counts.
 func (r *remote) Fleet() *httpx.Fleet { return r.client.Fleet }
 
-// post sends one request body and decodes the answer into out.
-func (r *remote) post(ctx context.Context, body, out any) error {
-	return r.client.Do(ctx, httpx.Request{Path: r.path, Header: r.header, Body: body}, out)
+// Stats are what the backend settled on (batch size, requests in flight,
+// encoding per server) and what it embedded, for manifests and progress.
+func (r *remote) Stats() AdaptStats { return r.batch.adapt.stats(r.enc) }
+
+// InFlight is how many texts the backend can have out at once now (its
+// batch size times its servers' requests in flight together) and the
+// largest batch it may send (see InFlighter).
+func (r *remote) InFlight() (texts, batch int) {
+	st := r.Stats()
+	n := 0
+	for _, s := range st.Servers {
+		n += s.Concurrency
+	}
+	return n * st.BatchSize, r.batch.adapt.largestBatch()
 }
 
 // embedList embeds texts batch by batch through an API that answers with
-// OpenAI's embedding list; req builds one batch's request body.
-func (r *remote) embedList(ctx context.Context, texts []string, req func(batch []string) any) ([][]float32, []usage.Usage, error) {
-	return r.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, int, error) {
+// OpenAI's embedding list; req builds one batch's request body for a
+// server asked for vectors in enc.
+func (r *remote) embedList(ctx context.Context, texts []string, req func(batch []string, enc Encoding) any) ([][]float32, []usage.Usage, error) {
+	return r.batch.embed(ctx, texts, func(ctx context.Context, batch []string) (sent, error) {
 		var ans listAnswer
-		if err := r.post(ctx, req(batch), &ans); err != nil {
-			return nil, 0, err
+		server := -1
+		var probes []int // servers this request probes (auto encoding)
+		hr := httpx.Request{Path: r.path, Header: r.header, Refused: r.enc.refused,
+			BodyFor: func(i int) (any, error) {
+				server = i
+				if slices.Contains(probes, i) { // a retry of this server's probe
+					return req(batch, r.enc.again(i)), nil
+				}
+				enc, probe, err := r.enc.ask(ctx, i)
+				if probe {
+					probes = append(probes, i)
+				}
+				return req(batch, enc), err
+			}}
+		err := r.client.Do(ctx, hr, &ans)
+		var v [][]float32
+		if err == nil {
+			v, err = ans.vectors(len(batch), r.client.Secrets)
 		}
-		v, err := ans.vectors(len(batch), r.client.Secrets)
-		return v, ans.tokens(), err
+		res := sent{server: server}
+		for _, i := range probes {
+			if err != nil || i != server {
+				r.enc.failed(i)
+			}
+		}
+		if err != nil {
+			var se *httpx.StatusError
+			if errors.As(err, &se) && r.enc.mode == EncodingBase64 && refusesEncoding(se) {
+				err = fmt.Errorf("%w; the server refuses base64 vectors: ask for floats (--encoding float or auto)", err)
+			}
+			return res, err
+		}
+		r.enc.answered(server, ans.encodingOf(), slices.Contains(probes, server))
+		res.vecs, res.tokens = v, ans.tokens()
+		return res, nil
 	})
 }
 

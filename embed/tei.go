@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -27,8 +28,10 @@ type TEIOptions struct {
 	Model string
 	// Unnormalized asks for raw pooled vectors; TEI normalizes by default.
 	Unnormalized bool
-	// HTTPOptions.BatchSize 0 means 32 here: TEI refuses larger requests
-	// unless started with a larger --max-client-batch-size.
+	// HTTPOptions.BatchSize 0 means 32 here, not adapted upwards: TEI
+	// refuses larger requests unless started with a larger
+	// --max-client-batch-size (then give that as the batch size).
+	// Concurrency adapts as for the other backends.
 	HTTPOptions
 }
 
@@ -48,14 +51,11 @@ func NewTEI(o TEIOptions) (*TEI, error) {
 	if err := checkCommon("tei embeddings", o.Model, 0, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	if o.BatchSize == 0 {
-		o.BatchSize = 32
-	}
 	var extra []string
 	if o.Unnormalized {
 		extra = append(extra, "unnormalized")
 	}
-	r, err := newRemote("tei", o.Model, bases, "embed", o.APIKey, 0, o.HTTPOptions, extra...)
+	r, err := newRemote("tei", o.Model, bases, "embed", o.APIKey, 0, teiMaxClientBatch, o.HTTPOptions, extra...)
 	if err != nil {
 		return nil, fmt.Errorf("tei embeddings: %w", err)
 	}
@@ -72,25 +72,31 @@ func (e *TEI) Embed(ctx context.Context, input Input, texts []string) ([][]float
 // EmbedMetered is Embed with each text's usage: TEI's /embed reports
 // none, so its tokens are estimated (usage.Estimator).
 func (e *TEI) EmbedMetered(ctx context.Context, _ Input, texts []string) ([][]float32, []usage.Usage, error) {
-	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, int, error) {
+	return e.batch.embed(ctx, texts, func(ctx context.Context, batch []string) (sent, error) {
 		var ans []json.RawMessage
-		if err := e.post(ctx, teiRequest{Inputs: batch, Truncate: true, Normalize: e.normalize}, &ans); err != nil {
-			return nil, 0, err
+		res := sent{tokens: -1}
+		body := teiRequest{Inputs: batch, Truncate: true, Normalize: e.normalize}
+		hr := httpx.Request{Path: e.path, Header: e.header, BodyFor: func(i int) (any, error) { res.server = i; return body, nil }}
+		if err := e.client.Do(ctx, hr, &ans); err != nil {
+			return res, err
 		}
 		if len(ans) != len(batch) {
-			return nil, 0, fmt.Errorf("asked for %d embeddings, got %d", len(batch), len(ans))
+			return res, fmt.Errorf("asked for %d embeddings, got %d", len(batch), len(ans))
 		}
-		out := make([][]float32, len(ans))
+		res.vecs = make([][]float32, len(ans))
 		for i, raw := range ans {
 			v, err := parseVector(raw)
 			if err != nil {
-				return nil, 0, fmt.Errorf("embedding %d: %w", i, err)
+				return res, fmt.Errorf("embedding %d: %w", i, err)
 			}
-			out[i] = v
+			res.vecs[i] = v
 		}
-		return out, -1, nil
+		return res, nil
 	})
 }
+
+// teiMaxClientBatch is TEI's default --max-client-batch-size.
+const teiMaxClientBatch = 32
 
 type teiRequest struct {
 	Inputs    []string `json:"inputs"`

@@ -25,8 +25,9 @@ type VoyageOptions struct {
 	Model string
 	// Dimensions, if positive, is sent as output_dimension.
 	Dimensions int
-	// Base64 asks for base64-encoded float32 vectors.
-	Base64 bool
+	// Encoding is what the API is asked to write vectors as; the zero
+	// value asks for base64 and falls back to floats (see Encoding).
+	Encoding Encoding
 	HTTPOptions
 }
 
@@ -34,9 +35,8 @@ type VoyageOptions struct {
 // "query" or "document", as R2MED's voyage runs did.
 type Voyage struct {
 	remote
-	model  string
-	dims   int
-	base64 bool
+	model string
+	dims  int
 }
 
 // NewVoyage checks the options and returns the backend; it sends nothing.
@@ -48,11 +48,12 @@ func NewVoyage(o VoyageOptions) (*Voyage, error) {
 	if err := checkCommon("voyage embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	r, err := newRemote("voyage", o.Model, bases, "embeddings", key, o.Dimensions, o.HTTPOptions)
+	r, err := newRemote("voyage", o.Model, bases, "embeddings", key, o.Dimensions, voyageMaxBatch, o.HTTPOptions)
 	if err != nil {
 		return nil, fmt.Errorf("voyage embeddings: %w", err)
 	}
-	return &Voyage{remote: r, model: o.Model, dims: o.Dimensions, base64: o.Base64}, nil
+	r.enc = newEncodings(o.Encoding, len(bases))
+	return &Voyage{remote: r, model: o.Model, dims: o.Dimensions}, nil
 }
 
 // Embed embeds texts in order, telling Voyage which side they are on.
@@ -66,9 +67,11 @@ func (e *Voyage) EmbedMetered(ctx context.Context, input Input, texts []string) 
 	if input != Query && input != Document {
 		return nil, nil, fmt.Errorf("voyage embeddings: unknown input side %v", input)
 	}
-	return e.embedList(ctx, texts, func(batch []string) any {
+	return e.embedList(ctx, texts, func(batch []string, enc Encoding) any {
+		// Voyage's floats are its default: encoding_format is sent only
+		// for base64.
 		req := voyageRequest{Input: batch, Model: e.model, InputType: input.String(), OutputDimension: e.dims}
-		if e.base64 {
+		if enc == EncodingBase64 {
 			req.EncodingFormat = "base64"
 		}
 		return req
@@ -82,3 +85,8 @@ type voyageRequest struct {
 	OutputDimension int      `json:"output_dimension,omitempty"`
 	EncodingFormat  string   `json:"encoding_format,omitempty"`
 }
+
+// voyageMaxBatch bounds an adapted batch, conservatively: Voyage's API
+// limits the texts per request, by model, and a refused request is not
+// retried smaller; a larger --batch-size is the user's to give.
+const voyageMaxBatch = 128

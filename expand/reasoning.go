@@ -22,7 +22,8 @@ import (
 // query, hy_doc the LLM's output), so one generation serves both modes.
 // R2MED publishes no such sets; BRIGHT's per-LLM reasoning queries (its
 // "<llm>_reason" configurations) fit the layout with hy_doc = BRIGHT's
-// rewritten query and text = the original one. The LLM label's rule
+// rewritten query and text = the original one, which is how
+// hubrepo.ReadReasoning reads them from BRIGHT's repository. The LLM label's rule
 // applies as for every method: a reasoning model's label (qwq-32b, …)
 // stores "<think>…</think>answer" and the answer after the thinking is
 // what is retrieved with (Generation.Answer); any other label retrieves

@@ -73,25 +73,50 @@ func (h *Highlighter) Snippet(text string, terms map[string]bool, n int) (segs [
 	return segs, matched, cut
 }
 
+// Head is Snippet's segments for a long text of which only the start is
+// read: text is its first bytes, whole says whether that is all of it.
+// Words never run across an ASCII space or line break, so the text up to
+// the first one at or after byte n tokenizes as the whole text does up to
+// there: only that window is analyzed. It returns the segments covering
+// the first n bytes, whether the text goes on past them, and false when
+// text holds no such break past n and is not whole (read more of it).
+// Which of the query's terms the whole text holds, Head does not say
+// (the index's postings do: bm25.Index.Holds).
+func (h *Highlighter) Head(text string, whole bool, terms map[string]bool, n int) (segs []Segment, cut, ok bool) {
+	if !whole {
+		if n >= len(text) {
+			return nil, false, false
+		}
+		i := strings.IndexAny(text[n:], " \t\n\r")
+		if i < 0 {
+			return nil, false, false
+		}
+		text = text[:n+i]
+	}
+	segs, _ = h.scan(text, terms, n, false)
+	segs, cut = Cut(segs, n)
+	return segs, cut || !whole, true
+}
+
+// TermList is the index terms of text, each once, in the order they
+// first occur.
+func (h *Highlighter) TermList(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range h.an.Analyze(nil, text) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // scan splits text into pieces up to about limit bytes (whole tokens;
 // Cut trims them) and, when wantTerms, lists the matched terms of all of
 // text.
 func (h *Highlighter) scan(text string, terms map[string]bool, limit int, wantTerms bool) ([]Segment, []string) {
-	type piece struct {
-		start, end int
-		match      bool
-	}
-	var ps []piece
-	add := func(start, end int, m bool) {
-		if start == end {
-			return
-		}
-		if n := len(ps); n > 0 && ps[n-1].match == m {
-			ps[n-1].end = end
-			return
-		}
-		ps = append(ps, piece{start, end, m})
-	}
+	var b pieces
 	var matched []string
 	var seen map[string]bool
 	pos := 0
@@ -115,26 +140,118 @@ func (h *Highlighter) scan(text string, terms map[string]bool, limit int, wantTe
 			seen[t] = true
 			matched = append(matched, t)
 		}
-		if pos <= limit {
-			add(pos, start, false)
-			add(start, start+len(tok), match)
-		}
-		pos = start + len(tok)
+		pos = b.token(start, start+len(tok), match, limit)
 	}
-	if pos <= limit {
-		add(pos, len(text), false)
+	return b.segments(text, limit), matched
+}
+
+// pieces builds a text's segments from its tokens, in order: the plain
+// text between them, each token marked or not, neighbours of one kind
+// joined; tokens past limit are not needed.
+type pieces struct {
+	ps  []piece
+	pos int
+}
+
+type piece struct {
+	start, end int
+	match      bool
+}
+
+func (b *pieces) add(start, end int, m bool) {
+	if start == end {
+		return
 	}
-	segs := make([]Segment, len(ps))
-	for i, p := range ps {
+	if n := len(b.ps); n > 0 && b.ps[n-1].match == m {
+		b.ps[n-1].end = end
+		return
+	}
+	b.ps = append(b.ps, piece{start, end, m})
+}
+
+// token adds the text up to a token and the token, unless the pieces
+// already reach past limit, and returns where the token ends.
+func (b *pieces) token(start, end int, match bool, limit int) int {
+	if b.pos <= limit {
+		b.add(b.pos, start, false)
+		b.add(start, end, match)
+	}
+	b.pos = end
+	return end
+}
+
+// segments ends the pieces with the text after the last token (when they
+// do not reach past limit) and returns them as slices of text.
+func (b *pieces) segments(text string, limit int) []Segment {
+	if b.pos <= limit {
+		b.add(b.pos, len(text), false)
+	}
+	segs := make([]Segment, len(b.ps))
+	for i, p := range b.ps {
 		segs[i] = Segment{Text: text[p.start:p.end], Match: p.match}
 	}
-	return segs, matched
+	return segs
+}
+
+// Token is one token of a text: its byte range, and the index term it
+// becomes (Keep false when the analyzer drops it).
+type Token struct {
+	Start, End int
+	Term       string
+	Keep       bool
+}
+
+// Tokens lists text's tokens with their index terms, as Segments sees
+// them: what an index stores of a document's start so that a snippet of
+// it needs no analysis (Marked).
+func (h *Highlighter) Tokens(text string) []Token {
+	var out []Token
+	pos := 0
+	for _, tok := range h.tok.Tokenize(nil, text) {
+		i := strings.Index(text[pos:], tok)
+		if i < 0 {
+			continue
+		}
+		start := pos + i
+		t, ok := h.term(tok)
+		out = append(out, Token{Start: start, End: start + len(tok), Term: t, Keep: ok})
+		pos = start + len(tok)
+	}
+	return out
+}
+
+// Span is a token's byte range in a text and whether it matches.
+type Span struct {
+	Start, End int
+	Match      bool
+}
+
+// Marked is the segments covering the first n bytes of a text, and
+// whether the text goes on, made from its tokens' spans without
+// analyzing it: with the spans of its Tokens marked by the query's terms,
+// exactly what Snippet gives. head is the text's start — more than n
+// bytes of it (the cut must see the character at n), or all of it — size
+// the whole text's length, and spans its tokens in order, every one
+// starting before n lying in head.
+func Marked(head string, size int, spans []Span, n int) ([]Segment, bool) {
+	b := pieces{ps: make([]piece, 0, 16)}
+	for _, sp := range spans {
+		if b.pos > n {
+			break
+		}
+		b.token(sp.Start, sp.End, sp.Match, n)
+	}
+	segs := b.segments(head, n)
+	segs, _ = cutInto(segs[:0], segs, n)
+	return segs, size > n
 }
 
 // Cut returns the segments covering the first n bytes of their text (cut
 // at a character boundary) and whether anything was left out.
-func Cut(segs []Segment, n int) ([]Segment, bool) {
-	var out []Segment
+func Cut(segs []Segment, n int) ([]Segment, bool) { return cutInto(nil, segs, n) }
+
+// cutInto is Cut appending to out (segs[:0] cuts in place).
+func cutInto(out, segs []Segment, n int) ([]Segment, bool) {
 	for _, s := range segs {
 		if len(s.Text) <= n {
 			out = append(out, s)

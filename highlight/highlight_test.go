@@ -1,6 +1,7 @@
 package highlight
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,4 +99,58 @@ func (upper) Analyze(dst []string, text string) []string {
 		dst = append(dst, strings.ToUpper(f))
 	}
 	return dst
+}
+
+// TestHeadMatchesSnippet: the segments Head makes from a text's start,
+// and Marked from its stored tokens, are the ones Snippet makes from the
+// whole text, for texts of every kind
+// the tokenizer treats specially (numbers with separators, apostrophes,
+// emoji, CJK, combining marks, long runs without spaces), at every cut
+// and with every amount read past it.
+func TestHeadMatchesSnippet(t *testing.T) {
+	h := New(analysis.LuceneEnglish())
+	words := []string{"infarction", "patients'", "3.5", "1,000", "mg/dL", "café", "e\u0301te\u0301", "👩‍⚕️", "🇫🇷", "日本語", "don't", "U.S.A.", "x-ray", "(IL-6)", "and", "\t", "\n", "\r\n", "—", "thrombo" + strings.Repeat("x", 300) + "sis"}
+	terms := h.Terms("infarction patients cafe x-ray il 6 1,000 dL usa don't")
+	rng := uint64(7)
+	next := func(n int) int {
+		rng = rng*6364136223846793005 + 1442695040888963407
+		return int(rng>>33) % n
+	}
+	for range 300 {
+		var b strings.Builder
+		for range 1 + next(60) {
+			b.WriteString(words[next(len(words))])
+			if next(4) > 0 {
+				b.WriteString(" ")
+			}
+		}
+		text := b.String()
+		for _, n := range []int{1, 7, 40, 120, 300, len(text)} {
+			want, _, wantCut := h.Snippet(text, terms, n)
+			for _, extra := range []int{0, 1, 9, 64, 256, len(text)} {
+				head := text[:min(len(text), n+extra)]
+				got, cut, ok := h.Head(head, len(head) == len(text), terms, n)
+				if !ok {
+					if len(head) == len(text) {
+						t.Fatalf("Head refused the whole text %q", text)
+					}
+					continue // not enough read: the caller reads more
+				}
+				if !slices.Equal(got, want) || cut != wantCut {
+					t.Fatalf("text %q, n %d, %d bytes read:\nHead    %+v %v\nSnippet %+v %v", text, n, len(head), got, cut, want, wantCut)
+				}
+				// What an index stores of the text's start (Tokens) marks
+				// the same segments without analysis.
+				if ok && len(head) > n || len(head) == len(text) {
+					var spans []Span
+					for _, tk := range h.Tokens(head) {
+						spans = append(spans, Span{tk.Start, tk.End, tk.Keep && terms[tk.Term]})
+					}
+					if got, cut := Marked(head, len(text), spans, n); !slices.Equal(got, want) || cut != wantCut {
+						t.Fatalf("text %q, n %d, %d bytes read:\nMarked  %+v %v\nSnippet %+v %v", text, n, len(head), got, cut, want, wantCut)
+					}
+				}
+			}
+		}
+	}
 }

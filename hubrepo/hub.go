@@ -40,6 +40,10 @@ const (
 	// grade 1), and candidate configs (query-id, corpus-ids; see
 	// LoadCandidates), every config with one split per task.
 	Nano Shape = "nano"
+	// Bright is BRIGHT's repository, xlangai/BRIGHT: configs documents,
+	// long_documents and examples (and <llm>_reason), every config with
+	// one split per task; see bright.go.
+	Bright Shape = "bright"
 )
 
 // Spec says what Load reads from a repository.
@@ -60,6 +64,12 @@ type Spec struct {
 	// CorpusConfig, QueriesConfig and QrelsConfig override the shape's
 	// config names, for repositories laid out alike but named otherwise.
 	CorpusConfig, QueriesConfig, QrelsConfig string
+	// Long reads a BRIGHT task in its long-document setting: the
+	// long_documents config, judged by gold_ids_long.
+	Long bool
+	// Exclude is Options.Exclude: an exclusions file whose pairs are added
+	// to those the queries' excluded_ids fields give.
+	Exclude string
 }
 
 // hubShape is what differs between the repository kinds.
@@ -186,6 +196,12 @@ func (s repo) loadHub(dir, defaultName string, spec Spec) (*ir.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if shape == Bright {
+		return s.loadBright(hc, dir, defaultName, spec)
+	}
+	if spec.Long {
+		return nil, fmt.Errorf("%s: the long-document setting is BRIGHT's, and this is a %s repository", hc.where(), shape)
+	}
 	sh := hubShapes[shape]
 	if spec.CorpusConfig != "" {
 		sh.corpus = spec.CorpusConfig
@@ -281,17 +297,32 @@ func (s repo) loadHub(dir, defaultName string, spec Spec) (*ir.Task, error) {
 	for id := range emptyQueries {
 		delete(t.Qrels, id)
 	}
+	known := make(map[string]int, len(docs)+len(emptyDocs))
+	for id := range docs {
+		known[id] = 0
+	}
+	for id := range emptyDocs {
+		known[id] = 0
+	}
 	if !spec.AllowMissingDocs {
-		known := make(map[string]int, len(docs)+len(emptyDocs))
-		for id := range docs {
-			known[id] = 0
-		}
-		for id := range emptyDocs {
-			known[id] = 0
-		}
 		if err := dataset.CheckKnown(t.Qrels, nil, known, qrelsName, corpusName); err != nil {
 			return nil, err
 		}
+	}
+	excluded, err := dataset.TakeExcluded(queries, s.showFiles(queryFiles))
+	if err != nil {
+		return nil, err
+	}
+	if spec.Exclude != "" {
+		more, err := dataset.ReadExclusionsFile(spec.Exclude)
+		if err != nil {
+			return nil, err
+		}
+		excluded = append(excluded, more...)
+		t.Files = append(t.Files, spec.Exclude)
+	}
+	if err := dataset.Exclude(t, excluded, func(id string) bool { return queryIDs[id] }); err != nil {
+		return nil, err
 	}
 	dataset.KeepJudged(t, queries)
 	if len(t.Queries) == 0 {
@@ -303,8 +334,8 @@ func (s repo) loadHub(dir, defaultName string, spec Spec) (*ir.Task, error) {
 // shape resolves an empty Shape from the config names.
 func (h *Configs) shape(want Shape) (Shape, error) {
 	if want != "" {
-		if _, ok := hubShapes[want]; !ok {
-			return "", fmt.Errorf("unknown repository kind %q (want %q or %q)", want, R2MED, Nano)
+		if _, ok := hubShapes[want]; !ok && want != Bright {
+			return "", fmt.Errorf("unknown repository kind %q (want %q, %q or %q)", want, R2MED, Nano, Bright)
 		}
 		return want, nil
 	}
@@ -312,12 +343,14 @@ func (h *Configs) shape(want Shape) (Shape, error) {
 		return slices.ContainsFunc(h.Configs, func(c Config) bool { return c.Name == name })
 	}
 	switch {
+	case has(brightExamples) && has(brightDocs):
+		return Bright, nil
 	case has("queries") && !has("query"):
 		return Nano, nil
 	case has("query") && !has("queries"):
 		return R2MED, nil
 	}
-	return "", fmt.Errorf("%s: cannot tell the repository kind from its configs (a Nano set has a \"queries\" config, an R2MED repository a \"query\" config); %s", h.where(), h.listConfigs())
+	return "", fmt.Errorf("%s: cannot tell the repository kind from its configs (a Nano set has a \"queries\" config, an R2MED repository a \"query\" config, BRIGHT \"examples\" and \"documents\"); %s", h.where(), h.listConfigs())
 }
 
 // nanoSplit checks the requested split, or picks the only one.
@@ -471,6 +504,9 @@ func (s repo) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Quer
 			}
 			text, err := dataset.Text(m, "text", true)
 			if err != nil {
+				return at.Errorf("%v", err)
+			}
+			if _, err := dataset.ExcludedIDs(m); err != nil {
 				return at.Errorf("%v", err)
 			}
 			if prev, dup := seen[id]; dup {

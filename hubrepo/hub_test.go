@@ -61,7 +61,7 @@ func TestLoadHubR2MED(t *testing.T) {
 	}{
 		{Spec{Split: "dev"}, `testdata/r2med-mini/README.md: split "dev" given, but an R2MED task has only test queries; use the split "test" or none`},
 		{Spec{Shape: Nano}, `testdata/r2med-mini/README.md has no config "queries"; its configs (declared): qrels, corpus, query, hyde, query2doc`},
-		{Spec{Shape: "beir"}, `unknown repository kind "beir" (want "r2med" or "nano")`},
+		{Spec{Shape: "beir"}, `unknown repository kind "beir" (want "r2med", "nano" or "bright")`},
 		{Spec{QrelsConfig: "hyde"}, `testdata/r2med-mini/README.md: config "hyde" has no split "hyde"; its splits: o3_mini, qwen_7b`},
 	} {
 		if _, err := Load(r2medMini, c.spec); err == nil || err.Error() != c.want {
@@ -353,7 +353,7 @@ func TestLoadHubMalformed(t *testing.T) {
 		{"r2med no qrels file", r2med(map[string]string{"qrels.jsonl": ""}),
 			`. has no config "qrels"; its configs (inferred from file names): corpus, query`},
 		{"no kind", hubFS(map[string]string{"corpus.jsonl": `{"id": "d1", "text": "a"}`}),
-			`.: cannot tell the repository kind from its configs (a Nano set has a "queries" config, an R2MED repository a "query" config); its configs (inferred from file names): corpus`},
+			`.: cannot tell the repository kind from its configs (a Nano set has a "queries" config, an R2MED repository a "query" config, BRIGHT "examples" and "documents"); its configs (inferred from file names): corpus`},
 		{"corpus dup across shards", hubFS(map[string]string{
 			"README.md":      "---\nconfigs:\n- config_name: corpus\n  data_files: [{split: corpus, path: corpus-*.jsonl}]\n- config_name: query\n  data_files: [{split: query, path: query.jsonl}]\n- config_name: qrels\n  data_files: [{split: qrels, path: qrels.jsonl}]\n---\n",
 			"corpus-0.jsonl": `{"id": "d1", "text": "a"}` + "\n" + `{"id": "d2", "text": "b"}`,

@@ -37,7 +37,15 @@
 // tie order of Lucene's BM25 and of dense search), "bm25.*" (the term
 // dictionary: terms by id with offsets and an open-addressing hash table of
 // FNV-1a hashes; then bm25.Arrays' arrays) and "dense.*" (float32 rows;
-// int8 codes with their per-dimension maps; packed sign bits).
+// int8 codes with their per-dimension maps; packed sign bits). With BM25
+// postings, what snippets need is stored too, so that showing a hit
+// analyzes nothing: "docs.heads"/"docs.heads.off"/"docs.heads.len" (the
+// tokens of each document's first HeadBytes bytes, up to a break: per
+// token its byte range, 16 bits each, and term id; per document the
+// offset of its first token and the bytes covered, -1 for none) and
+// "docs.terms"/"docs.terms.off" (each document's term ids, ascending:
+// the postings transposed). Files without them (written before they
+// were stored) are read as before; snippets then analyze the text.
 //
 // # Checks
 //
@@ -45,11 +53,26 @@
 // shorter or longer than its header says, has a corrupt header, or has a
 // small section whose checksum does not match; those checks read the
 // header, the metadata and the arrays sized by terms or documents, which
-// costs milliseconds. The bulk sections — postings, texts, vectors — are
-// checked on first use, before any of their bytes are handed out: the
+// costs milliseconds. The bulk sections — postings, texts, vectors,
+// stored heads and document terms — are checked on first use, before any of their bytes are handed out: the
 // first BM25, Doc or Dense call reads its sections once and fails if a
-// checksum does not match. Verify checks everything at once, and the
-// postings' structure besides (what `r2med index info --verify` runs). The
+// checksum does not match. What a number in a section points at is
+// checked before it is used: the first BM25 call checks every posting
+// lies in the corpus and in order, and the statistics scores use
+// (bm25.FromArrays); Open checks the tie ranks are the documents' places
+// in id order; the stored heads and document terms are checked when
+// first read. Verify checks everything at once, and that the document
+// terms are the postings transposed (what `r2med index info --verify`
+// runs).
+//
+// # Files replaced while open
+//
+// A mapped file overwritten or truncated in place changes under the
+// mapping. Changed tells it (by fstat: size, modification and change
+// time) from one renamed over the path (Replaced), which leaves the
+// mapping whole; Guard turns the fault of reading past a new, shorter
+// end into an error. Roll out a new index by writing it elsewhere and
+// renaming it over the old one. The
 // analyzer is checked by name and by behaviour: the file records the
 // digest of the terms its analyzer made of a fixed probe text, and
 // Analyzer refuses an index whose analyzer this build would run

@@ -44,12 +44,17 @@ const (
 	secI8Lo       = "dense.i8.lo"
 	secI8Step     = "dense.i8.step"
 	secBin        = "dense.bin"
+	secHeadOff    = "docs.heads.off"
+	secHeads      = "docs.heads"
+	secHeadLen    = "docs.heads.len"
+	secDocTermOff = "docs.terms.off"
+	secDocTerms   = "docs.terms"
 	headerCRCSize = 4
 )
 
 // bulk lists the sections checked on first use rather than at Open: the
 // ones whose size grows with the corpus's text, postings or vectors.
-var bulk = map[string]bool{secText: true, secPostDoc: true, secPostVal: true, secF32: true, secI8: true, secBin: true}
+var bulk = map[string]bool{secText: true, secPostDoc: true, secPostVal: true, secF32: true, secI8: true, secBin: true, secHeads: true, secDocTerms: true}
 
 // section is one entry of the section table.
 type section struct {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/r2med/r2med/analysis"
@@ -44,8 +45,28 @@ type Index struct {
 
 	checks map[string]*check
 
+	// id is the file's identity when opened; changed is set once Changed
+	// has seen it differ.
+	id      fileID
+	changed atomic.Bool
+
 	lookupOnce sync.Once
 	byID       map[string]int32
+
+	docTermsOnce sync.Once
+	docTermOff   []uint64
+	docTerms     []int32
+	docTermsErr  error
+
+	recent recentQueries
+
+	headsOnce sync.Once
+	heads     *heads
+	headsErr  error
+
+	anOnce sync.Once
+	an     analysis.Analyzer
+	anErr  error
 
 	bm25Once sync.Once
 	bm25     *bm25.Index
@@ -84,7 +105,7 @@ func OpenWith(path string, o Options) (_ *Index, err error) {
 		return nil, fmt.Errorf("index %s: is a directory, want an index file (made by `r2med index build --out FILE`)", path)
 	}
 	size := st.Size()
-	ix := &Index{path: path, file: f}
+	ix := &Index{path: path, file: f, id: idOf(st)}
 	defer func() {
 		if err != nil {
 			ix.Close()
@@ -116,6 +137,9 @@ func OpenWith(path string, o Options) (_ *Index, err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", path, err)
+	}
+	if ix.unmap != nil {
+		addMapping(ix)
 	}
 	ix.byName = make(map[string]section, len(ix.secs))
 	ix.checks = map[string]*check{}
@@ -172,6 +196,14 @@ func (ix *Index) checkSection(s section) error {
 
 // checked checks the named bulk sections once each, in parallel.
 func (ix *Index) checked(names ...string) error {
+	if len(names) == 1 { // what every document read asks: no goroutine
+		c := ix.checks[names[0]]
+		if c == nil {
+			return nil
+		}
+		c.once.Do(func() { c.err = ix.checkSection(ix.byName[names[0]]) })
+		return c.err
+	}
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
@@ -268,6 +300,24 @@ func (ix *Index) load() error {
 	if ix.rank, err = numbers[int32](ix, secRank, int64(n)); err != nil {
 		return err
 	}
+	// The ranks order ties in BM25 and dense search: each document's
+	// position in byte order of ids, or ties (and, out of range, scores)
+	// would go to the wrong documents.
+	byRank := make([]int32, n)
+	for i := range byRank {
+		byRank[i] = -1
+	}
+	for d, r := range ix.rank {
+		if r < 0 || int(r) >= n || byRank[r] >= 0 {
+			return ix.bad("section %s: document %d has tie rank %d, repeated or outside [0, %d): the file is corrupt; %s", secRank, d, r, n, rebuildHint)
+		}
+		byRank[r] = int32(d)
+	}
+	for r := 1; r < n; r++ {
+		if ix.ids[byRank[r-1]] >= ix.ids[byRank[r]] {
+			return ix.bad("section %s: rank %d is id %q, rank %d id %q, not in byte order: the file is corrupt; %s", secRank, r-1, ix.ids[byRank[r-1]], r, ix.ids[byRank[r]], rebuildHint)
+		}
+	}
 	text := ix.byName[secText]
 	if ix.textOff, err = ix.offsets(secTextOff, n, text.len); err != nil {
 		return err
@@ -319,6 +369,142 @@ func (ix *Index) Doc(i int) (ir.Doc, error) {
 	return ir.Doc{ID: ix.ids[i], Text: string(t)}, nil
 }
 
+// DocHead returns the first n bytes of document i's text (all of it when
+// it is shorter), copied out of the file, and the text's length: what a
+// snippet needs, without reading the rest. The first call checks the
+// texts' checksum.
+func (ix *Index) DocHead(i, n int) (string, int, error) {
+	if err := ix.checked(secText); err != nil {
+		return "", 0, err
+	}
+	s := ix.byName[secText]
+	lo, hi := ix.textOff[i], ix.textOff[i+1]
+	size := int(hi - lo)
+	if n < size {
+		hi = lo + uint64(max(n, 0))
+	}
+	return string(ix.data[s.off+lo : s.off+hi]), size, nil
+}
+
+// DocTerms returns the ids of the BM25 terms document i holds, ascending
+// (the postings transposed), and false when the file stores none
+// (written before they were stored, or holding no BM25 part). The slice
+// is the file's memory: do not modify it, nor keep it past Close. The
+// first call checks the section's checksum and structure.
+func (ix *Index) DocTerms(i int) ([]int32, bool, error) {
+	ix.docTermsOnce.Do(func() { ix.docTermsErr = ix.loadDocTerms() })
+	if ix.docTermsErr != nil || ix.docTermOff == nil {
+		return nil, false, ix.docTermsErr
+	}
+	return ix.docTerms[ix.docTermOff[i]:ix.docTermOff[i+1]], true, nil
+}
+
+func (ix *Index) loadDocTerms() error {
+	m := ix.meta.BM25
+	if _, stored := ix.byName[secDocTerms]; !stored || m == nil {
+		return nil
+	}
+	if err := ix.checked(secDocTerms); err != nil {
+		return err
+	}
+	terms, err := numbers[int32](ix, secDocTerms, int64(m.Postings))
+	if err != nil {
+		return err
+	}
+	off, err := ix.offsets(secDocTermOff, ix.Len(), uint64(len(terms)))
+	if err != nil {
+		return err
+	}
+	for d := range ix.Len() {
+		prev := int32(-1)
+		for _, t := range terms[off[d]:off[d+1]] {
+			if t <= prev || int(t) >= m.Terms {
+				return ix.bad("section %s: document %d lists term %d after %d (of %d terms): the file is corrupt; %s", secDocTerms, d, t, prev, m.Terms, rebuildHint)
+			}
+			prev = t
+		}
+	}
+	ix.docTermOff, ix.docTerms = off, terms
+	return nil
+}
+
+// HeadToken is one token of a document's stored head (HeadBytes): its
+// byte range in the text and its term's id in the BM25 dictionary (-1
+// for a token the analyzer drops).
+type HeadToken struct {
+	Start, End int
+	Term       int32
+}
+
+// heads are the stored heads' sections, checked.
+type heads struct {
+	off  []uint64 // first token of each document, n+1
+	lens []int32  // bytes each head covers; -1: none stored
+	toks []uint32 // per token: start<<16 | end, then the term id
+}
+
+// HeadTokens appends document i's stored head tokens to dst and returns
+// them with the length of the text they cover; ok is false when the
+// file stores none for it (written before heads were stored, holding no
+// BM25 part, or a document without a break near its start). The first
+// call checks the heads' checksum and structure.
+func (ix *Index) HeadTokens(dst []HeadToken, i int) (_ []HeadToken, covered int, ok bool, err error) {
+	ix.headsOnce.Do(func() { ix.heads, ix.headsErr = ix.loadHeads() })
+	h := ix.heads
+	if ix.headsErr != nil || h == nil || h.lens[i] < 0 {
+		return dst, 0, false, ix.headsErr
+	}
+	for j := h.off[i]; j < h.off[i+1]; j++ {
+		se := h.toks[2*j]
+		dst = append(dst, HeadToken{Start: int(se >> 16), End: int(se & 0xffff), Term: int32(h.toks[2*j+1])})
+	}
+	return dst, int(h.lens[i]), true, nil
+}
+
+func (ix *Index) loadHeads() (*heads, error) {
+	m := ix.meta.BM25
+	if _, stored := ix.byName[secHeads]; !stored || m == nil {
+		return nil, nil
+	}
+	if err := ix.checked(secHeads); err != nil {
+		return nil, err
+	}
+	n := ix.Len()
+	var h heads
+	var err error
+	if h.toks, err = numbers[uint32](ix, secHeads, -1); err != nil {
+		return nil, err
+	}
+	if h.lens, err = numbers[int32](ix, secHeadLen, int64(n)); err != nil {
+		return nil, err
+	}
+	if h.off, err = ix.offsets(secHeadOff, n, uint64(len(h.toks)/2)); err != nil {
+		return nil, err
+	}
+	if len(h.toks)%2 != 0 {
+		return nil, ix.bad("section %s: %d values, not pairs: the file is corrupt; %s", secHeads, len(h.toks), rebuildHint)
+	}
+	// Every token inside its head, in order, with a term of the
+	// dictionary: a snippet slices the text by them.
+	for d := range n {
+		size := ix.textOff[d+1] - ix.textOff[d]
+		p := h.lens[d]
+		if p < -1 || int64(p) > int64(size) || p < 0 && h.off[d] != h.off[d+1] {
+			return nil, ix.bad("section %s: document %d's head covers %d of %d bytes: the file is corrupt; %s", secHeadLen, d, p, size, rebuildHint)
+		}
+		end := 0
+		for j := h.off[d]; j < h.off[d+1]; j++ {
+			se, t := h.toks[2*j], int32(h.toks[2*j+1])
+			s, e := int(se>>16), int(se&0xffff)
+			if s < end || e <= s || e > int(p) || t < -1 || int(t) >= m.Terms {
+				return nil, ix.bad("section %s: document %d's token %d [%d, %d) term %d lies outside its head or the dictionary: the file is corrupt; %s", secHeads, d, j-h.off[d], s, e, t, rebuildHint)
+			}
+			end = e
+		}
+	}
+	return &h, nil
+}
+
 // Docs returns every document (texts copied).
 func (ix *Index) Docs() ([]ir.Doc, error) {
 	out := make([]ir.Doc, ix.Len())
@@ -345,8 +531,15 @@ func (ix *Index) CheckCorpus(docs []ir.Doc) error {
 
 // Analyzer returns the analyzer the BM25 part was built with, after
 // checking that this build's analyzer of that name still makes the same
-// terms of the probe text as it did then.
+// terms of the probe text as it did then. Every call returns the same
+// analyzer, so the searchers and highlighters of one index share its
+// memo of analyzed tokens (warmed once, held once).
 func (ix *Index) Analyzer() (analysis.Analyzer, error) {
+	ix.anOnce.Do(func() { ix.an, ix.anErr = ix.analyzer() })
+	return ix.an, ix.anErr
+}
+
+func (ix *Index) analyzer() (analysis.Analyzer, error) {
 	m := ix.meta.BM25
 	if m == nil {
 		return nil, ix.bad("has no BM25 part (built with --retriever dense); rebuild it with --retriever bm25")
@@ -448,6 +641,11 @@ func (ix *Index) loadBM25() (*bm25.Index, error) {
 	}
 	b, err := bm25.FromArrays(a)
 	if err != nil {
+		return nil, ix.bad("%v; %s", err, rebuildHint)
+	}
+	// A posting outside the corpus or out of order would put its score
+	// on another document: one pass over the postings, before any search.
+	if err := b.CheckPostings(); err != nil {
 		return nil, ix.bad("%v; %s", err, rebuildHint)
 	}
 	return b, nil
@@ -570,10 +768,24 @@ func (ix *Index) Sections() []SectionInfo {
 	return out
 }
 
+// CheckSections checks the checksum of every section not checked yet —
+// the bulk ones, which first use would check — now, each once: what a
+// service reports as its health before a request needs the section.
+// Verify checks more.
+func (ix *Index) CheckSections() error {
+	var names []string
+	for _, s := range ix.secs {
+		if bulk[s.name] {
+			names = append(names, s.name)
+		}
+	}
+	return ix.checked(names...)
+}
+
 // Verify checks every section's checksum now, the zero padding between
 // sections, the postings' structure (each list ascending inside the
-// corpus), the analyzer, and that every stored vector component is
-// finite.
+// corpus), the stored heads' structure, the analyzer, and that every
+// stored vector component is finite.
 func (ix *Index) Verify() error {
 	end := headerSize(len(ix.secs))
 	for _, s := range ix.secs {
@@ -604,6 +816,12 @@ func (ix *Index) Verify() error {
 		if _, err := ix.Analyzer(); err != nil {
 			return err
 		}
+		if _, _, _, err := ix.HeadTokens(nil, 0); err != nil {
+			return err
+		}
+		if err := ix.checkDocTerms(b); err != nil {
+			return err
+		}
 	}
 	if ix.meta.Dense != nil {
 		f, err := ix.Flat()
@@ -624,11 +842,32 @@ func (ix *Index) Verify() error {
 	return nil
 }
 
+// checkDocTerms checks that the stored document terms are the postings
+// transposed, every pair both ways (what Verify adds to the structure
+// DocTerms checks).
+func (ix *Index) checkDocTerms(b *bm25.Index) error {
+	if _, _, err := ix.DocTerms(0); err != nil || ix.docTermOff == nil {
+		return err
+	}
+	a := b.Arrays()
+	next := slices.Clone(ix.docTermOff[:ix.Len()])
+	for t := range len(a.DF) {
+		for _, d := range a.PostDoc[a.Off[t]:a.Off[t+1]] {
+			if next[d] >= ix.docTermOff[d+1] || ix.docTerms[next[d]] != int32(t) {
+				return ix.bad("section %s: document %d's terms are not its postings' (term %d): the file is corrupt; %s", secDocTerms, d, t, rebuildHint)
+			}
+			next[d]++
+		}
+	}
+	return nil
+}
+
 // Close unmaps the file. Nothing the index handed out (BM25, Flat, Dense)
 // may be used afterwards; document ids and texts may.
 func (ix *Index) Close() error {
 	var err error
 	if ix.unmap != nil {
+		dropMapping(ix)
 		err = ix.unmap()
 		ix.unmap = nil
 	}
@@ -646,10 +885,56 @@ func (ix *Index) Close() error {
 // the index's analyzer and searches as the in-memory engine would. It is
 // not safe for concurrent use; make one per goroutine.
 type Searcher struct {
-	ix   *Index
-	an   analysis.Analyzer
-	s    *bm25.Searcher
-	toks []string
+	ix *Index
+	an analysis.Analyzer
+	s  *bm25.Searcher
+}
+
+// QueryTokens is text analyzed with the BM25 part's analyzer, as a
+// search analyzes its query: the same tokens, remembered for the last
+// few texts searched, so that what follows a search of a query (marking
+// its terms in the hits) does not analyze it again. Do not modify the
+// slice.
+func (ix *Index) QueryTokens(text string) ([]string, error) {
+	an, err := ix.Analyzer()
+	if err != nil {
+		return nil, err
+	}
+	return ix.queryTokens(an, text), nil
+}
+
+// recentQueries remembers the tokens of the last texts analyzed as
+// queries (recentSize of them).
+type recentQueries struct {
+	mu   sync.Mutex
+	m    map[string][]string
+	ring [recentSize]string
+	next int
+}
+
+const recentSize = 64
+
+func (ix *Index) queryTokens(an analysis.Analyzer, text string) []string {
+	r := &ix.recent
+	r.mu.Lock()
+	toks, ok := r.m[text]
+	r.mu.Unlock()
+	if ok {
+		return toks
+	}
+	toks = an.Analyze(nil, text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = make(map[string][]string, recentSize)
+	}
+	if _, ok := r.m[text]; !ok {
+		delete(r.m, r.ring[r.next])
+		r.ring[r.next] = text
+		r.next = (r.next + 1) % recentSize
+		r.m[text] = toks
+	}
+	return toks
 }
 
 // NewSearcher returns a Searcher over the BM25 part, after the checks
@@ -669,8 +954,7 @@ func (ix *Index) NewSearcher() (*Searcher, error) {
 // Search returns the k best documents for the query text, best first,
 // with float32 scores widened to float64 as runs hold them.
 func (s *Searcher) Search(text string, k int) []ir.Hit {
-	s.toks = s.an.Analyze(s.toks[:0], text)
-	hits := s.s.Search(s.toks, k)
+	hits := s.s.Search(s.ix.queryTokens(s.an, text), k)
 	out := make([]ir.Hit, len(hits))
 	for i, h := range hits {
 		out[i] = ir.Hit{DocID: s.ix.ids[h.Doc], Score: float64(h.Score)}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/bm25"
+	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/vector"
@@ -209,7 +210,7 @@ func plan(c Contents) ([]part, error) {
 		offPart(secTextOff, n, text), stringsPart(secText, n, text),
 	}
 	if c.BM25 != nil {
-		bp, bm, err := planBM25(c.BM25, c.Analyzer, n, rank)
+		bp, bm, err := planBM25(c.BM25, c.Analyzer, c.Docs, rank)
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +250,8 @@ func idRanks(docs []ir.Doc) ([]int32, error) {
 	return rank, nil
 }
 
-func planBM25(ix *bm25.Index, analyzer string, n int, rank []int32) ([]part, *BM25Meta, error) {
+func planBM25(ix *bm25.Index, analyzer string, docs []ir.Doc, rank []int32) ([]part, *BM25Meta, error) {
+	n := len(docs)
 	if analyzer == "" {
 		analyzer = analysis.DefaultName
 	}
@@ -267,6 +269,10 @@ func planBM25(ix *bm25.Index, analyzer string, n int, rank []int32) ([]part, *BM
 	if a.Params.Scheme == bm25.Lucene && !slices.Equal(a.TieRank, rank) {
 		return nil, nil, errors.New("the Lucene-scheme BM25 index was not built with the documents' ids (bm25.BuildOptions.IDs), so its tie order is not theirs")
 	}
+	heads, err := planHeads(docs, an, a.Terms)
+	if err != nil {
+		return nil, nil, err
+	}
 	term := func(i int) string { return a.Terms[i] }
 	parts := []part{
 		offPart(secTermOff, len(a.Terms), term), stringsPart(secTerms, len(a.Terms), term),
@@ -277,12 +283,94 @@ func planBM25(ix *bm25.Index, analyzer string, n int, rank []int32) ([]part, *BM
 	if a.Params.Scheme == bm25.Lucene {
 		parts = append(parts, numPart(secNormInv, a.NormInv))
 	}
+	parts = append(parts, heads...)
+	parts = append(parts, docTermParts(a, n)...)
 	m := &BM25Meta{
 		Analyzer: analyzer, AnalyzerDigest: analyzerDigest(an),
 		Scheme: a.Params.Scheme, K1: a.Params.K1, B: a.Params.B,
 		Terms: len(a.Terms), Postings: len(a.PostDoc), Tokens: a.Tokens, DocCount: a.DocCount,
 	}
 	return parts, m, nil
+}
+
+// HeadBytes is how much of each document's start an index with BM25
+// postings stores analyzed: the byte range and term id of every token up
+// to the first ASCII space or line break at or after HeadBytes (words
+// never run across one, so the tokens are the whole text's), so that a
+// snippet of up to that many bytes is marked without analyzing the text
+// (Index.HeadTokens). A document with no such break soon after stores
+// none, and is analyzed when shown.
+const HeadBytes = 320
+
+// headReach is how far past HeadBytes the break may be.
+const headReach = 1024
+
+// headLen is how much of text a stored head covers, or -1 for none.
+func headLen(text string) int {
+	if len(text) <= HeadBytes {
+		return len(text)
+	}
+	i := strings.IndexAny(text[HeadBytes:min(len(text), HeadBytes+headReach)], " \t\n\r")
+	if i < 0 {
+		return -1
+	}
+	return HeadBytes + i
+}
+
+// planHeads stores each document's head tokens: per token two uint32,
+// its start and end (16 bits each) and its term's id (-1: the analyzer
+// drops it); per document the offset of its first token and the head's
+// length (-1: none stored).
+func planHeads(docs []ir.Doc, an analysis.Analyzer, terms []string) ([]part, error) {
+	ids := make(map[string]int32, len(terms))
+	for i, t := range terms {
+		ids[t] = int32(i)
+	}
+	h := highlight.New(an)
+	off := make([]uint64, len(docs)+1)
+	lens := make([]int32, len(docs))
+	var toks []uint32
+	for i, d := range docs {
+		p := headLen(d.Text)
+		lens[i] = int32(p)
+		if p >= 0 {
+			for _, t := range h.Tokens(d.Text[:p]) {
+				id := int32(-1)
+				if t.Keep {
+					var ok bool
+					if id, ok = ids[t.Term]; !ok {
+						return nil, fmt.Errorf("document %q: term %q of its start is not in the BM25 index (built with another analyzer?)", d.ID, t.Term)
+					}
+				}
+				toks = append(toks, uint32(t.Start)<<16|uint32(t.End), uint32(id))
+			}
+		}
+		off[i+1] = uint64(len(toks) / 2)
+	}
+	return []part{numPart(secHeadOff, off), numPart(secHeadLen, lens), numPart(secHeads, toks)}, nil
+}
+
+// docTermParts stores the postings transposed: each document's term ids,
+// ascending (Lucene's term vectors without positions), so that which of
+// a query's terms a hit holds is one merge of two short sorted lists
+// (Index.DocTerms) instead of a search of each term's postings.
+func docTermParts(a bm25.Arrays, n int) []part {
+	off := make([]uint64, n+1)
+	for _, d := range a.PostDoc {
+		off[d+1]++
+	}
+	for d := range n {
+		off[d+1] += off[d]
+	}
+	terms := make([]int32, len(a.PostDoc))
+	next := slices.Clone(off[:n])
+	for t := range len(a.DF) {
+		for _, d := range a.PostDoc[a.Off[t]:a.Off[t+1]] {
+			terms[next[d]] = int32(t)
+			next[d]++
+		}
+	}
+	return []part{numPart(secDocTermOff, off), numPart(secDocTerms, terms)}
 }
 
 func planDense(c Contents) ([]part, *DenseMeta, error) {

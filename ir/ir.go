@@ -73,6 +73,8 @@ const (
 	// Hugging Face dataset repositories.
 	LayoutR2MEDHub Layout = "r2med-hub"
 	LayoutNanoHub  Layout = "nano-hub"
+	// LayoutBrightHub is BRIGHT's repository (xlangai/BRIGHT).
+	LayoutBrightHub Layout = "bright-hub"
 )
 
 // Task is one loaded retrieval task.
@@ -96,4 +98,8 @@ type Task struct {
 	// relevant but unretrievable, as there; those of such a query are
 	// dropped with it.
 	EmptyDocs, EmptyQueries int
+
+	// Excluded holds the documents each query must not retrieve (BRIGHT's
+	// excluded_ids, an exclusions file); see Exclusions. Nil when none.
+	Excluded Exclusions
 }

@@ -1,13 +1,19 @@
-// Package models is the registry of R2MED's dense retrievers and the
-// recipe R2MED ran each one with: checkpoint, pooling, maximum length,
-// normalization, batch size, and the per-task query and document
-// instructions, mapped onto today's task names. It says which backend can
+// Package models is the registry of dense retrievers and the recipe each
+// is evaluated with: checkpoint, pooling, maximum length, normalization,
+// batch size, and the per-task query and document instructions, each with
+// where it was published (Instruction.Source). It says which backend can
 // serve each model; it computes nothing.
 //
-// The recipes come from R2MED's src/eval_retrieval.py, src/utils.py and
-// src/instrcution.py. That instruction table is keyed by the tasks' old
-// names (Stack-Biology, PMC-Treat, PMCPatients, …) while the code indexes
-// it with the new ones; the mapping is the tasks registry's OldName.
+// R2MED's 14 recipes come from R2MED's src/eval_retrieval.py, src/utils.py
+// and src/instrcution.py. That instruction table is keyed by the tasks'
+// old names (Stack-Biology, PMC-Treat, PMCPatients, …) while the code
+// indexes it with the new ones; the mapping is the tasks registry's
+// OldName. The models that lead R2MED since (ReasonEmbed, ReasonIR, RaDeR,
+// DIVER, Qwen3-Embedding, gte-Qwen2) carry the instructions of the
+// evaluations that published their numbers (ReasonEmbed's R2MED code) and
+// their authors' BRIGHT instructions, as Tables (leaders.go). A task
+// outside every table gets the model's documented generic instruction
+// (Model.Generic), never an empty one.
 //
 // Instructions are prefixes: the text a backend embeds is the instruction
 // followed by the query or document, R2MED's '{}{}'.format(instr, text).
@@ -26,7 +32,6 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/embed"
-	"github.com/r2med/r2med/tasks"
 )
 
 // Pooling names, as embed defines them: CLS, Mean and LastToken pool token
@@ -91,9 +96,20 @@ type Model struct {
 	SeparatePrompt bool
 	Template       Template
 	// QueryPrefix and DocPrefix are instructions that do not depend on the
-	// task (bge's query prefix, BMRetriever's document prefix). A model
-	// has a Template or a QueryPrefix, not both.
+	// task (bge's query prefix, BMRetriever's document prefix), published
+	// in PrefixSource. A model has a Template or a QueryPrefix, not both.
 	QueryPrefix, DocPrefix string
+	PrefixSource           Source
+	// Tables are per-task instructions as later evaluations publish them
+	// (R2MED's tasks in ReasonEmbed's evaluation code, BRIGHT's in the
+	// model authors'), each with its source; R2MED's own recipes build
+	// theirs from Template instead.
+	Tables []Table
+	// Generic is the instruction for a task outside the published ones,
+	// for models whose instructions name the task; its Source says where
+	// it comes from (the model authors' default task, R2MED's NFCorpus
+	// entry) or how it was derived.
+	Generic Instruction
 	// Backends can serve it, the preferred first.
 	Backends []string
 	// BatchSize is R2MED's encode batch.
@@ -103,7 +119,11 @@ type Model struct {
 	// (×100) from R2MED's results/.
 	R2MEDName string
 	NDCG10    float64
-	Note      string
+	// Reported is the 8-task mean nDCG@10 (×100) a later evaluation
+	// printed for this recipe (ReasonEmbed's Table 3), by ReportedBy.
+	Reported   float64
+	ReportedBy string
+	Note       string
 }
 
 // InstructHyDoc says whether, in dense GAR's averaged form, the
@@ -190,59 +210,6 @@ func (m Model) Identity(backend, revision string) embed.Identity {
 	return id
 }
 
-// QueryInstruction is the instruction R2MED put before the task's queries
-// for this model: "" for models without one. A model whose instructions
-// depend on the task needs one of the eight R2MED tasks (any name the
-// tasks registry takes); for other data, give the instruction yourself.
-func (m Model) QueryInstruction(task string) (string, error) {
-	if m.Template == NoTemplate {
-		return m.QueryPrefix, nil
-	}
-	w, err := m.wording(task)
-	if err != nil {
-		return "", err
-	}
-	switch m.Template {
-	case E5:
-		return "Instruct: Given " + w.subject + ", " + w.goal + "\nQuery: ", nil
-	case BMR:
-		return "Given " + w.subject + ", " + w.goal + "\nQuery: ", nil
-	case Grit:
-		return "<|user|>\nGiven " + w.subject + ", " + w.goal + "\n<|embed|>\n", nil
-	case Instructor:
-		return "Represent the " + w.instQuery + ": ", nil
-	}
-	return "", fmt.Errorf("model %s: unknown template %d", m.Name, m.Template)
-}
-
-// DocInstruction is the instruction R2MED put before the task's
-// documents for this model: "" for models without one.
-func (m Model) DocInstruction(task string) (string, error) {
-	if m.Template != Instructor {
-		return m.DocPrefix, nil
-	}
-	w, err := m.wording(task)
-	if err != nil {
-		return "", err
-	}
-	return "Represent the " + w.instDoc + " for retrieval: ", nil
-}
-
-// TaskDependent says whether the model's instructions name the task.
-func (m Model) TaskDependent() bool { return m.Template != NoTemplate }
-
-func (m Model) wording(task string) (wording, error) {
-	t, err := tasks.Lookup(task)
-	if err != nil {
-		return wording{}, fmt.Errorf("model %s takes per-task instructions, known for the eight R2MED tasks only: %w; for other data give the instructions yourself (--query-prefix, --doc-prefix)", m.Name, err)
-	}
-	w, ok := wordings[t.Name]
-	if !ok {
-		return wording{}, fmt.Errorf("model %s: no instruction wording for task %s", m.Name, t.Name)
-	}
-	return w, nil
-}
-
 // wording is how R2MED's instruction table describes one task: the
 // subject X and goal G of the e5-style templates and the objects of
 // INSTRUCTOR's two templates.
@@ -278,102 +245,137 @@ var (
 
 const bmrDocPrefix = "Represent this passage\npassage: "
 
-var all = []Model{
+// r2medInstructions is R2MED's instruction table, which R2MED's own
+// recipes (Template, QueryPrefix, DocPrefix) are read from.
+var r2medInstructions = Source{Repo: "R2MED/R2MED", Path: "src/instrcution.py", Commit: "45cbac534475a0f66fec190cba752b5dc452839d"}
+
+// R2MED's generic instructions: its BEIR_NFCorpus entries (nv is the
+// same dict as e5_q, so e5 and sfr share nv's), and for the templates
+// R2MED gives none, nv's wording in theirs.
+var (
+	e5Generic = Instruction{
+		Query:  "Instruct: Given a question, retrieve relevant documents that answer the question\nQuery: ",
+		Source: withEntry(r2medInstructions, `nv["BEIR_NFCorpus"] (nv is e5_q, the dict e5 and sfr read)`),
+	}
+	bmrGeneric = Instruction{
+		Query: "Given a question, retrieve relevant documents that best answer the question\nQuery: ", Doc: bmrDocPrefix,
+		Source: withEntry(r2medInstructions, `bmr_q["BEIR_NFCorpus"]`),
+	}
+	gritGeneric = Instruction{
+		Query: "<|user|>\nGiven a question, retrieve relevant documents that answer the question\n<|embed|>\n", Doc: "<|embed|>\n",
+		Source: derived(r2medInstructions, `nv["BEIR_NFCorpus"]'s wording in grit's template; R2MED gives grit no generic entry`),
+	}
+	instructorGeneric = Instruction{
+		Query: "Represent the question for retrieving relevant documents: ", Doc: "Represent the document for retrieval: ",
+		Source: derived(r2medInstructions, "inst_q's and inst_d's templates with a task-neutral object; R2MED gives INSTRUCTOR no generic entry"),
+	}
+)
+
+// bare is the source of the recipes R2MED gives no instruction.
+var bare = withEntry(r2medInstructions, "no entry for the model: texts go bare")
+
+func withEntry(s Source, entry string) Source { s.Entry = entry; return s }
+func derived(s Source, how string) Source     { s.Derived = how; return s }
+
+// all is the registry: R2MED's recipes, then the leaders since.
+var all = append(append([]Model(nil), r2medRecipes...), leaders...)
+
+var r2medRecipes = []Model{
 	{
 		Name: "contriever", Aliases: []string{"contriever-msmarco"},
 		HubID: "facebook/contriever-msmarco", Pooling: Mean, MaxLength: 512,
-		Backends: localOrServer, BatchSize: 512, R2MEDName: "contriever", NDCG10: 11.76,
+		Backends: localOrServer, BatchSize: 512, R2MEDName: "contriever", NDCG10: 11.76, PrefixSource: bare,
 	},
 	{
 		Name: "medcpt", Aliases: []string{"MedCPT"},
 		QueryHubID: "ncbi/MedCPT-Query-Encoder", DocHubID: "ncbi/MedCPT-Article-Encoder",
 		Pooling: CLS, MaxLength: 512, DocAsPair: true,
-		Backends: []string{ONNX}, BatchSize: 512,
+		Backends: []string{ONNX}, PrefixSource: bare, BatchSize: 512,
 		Note: "MedCPT as its authors pair it: the query encoder for queries, the article encoder for documents. R2MED's script loaded the article encoder for both; that is medcpt-r2med",
 	},
 	{
 		Name: "medcpt-r2med", Aliases: []string{"medcpt-article"},
 		QueryHubID: "ncbi/MedCPT-Article-Encoder", DocHubID: "ncbi/MedCPT-Article-Encoder",
 		Pooling: CLS, MaxLength: 512, DocAsPair: true,
-		Backends: []string{ONNX}, BatchSize: 512, R2MEDName: "medcpt", NDCG10: 7.87,
+		Backends: []string{ONNX}, PrefixSource: bare, BatchSize: 512, R2MEDName: "medcpt", NDCG10: 7.87,
 		Note: "R2MED's medcpt as its code ran it (quirk (a)): the article encoder embeds queries too. Its published medcpt numbers come from this (inferred)",
 	},
 	{
 		Name: "bge", Aliases: []string{"bge-large-en-v1.5", "bge-large"},
 		HubID: "BAAI/bge-large-en-v1.5", Pooling: CLS, MaxLength: 512, Normalize: true,
-		QueryPrefix: "Represent this sentence for searching relevant passages: ",
-		Backends:    localOrServer, BatchSize: 512, R2MEDName: "bge", NDCG10: 17.02,
+		QueryPrefix: "Represent this sentence for searching relevant passages: ", PrefixSource: withEntry(r2medInstructions, `query_instruction["bge"]`),
+		Backends: localOrServer, BatchSize: 512, R2MEDName: "bge", NDCG10: 17.02,
 	},
 	{
 		Name: "inst-l", Aliases: []string{"instructor-large"},
 		HubID: "hkunlp/instructor-large", Pooling: Internal, MaxLength: 512, Normalize: true,
-		SeparatePrompt: true, Template: Instructor,
+		SeparatePrompt: true, Template: Instructor, Generic: instructorGeneric,
 		Backends: serverOnly, BatchSize: 64, R2MEDName: "inst-l", NDCG10: 16.21,
 		Note: "T5 encoder: served over HTTP only. R2MED left the length at the model's default (512)",
 	},
 	{
 		Name: "inst-xl", Aliases: []string{"instructor-xl"},
 		HubID: "hkunlp/instructor-xl", Pooling: Internal, MaxLength: 512, Normalize: true,
-		SeparatePrompt: true, Template: Instructor,
+		SeparatePrompt: true, Template: Instructor, Generic: instructorGeneric,
 		Backends: serverOnly, BatchSize: 32, R2MEDName: "inst-xl", NDCG10: 18.13,
 		Note: "T5 encoder: served over HTTP only. R2MED left the length at the model's default (512)",
 	},
 	{
 		Name: "bmr-410m", Aliases: []string{"BMRetriever-410M"},
 		HubID: "BMRetriever/BMRetriever-410M", Pooling: LastToken, MaxLength: 512, AppendEOS: true,
-		Template: BMR, DocPrefix: bmrDocPrefix,
+		Template: BMR, DocPrefix: bmrDocPrefix, Generic: bmrGeneric,
 		Backends: serverOnly, BatchSize: 32, R2MEDName: "bmr-410m", NDCG10: 18.10,
 		Note: "not normalized (quirk (c)); cosine at scoring",
 	},
 	{
 		Name: "bmr-2b", Aliases: []string{"BMRetriever-2B"},
 		HubID: "BMRetriever/BMRetriever-2B", Pooling: LastToken, MaxLength: 1024, AppendEOS: true,
-		Template: BMR, DocPrefix: bmrDocPrefix,
+		Template: BMR, DocPrefix: bmrDocPrefix, Generic: bmrGeneric,
 		Backends: serverOnly, BatchSize: 32, R2MEDName: "bmr-2b", NDCG10: 24.69,
 		Note: "not normalized (quirk (c)); cosine at scoring",
 	},
 	{
 		Name: "bmr-7b", Aliases: []string{"BMRetriever-7B"},
 		HubID: "BMRetriever/BMRetriever-7B", Pooling: LastToken, MaxLength: 2048, AppendEOS: true,
-		Template: BMR, DocPrefix: bmrDocPrefix,
+		Template: BMR, DocPrefix: bmrDocPrefix, Generic: bmrGeneric,
 		Backends: serverOnly, BatchSize: 64, R2MEDName: "bmr-7b", NDCG10: 30.18,
 		Note: "not normalized (quirk (c)); cosine at scoring",
 	},
 	{
 		Name: "e5", Aliases: []string{"e5-mistral-7b-instruct", "e5-mistral"},
 		HubID: "intfloat/e5-mistral-7b-instruct", Pooling: LastToken, MaxLength: 2048, Normalize: true,
-		Template: E5, Backends: serverOnly, BatchSize: 32, R2MEDName: "e5", NDCG10: 24.92,
+		Template: E5, Generic: e5Generic, Backends: serverOnly, BatchSize: 32, R2MEDName: "e5", NDCG10: 24.92,
 		Note: "R2MED pooled the last token without appending EOS, unlike the official recipe (quirk (b))",
 	},
 	{
 		Name: "sfr", Aliases: []string{"SFR-Embedding-Mistral"},
 		HubID: "Salesforce/SFR-Embedding-Mistral", Pooling: LastToken, MaxLength: 2048, Normalize: true,
-		Template: E5, Backends: serverOnly, BatchSize: 32, R2MEDName: "sfr", NDCG10: 30.65,
+		Template: E5, Generic: e5Generic, Backends: serverOnly, BatchSize: 32, R2MEDName: "sfr", NDCG10: 30.65,
 		Note: "R2MED pooled the last token without appending EOS (quirk (b))",
 	},
 	{
 		Name: "grit", Aliases: []string{"GritLM-7B", "gritlm"},
 		HubID: "GritLM/GritLM-7B", Pooling: Internal, MaxLength: 512, DocMaxLength: 2048, Normalize: true,
-		SeparatePrompt: true, Template: Grit, DocPrefix: "<|embed|>\n",
+		SeparatePrompt: true, Template: Grit, DocPrefix: "<|embed|>\n", Generic: gritGeneric,
 		Backends: serverOnly, BatchSize: 64, R2MEDName: "grit", NDCG10: 31.12,
 	},
 	{
 		Name: "nv", Aliases: []string{"NV-Embed-v2", "nv-embed"},
 		HubID: "nvidia/NV-Embed-v2", Pooling: Internal, MaxLength: 4096, Normalize: true,
-		SeparatePrompt: true, Template: E5,
+		SeparatePrompt: true, Template: E5, Generic: e5Generic,
 		Backends: serverOnly, BatchSize: 16, R2MEDName: "nv", NDCG10: 31.43,
 		Note: "R2MED ran it in fp16; missing from R2MED's --retriever_name choices although its results ship",
 	},
 	{
 		Name: "openai", Aliases: []string{"text-embedding-3-large"},
 		HubID: "text-embedding-3-large", Pooling: Internal, MaxLength: 6000, Normalize: true,
-		Backends: []string{OpenAI}, BatchSize: 64, R2MEDName: "openai", NDCG10: 28.57,
+		Backends: []string{OpenAI}, PrefixSource: bare, BatchSize: 64, R2MEDName: "openai", NDCG10: 28.57,
 		Note: "R2MED cut inputs to 6000 cl100k tokens and sent them JSON-quoted with newlines as spaces (quirk (d))",
 	},
 	{
 		Name: "voyage", Aliases: []string{"voyage-3"},
 		HubID: "voyage-3", Pooling: Internal, MaxLength: 16000, Normalize: true,
-		Backends: []string{Voyage}, BatchSize: 64, R2MEDName: "voyage", NDCG10: 27.34,
+		Backends: []string{Voyage}, PrefixSource: bare, BatchSize: 64, R2MEDName: "voyage", NDCG10: 27.34,
 		Note: "input_type query/document; R2MED cut inputs to 16000 tokens and sent them JSON-quoted (quirk (d))",
 	},
 }
@@ -415,6 +417,14 @@ func All() []Model {
 func (m Model) clone() Model {
 	m.Aliases = append([]string(nil), m.Aliases...)
 	m.Backends = append([]string(nil), m.Backends...)
+	m.Tables = append([]Table(nil), m.Tables...)
+	for i, t := range m.Tables {
+		q := make(map[string]string, len(t.Query))
+		for k, v := range t.Query {
+			q[k] = v
+		}
+		m.Tables[i].Query = q
+	}
 	return m
 }
 

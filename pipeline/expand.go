@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"path/filepath"
 
@@ -113,9 +114,11 @@ func expandQueries(task *ir.Task, all []expand.Generation, m *results.Manifest) 
 // by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
 func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
 	// A Hub folder's card says where its generations are, wherever the
-	// folder lies (see readDir); other folders hold R2MED's paths.
+	// folder lies (see readDir); other folders hold R2MED's paths. BRIGHT
+	// publishes LLM reasoning about its queries (its <llm>_reason
+	// configs), which query reasoning reads.
 	hubDir := ""
-	if dir == "" && task.Layout == ir.LayoutR2MEDHub {
+	if dir == "" && (task.Layout == ir.LayoutR2MEDHub || task.Layout == ir.LayoutBrightHub) {
 		hubDir = task.Dir
 	} else if dir != "" {
 		card, err := hubrepo.Declares(dir)
@@ -127,7 +130,16 @@ func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Gen
 		}
 	}
 	if hubDir != "" {
-		hg, err := hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
+		var hg *hubrepo.Generations
+		var err error
+		if dir == "" && task.Layout == ir.LayoutBrightHub {
+			if expand.MethodDir(src.Method) != expand.Reasoning {
+				return nil, nil, fmt.Errorf("BRIGHT publishes LLM reasoning about its queries, not %s generations: use --gar reasoning (or reasoning-append) with --gar-llm naming one of its <llm>_reason configs, or give --gar-dir", src.Method)
+			}
+			hg, err = hubrepo.ReadReasoning(task.Dir, src.LLM, task.Split)
+		} else {
+			hg, err = hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

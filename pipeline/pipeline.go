@@ -291,8 +291,17 @@ func (r *runner) evaluate(run ir.Run) (*measure.R2MEDResult, error) {
 	task, m := r.task, r.m
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
+		// Excluded documents are neither retrieved nor relevant
+		// (ir.Exclusions): retrieval removed them already, so this
+		// removes nothing unless a stage put one back.
+		var dropped int
+		run, dropped = task.Excluded.FilterRun(run)
+		qrels, unjudged := task.Excluded.FilterQrels(task.Qrels)
+		if len(task.Excluded) > 0 {
+			countExclusions(m, task, dropped, unjudged)
+		}
 		var err error
-		ev, err = measure.EvaluateR2MED(task.Qrels, run)
+		ev, err = measure.EvaluateR2MED(qrels, run)
 		return err
 	}); err != nil {
 		return nil, err
@@ -391,6 +400,31 @@ func rerankConnections(cfg Config, opt Options) (rerank.Spec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// countExclusions records a task's exclusions in the manifest: the
+// excluded (query, document) pairs, the queries with any, the pairs whose
+// document the corpus lacks (they exclude nothing), and what evaluation
+// removed (retrieve.HitsExcluded counts what retrieval removed, when it
+// ran in this invocation).
+func countExclusions(m *results.Manifest, t *ir.Task, hits, judgments int) {
+	in := make(map[string]bool, len(t.Corpus))
+	for _, d := range t.Corpus {
+		in[d.ID] = true
+	}
+	missing := 0
+	for _, docs := range t.Excluded {
+		for d := range docs {
+			if !in[d] {
+				missing++
+			}
+		}
+	}
+	m.Counts["excluded_pairs"] = t.Excluded.Len()
+	m.Counts["excluded_queries"] = len(t.Excluded)
+	m.Counts["excluded_not_in_corpus"] = missing
+	m.Counts["excluded_hits_at_evaluation"] = hits
+	m.Counts["excluded_judgments_at_evaluation"] = judgments
 }
 
 // existing keeps the files that are on disk (an embedded task has none).

@@ -7,12 +7,14 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/tasks"
 )
 
 // SourceOf says where a finished run's data came from, as its manifest
 // records it: the built-in task ("embedded:NAME"), an R2MED task from the
 // registry when the manifest names one and the Hub revision it was read at
-// (the full task or its NanoR2MED split, as r.Suite says), or else the
+// (the full task or its NanoR2MED split, as r.Suite says), a BRIGHT task
+// likewise (its data name says the setting, tasks.Resolve), or else the
 // directory or hf:// URI it was read from, under the task name and split
 // the run used.
 //
@@ -27,6 +29,9 @@ func SourceOf(r results.Run) Source {
 	opts := dataset.Options{Split: ti.Split, AllowMissingDocs: true}
 	if _, ok := r.Task(); ok && ti.Revision != "" {
 		return Source{Task: ti.Name, Suite: r.Suite(), Options: opts}
+	}
+	if t, suite, err := tasks.Resolve(ti.Name); err == nil && suite.Benchmark() == tasks.Bright && ti.Revision != "" {
+		return Source{Task: t.Name, Suite: suite, Options: dataset.Options{AllowMissingDocs: true}}
 	}
 	opts.Name = ti.Name
 	return Source{Data: ti.Source, Options: opts}

@@ -16,6 +16,8 @@ type (
 	Fuse = config.Fuse
 	// Rerank is a Config's rerank stage.
 	Rerank = config.Rerank
+	// RerankMerge is diver's merge of two rerankers.
+	RerankMerge = config.RerankMerge
 	// Remote bounds a Config's calls to model servers.
 	Remote = config.Remote
 	// Generate makes a run's expansions with an LLM.

@@ -21,9 +21,12 @@ import (
 // pinned revision, through the local cache), a directory, or an
 // hf://datasets/OWNER/NAME[@REVISION] URI.
 type Source struct {
-	Task    string      // "demo" or a registry task name or alias
-	Data    string      // a directory or an hf:// URI
-	Suite   tasks.Suite // for registry tasks: the full R2MED task or its NanoR2MED split
+	Task string // "demo" or a registry task name or alias
+	Data string // a directory or an hf:// URI
+	// Suite is the registry's suite Task is named in: the full R2MED task
+	// (the default) or its NanoR2MED split, or a BRIGHT task in the short
+	// or long-document setting.
+	Suite   tasks.Suite
 	Options dataset.Options
 	Hub     *hub.Client // nil means hub.FromEnv()
 }
@@ -43,9 +46,15 @@ func (s Source) Load(ctx context.Context) (*ir.Task, error) {
 	case s.Task != "" && s.Data != "":
 		return nil, errors.New("give either --task or --data, not both")
 	case s.Task == demo.Name:
-		return demo.Load()
+		t, err := demo.Load()
+		if err == nil && s.Options.Exclude != "" {
+			// The embedded task has no files: its exclusions are part of
+			// the content its runs are fingerprinted by.
+			err = dataset.ExcludeFile(t, s.Options.Exclude)
+		}
+		return t, err
 	case s.Task != "":
-		t, err := tasks.Lookup(s.Task)
+		t, err := tasks.LookupIn(s.suite(), s.Task)
 		if err != nil {
 			return nil, fmt.Errorf("%w; the built-in task is %q, and --data takes a directory or an hf:// URI", err, demo.Name)
 		}
@@ -89,8 +98,15 @@ func readDir(dir string, spec hubrepo.Spec, opts dataset.Options) (*ir.Task, err
 	return dataset.Load(dir, opts)
 }
 
+func (s Source) suite() tasks.Suite {
+	if s.Suite == "" {
+		return tasks.R2MED
+	}
+	return s.Suite
+}
+
 func (s Source) hubSpec() hubrepo.Spec {
-	spec := hubrepo.Spec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name}
+	spec := hubrepo.Spec{AllowMissingDocs: s.Options.AllowMissingDocs, Name: s.Options.Name, Exclude: s.Options.Exclude}
 	if s.Options.Split != dataset.DefaultSplit {
 		spec.Split = s.Options.Split
 	}
@@ -98,33 +114,47 @@ func (s Source) hubSpec() hubrepo.Spec {
 }
 
 func (s Source) loadRegistered(ctx context.Context, t tasks.Task) (*ir.Task, error) {
-	suite := s.Suite
-	if suite == "" {
-		suite = tasks.R2MED
-	}
+	suite := s.suite()
 	repoID, rev := t.HubRepo(suite)
 	spec := registrySpec(t, suite)
 	spec.AllowMissingDocs = s.Options.AllowMissingDocs
-	var patterns []string
-	if suite == tasks.Nano {
-		// NanoR2MED holds all eight tasks; fetch this task's split only.
-		patterns = []string{"README.md", "*/" + t.NanoSplit + "-*"}
-	}
-	task, err := s.loadHub(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, spec, patterns...)
+	spec.Exclude = s.Options.Exclude
+	task, err := s.loadHub(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, spec, registryPatterns(t, suite)...)
 	if err != nil {
-		return nil, fmt.Errorf("task %s (%s at the pinned revision %s): %w", t.Name, repoID, rev, err)
+		return nil, fmt.Errorf("task %s (%s at the pinned revision %s): %w", t.NameIn(suite), repoID, rev, err)
 	}
 	return task, nil
 }
 
 // registrySpec says how to read a registry task from its repository in
-// suite s: R2MED's own repository, or its split of NanoR2MED, named after
-// the split as HAKARI-Bench names it.
+// suite s: R2MED's own repository, its split of NanoR2MED, or its split
+// of BRIGHT's, named as tasks.Task.NameIn names it.
 func registrySpec(t tasks.Task, s tasks.Suite) hubrepo.Spec {
-	if s == tasks.Nano {
-		return hubrepo.Spec{Shape: hubrepo.Nano, Split: t.NanoSplit, Name: t.NanoSplit}
+	switch {
+	case s.Benchmark() == tasks.Bright:
+		return hubrepo.Spec{Shape: hubrepo.Bright, Split: t.Name, Name: t.NameIn(s), Long: s == tasks.BrightLong}
+	case s == tasks.Nano:
+		return hubrepo.Spec{Shape: hubrepo.Nano, Split: t.NanoSplit, Name: t.NameIn(s)}
 	}
 	return hubrepo.Spec{Shape: hubrepo.R2MED, Name: t.Name}
+}
+
+// registryPatterns are the files of a registry task's repository to
+// fetch; none means all. NanoR2MED and BRIGHT hold every task of their
+// suite as a split of each config: only this task's split is fetched, of
+// BRIGHT's configs the queries, the setting's documents and the published
+// LLM reasoning (small beside the documents, and what --gar reasoning
+// reads, so that a pulled task runs it offline).
+func registryPatterns(t tasks.Task, s tasks.Suite) []string {
+	switch {
+	case s == tasks.Bright:
+		return []string{"README.md", "examples/" + t.Name + "-*", "documents/" + t.Name + "-*", "*_reason/" + t.Name + "-*"}
+	case s == tasks.BrightLong:
+		return []string{"README.md", "examples/" + t.Name + "-*", "long_documents/" + t.Name + "-*", "*_reason/" + t.Name + "-*"}
+	case s == tasks.Nano:
+		return []string{"README.md", "*/" + t.NanoSplit + "-*"}
+	}
+	return nil
 }
 
 func (s Source) hub() *hub.Client {
@@ -151,13 +181,9 @@ func Pull(ctx context.Context, c *hub.Client, suite tasks.Suite, ts []tasks.Task
 	var out []*hub.Snapshot
 	for _, t := range ts {
 		repoID, rev := t.HubRepo(suite)
-		var patterns []string
-		if suite == tasks.Nano {
-			patterns = []string{"README.md", "*/" + t.NanoSplit + "-*"}
-		}
-		snap, err := c.Snapshot(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, patterns...)
+		snap, err := c.Snapshot(ctx, hub.Repo{Type: hub.Dataset, ID: repoID}, rev, registryPatterns(t, suite)...)
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", t.Name, err)
+			return out, fmt.Errorf("%s: %w", t.NameIn(suite), err)
 		}
 		out = append(out, snap)
 	}

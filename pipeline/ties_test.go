@@ -42,6 +42,8 @@ func tieKinds(base string) map[string]Rerank {
 		"rank1 text-only": {Kind: "rank1", Model: "m", BaseURLs: []string{base + "/v1"}, TextOnly: true},
 		"insertrank":      {Kind: "insertrank", Model: "m", BaseURLs: []string{base + "/v1"}},
 		"reasonrank":      {Kind: "reasonrank", Model: "m", BaseURLs: []string{base + "/v1"}},
+		"grouprank":       {Kind: "grouprank", Model: "m", BaseURLs: []string{base + "/v1"}, GroupSize: 4, Repeats: 3},
+		"diver":           {Kind: "diver", Model: "m", BaseURLs: []string{base + "/v1"}, Merge: RerankMerge{Pointwise: "grouprank", Listwise: "reasonrank"}},
 	}
 }
 

@@ -58,8 +58,13 @@ type Trace struct {
 	QueryID string `json:"qid"`
 	// Step orders a query's traces: the candidate's position for a
 	// pointwise scorer, the window's number in call order for a listwise
-	// one.
+	// one, pass × groups + group for GroupRank.
 	Step int `json:"step"`
+	// Part names the scorer of a Merge that made the exchange
+	// ("pointwise", "listwise"), or "merge" for the trace of the merge
+	// itself; empty for other scorers. A query's traces are written part
+	// by part, each in Step order.
+	Part string `json:"part,omitempty"`
 	// Docs are the documents asked about, in prompt order.
 	Docs      []string `json:"docs"`
 	Reasoning string   `json:"reasoning"`
@@ -82,6 +87,13 @@ type Trace struct {
 	Ranking  []string `json:"ranking,omitempty"`
 	Repair   *Repair  `json:"repair,omitempty"`
 	Fallback bool     `json:"fallback,omitempty"`
+	// Scores are a GroupRank answer's scores on its 0–10 scale, in Docs'
+	// order, after repair: null for a passage the answer left out, 0 for
+	// every passage when it scored none (Fallback).
+	Scores []*float64 `json:"scores,omitempty"`
+	// Merged is a Merge's account of each document, in Docs' order: its
+	// ranks in the two rankings merged and the merged score.
+	Merged []MergedDoc `json:"merged,omitempty"`
 }
 
 type traceKey struct{}

@@ -75,10 +75,12 @@ type Stats struct {
 	// Undecided: pointwise answers that said neither yes nor no (0.5).
 	Undecided int64
 	// Unparsed: listwise answers without one usable passage number; the
-	// window kept its input order (the fallback).
+	// window kept its input order (the fallback). For GroupRank: answers
+	// without one usable score; the group scored 0 (its fallback).
 	Unparsed int64
 	// Partial: listwise answers that named some passages but not all, or
-	// named some twice or out of range; repaired as RankGPT does.
+	// named some twice or out of range; repaired as RankGPT does (and
+	// GroupRank answers so repaired: see ParseGroupScores).
 	Partial int64
 	// Missing, Repeated and OutOfRange count the passage numbers repaired
 	// in listwise answers (see Repair); kept by the reasoning rerankers.
@@ -88,6 +90,8 @@ type Stats struct {
 	// NoReasoning: answers of a reasoning reranker that came without any
 	// reasoning (scored all the same).
 	NoReasoning int64
+	// Clamped: GroupRank scores outside its 0–10 scale, clamped to it.
+	Clamped int64
 }
 
 func (s *Stats) snapshot() Stats {
@@ -99,6 +103,19 @@ func (s *Stats) snapshot() Stats {
 		Partial: atomic.LoadInt64(&s.Partial), Missing: atomic.LoadInt64(&s.Missing),
 		Repeated: atomic.LoadInt64(&s.Repeated), OutOfRange: atomic.LoadInt64(&s.OutOfRange),
 		Truncated: atomic.LoadInt64(&s.Truncated), NoReasoning: atomic.LoadInt64(&s.NoReasoning),
+		Clamped: atomic.LoadInt64(&s.Clamped),
+	}
+}
+
+// plus is the sum of two scorers' counts (a Merge's parts).
+func (s Stats) plus(o Stats) Stats {
+	return Stats{
+		Calls: s.Calls + o.Calls, Cached: s.Cached + o.Cached,
+		PromptTokens: s.PromptTokens + o.PromptTokens, CompletionTokens: s.CompletionTokens + o.CompletionTokens,
+		NoLogprobs: s.NoLogprobs + o.NoLogprobs, Undecided: s.Undecided + o.Undecided, Unparsed: s.Unparsed + o.Unparsed,
+		Partial: s.Partial + o.Partial, Missing: s.Missing + o.Missing, Repeated: s.Repeated + o.Repeated,
+		OutOfRange: s.OutOfRange + o.OutOfRange, Truncated: s.Truncated + o.Truncated,
+		NoReasoning: s.NoReasoning + o.NoReasoning, Clamped: s.Clamped + o.Clamped,
 	}
 }
 
@@ -138,7 +155,7 @@ func (s Stats) Counts() map[string]int {
 		"no_logprobs": int(s.NoLogprobs), "undecided": int(s.Undecided),
 		"unparsed": int(s.Unparsed), "partial": int(s.Partial),
 		"missing_ids": int(s.Missing), "repeated_ids": int(s.Repeated), "out_of_range_ids": int(s.OutOfRange),
-		"truncated": int(s.Truncated), "no_reasoning": int(s.NoReasoning),
+		"truncated": int(s.Truncated), "no_reasoning": int(s.NoReasoning), "clamped_scores": int(s.Clamped),
 	}
 }
 
@@ -153,13 +170,14 @@ func (s Stats) Notes() []string {
 	}
 	add(s.NoLogprobs, "%d scored from the answer text (no logprobs)")
 	add(s.Undecided, "%d said neither yes nor no (scored 0.5)")
-	add(s.Unparsed, "%d named no passage (window order kept)")
+	add(s.Unparsed, "%d named no passage (the fallback: a window keeps its order, a group scores 0)")
 	add(s.Partial, "%d incomplete permutations (repaired)")
 	add(s.Missing, "%d passage numbers missing")
 	add(s.Repeated, "%d repeated")
 	add(s.OutOfRange, "%d out of range")
 	add(s.Truncated, "%d cut off at max_tokens")
 	add(s.NoReasoning, "%d came without reasoning")
+	add(s.Clamped, "%d scores outside 0–10 clamped")
 	return notes
 }
 

@@ -12,13 +12,13 @@ import (
 
 // Kinds are the reranker kinds New builds, as the CLI and pipeline files
 // name them.
-var Kinds = []string{"tei", "cohere", "jina", "voyage", "llm-pointwise", "llm-listwise", "onnx", KindInsertRank, KindRank1, KindReasonRank}
+var Kinds = []string{"tei", "cohere", "jina", "voyage", "llm-pointwise", "llm-listwise", "onnx", KindInsertRank, KindRank1, KindReasonRank, KindGroupRank, KindDiver}
 
 // UsesLLM reports whether a reranker kind asks a chat model, so that its
 // callers give it the LLM answer cache (Spec.LLMCache).
 func UsesLLM(kind string) bool {
 	k := strings.ToLower(kind)
-	return strings.HasPrefix(k, "llm-") || slices.Contains(templated, k)
+	return strings.HasPrefix(k, "llm-") || slices.Contains(templated, k) || k == KindDiver
 }
 
 // Spec names a reranker: its kind and where its model is.
@@ -56,26 +56,53 @@ type Spec struct {
 	CrossEncoder CrossEncoderOptions
 
 	// Templates is a directory of edited prompt templates for insertrank,
-	// rank1 and reasonrank (see WriteTemplates); files it lacks are the
-	// built-in ones. Empty: the built-in set.
+	// rank1, reasonrank and grouprank (see WriteTemplates); files it
+	// lacks are the built-in ones. Empty: the built-in set.
 	Templates string
 	// Scores is how insertrank shows first-stage scores (raw, minmax or
 	// percent; "" is raw) and Decimals the digits printed (0 means 2).
 	Scores   ScoreScale
 	Decimals int
-	// MaxTokens caps each answer of insertrank, rank1 and reasonrank,
-	// reasoning included; 0 means the server's default.
+	// MaxTokens caps each answer of insertrank, rank1, reasonrank and
+	// grouprank, reasoning included; 0 means the server's default.
 	MaxTokens int
 	// TextOnly makes rank1 ask for no logprobs (servers that refuse them).
 	TextOnly bool
+	// GroupSize and Repeats are grouprank's passages per group and passes
+	// over the candidates; 0 means DefaultGroupSize and DefaultRepeats.
+	GroupSize, Repeats int
+	// Merge names diver's two rerankers and the pointwise one's weight;
+	// they are built from this spec with their own kind (one server and
+	// model for both).
+	Merge MergeSpec
 }
 
 // Settings are the knobs beyond kind and model that change a templated
 // reranker's answers (the templates' digest, insertrank's scale and
-// decimals, max_tokens, rank1's logprobs), for checkpoint keys and
-// manifests; nil for other kinds.
+// decimals, max_tokens, rank1's logprobs, grouprank's group size and
+// repeats; for diver, each of its rerankers' kind and settings and the
+// weight), for checkpoint keys and manifests; nil for other kinds.
 func (s Spec) Settings() (map[string]any, error) {
 	kind := strings.ToLower(s.Kind)
+	if kind == KindDiver {
+		point, list, w, err := s.mergeParts()
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]any{"weight": w}
+		for name, part := range map[string]Spec{MergePointwise: point, MergeListwise: list} {
+			ps, err := part.Settings()
+			if err != nil {
+				return nil, err
+			}
+			if ps == nil {
+				ps = map[string]any{}
+			}
+			ps["kind"] = part.Kind
+			m[name] = ps
+		}
+		return m, nil
+	}
 	if !slices.Contains(templated, kind) {
 		return nil, nil
 	}
@@ -96,6 +123,12 @@ func (s Spec) Settings() (map[string]any, error) {
 		}
 	case KindRank1:
 		m["logprobs"] = !s.TextOnly
+	case KindGroupRank:
+		size, repeats, err := s.groups()
+		if err != nil {
+			return nil, err
+		}
+		m["group_size"], m["repeats"] = size, repeats
 	}
 	return m, nil
 }
@@ -147,8 +180,10 @@ func New(spec Spec) (Scorer, error) {
 			return &Pointwise{Chat: c, Concurrency: spec.Concurrency}, nil
 		}
 		return &Listwise{Chat: c}, nil
-	case KindInsertRank, KindRank1, KindReasonRank:
+	case KindInsertRank, KindRank1, KindReasonRank, KindGroupRank:
 		return newReasoning(kind, spec)
+	case KindDiver:
+		return newMerge(spec)
 	case "onnx":
 		if spec.ModelDir == "" {
 			return nil, fmt.Errorf("the onnx reranker needs the directory of model.onnx and tokenizer.json (--rerank-model-dir)")
@@ -168,7 +203,7 @@ func (spec Spec) LLM() (*llm.Client, error) {
 		Cache: spec.LLMCache, HTTP: spec.HTTP, Meter: spec.Meter, Replay: spec.Replay})
 }
 
-// newReasoning builds insertrank, rank1 or reasonrank.
+// newReasoning builds insertrank, rank1, reasonrank or grouprank.
 func newReasoning(kind string, spec Spec) (Scorer, error) {
 	if spec.Model == "" {
 		return nil, fmt.Errorf("the %s reranker needs the model name the server serves (--rerank-model)", kind)
@@ -193,6 +228,15 @@ func newReasoning(kind string, spec Spec) (Scorer, error) {
 		return &InsertRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, Scores: scale, Decimals: spec.Decimals}, nil
 	case KindRank1:
 		return &Rank1{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, TextOnly: spec.TextOnly, Concurrency: spec.Concurrency}, nil
+	case KindGroupRank:
+		size, repeats, err := spec.groups()
+		if err != nil {
+			return nil, err
+		}
+		return &GroupRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens, GroupSize: size, Repeats: repeats, Concurrency: spec.Concurrency}, nil
 	}
 	return &ReasonRank{Chat: c, Prompts: prompts, MaxTokens: spec.MaxTokens}, nil
 }
+
+// groups are grouprank's group size and repeats, defaults filled in.
+func (s Spec) groups() (size, repeats int, err error) { return groupSettings(s.GroupSize, s.Repeats) }

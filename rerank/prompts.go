@@ -17,7 +17,7 @@ import (
 // (METHOD.user.tmpl). `r2med rerank templates` writes them out; a
 // directory of edited copies (Spec.Templates) replaces the built-in ones
 // file by file. The wording is ours; the structure follows each method's
-// paper (see InsertRank, Rank1 and ReasonRank).
+// paper (see InsertRank, Rank1, ReasonRank and GroupRank).
 
 //go:embed templates/*.tmpl
 var templateFS embed.FS
@@ -27,9 +27,10 @@ const (
 	KindInsertRank = "insertrank"
 	KindRank1      = "rank1"
 	KindReasonRank = "reasonrank"
+	KindGroupRank  = "grouprank"
 )
 
-var templated = []string{KindInsertRank, KindRank1, KindReasonRank}
+var templated = []string{KindInsertRank, KindRank1, KindReasonRank, KindGroupRank}
 
 // TemplateFiles lists the files a rerank templates directory may hold.
 func TemplateFiles() []string {
@@ -51,7 +52,8 @@ type PromptPassage struct {
 	Rank int
 }
 
-// ListPrompt is what the listwise templates (insertrank, reasonrank) see.
+// ListPrompt is what the templates of several passages (insertrank,
+// reasonrank, grouprank) see.
 type ListPrompt struct {
 	Query    string
 	Num      int

@@ -109,6 +109,12 @@ func (o *oracle) query(prompt string) string {
 
 func (o *oracle) answer(kind string, req chatReq) reply {
 	u := lastUser(req)
+	if kind == KindDiver { // its two rerankers, rank1 and reasonrank by default
+		kind = KindReasonRank
+		if strings.Contains(u, "\nPassage: ") {
+			kind = KindRank1
+		}
+	}
 	qid := o.query(u)
 	if qid == "" {
 		return reply{Status: 500}
@@ -142,6 +148,16 @@ func (o *oracle) answer(kind string, req chatReq) reply {
 			o.shown[k] = append(o.shown[k], m[2])
 		}
 	}
+	if kind == KindGroupRank {
+		// Scores on the absolute scale, by grade: the same wherever the
+		// passage is shown.
+		parts := make([]string, len(docs))
+		for i, d := range docs {
+			parts[i] = fmt.Sprintf(`"[%d]": %d`, i+1, []int{1, 6, 9}[grade[d]])
+		}
+		return reply{Reasoning: fmt.Sprintf("For %s, the passages that answer it score high.", qid),
+			Content: "<answer>\n```json\n{" + strings.Join(parts, ", ") + "}\n```\n</answer>"}
+	}
 	idx := make([]int, len(docs))
 	for i := range idx {
 		idx[i] = i
@@ -169,13 +185,15 @@ type costExample struct {
 }
 
 // TestJobReasoningRerankersDemo reranks the demo task's first-stage run
-// with each reasoning reranker through Job — the path of r2med rerank and
-// the pipeline — against a scripted loopback server that knows the
-// judgments: the rerank lifts nDCG@10, every InsertRank prompt shows each
-// passage with exactly its first-stage score, the reasoning lands in the
-// trace file beside the checkpoint, and a second run with the same cache
-// makes zero requests and gives the same run. The token counts feed the
-// README's cost examples (testdata/cost_example.json, -update rewrites).
+// with each reasoning reranker (and a diver merge of rank1 and
+// reasonrank) through Job — the path of r2med rerank and the pipeline —
+// against a scripted loopback server that knows the judgments: the
+// rerank lifts nDCG@10, every InsertRank prompt shows each passage with
+// exactly its first-stage score, the reasoning lands in the trace file
+// beside the checkpoint (a merge's part by part, with its own account),
+// and a second run with the same cache makes zero requests and gives the
+// same run. The token counts feed the README's cost examples
+// (testdata/cost_example.json, -update rewrites).
 func TestJobReasoningRerankersDemo(t *testing.T) {
 	task, err := demo.Load()
 	if err != nil {
@@ -187,7 +205,7 @@ func TestJobReasoningRerankersDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	costs := map[string]costExample{}
-	for _, kind := range templated {
+	for _, kind := range append(slices.Clone(templated), KindDiver) {
 		t.Run(kind, func(t *testing.T) {
 			o := newOracle(task)
 			srv := newScripted(t, func(req chatReq) reply { return o.answer(kind, req) })
@@ -228,13 +246,27 @@ func TestJobReasoningRerankersDemo(t *testing.T) {
 			traced := readTraces(t, TraceFile(cp))
 			for _, q := range task.Queries {
 				want := 2 // windows
-				if kind == KindRank1 {
+				switch kind {
+				case KindRank1:
 					want = e2eDepth
+				case KindGroupRank:
+					want = DefaultRepeats * e2eDepth / DefaultGroupSize
+				case KindDiver: // rank1's, reasonrank's, the merge's
+					want = e2eDepth + 2 + 1
 				}
 				if n := len(traced[q.ID]); n != want {
 					t.Errorf("%s: %d traces, want %d", q.ID, n, want)
 				}
+				if kind == KindDiver && !slices.IsSortedFunc(traced[q.ID], func(a, b Trace) int { return partOrder(a.Part) - partOrder(b.Part) }) {
+					t.Errorf("%s: a merge's traces not written part by part", q.ID)
+				}
 				for _, tr := range traced[q.ID] {
+					if tr.Part == MergeTrace {
+						if len(tr.Merged) != e2eDepth {
+							t.Errorf("%s: the merge's trace %+v", q.ID, tr)
+						}
+						continue
+					}
 					if !strings.Contains(tr.Reasoning, q.ID) {
 						t.Errorf("%s: trace without the reasoning: %+v", q.ID, tr)
 						break

@@ -126,22 +126,9 @@ func cands(n int) []Candidate {
 
 // order lists candidate ids by descending score, ties in input order.
 func order(cs []Candidate, scores []float64) []string {
-	idx := make([]int, len(cs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case scores[a] > scores[b]:
-			return -1
-		case scores[a] < scores[b]:
-			return 1
-		}
-		return 0
-	})
-	out := make([]string, len(idx))
-	for i, j := range idx {
-		out[i] = cs[j].ID
+	out := make([]string, len(cs))
+	for i, r := range ranksOf(scores) {
+		out[r-1] = cs[i].ID
 	}
 	return out
 }
@@ -442,6 +429,9 @@ func TestGoldenPrompts(t *testing.T) {
 		case KindRank1:
 			c.ans = "true"
 			_, err = (&Rank1{Chat: c, Concurrency: 1}).ScoreCandidates(context.Background(), "q", query, docs[:1])
+		case KindGroupRank:
+			c.ans = `<answer>{"[1]": 9, "[2]": 3, "[3]": 1}</answer>`
+			_, err = (&GroupRank{Chat: c, Repeats: 1}).ScoreCandidates(context.Background(), "q", query, docs)
 		}
 		if err != nil {
 			t.Fatal(err)

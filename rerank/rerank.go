@@ -1,10 +1,12 @@
 // Package rerank reorders the top of a ranked run with a stronger model: a
 // cross-encoder run locally through ONNX, a rerank server (TEI, or the
 // Cohere/Jina/Voyage-style /v1/rerank), an LLM asked pointwise or
-// listwise, or a reasoning LLM in one of three published recipes:
+// listwise, or a reasoning LLM in one of the published recipes:
 // InsertRank (listwise, shown the first-stage scores), Rank1 (reason,
-// then judge) and ReasonRank (reason, then permute), with editable prompt
-// templates and their reasoning kept in traces.
+// then judge), ReasonRank (reason, then permute) and GroupRank (groups
+// judged together, each passage scored on one absolute scale), with
+// editable prompt templates and their reasoning kept in traces; and
+// DIVER's merge of a pointwise and a listwise reranker's ranks (Merge).
 //
 // Every backend is a Scorer: one score per document, higher is more
 // relevant. Rerank does the rest the way R2MED and HAKARI-Bench do it:

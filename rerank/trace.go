@@ -26,9 +26,10 @@ func TraceFile(checkpoint string) string {
 
 // traceLog writes a rerank's traces as JSON lines, one query at a time:
 // a query's traces are held until the query is finished and then written
-// in Step order, just before its checkpoint line, so the file holds
-// whole queries only and resumes with the checkpoint. The file is created
-// at the first trace: scorers without traces leave none.
+// in Step order (a Merge's part by part: see partOrder), just before its
+// checkpoint line, so the file holds whole queries only and resumes with
+// the checkpoint. The file is created at the first trace: scorers without
+// traces leave none.
 type traceLog struct {
 	path    string
 	mu      sync.Mutex
@@ -98,7 +99,12 @@ func (t *traceLog) flush(qid string) error {
 		}
 		t.f, t.w = f, bufio.NewWriter(f)
 	}
-	slices.SortStableFunc(trs, func(a, b Trace) int { return a.Step - b.Step })
+	slices.SortStableFunc(trs, func(a, b Trace) int {
+		if c := partOrder(a.Part) - partOrder(b.Part); c != 0 {
+			return c
+		}
+		return a.Step - b.Step
+	})
 	enc := json.NewEncoder(t.w)
 	enc.SetEscapeHTML(false)
 	for _, tr := range trs {
@@ -117,4 +123,18 @@ func (t *traceLog) Close() error {
 		return nil
 	}
 	return t.f.Close()
+}
+
+// partOrder orders a Merge's traces: its pointwise scorer's, then its
+// listwise scorer's, then its own; a scorer's own traces have no part.
+func partOrder(part string) int {
+	switch part {
+	case "":
+		return 0
+	case MergePointwise:
+		return 1
+	case MergeListwise:
+		return 2
+	}
+	return 3
 }

@@ -108,6 +108,10 @@ func (m *Manifest) Time(name string, fn func() error) error {
 // Count records a count.
 func (m *Manifest) Count(name string, n int) { m.Counts[name] = n }
 
+// Add adds n to a count, for what several stages count alike (the hits
+// each retriever of a fused run removed for exclusions).
+func (m *Manifest) Add(name string, n int) { m.Counts[name] += n }
+
 // Note records what a stage resolved while running (the recipe a
 // registry model resolved to) in Details, beside the settings.
 func (m *Manifest) Note(key string, v any) { m.Details[key] = v }
@@ -154,8 +158,9 @@ func Digest(path string) (FileDigest, error) {
 }
 
 // ContentDigest checksums a task that was read from no file (an embedded
-// one) by its documents, queries and judgments, so that its content
-// stands in for the files a manifest lists as inputs: "embedded:NAME".
+// one) by its documents, queries and judgments, and its exclusions when
+// it has any, so that its content stands in for the files a manifest
+// lists as inputs: "embedded:NAME".
 func ContentDigest(t *ir.Task) FileDigest {
 	h := sha256.New()
 	var n int64
@@ -175,6 +180,12 @@ func ContentDigest(t *ir.Task) FileDigest {
 	for _, qid := range slices.Sorted(maps.Keys(t.Qrels)) {
 		for _, did := range slices.Sorted(maps.Keys(t.Qrels[qid])) {
 			put(qid, did, strconv.Itoa(t.Qrels[qid][did]))
+		}
+	}
+	if len(t.Excluded) > 0 {
+		put("excluded")
+		for _, qid := range slices.Sorted(maps.Keys(t.Excluded)) {
+			put(append([]string{qid}, t.Excluded.Sorted(qid)...)...)
 		}
 	}
 	return FileDigest{Path: "embedded:" + t.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}

@@ -103,8 +103,13 @@ func (r Run) Task() (string, bool) {
 }
 
 // Suite says which form of an R2MED task the run used: tasks.Nano when the
-// manifest names a NanoR2MED split, tasks.R2MED otherwise.
+// manifest names a NanoR2MED split, tasks.R2MED otherwise; for a run on a
+// BRIGHT task (its data named "BRIGHT-…", tasks.Task.NameIn) tasks.Bright
+// or tasks.BrightLong.
 func (r Run) Suite() tasks.Suite {
+	if _, s, err := tasks.Resolve(r.Manifest.Task.Name); err == nil && s.Benchmark() == tasks.Bright {
+		return s
+	}
 	t, err := tasks.Lookup(r.Manifest.Task.Name)
 	if err == nil && t.NanoSplit != "" && (strings.EqualFold(r.Manifest.Task.Name, t.NanoSplit) || strings.EqualFold(r.Manifest.Task.Split, t.NanoSplit)) {
 		return tasks.Nano

@@ -38,6 +38,7 @@ func TestScan(t *testing.T) {
 		Extra: map[string]any{"gar_method": "hyde", "gar_llm": "gpt4", "retriever_name": "bm25"}}
 	writeRun(t, filepath.Join(root, "nano"), "NanoR2MEDMedQADiag", now, gar)
 	writeRun(t, filepath.Join(root, "demo"), "demo", now, &R2MED{DatasetName: "demo", ModelName: "bm25", Test: map[string]float64{}})
+	writeRun(t, filepath.Join(root, "bright", "bm25", "BRIGHT-biology-long"), "BRIGHT-biology-long", now, &R2MED{DatasetName: "BRIGHT-biology-long", ModelName: "bm25", Test: map[string]float64{}})
 	// A run still going: results written, manifest not yet.
 	if err := os.MkdirAll(filepath.Join(root, "half"), 0o755); err != nil {
 		t.Fatal(err)
@@ -54,13 +55,17 @@ func TestScan(t *testing.T) {
 	for _, r := range l.Runs {
 		rels = append(rels, r.Rel)
 	}
-	if got, want := strings.Join(rels, " "), "demo nano sweep/bm25/Biology"; got != want {
+	if got, want := strings.Join(rels, " "), "bright/bm25/BRIGHT-biology-long demo nano sweep/bm25/Biology"; got != want {
 		t.Fatalf("runs %q, want %q", got, want)
 	}
 	if len(l.Unfinished) != 1 || filepath.Base(l.Unfinished[0]) != "half" {
 		t.Errorf("unfinished %q, want the half directory", l.Unfinished)
 	}
-	demo, nano, bio := l.Runs[0], l.Runs[1], l.Runs[2]
+	bright, demo, nano, bio := l.Runs[0], l.Runs[1], l.Runs[2], l.Runs[3]
+	// A BRIGHT run is no R2MED task's, whatever its name's resemblance.
+	if task, ok := bright.Task(); task != "BRIGHT-biology-long" || ok || bright.Suite() != tasks.BrightLong {
+		t.Errorf("BRIGHT run: task %q %v suite %s", task, ok, bright.Suite())
+	}
 	if task, ok := bio.Task(); task != "Biology" || !ok || bio.Suite() != tasks.R2MED {
 		t.Errorf("Biology run: task %q %v suite %s", task, ok, bio.Suite())
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -47,8 +50,12 @@ type Dense struct {
 	MaxLength   int     `yaml:"max_length"`  // tokens; 0: the registry's
 	Dimensions  int     `yaml:"dimensions"`  // requested output dimension (OpenAI, Voyage, Matryoshka); 0: native
 	Normalize   bool    `yaml:"normalize"`   // L2-normalize embeddings (cosine scoring normalizes anyway)
-	BatchSize   int     `yaml:"batch_size"`  // 0: the backend's default
-	Concurrency int     `yaml:"concurrency"` // HTTP requests in flight; 0: the backend's default
+	BatchSize   int     `yaml:"batch_size"`  // texts per request, fixed; 0: adapted to the server (HTTP) or the backend's default
+	Concurrency int     `yaml:"concurrency"` // HTTP requests in flight per server, fixed; 0: adapted to each server
+	// Encoding is what OpenAI-compatible and Voyage servers are asked to
+	// write vectors as: auto (base64, floats for a server that refuses
+	// it), base64 or float; empty is auto.
+	Encoding string `yaml:"encoding"`
 	// Pooling (cls, mean, last) says how a local model outside the
 	// registry pools token vectors; registry models bring their own.
 	Pooling string `yaml:"pooling"`
@@ -80,8 +87,9 @@ func init() {
 			{Name: "doc-prefix", Key: "doc_prefix", Usage: "dense: text put before each document (replaces the registry's)"},
 			{Name: "max-length", Key: "max_length", Type: Int, Usage: "dense: maximum tokens per text (default: the registry's)"},
 			{Name: "dimensions", Key: "dimensions", Type: Int, Usage: "dense: output dimension for APIs and Matryoshka models (default: native)"},
-			{Name: "batch-size", Key: "batch_size", Type: Int, Usage: "dense: texts per batch (default: the backend's)"},
-			{Name: "concurrency", Key: "concurrency", Type: Int, Usage: "dense, HTTP: requests in flight (default: the backend's)"},
+			{Name: "batch-size", Key: "batch_size", Type: Int, Usage: "dense: texts per batch, fixed (default: adapted to the server over HTTP, from 64; the backend's locally)"},
+			{Name: "concurrency", Key: "concurrency", Type: Int, Usage: "dense, HTTP: requests in flight per server, fixed (default: adapted to each server, from 4)"},
+			{Name: "encoding", Key: "encoding", Usage: "dense, openai/voyage: how servers write vectors: auto (base64, floats for a server that refuses it), base64 or float"},
 			{Name: "pooling", Key: "pooling", Usage: "dense, onnx: pooling of a model outside the registry: cls, mean, last"},
 			{Name: "quantize", Key: "quantize", Usage: "dense: search int8 or binary copies of the document vectors (HAKARI-Bench's variants)"},
 			{Name: "rescore", Key: "rescore", Type: Bool, Usage: "dense, with --quantize: reorder the quantized top candidates by their float32 scores"},
@@ -114,12 +122,18 @@ func (d Dense) Validate() error {
 	if d.Rescore && d.Quantize == "" {
 		return errors.New("rescoring applies to a quantized search (--quantize int8|binary)")
 	}
+	if _, err := embed.ParseEncoding(d.Encoding); err != nil {
+		return err
+	}
 	return nil
 }
 
-// Describe records the model and every setting given; the recipe the
-// model resolves to (instructions, revision) is noted when the retriever
-// is built ("dense_recipe"). Keys and URLs are never recorded.
+// Describe records the model and every setting given that can change a
+// ranking; the recipe the model resolves to (instructions, revision) is
+// noted when the retriever is built ("dense_recipe"), and how texts were
+// sent (batch size, requests in flight, encoding: they change speed, not
+// vectors) once they were ("embedding"). Keys and URLs are never
+// recorded.
 func (d Dense) Describe() map[string]any {
 	m := map[string]any{"retriever": "dense", "model": d.Model}
 	put := func(k string, v any, set bool) {
@@ -220,6 +234,7 @@ func (r *denseRetriever) Close() error {
 // (stage "search").
 func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
 	var qvecs [][]float32
+	rt := newRate()
 	if err := r.env.time("embed queries", func() error {
 		var err error
 		qvecs, err = r.recipe.embedQueries(ctx, queries)
@@ -227,14 +242,13 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 	}); err != nil {
 		return nil, err
 	}
-	if c, ok := r.recipe.emb.(*embed.Cache); ok {
-		hits, misses, damaged := c.Counts()
-		r.env.count("embeddings_cached", int(hits))
-		r.env.count("embeddings_computed", int(misses))
-		if damaged > 0 {
-			r.env.count("embeddings_damaged_recomputed", int(damaged))
-		}
+	tokens := 0
+	for _, q := range queries {
+		tokens += embed.EstimateTokens(r.recipe.queryPrefix + q.denseInput().Query)
 	}
+	rt.add(len(queries), tokens)
+	r.recipe.noteEmbedding(r.env, "queries", rt)
+	r.countCache()
 	run := make(ir.Run, len(queries))
 	err := r.env.time("search", func() error {
 		qids := make([]string, len(queries))
@@ -253,12 +267,26 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 	return run, err
 }
 
+// countCache records the embedding cache's running totals (a search
+// service's metrics read them after every query).
+func (r *denseRetriever) countCache() {
+	if c, ok := r.recipe.emb.(*embed.Cache); ok {
+		hits, misses, damaged := c.Counts()
+		r.env.count("embeddings_cached", int(hits))
+		r.env.count("embeddings_computed", int(misses))
+		if damaged > 0 {
+			r.env.count("embeddings_damaged_recomputed", int(damaged))
+		}
+	}
+}
+
 // SearchOne embeds one query and scans the index on the calling goroutine.
 func (r *denseRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
 	qvecs, err := r.recipe.embedQueries(ctx, []Query{q})
 	if err != nil {
 		return nil, err
 	}
+	r.countCache()
 	hits, err := r.index.Search(qvecs, k, vector.SearchOptions{Workers: 1, SkipSelf: true, QueryIDs: []string{q.ID}, Rescore: r.recipe.d.Rescore})
 	if err != nil {
 		return nil, err
@@ -287,7 +315,10 @@ type denseRecipe struct {
 	instructHyDoc     bool
 	closers           []io.Closer
 	revision, served  string
-	truncateDimension int // Matryoshka cut for backends that cannot do it themselves
+	truncateDimension int                                   // Matryoshka cut for backends that cannot do it themselves
+	instruction       models.Instruction                    // the registry's, before the user's prefixes replace it
+	http              interface{ Stats() embed.AdaptStats } // the HTTP backend, nil for a local one
+	embedNote         map[string]any                        // per stage, for the "embedding" note
 }
 
 func (r *denseRecipe) close() {
@@ -308,6 +339,12 @@ func (r *denseRecipe) describe() map[string]any {
 		m["pooling"] = r.model.Pooling.String()
 		m["max_length"] = r.model.MaxLength
 		m["instruct_hy_doc"] = r.instructHyDoc
+		if r.d.QueryPrefix == nil || r.d.DocPrefix == nil {
+			m["instruction_source"] = r.instruction.Source.String()
+			if r.instruction.Generic {
+				m["instruction_generic"] = true
+			}
+		}
 	}
 	if r.revision != "" {
 		m["revision"] = r.revision
@@ -337,9 +374,7 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 		}
 		r.backend = models.ONNX
 	}
-	if err := r.prefixes(task); err != nil {
-		return nil, err
-	}
+	r.prefixes(task, env)
 	var id embed.Identity
 	var err error
 	if r.backend == models.ONNX {
@@ -374,19 +409,17 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 }
 
 // prefixes sets the query and document instructions: the registry's for
-// the task, replaced by the user's where given.
-func (r *denseRecipe) prefixes(task string) error {
+// the task, replaced by the user's where given. A registry model without
+// published instructions for the task takes its generic ones, said on
+// env.Log and recorded in the recipe.
+func (r *denseRecipe) prefixes(task string, env Env) {
 	if r.known {
 		r.instructHyDoc = r.model.InstructHyDoc()
-		var qerr, derr error
-		if r.d.QueryPrefix == nil {
-			r.queryPrefix, qerr = r.model.QueryInstruction(task)
-		}
-		if r.d.DocPrefix == nil {
-			r.docPrefix, derr = r.model.DocInstruction(task)
-		}
-		if err := errors.Join(qerr, derr); err != nil {
-			return err
+		r.instruction = r.model.Instruction(task)
+		r.queryPrefix, r.docPrefix = r.instruction.Query, r.instruction.Doc
+		if r.instruction.Generic && (r.d.QueryPrefix == nil || r.d.DocPrefix == nil) && env.Log != nil {
+			fmt.Fprintf(env.Log, "r2med: %s publishes no instruction for task %q; using its generic one, query %q (%s); set --query-prefix and --doc-prefix to choose\n",
+				r.model.Name, task, r.instruction.Query, r.instruction.Source)
 		}
 	}
 	if r.d.QueryPrefix != nil {
@@ -395,7 +428,6 @@ func (r *denseRecipe) prefixes(task string) error {
 	if r.d.DocPrefix != nil {
 		r.docPrefix = *r.d.DocPrefix
 	}
-	return nil
 }
 
 // local opens the ONNX encoder: the user's directory, or the registry
@@ -481,7 +513,11 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 	if ho.Concurrency == 0 {
 		ho.Concurrency = env.Fleet.PerEndpoint
 	}
-	o := embed.RemoteOptions{Model: r.served, Dimensions: d.Dimensions, HTTPOptions: ho}
+	enc, err := embed.ParseEncoding(d.Encoding)
+	if err != nil {
+		return embed.Identity{}, fmt.Errorf("--encoding: %w", err)
+	}
+	o := embed.RemoteOptions{Model: r.served, Dimensions: d.Dimensions, Encoding: enc, HTTPOptions: ho}
 	if len(urls) > 0 {
 		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
 	}
@@ -490,6 +526,7 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 		return embed.Identity{}, err
 	}
 	r.emb = e
+	r.http, _ = e.(interface{ Stats() embed.AdaptStats })
 	var id embed.Identity
 	if r.known {
 		id = r.model.Identity(r.backend, "")
@@ -504,7 +541,9 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 
 // embedCorpus embeds every document (instruction prefixed) into a cosine
 // store. Documents go longest first, as BEIR encodes them, which keeps
-// padding low; the store keeps corpus order.
+// padding low; the store keeps corpus order. Chunks of documents overlap
+// for an HTTP backend (embed.Chunks), so its servers never wait for the
+// next; the bar shows documents and tokens per second.
 func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, env Env) (*vector.Flat, error) {
 	order := make([]int, len(docs))
 	for i := range order {
@@ -512,27 +551,35 @@ func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, env Env) (
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(docs[b].Text) - len(docs[a].Text) })
 	vecs := make([][]float32, len(docs))
-	bar := env.Progress.New(len(docs), "embedding documents")
+	const desc = "embedding documents"
+	bar := env.Progress.New(len(docs), desc)
 	defer bar.Done()
-	texts := make([]string, 0, denseChunk)
-	for lo := 0; lo < len(order); lo += denseChunk {
-		hi := min(lo+denseChunk, len(order))
-		texts = texts[:0]
+	rate := newRate()
+	err := embed.Chunks(ctx, r.emb, len(order), denseChunk, func(ctx context.Context, lo, hi int) error {
+		texts := make([]string, 0, hi-lo)
+		tokens := 0
 		for _, i := range order[lo:hi] {
 			texts = append(texts, r.docPrefix+docs[i].Text)
+			tokens += embed.EstimateTokens(texts[len(texts)-1])
 		}
 		out, err := r.emb.Embed(ctx, embed.Document, texts)
 		if err != nil {
-			return nil, fmt.Errorf("embedding documents: %w", err)
+			return fmt.Errorf("embedding documents: %w", err)
 		}
 		if err := embed.Check(out, len(texts), 0); err != nil {
-			return nil, fmt.Errorf("embedding documents: %w", err)
+			return fmt.Errorf("embedding documents: %w", err)
 		}
 		for j, i := range order[lo:hi] {
 			vecs[i] = r.cut(out[j])
 		}
 		bar.Add(hi - lo)
+		bar.Describe(desc + " (" + rate.add(hi-lo, tokens) + ")")
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	r.noteEmbedding(env, "documents", rate)
 	flat := vector.NewFlat(0, vector.Cosine)
 	flat.Grow(len(docs))
 	for i, d := range docs {
@@ -542,6 +589,99 @@ func (r *denseRecipe) embedCorpus(ctx context.Context, docs []ir.Doc, env Env) (
 	}
 	return flat, nil
 }
+
+// rate counts texts and their estimated tokens since it was made, for a
+// progress bar's description and the manifest.
+type rate struct {
+	mu            sync.Mutex
+	start         time.Time
+	texts, tokens int
+}
+
+func newRate() *rate { return &rate{start: time.Now()} }
+
+// add counts texts and tokens done and says the rates so far.
+func (r *rate) add(texts, tokens int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.texts += texts
+	r.tokens += tokens
+	secs := time.Since(r.start).Seconds()
+	return fmt.Sprintf("%.0f docs/s, %s tokens/s", float64(r.texts)/secs, humanCount(float64(r.tokens)/secs))
+}
+
+func (r *rate) seconds() float64 { return time.Since(r.start).Seconds() }
+
+// humanCount writes a rate with k or M.
+func humanCount(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.1fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+// noteEmbedding records, for the manifest ("embedding"), the stage's
+// throughput over all its texts (cached ones included; tokens estimated)
+// and, for an HTTP backend, what its servers did and settled on: texts
+// and server-counted tokens per second from the first request to the
+// last answer, the batch size, and per server the requests in flight and
+// the encoding it answered in.
+func (r *denseRecipe) noteEmbedding(env Env, stage string, rt *rate) {
+	secs := rt.seconds()
+	m := map[string]any{}
+	stageNote := map[string]any{"texts": rt.texts, "seconds": round3(secs), "estimated_tokens": rt.tokens}
+	if secs > 0 {
+		stageNote["texts_per_second"] = round3(float64(rt.texts) / secs)
+		stageNote["estimated_tokens_per_second"] = round3(float64(rt.tokens) / secs)
+	}
+	if r.embedNote == nil {
+		r.embedNote = map[string]any{}
+	}
+	r.embedNote[stage] = stageNote
+	for k, v := range r.embedNote {
+		m[k] = v
+	}
+	if r.http != nil {
+		st := r.http.Stats()
+		srv := map[string]any{"batch_size": st.BatchSize, "adaptive": st.Adaptive, "requests": st.Requests,
+			"texts": st.Texts, "tokens": st.Tokens, "seconds": round3(st.Seconds)}
+		if st.Seconds > 0 {
+			srv["texts_per_second"] = round3(st.TextsPerSecond())
+			srv["tokens_per_second"] = round3(st.TokensPerSecond())
+		}
+		var servers []map[string]any
+		encodings := map[string]bool{}
+		for _, s := range st.Servers {
+			one := map[string]any{"url": s.URL, "concurrency": s.Concurrency, "requests": s.Requests, "texts": s.Texts}
+			if s.Encoding != "" {
+				one["encoding"] = string(s.Encoding)
+				encodings[string(s.Encoding)] = true
+			}
+			if s.EncodingNote != "" {
+				one["encoding_note"] = s.EncodingNote
+			}
+			servers = append(servers, one)
+		}
+		srv["servers"] = servers
+		switch len(encodings) {
+		case 0:
+			srv["encoding"] = "none (no request sent)"
+		case 1:
+			for e := range encodings {
+				srv["encoding"] = e
+			}
+		default:
+			srv["encoding"] = "mixed (see servers)"
+		}
+		m["server"] = srv
+	}
+	env.note("embedding", m)
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // embedQueries embeds each query's dense input: the query alone, or with
 // GAR R2MED's combined text or the query and generation to average. The

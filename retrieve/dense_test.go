@@ -18,6 +18,7 @@ import (
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/onnx/onnxtest"
@@ -319,12 +320,103 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "bge", Rescore: true}, "rescoring applies to a quantized search"},
 		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
 		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
-		{retrieve.Dense{Model: "nv", Backend: "openai", BaseURLs: []string{"http://127.0.0.1:1"}}, "demo"}, // NV-Embed's instructions are per task
 		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want it to mention %q", c.d, err, c.want)
+		}
+	}
+}
+
+// TestDenseGenericInstruction: a registry model whose instructions name
+// the task, run on a task outside its published ones (the demo), embeds
+// with its documented generic instruction, says so on the log and records
+// it with its source; a task inside them takes the published one.
+func TestDenseGenericInstruction(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newEmbedServer(t)
+	var log strings.Builder
+	d := retrieve.Dense{Model: "reasonembed-qwen3-8b", Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+	_, rec, err := dense(t, task, d, nil, 10, retrieve.Env{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const generic = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "
+	var instructed int
+	for _, s := range srv.sent() {
+		if strings.HasPrefix(s, generic) {
+			instructed++
+		}
+	}
+	if instructed != len(task.Queries) {
+		t.Errorf("%d texts carried the generic instruction, want %d", instructed, len(task.Queries))
+	}
+	if !strings.Contains(log.String(), `publishes no instruction for task "demo"`) || !strings.Contains(log.String(), "QwenLM/Qwen3-Embedding README.md") {
+		t.Errorf("log: %q", log.String())
+	}
+	r := rec.notes["dense_recipe"].(map[string]any)
+	if r["instruction_generic"] != true || !strings.Contains(r["instruction_source"].(string), "QwenLM/Qwen3-Embedding") || r["query_prefix"] != generic {
+		t.Errorf("recipe noted %v", r)
+	}
+
+	// The same model on an R2MED task: ReasonEmbed's published instruction.
+	task.Name = "PMC-Clinical"
+	log.Reset()
+	_, rec, err = dense(t, task, d, nil, 10, retrieve.Env{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = rec.notes["dense_recipe"].(map[string]any)
+	if r["query_prefix"] != "Instruct: Given a Clinical Case, retrieve similar cases that help diagnose the case.\nQuery: " ||
+		r["instruction_generic"] != nil || !strings.Contains(r["instruction_source"].(string), "eval_reason_embed_qwen3_8b.sh") || log.Len() != 0 {
+		t.Errorf("on PMC-Clinical: recipe %v, log %q", r, log.String())
+	}
+}
+
+// TestDenseEncoding: a dense run asks its server for base64 vectors; one
+// against a server that refuses base64 still works, having asked once;
+// the manifest says which encoding each server answered in, and what the
+// batching settled on.
+func TestDenseEncoding(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode    embedtest.Base64Mode
+		want    string
+		base64  int64
+		floats  bool
+		comment string
+	}{
+		{embedtest.Base64Answered, "base64", -1, false, "accepts base64"},
+		{embedtest.Base64Refused, "float", 1, true, "refuses base64"},
+	} {
+		srv := embedtest.NewServer(t, embedtest.Options{Base64: c.mode})
+		d := retrieve.Dense{Model: "bge", Backend: "openai", BaseURLs: []string{srv.URL}}
+		_, rec, err := dense(t, task, d, nil, 10, retrieve.Env{})
+		if err != nil {
+			t.Fatalf("server that %s: %v", c.comment, err)
+		}
+		if (c.base64 >= 0 && srv.Asked("base64") != c.base64) || (c.base64 < 0 && srv.Asked("base64") == 0) || (srv.Asked("float") > 0) != c.floats {
+			t.Errorf("server that %s: asked base64 %d times, floats %d", c.comment, srv.Asked("base64"), srv.Asked("float"))
+		}
+		note := rec.notes["embedding"].(map[string]any)
+		server := note["server"].(map[string]any)
+		one := server["servers"].([]map[string]any)[0]
+		if server["encoding"] != c.want || one["encoding"] != c.want || server["adaptive"] != true || server["batch_size"] != 64 || one["concurrency"] != 4 {
+			t.Errorf("server that %s: noted %v", c.comment, server)
+		}
+		docs := note["documents"].(map[string]any)
+		if docs["texts"] != len(task.Corpus) || docs["texts_per_second"].(float64) <= 0 || server["tokens_per_second"].(float64) <= 0 {
+			t.Errorf("server that %s: rates %v %v", c.comment, docs, server)
+		}
+		if _, ok := note["queries"]; !ok {
+			t.Errorf("no queries in the embedding note: %v", note)
 		}
 	}
 }
@@ -343,6 +435,15 @@ func TestParseDense(t *testing.T) {
 	if d := s.Describe(); !reflect.DeepEqual(d, map[string]any{"retriever": "dense", "model": "bge", "backend": "onnx", "query_prefix": "", "max_length": 256, "quantize": "int8", "rescore": true}) {
 		t.Errorf("describe %v", d)
 	}
+	// Batching and the encoding change speed, not rankings: they are no
+	// part of the description a stage's fingerprint is made of.
+	s, err = parse(t, "dense: {model: bge, backend: openai, batch_size: 256, concurrency: 8, encoding: float}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Describe(); !reflect.DeepEqual(d, map[string]any{"retriever": "dense", "model": "bge", "backend": "openai"}) || s.(retrieve.Dense).Encoding != "float" {
+		t.Errorf("describe %v", d)
+	}
 	if !retrieve.UsesCache(s) || retrieve.UsesCache(retrieve.DefaultBM25()) {
 		t.Error("UsesCache: dense yes, bm25 no")
 	}
@@ -351,6 +452,7 @@ func TestParseDense(t *testing.T) {
 		{"dense:\n  max_length: long", `line 2: max_length in dense must be a whole number, not "long"`},
 		{"dense:\n  rescore: 1", `line 2: rescore in dense must be true or false, not 1`},
 		{"dense: {}", `line 1: the dense retriever needs a model`},
+		{"dense: {model: bge, encoding: utf8}", `unknown encoding "utf8" (want auto, base64 or float)`},
 	} {
 		_, err := parse(t, c.yaml)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

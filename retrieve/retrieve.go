@@ -235,13 +235,23 @@ func (e Env) note(key string, v any) {
 	}
 }
 
+// SummaryNote prefixes the manifest notes a retriever wants in the run's
+// terminal summary, one line each: an approximate index answered, its
+// replicas disagreed.
+const SummaryNote = "summary:"
+
+// summary records line for the run's summary under key (one per
+// retriever and topic).
+func (e Env) summary(key, line string) { e.note(SummaryNote+key, line) }
+
 func (e Env) logf(format string, args ...any) {
 	if e.Log != nil {
 		fmt.Fprintf(e.Log, format+"\n", args...)
 	}
 }
 
-// New validates spec and builds its retriever over task's corpus.
+// New validates spec and builds its retriever over task's corpus, which
+// honours the task's exclusions (see Exclude).
 func New(ctx context.Context, spec Spec, task *ir.Task, env Env) (Retriever, error) {
 	if spec == nil {
 		return nil, errors.New("retrieve: no retriever given")
@@ -249,7 +259,11 @@ func New(ctx context.Context, spec Spec, task *ir.Task, env Env) (Retriever, err
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	return spec.New(ctx, task, env)
+	r, err := spec.New(ctx, task, env)
+	if err != nil {
+		return nil, err
+	}
+	return Exclude(r, task.Excluded, env), nil
 }
 
 // cut keeps the first k hits of every list.

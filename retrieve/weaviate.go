@@ -34,12 +34,24 @@ type Weaviate struct {
 	Alpha       *float64 `yaml:"alpha"`       // hybrid: weight of the vector side; default weaviate.DefaultAlpha
 	Fusion      string   `yaml:"fusion"`      // hybrid: relativeScoreFusion (default) or rankedFusion
 	Consistency string   `yaml:"consistency"` // ONE, QUORUM or ALL; empty: Weaviate's default
+	// EF is the HNSW ef for this run (vector, hybrid): the collection's
+	// is set for the run and put back after (weaviate.Collection.HoldEF).
+	EF *int `yaml:"ef"`
+	// CheckExact measures the recall of the approximate vector search
+	// against r2med's exact search over the collection's vectors.
+	CheckExact bool `yaml:"check_exact"`
 	// Query embeds the queries of vector and hybrid search; its keys
 	// (model, backend, base_url, …) sit beside the others, as the dense
 	// flags set them.
 	Query Dense `yaml:",inline"`
 
-	state *weaviate.Info // read by Resolve
+	state *weaviateState // read by Resolve
+}
+
+// weaviateState is the collection as Resolve found it.
+type weaviateState struct {
+	info  weaviate.Info
+	index weaviate.VectorIndex
 }
 
 func init() {
@@ -62,6 +74,8 @@ func init() {
 			{Name: "alpha", Key: "alpha", Type: Float, Default: fmt.Sprint(weaviate.DefaultAlpha), Usage: "weaviate:hybrid: weight of the vector side, 0 (BM25) to 1 (vector)"},
 			{Name: "fusion", Key: "fusion", Default: string(weaviate.RelativeScoreFusion), Usage: "weaviate:hybrid: relativeScoreFusion or rankedFusion"},
 			{Name: "consistency", Key: "consistency", Usage: "weaviate: read consistency level, ONE, QUORUM or ALL (default: Weaviate's)"},
+			{Name: "ef", Key: "ef", Type: Int, Usage: "weaviate:vector|hybrid: HNSW ef for this run (-1: dynamic); the collection's ef is set for the run and put back after, as Weaviate takes none per query"},
+			{Name: "check-exact", Key: "check_exact", Type: Bool, Usage: "weaviate:vector|hybrid: measure recall@10 and recall@k of Weaviate's vector search against r2med's exact search over the collection's vectors (in the manifest and the summary)"},
 			// The query side of the dense retriever's flags: the same flags
 			// set both kinds' entries.
 			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
@@ -137,6 +151,12 @@ func (w Weaviate) Validate() error {
 	if o.Mode != weaviate.Hybrid && (w.Alpha != nil || w.Fusion != "") {
 		return fmt.Errorf("alpha and fusion apply to weaviate:hybrid, not weaviate:%s", w.Search)
 	}
+	if o.Mode == weaviate.BM25 && (w.EF != nil || w.CheckExact) {
+		return errors.New("ef and check_exact apply to Weaviate's vector search (weaviate:vector, weaviate:hybrid), not weaviate:bm25")
+	}
+	if w.EF != nil && (*w.EF < -1 || *w.EF == 0) {
+		return fmt.Errorf("ef %d: want -1 (dynamic) or a positive number", *w.EF)
+	}
 	if o.Mode != weaviate.BM25 {
 		if w.Query.Model == "" {
 			return fmt.Errorf("weaviate:%s embeds its queries: give the model that embedded the collection (--model, with --backend and --base-url as for --retriever dense)", w.Search)
@@ -165,11 +185,20 @@ func (w Weaviate) Describe() map[string]any {
 		q := w.Query.Describe()
 		delete(q, "retriever")
 		m["query_embedding"] = q
+		if w.EF != nil {
+			m["ef"] = *w.EF
+		}
+		if w.CheckExact {
+			m["check_exact"] = true
+		}
 	}
 	if s := w.state; s != nil {
-		m["server_version"] = s.ServerVersion
-		m["corpus_digest"] = s.Digest
-		m["collection_config"] = maps.Clone(s.Config)
+		m["server_version"] = s.info.ServerVersion
+		m["corpus_digest"] = s.info.Digest
+		m["collection_config"] = maps.Clone(s.info.Config)
+		if w.vectors() {
+			m["vector_index"] = s.index
+		}
 	}
 	return m
 }
@@ -205,12 +234,23 @@ func (w Weaviate) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 		case m.Vectors.Model != w.Query.Model:
 			return nil, fmt.Errorf("collection %s holds vectors of %s; its queries must be embedded by the same model, not %s", w.Collection, m.Vectors.Model, w.Query.Model)
 		}
+		// The ef recorded must be the one searched with.
+		if err := c.CheckLease(ctx); err != nil {
+			return nil, err
+		}
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w.state = &info
+	vi, err := c.VectorIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if w.EF != nil && vi.Type != "hnsw" {
+		return nil, fmt.Errorf("collection %s has a %s vector index: ef applies to HNSW only", w.Collection, vi)
+	}
+	w.state = &weaviateState{info: info, index: vi}
 	return w, nil
 }
 
@@ -232,28 +272,65 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env Env) (Retriever, e
 	if err != nil {
 		return nil, err
 	}
-	r := &weaviateRetriever{c: c, opts: o, env: env}
+	r := &weaviateRetriever{c: c, opts: o, env: env, name: w.Name(), corpus: task.Corpus, checkExact: w.CheckExact, index: w.state.index}
+	env.note("weaviate", w.state.info)
+	if err := r.checkReplicas(ctx); err != nil {
+		return nil, err
+	}
 	if w.vectors() {
 		if r.recipe, err = newDenseRecipe(ctx, w.Query, task.Name, env); err != nil {
 			return nil, err
 		}
 		env.note("dense_recipe", r.recipe.describe())
+		if w.EF != nil {
+			if r.release, err = c.HoldEF(ctx, *w.EF); err != nil {
+				r.Close()
+				return nil, err
+			}
+			r.index.EF = *w.EF
+		}
+		if !r.index.Exact {
+			env.summary(r.name, weaviate.ApproximateNote(r.name, r.index, nil))
+		}
 	}
-	env.note("weaviate", *w.state)
 	return r, nil
 }
 
 type weaviateRetriever struct {
-	c      *weaviate.Collection
-	opts   weaviate.SearchOptions
-	env    Env
-	recipe *denseRecipe // nil for BM25
+	c          *weaviate.Collection
+	opts       weaviate.SearchOptions
+	env        Env
+	name       string
+	recipe     *denseRecipe // nil for BM25
+	corpus     []ir.Doc
+	index      weaviate.VectorIndex // as searched: the run's ef
+	checkExact bool
+	release    func() error // puts the collection's ef back (HoldEF)
 }
 
-// Close releases a local query encoder.
+// Close releases a local query encoder and puts back the collection's ef.
 func (r *weaviateRetriever) Close() error {
 	if r.recipe != nil {
 		r.recipe.close()
+	}
+	if r.release != nil {
+		return r.release()
+	}
+	return nil
+}
+
+// checkReplicas warns when the collection's replicas disagree: a search
+// answered by a short replica misses documents.
+func (r *weaviateRetriever) checkReplicas(ctx context.Context) error {
+	rep, err := r.c.Replicas(ctx)
+	if err != nil {
+		return err
+	}
+	r.env.note("weaviate_replicas", rep)
+	if problems := rep.Problems(); len(problems) > 0 {
+		line := weaviate.ReplicaWarning(r.c.Config(), rep)
+		r.env.logf("warning: %s", line)
+		r.env.summary(r.name+" replicas", "warning: "+line)
 	}
 	return nil
 }
@@ -294,7 +371,21 @@ func (r *weaviateRetriever) Search(ctx context.Context, queries []Query, k int) 
 		run, err = r.c.SearchAll(ctx, wq, o)
 		return err
 	})
-	return run, err
+	if err != nil || !r.checkExact {
+		return run, err
+	}
+	var recalls []weaviate.Recall
+	err = r.env.time("check exact", func() error {
+		var err error
+		recalls, err = r.c.CheckExact(ctx, r.corpus, wq, run, o)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.env.note("weaviate_exact_check", map[string]any{"recall": recalls, "compared": weaviate.ExactComparison(r.opts.Mode)})
+	r.env.summary(r.name, weaviate.ApproximateNote(r.name, r.index, recalls))
+	return run, nil
 }
 
 // SearchOne sends one query.

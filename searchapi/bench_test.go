@@ -59,7 +59,14 @@ import (
 //	R2MED_LOAD_357K=1 go test ./searchapi -run '^$' -bench 'Load/357k' -benchtime 1x
 //
 // The generator and the service share the machine's cores, as they
-// would on one host.
+// would on one host. With R2MED_LOAD_URL the load goes to a service
+// started apart instead (r2med serve-search over the set's index file in
+// the bench directory, 20k-r2med-v1.idx), and with R2MED_LOAD_PID, its
+// process id, each level reports the service's own CPU per query
+// ("server-cpu-µs/query", from /proc) beside the whole machine's share:
+//
+//	r2med serve-search --index $R2MED_BENCH_DIR/20k-r2med-v1.idx --addr 127.0.0.1:18181 & PID=$!
+//	R2MED_LOAD_URL=http://127.0.0.1:18181 R2MED_LOAD_PID=$PID go test ./searchapi -run '^$' -bench 'Load/20k' -benchtime 1x
 
 type loadSet struct {
 	name string
@@ -105,6 +112,26 @@ func rssMiB() float64 {
 	return 0
 }
 
+// procCPU is the CPU time process pid has used (Linux; 0 for pid 0 or
+// elsewhere), at the kernel's clock tick (10 ms).
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which ends with the last ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
 // benchIndexFile returns the set's R2MED BM25 index file: the cached one
 // when it holds this corpus, else one built and written now.
 func benchIndexFile(b *testing.B, set loadSet, task *ir.Task) string {
@@ -119,7 +146,8 @@ func benchIndexFile(b *testing.B, set loadSet, task *ir.Task) string {
 		}
 		path = filepath.Join(dir, fmt.Sprintf("%s-%s-v%d.idx", set.name, bm25.R2MED, index.Version))
 		if ix, err := index.Open(path); err == nil {
-			ok := ix.CheckCorpus(task.Corpus) == nil && ix.Meta().BM25 != nil && ix.Meta().BM25.Params() == bm25.DefaultParams(bm25.R2MED)
+			_, _, heads, _ := ix.HeadTokens(nil, 0) // files written before heads were stored are rewritten
+			ok := ix.CheckCorpus(task.Corpus) == nil && ix.Meta().BM25 != nil && ix.Meta().BM25.Params() == bm25.DefaultParams(bm25.R2MED) && heads
 			ix.Close()
 			if ok {
 				return path
@@ -341,7 +369,10 @@ func loadBench(b *testing.B, set loadSet, secs time.Duration, maxReq int64, k in
 		rt.report(b)
 	})
 
-	r := start(b, one(path), searchapi.Options{}, searchapi.HandlerOptions{})
+	base, pid := os.Getenv("R2MED_LOAD_URL"), envInt("R2MED_LOAD_PID", 0)
+	if base == "" {
+		base = start(b, one(path), searchapi.Options{}, searchapi.HandlerOptions{}).url
+	}
 	for _, level := range []struct {
 		name    string
 		conns   int
@@ -369,12 +400,15 @@ func loadBench(b *testing.B, set loadSet, secs time.Duration, maxReq int64, k in
 		b.Run("conns="+level.name, func(b *testing.B) {
 			for b.Loop() {
 				runtime.GC()
-				before, cpu0 := rssMiB(), cpuTime()
-				res := load(r.url+"/v1/search", bodies, level.conns, secs, maxReq)
-				after, cpu := rssMiB(), cpuTime()-cpu0
+				before, cpu0, srv0 := rssMiB(), cpuTime(), procCPU(pid)
+				res := load(base+"/v1/search", bodies, level.conns, secs, maxReq)
+				after, cpu, srv := rssMiB(), cpuTime()-cpu0, procCPU(pid)-srv0
 				n := float64(res.requests * per)
-				rt := rate{n / res.elapsed.Seconds(), float64(cpu.Microseconds()) / n}
+				rt := rate{n / res.elapsed.Seconds(), float64((cpu + srv).Microseconds()) / n}
 				rt.report(b)
+				if pid > 0 {
+					b.ReportMetric(float64(srv.Microseconds())/n, "server-cpu-µs/query")
+				}
 				b.ReportMetric(float64(res.pct(0.5).Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(res.pct(0.99).Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(res.errors), "errors")

@@ -51,6 +51,22 @@ func (s *Service) checkGAR(method string, c *corpus) error {
 	return nil
 }
 
+// checkSubjects refuses a service whose expansions cannot work: every
+// corpus it serves needs a prompt subject (its task's style, or the one
+// the service was started with), or every expansion request would fail.
+func (s *Service) checkSubjects(st *state) error {
+	for _, c := range st.corpora {
+		if _, err := s.opt.GAR.Subject(c.task); err != nil {
+			task := c.task
+			if task == "" {
+				task = "none recorded"
+			}
+			return fmt.Errorf("expansions (--gar-model) cannot prompt for index %s (task: %s): %v", c.name, task, err)
+		}
+	}
+	return nil
+}
+
 // expand asks the LLM for q's generation, exactly as run's expansion
 // stage asks for each query of the task, and combines it with q by
 // R2MED's rules.

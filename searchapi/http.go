@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/errtext"
@@ -107,8 +109,12 @@ func writeError(w http.ResponseWriter, err error) {
 	switch code {
 	case http.StatusGatewayTimeout:
 		msg = "the request took longer than this service allows: " + msg
-	case http.StatusServiceUnavailable:
+	case statusClientClosed:
 		msg = "the request was cancelled: " + msg
+	}
+	var e *Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, e.RetryAfter.Round(time.Second)/time.Second))))
 	}
 	writeJSON(w, code, ErrorBody{Error: msg})
 }
@@ -191,16 +197,32 @@ func (b *SearchBody) Requests() ([]Request, bool, error) {
 }
 
 func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, s.limits.MaxBody)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	var body SearchBody
-	if err := dec.Decode(&body); err != nil {
+	if err := requireJSON(r); err != nil {
+		writeError(w, err)
+		return
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.limits.MaxBody))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeError(w, &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("request body over %d bytes; send fewer queries per request", tooBig.Limit)})
 			return
 		}
+		writeError(w, badRequest("request body: %v", err))
+		return
+	}
+	if err := checkJSONText(data); err != nil {
+		writeError(w, badRequest("request body: %v", err))
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	// k is read apart: 0 is refused, where leaving it out means DefaultK.
+	var in struct {
+		SearchBody
+		K *int `json:"k"`
+	}
+	if err := dec.Decode(&in); err != nil {
 		writeError(w, badRequest("request body: %s", errtext.JSONMsg(err)))
 		return
 	}
@@ -208,34 +230,95 @@ func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("request body: one JSON object, nothing after it"))
 		return
 	}
+	body := in.SearchBody
+	if in.K != nil {
+		if *in.K == 0 {
+			writeError(w, badRequest("k must be between 1 and %d, got 0 (leave k out for %d)", s.limits.MaxK, DefaultK))
+			return
+		}
+		body.K = *in.K
+	}
 	reqs, batch, err := body.Requests()
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	ctx, cancel := s.withTimeout(r)
-	defer cancel()
-	if !batch {
-		s.answer(w, ctx, reqs[0])
-		return
-	}
-	res, err := s.SearchBatch(ctx, reqs)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.metrics.queries.Add(float64(len(res)))
-	writeJSON(w, http.StatusOK, BatchResult{Results: res})
+	s.respond(w, r, reqs, batch)
 }
 
-func (s *Service) answer(w http.ResponseWriter, ctx context.Context, req Request) {
-	res, err := s.Search(ctx, req)
+// requireJSON refuses a POST whose body is not declared JSON: a page on
+// another site can send a form or text/plain POST from a visitor's
+// browser, but not an application/json one without asking first (CORS),
+// which this service never allows.
+func requireJSON(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		if ct == "" {
+			ct = "none"
+		}
+		return &Error{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("POST a JSON body with Content-Type: application/json (this one: %s)", ct)}
+	}
+	return nil
+}
+
+// respond answers requests (a batch when batch is set): it checks them
+// all, refuses from another site what calls a model, admits the work
+// (Limits.MaxInFlight) and writes the answer as it is made.
+func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request, batch bool) {
+	st := s.acquire()
+	defer st.release()
+	qs, err := s.checkAll(st, reqs)
 	if err != nil {
+		if e, ok := err.(*Error); ok && e.Status == http.StatusBadRequest {
+			s.metrics.refused.WithLabelValues("limits").Inc()
+		}
 		writeError(w, err)
 		return
 	}
-	s.metrics.queries.Inc()
-	writeJSON(w, http.StatusOK, res)
+	var cost int64
+	for _, q := range qs {
+		if why := httpserve.CrossSite(r); why != "" && q.callsModel() {
+			writeError(w, &Error{Status: http.StatusForbidden, Msg: fmt.Sprintf("a request from another site (%s) may not call a model (LLM expansion, reranking, query embedding); send it from this service's own origin or from a program", why)})
+			return
+		}
+		cost += q.estimate()
+	}
+	leave, err := s.admit.enter(cost)
+	if err != nil {
+		s.metrics.refused.WithLabelValues("busy").Inc()
+		writeError(w, err)
+		return
+	}
+	defer leave()
+	ctx, cancel := s.withTimeout(r)
+	defer cancel()
+	aw := newAnswerWriter(w, s.limits.MaxResponse, s.metrics.cut.Inc)
+	if !batch {
+		res, err := s.search(ctx, qs[0])
+		if err == nil {
+			s.metrics.queries.Inc()
+			err = aw.encode(res)
+		}
+		aw.finish(err)
+		return
+	}
+	_, err = io.WriteString(aw, `{"results":[`)
+	if err == nil {
+		err = s.inOrder(ctx, qs, func(i int, res *Result) error {
+			if i > 0 {
+				if _, err := io.WriteString(aw, ","); err != nil {
+					return err
+				}
+			}
+			s.metrics.queries.Inc()
+			return aw.encode(res)
+		})
+	}
+	if err == nil {
+		_, err = io.WriteString(aw, "]}\n")
+	}
+	aw.finish(err)
 }
 
 // searchParams are GET /v1/search's parameters.
@@ -247,9 +330,7 @@ func (s *Service) getSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ctx, cancel := s.withTimeout(r)
-	defer cancel()
-	s.answer(w, ctx, req)
+	s.respond(w, r, []Request{req}, false)
 }
 
 // parseSearchQuery reads GET /v1/search's parameters; an unknown one is
@@ -294,6 +375,9 @@ func parseSearchQuery(r *http.Request) (Request, error) {
 	text("q", &req.Query)
 	text("id", &req.ID)
 	num("k", &req.K)
+	if v.Has("k") && req.K == 0 && err == nil {
+		err = badRequest("k must be between 1 and the service's most, got 0 (leave k out for %d)", DefaultK)
+	}
 	for _, rv := range v["retriever"] {
 		for n := range strings.SplitSeq(rv, ",") {
 			if n = strings.TrimSpace(n); n != "" {
@@ -382,14 +466,40 @@ func (s *Service) getRetrievers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, RetrieversBody{Retrievers: s.Retrievers()})
 }
 
-// Health is GET /healthz's answer.
+// Health is GET /healthz's answer: "ok", or "degraded" (answered with
+// 503) with the problems — index sections failing their checksums,
+// files that cannot be opened or were replaced by one that cannot.
 type Health struct {
-	Status     string `json:"status"`
-	Retrievers int    `json:"retrievers"`
+	Status     string   `json:"status"`
+	Retrievers int      `json:"retrievers"`
+	Problems   []string `json:"problems,omitempty"`
+}
+
+// Health says whether every index file serves as it should.
+func (s *Service) Health() Health {
+	st := s.acquire()
+	defer st.release()
+	h := Health{Status: "ok", Retrievers: len(st.retrievers), Problems: st.problems}
+	for _, l := range st.slots {
+		if l != nil {
+			if err := l.ix.Changed(); err != nil {
+				h.Problems = append(slices.Clip(h.Problems), err.Error())
+			}
+		}
+	}
+	if len(h.Problems) > 0 {
+		h.Status = "degraded"
+	}
+	return h
 }
 
 func (s *Service) getHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Retrievers: len(s.retrievers)})
+	h := s.Health()
+	code := http.StatusOK
+	if h.Status != "ok" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, h)
 }
 
 func (s *Service) getOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
@@ -110,6 +111,13 @@ type corpus struct {
 	// lamer is an R2MED BM25 over the corpus, which gives LameR's prompt
 	// its passages as run's does; nil when none is loaded.
 	lamer *retriever
+	// maxID is the longest document id's length (answer estimates).
+	maxID int
+	// terms is a BM25 part over the corpus with the service's default
+	// analyzer, whose postings say which query terms a document holds
+	// (matched_terms) when the request's retrievers have none; nil when
+	// no file holds one.
+	terms *retriever
 }
 
 // retriever is one searchable part of an index file.
@@ -117,86 +125,103 @@ type retriever struct {
 	name     string
 	kind     string // "bm25" or "dense"
 	file     IndexFile
-	corpus   *corpus
+	ix       *index.Index // the file's
+	corpus   *corpus      // set per state: files of one corpus share it
 	r        retrieve.Retriever
 	settings map[string]any
 	// spec is the retriever the part reproduces (BM25's, the dense
 	// recipe's), whose rules (name, tie order) the plan follows.
 	spec retrieve.Spec
 	// hl highlights with the retriever's analyzer (BM25); nil for dense.
-	hl *highlight.Highlighter
+	hl       *highlight.Highlighter
+	analyzer string // BM25: its analyzer's name
 }
 
-func (s *Service) open(ctx context.Context, f IndexFile) error {
+// loaded is one index file opened, with the retrievers built on it.
+// States (state.go) share it while the file is unchanged; the last to let
+// go closes it.
+type loaded struct {
+	file  IndexFile
+	ix    *index.Index
+	parts []retriever // corpus unset
+	// bad is a section failing its checksum that the retrievers do not
+	// need (the documents' texts): the file serves rankings, /healthz
+	// reports it.
+	bad  error
+	refs atomic.Int32
+}
+
+func (l *loaded) retain() { l.refs.Add(1) }
+
+func (l *loaded) release() {
+	if l.refs.Add(-1) == 0 {
+		l.close()
+	}
+}
+
+func (l *loaded) close() error {
+	var errs []error
+	for _, r := range l.parts {
+		errs = append(errs, retrieve.Close(r.r))
+	}
+	return errors.Join(append(errs, l.ix.Close())...)
+}
+
+// load opens an index file and builds its retrievers: its BM25 postings
+// and its vectors, each searched as run searches them. Every section's
+// checksum is checked now, so /healthz knows of a damaged one.
+func (s *Service) load(ctx context.Context, f IndexFile) (_ *loaded, err error) {
 	ix, err := index.Open(f.Path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.files = append(s.files, ix)
-	m := ix.Meta()
-	c := s.corpusOf(ix, f.Name)
-	add := func(r *retriever) error {
-		if o, dup := s.byName[r.name]; dup {
-			return fmt.Errorf("index %s: retriever name %q is taken by %s; name the file with NAME=PATH", f.Path, r.name, o.file.Path)
+	l := &loaded{file: f, ix: ix}
+	l.refs.Store(1)
+	defer func() {
+		if err != nil {
+			l.close()
 		}
-		s.byName[r.name] = r
-		s.retrievers = append(s.retrievers, r)
-		return nil
-	}
+	}()
+	m := ix.Meta()
 	if m.BM25 != nil {
 		r, err := retrieve.IndexBM25(ix, retrieve.Env{})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		an, _ := ix.Analyzer() // checked by IndexBM25
 		spec := retrieve.BM25{Analyzer: m.BM25.Analyzer, Params: m.BM25.Params()}
-		rt := &retriever{name: f.Name, kind: "bm25", file: f, corpus: c, r: r, settings: spec.Describe(), spec: spec, hl: highlight.New(an)}
-		if err := add(rt); err != nil {
-			return err
-		}
-		if def := retrieve.DefaultBM25(); c.lamer == nil && spec.Analyzer == def.Analyzer && spec.Params == def.Params {
-			c.lamer = rt
-		}
+		l.parts = append(l.parts, retriever{name: f.Name, kind: "bm25", file: f, ix: ix, r: r, settings: spec.Describe(), spec: spec, hl: highlight.New(an), analyzer: m.BM25.Analyzer})
 	}
 	if m.Dense != nil {
 		spec, err := retrieve.StoredDense(m.Dense.Recipe)
 		if err != nil {
-			return fmt.Errorf("index %s: %w", f.Path, err)
+			return nil, fmt.Errorf("index %s: %w", f.Path, err)
 		}
 		s.opt.Dense.apply(&spec)
 		docs, err := ix.Dense(spec.Quantize)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r, err := spec.Over(ctx, c.task, docs, s.opt.Env)
+		env := s.opt.Env
+		env.Record = s.metrics.embedRecorder() // its own: the counts are its cache's totals
+		r, err := spec.Over(ctx, task(ix), docs, env)
 		if err != nil {
-			return fmt.Errorf("index %s: the dense retriever: %w", f.Path, err)
+			return nil, fmt.Errorf("index %s: the dense retriever: %w", f.Path, err)
 		}
 		name := f.Name
 		if m.BM25 != nil {
 			name += DenseSuffix
 		}
-		if err := add(&retriever{name: name, kind: "dense", file: f, corpus: c, r: r, settings: spec.Describe(), spec: spec}); err != nil {
-			retrieve.Close(r)
-			return err
-		}
+		l.parts = append(l.parts, retriever{name: name, kind: "dense", file: f, ix: ix, r: r, settings: spec.Describe(), spec: spec})
 	}
-	return nil
+	l.bad = ix.CheckSections()
+	return l, nil
 }
 
-// corpusOf finds the corpus an index was built from among those already
-// open, or adds it.
-func (s *Service) corpusOf(ix *index.Index, name string) *corpus {
-	m := ix.Meta()
-	for _, c := range s.corpora {
-		if c.digest == m.CorpusSHA256 {
-			return c
-		}
-	}
-	task, _ := m.Source["task"].(string)
-	c := &corpus{name: name, digest: m.CorpusSHA256, task: task, ix: ix}
-	s.corpora = append(s.corpora, c)
-	return c
+// task is the task an index's documents came from.
+func task(ix *index.Index) string {
+	t, _ := ix.Meta().Source["task"].(string)
+	return t
 }
 
 // doc returns the text of the document with the given id.
@@ -228,15 +253,4 @@ func (o DenseOptions) apply(d *retrieve.Dense) {
 	if o.ModelDir != "" {
 		d.ModelDir = o.ModelDir
 	}
-}
-
-// highlighter is the highlighter of the first lexical retriever among rs,
-// else the service's default analyzer's.
-func (s *Service) highlighter(rs []*retriever) *highlight.Highlighter {
-	for _, r := range rs {
-		if r.hl != nil {
-			return r.hl
-		}
-	}
-	return s.defaultHL
 }

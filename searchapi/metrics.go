@@ -3,11 +3,14 @@ package searchapi
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/r2med/r2med/retrieve"
 )
 
 // metrics are the service's Prometheus metrics, in a registry of its own
@@ -20,6 +23,8 @@ type metrics struct {
 	queries  prometheus.Counter
 	hits     *prometheus.CounterVec
 	misses   *prometheus.CounterVec
+	refused  *prometheus.CounterVec
+	cut      prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -44,14 +49,22 @@ func newMetrics() *metrics {
 		}),
 		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "r2med_search_cache_hits_total",
-			Help: "Model answers taken from the r2med cache, by kind (generate: LLM expansions).",
+			Help: "Model answers taken from the r2med cache, by kind (generate: LLM expansions; embed: query embeddings).",
 		}, []string{"kind"}),
 		misses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "r2med_search_cache_misses_total",
 			Help: "Model answers computed because the r2med cache lacked them, by kind.",
 		}, []string{"kind"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "r2med_search_refused_total",
+			Help: "Requests refused before any search, by reason (busy: the work in flight was at its limit; limits: the request asked for more than one may).",
+		}, []string{"reason"}),
+		cut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "r2med_search_answers_cut_total",
+			Help: "Answers cut off after they began streaming (the search failed, the answer outgrew its limit or the client stopped reading): the client sees an incomplete body.",
+		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.inflight, m.queries, m.hits, m.misses,
+	m.reg.MustRegister(m.requests, m.latency, m.inflight, m.queries, m.hits, m.misses, m.refused, m.cut,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -64,10 +77,44 @@ func (m *metrics) cacheHit(kind string, hit bool) {
 	}
 }
 
+// embedRecorder hears one dense retriever's embedding-cache counts (its
+// cache's running totals) and adds what is new to the embed series.
+func (m *metrics) embedRecorder() retrieve.Recorder { return &embedCounts{m: m} }
+
+type embedCounts struct {
+	m                *metrics
+	mu               sync.Mutex
+	cached, computed int
+}
+
+func (e *embedCounts) Time(_ string, fn func() error) error { return fn() }
+func (e *embedCounts) Note(string, any)                     {}
+
+func (e *embedCounts) Count(name string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch name {
+	case "embeddings_cached":
+		if n > e.cached {
+			e.m.hits.WithLabelValues("embed").Add(float64(n - e.cached))
+			e.cached = n
+		}
+	case "embeddings_computed":
+		if n > e.computed {
+			e.m.misses.WithLabelValues("embed").Add(float64(n - e.computed))
+			e.computed = n
+		}
+	}
+}
+
 // handler serves the registry in the Prometheus text format.
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
+
+// ClientClosed is the code /metrics counts a request under when its
+// client hung up before the answer was whole (nginx's 499).
+const ClientClosed = "499"
 
 // statusWriter remembers the status a handler sent.
 type statusWriter struct {
@@ -81,6 +128,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// write deadlines of streamed answers).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
@@ -97,15 +148,26 @@ func (m *metrics) instrument(h http.Handler) http.Handler {
 		m.inflight.Inc()
 		defer m.inflight.Dec()
 		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			code := strconv.Itoa(sw.code)
+			switch p := recover(); {
+			case r.Context().Err() != nil:
+				// The client hung up before its answer was whole: what
+				// was sent, if anything, is not what it is counted as.
+				code = ClientClosed
+			case p != nil:
+				code = "aborted"
+				defer panic(p)
+			case sw.code == 0:
+				code = "200"
+			}
+			m.requests.WithLabelValues(route, code).Inc()
+			m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}()
 		h.ServeHTTP(sw, r)
-		route := r.Pattern
-		if route == "" {
-			route = "unmatched"
-		}
-		if sw.code == 0 {
-			sw.code = http.StatusOK
-		}
-		m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
-		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	})
 }

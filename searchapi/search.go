@@ -2,16 +2,18 @@ package searchapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/highlight"
+	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
@@ -69,7 +71,8 @@ type Hit struct {
 	Snippet   []highlight.Segment `json:"snippet,omitempty"`
 	Truncated bool                `json:"truncated,omitempty"`
 	// Matched lists the query's analyzed terms the document contains
-	// (anywhere, not only in the snippet), in the order they first occur.
+	// (anywhere, not only in the snippet), in the order the query has
+	// them.
 	Matched []string `json:"matched_terms,omitempty"`
 }
 
@@ -91,12 +94,15 @@ type Expansion struct {
 type query struct {
 	req        Request
 	plan       *plan.Plan
+	k          int // the plan's
 	retrievers []*retriever
 	snippet    int
+	lexical    lexical // how snippets mark words and find matched terms
 }
 
-// check validates req against the service's limits and makes its plan.
-func (s *Service) check(req Request) (*query, error) {
+// check validates req against the service's limits and the files of st,
+// and makes its plan.
+func (s *Service) check(st *state, req Request) (*query, error) {
 	l := s.limits
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, badRequest("empty query: give the query's text")
@@ -115,8 +121,9 @@ func (s *Service) check(req Request) (*query, error) {
 	if spec.K < 0 || spec.K > l.MaxK {
 		return nil, badRequest("k must be between 1 and %d, got %d", l.MaxK, spec.K)
 	}
+	q.k = spec.K
 	var err error
-	if q.retrievers, err = s.pick(req.Retrievers); err != nil {
+	if q.retrievers, err = s.pick(st, req.Retrievers); err != nil {
 		return nil, err
 	}
 	for _, r := range q.retrievers {
@@ -159,6 +166,7 @@ func (s *Service) check(req Request) (*query, error) {
 	if q.plan, err = plan.New(spec); err != nil {
 		return nil, badRequest("%v", err)
 	}
+	q.lexical = s.lexicalOf(q.retrievers)
 	q.snippet = s.opt.Snippet
 	if q.snippet == 0 {
 		q.snippet = DefaultSnippet
@@ -172,10 +180,29 @@ func (s *Service) check(req Request) (*query, error) {
 	return q, nil
 }
 
+// callsModel reports whether answering the query calls a model (an LLM,
+// a reranker, a query embedder), which costs money or a GPU's time.
+func (q *query) callsModel() bool {
+	if q.req.GAR != "" || q.plan.Spec().Rerank != nil {
+		return true
+	}
+	for _, r := range q.retrievers {
+		if r.kind == "dense" {
+			return true
+		}
+	}
+	return false
+}
+
 // Search answers one request.
 func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
-	q, err := s.check(req)
+	st := s.acquire()
+	defer st.release()
+	q, err := s.check(st, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.limits.checkHits([]*query{q}); err != nil {
 		return nil, err
 	}
 	return s.search(ctx, q)
@@ -185,43 +212,163 @@ func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
 // Limits.Parallel of them at once. Every request is checked before any
 // is searched; the first failure fails the batch.
 func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, error) {
-	if len(reqs) > s.limits.MaxBatch {
-		return nil, badRequest("a batch of %d queries; this service takes at most %d per request", len(reqs), s.limits.MaxBatch)
-	}
-	qs := make([]*query, len(reqs))
-	for i, r := range reqs {
-		q, err := s.check(r)
-		if err != nil {
-			if e, ok := err.(*Error); ok {
-				return nil, &Error{Status: e.Status, Msg: fmt.Sprintf("query %d: %s", i+1, e.Msg)}
-			}
-			return nil, err
-		}
-		qs[i] = q
+	st := s.acquire()
+	defer st.release()
+	qs, err := s.checkAll(st, reqs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*Result, len(reqs))
-	g, gctx := errgroup.WithContext(ctx)
-	par := s.limits.Parallel
-	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	g.SetLimit(par)
-	for i, q := range qs {
-		g.Go(func() error {
-			r, err := s.search(gctx, q)
-			out[i] = r
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = s.inOrder(ctx, qs, func(i int, r *Result) error {
+		out[i] = r
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// search expands the query when asked, then executes its plan over the
+// checkAll checks a batch: its size, each request (an error names the
+// query), the hits it asks for in all.
+func (s *Service) checkAll(st *state, reqs []Request) ([]*query, error) {
+	if len(reqs) > s.limits.MaxBatch {
+		return nil, badRequest("a batch of %d queries; this service takes at most %d per request", len(reqs), s.limits.MaxBatch)
+	}
+	qs := make([]*query, len(reqs))
+	for i, r := range reqs {
+		q, err := s.check(st, r)
+		if err != nil {
+			if e, ok := err.(*Error); ok {
+				e2 := *e
+				e2.Msg = fmt.Sprintf("query %d: %s", i+1, e.Msg)
+				return nil, &e2
+			}
+			return nil, err
+		}
+		qs[i] = q
+	}
+	if err := s.limits.checkHits(qs); err != nil {
+		return nil, err
+	}
+	return qs, nil
+}
+
+// inOrder searches the queries, up to Limits.Parallel at once and at most
+// twice that many ahead of the first not yet handed over, and hands each
+// result to emit in order on the calling goroutine, so that a batch's
+// answer can be written while it is searched and only a window of its
+// results is held at once. The first error stops it.
+func (s *Service) inOrder(ctx context.Context, qs []*query, emit func(i int, r *Result) error) error {
+	par := s.limits.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type done struct {
+		res *Result
+		err error
+	}
+	slots := make([]chan done, len(qs))
+	for i := range slots {
+		slots[i] = make(chan done, 1)
+	}
+	// ahead holds a token per result searched or being searched and not
+	// yet emitted; workers take queries in order.
+	ahead := make(chan struct{}, 2*par)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(par, len(qs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1)) - 1
+				if i >= len(qs) {
+					<-ahead
+					return
+				}
+				r, err := s.search(ctx, qs[i])
+				slots[i] <- done{r, err}
+			}
+		}()
+	}
+	defer func() {
+		cancel() // workers waiting for room stop
+		wg.Wait()
+	}()
+	for i := range qs {
+		var d done
+		select {
+		case d = <-slots[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-ahead
+		if d.err != nil {
+			return d.err
+		}
+		if err := emit(i, d.res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// search answers one checked request. It reads the index files' mappings
+// under index.Guard, and refuses (503, to be retried) when a file it
+// reads was changed in place, before or while it was read: the answer
+// could hold another file's numbers. Watch then opens the file again.
+func (s *Service) search(ctx context.Context, q *query) (res *Result, err error) {
+	err = q.unchanged()
+	if err == nil {
+		err = index.Guard(func() error {
+			var err error
+			res, err = s.stages(ctx, q)
+			return err
+		})
+	}
+	if err == nil {
+		err = q.unchanged()
+	}
+	if errors.Is(err, index.ErrChanged) {
+		s.poke()
+		return nil, unavailable(err)
+	}
+	return res, err
+}
+
+// unchanged returns the error of a file the query reads that was changed
+// in place since it was opened.
+func (q *query) unchanged() error {
+	c := q.retrievers[0].corpus
+	for _, ix := range []*index.Index{c.ix, q.lexical.ix()} {
+		if ix != nil {
+			if err := ix.Changed(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range q.retrievers {
+		if err := r.ix.Changed(); err != nil {
+			return err
+		}
+	}
+	if q.req.GAR == expand.LameR {
+		return c.lamer.ix.Changed()
+	}
+	return nil
+}
+
+// stages expands the query when asked, then executes its plan over the
 // opened retrievers (and the service's reranker) for this one query.
-func (s *Service) search(ctx context.Context, q *query) (*Result, error) {
+func (s *Service) stages(ctx context.Context, q *query) (*Result, error) {
 	c := q.retrievers[0].corpus
 	rq := retrieve.Query{ID: q.req.ID, Text: q.req.Query}
 	res := &Result{ID: q.req.ID, Query: q.req.Query, System: q.plan.Spec().System()}
@@ -250,30 +397,31 @@ func (s *Service) search(ctx context.Context, q *query) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Hits, err = s.hits(c, s.highlighter(q.retrievers), rq.Text, done.Run[rq.ID], q.snippet)
+	res.Hits, err = s.hits(c, q.lexical, rq.Text, done.Run[rq.ID], q.snippet)
 	return res, err
 }
 
 // hits adds ranks and, with snippet > 0, snippets and matched terms.
-func (s *Service) hits(c *corpus, hl *highlight.Highlighter, text string, hits []ir.Hit, snippet int) ([]Hit, error) {
+func (s *Service) hits(c *corpus, lx lexical, text string, hits []ir.Hit, snippet int) ([]Hit, error) {
 	out := make([]Hit, len(hits))
-	var terms map[string]bool
-	if snippet > 0 {
-		terms = hl.Terms(text)
-	}
 	for i, h := range hits {
 		out[i] = Hit{Rank: i + 1, ID: h.DocID, Score: h.Score}
-		if snippet <= 0 {
-			continue
-		}
-		doc, ok, err := c.doc(h.DocID)
-		if err != nil {
-			return nil, err
-		}
+	}
+	if snippet <= 0 || len(hits) == 0 {
+		return out, nil
+	}
+	m, err := lx.matcher(text)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hits {
+		d, ok := c.ix.Lookup(h.DocID)
 		if !ok {
 			return nil, fmt.Errorf("document %q was ranked but is not in the corpus", h.DocID)
 		}
-		out[i].Snippet, out[i].Matched, out[i].Truncated = hl.Snippet(doc, terms, snippet)
+		if out[i].Snippet, out[i].Matched, out[i].Truncated, err = m.snippet(c.ix, d, snippet); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -293,12 +441,27 @@ func (s *Service) Doc(id, retriever string) (*Doc, error) {
 	if retriever != "" {
 		names = []string{retriever}
 	}
-	rs, err := s.pick(names)
+	st := s.acquire()
+	defer st.release()
+	rs, err := s.pick(st, names)
 	if err != nil {
 		return nil, err
 	}
 	c := rs[0].corpus
-	text, ok, err := c.doc(id)
+	var text string
+	ok := false
+	err = index.Guard(func() error {
+		var err error
+		text, ok, err = c.doc(id)
+		if err == nil {
+			err = c.ix.Changed()
+		}
+		return err
+	})
+	if errors.Is(err, index.ErrChanged) {
+		s.poke()
+		return nil, unavailable(err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -16,25 +16,44 @@
 // fusion's Spec, run's defaults), reranking (package rerank), and the cut
 // to k, executed for the one query.
 // Hits carry the document's id and score and a snippet with the words
-// whose analyzed terms the query shares marked (package highlight).
+// whose analyzed terms the query shares marked (package highlight): only
+// the snippet's window of the text is read and analyzed, and the query
+// terms a document holds come from the BM25 postings (snippet.go).
 //
 // # Exactness
 //
 // The stored index searches bit for bit as the in-memory engines do, and
 // the stages are the plan run executes, run by the same code, so a hit
-// list equals the top k of run's list for the same query, scores included (tests compare them for every query of the
-// demo task and NFCorpus). A query's id matters to dense retrieval only:
-// a document whose id is the query's is skipped, as BEIR and run do; a
-// request without an id matches no document.
+// list equals the top k of run's list for the same query, scores
+// included (tests compare them for every query of the demo task and
+// NFCorpus). A query's id matters to dense retrieval only: a document
+// whose id is the query's is skipped, as BEIR and run do; a request
+// without an id matches no document.
 //
 // # HTTP
 //
 // Handler serves GET and POST /v1/search, GET /v1/doc/{id},
 // /v1/retrievers, /healthz, /metrics (Prometheus) and /openapi.json (the
-// OpenAPI 3 description of all of them), with request limits (body
-// size, k, batch size, a per-request time limit) that answer 413, 400
-// and 504. Package internal/httpserve adds the Host check, security
+// OpenAPI 3 description of all of them), with bounded work (limits.go):
+// per request — body size, k, batch size, hits in all, snippet length,
+// answer bytes, a time limit (413, 400, 504) — and per service: the work
+// under way is bounded by the estimated bytes of the answers being made,
+// and a request that does not fit gets 503 with Retry-After. Answers are
+// written as they are made (stream.go), so a request holds a few
+// queries' results at a time. POST bodies must be JSON, valid UTF-8 with
+// each key once; a request from another site's page may not call a
+// model. Package internal/httpserve adds the Host check, security
 // headers, bearer key, timeouts and graceful shutdown around it.
+//
+// # Index files
+//
+// The files are memory-mapped and may be replaced while served
+// (state.go): one renamed over a served file is opened by Reload or
+// Watch while requests under way finish on the old mapping; one
+// overwritten or truncated in place is never read again — its requests
+// get 503 until a whole file is in place, and a fault reading it is an
+// error, not a crash (index.Guard). Health reports sections that fail
+// their checksums and files that cannot be opened.
 package searchapi
 
 import (
@@ -45,13 +64,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/highlight"
-	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 )
@@ -85,47 +105,6 @@ type Options struct {
 // DefaultSnippet is the snippet length of a hit, in bytes.
 const DefaultSnippet = 300
 
-// Limits bound what one request may ask. Zero fields take
-// DefaultLimits' values.
-type Limits struct {
-	MaxK       int           // hits per query
-	MaxBatch   int           // queries per request
-	MaxBody    int64         // bytes of a POST body
-	MaxQuery   int           // bytes of one query's text
-	MaxSnippet int           // bytes of a hit's snippet
-	Timeout    time.Duration // per request; a request past it gets 504
-	// Parallel bounds the queries of one batch searched at once; 0
-	// means GOMAXPROCS.
-	Parallel int
-}
-
-// DefaultLimits are generous for interactive use and small enough that
-// one request cannot hold the machine.
-var DefaultLimits = Limits{MaxK: 1000, MaxBatch: 256, MaxBody: 1 << 20, MaxQuery: 32 << 10, MaxSnippet: 1 << 16, Timeout: 2 * time.Minute}
-
-func (l Limits) orDefault() Limits {
-	d := DefaultLimits
-	if l.MaxK <= 0 {
-		l.MaxK = d.MaxK
-	}
-	if l.MaxBatch <= 0 {
-		l.MaxBatch = d.MaxBatch
-	}
-	if l.MaxBody <= 0 {
-		l.MaxBody = d.MaxBody
-	}
-	if l.MaxQuery <= 0 {
-		l.MaxQuery = d.MaxQuery
-	}
-	if l.MaxSnippet <= 0 {
-		l.MaxSnippet = d.MaxSnippet
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
-	return l
-}
-
 // Rerank is the reranker requests may ask for: a scorer built by
 // rerank.New (its server, model and key fixed when the service starts,
 // so a request cannot point the service elsewhere) and run's settings.
@@ -148,20 +127,27 @@ type Rerank struct {
 // Service answers queries over its indexes. Its methods are safe for
 // concurrent use.
 type Service struct {
-	opt        Options
-	limits     Limits
-	retrievers []*retriever
-	byName     map[string]*retriever
-	corpora    []*corpus
-	files      []*index.Index
-	defaults   []string
-	defaultHL  *highlight.Highlighter
-	metrics    *metrics
+	opt    Options
+	limits Limits
+	files  []IndexFile
+	// cur is the files as last opened (state.go); reloadMu serializes
+	// reloads, lastErr remembers each file's last failure to open (logged
+	// once), wake asks Watch to look now.
+	cur       atomic.Pointer[state]
+	reloadMu  sync.Mutex
+	lastErr   map[string]string
+	wake      chan struct{}
+	defaults  []string
+	defaultHL *highlight.Highlighter
+	metrics   *metrics
+	admit     *admission
 }
 
 // Open opens the index files and builds their retrievers. A file that is
 // not an index, is corrupt or holds parts this build cannot search fails
-// the whole service, naming the file.
+// the whole service, naming the file; one whose documents' texts fail
+// their checksum is served (rankings need only its postings or vectors)
+// and reported by Health.
 func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err error) {
 	if len(files) == 0 {
 		return nil, errors.New("no index to serve: give one or more index files (r2med index build writes them)")
@@ -179,49 +165,71 @@ func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err 
 	if opt.Rerank != nil && (opt.Rerank.Scorer == nil || opt.Rerank.Spec.Kind == "" && opt.Rerank.Name == "") {
 		return nil, errors.New("a reranker needs its scorer and its kind (or name)")
 	}
-	s := &Service{opt: opt, limits: opt.Limits.orDefault(), byName: map[string]*retriever{}, metrics: newMetrics()}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
+	s := &Service{opt: opt, limits: opt.Limits.orDefault(), files: files, lastErr: map[string]string{},
+		wake: make(chan struct{}, 1), metrics: newMetrics()}
+	if opt.Snippet > s.limits.MaxSnippet {
+		return nil, fmt.Errorf("snippets of %d bytes by default, but at most %d allowed (Limits.MaxSnippet)", opt.Snippet, s.limits.MaxSnippet)
+	}
+	s.admit = newAdmission(s.limits)
 	an, err := analysis.Get("")
 	if err != nil {
 		return nil, err
 	}
 	s.defaultHL = highlight.New(an)
-	for _, f := range files {
-		if err := s.open(ctx, f); err != nil {
+	slots := make([]*loaded, len(files))
+	release := func() {
+		for _, l := range slots {
+			if l != nil {
+				l.release()
+			}
+		}
+	}
+	for i, f := range files {
+		if slots[i], err = s.load(ctx, f); err != nil {
+			release()
 			return nil, err
 		}
 	}
 	s.defaults = opt.Default
 	if len(s.defaults) == 0 {
-		s.defaults = []string{s.retrievers[0].name}
+		s.defaults = []string{slots[0].parts[0].name}
 	}
-	if _, err := s.pick(s.defaults); err != nil {
+	st, err := s.assemble(slots, nil, nil, nil)
+	if err == nil {
+		_, err = s.pick(st, s.defaults)
+	}
+	if err != nil {
+		release()
 		return nil, fmt.Errorf("default retrievers: %w", err)
 	}
+	s.cur.Store(st)
 	n := 2 // weights, when given, say how many retrievers they are for
 	if w := len(opt.Fuse.Weights); w > 0 {
 		n = w
 	}
 	if err := opt.Fuse.Validate(n); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("default fusion: %w", err)
+	}
+	if g := opt.GAR; g != nil {
+		if err := s.checkSubjects(st); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
-// Close releases the retrievers and unmaps the files.
+// Close releases the retrievers and unmaps the files once no request
+// uses them (stop serving first; a Watch stops reloading). No request
+// may start after it.
 func (s *Service) Close() error {
-	var errs []error
-	for _, r := range s.retrievers {
-		errs = append(errs, retrieve.Close(r.r))
+	s.reloadMu.Lock() // no reload under way
+	defer s.reloadMu.Unlock()
+	if st := s.cur.Swap(nil); st != nil {
+		st.release()
 	}
-	for _, f := range s.files {
-		errs = append(errs, f.Close())
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // RetrieverInfo describes one retriever a Service offers.
@@ -241,8 +249,10 @@ type RetrieverInfo struct {
 
 // Retrievers lists the retrievers in the order the files were given.
 func (s *Service) Retrievers() []RetrieverInfo {
-	out := make([]RetrieverInfo, len(s.retrievers))
-	for i, r := range s.retrievers {
+	st := s.acquire()
+	defer st.release()
+	out := make([]RetrieverInfo, len(st.retrievers))
+	for i, r := range st.retrievers {
 		out[i] = RetrieverInfo{Name: r.name, Kind: r.kind, Index: r.file.Name, Path: r.file.Path, Task: r.corpus.task,
 			Docs: r.corpus.ix.Len(), Settings: r.settings, Default: slices.Contains(s.defaults, r.name)}
 	}
@@ -250,15 +260,18 @@ func (s *Service) Retrievers() []RetrieverInfo {
 }
 
 // pick resolves retriever names; they must search one corpus.
-func (s *Service) pick(names []string) ([]*retriever, error) {
+func (s *Service) pick(st *state, names []string) ([]*retriever, error) {
 	if len(names) == 0 {
 		names = s.defaults
 	}
 	var out []*retriever
 	for _, n := range names {
-		r, ok := s.byName[n]
+		r, ok := st.byName[n]
 		if !ok {
-			return nil, badRequest("unknown retriever %q; this service has %s", n, strings.Join(s.names(), ", "))
+			if err := st.down[n]; err != nil {
+				return nil, unavailable(fmt.Errorf("retriever %q cannot search now: %w", n, err))
+			}
+			return nil, badRequest("unknown retriever %q; this service has %s", n, listNames(st))
 		}
 		if slices.Contains(out, r) {
 			return nil, badRequest("retriever %q named twice", n)
@@ -272,19 +285,16 @@ func (s *Service) pick(names []string) ([]*retriever, error) {
 	return out, nil
 }
 
-func (s *Service) names() []string {
-	var ns []string
-	for _, r := range s.retrievers {
-		ns = append(ns, r.name)
-	}
-	return ns
-}
+func joinQuoted(ns []string) string { return strings.Join(ns, ", ") }
 
 // Error is a request the service refuses, with the HTTP status that says
 // why.
 type Error struct {
 	Status int
 	Msg    string
+	// RetryAfter, when set, is how soon the request may succeed (a busy
+	// service, a file being replaced): sent as Retry-After.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -297,8 +307,13 @@ func notFound(format string, args ...any) error {
 	return &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf(format, args...)}
 }
 
+// statusClientClosed is the status of a request its client cancelled
+// (nginx's 499): nobody reads the answer, and /metrics counts it apart
+// from the service's own failures.
+const statusClientClosed = 499
+
 // statusOf is the HTTP status of err: an Error's, 504 for a request past
-// its time, 499-like cancellations as 503, else 500.
+// its time, 499 for one its client cancelled, else 500.
 func statusOf(err error) int {
 	var e *Error
 	switch {
@@ -307,7 +322,7 @@ func statusOf(err error) int {
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout
 	case errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable
+		return statusClientClosed
 	}
 	return http.StatusInternalServerError
 }

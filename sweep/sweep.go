@@ -58,7 +58,7 @@ func (s *Sweep) SetRemote(apply func(config.Remote) (config.Remote, error)) erro
 //
 //	out: results             # default: $R2MED_RESULTS, else out
 //	tasks: [all]             # registry tasks (or data: [DIR, …])
-//	suite: r2med
+//	suite: r2med             # or nano, bright, bright-long (tasks as the suite names them)
 //	pipelines:
 //	  - file: hybrid.yaml    # a pipeline file, relative to this one
 //	  - name: bm25-lucene    # or a pipeline written inline
@@ -141,7 +141,7 @@ func Parse(data []byte, dir string) (*Sweep, error) {
 			s.Sources = append(s.Sources, pipeline.Source{Task: demo.Name})
 			continue
 		}
-		ts, err := tasks.Expand(name)
+		ts, err := tasks.ExpandIn(suite, name)
 		if err != nil {
 			return nil, fmt.Errorf("tasks: %w", err)
 		}

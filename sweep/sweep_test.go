@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/tasks"
 )
 
 func TestSweepRunsAndResumes(t *testing.T) {
@@ -81,5 +82,28 @@ func TestParseSweepErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to mention %q", c.yaml, err, c.want)
 		}
+	}
+}
+
+// TestSweepBright: a sweep names BRIGHT's tasks in its suite.
+func TestSweepBright(t *testing.T) {
+	for _, c := range []struct {
+		doc   string
+		suite tasks.Suite
+		n     int
+	}{
+		{"suite: bright\ntasks: [all]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n", tasks.Bright, 12},
+		{"suite: bright-long\ntasks: [biology, pony]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n", tasks.BrightLong, 2},
+	} {
+		s, err := Parse([]byte(c.doc), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Sources) != c.n || s.Sources[0].Suite != c.suite || s.Sources[0].Task != "biology" {
+			t.Errorf("%s: sources %+v", c.suite, s.Sources)
+		}
+	}
+	if _, err := Parse([]byte("suite: bright-long\ntasks: [aops]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no long documents") {
+		t.Errorf("aops in the long setting: %v", err)
 	}
 }

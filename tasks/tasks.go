@@ -1,6 +1,7 @@
 // Package tasks is the registry of R2MED's eight tasks: their names and
 // the names older code and the Nano set give them, their Hugging Face
-// repositories at pinned revisions, their families and sizes.
+// repositories at pinned revisions, their families and sizes; and of
+// BRIGHT's twelve, the second suite (see bright.go).
 //
 // Order and names are R2MED's (src/run.py --task, whose All expands to the
 // eight in this order). Families are the paper's three retrieval tasks:
@@ -40,6 +41,12 @@ func (f Family) Title() string {
 		return "Clinical evidence retrieval"
 	case ClinicalCase:
 		return "Clinical case retrieval"
+	case StackExchange:
+		return "StackExchange"
+	case Coding:
+		return "Coding"
+	case TheoremBased:
+		return "Theorem-based"
 	}
 	return string(f)
 }
@@ -53,17 +60,75 @@ const (
 	// Nano is HAKARI-Bench's NanoR2MED, one repository with a split per
 	// task.
 	Nano Suite = "nano"
+	// Bright is BRIGHT's twelve tasks, splits of one repository
+	// (BrightRepo): the documents config, judged by gold_ids.
+	Bright Suite = "bright"
+	// BrightLong is BRIGHT's long-document setting: the eight tasks that
+	// have long_documents (whole web pages), judged by gold_ids_long.
+	BrightLong Suite = "bright-long"
 )
+
+var suites = []Suite{R2MED, Nano, Bright, BrightLong}
+
+// Suites lists the suites.
+func Suites() []Suite { return append([]Suite(nil), suites...) }
 
 // ParseSuite reads a suite name, in any case.
 func ParseSuite(s string) (Suite, error) {
-	switch Suite(strings.ToLower(strings.TrimSpace(s))) {
-	case R2MED:
-		return R2MED, nil
-	case Nano:
-		return Nano, nil
+	want := Suite(strings.ToLower(strings.TrimSpace(s)))
+	for _, su := range suites {
+		if want == su {
+			return su, nil
+		}
 	}
-	return "", fmt.Errorf("unknown suite %q; want %q (the full R2MED tasks) or %q (NanoR2MED)", s, R2MED, Nano)
+	return "", fmt.Errorf("unknown suite %q; want %q (the full R2MED tasks), %q (NanoR2MED), %q (BRIGHT) or %q (BRIGHT's long documents)", s, R2MED, Nano, Bright, BrightLong)
+}
+
+// Benchmark is the benchmark whose tasks the suite holds: R2MED for R2MED
+// and Nano, Bright for Bright and BrightLong.
+func (s Suite) Benchmark() Suite {
+	switch s {
+	case Nano, "":
+		return R2MED
+	case BrightLong:
+		return Bright
+	}
+	return s
+}
+
+// Title is the suite as people name it.
+func (s Suite) Title() string {
+	switch s {
+	case R2MED, "":
+		return "R2MED"
+	case Nano:
+		return "NanoR2MED"
+	case Bright:
+		return "BRIGHT"
+	case BrightLong:
+		return "BRIGHT (long documents)"
+	}
+	return string(s)
+}
+
+// Tasks are the suite's tasks in its benchmark's order: R2MED's eight for
+// R2MED and Nano, BRIGHT's twelve for Bright, the eight with long
+// documents for BrightLong.
+func (s Suite) Tasks() []Task {
+	var out []Task
+	for _, t := range registry(s) {
+		if s != BrightLong || t.LongSize.Documents > 0 {
+			out = append(out, t.clone())
+		}
+	}
+	return out
+}
+
+func registry(s Suite) []Task {
+	if s.Benchmark() == Bright {
+		return bright
+	}
+	return all
 }
 
 // NanoRepo is NanoR2MED's repository. It is used at NanoRevision: no
@@ -78,8 +143,8 @@ const (
 type Size struct {
 	Queries   int
 	Documents int
-	// PositiveQrels is known for the Nano sets only (their cards); 0 for
-	// the full tasks.
+	// PositiveQrels is known for the Nano sets (their cards) and BRIGHT's
+	// tasks (MTEB's counts); 0 for R2MED's full tasks.
 	PositiveQrels int
 }
 
@@ -89,10 +154,13 @@ type Revision struct {
 	Note   string
 }
 
-// Task is one R2MED task.
+// Task is one R2MED or BRIGHT task.
 type Task struct {
-	Name   string // R2MED's spelling, "MedQA-Diag"
+	Name   string // its benchmark's spelling: "MedQA-Diag", "earth_science"
 	Family Family
+	// Suite is the task's benchmark: R2MED (NanoR2MED is a form of it) or
+	// Bright.
+	Suite Suite
 	// Repo is the full task's repository and Revision the commit pinned
 	// for it; Older lists other commits in use.
 	Repo     string
@@ -105,6 +173,27 @@ type Task struct {
 	// NanoSplit is the task's split in NanoR2MED, NanoSize its size there.
 	NanoSplit string
 	NanoSize  Size
+	// LongSize is a BRIGHT task's size in the long-document setting;
+	// zero when the task has no long documents.
+	LongSize Size
+	// MTEBName is the task's name in MTEB, for BRIGHT's tasks
+	// ("BrightBiologyRetrieval"); its long-document form puts "Long"
+	// before "Retrieval".
+	MTEBName string
+
+	aliases []string // BRIGHT's short names (the paper's column heads)
+}
+
+func (t Task) clone() Task {
+	t.Older = append([]Revision(nil), t.Older...)
+	t.aliases = append([]string(nil), t.aliases...)
+	return t
+}
+
+func init() {
+	for i := range all {
+		all[i].Suite = R2MED
+	}
 }
 
 var all = []Task{
@@ -187,10 +276,15 @@ func fold(s string) string {
 	return b.String()
 }
 
-// Names lists the spellings Lookup takes for t besides case and
-// punctuation: its name, its Nano split, the split without the set's
-// prefix, its old name.
+// Names lists the spellings Lookup (LookupIn for BRIGHT's) takes for t
+// besides case and punctuation: for R2MED's tasks their name, Nano split,
+// the split without the set's prefix and old name; for BRIGHT's their
+// name, MTEB's name, the name their data carries (NameIn) and the paper's
+// short name.
 func (t Task) Names() []string {
+	if t.Suite == Bright {
+		return append([]string{t.Name, t.MTEBName, BrightPrefix + t.Name}, t.aliases...)
+	}
 	names := []string{t.Name, t.NanoSplit, strings.TrimPrefix(t.NanoSplit, "NanoR2MED")}
 	if t.OldName != "" {
 		names = append(names, t.OldName)
@@ -198,37 +292,47 @@ func (t Task) Names() []string {
 	return names
 }
 
-// All returns the eight tasks in R2MED's order.
-func All() []Task {
-	out := make([]Task, len(all))
-	copy(out, all)
-	for i := range out {
-		out[i].Older = append([]Revision(nil), all[i].Older...)
+// All returns R2MED's eight tasks in R2MED's order (R2MED.Tasks()).
+func All() []Task { return R2MED.Tasks() }
+
+// Lookup finds an R2MED task by any of its names (Task.Names), ignoring
+// case and everything but letters and digits.
+func Lookup(name string) (Task, error) { return LookupIn(R2MED, name) }
+
+// LookupIn finds a task of suite s by any of its names, as Lookup does:
+// an R2MED task for R2MED and Nano, a BRIGHT task for Bright, one with
+// long documents for BrightLong.
+func LookupIn(s Suite, name string) (Task, error) {
+	keys := byKey
+	if s.Benchmark() == Bright {
+		keys = brightKey
+	}
+	if i, ok := keys[fold(name)]; ok && fold(name) != "" {
+		t := registry(s)[i].clone()
+		if s == BrightLong && t.LongSize.Documents == 0 {
+			return Task{}, fmt.Errorf("BRIGHT's %s has no long documents; the long-document setting has %s", t.Name, strings.Join(names(s), ", "))
+		}
+		return t, nil
+	}
+	return Task{}, fmt.Errorf("unknown %s task %q; the tasks are %s (or \"all\")", s.Title(), name, strings.Join(names(s), ", "))
+}
+
+func names(s Suite) []string {
+	var out []string
+	for _, t := range s.Tasks() {
+		out = append(out, t.Name)
 	}
 	return out
 }
 
-// Lookup finds a task by any of its names (Task.Names), ignoring case and
-// everything but letters and digits.
-func Lookup(name string) (Task, error) {
-	if i, ok := byKey[fold(name)]; ok && fold(name) != "" {
-		return All()[i], nil
-	}
-	return Task{}, fmt.Errorf("unknown R2MED task %q; the tasks are %s (or \"all\")", name, strings.Join(names(), ", "))
-}
+// Expand turns task arguments into R2MED tasks: each argument a name
+// Lookup takes, a comma-separated list of them, or "all" for the eight in
+// R2MED's order. Tasks come in the order first named, each once.
+func Expand(args ...string) ([]Task, error) { return ExpandIn(R2MED, args...) }
 
-func names() []string {
-	out := make([]string, len(all))
-	for i, t := range all {
-		out[i] = t.Name
-	}
-	return out
-}
-
-// Expand turns task arguments into tasks: each argument a name Lookup
-// takes, a comma-separated list of them, or "all" for the eight in R2MED's
-// order. Tasks come in the order first named, each once.
-func Expand(args ...string) ([]Task, error) {
+// ExpandIn is Expand for the tasks of suite s: "all" is the suite's tasks
+// in its benchmark's order.
+func ExpandIn(s Suite, args ...string) ([]Task, error) {
 	var out []Task
 	seen := make(map[string]bool)
 	add := func(t Task) {
@@ -244,12 +348,12 @@ func Expand(args ...string) ([]Task, error) {
 				continue
 			}
 			if strings.EqualFold(name, "all") {
-				for _, t := range All() {
+				for _, t := range s.Tasks() {
 					add(t)
 				}
 				continue
 			}
-			t, err := Lookup(name)
+			t, err := LookupIn(s, name)
 			if err != nil {
 				return nil, err
 			}
@@ -257,7 +361,7 @@ func Expand(args ...string) ([]Task, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no task named; name one or more of %s, or \"all\"", strings.Join(names(), ", "))
+		return nil, fmt.Errorf("no task named; name one or more of %s, or \"all\"", strings.Join(names(s), ", "))
 	}
 	return out, nil
 }
@@ -265,10 +369,55 @@ func Expand(args ...string) ([]Task, error) {
 // HubRepo returns the repository holding the task in suite s and the
 // revision to read it at.
 func (t Task) HubRepo(s Suite) (repo, revision string) {
-	if s == Nano {
+	if s == Nano && t.Suite != Bright {
 		return NanoRepo, NanoRevision
 	}
 	return t.Repo, t.Revision
+}
+
+// NameIn is the name the task's data carries in suite s — the loaded
+// task's name, which manifests, result files and result directories use:
+// R2MED's name, the Nano split, or for BRIGHT "BRIGHT-" and BRIGHT's name,
+// with "-long" in the long-document setting ("BRIGHT-biology-long"), so
+// that no BRIGHT result is taken for an R2MED task's. Resolve reads it
+// back.
+func (t Task) NameIn(s Suite) string {
+	switch {
+	case t.Suite == Bright && s == BrightLong:
+		return BrightPrefix + t.Name + LongSuffix
+	case t.Suite == Bright:
+		return BrightPrefix + t.Name
+	case s == Nano:
+		return t.NanoSplit
+	}
+	return t.Name
+}
+
+// Resolve finds the task and suite a data name stands for: an R2MED
+// task's name or alias (suite R2MED, or Nano for a Nano split's name), or
+// a BRIGHT task's data name ("BRIGHT-biology", "BRIGHT-biology-long"; see
+// NameIn) or MTEB name. Case and punctuation are ignored, as Lookup
+// ignores them; a bare BRIGHT name ("biology") is R2MED's when R2MED has
+// it, as everywhere a suite is not given.
+func Resolve(name string) (Task, Suite, error) {
+	if f := fold(name); strings.HasPrefix(f, fold(BrightPrefix)) {
+		if i, ok := brightKey[f]; ok {
+			return bright[i].clone(), Bright, nil
+		}
+		if base, ok := strings.CutSuffix(f, fold(LongSuffix)); ok {
+			if i, ok := brightKey[base]; ok && bright[i].LongSize.Documents > 0 {
+				return bright[i].clone(), BrightLong, nil
+			}
+		}
+	}
+	t, err := Lookup(name)
+	if err != nil {
+		return Task{}, "", err
+	}
+	if t.NanoSplit != "" && fold(name) == fold(t.NanoSplit) {
+		return t, Nano, nil
+	}
+	return t, R2MED, nil
 }
 
 // HubURI is the task's repository in the form hf://datasets/OWNER/NAME@REV.
@@ -279,8 +428,11 @@ func (t Task) HubURI(s Suite) string {
 
 // SizeIn returns the task's size in suite s.
 func (t Task) SizeIn(s Suite) Size {
-	if s == Nano {
+	switch s {
+	case Nano:
 		return t.NanoSize
+	case BrightLong:
+		return t.LongSize
 	}
 	return t.Size
 }

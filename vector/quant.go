@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -267,15 +268,19 @@ func parallelRows(n int, fn func(lo, hi int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var fault carried
 	per := (n + workers - 1) / workers
 	for lo := 0; lo < n; lo += per {
 		wg.Add(1)
 		go func(lo int) {
 			defer wg.Done()
+			defer fault.catch()
+			debug.SetPanicOnFault(true) // rows may be a mapped file's (see carried)
 			fn(lo, min(n, lo+per))
 		}(lo)
 	}
 	wg.Wait()
+	fault.rethrow()
 }
 
 // Truncate returns a new store holding the first dim components of every

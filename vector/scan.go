@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -267,6 +268,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 		tops[w] = make([]topk, batch)
 		scratch[w] = make([]float32, maxMany*chunk)
 	}
+	var fault carried
 	for q0 := 0; q0 < nq; q0 += batch {
 		q1 := min(nq, q0+batch)
 		var next atomic.Int64
@@ -279,6 +281,8 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 			wg.Add(1)
 			go func(hs []topk, buf []float32) {
 				defer wg.Done()
+				defer fault.catch()
+				debug.SetPanicOnFault(true) // rows may be a mapped file's (package index)
 				for {
 					c := int(next.Add(1)) - 1
 					if c >= nchunks {
@@ -322,6 +326,7 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 			}(hs, scratch[w])
 		}
 		wg.Wait()
+		fault.rethrow()
 		for qi := q0; qi < q1; qi++ {
 			var all []cand
 			for w := range workers {
@@ -336,6 +341,35 @@ func scan(kern kernel, n, nq, k int, ex [][]int32, ids []int32, workers, rowByte
 		}
 	}
 	return out
+}
+
+// carried takes a worker's panic to the goroutine that waits for the
+// workers. Workers read rows that may be a mapped index file's; if the
+// file is truncated under the mapping, the read faults, and the fault,
+// made a panic by debug.SetPanicOnFault, panics again in the caller, where
+// index.Guard turns it into an error (a panic in a worker would end the
+// process whatever the caller does).
+type carried struct {
+	mu sync.Mutex
+	p  any
+}
+
+// catch is deferred by a worker.
+func (c *carried) catch() {
+	if p := recover(); p != nil {
+		c.mu.Lock()
+		if c.p == nil {
+			c.p = p
+		}
+		c.mu.Unlock()
+	}
+}
+
+// rethrow panics with the first worker's panic, if any.
+func (c *carried) rethrow() {
+	if c.p != nil {
+		panic(c.p)
+	}
 }
 
 // sortCands orders candidates best first: score descending, id ascending.

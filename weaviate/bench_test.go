@@ -40,10 +40,7 @@ func BenchmarkSingleNode(b *testing.B) {
 
 func BenchmarkCluster(b *testing.B) {
 	f := nfcorpus(b)
-	nodes := weaviatetest.StartCluster(b, 3, weaviatetest.Options{Env: map[string]string{
-		"ASYNC_INDEXING":          "true",
-		"USE_INVERTED_SEARCHABLE": "false",
-	}})
+	nodes := weaviatetest.StartCluster(b, 3, weaviatetest.Options{Env: weaviatetest.ClusterSettings})
 	benchWeaviate(b, f, nodes, weaviate.Schema{Shards: 3, Replicas: 3, Vectors: f.vectors()}, "QUORUM")
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
@@ -28,9 +30,11 @@ const (
 // Collection is one Weaviate collection opened through the official client.
 // It is safe for concurrent use.
 type Collection struct {
-	cfg    Config
-	client *wv.Client
-	meta   *Meta // what made the collection, read from its description; nil until known
+	cfg     Config
+	client  *wv.Client
+	meta    *Meta        // what made the collection, read from its description; nil until known
+	reached atomic.Bool  // a request has been answered: a refused connection now means a node died
+	http    *http.Client // REST requests the client lacks: replica reads, cluster statistics
 }
 
 // Open connects to the server named by cfg. It does not create the
@@ -49,7 +53,11 @@ func Open(cfg Config) (*Collection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("weaviate %s: %w", cfg.URL, err)
 	}
-	return &Collection{cfg: cfg, client: client}, nil
+	// Replica reads go 16 at a time to the one node: keep as many
+	// connections.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 32
+	return &Collection{cfg: cfg, client: client, http: &http.Client{Transport: transport}}, nil
 }
 
 // Config is where the collection lives.
@@ -79,6 +87,9 @@ type Meta struct {
 	// TextDigest is TextDigest of the pushed documents: a searcher checks
 	// the collection holds its task's corpus without embedding it.
 	TextDigest string `json:"text_digest,omitempty"`
+	// EFLease, while a run has set the collection's ef for its searches
+	// (HoldEF), says so.
+	EFLease *EFLease `json:"ef_lease,omitempty"`
 }
 
 const metaPrefix = "r2med collection "
@@ -214,11 +225,13 @@ func (s Schema) class(name string) *models.Class {
 
 // Exists reports whether the collection exists.
 func (c *Collection) Exists(ctx context.Context) (bool, error) {
-	ok, err := c.client.Schema().ClassExistenceChecker().WithClassName(c.cfg.Collection).Do(ctx)
-	if err != nil {
-		return false, c.wrap("check collection", err)
-	}
-	return ok, nil
+	var ok bool
+	err := c.retry(ctx, "check collection", func(ctx context.Context) error {
+		var err error
+		ok, err = c.client.Schema().ClassExistenceChecker().WithClassName(c.cfg.Collection).Do(ctx)
+		return err
+	})
+	return ok, err
 }
 
 // Create makes the collection as s says; it fails if it exists.
@@ -248,11 +261,7 @@ func (c *Collection) Ensure(ctx context.Context, s Schema) (created bool, err er
 	if !ok {
 		return true, c.Create(ctx, s)
 	}
-	cls, err := c.class(ctx)
-	if err != nil {
-		return false, err
-	}
-	m, err := c.checkMeta(cls)
+	cls, m, err := c.record(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -272,15 +281,19 @@ func (c *Collection) Ensure(ctx context.Context, s Schema) (created bool, err er
 		}
 	}
 	if s.Replicas > 0 {
-		got := 1
-		if cls.ReplicationConfig != nil && cls.ReplicationConfig.Factor > 0 {
-			got = int(cls.ReplicationConfig.Factor)
-		}
-		if got != s.Replicas {
+		if got := replicationFactor(cls.ReplicationConfig); got != s.Replicas {
 			return false, fmt.Errorf("collection %s exists with replication factor %d, not %d; recreate it, or leave the replication factor out", name, got, s.Replicas)
 		}
 	}
 	return false, nil
+}
+
+// replicationFactor is the number of copies of each shard.
+func replicationFactor(rc *models.ReplicationConfig) int {
+	if rc != nil && rc.Factor > 0 {
+		return int(rc.Factor)
+	}
+	return 1
 }
 
 func shardCount(cls *models.Class) int {
@@ -313,15 +326,33 @@ func (c *Collection) Delete(ctx context.Context) error {
 }
 
 func (c *Collection) class(ctx context.Context) (*models.Class, error) {
-	cls, err := c.client.Schema().ClassGetter().WithClassName(c.cfg.Collection).Do(ctx)
+	var cls *models.Class
+	err := c.retry(ctx, "read collection", func(ctx context.Context) error {
+		var err error
+		cls, err = c.client.Schema().ClassGetter().WithClassName(c.cfg.Collection).Do(ctx)
+		return err
+	})
 	if err != nil {
 		var fe *fault.WeaviateClientError
 		if errors.As(err, &fe) && fe.StatusCode == 404 {
 			return nil, fmt.Errorf("collection %s not found at %s: push a corpus into it first (r2med index push --to weaviate://%s/%s)", c.cfg.Collection, c.cfg.URL, c.cfg.host(), c.cfg.Collection)
 		}
-		return nil, c.wrap("read collection", err)
+		return nil, err
 	}
 	return cls, nil
+}
+
+// record reads the class and r2med's record in it.
+func (c *Collection) record(ctx context.Context) (*models.Class, *Meta, error) {
+	cls, err := c.class(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := c.checkMeta(cls)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cls, m, nil
 }
 
 // checkMeta reads r2med's record from the class and checks the class has
@@ -356,15 +387,20 @@ func (c *Collection) Meta(ctx context.Context) (*Meta, error) {
 	return c.checkMeta(cls)
 }
 
-// setMeta writes m into the collection's description.
+// setMeta writes m into the collection's description, keeping the ef
+// lease the description holds now.
 func (c *Collection) setMeta(ctx context.Context, m Meta) error {
 	cls, err := c.class(ctx)
 	if err != nil {
 		return err
 	}
+	m.EFLease = nil
+	if now, ok := parseMeta(cls.Description); ok {
+		m.EFLease = now.EFLease
+	}
 	cls.Description = m.description()
-	if err := c.client.Schema().ClassUpdater().WithClass(cls).Do(ctx); err != nil {
-		return c.wrap("record the push in", err)
+	if err := c.updateClass(ctx, "record the push in", cls); err != nil {
+		return err
 	}
 	c.meta = &m
 	return nil
@@ -383,36 +419,40 @@ func (c *Collection) Searchable(ctx context.Context) (*Meta, error) {
 	return m, nil
 }
 
-// SetEF changes the HNSW ef of the collection's vector index (−1:
-// dynamic). Higher is slower and closer to exact.
+// SetEF changes the HNSW ef of the collection's vector index for good
+// (−1: dynamic). Higher is slower and closer to exact. HoldEF sets it for
+// the time a run searches.
 func (c *Collection) SetEF(ctx context.Context, ef int) error {
 	if ef < -1 || ef == 0 {
 		return fmt.Errorf("ef %d: want −1 (dynamic) or a positive number", ef)
 	}
-	cls, err := c.class(ctx)
+	cls, m, err := c.record(ctx)
 	if err != nil {
 		return err
 	}
 	if cls.VectorIndexType != "hnsw" {
 		return fmt.Errorf("collection %s has a %s vector index; ef applies to hnsw only", c.cfg.Collection, cls.VectorIndexType)
 	}
-	idx, ok := cls.VectorIndexConfig.(map[string]any)
-	if !ok {
-		return fmt.Errorf("collection %s: unexpected vector index config %T", c.cfg.Collection, cls.VectorIndexConfig)
-	}
-	idx["ef"] = ef
-	if err := c.client.Schema().ClassUpdater().WithClass(cls).Do(ctx); err != nil {
-		return c.wrap("set ef", err)
-	}
-	return nil
+	return c.writeEF(ctx, cls, *m, ef, m.EFLease)
+}
+
+// updateClass writes the class's new configuration.
+func (c *Collection) updateClass(ctx context.Context, what string, cls *models.Class) error {
+	return c.retry(ctx, what, func(ctx context.Context) error {
+		return c.client.Schema().ClassUpdater().WithClass(cls).Do(ctx)
+	})
 }
 
 // Count returns how many objects the collection holds.
 func (c *Collection) Count(ctx context.Context) (int, error) {
-	resp, err := c.client.GraphQL().Aggregate().WithClassName(c.cfg.Collection).
-		WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
-	if err != nil {
-		return 0, c.wrap("count objects", err)
+	var resp *models.GraphQLResponse
+	if err := c.retry(ctx, "count objects of", func(ctx context.Context) error {
+		var err error
+		resp, err = c.client.GraphQL().Aggregate().WithClassName(c.cfg.Collection).
+			WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
+		return err
+	}); err != nil {
+		return 0, err
 	}
 	if len(resp.Errors) > 0 {
 		return 0, fmt.Errorf("weaviate %s: count objects of %s: %s", c.cfg.URL, c.cfg.Collection, resp.Errors[0].Message)
@@ -441,9 +481,13 @@ func (c *Collection) Count(ctx context.Context) (int, error) {
 // returns at once on a server that indexes as it writes.
 func (c *Collection) WaitIndexed(ctx context.Context) error {
 	for {
-		resp, err := c.client.Cluster().NodesStatusGetter().WithClass(c.cfg.Collection).WithOutput("verbose").Do(ctx)
-		if err != nil {
-			return c.wrap("read indexing status of", err)
+		var resp *models.NodesStatusResponse
+		if err := c.retry(ctx, "read indexing status of", func(ctx context.Context) error {
+			var err error
+			resp, err = c.client.Cluster().NodesStatusGetter().WithClass(c.cfg.Collection).WithOutput("verbose").Do(ctx)
+			return err
+		}); err != nil {
+			return err
 		}
 		pending := ""
 		for _, n := range resp.Nodes {
@@ -481,21 +525,25 @@ type Info struct {
 // the collection's configuration.
 func (c *Collection) Info(ctx context.Context) (Info, error) {
 	info := Info{URL: c.cfg.URL, GRPC: c.cfg.GRPCAddr(), Collection: c.cfg.Collection}
-	meta, err := c.client.Misc().MetaGetter().Do(ctx)
-	if err != nil {
-		return info, c.wrap("read /v1/meta", err)
-	}
-	info.ServerVersion = meta.Version
-	nodes, err := c.client.Cluster().NodesStatusGetter().Do(ctx)
-	if err != nil {
-		return info, c.wrap("read /v1/nodes", err)
-	}
-	info.Nodes = len(nodes.Nodes)
-	cls, err := c.class(ctx)
-	if err != nil {
+	if err := c.retry(ctx, "read /v1/meta for", func(ctx context.Context) error {
+		meta, err := c.client.Misc().MetaGetter().Do(ctx)
+		if err == nil {
+			info.ServerVersion = meta.Version
+		}
+		return err
+	}); err != nil {
 		return info, err
 	}
-	m, err := c.checkMeta(cls)
+	if err := c.retry(ctx, "read /v1/nodes for", func(ctx context.Context) error {
+		nodes, err := c.client.Cluster().NodesStatusGetter().Do(ctx)
+		if err == nil {
+			info.Nodes = len(nodes.Nodes)
+		}
+		return err
+	}); err != nil {
+		return info, err
+	}
+	cls, m, err := c.record(ctx)
 	if err != nil {
 		return info, err
 	}

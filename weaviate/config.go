@@ -21,8 +21,13 @@ type Config struct {
 	// Collection is the collection (class) name: a capital letter, then
 	// letters, digits and underscores, as Weaviate requires.
 	Collection string
-	// Timeout bounds each request; zero means 60 s.
+	// Timeout bounds each request; zero means 60 s for a batch import
+	// and 15 s for any other request, which is then tried again (RetryFor).
 	Timeout time.Duration
+	// RetryFor is how long a request that fails with a transient error
+	// (a node of the cluster just died, a 5xx, gRPC unavailable, a
+	// timeout) is sent again; zero means 1 minute, negative never.
+	RetryFor time.Duration
 }
 
 var collectionName = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)

@@ -39,11 +39,27 @@
 //   - Vector: the score is the similarity, not Weaviate's distance: 1 −
 //     distance for cosine (Weaviate normalizes both sides, as BEIR's cos_sim)
 //     and −distance for dot. With the flat index the search is exact up to
-//     float32 rounding; with HNSW it is approximate, and ef (SetEF, or
-//     Schema.EF at creation) trades speed for recall.
+//     float32 rounding; with HNSW it is approximate (VectorIndex says which),
+//     and ef trades speed for recall: Schema.EF at creation, SetEF for
+//     good, HoldEF for the time a run searches (Weaviate 1.35 takes no ef
+//     per query). CheckExact measures the recall against r2med's exact
+//     flat search over the vectors read back from the collection.
 //   - Hybrid: Weaviate fuses its BM25 and vector lists itself, with alpha
 //     (weight of the vector side) and rankedFusion or relativeScoreFusion;
 //     the score is Weaviate's fused score.
+//
+// # Replicas
+//
+// A push is complete only when every replica of every shard holds every
+// object with its content: a member of the cluster that is down fails it,
+// named, and at the end every object is read from every node's replica
+// (VerifyReplicas); a replica that lost writes is mended (PushOptions.Repair),
+// by default by making the collection anew, since a node that died while
+// writing may also lack objects in its indexes, which Weaviate does not
+// repair. Replicas reports the layout and the per-replica counts a search
+// can check cheaply. Requests that fail while a cluster routes around a
+// node that just died are sent again for a bounded time (Config.RetryFor),
+// and an error that remains names that node.
 //
 // Hits come in Weaviate's rank order. A document whose id equals the
 // query's id is skipped when SearchOptions.SkipSelf is set (BEIR's rule,

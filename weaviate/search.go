@@ -175,9 +175,13 @@ func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOp
 			WithAlpha(float32(o.Alpha)).WithFusionType(graphql.FusionType(fusion)).WithProperties([]string{PropText})
 		s = s.WithHybrid(h).WithMetadata(&graphql.Metadata{ID: true, Score: true})
 	}
-	res, err := s.Do(ctx)
-	if err != nil {
-		return nil, c.wrap(o.Mode.String()+" search of", err)
+	var res []graphql.SearchResult
+	if err := c.retry(ctx, o.Mode.String()+" search of", func(ctx context.Context) error {
+		var err error
+		res, err = s.Do(ctx)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	hits := make([]ir.Hit, 0, min(len(res), k))
 	for _, r := range res {

@@ -314,6 +314,131 @@ func TestSingleNode(t *testing.T) {
 		}
 	})
 
+	t.Run("approximate search, measured", func(t *testing.T) {
+		qs := f.queries()
+		o := weaviate.SearchOptions{Mode: weaviate.Vector, K: 10, SkipSelf: true}
+		// The exact run over the vectors read back is r2med's flat search
+		// of the vectors pushed.
+		exact, err := vc.ExactRun(ctx, docs, qs, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat := flatRun(t, f, 10)
+		for _, q := range f.task.Queries {
+			if !sameTop(flat[q.ID], exact[q.ID], 10, 1e-6) {
+				t.Fatalf("query %s: ExactRun %v, flat search %v", q.ID, exact[q.ID], flat[q.ID])
+			}
+		}
+		if _, err := vc.ExactRun(ctx, docs[1:], qs, 10); err == nil || !strings.Contains(err.Error(), "other than the corpus's") {
+			t.Errorf("ExactRun with a corpus that lacks a document: %v", err)
+		}
+
+		// ef 1 (a search keeps at least k candidates: 10) misses some of
+		// the exact top 10; the collection's ef is back after.
+		release, err := vc.HoldEF(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vi, err := vc.VectorIndex(ctx); err != nil || vi.EF != 1 || vi.Exact {
+			t.Errorf("while held: %+v, %v", vi, err)
+		}
+		if _, err := vc.HoldEF(ctx, 2); err == nil || !strings.Contains(err.Error(), "ef 1 set by r2med run") {
+			t.Errorf("a second hold: %v", err)
+		}
+		run, err := vc.SearchAll(ctx, qs, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		low, err := vc.CheckExact(ctx, docs, qs, run, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		if vi, err := vc.VectorIndex(ctx); err != nil || vi.EF != 512 {
+			t.Errorf("after the hold: %+v, %v", vi, err)
+		}
+		run, err = vc.SearchAll(ctx, qs, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		high, err := vc.CheckExact(ctx, docs, qs, run, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hybrid := o
+		hybrid.Mode, hybrid.Alpha = weaviate.Hybrid, 0.5
+		hrun, err := vc.SearchAll(ctx, qs, hybrid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hy, err := vc.CheckExact(ctx, docs, qs, hrun, hybrid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("HNSW ef 1: %s; ef 512: %s; hybrid's vector side at ef 512: %s", low[0], high[0], hy[0])
+		if len(low) != 1 || low[0].K != 10 || low[0].Recall >= 0.99 || low[0].Recall < 0.3 {
+			t.Errorf("ef 1: %v; want recall@10 clearly below 1", low)
+		}
+		if high[0].Recall < 0.99 || hy[0].Recall != high[0].Recall {
+			t.Errorf("ef 512: %v, hybrid's vector side %v", high, hy)
+		}
+
+		// A flat index is exact: recall 1.
+		fc := open(t, "NfcorpusFlat")
+		part := docs[:600]
+		if _, err := fc.Ensure(ctx, weaviate.Schema{Index: "flat", Vectors: f.vectors()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fc.Push(ctx, part, f.vecs[:600], weaviate.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if vi, err := fc.VectorIndex(ctx); err != nil || !vi.Exact || vi.String() != "flat (exact)" {
+			t.Errorf("flat index: %+v %q, %v", vi, vi, err)
+		}
+		if _, err := fc.HoldEF(ctx, 64); err == nil || !strings.Contains(err.Error(), "hnsw only") {
+			t.Errorf("ef on a flat index: %v", err)
+		}
+		deep := o
+		deep.K = 100
+		frun, err := fc.SearchAll(ctx, qs, deep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactFlat, err := fc.CheckExact(ctx, part, qs, frun, deep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(exactFlat) != 2 || exactFlat[0].Recall != 1 || exactFlat[1].K != 100 || exactFlat[1].Recall != 1 || exactFlat[1].Complete != len(qs) {
+			t.Errorf("flat index: %v; want recall 1 at 10 and 100", exactFlat)
+		}
+
+		// Another run's lease is respected while it lives, and put back
+		// once it lapses (the run died holding it).
+		if err := weaviate.WriteForeignLease(ctx, vc, 3, 512, time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := vc.Lease(ctx); err != nil || l == nil || l.EF != 3 || l.Restore != 512 {
+			t.Errorf("a live foreign lease: %v, %v", l, err)
+		}
+		if _, err := vc.HoldEF(ctx, 64); err == nil || !strings.Contains(err.Error(), "elsewhere pid 1") {
+			t.Errorf("holding ef under another run's lease: %v", err)
+		}
+		if err := weaviate.WriteForeignLease(ctx, vc, 3, 512, time.Now().Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := vc.SettleEF(ctx); err != nil || l == nil || l.EF != 3 {
+			t.Errorf("settling a lapsed lease: %v, %v", l, err)
+		}
+		if vi, err := vc.VectorIndex(ctx); err != nil || vi.EF != 512 {
+			t.Errorf("after settling: %+v, %v", vi, err)
+		}
+		if l, err := vc.Lease(ctx); err != nil || l != nil {
+			t.Errorf("lease after settling: %v, %v", l, err)
+		}
+	})
+
 	t.Run("info for the manifest", func(t *testing.T) {
 		if err := vc.SetEF(ctx, 256); err != nil {
 			t.Fatal(err)

@@ -20,11 +20,12 @@ type dataFlags struct {
 
 func addDataFlags(cmd *cobra.Command, d *dataFlags) {
 	f := cmd.Flags()
-	f.StringVar(&d.task, "task", "", `task: "demo" (built in), an R2MED task (Biology, MedQA-Diag, … or an alias), a comma-separated list, or "all"`)
-	f.StringVar(&d.suite, "suite", string(tasks.R2MED), "for R2MED tasks: r2med (the full task) or nano (its NanoR2MED split)")
+	f.StringVar(&d.task, "task", "", `task: "demo" (built in), a task of the suite (R2MED's Biology, MedQA-Diag, … or an alias; BRIGHT's biology, leetcode, …), a comma-separated list, or "all"`)
+	f.StringVar(&d.suite, "suite", string(tasks.R2MED), "registry tasks: r2med (the full R2MED task), nano (its NanoR2MED split), bright (BRIGHT's 12 tasks) or bright-long (BRIGHT's long documents)")
 	f.StringVar(&d.data, "data", "", "task directory (R2MED or BEIR layout, detected) or hf://datasets/OWNER/NAME[@REVISION]")
-	f.StringVar(&d.opts.Split, "split", dataset.DefaultSplit, "BEIR qrels split, or the split of a Nano set given by --data")
+	f.StringVar(&d.opts.Split, "split", dataset.DefaultSplit, "BEIR qrels split, or the split of a Nano set (or BRIGHT's task) given by --data")
 	f.BoolVar(&d.opts.AllowMissingDocs, "allow-missing-docs", false, "accept judgments of documents the corpus lacks (a sampled corpus); they count as unretrievable relevant documents")
+	f.StringVar(&d.opts.Exclude, "exclude", "", "exclusions file: QUERY-ID DOC-ID per line (tab or spaces): documents each query must not retrieve, added to the task's own (BRIGHT's excluded_ids, DIR/"+dataset.ExclusionsFile+")")
 }
 
 // sources expands the flags into one source per task, in R2MED's order
@@ -36,11 +37,11 @@ func (d *dataFlags) sources() ([]pipeline.Source, error) {
 	}
 	if d.task == "" || strings.EqualFold(d.task, demo.Name) || d.data != "" {
 		if suite != tasks.R2MED {
-			return nil, fmt.Errorf("--suite %s picks the NanoR2MED split of an R2MED task (--task Biology --suite nano); it does not apply to --task demo or --data (for a Nano set in a directory or on the Hub, give --data and --split)", suite)
+			return nil, fmt.Errorf("--suite %s picks the registry's tasks (--task Biology --suite nano, --task biology --suite bright); it does not apply to --task demo or --data (for a Nano set or BRIGHT's repository in a directory or on the Hub, give --data and --split)", suite)
 		}
 		return []pipeline.Source{{Task: d.task, Data: d.data, Suite: suite, Options: d.opts}}, nil
 	}
-	ts, err := tasks.Expand(d.task)
+	ts, err := tasks.ExpandIn(suite, d.task)
 	if err != nil {
 		return nil, fmt.Errorf("%w; the built-in task is %q", err, demo.Name)
 	}

@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/trec"
 )
@@ -21,7 +23,7 @@ func newEvalCmd() *cobra.Command {
 	var perQuery, complete bool
 	var level int
 	var specs []string
-	var profile string
+	var profile, exclude string
 	cmd := &cobra.Command{
 		Use:   "eval [-q] [-c] [-l LEVEL] [-m MEASURE]... QRELS RUN",
 		Short: "Evaluate a TREC run against qrels, printing exactly what trec_eval 9.0.8 prints",
@@ -37,7 +39,12 @@ Without -m it prints R2MED's set:
 With --profile hakari it computes HAKARI-Bench's measures instead (list order
 is the ranking, binary gain, map over min(R,k), mrr cut at k, mean over all
 run queries), by default:
-  ` + defaultHakariMeasures,
+  ` + defaultHakariMeasures + `
+
+--exclude FILE (QUERY-ID DOC-ID per line, as BRIGHT's excluded_ids) removes
+each excluded pair from the run and the qrels before anything is computed,
+as BRIGHT's run.py does: the numbers are trec_eval's on the filtered files.
+What it removed is said on stderr.`,
 		Example: `  r2med eval -q -m ndcg_cut.10 -m recall.100 qrels.txt run.trec
   r2med eval -c -m map -m P.5,10 qrels.txt run.trec
   r2med eval --profile hakari -m hit@10 -m mrr@10 qrels.txt run.trec`,
@@ -78,6 +85,17 @@ run queries), by default:
 			if err != nil {
 				return err
 			}
+			if exclude != "" {
+				ex, err := readExclusions(exclude)
+				if err != nil {
+					return err
+				}
+				var hits, judged int
+				run, hits = ex.FilterRun(run)
+				qrels, judged = ex.FilterQrels(qrels)
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d excluded %s removed from the run, %d from the qrels\n", exclude,
+					hits, errtext.Plural(hits, "hit", "hits"), judged)
+			}
 			res, err := measure.Evaluate(qrels, run, ms, measure.Options{RelevanceLevel: level, Complete: complete})
 			if err != nil {
 				return err
@@ -105,7 +123,23 @@ run queries), by default:
 	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant")
 	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (hakari)")
 	f.StringVar(&profile, "profile", "trec", "trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
+	f.StringVar(&exclude, "exclude", "", "exclusions file (QUERY-ID DOC-ID per line): pairs removed from the run and the qrels first")
 	return cmd
+}
+
+// readExclusions reads an exclusions file into the pairs it excludes.
+func readExclusions(path string) (ir.Exclusions, error) {
+	list, err := dataset.ReadExclusionsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ex := ir.Exclusions{}
+	for _, e := range list {
+		for _, d := range e.DocIDs {
+			ex.Add(e.QueryID, d)
+		}
+	}
+	return ex, nil
 }
 
 func otherProfile(p string) string {

@@ -29,13 +29,21 @@ func fakeHubEnv(t *testing.T) (*hubtest.Server, *nanotest.Repos, string) {
 	t.Helper()
 	srv := hubtest.NewServer(t)
 	repos := nanotest.Serve(t, srv)
+	return srv, repos, pointAtHub(t, srv)
+}
+
+// pointAtHub points huggingface_hub's environment at srv with an empty
+// HF_HOME, which it returns; every other variable it reads is cleared so
+// the machine's own settings cannot leak in.
+func pointAtHub(t *testing.T, srv *hubtest.Server) string {
+	t.Helper()
 	home := t.TempDir()
 	for _, k := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "XDG_CACHE_HOME"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("HF_ENDPOINT", srv.URL())
 	t.Setenv("HF_HOME", home)
-	return srv, repos, home
+	return home
 }
 
 func mustRun(t *testing.T, args ...string) string {

@@ -16,7 +16,9 @@ import (
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/index"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
 )
@@ -107,6 +109,18 @@ retriever would (with "--retriever dense" its vectors), and
 					return err
 				}
 				defer store.Close()
+			}
+			// A build killed while writing left its temporary file: the
+			// next build to the directory removes it (one being written
+			// now is locked, and kept).
+			dir := filepath.Dir(out)
+			if len(srcs) > 1 {
+				dir = out
+			}
+			if removed, err := reuse.Sweep(dir); err != nil {
+				return err
+			} else if len(removed) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: removed %d temporary %s an interrupted build left (%s)\n", dir, len(removed), errtext.Plural(len(removed), "file", "files"), strings.Join(removed, ", "))
 			}
 			bars := progress.Auto(quiet)
 			for _, src := range srcs {

@@ -150,6 +150,30 @@ func TestIndexInfo(t *testing.T) {
 	}
 }
 
+// TestIndexBuildSweepsStrayTemporaries: a build killed while writing
+// leaves ".NAME.tmp-*" beside its output; the next build to that
+// directory removes it and says so.
+func TestIndexBuildSweepsStrayTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	stray := filepath.Join(dir, ".Biology.idx.tmp-4242")
+	if err := os.WriteFile(stray, []byte("R2MEDIDX half a file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", filepath.Join(dir, "demo.idx"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Errorf("the stray temporary file is still there (%v)", err)
+	}
+	if !strings.Contains(stderr, "removed 1 temporary file an interrupted build left (.Biology.idx.tmp-4242)") {
+		t.Errorf("stderr %q does not say what was removed", stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
 func TestIndexBuildRefusesBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -24,11 +24,15 @@ func newModelsCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "models",
-		Short: "List the dense retrievers R2MED evaluated, with its recipe for each",
-		Long: `models lists the registry of dense retrievers: R2MED's names (which
-r2med run --model takes, as do the aliases and Hub ids), checkpoints, pooling, maximum
-length, which backends serve each, and R2MED's published 8-task mean nDCG@10.
---format json adds every field and the per-task instructions.`,
+		Short: "List the dense retrievers R2MED evaluated and the leaders since, with the recipe for each",
+		Long: `models lists the registry of dense retrievers: R2MED's 14 and the models
+that lead R2MED since (ReasonEmbed, ReasonIR, RaDeR, DIVER, Qwen3-Embedding,
+gte-Qwen2), by the names r2med run --model takes (as do the aliases and Hub
+ids), with checkpoints, pooling, maximum length, which backends serve each,
+R2MED's published 8-task mean nDCG@10 and the one a later evaluation
+reported, and the repositories their instructions come from. --format json
+adds every field and the per-task R2MED and BRIGHT instructions, each with
+its source (repository, path, commit); r2med model show NAME prints them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
@@ -46,23 +50,43 @@ length, which backends serve each, and R2MED's published 8-task mean nDCG@10.
 
 func writeModelsTable(cmd *cobra.Command, ms []models.Model) error {
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "model\tcheckpoint\tpooling\tmax len\tnormalized\tbackends\tR2MED nDCG@10")
+	fmt.Fprintln(w, "model\tcheckpoint\tpooling\tmax len\tnormalized\tbackends\tR2MED nDCG@10\treported\tinstructions from")
 	for _, m := range ms {
 		length := fmt.Sprint(m.MaxLength)
 		if m.DocMaxLength > 0 {
 			length = fmt.Sprintf("%d/%d", m.MaxLength, m.DocMaxLength)
 		}
-		ndcg := "-"
+		ndcg, reported := "-", "-"
 		if m.NDCG10 > 0 {
 			ndcg = fmt.Sprintf("%.2f", m.NDCG10)
+		}
+		if m.Reported > 0 {
+			reported = fmt.Sprintf("%.2f", m.Reported)
 		}
 		norm := "no"
 		if m.Normalize {
 			norm = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, strings.Join(m.HubIDs(), " + "), m.Pooling, length, norm, strings.Join(m.Backends, ","), ndcg)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, strings.Join(m.HubIDs(), " + "), m.Pooling, length, norm,
+			strings.Join(m.Backends, ","), ndcg, reported, instructionsFrom(m))
 	}
 	return w.Flush()
+}
+
+// instructionsFrom names, for the table, the repositories the model's
+// R2MED (and BRIGHT) instructions come from.
+func instructionsFrom(m models.Model) string {
+	from := m.Instruction(tasks.All()[0].Name).Source.Repo
+	for _, t := range m.Tables {
+		switch {
+		case t.Benchmark != models.BenchBRIGHT:
+		case t.Source.Repo == from:
+			from += " (+BRIGHT)"
+		default:
+			from += "; BRIGHT: " + t.Source.Repo
+		}
+	}
+	return from
 }
 
 type modelJSON struct {
@@ -81,15 +105,37 @@ type modelJSON struct {
 	BatchSize      int                        `json:"batch_size"`
 	R2MEDName      string                     `json:"r2med_name,omitempty"`
 	NDCG10         float64                    `json:"r2med_ndcg_at_10,omitempty"`
+	Reported       float64                    `json:"reported_ndcg_at_10,omitempty"`
+	ReportedBy     string                     `json:"reported_by,omitempty"`
 	Note           string                     `json:"note,omitempty"`
 	Instructions   map[string]instructionJSON `json:"instructions"`
+	Generic        *instructionJSON           `json:"generic_instruction,omitempty"`
 	TaskDependent  bool                       `json:"task_dependent"`
 	SeparatePrompt bool                       `json:"separate_prompt"`
 }
 
+// instructionJSON is one task's instructions and where they come from.
 type instructionJSON struct {
-	Query string `json:"query"`
-	Doc   string `json:"doc"`
+	Query     string        `json:"query"`
+	Doc       string        `json:"doc"`
+	Source    models.Source `json:"-"`
+	SourceOut sourceJSON    `json:"source"`
+	MaxLength int           `json:"max_length,omitempty"`
+}
+
+type sourceJSON struct {
+	Repo    string `json:"repo,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Entry   string `json:"entry,omitempty"`
+	Derived string `json:"derived,omitempty"`
+}
+
+func newInstructionJSON(in models.Instruction, maxLength int) instructionJSON {
+	s := in.Source
+	return instructionJSON{Query: in.Query, Doc: in.Doc, Source: s, MaxLength: maxLength,
+		SourceOut: sourceJSON{Repo: s.Repo, Path: s.Path, Commit: s.Commit, URL: s.URL, Entry: s.Entry, Derived: s.Derived}}
 }
 
 func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
@@ -100,18 +146,19 @@ func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
 			QueryModel: m.CheckpointFor(embed.Query), DocModel: m.CheckpointFor(embed.Document),
 			Pooling: m.Pooling.String(), MaxLength: m.MaxLength, DocMaxLength: m.MaxLengthFor(embed.Document),
 			Normalize: m.Normalize, AppendEOS: m.AppendEOS, DocAsPair: m.DocAsPair, InstructHyDoc: m.InstructHyDoc(),
-			Backends: m.Backends, BatchSize: m.BatchSize, R2MEDName: m.R2MEDName, NDCG10: m.NDCG10, Note: m.Note,
+			Backends: m.Backends, BatchSize: m.BatchSize, R2MEDName: m.R2MEDName, NDCG10: m.NDCG10,
+			Reported: m.Reported, ReportedBy: m.ReportedBy, Note: m.Note,
 			Instructions: map[string]instructionJSON{}, TaskDependent: m.TaskDependent(), SeparatePrompt: m.SeparatePrompt,
 		}
 		if j.Aliases == nil {
 			j.Aliases = []string{}
 		}
-		for _, t := range tasks.All() {
-			in, err := instructions(m, t.Name)
-			if err != nil {
-				return err
-			}
-			j.Instructions[t.Name] = in
+		for _, name := range instructionTasks(m) {
+			j.Instructions[name] = newInstructionJSON(m.Instruction(name), taskMaxLength(m, name))
+		}
+		if m.TaskDependent() {
+			g := newInstructionJSON(m.Generic, 0)
+			j.Generic = &g
 		}
 		out = append(out, j)
 	}
@@ -121,13 +168,35 @@ func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
 	return enc.Encode(out)
 }
 
-func instructions(m models.Model, task string) (instructionJSON, error) {
-	q, err := m.QueryInstruction(task)
-	if err != nil {
-		return instructionJSON{}, err
+// instructionTasks are the task names the model has instructions for:
+// R2MED's eight, then BRIGHT's twelve ("BRIGHT-<task>") where a source
+// gives them.
+func instructionTasks(m models.Model) []string {
+	var out []string
+	for _, t := range tasks.All() {
+		out = append(out, t.Name)
 	}
-	d, err := m.DocInstruction(task)
-	return instructionJSON{Query: q, Doc: d}, err
+	for _, t := range m.Tables {
+		if t.Benchmark == models.BenchBRIGHT {
+			for _, bt := range models.BRIGHTTasks {
+				out = append(out, "BRIGHT-"+bt)
+			}
+		}
+	}
+	return out
+}
+
+// taskMaxLength is the length the source evaluated the task with, when it
+// is not the model's.
+func taskMaxLength(m models.Model, task string) int {
+	if _, ok := models.BRIGHTTask(task); ok {
+		for _, t := range m.Tables {
+			if t.Benchmark == models.BenchBRIGHT {
+				return t.MaxLength
+			}
+		}
+	}
+	return 0
 }
 
 func newModelCmd() *cobra.Command {
@@ -151,19 +220,27 @@ func newModelShowCmd() *cobra.Command {
 	var task string
 	cmd := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Print a model's recipe and its query and document instructions for each task",
+		Short: "Print a model's recipe and its query and document instructions for each task, with where each comes from",
 		Example: `  r2med model show nv
-  r2med model show inst-xl --task PMC-Clinical`,
+  r2med model show inst-xl --task PMC-Clinical
+  r2med model show reasonembed-qwen3-8b --task Biology,BRIGHT-biology,nfcorpus`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := lookupModel(args[0])
 			if err != nil {
 				return err
 			}
-			ts := tasks.All()
+			names := instructionTasks(m)
 			if task != "" {
-				if ts, err = tasks.Expand(task); err != nil {
-					return err
+				names = nil
+				for _, name := range strings.Split(task, ",") {
+					if ts, err := tasks.Expand(name); err == nil {
+						for _, t := range ts {
+							names = append(names, t.Name)
+						}
+					} else {
+						names = append(names, strings.TrimSpace(name)) // BRIGHT's, or another: the generic instruction
+					}
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -171,25 +248,43 @@ func newModelShowCmd() *cobra.Command {
 			fmt.Fprintf(out, "queries     %s\n", m.CheckpointFor(embed.Query))
 			fmt.Fprintf(out, "documents   %s\n", m.CheckpointFor(embed.Document))
 			fmt.Fprintf(out, "pooling     %s, max length %d/%d tokens (query/doc), normalized %v\n", m.Pooling, m.MaxLengthFor(embed.Query), m.MaxLengthFor(embed.Document), m.Normalize)
-			fmt.Fprintf(out, "backends    %s; R2MED batch %d\n", strings.Join(m.Backends, ", "), m.BatchSize)
+			fmt.Fprintf(out, "backends    %s; batch %d\n", strings.Join(m.Backends, ", "), m.BatchSize)
 			fmt.Fprintf(out, "dense GAR   hy_doc embedded %s\n", map[bool]string{true: "with the query instruction", false: "bare"}[m.InstructHyDoc()])
 			if m.NDCG10 > 0 {
 				fmt.Fprintf(out, "R2MED       %s: 8-task mean nDCG@10 %.2f\n", m.R2MEDName, m.NDCG10)
 			}
+			if m.Reported > 0 {
+				fmt.Fprintf(out, "reported    8-task mean nDCG@10 %.2f, %s\n", m.Reported, m.ReportedBy)
+			}
 			if m.Note != "" {
 				fmt.Fprintf(out, "note        %s\n", m.Note)
 			}
-			for _, t := range ts {
-				in, err := instructions(m, t.Name)
-				if err != nil {
-					return err
+			// Each run of tasks whose instructions share a source is
+			// headed by that source.
+			var last models.Source
+			for i, name := range names {
+				in := m.Instruction(name)
+				if i == 0 || in.Source != last {
+					head := "from"
+					if in.Generic {
+						head = "generic, for tasks without a published instruction; from"
+					}
+					if n := taskMaxLength(m, name); n > 0 {
+						head = fmt.Sprintf("max length %d; from", n)
+					}
+					fmt.Fprintf(out, "instructions %s %s\n", head, in.Source)
+					last = in.Source
 				}
-				fmt.Fprintf(out, "%-16s query %q  doc %q\n", t.Name, in.Query, in.Doc)
+				fmt.Fprintf(out, "%-16s query %q  doc %q\n", name, in.Query, in.Doc)
+			}
+			if m.TaskDependent() && task == "" {
+				fmt.Fprintf(out, "instructions generic, for tasks without a published instruction; from %s\n", m.Generic.Source)
+				fmt.Fprintf(out, "%-16s query %q  doc %q\n", "other tasks", m.Generic.Query, m.Generic.Doc)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&task, "task", "", "only these tasks (a name, a comma-separated list, or all)")
+	cmd.Flags().StringVar(&task, "task", "", "only these tasks (a name, a comma-separated list, or all); BRIGHT-<task> for BRIGHT's, any other name for the generic instruction")
 	return cmd
 }
 

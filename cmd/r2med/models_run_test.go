@@ -24,6 +24,9 @@ import (
 //   - a listwise prompt (insertrank, reasonrank, numbered passages) with
 //     the passages ordered by their grade for the query, inside
 //     <answer></answer> after some reasoning;
+//   - a grouprank prompt (numbered passages, scores asked as "[1]": …)
+//     with each passage's score by its grade (0 → 1, 1 → 6, 2 → 9), as
+//     JSON inside <answer></answer>;
 //   - a rank1 prompt ("Passage: …") with reasoning, then true for a
 //     relevant passage and false for another;
 //   - a query-reasoning prompt (gar reasoning) with reasoning that names
@@ -97,6 +100,13 @@ func (c *chatLoopback) serve(w http.ResponseWriter, r *http.Request) {
 		if grade[doc] > 0 {
 			content = "true"
 		}
+	case numbered.MatchString(u) && strings.Contains(u, `"[1]":`):
+		ms := numbered.FindAllStringSubmatch(u, -1)
+		parts := make([]string, len(ms))
+		for i, m := range ms {
+			parts[i] = fmt.Sprintf(`"[%d]": %d`, i+1, []int{1, 6, 9}[grade[c.byText[strings.Join(strings.Fields(m[2]), " ")]]])
+		}
+		reasoning, content = "Scored on one scale for "+qid+".", "<answer>\n```json\n{"+strings.Join(parts, ", ")+"}\n```\n</answer>"
 	case numbered.MatchString(u):
 		ms := numbered.FindAllStringSubmatch(u, -1)
 		idx := make([]int, len(ms))
@@ -173,14 +183,20 @@ func TestRunReasoningRerankers(t *testing.T) {
 		kind  string
 		calls int // per query at depth 10: one window, or one call per passage
 		extra []string
+		plain int // per query without extra: the prompts it changes
 	}{
-		{"insertrank", 1, []string{"--insertrank-decimals", "3"}},
-		{"reasonrank", 1, nil},
-		{"rank1", 10, []string{"--rerank-text-only"}},
+		{"insertrank", 1, []string{"--insertrank-decimals", "3"}, 1},
+		{"reasonrank", 1, nil, 0},
+		{"rank1", 10, []string{"--rerank-text-only"}, 10},
+		{"grouprank", 4, []string{"--grouprank-size", "5"}, 2}, // 2 groups × 2 passes; without: 1 group × 2
+		// rank1's 10 and reasonrank's window; the weight changes the
+		// ranking, not the prompts: the answers come from the cache.
+		{"diver", 11, []string{"--merge-weight", "0.7"}, 0},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
 			model := "r1"
 			out := filepath.Join(dir, c.kind)
+			cacheDir := filepath.Join(cacheDir, c.kind) // diver asks what rank1 and reasonrank asked
 			before := srv.total.Load()
 			args := append([]string{"run", "--task", "demo", "--retriever", "bm25", "--rerank", c.kind, "--rerank-model", model,
 				"--rerank-url", srv.URL + "/v1", "--rerank-depth", "10", "--cache", cacheDir, "--prices", prices, "--out", out, "--quiet"}, c.extra...)
@@ -201,8 +217,18 @@ func TestRunReasoningRerankers(t *testing.T) {
 			}
 			rr, _ := m.Config["rerank"].(map[string]any)
 			settings, _ := rr["settings"].(map[string]any)
-			if rr["kind"] != c.kind || settings["prompts_sha256"] == nil {
+			prompted := settings
+			if c.kind == "diver" {
+				prompted, _ = settings["pointwise"].(map[string]any)
+				if listwise, _ := settings["listwise"].(map[string]any); settings["weight"] != 0.7 || prompted["kind"] != "rank1" || listwise["kind"] != "reasonrank" {
+					t.Errorf("diver settings %v", settings)
+				}
+			}
+			if rr["kind"] != c.kind || prompted["prompts_sha256"] == nil {
 				t.Errorf("rerank settings %v", rr)
+			}
+			if c.kind == "grouprank" && (settings["group_size"] != 5.0 || settings["repeats"] != 2.0) {
+				t.Errorf("grouprank settings %v", settings)
 			}
 			if c.kind == "insertrank" && settings["decimals"] != 3.0 {
 				t.Errorf("insertrank decimals %v", settings["decimals"])
@@ -241,17 +267,17 @@ func TestRunReasoningRerankers(t *testing.T) {
 			if c.extra == nil {
 				return
 			}
-			// Without the reranker's own setting, the prompts (or the
-			// request) differ: a run into the first run's directory is
-			// refused as other settings, and one elsewhere asks again.
+			// Without the reranker's own setting, the run has other
+			// settings: a run into the first run's directory is refused,
+			// and one elsewhere asks again what the setting changed.
 			plain := args[:len(args)-len(c.extra)]
 			if _, stderr, code := r2med(t, "", plain...); code == 0 || !strings.Contains(stderr, "other settings") {
 				t.Errorf("a run with other reranker settings into %s: exit %d, %s", out, code, stderr)
 			}
 			before = srv.total.Load()
 			mustRun(t, append(slices.Clone(plain), "--out", filepath.Join(dir, c.kind+"-plain"))...)
-			if srv.total.Load()-before != int64(calls) {
-				t.Errorf("without %v: %d requests, want %d", c.extra, srv.total.Load()-before, calls)
+			if n := srv.total.Load() - before; n != int64(c.plain*queries) {
+				t.Errorf("without %v: %d requests, want %d", c.extra, n, c.plain*queries)
 			}
 		})
 	}

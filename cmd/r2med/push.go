@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +25,7 @@ func init() { indexSubcommands = append(indexSubcommands, newIndexPushCmd) }
 
 func newIndexPushCmd() *cobra.Command {
 	var d dataFlags
-	var to, grpc, indexPath string
+	var to, grpc, indexPath, repair string
 	var schema weaviate.Schema
 	var k1, b float64
 	var opt weaviate.PushOptions
@@ -45,8 +47,16 @@ documents, and the vectors when the file holds them, come from an index
 file (r2med index build) instead: nothing is read or embedded again, and
 the vectors are the ones r2med run --index searches. Object UUIDs are UUIDv5 of the
 document ids, so pushing again writes nothing that is already there
-unchanged: an interrupted push resumes, a repeated one is a no-op. At the
-end the collection's object count must equal the corpus size.
+unchanged: an interrupted push resumes, a repeated one is a no-op. A push
+is complete only when every replica holds every object: on a replicated
+collection a node that is down fails the push, named; writes go at
+consistency ALL, and at the end every object is read from every node's
+replica (counts lag behind writes and miss stale copies). When a replica
+lacks objects its node lost writes, and what it holds may be missing from
+its indexes: the collection is made anew with the same configuration and
+every object written again (--repair resend writes only what is missing).
+On a collection with one copy the object count must equal the corpus
+size.
 
 A collection holds one corpus: objects of documents the corpus lacks make
 push fail before writing (use another collection, or --recreate).`,
@@ -61,6 +71,9 @@ push fail before writing (use another collection, or --recreate).`,
 				return err
 			}
 			cfg.Timeout = timeout
+			if opt.Repair, err = weaviate.ParseRepair(repair); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("k1") || cmd.Flags().Changed("b") {
 				schema.BM25 = &weaviate.BM25Params{K1: k1, B: b}
 			}
@@ -136,7 +149,8 @@ push fail before writing (use another collection, or --recreate).`,
 	f.Float64Var(&k1, "k1", 1.2, "BM25 k1 of a new collection")
 	f.Float64Var(&b, "b", 0.75, "BM25 b of a new collection")
 	f.StringVar(&schema.Stopwords, "stopwords", "", "stopwords dropped from BM25 queries in a new collection: en (Weaviate's default) or none")
-	f.StringVar(&opt.Consistency, "consistency", "", "write consistency level: ONE, QUORUM (Weaviate's default) or ALL")
+	f.StringVar(&opt.Consistency, "consistency", "", "write consistency level: ONE, QUORUM or ALL (default: ALL on a replicated collection, else Weaviate's); the push ends only when every replica holds every object")
+	f.StringVar(&repair, "repair", "rebuild", "when a replica lacks objects after the writes (its node died or was away): rebuild (make the collection anew and write every object again, so every node's indexes start clean) or resend (write again only what is missing)")
 	f.IntVar(&opt.BatchSize, "import-batch", 0, "objects per batch import request (default 200)")
 	f.IntVar(&opt.Workers, "import-workers", 0, "batch import requests in flight (default 2)")
 	f.IntVar(&opt.Retries, "retries", 0, "times a failed batch is sent again, with exponential backoff (default 6; -1: never)")
@@ -205,8 +219,19 @@ func pushCorpus(ctx context.Context, w io.Writer, c *weaviate.Collection, name s
 		state = "new"
 	}
 	rate := float64(st.Written) / st.Elapsed.Seconds()
-	_, err = fmt.Fprintf(w, "%s → %s/%s (%s collection; Weaviate %s, %d %s)\n  %d documents: %d written (%d changed), %d already there; %d retries; %s, %.0f objects/s\n  the collection holds %d objects\n",
+	held := fmt.Sprintf("the collection holds %d objects", info.Objects)
+	if st.Replicas.Factor > 1 {
+		held = fmt.Sprintf("every replica holds all %d objects (%s; every object read from every replica)", st.Objects, st.Replicas)
+	}
+	for _, node := range slices.Sorted(maps.Keys(st.Repaired)) {
+		n := st.Repaired[node]
+		held += fmt.Sprintf("\n  repaired: the replicas on %s lacked %d %s", node, n, errtext.Plural(n, "object", "objects"))
+	}
+	if st.Rebuilt > 0 {
+		held += fmt.Sprintf("; the collection was made anew and all %d objects written again (--repair rebuild)", st.Rebuilt)
+	}
+	_, err = fmt.Fprintf(w, "%s → %s/%s (%s collection; Weaviate %s, %d %s)\n  %d documents: %d written (%d changed), %d already there; %d retries; %s, %.0f objects/s\n  %s\n",
 		name, info.URL, info.Collection, state, info.ServerVersion, info.Nodes, errtext.Plural(info.Nodes, "node", "nodes"),
-		st.Docs, st.Written, st.Changed, st.Present, st.Retries, st.Elapsed.Round(time.Millisecond), rate, info.Objects)
+		st.Docs, st.Written, st.Changed, st.Present, st.Retries, st.Elapsed.Round(time.Millisecond), rate, held)
 	return err
 }

@@ -11,12 +11,14 @@ import (
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/config"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
@@ -69,8 +71,16 @@ Rerankers (--rerank):
                  scored from the answer's logprobs, else its text
   reasonrank     ReasonRank (arXiv 2508.07050): reason, then a permutation in
                  <answer></answer>; repairs and fallbacks counted
-The last three use editable prompts (r2med rerank templates) and keep their
-reasoning in OUT.trace.jsonl.
+  grouprank      GroupRank (arXiv 2511.11653): groups of --grouprank-size
+                 passages judged together, each scored 0-10 on one absolute
+                 scale (comparable across groups), --grouprank-repeats passes
+                 in other orders averaged
+  diver          DIVER's merge (arXiv 2508.07995) of a pointwise and a listwise
+                 reranker (--merge-pointwise rank1, --merge-listwise
+                 reasonrank): 0.6 x -ln(pointwise rank) + 0.4 x -ln(listwise
+                 rank) (--merge-weight)
+The reasoning rerankers use editable prompts (r2med rerank templates) and
+keep their reasoning in OUT.trace.jsonl.
 
 Ties: --ties input keeps the input order among equal scores (a --run's
 order as trec_eval reads it: by score, equal scores by doc id descending);
@@ -181,12 +191,20 @@ work but are deprecated.`,
 			}
 			checkpoint := out + ".partial"
 			meter := newMeter()
-			env := plan.Env{Checkpoint: checkpoint, Env: retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr(), Progress: progress.Auto(quiet), Meter: meter}}
+			// The record counts what the retriever did, such as the hits
+			// it removed for the task's exclusions (as every retriever
+			// does).
+			record := results.NewManifest(os.Args)
+			env := plan.Env{Checkpoint: checkpoint, Env: retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr(), Progress: progress.Auto(quiet), Meter: meter, Record: record}}
 			res, err := p.Execute(cmd.Context(), plan.Input{Task: t}, env)
 			if err != nil {
 				// The rerank keeps its checkpoint when it holds finished
 				// queries; the rerun resumes from it.
 				return keptForResume(err, checkpoint)
+			}
+			if len(t.Excluded) > 0 {
+				n := record.Counts[retrieve.HitsExcluded]
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d excluded %s removed before reranking\n", t.Name, n, errtext.Plural(n, "hit", "hits"))
 			}
 			tag := tag
 			if tag == "" {
@@ -228,7 +246,7 @@ work but are deprecated.`,
 	f.IntVar(&spec.CrossEncoder.MaxLength, "max-length", 512, "onnx: token budget of a query–document pair (R2MED: 512)")
 	f.IntVar(&spec.CrossEncoder.BatchSize, "batch-size", 32, "onnx: pairs per forward pass")
 	f.StringVar(&head, "head", "auto", "onnx: relevance logit: auto (by the number of logits), single (raw, bge-reranker style) or class1 (monoBERT style)")
-	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise: requests in flight per query")
+	f.IntVar(&spec.Concurrency, "llm-concurrency", 8, "llm-pointwise, rank1, grouprank: requests in flight per query")
 	f.IntVar(&workers, "concurrency", 1, "queries reranked at the same time")
 	f.IntVar(&depth, "rerank-depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
 	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --rerank-depth after the reranked ones (R2MED drops them)")

@@ -256,3 +256,91 @@ func TestRerankCLIChecksRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRerankCLIGroupRankDiver reranks R2MED's BM25 run of the demo task
+// with grouprank and with diver through r2med rerank against the scripted
+// chat server: the reranked top 10 beats the input's, stdout counts the
+// answers and prices them, the traces hold every group (grouprank) or
+// both rerankers' exchanges and the merge's account (diver), and a
+// --replay against a server that must not be called writes the same run.
+func TestRerankCLIGroupRankDiver(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	srv := newChatLoopback(t)
+	task := demoTask(t)
+	queries := len(task.Queries)
+	prices := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(prices, []byte("r1: {input: 1, output: 5}\n"), 0o644)
+	for _, c := range []struct {
+		kind   string
+		calls  int // per query at depth 10
+		traces int // per query
+	}{
+		{"grouprank", 2, 2}, // one group of 10, two passes
+		{"diver", 11, 12},   // rank1's 10, reasonrank's window; and the merge's account
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			cacheDir := filepath.Join(dir, "cache-"+c.kind)
+			args := func(out, url string, extra ...string) []string {
+				return append([]string{"rerank", "--task", "demo", "--run", input, "--rerank", c.kind, "--rerank-model", "r1", "--rerank-url", url,
+					"--rerank-depth", "10", "--cache", cacheDir, "--out", filepath.Join(dir, out), "--quiet"}, extra...)
+			}
+			before := srv.total.Load()
+			stdout := mustRun(t, args(c.kind+".trec", srv.URL+"/v1", "--prices", prices)...)
+			n := c.calls * queries
+			if got := srv.total.Load() - before; got != int64(n) {
+				t.Errorf("%d requests, want %d", got, n)
+			}
+			// n answers of 100 prompt and 20 completion tokens at $1 and
+			// $5 per million: $0.0002 each.
+			if want := fmt.Sprintf("LLM: %d answers (0 from the cache), %d prompt + %d completion tokens", n, 100*n, 20*n); !strings.Contains(stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, stdout)
+			}
+			if want := fmt.Sprintf("cost: $%.6g new, $0 of answers from the cache at their cost when made; $%.6g per query", 0.0002*float64(n), 0.0002*float64(c.calls)); !strings.Contains(stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, stdout)
+			}
+			// The evaluation printed: nDCG@10 of the input, then of the
+			// reranked run, higher.
+			var in, re float64
+			for _, line := range strings.Split(stdout, "\n") {
+				f := strings.Fields(line)
+				if len(f) == 5 && f[0] == "input" {
+					fmt.Sscan(f[1], &in)
+				}
+				if len(f) == 5 && f[0] == "reranked" {
+					fmt.Sscan(f[1], &re)
+				}
+			}
+			if !(re > in) {
+				t.Errorf("nDCG@10 %v reranked, %v before:\n%s", re, in, stdout)
+			}
+			lines := strings.Split(strings.TrimSpace(readFileString(t, filepath.Join(dir, c.kind+".trec.trace.jsonl"))), "\n")
+			if len(lines) != c.traces*queries {
+				t.Errorf("%d traces, want %d", len(lines), c.traces*queries)
+			}
+			parts := map[string]int{}
+			for _, l := range lines {
+				var tr rerank.Trace
+				if err := json.Unmarshal([]byte(l), &tr); err != nil {
+					t.Fatal(err)
+				}
+				parts[tr.Part]++
+				if c.kind == "grouprank" && (len(tr.Scores) != 10 || tr.Scores[0] == nil || !strings.Contains(tr.Reasoning, "one scale")) {
+					t.Errorf("grouprank trace %s", l)
+				}
+			}
+			if c.kind == "diver" && (parts["pointwise"] != 10*queries || parts["listwise"] != queries || parts["merge"] != queries) {
+				t.Errorf("diver traces by part: %v", parts)
+			}
+
+			stdout = mustRun(t, args(c.kind+".replay.trec", refusingServer(t)+"/v1", "--replay")...)
+			if !strings.Contains(stdout, fmt.Sprintf("LLM: %d answers (%d from the cache)", n, n)) {
+				t.Errorf("replay stdout:\n%s", stdout)
+			}
+			if readFileString(t, filepath.Join(dir, c.kind+".replay.trec")) != readFileString(t, filepath.Join(dir, c.kind+".trec")) {
+				t.Error("the replay wrote another run")
+			}
+		})
+	}
+}

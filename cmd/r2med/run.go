@@ -3,16 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/config"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 )
 
 func newRunCmd() *cobra.Command {
@@ -30,6 +35,10 @@ func newRunCmd() *cobra.Command {
   r2med run --task all --out out/bm25                         # the 8 R2MED tasks from the Hugging Face Hub
   r2med run --task all --gar hyde --gar-llm gpt4 --out out/hyde-gpt4
   r2med run --task MedQA-Diag --suite nano --retriever candidates:reranking_hybrid --out out/nano
+  r2med run --suite bright --task all --out out/bright-bm25          # BRIGHT's 12 tasks, their excluded_ids honoured
+  r2med run --suite bright-long --task biology --out out/bright-long   # BRIGHT's long documents, judged by gold_ids_long
+  r2med run --suite bright --task leetcode --gar reasoning --gar-llm gpt4   # BRIGHT's published GPT-4 reasoning as the query
+  r2med run --data DIR --exclude excluded.tsv                       # documents each query must not retrieve (QUERY-ID DOC-ID lines)
   r2med run --task all --retriever dense --model bge                   # local ONNX (r2med model pull bge first)
   r2med run --task all --retriever dense --model nv --backend openai --base-url http://gpu:8000/v1
   r2med run --task Biology --retriever bm25,dense --model bge --fuse rrf --rerank tei --rerank-url http://localhost:8081
@@ -59,6 +68,8 @@ one of its keys, and flags given with --pipeline are laid over the file:
   fuse: {method: rrf, k: 60}                 # --fuse, --rrf-k; or {method: combsum, norm: zscore, weights: [0.3, 0.7]}
   rerank: {kind: tei, base_url: "http://localhost:8081", depth: 100}   # --rerank, --rerank-url, --rerank-depth
                                              # insertrank: {…, scores: raw, decimals: 2, templates: DIR}
+                                             # grouprank: {…, group_size: 10, repeats: 2}
+                                             # diver: {…, merge: {pointwise: rank1, listwise: reasonrank, weight: 0.6}}
   request_timeout: 90s                       # --request-timeout: model servers, per request
   retries: 3                                 # --retries
   endpoint_concurrency: 4                    # --endpoint-concurrency: per server of a fleet
@@ -174,25 +185,53 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 	if note := results.MeanNote(out.Result, out.Manifest); note != "" {
 		mean = "\n  " + note
 	}
-	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f%s\n  %s\n",
+	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f%s\n",
 		task, system, state,
-		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"), mean,
-		filepath.Join(dir, pipeline.ResultsFile))
-	return err
+		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"), mean)
+	if err != nil {
+		return err
+	}
+	if out.Manifest != nil {
+		if c := out.Manifest.Counts; c["excluded_pairs"] > 0 {
+			fmt.Fprintf(w, "  excluded: %d %s for %d %s", c["excluded_pairs"], errtext.Plural(c["excluded_pairs"], "document", "documents"),
+				c["excluded_queries"], errtext.Plural(c["excluded_queries"], "query", "queries"))
+			if n, ok := c[retrieve.HitsExcluded]; ok {
+				fmt.Fprintf(w, "; %d %s removed before the cut", n, errtext.Plural(n, "hit", "hits"))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if _, err := fmt.Fprintf(w, "  %s\n", filepath.Join(dir, pipeline.ResultsFile)); err != nil || out.Manifest == nil {
+		return err
+	}
+	// What a retriever wants the reader to know about these numbers (an
+	// approximate index answered, replicas disagreed), one line each.
+	for _, key := range slices.Sorted(maps.Keys(out.Manifest.Details)) {
+		if line, ok := out.Manifest.Details[key].(string); ok && strings.HasPrefix(key, retrieve.SummaryNote) {
+			if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // printAverages prints the per-task means and the unweighted mean over
 // tasks, ×100 with two decimals, as R2MED's tables report them.
 func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_100", "Recall@100"}, {"mrr", "MRR"}}
-	fmt.Fprintf(w, "\n%-18s", "task")
+	width := 18 // BRIGHT's names run longer than R2MED's
+	for _, o := range done {
+		width = max(width, len(o.Result.DatasetName))
+	}
+	fmt.Fprintf(w, "\n%-*s", width, "task")
 	for _, k := range keys {
 		fmt.Fprintf(w, " %10s", k.label)
 	}
 	fmt.Fprintln(w)
 	sums := make([]float64, len(keys))
 	for _, o := range done {
-		fmt.Fprintf(w, "%-18s", o.Result.DatasetName)
+		fmt.Fprintf(w, "%-*s", width, o.Result.DatasetName)
 		for i, k := range keys {
 			v, _ := o.Result.Metric(k.key)
 			v *= 100
@@ -201,7 +240,7 @@ func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%-18s", fmt.Sprintf("average (%d)", len(done)))
+	fmt.Fprintf(w, "%-*s", width, fmt.Sprintf("average (%d)", len(done)))
 	for i := range keys {
 		fmt.Fprintf(w, " %10.2f", sums[i]/float64(len(done)))
 	}

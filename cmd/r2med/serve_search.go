@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +33,10 @@ func init() {
 // DefaultKeyEnv is the environment variable the search service's bearer
 // key is read from.
 const DefaultKeyEnv = "R2MED_SEARCH_KEY"
+
+// watchEvery is how often serve-search looks for index files replaced
+// under it.
+const watchEvery = 2 * time.Second
 
 // serviceFlags are the settings of a search service, shared by
 // serve-search and search (which runs one in process).
@@ -190,7 +196,7 @@ gives them, from index files written by r2med index build:
   POST /v1/search {"query": TEXT, "k": 10}     one query; {"queries": [...]} a batch
   GET  /v1/doc/ID                              a document
   GET  /v1/retrievers                          the retrievers (one per index part)
-  GET  /healthz, /metrics, /openapi.json       liveness, Prometheus, the API description
+  GET  /healthz, /metrics, /openapi.json       health, Prometheus, the API description
 
 Each index file gives a retriever named after it (NAME=PATH names it; a
 file holding vectors too gives NAME:dense besides). Queries may pick
@@ -199,11 +205,24 @@ several (fused as --fuse says unless they say), an expansion by the
 reranker; both are cached in the r2med cache as run caches them.
 
 The service listens on loopback unless --addr says otherwise. On any other
-address it needs a key, read from the environment variable --key-env
-names (never from a flag, which ps would show); clients send it as
-"Authorization: Bearer KEY". Requests must name this host (Host header),
-bodies, k and batches are bounded, and each request has --timeout. SIGTERM
-or Ctrl-C stops it gracefully: requests in flight finish.`,
+address it needs a key of 16 characters or more, read from the environment
+variable --key-env names (never from a flag, which ps would show); clients
+send it as "Authorization: Bearer KEY". Requests must name this host (Host
+header); POST bodies must be JSON (Content-Type: application/json); a
+request from another site's page may not call a model. Bodies, k, batches,
+hits per request, snippets and answers are bounded, large answers are sent
+as they are made, the work under way at once is bounded (--max-in-flight;
+a request past it gets 503 with Retry-After), and each request has
+--timeout. SIGTERM or Ctrl-C stops it gracefully: requests in flight finish.
+
+To roll out a new index, write it under another name in the same directory
+and rename it over the served file (r2med index build --out DIR/LIVE.idx.new
+&& mv DIR/LIVE.idx.new DIR/LIVE.idx; a mv across file systems copies into
+the served file instead):
+the service opens it within seconds, and requests under way finish on the
+old one. SIGHUP reopens every file. A file overwritten or truncated in
+place is never read again: its requests get 503 until a whole file is in
+place, and /healthz says degraded meanwhile.`,
 		Example: `  r2med index build --data ../shared/data/nfcorpus --out nfcorpus.idx
   r2med serve-search --index nfcorpus.idx
   curl 'http://127.0.0.1:8081/v1/search?q=vitamin+d+and+depression&k=5'
@@ -213,6 +232,9 @@ or Ctrl-C stops it gracefully: requests in flight finish.`,
 			key := os.Getenv(keyEnv)
 			if !httpserve.Loopback(addr) && key == "" {
 				return fmt.Errorf("--addr %s is reachable from other machines, so the service needs a key: set it in $%s (or name another variable with --key-env); clients send Authorization: Bearer KEY", addr, keyEnv)
+			}
+			if err := httpserve.CheckKey(key, keyEnv); err != nil {
+				return err
 			}
 			svc, closeAll, err := sf.open(cmd.Context(), cmd.ErrOrStderr(), limits)
 			if err != nil {
@@ -236,6 +258,26 @@ or Ctrl-C stops it gracefully: requests in flight finish.`,
 				auth = " (key required)"
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "serving %s at http://%s/v1/search%s — Ctrl-C to stop\n", names, ln.Addr(), auth)
+			// Index files renamed over (or changed in place) are opened
+			// again as Watch finds them; SIGHUP reopens them all.
+			go svc.Watch(cmd.Context(), watchEvery)
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for {
+					select {
+					case <-cmd.Context().Done():
+						return
+					case <-hup:
+						if err := svc.Reload(cmd.Context()); err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "SIGHUP: %v\n", err)
+						} else {
+							fmt.Fprintf(cmd.ErrOrStderr(), "SIGHUP: reopened every index file\n")
+						}
+					}
+				}
+			}()
 			t := httpserve.DefaultTimeouts
 			t.Write = limits.Timeout + 30*time.Second
 			t.Shutdown = grace
@@ -249,6 +291,10 @@ or Ctrl-C stops it gracefully: requests in flight finish.`,
 	fl.StringVar(&keyEnv, "key-env", DefaultKeyEnv, "environment variable holding the bearer key (required on a non-loopback --addr)")
 	fl.IntVar(&limits.MaxK, "max-k", searchapi.DefaultLimits.MaxK, "most hits one query may ask for")
 	fl.IntVar(&limits.MaxBatch, "max-batch", searchapi.DefaultLimits.MaxBatch, "most queries one request may hold")
+	fl.IntVar(&limits.MaxHits, "max-hits", searchapi.DefaultLimits.MaxHits, "most hits one request may ask for, k summed over its queries")
+	fl.IntVar(&limits.MaxSnippet, "max-snippet", searchapi.DefaultLimits.MaxSnippet, "longest snippet a query may ask for, in bytes (GET /v1/doc/ID gives a whole document)")
+	fl.Int64Var(&limits.MaxResponse, "max-response", searchapi.DefaultLimits.MaxResponse, "largest answer to one request, in bytes (answers are sent as they are made)")
+	fl.Int64Var(&limits.MaxInFlight, "max-in-flight", searchapi.DefaultLimits.MaxInFlight, "most work under way at once, as the estimated bytes of the answers being made; a request that does not fit gets 503 with Retry-After")
 	fl.Int64Var(&limits.MaxBody, "max-body", searchapi.DefaultLimits.MaxBody, "largest request body, in bytes")
 	fl.DurationVar(&limits.Timeout, "timeout", searchapi.DefaultLimits.Timeout, "longest a request may take (an LLM expansion included)")
 	fl.DurationVar(&grace, "shutdown-grace", httpserve.DefaultTimeouts.Shutdown, "how long requests in flight may take to finish after SIGTERM")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +46,14 @@ var servingRE = regexp.MustCompile(`at (http://\S+)/v1/search`)
 // does and returns its exit code and stderr.
 func serveSearch(t *testing.T, args ...string) (string, func() (int, string)) {
 	t.Helper()
+	u, _, stop := serveSearchLog(t, args...)
+	return u, stop
+}
+
+// serveSearchLog is serveSearch with a function that reads its stderr
+// so far.
+func serveSearchLog(t *testing.T, args ...string) (string, func() string, func() (int, string)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan int, 1)
@@ -67,7 +76,7 @@ func serveSearch(t *testing.T, args ...string) (string, func() (int, string)) {
 					stop()
 				}
 			})
-			return m[1], stop
+			return m[1], stderr.String, stop
 		}
 		select {
 		case code := <-done:
@@ -225,12 +234,18 @@ func TestServeSearchKey(t *testing.T) {
 			t.Errorf("--addr %s without a key: exit %d, %s", addr, code, stderr)
 		}
 	}
+	// A short key guards nothing: refused at start, saying how to make one.
 	t.Setenv("MY_SEARCH_KEY", "k3y")
+	if _, stderr, code := r2med(t, "", "serve-search", "--index", idx, "--key-env", "MY_SEARCH_KEY"); code == 0 || !strings.Contains(stderr, "the key in $MY_SEARCH_KEY has 3 characters; use at least 16") {
+		t.Errorf("a 3-character key: exit %d, %s", code, stderr)
+	}
+	const key = "k3y-0123456789abcdef"
+	t.Setenv("MY_SEARCH_KEY", key)
 	base, _ := serveSearch(t, "--index", idx, "--key-env", "MY_SEARCH_KEY")
-	for key, want := range map[string]int{"": 401, "wrong": 401, "k3y": 200} {
+	for auth, want := range map[string]int{"": 401, "Bearer wrong": 401, "Bearer " + key: 200, "bearer " + key: 200, "BEARER " + key: 200, "Basic " + key: 401} {
 		req, _ := http.NewRequest("GET", base+"/v1/search?q="+url.QueryEscape("fever"), nil)
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -238,12 +253,121 @@ func TestServeSearchKey(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != want {
-			t.Errorf("key %q: %d, want %d", key, resp.StatusCode, want)
+			t.Errorf("Authorization %q: %d, want %d", auth, resp.StatusCode, want)
 		}
 	}
-	t.Setenv(DefaultKeyEnv, "k3y")
+	t.Setenv(DefaultKeyEnv, key)
 	_, stderr, code := r2med(t, "", "search", "--server", base, "fever")
 	if code != 0 {
 		t.Errorf("search --server with $%s: %s", DefaultKeyEnv, stderr)
 	}
+}
+
+// TestServeSearchRefusesGARWithoutStyle: a service started with
+// --gar-model over a corpus whose task has no prompt style refuses to
+// start (rather than answer every expansion 400), naming the flag; with
+// --gar-style it starts.
+func TestServeSearchRefusesGARWithoutStyle(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "mycorpus")
+	writeBEIR(t, data, task.Corpus, task)
+	idx := filepath.Join(t.TempDir(), "my.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--data", data, "--out", idx); code != 0 {
+		t.Fatalf("index build: %s", stderr)
+	}
+	args := []string{"serve-search", "--addr", "127.0.0.1:0", "--index", idx, "--gar-model", "m", "--gar-base-url", "http://127.0.0.1:9/v1", "--no-cache"}
+	_, stderr, code := r2med(t, "", args...)
+	if code == 0 || !strings.Contains(stderr, "expansions (--gar-model) cannot prompt for index my") || !strings.Contains(stderr, "--gar-style") {
+		t.Errorf("no style: exit %d, %s", code, stderr)
+	}
+	serveSearch(t, "--index", idx, "--gar-model", "m", "--gar-base-url", "http://127.0.0.1:9/v1", "--no-cache", "--gar-style", "exam")
+}
+
+// TestServeSearchRollsOutIndexes: the documented way to roll out an
+// index — write it elsewhere, rename it over the served file — is picked
+// up while serving; a file overwritten in place (cp) never gives a wrong
+// answer nor crashes the service; SIGHUP reopens every file.
+func TestServeSearchRollsOutIndexes(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.idx")
+	built := map[string]string{}
+	for _, scheme := range []string{"r2med", "lucene", "robertson"} {
+		built[scheme] = filepath.Join(t.TempDir(), scheme+".idx")
+		if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--bm25", scheme, "--out", built[scheme]); code != 0 {
+			t.Fatalf("index build: %s", stderr)
+		}
+	}
+	q := "crushing chest pain radiating to the jaw"
+	score := map[string]float64{}
+	for scheme, path := range built {
+		svc, err := searchapi.Open(context.Background(), []searchapi.IndexFile{{Name: scheme, Path: path}}, searchapi.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Search(context.Background(), searchapi.Request{Query: q, K: 1})
+		svc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		score[scheme] = res.Hits[0].Score
+	}
+	put := func(scheme, dst string) {
+		b, err := os.ReadFile(built[scheme])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil { // as cp: truncate, write
+			t.Fatal(err)
+		}
+	}
+	put("r2med", live)
+	base, logs, _ := serveSearchLog(t, "--index", live)
+	c := &searchapi.Client{BaseURL: base}
+	// wait asks until the answer is the want file's; every answer on the
+	// way must be one of the files' or a 503.
+	wait := func(step, want string, allowed ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			res, err := c.Search(context.Background(), searchapi.SearchBody{Query: &q, K: 1, Snippet: new(0)})
+			var e *searchapi.Error
+			switch {
+			case err == nil && res[0].Hits[0].Score == score[want]:
+				return
+			case err == nil:
+				ok := false
+				for _, a := range allowed {
+					ok = ok || res[0].Hits[0].Score == score[a]
+				}
+				if !ok {
+					t.Fatalf("%s: score %v is no file's answer", step, res[0].Hits[0].Score)
+				}
+			case errors.As(err, &e) && e.Status == 503:
+			default:
+				t.Fatalf("%s: %v", step, err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: never answered from the %s file", step, want)
+			}
+		}
+	}
+	wait("served", "r2med")
+	put("lucene", filepath.Join(dir, ".next.idx"))
+	if err := os.Rename(filepath.Join(dir, ".next.idx"), live); err != nil {
+		t.Fatal(err)
+	}
+	wait("renamed over", "lucene", "r2med")
+	put("robertson", live) // cp robertson.idx live.idx: once a SIGBUS or all scores 0
+	wait("overwritten in place", "robertson", "lucene")
+	if !hangUp(t) {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs(), "SIGHUP: reopened every index file"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP: %s", logs())
+		}
+	}
+	wait("after SIGHUP", "robertson")
 }

@@ -13,12 +13,36 @@ import (
 )
 
 func newTasksCmd() *cobra.Command {
-	return &cobra.Command{
+	var suite string
+	cmd := &cobra.Command{
 		Use:   "tasks",
-		Short: "List the R2MED tasks: family, sizes, Hugging Face repositories and pinned revisions",
-		Args:  cobra.NoArgs,
+		Short: "List a suite's tasks: family, sizes, Hugging Face repositories and pinned revisions",
+		Long: `tasks lists the tasks of a suite: R2MED's eight (--suite r2med, the
+default, with their NanoR2MED splits; --suite nano), or BRIGHT's twelve
+(--suite bright) and the eight with long documents (--suite bright-long).
+A task's data carries the name shown under "runs as": manifests, result
+files and result directories use it.`,
+		Example: `  r2med tasks
+  r2med tasks --suite bright`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := tasks.ParseSuite(suite)
+			if err != nil {
+				return err
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			if s.Benchmark() == tasks.Bright {
+				fmt.Fprintf(w, "task\tfamily\tqueries\tdocuments\trelevant\truns as\trepository (suite %s)\n", s)
+				q, d := 0, 0
+				for _, t := range s.Tasks() {
+					size := t.SizeIn(s)
+					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", t.Name, t.Family.Title(), size.Queries, size.Documents, size.PositiveQrels, t.NameIn(s), t.HubURI(s))
+					q += size.Queries
+					d += size.Documents
+				}
+				fmt.Fprintf(w, "all\t\t%d\t%d\t\t\t\n", q, d)
+				return w.Flush()
+			}
 			fmt.Fprintln(w, "task\tfamily\tqueries\tdocuments\tnano split\tnano docs\trepository (suite r2med)")
 			q, d := 0, 0
 			for _, t := range tasks.All() {
@@ -30,6 +54,8 @@ func newTasksCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().StringVar(&suite, "suite", string(tasks.R2MED), "r2med or nano (R2MED's tasks and NanoR2MED splits), bright or bright-long (BRIGHT's)")
+	return cmd
 }
 
 func newPullCmd() *cobra.Command {
@@ -41,10 +67,11 @@ func newPullCmd() *cobra.Command {
 		Long: `pull fills the local Hugging Face cache ($HF_HOME/hub, shared with Python
 tools) with the tasks' repositories at the revisions the published numbers
 used, so later runs work offline (HF_HUB_OFFLINE=1). Without arguments it
-pulls all eight tasks. HF_ENDPOINT selects a mirror; HF_TOKEN is sent if set.`,
+pulls all the suite's tasks. HF_ENDPOINT selects a mirror; HF_TOKEN is sent if set.`,
 		Example: `  r2med pull                      # all 8 R2MED tasks
   r2med pull --suite nano         # NanoR2MED
-  r2med pull MedQA-Diag PMC-Clinical`,
+  r2med pull MedQA-Diag PMC-Clinical
+  r2med pull --suite bright biology leetcode   # BRIGHT's splits: queries, documents, LLM reasoning`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := tasks.ParseSuite(suite)
 			if err != nil {
@@ -53,7 +80,7 @@ pulls all eight tasks. HF_ENDPOINT selects a mirror; HF_TOKEN is sent if set.`,
 			if len(args) == 0 {
 				args = []string{"all"}
 			}
-			ts, err := tasks.Expand(args...)
+			ts, err := tasks.ExpandIn(s, args...)
 			if err != nil {
 				return err
 			}
@@ -66,7 +93,7 @@ pulls all eight tasks. HF_ENDPOINT selects a mirror; HF_TOKEN is sent if set.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&suite, "suite", string(tasks.R2MED), "r2med (full tasks) or nano (NanoR2MED splits)")
+	cmd.Flags().StringVar(&suite, "suite", string(tasks.R2MED), "r2med (full tasks), nano (NanoR2MED splits), bright or bright-long (BRIGHT's tasks, short or long documents)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
 	return cmd
 }

@@ -61,7 +61,7 @@ func TestRerankCLITies(t *testing.T) {
 		want[qid] = measuretest.IDs(ir.Run{qid: hits})[qid]
 	}
 	srv := reranktest.NewTies(t, 1)
-	for _, kind := range []string{"tei", "llm-pointwise", "rank1"} {
+	for _, kind := range []string{"tei", "llm-pointwise", "rank1", "grouprank", "diver"} {
 		out := filepath.Join(dir, kind+".trec")
 		url := srv.URL
 		if kind != "tei" {

@@ -94,6 +94,42 @@ func TestRunWeaviate(t *testing.T) {
 		t.Errorf("rerun after the collection changed: exit %d, %s%s", code, out, errOut)
 	}
 
+	// Approximate search made explicit: the index in the manifest, ef for
+	// the run (put back after), recall against exact search measured, and
+	// one line in the summary.
+	exactArgs := append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoVec", "--check-exact", "--ef", "12"}, where...), model...)
+	out, errOut, code = run(t, "vector-ef", exactArgs...)
+	if code != 0 {
+		t.Fatalf("weaviate:vector --check-exact --ef 12: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "weaviate:vector+test-embedder: approximate vector index (HNSW, ef 12); recall@10 ") || !strings.Contains(out, "against exact search") {
+		t.Errorf("summary of an approximate run:\n%s", out)
+	}
+	m, err = results.ReadManifest(filepath.Join(tmp, "vector-ef", results.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(m.Config)
+	for _, want := range []string{`"vector_index":{"distance":"cosine","dynamic_ef_factor":8,"dynamic_ef_max":500,"dynamic_ef_min":100,"ef":300,"ef_construction":128,"exact":false,"max_connections":32,"type":"hnsw"}`, `"ef":12`, `"check_exact":true`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("manifest config lacks %s: %s", want, b)
+		}
+	}
+	if check, ok := m.Details["weaviate_exact_check"].(map[string]any); !ok || len(check["recall"].([]any)) != 2 {
+		t.Errorf("manifest details lack the exact check: %v", m.Details["weaviate_exact_check"])
+	}
+	if vi, err := c.VectorIndex(context.Background()); err != nil || vi.EF != 300 {
+		t.Errorf("the collection's ef after a run with --ef 12: %+v, %v (want its own, 300)", vi, err)
+	}
+	push("DemoFlat", append(model, "--vector-index", "flat")...)
+	out, errOut, code = run(t, "flat", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoFlat", "--check-exact"}, where...), model...)...)
+	if code != 0 || !strings.Contains(out, "weaviate:vector+test-embedder: exact vector index (flat); recall@10 1.0000, recall@100 1.0000") {
+		t.Errorf("flat index: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, _ := run(t, "vector-ef", exactArgs...); !strings.Contains(out, "unchanged, reused") || !strings.Contains(out, ": approximate vector index (HNSW, ef 12)") {
+		t.Errorf("a reused approximate run's summary does not say so:\n%s", out)
+	}
+
 	for _, c := range []struct {
 		name string
 		args []string
@@ -123,6 +159,8 @@ func TestRunWeaviate(t *testing.T) {
 		{append([]string{"--retriever", "weaviate:bm25", "--collection", "DemoText", "--alpha", "0.3"}, where...), "apply to weaviate:hybrid"},
 		{append([]string{"--retriever", "weaviate", "--collection", "DemoText"}, where...), "needs a search: bm25, vector or hybrid"},
 		{append([]string{"--retriever", "weaviate:bm25", "--collection", "Nowhere"}, where...), "collection Nowhere not found"},
+		{append([]string{"--retriever", "weaviate:bm25", "--collection", "DemoText", "--ef", "64"}, where...), "apply to Weaviate's vector search"},
+		{append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoFlat", "--ef", "64"}, where...), model...), "ef applies to HNSW only"},
 	} {
 		_, errOut, code := run(t, "refused", c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {

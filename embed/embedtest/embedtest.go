@@ -2,19 +2,25 @@
 // tests and benchmarks of code that embeds remotely, as net/http/httptest
 // does for HTTP servers: deterministic vectors (a function of the text
 // alone, so any server of a fleet gives the same vector), a latency and a
-// cap on requests answered at once (like a GPU server's batch slots), and
-// the faults a fleet must survive: rate limiting (429 with Retry-After)
-// and a server killed mid-run.
+// cap on requests answered at once (like a GPU server's batch slots), a
+// model of a GPU server's time (GPU: overlapping overhead, one
+// accelerator with a token rate, one CPU writing answers, floats dearer
+// than base64), the three answers to a request for base64 (Base64Mode),
+// and the faults a fleet must survive: rate limiting (429 with
+// Retry-After) and a server killed mid-run.
 //
 // Each server counts the texts it answered with 200 (Embedded), so a test
 // can check that across a fleet every text was embedded exactly once.
 package embedtest
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -26,7 +32,8 @@ import (
 )
 
 // Options configure a Server; the zero value answers at once, any number
-// of requests at a time, with 8-dimensional vectors.
+// of requests at a time, with 8-dimensional vectors, in the encoding asked
+// for.
 type Options struct {
 	Dim int // vector dimension; 0 means 8
 	// Latency is added to every answer (a model's compute time).
@@ -34,6 +41,48 @@ type Options struct {
 	// MaxConcurrent bounds the requests computed at once; the others wait
 	// for a slot, as on a server with a fixed batch capacity. 0: no bound.
 	MaxConcurrent int
+	// Base64 is what the server does with encoding_format "base64".
+	Base64 Base64Mode
+	// GPU, if set, makes the server spend time as a GPU server does (see
+	// GPU); Latency and MaxConcurrent apply too.
+	GPU *GPU
+}
+
+// Base64Mode is how a server treats a request for base64 vectors.
+type Base64Mode uint8
+
+const (
+	// Base64Answered answers base64 when asked, floats otherwise (OpenAI,
+	// vLLM).
+	Base64Answered Base64Mode = iota
+	// Base64Refused answers a request for base64 with 400 naming
+	// encoding_format (a server that knows floats only).
+	Base64Refused
+	// Base64Ignored answers floats whatever is asked (a server that
+	// ignores the field).
+	Base64Ignored
+)
+
+// GPU is a model of where an embedding server's time goes, for
+// benchmarks of clients: every request costs Overhead on its own
+// (network, parsing, tokenizing: requests overlap in it), then waits for
+// the one accelerator, which takes PerBatch plus its tokens at
+// TokensPerSecond (requests queue for it, one batch at a time), then
+// writes its answer on the one CPU that serializes answers (requests
+// queue for it too): PerRequest, plus FloatCost per vector element
+// written as decimal JSON, or a quarter of it as base64, as Python
+// servers spend it. Tokens are Tokens(text) of the texts sent.
+type GPU struct {
+	TokensPerSecond float64
+	PerBatch        time.Duration
+	Overhead        time.Duration
+	PerRequest      time.Duration
+	FloatCost       time.Duration
+	// ElementsPerVector is the vector size FloatCost is charged for (a
+	// real model's, when Dim is kept small so that the test's own JSON
+	// stays cheap); 0 means Dim.
+	ElementsPerVector int
+	gpu, cpu          sync.Mutex
 }
 
 // Server is one loopback embedding server. Its methods are safe for
@@ -59,6 +108,7 @@ type Server struct {
 	requests atomic.Int64
 	inflight atomic.Int64
 	maxIn    atomic.Int64
+	asked    sync.Map // encoding_format → *atomic.Int64
 }
 
 // NewServer starts a server, closed when the test ends.
@@ -89,6 +139,15 @@ func Vector(text string, dim int) []float32 {
 		v[i] = float32(h.Sum32()%20001)/10000 - 1
 	}
 	return v
+}
+
+// Base64 is v as OpenAI writes base64 vectors: little-endian float32s.
+func Base64(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // Tokens is the prompt token count the server reports for a text: its
@@ -130,10 +189,42 @@ func (s *Server) Requests() int64 { return s.requests.Load() }
 // MaxInFlight is the most requests the server held at once.
 func (s *Server) MaxInFlight() int64 { return s.maxIn.Load() }
 
+// Asked is how many requests asked for vectors in encoding ("base64",
+// "float", or "" for none named).
+func (s *Server) Asked(encoding string) int64 {
+	if n, ok := s.asked.Load(encoding); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
 type request struct {
 	Model          string   `json:"model"`
 	Input          []string `json:"input"`
 	EncodingFormat string   `json:"encoding_format"`
+}
+
+// spend makes the request take the time g says it takes.
+func (g *GPU) spend(texts []string, dim int, base64 bool) {
+	time.Sleep(g.Overhead)
+	tokens := 0
+	for _, t := range texts {
+		tokens += Tokens(t)
+	}
+	g.gpu.Lock()
+	time.Sleep(g.PerBatch + time.Duration(float64(tokens)/g.TokensPerSecond*float64(time.Second)))
+	g.gpu.Unlock()
+	elems := g.ElementsPerVector
+	if elems == 0 {
+		elems = dim
+	}
+	write := g.FloatCost * time.Duration(elems*len(texts))
+	if base64 {
+		write /= 4
+	}
+	g.cpu.Lock()
+	time.Sleep(g.PerRequest + write)
+	g.cpu.Unlock()
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -151,10 +242,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
 		return
 	}
+	count, _ := s.asked.LoadOrStore(req.EncodingFormat, new(atomic.Int64))
+	count.(*atomic.Int64).Add(1)
 	if s.limited.Load() {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, `{"error":"rate limited"}`, http.StatusTooManyRequests)
 		return
+	}
+	b64 := req.EncodingFormat == "base64"
+	switch {
+	case b64 && s.opts.Base64 == Base64Refused:
+		http.Error(w, `{"error":{"message":"encoding_format: only 'float' is supported","type":"invalid_request_error","param":"encoding_format"}}`, http.StatusBadRequest)
+		return
+	case s.opts.Base64 == Base64Ignored:
+		b64 = false
 	}
 	if s.slots != nil {
 		select {
@@ -165,10 +266,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	time.Sleep(s.opts.Latency)
+	if s.opts.GPU != nil {
+		s.opts.GPU.spend(req.Input, s.opts.Dim, b64)
+	}
 	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
+		Object    string `json:"object"`
+		Index     int    `json:"index"`
+		Embedding any    `json:"embedding"`
 	}
 	ans := struct {
 		Object string `json:"object"`
@@ -180,7 +284,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		} `json:"usage"`
 	}{Object: "list", Model: req.Model}
 	for i, t := range req.Input {
-		ans.Data = append(ans.Data, item{Object: "embedding", Index: i, Embedding: Vector(t, s.opts.Dim)})
+		var v any = Vector(t, s.opts.Dim)
+		if b64 {
+			v = Base64(Vector(t, s.opts.Dim))
+		}
+		ans.Data = append(ans.Data, item{Object: "embedding", Index: i, Embedding: v})
 		ans.Usage.PromptTokens += Tokens(t)
 	}
 	ans.Usage.TotalTokens = ans.Usage.PromptTokens

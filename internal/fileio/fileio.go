@@ -83,7 +83,10 @@ func Exists(path string) (string, bool) {
 
 // WriteAtomic writes path through a temporary file in the same directory and
 // renames it into place only when write succeeded, so readers never see a
-// partial file and an interrupted run leaves the old file (or none).
+// partial file and an interrupted run leaves the old file (or none). The
+// temporary file (".NAME.tmp-*") is locked while it is written (flock,
+// where there is one), so that a sweep of the directory (InUse) leaves it
+// alone, and one left by a killed process can be removed by the next.
 func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -93,6 +96,7 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err != nil {
 		return err
 	}
+	lock(tmp)
 	defer func() {
 		if err != nil {
 			tmp.Close()
@@ -109,13 +113,10 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = tmp.Sync(); err != nil {
 		return err
 	}
-	if err = tmp.Close(); err != nil {
+	if err = tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return renameLocked(tmp, path)
 }
 
 // Fields splits s on ASCII whitespace without allocating the substrings'

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -118,9 +119,10 @@ func Guard(h http.Handler, o GuardOptions) http.Handler {
 }
 
 // Bearer wraps h so that every request but those to the open paths must
-// carry "Authorization: Bearer KEY"; others get 401 with a
-// WWW-Authenticate challenge. Keys are compared in constant time. An
-// empty key lets every request through.
+// carry "Authorization: Bearer KEY" (the scheme in any case, as RFC 9110
+// has it); others get 401 with a WWW-Authenticate challenge. Keys are
+// compared in constant time. An empty key lets every request through;
+// CheckKey says whether a key is long enough to guard anything.
 func Bearer(h http.Handler, key string, open ...string) http.Handler {
 	if key == "" {
 		return h
@@ -131,14 +133,47 @@ func Bearer(h http.Handler, key string, open ...string) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="r2med"`)
 			http.Error(w, "this server needs its key: send Authorization: Bearer KEY", http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// MinKeyLen is the shortest bearer key a server takes: 16 characters (a
+// random key of that length is out of reach of guessing over HTTP).
+const MinKeyLen = 16
+
+// CheckKey refuses a bearer key too short to guard a server, saying how
+// to make one; the empty key (no key) passes.
+func CheckKey(key, env string) error {
+	if key != "" && len([]rune(key)) < MinKeyLen {
+		return fmt.Errorf("the key in $%s has %d characters; use at least %d (for example: export %s=$(openssl rand -hex 16))", env, len([]rune(key)), MinKeyLen, env)
+	}
+	return nil
+}
+
+// CrossSite says why a request comes from another site's page, or ""
+// when it does not: a browser marks such requests with Sec-Fetch-Site
+// (cross-site, or same-site from a sibling host) or with an Origin that
+// is not this server's. A server refuses them what costs money: a page
+// can make a visitor's browser send GETs and form or text/plain POSTs
+// anywhere, and read nothing back, yet the server would do the work.
+func CrossSite(r *http.Request) string {
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "cross-site", "same-site":
+		return "Sec-Fetch-Site: " + site
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || o == "null" || !strings.EqualFold(u.Host, r.Host) {
+			return "Origin: " + o
+		}
+	}
+	return ""
 }
 
 // Loopback reports whether addr ("127.0.0.1:8081", "[::1]:0",

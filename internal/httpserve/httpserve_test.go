@@ -63,6 +63,9 @@ func TestGuardAndBearer(t *testing.T) {
 		{"127.0.0.1:1", "/x", "", 401},
 		{"127.0.0.1:1", "/x", "Bearer k3", 401},
 		{"127.0.0.1:1", "/x", "Basic k3y", 401},
+		{"127.0.0.1:1", "/x", "bearer k3y", 200}, // the scheme in any case (RFC 9110)
+		{"127.0.0.1:1", "/x", "BEARER k3y", 200},
+		{"127.0.0.1:1", "/x", "Bearerk3y", 401},
 		{"127.0.0.1:1", "/open", "", 200},
 		{"evil.example.com", "/open", "", 421},
 		{"evil.example.com", "/x", "Bearer k3y", 421},
@@ -96,6 +99,46 @@ func TestGuardAndBearer(t *testing.T) {
 		Bearer(ok, "").ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 		if w.Code != 200 {
 			t.Error("no key: every request passes")
+		}
+	}
+}
+
+// TestCheckKey: keys shorter than 16 characters are refused, saying how
+// to make one; no key passes (loopback servers need none).
+func TestCheckKey(t *testing.T) {
+	for key, ok := range map[string]bool{"": true, "abc": false, "0123456789abcde": false, "0123456789abcdef": true, "ключключключключ": true} {
+		err := CheckKey(key, "R2MED_SEARCH_KEY")
+		if (err == nil) != ok {
+			t.Errorf("key %q: %v", key, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "at least 16") {
+			t.Errorf("key %q: %v", key, err)
+		}
+	}
+}
+
+// TestCrossSite: requests a browser marks as coming from another site's
+// page are told apart from same-origin ones and from non-browser clients.
+func TestCrossSite(t *testing.T) {
+	for _, c := range []struct {
+		header, value string
+		cross         bool
+	}{
+		{"", "", false}, // curl, scripts
+		{"Sec-Fetch-Site", "same-origin", false},
+		{"Sec-Fetch-Site", "none", false}, // typed into the address bar
+		{"Sec-Fetch-Site", "cross-site", true},
+		{"Sec-Fetch-Site", "same-site", true},
+		{"Origin", "http://127.0.0.1:8081", false},
+		{"Origin", "http://evil.example", true},
+		{"Origin", "null", true},
+	} {
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8081/v1/search", nil)
+		if c.header != "" {
+			req.Header.Set(c.header, c.value)
+		}
+		if got := CrossSite(req) != ""; got != c.cross {
+			t.Errorf("%s: %s: cross-site %v, want %v", c.header, c.value, got, c.cross)
 		}
 	}
 }

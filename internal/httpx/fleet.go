@@ -63,6 +63,7 @@ type FleetOptions struct {
 
 type endpoint struct {
 	url, name string // as given, and fit for messages
+	limit     int    // this server's bound on requests in flight (SetLimit); 0: the fleet's
 	inflight  int
 	fails     int       // consecutive failures
 	outUntil  time.Time // zero while healthy
@@ -134,12 +135,24 @@ func (f *Fleet) Names() []string {
 // with this fleet removes from every message.
 func (f *Fleet) Secrets() []string { return f.secrets }
 
+// SetLimit bounds server i's requests in flight to n (n ≥ 1), in place
+// of FleetOptions.PerEndpoint: an adaptive caller raises it while the
+// server keeps up and lowers it when it does not. Requests already in
+// flight are not cut.
+func (f *Fleet) SetLimit(i, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.eps[i].limit = max(n, 1)
+	f.broadcast()
+}
+
 // EndpointStats describe one server of a fleet.
 type EndpointStats struct {
 	URL      string // redacted
 	Requests int64  // attempts sent
 	Failures int64  // attempts that failed in a retryable way
 	Healthy  bool
+	InFlight int // requests it holds now
 }
 
 // Stats describe every server, in the order given.
@@ -148,7 +161,7 @@ func (f *Fleet) Stats() []EndpointStats {
 	defer f.mu.Unlock()
 	out := make([]EndpointStats, len(f.eps))
 	for i, e := range f.eps {
-		out[i] = EndpointStats{URL: e.name, Requests: e.requests, Failures: e.failed, Healthy: e.outUntil.IsZero()}
+		out[i] = EndpointStats{URL: e.name, Requests: e.requests, Failures: e.failed, Healthy: e.outUntil.IsZero(), InFlight: e.inflight}
 	}
 	return out
 }
@@ -201,7 +214,13 @@ func (f *Fleet) acquire(ctx context.Context, tried []int) (int, error) {
 // woken). f.mu is held.
 func (f *Fleet) pick(tried []int) (int, time.Time) {
 	now := f.now()
-	free := func(e *endpoint) bool { return f.limit == 0 || e.inflight < f.limit }
+	free := func(e *endpoint) bool {
+		limit := f.limit
+		if e.limit > 0 {
+			limit = e.limit
+		}
+		return limit == 0 || e.inflight < limit
+	}
 	if f.singleton {
 		if free(f.eps[0]) {
 			return 0, time.Time{}

@@ -3,6 +3,7 @@ package httpx
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -458,5 +459,80 @@ func TestRedactArgs(t *testing.T) {
 	}
 	if in[3] != "http://admin:pw-123@gpu1:8000/v1" {
 		t.Error("the input was changed")
+	}
+}
+
+// TestBodyForAndRefused: the body is built for the server each attempt
+// goes to; a server's refusal the caller can answer (Refused) sends the
+// request again at once with a body rebuilt for it; SetLimit bounds one
+// server alone.
+func TestBodyForAndRefused(t *testing.T) {
+	picky := newServer(t, 0, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		var body map[string]string
+		json.NewDecoder(r.Body).Decode(&body)
+		if body["format"] == "fancy" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":"format: plain only"}`)
+			return
+		}
+		ok(w, r)
+	})
+	f := newFleet(t, FleetOptions{}, picky)
+	c := &Client{Fleet: f, BaseDelay: time.Millisecond}
+	plain := false
+	var bodies []string
+	req := Request{Path: "x",
+		BodyFor: func(server int) (any, error) {
+			format := "fancy"
+			if plain {
+				format = "plain"
+			}
+			bodies = append(bodies, fmt.Sprintf("%d:%s", server, format))
+			return map[string]string{"format": format}, nil
+		},
+		Refused: func(server int, err *StatusError) bool {
+			if plain || err.Status != http.StatusBadRequest || !strings.Contains(err.Body, "format") {
+				return false
+			}
+			plain = true
+			return true
+		}}
+	if err := c.Do(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(bodies, " ") != "0:fancy 0:plain" || picky.hits.Load() != 2 {
+		t.Errorf("bodies %v, %d requests", bodies, picky.hits.Load())
+	}
+	// A refusal the caller cannot answer is the error.
+	req.Refused = func(int, *StatusError) bool { return false }
+	plain = false
+	if err := c.Do(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Errorf("unanswered refusal: %v", err)
+	}
+	// A body the caller cannot build ends the request and frees the slot.
+	req.BodyFor = func(int) (any, error) { return nil, errors.New("no body today") }
+	if err := c.Do(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), "no body today") || f.Stats()[0].InFlight != 0 {
+		t.Errorf("BodyFor error: %v, in flight %d", err, f.Stats()[0].InFlight)
+	}
+}
+
+func TestSetLimitBoundsOneServer(t *testing.T) {
+	slow := newServer(t, 30*time.Millisecond, nil)
+	f := newFleet(t, FleetOptions{PerEndpoint: 8}, slow)
+	f.SetLimit(0, 2)
+	c := &Client{Fleet: f}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Do(context.Background(), Request{Path: "x"}, nil); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := slow.maxIn.Load(); m != 2 {
+		t.Errorf("the server held %d requests at once, want its own limit 2", m)
 	}
 }

@@ -92,6 +92,17 @@ type Request struct {
 	Path   string
 	Header http.Header // sent as is and never printed
 	Body   any         // marshalled as JSON; nil sends no body
+	// BodyFor, if set, replaces Body: it gives the body for the server an
+	// attempt goes to (its index in the Fleet; 0 without one), for a
+	// request whose form depends on the server (an encoding one server
+	// refuses). It is called once per attempt, from Do's goroutine, with
+	// the server's slot held; its error ends the request.
+	BodyFor func(server int) (any, error)
+	// Refused, if set, hears a non-retryable error answer (a 4xx) of the
+	// server at index server; returning true sends the request again at
+	// once, its body rebuilt by BodyFor (a server that refused an option
+	// the caller can drop). It costs an attempt.
+	Refused func(server int, err *StatusError) bool
 	// MaxBody, if positive and below the Client's, caps this answer
 	// (a chat answer bounded by its max_tokens).
 	MaxBody int64
@@ -154,10 +165,20 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 		return fmt.Errorf("%s %s: %w: the answer must come from the cache (import the run's cache file, or run without replay to ask the server)", method, c.url(where), ErrReplay)
 	}
 	var body []byte
-	if req.Body != nil {
+	marshal := func(v any) error {
+		if v == nil {
+			body = nil
+			return nil
+		}
 		var err error
-		if body, err = json.Marshal(req.Body); err != nil {
+		if body, err = json.Marshal(v); err != nil {
 			return fmt.Errorf("encoding request to %s: %w", c.url(req.URL+req.Path), err)
+		}
+		return nil
+	}
+	if req.BodyFor == nil {
+		if err := marshal(req.Body); err != nil {
+			return err
 		}
 	}
 	attempts := c.MaxAttempts
@@ -174,9 +195,22 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 			}
 			target = c.Fleet.url(ep, req.Path)
 		}
+		if req.BodyFor != nil {
+			v, err := req.BodyFor(max(ep, 0))
+			if err == nil {
+				err = marshal(v)
+			}
+			if err != nil {
+				if ep >= 0 {
+					c.Fleet.release(ep, abandoned, 0, err)
+				}
+				return err
+			}
+		}
 		raw, retryAfter, err := c.once(ctx, method, target, req, body)
 		var se *StatusError
 		retry := err != nil && (errors.As(err, &se) && Retryable(se.Status) || transient(ctx, err))
+		refused := err != nil && !retry && se != nil && ctx.Err() == nil && req.Refused != nil && req.Refused(max(ep, 0), se)
 		if ep >= 0 {
 			o := succeeded
 			switch {
@@ -199,6 +233,9 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 		}
 		if se != nil {
 			se.Attempts = attempt
+		}
+		if refused && attempt < attempts {
+			continue // the caller changed the request for this server: send it again now
 		}
 		if !retry || attempt >= attempts || ctx.Err() != nil {
 			if ctx.Err() != nil {

@@ -142,7 +142,7 @@ func (s Stage) Keep(fp string, files ...string) error {
 
 // Sweep removes the temporary files an interrupted atomic write left in
 // dir (".NAME.tmp-*", fileio.WriteAtomic's names), and returns their
-// names.
+// names. Files a live writer holds (fileio.InUse) are left alone.
 func Sweep(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -154,7 +154,7 @@ func Sweep(dir string) ([]string, error) {
 	var removed []string
 	for _, e := range entries {
 		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") {
+		if e.Type().IsRegular() && strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") && !fileio.InUse(filepath.Join(dir, n)) {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
 				return removed, err
 			}

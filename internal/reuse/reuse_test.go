@@ -2,12 +2,16 @@ package reuse
 
 import (
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/r2med/r2med/internal/fileio"
 )
 
 func TestStageReuseRule(t *testing.T) {
@@ -63,6 +67,33 @@ func TestSweepRemovesTemporaries(t *testing.T) {
 	}
 	if removed, err := Sweep(filepath.Join(dir, "missing")); err != nil || removed != nil {
 		t.Fatalf("missing dir: %v %v", removed, err)
+	}
+}
+
+// TestSweepSparesLiveWrites: a sweep while another write is under way
+// leaves that write's temporary file, so both the sweep and the write
+// succeed (fileio.WriteAtomic locks its temporary file).
+func TestSweepSparesLiveWrites(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ".old.idx.tmp-1"), []byte("left by a killed build"), 0o644)
+	var removed []string
+	err := fileio.WriteAtomic(filepath.Join(dir, "new.idx"), func(w io.Writer) error {
+		var err error
+		removed, err = Sweep(dir)
+		io.WriteString(w, "whole")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(removed, []string{".old.idx.tmp-1"}) {
+		t.Errorf("removed %v, want the stray file only", removed)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "new.idx")); err != nil || string(b) != "whole" {
+		t.Errorf("the live write: %q %v", b, err)
 	}
 }
 

@@ -23,8 +23,11 @@ import (
 //   - POST /v1/chat/completions: a prompt that lists numbered passages
 //     ("[1] …" at the start of a line: llm-listwise, insertrank,
 //     reasonrank) is answered with them in the order shown, "[1] > [2] >
-//     …"; any other (llm-pointwise, rank1) with "yes" — relevant, as
-//     every other one. Answers carry reasoning and usage, no logprobs.
+//     …", or, when it asks for scores as JSON ("[1]": in the prompt:
+//     grouprank), with the same score for every passage, <answer>{"[1]":
+//     5, "[2]": 5, …}</answer>; any other (llm-pointwise, rank1) with
+//     "yes" — relevant, as every other one. Answers carry reasoning and
+//     usage, no logprobs.
 type Ties struct {
 	*httptest.Server
 	Score float64
@@ -66,8 +69,9 @@ func NewTies(t testing.TB, score float64) *Ties {
 			}
 			json.NewEncoder(w).Encode(map[string]any{"results": out})
 		case "/v1/chat/completions":
-			n := 0
+			n, scores := 0, false
 			for _, m := range req.Messages {
+				scores = scores || strings.Contains(m.Content, `"[1]":`)
 				for _, g := range passage.FindAllStringSubmatch(m.Content, -1) {
 					k, _ := strconv.Atoi(g[1])
 					n = max(n, k)
@@ -78,8 +82,14 @@ func NewTies(t testing.TB, score float64) *Ties {
 				parts := make([]string, n)
 				for i := range parts {
 					parts[i] = fmt.Sprintf("[%d]", i+1)
+					if scores {
+						parts[i] = fmt.Sprintf(`"[%d]": 5`, i+1)
+					}
 				}
 				answer = strings.Join(parts, " > ")
+				if scores {
+					answer = "<answer>{" + strings.Join(parts, ", ") + "}</answer>"
+				}
 			}
 			json.NewEncoder(w).Encode(map[string]any{
 				"choices": []any{map[string]any{

@@ -244,6 +244,47 @@ func (n *Node) WaitFlushed(ctx context.Context) error {
 	}
 }
 
+// Settings are what every node runs with, beside its name, ports, data
+// directory and peers. README's recipes give the same (a test checks it).
+var Settings = map[string]string{
+	"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+	"DEFAULT_VECTORIZER_MODULE":               "none",
+	"ENABLE_MODULES":                          "",
+	// Without it the node advertises the machine's IPv6 address
+	// unbracketed and dies with "too many colons in address".
+	"CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
+	"CLUSTER_BIND_ADDR":      "127.0.0.1",
+	"CLUSTER_IN_LOCALHOST":   "true",
+	// A killed node is noticed in seconds, not half a minute.
+	"MEMBERLIST_FAST_FAILURE_DETECTION": "true",
+	// The profiler would listen on :6060 on every interface.
+	"GO_PROFILING_DISABLE": "true",
+	"DISABLE_TELEMETRY":    "true",
+	"LOG_LEVEL":            "info",
+	// Flush memtables after 2 s without writes (Weaviate's own test
+	// setup does the same; the default is 60 s): WaitFlushed then
+	// returns soon after a push. BM25 ranks differently, and far
+	// slower, while the last writes are still in memtables.
+	"PERSISTENCE_MEMTABLES_FLUSH_IDLE_AFTER_SECONDS": "2",
+	// and flush small memtables too (Weaviate keeps writing to a
+	// write-ahead log under 4 kB instead of flushing it).
+	"PERSISTENCE_MAX_REUSE_WAL_SIZE": "0",
+	"QUERY_MAXIMUM_RESULTS":          "100000",
+}
+
+// ClusterSettings are what the cluster tests add to Settings, for
+// results that hold when a node dies (see docs/BENCHMARKS.md, Weaviate):
+// asynchronous indexing flushes the HNSW commit log after every indexed
+// batch — without it the log's buffered tail is lost when a node is
+// killed, and the node comes back with its last vectors missing from its
+// graph; and the exhaustive BM25 searcher — the default BlockMax WAND
+// searcher of 1.35.2 drops a clearly qualifying document from a few
+// queries' top 10 depending on the segment layout.
+var ClusterSettings = map[string]string{
+	"ASYNC_INDEXING":          "true",
+	"USE_INVERTED_SEARCHABLE": "false",
+}
+
 // Options tune the nodes a test starts; the zero value is what the tests
 // need.
 type Options struct {
@@ -302,18 +343,10 @@ func startCluster(tb testing.TB, bin string, n int, opt Options) ([]*Node, error
 	}
 	for _, nd := range nodes {
 		env := map[string]string{
-			"PERSISTENCE_DATA_PATH":                   nd.Dir,
-			"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
-			"DEFAULT_VECTORIZER_MODULE":               "none",
-			"ENABLE_MODULES":                          "",
-			"CLUSTER_HOSTNAME":                        nd.Name,
-			// Without it the node advertises the machine's IPv6 address
-			// unbracketed and dies with "too many colons in address".
-			"CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
-			"CLUSTER_BIND_ADDR":      "127.0.0.1",
+			"PERSISTENCE_DATA_PATH": nd.Dir,
+			"CLUSTER_HOSTNAME":      nd.Name,
 			// Several nodes on one host: raft ports come from RAFT_JOIN and
 			// each node's raft RPC port is its raft port + 1.
-			"CLUSTER_IN_LOCALHOST":     "true",
 			"CLUSTER_GOSSIP_BIND_PORT": strconv.Itoa(nd.Gossip),
 			"CLUSTER_DATA_BIND_PORT":   strconv.Itoa(nd.Data),
 			"RAFT_PORT":                strconv.Itoa(nd.Raft),
@@ -321,21 +354,9 @@ func startCluster(tb testing.TB, bin string, n int, opt Options) ([]*Node, error
 			"RAFT_JOIN":                strings.Join(raftJoin, ","),
 			"RAFT_BOOTSTRAP_EXPECT":    strconv.Itoa(n),
 			"GRPC_PORT":                strconv.Itoa(nd.GRPC),
-			// A killed node is noticed in seconds, not half a minute.
-			"MEMBERLIST_FAST_FAILURE_DETECTION": "true",
-			// The profiler would listen on :6060 on every interface.
-			"GO_PROFILING_DISABLE": "true",
-			"DISABLE_TELEMETRY":    "true",
-			"LOG_LEVEL":            "info",
-			// Flush memtables after 2 s without writes (Weaviate's own test
-			// setup does the same; the default is 60 s): WaitFlushed then
-			// returns soon after a push. BM25 ranks differently, and far
-			// slower, while the last writes are still in memtables.
-			"PERSISTENCE_MEMTABLES_FLUSH_IDLE_AFTER_SECONDS": "2",
-			// and flush small memtables too (Weaviate keeps writing to a
-			// write-ahead log under 4 kB instead of flushing it).
-			"PERSISTENCE_MAX_REUSE_WAL_SIZE": "0",
-			"QUERY_MAXIMUM_RESULTS":          "100000",
+		}
+		for k, v := range Settings {
+			env[k] = v
 		}
 		if n > 1 {
 			env["CLUSTER_JOIN"] = strings.Join(gossipJoin, ",")

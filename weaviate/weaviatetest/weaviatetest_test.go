@@ -1,7 +1,10 @@
 package weaviatetest
 
 import (
+	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,5 +75,38 @@ func TestFindBinaryNamesTheFix(t *testing.T) {
 	t.Setenv(BinEnv, t.TempDir())
 	if _, err := findBinary(); err == nil || !strings.Contains(err.Error(), "is not an executable file") {
 		t.Errorf("a directory in $%s: %v", BinEnv, err)
+	}
+}
+
+// TestReadmeClusterRecipe: README's 3-node recipe runs the nodes as the
+// cluster tests do (Settings and ClusterSettings), so what the tests
+// prove holds for what users start.
+func TestReadmeClusterRecipe(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "for i in 1 2 3; do\n")
+	end := strings.Index(readme[max(start, 0):], "\ndone\n")
+	if start < 0 || end < 0 {
+		t.Fatal("README has no 3-node cluster recipe (for i in 1 2 3; do … done)")
+	}
+	recipe := map[string]string{}
+	for _, f := range strings.Fields(readme[start : start+end]) {
+		if k, v, ok := strings.Cut(f, "="); ok && k == strings.ToUpper(k) && !strings.ContainsAny(k, "$(") {
+			recipe[k] = v
+		}
+	}
+	want := maps.Clone(Settings)
+	maps.Copy(want, ClusterSettings)
+	for k, v := range want {
+		// Weaviate's defaults need not be spelled out.
+		if v == "" || k == "LOG_LEVEL" && v == "info" {
+			continue
+		}
+		if got, ok := recipe[k]; !ok || got != v {
+			t.Errorf("README's cluster recipe sets %s=%q, the tests %q", k, got, v)
+		}
 	}
 }

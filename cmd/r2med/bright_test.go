@@ -1,0 +1,314 @@
+package main
+
+// BRIGHT as a second suite and per-query exclusions, through the CLI: a
+// fake Hub serving BRIGHT's layout (hubrepo/brighttest), r2med eval
+// --exclude against trec_eval's own output, and a real Weaviate.
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/hub/hubtest"
+	"github.com/r2med/r2med/hubrepo/brighttest"
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/tasks"
+	"github.com/r2med/r2med/trec"
+	"github.com/r2med/r2med/weaviate/weaviatetest"
+)
+
+// fakeBrightEnv serves the brighttest repository and points the
+// environment at it, as fakeHubEnv does for R2MED's.
+func fakeBrightEnv(t *testing.T) (*hubtest.Server, *brighttest.Repo, string) {
+	t.Helper()
+	srv := hubtest.NewServer(t)
+	repo := brighttest.Serve(t, srv)
+	return srv, repo, pointAtHub(t, srv)
+}
+
+func TestCLITasksBright(t *testing.T) {
+	for _, c := range []struct {
+		suite string
+		n     int
+	}{{"bright", 12}, {"bright-long", 8}} {
+		stdout := mustRun(t, "tasks", "--suite", c.suite)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if len(lines) != 1+c.n+1 || !strings.Contains(lines[0], "runs as") {
+			t.Fatalf("--suite %s: want a header, %d tasks and the total:\n%s", c.suite, c.n, stdout)
+		}
+		s, _ := tasks.ParseSuite(c.suite)
+		for i, task := range s.Tasks() {
+			f := strings.Fields(lines[1+i])
+			size := task.SizeIn(s)
+			if f[0] != task.Name || !slices.Contains(f, task.NameIn(s)) || f[len(f)-1] != "hf://datasets/xlangai/BRIGHT@"+tasks.BrightRevision ||
+				!slices.Contains(f, fmt.Sprint(size.Documents)) {
+				t.Errorf("--suite %s line %q does not describe %s", c.suite, lines[1+i], task.Name)
+			}
+		}
+	}
+	for _, line := range strings.Split(mustRun(t, "tasks", "--suite", "bright"), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "theoremqa_theorems" && f[1] != "Theorem-based" {
+			t.Errorf("family of %q", line)
+		}
+	}
+}
+
+// TestCLIRunBright: r2med run --suite bright --task biology end to end over
+// the loopback Hub, with the task's exclusions honoured; the long-document
+// setting; the published reasoning as --gar reasoning; pull, then offline.
+func TestCLIRunBright(t *testing.T) {
+	srv, repo, home := fakeBrightEnv(t)
+	out := t.TempDir()
+	stdout := mustRun(t, "run", "--suite", "bright", "--task", "biology", "--top-k", "10", "--out", out, "--quiet")
+	if !strings.HasPrefix(stdout, "BRIGHT-biology  bm25\n") || !strings.Contains(stdout, fmt.Sprintf("excluded: %d documents for 8 queries;", repo.Biology.Excluded.Len())) {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	run := readRun(t, filepath.Join(out, pipeline.RunFile))
+	for qid, hits := range run {
+		if len(hits) != 10 {
+			t.Errorf("query %s: %d hits, want 10", qid, len(hits))
+		}
+		for _, h := range hits {
+			if repo.Biology.Excluded.Excluded(qid, h.DocID) {
+				t.Errorf("query %s: excluded %s retrieved", qid, h.DocID)
+			}
+		}
+	}
+	m, err := results.ReadManifest(filepath.Join(out, pipeline.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(home, "hub", "datasets--xlangai--BRIGHT", "snapshots", tasks.BrightRevision)
+	if m.Task.Name != "BRIGHT-biology" || m.Task.Source != snap || m.Counts["excluded_pairs"] != repo.Biology.Excluded.Len() || m.Counts[retrieve.HitsExcluded] == 0 {
+		t.Errorf("manifest task %+v, counts %v", m.Task, m.Counts)
+	}
+	// Only biology's files were fetched: the card, its queries, documents
+	// and reasoning, never leetcode's or the long documents.
+	for _, r := range srv.Records() {
+		if strings.Contains(r.Path, "leetcode") || strings.Contains(r.Path, "long_documents") {
+			t.Errorf("fetched %s", r.Path)
+		}
+	}
+	res, err := results.ReadR2MED(filepath.Join(out, pipeline.ResultsFile))
+	if err != nil || res.DatasetName != "BRIGHT-biology" {
+		t.Errorf("results %+v %v", res, err)
+	}
+	if stdout := mustRun(t, "stats", "--suite", "bright", "--task", "biology"); !strings.Contains(stdout, "BRIGHT-biology") || !strings.Contains(stdout, "79") {
+		t.Errorf("stats:\n%s", stdout)
+	}
+
+	gar := t.TempDir()
+	stdout = mustRun(t, "run", "--suite", "bright", "--task", "biology", "--gar", "reasoning", "--gar-llm", "gpt4", "--out", gar, "--quiet")
+	if !strings.HasPrefix(stdout, "BRIGHT-biology  reasoning/gpt4 → bm25\n") {
+		t.Errorf("reasoning summary:\n%s", stdout)
+	}
+
+	// Pulled, a task runs offline, its reasoning included; a setting not
+	// pulled says so.
+	stdout = mustRun(t, "pull", "--quiet", "--suite", "bright", "leetcode")
+	if !strings.HasPrefix(stdout, "leetcode\t"+tasks.BrightRevision[:12]+"\t4 files\t") {
+		t.Errorf("pull printed %q", stdout)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	srv.Reset()
+	mustRun(t, "run", "--suite", "bright", "--task", "leetcode", "--gar", "reasoning-append", "--gar-llm", "gpt4", "--out", t.TempDir(), "--quiet")
+	if n := srv.Requests(); n != 0 {
+		t.Errorf("%d requests offline", n)
+	}
+	_, stderr, code := r2med(t, "", "run", "--suite", "bright-long", "--task", "biology", "--out", t.TempDir(), "--quiet")
+	if code != 1 || !strings.Contains(stderr, "BRIGHT-biology-long") || !strings.Contains(stderr, "HF_HUB_OFFLINE") {
+		t.Errorf("long documents not pulled, offline: exit %d, %s", code, stderr)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "")
+
+	long := t.TempDir()
+	stdout = mustRun(t, "run", "--suite", "bright-long", "--task", "biology", "--out", long, "--quiet")
+	if !strings.HasPrefix(stdout, "BRIGHT-biology-long  bm25\n") {
+		t.Errorf("long summary:\n%s", stdout)
+	}
+	if lr := readRun(t, filepath.Join(long, pipeline.RunFile)); len(lr["q1"]) != len(repo.Biology.LongDocs) || !strings.HasPrefix(lr["q1"][0].DocID, "endo-") {
+		t.Errorf("long run q1: %v", lr["q1"])
+	}
+
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"run", "--suite", "bright", "--task", "Biologie"}, []string{`unknown BRIGHT task "Biologie"`, "theoremqa_theorems"}},
+		{[]string{"run", "--suite", "bright-long", "--task", "aops"}, []string{"BRIGHT's aops has no long documents"}},
+		{[]string{"run", "--suite", "bright", "--task", "demo"}, []string{"--suite bright picks the registry's tasks"}},
+	} {
+		_, stderr, code := r2med(t, "", append(c.args, "--out", t.TempDir(), "--quiet")...)
+		for _, w := range c.want {
+			if code != 1 || !strings.Contains(stderr, w) {
+				t.Errorf("%v: exit %d, %q, want %q", c.args, code, stderr, w)
+			}
+		}
+	}
+}
+
+// TestEvalExcludeMatchesTrecEval: trec_eval's own output for a run is the
+// output of r2med eval --exclude for a longer run that the exclusions cut
+// down to it. The reference's partial run is its bm25 run with 32 queries
+// dropped and one cut to its first document (plus three unjudged queries,
+// which trec_eval ignores); excluding every document of those 32 queries
+// and all but the first of that one reproduces trec_eval's output for the
+// partial run byte for byte. (With -c the numbers differ by design: the
+// judgments of excluded pairs are removed too, so the dropped queries count
+// fewer relevant documents than trec_eval -c counts for them.)
+func TestEvalExcludeMatchesTrecEval(t *testing.T) {
+	needShared(t)
+	ref := filepath.Join(shared, "eval-reference")
+	full, err := trec.ReadRunFile(filepath.Join(ref, "nfcorpus.bm25.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	partial, err := trec.ReadRunFile(filepath.Join(ref, "nfcorpus.partial.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines strings.Builder
+	ex := ir.Exclusions{}
+	for _, qid := range trec.QueryIDs(full) {
+		kept := map[string]bool{}
+		for _, h := range partial[qid] {
+			kept[h.DocID] = true
+		}
+		for _, h := range full[qid] {
+			if !kept[h.DocID] {
+				ex.Add(qid, h.DocID)
+				fmt.Fprintf(&lines, "%s %s\n", qid, h.DocID)
+			}
+		}
+	}
+	if len(ex) != 33 {
+		t.Fatalf("the partial run should drop 32 queries and cut one: %d queries differ", len(ex))
+	}
+	exFile := filepath.Join(t.TempDir(), "excluded.tsv")
+	os.WriteFile(exFile, []byte(lines.String()), 0o644)
+	flags, err := os.ReadFile(filepath.Join(ref, "measures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"eval", "-q", "--exclude", exFile}, strings.Fields(string(flags))...),
+		filepath.Join(ref, "nfcorpus.qrels"), filepath.Join(ref, "nfcorpus.bm25.run"))
+	got, stderr, code := r2med(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The excluded pairs the qrels judge are removed from them too: they
+	// belong to the 32 queries left without a hit, which are not evaluated.
+	// Then trec_eval's rule for the mean, said because -c would change it.
+	if want := fmt.Sprintf("%s: %d excluded hits removed from the run, 365 from the qrels\n", exFile, ex.Len()); !strings.HasPrefix(stderr, want) ||
+		!strings.Contains(stderr, "means are over the 291 queries evaluated") {
+		t.Errorf("stderr %q, want %q and the note on means", stderr, want)
+	}
+	want, err := os.ReadFile(filepath.Join(ref, "nfcorpus.partial.trec_eval"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d differs:\n got %q\nwant %q", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("output has %d lines, trec_eval %d", len(gl), len(wl))
+	}
+}
+
+// TestRunExcludeWeaviate: a Weaviate collection honours --exclude like
+// every retriever: the run at k is the exclusion-free run at k + the
+// longest exclusion list, the excluded documents removed, cut to k.
+func TestRunExcludeWeaviate(t *testing.T) {
+	node := weaviatetest.Start(t, weaviatetest.Options{})
+	u, _ := url.Parse(node.URL())
+	tmp := t.TempDir()
+	if out, errOut, code := r2med(t, "", "index", "push", "--task", "demo", "--quiet", "--to", "weaviate://"+u.Host+"/DemoText", "--weaviate-grpc", node.GRPCAddr()); code != 0 {
+		t.Fatalf("push: exit %d\n%s%s", code, out, errOut)
+	}
+	where := []string{"--retriever", "weaviate:bm25", "--collection", "DemoText", "--weaviate-url", node.URL(), "--weaviate-grpc", node.GRPCAddr(), "--task", "demo", "--quiet"}
+	const k, extra = 5, 3
+	mustRun(t, append([]string{"run", "--top-k", fmt.Sprint(k + extra), "--out", filepath.Join(tmp, "deep")}, where...)...)
+	deep := readRun(t, filepath.Join(tmp, "deep", pipeline.RunFile))
+	// Exclude up to three unjudged documents of the top five of every
+	// other query.
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := ir.Exclusions{}
+	var lines strings.Builder
+	qids := trec.QueryIDs(deep)
+	for i, qid := range qids {
+		for _, h := range deep[qid][:5] {
+			if _, judged := task.Qrels[qid][h.DocID]; i%2 == 0 && !judged && len(ex[qid]) < extra {
+				ex.Add(qid, h.DocID)
+				fmt.Fprintf(&lines, "%s\t%s\n", qid, h.DocID)
+			}
+		}
+	}
+	exFile := filepath.Join(tmp, "excluded.tsv")
+	os.WriteFile(exFile, []byte(lines.String()), 0o644)
+	stdout := mustRun(t, append([]string{"run", "--top-k", fmt.Sprint(k), "--exclude", exFile, "--out", filepath.Join(tmp, "excluded")}, where...)...)
+	if !strings.Contains(stdout, fmt.Sprintf("excluded: %d documents for %d queries; %d hits removed before the cut", ex.Len(), len(ex), ex.Len())) {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	got := readRun(t, filepath.Join(tmp, "excluded", pipeline.RunFile))
+	for _, qid := range qids {
+		want, _ := ex.Filter(qid, deep[qid])
+		want = want[:k]
+		var g, w []string
+		for i := range want {
+			w = append(w, want[i].DocID)
+		}
+		for _, h := range got[qid] {
+			g = append(g, h.DocID)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("query %s: %v, want %v", qid, g, w)
+		}
+	}
+}
+
+// TestRerankExcludes: r2med rerank drops a task's excluded documents from
+// its input run before reranking, as every retriever does, and says so.
+func TestRerankExcludes(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", dir, "--quiet")
+	input := filepath.Join(dir, pipeline.RunFile)
+	in := readRun(t, input)
+	task := demoTask(t)
+	ex := ir.Exclusions{}
+	var lines strings.Builder
+	for _, qid := range trec.QueryIDs(in) {
+		for _, h := range in[qid][:10] {
+			if _, judged := task.Qrels[qid][h.DocID]; !judged && len(ex[qid]) < 2 {
+				ex.Add(qid, h.DocID)
+				fmt.Fprintf(&lines, "%s %s\n", qid, h.DocID)
+			}
+		}
+	}
+	exFile := filepath.Join(dir, "excluded.tsv")
+	os.WriteFile(exFile, []byte(lines.String()), 0o644)
+	srv, _ := teiLoopback(t, nil)
+	out := filepath.Join(dir, "tei.trec")
+	_, stderr, code := r2med(t, "", "rerank", "--task", "demo", "--exclude", exFile, "--run", input, "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10", "--out", out, "--quiet")
+	if code != 0 || !strings.Contains(stderr, fmt.Sprintf("demo: %d excluded hits removed before reranking", ex.Len())) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	filtered, _ := ex.FilterRun(in)
+	want := expectRerank(task, filtered, 10)
+	for qid, ids := range runIDs(t, out) {
+		if !slices.Equal(ids, want[qid]) {
+			t.Errorf("%s: %v, want %v", qid, ids, want[qid])
+		}
+	}
+}
