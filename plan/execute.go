@@ -180,7 +180,7 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 	run := runs[0]
 	if p.fused() {
 		st := Stage{Name: "fuse", Fingerprint: reuse.Of(base, map[string]any{"retrievers": described, "fusion": s.Fuse.Describe()}, depth), Keep: true}
-		if err := timed(env, "fuse", func() error {
+		if err := env.Time("fuse", func() error {
 			var err error
 			run, err = store.Stage(ctx, st, func(Work) (ir.Run, error) { return s.Fuse.Fuse(runs, depth) })
 			return err
@@ -192,7 +192,7 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 	if s.Rerank != nil {
 		res.Ranked = run
 		st := Stage{Name: "rerank", Fingerprint: p.rerankFingerprint(base, depth), Keep: true, Calls: true, Resumable: true}
-		if err := timed(env, "rerank", func() error {
+		if err := env.Time("rerank", func() error {
 			var err error
 			run, err = store.Stage(ctx, st, func(w Work) (ir.Run, error) {
 				out, stats, err := p.rerank(ctx, in, res.Ranked, ro, st.Fingerprint, env, w)
@@ -366,9 +366,9 @@ func (p *Plan) rerank(ctx context.Context, in Input, run ir.Run, opts rerank.Opt
 		}
 	}
 	if res.Stale {
-		logf(env.Log, "%s: starting the rerank afresh: %s was left by a rerank with other settings or data", in.Task.Name, w.Checkpoint)
+		env.Logf("%s: starting the rerank afresh: %s was left by a rerank with other settings or data", in.Task.Name, w.Checkpoint)
 	} else if res.Done > 0 {
-		logf(env.Log, "%s: resuming the rerank: %d queries already reranked in %s", in.Task.Name, res.Done, w.Checkpoint)
+		env.Logf("%s: resuming the rerank: %d queries already reranked in %s", in.Task.Name, res.Done, w.Checkpoint)
 	}
 	return out, stats, err
 }
@@ -435,19 +435,4 @@ func (p *Plan) data(task *ir.Task) (string, error) {
 		sums = append(sums, sum)
 	}
 	return Data(task.Name, task.Split, sums, p.spec.Expansion, nil), nil
-}
-
-// timed runs fn as the named stage of the manifest's times, when there is
-// one.
-func timed(env Env, stage string, fn func() error) error {
-	if env.Record == nil {
-		return fn()
-	}
-	return env.Record.Time(stage, fn)
-}
-
-func logf(w io.Writer, format string, args ...any) {
-	if w != nil {
-		fmt.Fprintf(w, format+"\n", args...)
-	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/vector"
-	"github.com/r2med/r2med/weaviate"
 )
 
 // Index searches one part of an index file (r2med index build): its BM25
@@ -433,7 +432,7 @@ func (x Index) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 	}
 	var ix *index.Index
 	var r Retriever
-	err := env.time("open index", func() error {
+	err := env.Time("open index", func() error {
 		var err error
 		if ix, err = index.Open(x.file.path); err != nil {
 			return err
@@ -519,7 +518,7 @@ func (r *indexRetriever) Close() error {
 // searcher's arrays are sized by the vocabulary). Search spreads a batch
 // over them (stage "search"). The index must stay open while it is used.
 func IndexBM25(ix *index.Index, env Env) (Retriever, error) {
-	n := env.workers()
+	n := env.NumWorkers()
 	b := &indexBM25{free: make(chan *index.Searcher, n), env: env, name: ix.Path()}
 	for range n {
 		s, err := ix.NewSearcher() // the first checks the postings and the analyzer
@@ -552,7 +551,7 @@ func (b *indexBM25) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, er
 // Search ranks the corpus for every query on the searchers at once.
 func (b *indexBM25) Search(ctx context.Context, qs []Query, k int) (ir.Run, error) {
 	hits := make([][]ir.Hit, len(qs))
-	err := b.env.time("search", func() error {
+	err := b.env.Time("search", func() error {
 		bar := b.env.Progress.New(len(qs), "searching "+b.name)
 		defer bar.Done()
 		var next atomic.Int64
@@ -620,23 +619,4 @@ func StoredDense(recipe map[string]any) (Dense, error) {
 		return d, fmt.Errorf("its dense recipe: %w", err)
 	}
 	return d, nil
-}
-
-// IndexVectors are an index file's document vectors in corpus order and
-// what made them, for a Weaviate collection (r2med index push --index):
-// the vectors CorpusVectors would make with the stored recipe.
-func IndexVectors(ix *index.Index) (*vector.Flat, weaviate.Vectors, error) {
-	m := ix.Meta().Dense
-	if m == nil {
-		return nil, weaviate.Vectors{}, fmt.Errorf("index %s holds no dense vectors; build with --retriever dense", ix.Path())
-	}
-	d, err := StoredDense(m.Recipe)
-	if err != nil {
-		return nil, weaviate.Vectors{}, fmt.Errorf("index %s: %w", ix.Path(), err)
-	}
-	flat, err := ix.Flat()
-	if err != nil {
-		return nil, weaviate.Vectors{}, err
-	}
-	return flat, weaviate.Vectors{Model: d.Model, Dim: flat.Dim(), Metric: m.Metric}, nil
 }

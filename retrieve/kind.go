@@ -74,7 +74,10 @@ const (
 
 var kinds []Kind
 
-// Register adds a kind; each kind's file registers itself in init.
+// Register adds a kind; each kind registers itself in init: this
+// package's kinds in their files, a kind whose client is heavy in a
+// package of its own that programs import for it (as database/sql
+// drivers; retrieve/weaviatekind), so that only they link the client.
 func Register(k Kind) {
 	if _, dup := Lookup(k.Name); dup {
 		panic("retrieve: kind " + k.Name + " registered twice")
@@ -184,8 +187,10 @@ func Entry(word string) (*yaml.Node, error) {
 	return m, nil
 }
 
-// decodeSettings reads a kind's mapping value into dst (null: nothing).
-func decodeSettings(value *yaml.Node, dst any, kind string) error {
+// DecodeSettings reads a kind's mapping value into dst (null: nothing),
+// strictly, with errors at the key's line: what a kind's Parse does with
+// its settings.
+func DecodeSettings(value *yaml.Node, dst any, kind string) error {
 	if value == nil {
 		return nil
 	}

@@ -147,7 +147,7 @@ retriever would (with "--retriever dense" its vectors), and
 				if withDense {
 					// The corpus embedded exactly as --retriever dense
 					// embeds it in a run, and its settings as the recipe.
-					flat, _, err := spec.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
+					flat, err := spec.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
 					if err != nil {
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}

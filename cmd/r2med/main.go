@@ -15,6 +15,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/results"
+
+	// Retriever kinds with heavy clients live in packages of their own
+	// and register with package retrieve when imported (as database/sql
+	// drivers do): the binary offers them, the packages below it do not
+	// link them.
+	_ "github.com/r2med/r2med/retrieve/weaviatekind"
 )
 
 func main() {

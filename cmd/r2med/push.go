@@ -14,6 +14,7 @@ import (
 	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/retrieve/weaviatekind"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
@@ -122,7 +123,7 @@ push fail before writing (use another collection, or --recreate).`,
 					}
 					defer store.Close()
 				}
-				flat, info, err := spec.(retrieve.Dense).CorpusVectors(cmd.Context(), task, retrieve.Env{Progress: opt.Progress, Cache: store})
+				flat, info, err := weaviatekind.CorpusVectors(cmd.Context(), spec.(retrieve.Dense), task, retrieve.Env{Progress: opt.Progress, Cache: store})
 				if err != nil {
 					return fmt.Errorf("%s: %w", task.Name, err)
 				}
@@ -178,7 +179,7 @@ func pushIndex(ctx context.Context, w io.Writer, c *weaviate.Collection, path st
 	}
 	var vecs [][]float32
 	if ix.Meta().Dense != nil {
-		flat, info, err := retrieve.IndexVectors(ix)
+		flat, info, err := weaviatekind.IndexVectors(ix)
 		if err != nil {
 			return err
 		}
