@@ -7,8 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
 )
@@ -43,7 +43,7 @@ func ParseFormat(s string) (Format, error) {
 func (t *Table) Write(w io.Writer, f Format) error {
 	switch f {
 	case Terminal, "":
-		return t.writeTerminal(w)
+		return t.writeTerminal(w, 0)
 	case Markdown:
 		return t.writeMarkdown(w)
 	case CSV:
@@ -81,10 +81,10 @@ func (t *Table) AverageText(r Row) string {
 // PrintedDiffers returns an external row's printed average when it is
 // not its printed values' mean, rounded (PrintedAgrees: RaDeR's quirk,
 // not BM25's rounding tie), in a view of that average (all tasks,
-// nDCG@10).
+// nDCG@10, every task present).
 func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	e := r.System.External
-	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Metric.Key != DefaultMetric.Key || PrintedAgrees(r.System) {
+	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Subset || t.Metric.Key != DefaultMetric.Key || !r.Complete || PrintedAgrees(r.System) {
 		return "", false
 	}
 	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), true
@@ -160,8 +160,15 @@ var shortNames = map[string]string{
 // Title describes the table: metric, scope and ranking.
 func (t *Table) Title() string {
 	scope := "8-task average"
-	if t.Family != "" {
+	switch {
+	case t.Family != "":
 		scope = fmt.Sprintf("%s, %d-task average", tasks.Family(t.Family).Title(), len(t.Tasks))
+	case t.Subset:
+		short := make([]string, len(t.Tasks))
+		for i, task := range t.Tasks {
+			short[i] = ShortTaskName(task)
+		}
+		scope = fmt.Sprintf("%d-task average: %s", len(t.Tasks), strings.Join(short, ", "))
 	}
 	s := fmt.Sprintf("%s ×100 (%s)", t.Metric.Label, scope)
 	if t.Ranking == ByBorda {
@@ -195,83 +202,42 @@ func (t *Table) Legend() []string {
 	if t.Costs {
 		out = append(out, costLegend)
 	}
+	if t.BoardSize > len(t.Rows) {
+		out = append(out, fmt.Sprintf("%d of the board's %d systems shown; # is the rank among all %d", len(t.Rows), t.BoardSize, t.BoardSize))
+	}
+	if t.anyCut() {
+		out = append(out, CutLegend)
+	}
 	return out
 }
 
-func (t *Table) writeTerminal(w io.Writer) error {
-	head := []string{"#", "system", "source"}
-	for _, task := range t.Tasks {
-		head = append(head, ShortTaskName(task))
-	}
-	head = append(head, "Avg")
-	if t.Ranking == ByBorda {
-		head = append(head, "Borda")
-	}
-	head = append(head, t.OtherTasks...)
-	head = append(head, t.CostColumns()...)
-	rows := [][]string{head}
+// CutLegend explains a name cut to sysname.Width.
+var CutLegend = fmt.Sprintf("%s: a name over %d characters cut in its middle; whole on hover in the report and viewer and in --format csv or json", sysname.Ellipsis, sysname.Width)
+
+func (t *Table) anyCut() bool {
 	for _, r := range t.Rows {
-		line := []string{rankText(r), r.System.Name, string(r.System.Origin())}
-		for j, s := range r.Scores {
-			c := CellText(s)
-			switch {
-			case !s.OK:
-			case s.Value == t.Best[j]:
-				c += "*"
-			default:
-				c += " "
-			}
-			line = append(line, c)
-		}
-		avg := t.AverageText(r)
-		if r.ranked(ByAverage) {
-			if r.Mean == t.BestAverage {
-				avg += "*"
-			} else {
-				avg += " "
-			}
-		}
-		line = append(line, avg)
-		if t.Ranking == ByBorda {
-			line = append(line, bordaText(r))
-		}
-		for _, s := range r.Other {
-			line = append(line, CellText(s))
-		}
-		line = append(line, t.CostCells(r)...)
-		rows = append(rows, line)
-	}
-	width := make([]int, len(head))
-	for _, l := range rows {
-		for i, c := range l {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
+		if r.System.Cut() {
+			return true
 		}
 	}
-	if _, err := fmt.Fprintf(w, "%s; * best in column\n", t.Title()); err != nil {
-		return err
-	}
-	for _, l := range rows {
-		var b strings.Builder
-		for i, c := range l {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i == 1 || i == 2 {
-				b.WriteString(c + pad) // text columns left-aligned
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
-			return err
+	return false
+}
+
+// cutNames are the shown names that are cut, each with the whole name
+// ("hyde/gpt4 → rrf(bm2…deepseek-r1@20 #3f2a is hyde/gpt4 → …"), for
+// the metadata of a table file.
+func (t *Table) cutNames() []string {
+	var out []string
+	for _, r := range t.Rows {
+		if r.System.Cut() {
+			out = append(out, r.System.DisplayName()+" is "+r.System.FullName())
 		}
 	}
-	return t.writeLegend(w, "")
+	return out
 }
 
 func (t *Table) writeLegend(w io.Writer, prefix string) error {
-	if t.Baseline == "" && !t.mixed() && len(t.OtherTasks) == 0 && !t.Costs {
+	if !t.hasLegend() {
 		return nil // R2MED's own table, line for line
 	}
 	for _, l := range t.Legend() {
@@ -280,6 +246,12 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// hasLegend reports whether the table needs its legend: anything beyond
+// R2MED's own published table.
+func (t *Table) hasLegend() bool {
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut()
 }
 
 func (t *Table) mixed() bool {
@@ -306,34 +278,46 @@ func bordaText(r Row) string {
 }
 
 // writeMarkdown prints R2MED's table in the form of the reference notes:
-// "| # | system | Biology | … | Avg |", averages in bold. Our systems are
-// marked "(ours)", external ones "(external)"; a table of published
-// systems only is the published table line for line.
+// "| # | system | Biology | … | Avg |", the best value of each column in
+// bold. Our systems are marked "(ours)", external ones "(external)"; a
+// table of published systems only is the published table line for line
+// but for the bold. A name cut to sysname.Width is given whole in an
+// HTML comment above the table.
 func (t *Table) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
+	// Cut names whole, where a renderer shows nothing.
+	for _, c := range t.cutNames() {
+		b.WriteString("<!-- " + strings.ReplaceAll(c, "--", "- -") + " -->\n")
+	}
 	b.WriteString("| # | system |")
 	sep := "|---|---|"
 	for _, task := range t.Tasks {
 		b.WriteString(" " + task + " |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	b.WriteString(" Avg |")
-	sep += "---|"
+	sep += "---:|"
 	if t.Ranking == ByBorda {
 		b.WriteString(" Borda |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	for _, task := range t.OtherTasks {
 		b.WriteString(" " + task + " |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	for _, c := range t.CostColumns() {
 		b.WriteString(" " + c + " |")
-		sep += "---|"
+		sep += "---:|"
 	}
 	b.WriteString("\n" + sep + "\n")
+	bold := func(text string, best bool) string {
+		if best {
+			return "**" + text + "**"
+		}
+		return text
+	}
 	for _, r := range t.Rows {
-		name := r.System.Name
+		name := r.System.DisplayName()
 		switch r.System.Origin() {
 		case OriginOurs:
 			name += " (ours)"
@@ -341,19 +325,15 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 			name += " (external)"
 		}
 		fmt.Fprintf(&b, "| %s | %s |", rankText(r), strings.ReplaceAll(name, "|", `\|`))
-		for _, s := range r.Scores {
-			b.WriteString(" " + CellText(s) + " |")
+		for j, s := range r.Scores {
+			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.Best[j]) + " |")
 		}
-		if r.ranked(ByAverage) {
-			b.WriteString(" **" + t.AverageText(r) + "** |")
-		} else {
-			b.WriteString(" " + t.AverageText(r) + " |")
-		}
+		b.WriteString(" " + bold(t.AverageText(r), t.IsBest(r)) + " |")
 		if t.Ranking == ByBorda {
 			b.WriteString(" " + bordaText(r) + " |")
 		}
-		for _, s := range r.Other {
-			b.WriteString(" " + CellText(s) + " |")
+		for j, s := range r.Other {
+			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.OtherBest[j]) + " |")
 		}
 		for _, c := range t.CostCells(r) {
 			b.WriteString(" " + c + " |")
@@ -363,7 +343,7 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs {
+	if t.hasLegend() {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}

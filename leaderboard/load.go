@@ -71,6 +71,7 @@ func Load(dir string, src Sources) (*Board, error) {
 	// A later paper's row that reprints R2MED's own numbers is that
 	// published system, shown once with both sources.
 	b.Systems = FoldReprints(b.Systems)
+	ShortenNames(b.Systems)
 	return b, nil
 }
 

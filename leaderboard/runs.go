@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/sysname"
 )
 
 // RunInfo is one run of a results directory as `r2med results` lists it.
@@ -51,7 +52,8 @@ func Runs(l *results.Listing) []RunInfo {
 }
 
 // WriteRuns lists the runs of l in format f (Terminal, Markdown, CSV or
-// JSON); terminal and markdown add a line for unfinished runs.
+// JSON); terminal and markdown show the systems' names cut by sysname's
+// one rule (csv and json whole) and add a line for unfinished runs.
 func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	runs := Runs(l)
 	switch f {
@@ -95,8 +97,15 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	}
 	head = append(head, "time", "started", "dir")
 	rows := [][]string{head}
+	names := make([]string, len(runs))
 	for i, r := range runs {
-		line := []string{r.Task, r.System, r.Suite}
+		names[i] = r.System
+	}
+	shown := sysname.ShortAll(names, sysname.Width) // whole in csv and json
+	cut := false
+	for i, r := range runs {
+		cut = cut || shown[i] != r.System
+		line := []string{r.Task, shown[i], r.Suite}
 		for _, m := range runMetrics {
 			if v, ok := r.Metrics[m.Key]; ok {
 				line = append(line, Pct(v))
@@ -118,6 +127,11 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	}
 	if len(runs) == 0 {
 		if _, err := fmt.Fprintf(w, "no finished runs under %s\n", l.Root); err != nil {
+			return err
+		}
+	}
+	if cut {
+		if _, err := fmt.Fprintln(w, CutLegend); err != nil {
 			return err
 		}
 	}

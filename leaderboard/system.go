@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
 )
@@ -119,6 +120,10 @@ type System struct {
 	Config map[string]any `json:"config,omitempty"`
 	// Tasks maps R2MED task names to results.
 	Tasks map[string]TaskResult `json:"tasks"`
+
+	// display is the name views show (ShortenNames); "" until a board
+	// gave it one.
+	display string
 }
 
 // TaskResult is one system's result on one task.
@@ -156,6 +161,40 @@ func (s *System) Origin() Origin {
 		return OriginPublished
 	}
 	return OriginOurs
+}
+
+// DisplayName is the system's name as tables, pages, chart legends and
+// terminals show it: its name cut to sysname.Width characters by
+// sysname.Short, the hash suffix and a reranker's depth kept, and on a
+// board (Load) cut so that no two systems read the same
+// (ShortenNames). It is the one place a displayed name is made from a
+// system; FullName is the whole of it, and About the hover.
+func (s *System) DisplayName() string {
+	if s.display != "" {
+		return s.display
+	}
+	return sysname.Short(s.Name, sysname.Width)
+}
+
+// FullName is the system's name in full: what a hover or tooltip shows
+// beside DisplayName, and what exports record.
+func (s *System) FullName() string { return s.Name }
+
+// Cut reports whether DisplayName is not the whole name.
+func (s *System) Cut() bool { return s.DisplayName() != s.Name }
+
+// ShortenNames gives systems shown together their display names: each
+// name cut to sysname.Width, no two different names cut to one text
+// (sysname.ShortAll). Load calls it on a board's systems, so that a
+// system reads the same in every table, chart and page of the board.
+func ShortenNames(systems []System) {
+	names := make([]string, len(systems))
+	for i := range systems {
+		names[i] = systems[i].Name
+	}
+	for i, n := range sysname.ShortAll(names, sysname.Width) {
+		systems[i].display = n
+	}
 }
 
 // IsOurs reports whether the system is one of our runs.
@@ -228,7 +267,7 @@ func MetricNames() []string {
 }
 
 func unknownMetric(s string) error {
-	return &UsageError{fmt.Sprintf("unknown leaderboard metric %q; valid: %s (R2MED's result-file values; trec_eval's ndcg_cut.10 and R2MED's NDCG@10/ndcg_at_10 spellings work too)", s, strings.Join(MetricNames(), ", "))}
+	return &UsageError{fmt.Sprintf("unknown leaderboard metric %q; valid: %s (R2MED's result-file values; trec_eval's ndcg_cut.10 and ndcg_cut_10 and R2MED's NDCG@10/ndcg_at_10 spellings work too)", s, strings.Join(MetricNames(), ", "))}
 }
 
 func knownCutoff(k string) bool {
@@ -240,31 +279,21 @@ func knownCutoff(k string) bool {
 	return false
 }
 
-// ParseMetric reads a metric in the spellings people type: "ndcg@10",
-// "recall@100", "map@100", "p@10" or "precision@10", "mrr"; R2MED's keys
-// in either style ("ndcg_at_10", "NDCG@10", "MRR"); trec_eval's names
-// ("ndcg_cut.10", "recall.100", "recip_rank").
+// ParseMetric reads a metric in every spelling measure.ParseIn reads
+// under the trec profile (R2MED's values are trec_eval's): "ndcg@10",
+// "ndcg_cut.10", "ndcg_cut_10", "NDCG@10", "ndcg_at_10"; "recall@100",
+// "map@100", "p@10" or "precision@10", "mrr" or "recip_rank".
 func ParseMetric(s string) (Metric, error) {
-	t := strings.TrimSpace(s)
-	low := strings.ToLower(t)
-	if low == "mrr" || low == "recip_rank" {
+	ms, err := measure.ParseIn(strings.TrimSpace(s), measure.TrecProfile)
+	if err != nil || len(ms) != 1 {
+		return Metric{}, unknownMetric(s)
+	}
+	key := measure.R2MEDKey(ms[0])
+	if key == "mrr" {
 		return Metric{Key: "mrr", Label: "MRR"}, nil
 	}
-	if name, k, ok := strings.Cut(low, "@"); ok {
-		if name == "p" {
-			name = "precision"
-		}
-		if _, known := metricLabels[name]; known && knownCutoff(k) {
-			return metricFromKey(name + "_at_" + k), nil
-		}
-	} else if ms, err := measure.Parse(t); err == nil && len(ms) == 1 {
-		key := measure.R2MEDKey(ms[0])
-		if name, k, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" && knownCutoff(k) {
-			return metricFromKey(key), nil
-		}
-		if key == "mrr" {
-			return Metric{Key: "mrr", Label: "MRR"}, nil
-		}
+	if name, k, ok := strings.Cut(key, "_at_"); ok && metricLabels[name] != "" && knownCutoff(k) {
+		return metricFromKey(key), nil
 	}
 	return Metric{}, unknownMetric(s)
 }

@@ -45,6 +45,16 @@ type Options struct {
 	// PinOurs lists our systems first (in rank order), then the others:
 	// what the user ran is what they look for. Ranks are unchanged.
 	PinOurs bool
+	// Tasks, when set, are the task columns instead of Family's: R2MED
+	// tasks (names or aliases, shown in R2MED's order, the average over
+	// them) and our other data (demo, NFCorpus…) by name. Give Tasks or
+	// Family, not both.
+	Tasks []string
+	// Systems and Top choose the rows (SelectRows): the systems named (ID
+	// or name), and the Top best ranked (ties at the cut kept), with ours
+	// when PinOurs. Ranks stay those of the whole board.
+	Systems []string
+	Top     int
 }
 
 // Table is a leaderboard: systems by tasks for one metric.
@@ -63,14 +73,21 @@ type Table struct {
 	// Test names the significance test behind the marks.
 	Test string
 	// Best holds, per task column, the highest value among the rows (NaN
-	// for a column no row has).
-	Best []float64
+	// for a column fewer than two rows have); OtherBest the same for the
+	// OtherTasks columns.
+	Best, OtherBest []float64
 	// BestAverage is the highest complete average (NaN when none).
 	BestAverage float64
 	// Costs is set when some row's runs called a model: the table then
 	// shows each row's cost per query (Row.Cost), in dollars too when
 	// CostUSD (some row was priced).
 	Costs, CostUSD bool
+	// Subset is set when Tasks chose the columns (not a family, not all
+	// eight).
+	Subset bool
+	// BoardSize is how many rows the whole board has; more than len(Rows)
+	// when Systems or Top chose the rows (ranks are the board's).
+	BoardSize int
 }
 
 // Row is one system on the leaderboard.
@@ -129,10 +146,23 @@ func Build(systems []System, opt Options) (*Table, error) {
 		return nil, fmt.Errorf("leaderboard: unknown ranking %q", opt.Ranking)
 	}
 	t := &Table{Metric: opt.Metric, Family: opt.Family, Ranking: opt.Ranking, Tasks: TaskNames(opt.Family), OtherTasks: OtherTasks(systems)}
+	if len(opt.Tasks) > 0 {
+		if opt.Family != "" {
+			return nil, &UsageError{"give a family or a list of tasks, not both"}
+		}
+		var err error
+		if t.Tasks, t.OtherTasks, err = chooseTasks(opt.Tasks, t.OtherTasks); err != nil {
+			return nil, err
+		}
+		t.Subset = len(t.Tasks) < len(TaskNames(""))
+	}
 	if len(t.Tasks) == 0 {
 		return nil, fmt.Errorf("leaderboard: family %q has no tasks", opt.Family)
 	}
-	averageView := opt.Family == "" && opt.Metric.Key == DefaultMetric.Key
+	// Average-only rows (a paper's printed average, no per-task values)
+	// belong to R2MED's own view: all eight tasks, the headline metric,
+	// ranked by average. Borda ranks per task, which they have none of.
+	averageView := opt.Family == "" && !t.Subset && opt.Metric.Key == DefaultMetric.Key && opt.Ranking == ByAverage
 	for i := range systems {
 		s := &systems[i]
 		if opt.Kind != "" && s.Kind != opt.Kind {
@@ -173,6 +203,10 @@ func Build(systems []System, opt Options) (*Table, error) {
 	}
 	slices.SortStableFunc(t.Rows, func(a, b Row) int { return compareRows(opt.Ranking, a, b) })
 	rank(t)
+	t.BoardSize = len(t.Rows)
+	if err := t.SelectRows(opt.Systems, opt.Top, opt.PinOurs); err != nil {
+		return nil, err
+	}
 	t.best()
 	for _, r := range t.Rows {
 		if c := r.Cost; c != nil && (c.Tokens() > 0 || c.Seconds > 0) {
@@ -321,20 +355,35 @@ func rank(t *Table) {
 	}
 }
 
+// best finds each column's highest value (Best, OtherBest,
+// BestAverage): what the formats single out. A column with a value in
+// fewer than two rows has no best (NaN): there is nothing to compare.
 func (t *Table) best() {
-	t.Best = make([]float64, len(t.Tasks))
-	for j := range t.Tasks {
-		t.Best[j] = math.NaN()
+	colBest := func(cell func(Row) (float64, bool)) float64 {
+		b, n := math.NaN(), 0
 		for _, r := range t.Rows {
-			if s := r.Scores[j]; s.OK && (math.IsNaN(t.Best[j]) || s.Value > t.Best[j]) {
-				t.Best[j] = s.Value
+			if v, ok := cell(r); ok {
+				n++
+				if math.IsNaN(b) || v > b {
+					b = v
+				}
 			}
 		}
-	}
-	t.BestAverage = math.NaN()
-	for _, r := range t.Rows {
-		if r.ranked(ByAverage) && (math.IsNaN(t.BestAverage) || r.Mean > t.BestAverage) {
-			t.BestAverage = r.Mean
+		if n < 2 {
+			return math.NaN()
 		}
+		return b
 	}
+	t.Best = make([]float64, len(t.Tasks))
+	for j := range t.Tasks {
+		t.Best[j] = colBest(func(r Row) (float64, bool) { return r.Scores[j].Value, r.Scores[j].OK })
+	}
+	t.OtherBest = make([]float64, len(t.OtherTasks))
+	for j := range t.OtherTasks {
+		t.OtherBest[j] = colBest(func(r Row) (float64, bool) { return r.Other[j].Value, r.Other[j].OK })
+	}
+	t.BestAverage = colBest(func(r Row) (float64, bool) { return r.Mean, r.ranked(ByAverage) })
 }
+
+// IsBest reports whether a row's average is the best of the table's.
+func (t *Table) IsBest(r Row) bool { return r.ranked(ByAverage) && r.Mean == t.BestAverage }

@@ -205,13 +205,17 @@ func compare(a, b Measure) int {
 // tokens are skipped, so the text of a trec_eval command line's measure
 // flags parses as is. A specification with several cutoffs yields one
 // Measure per cutoff, in ascending order.
-func Parse(spec string) ([]Measure, error) {
+func Parse(spec string) ([]Measure, error) { return parseSpec(spec, parseOne) }
+
+// parseSpec reads the white-space separated tokens of spec with one,
+// skipping bare "-m" tokens.
+func parseSpec(spec string, one func(tok string) ([]Measure, error)) ([]Measure, error) {
 	var out []Measure
 	for _, tok := range strings.Fields(spec) {
 		if tok == "-m" {
 			continue
 		}
-		ms, err := parseOne(tok)
+		ms, err := one(tok)
 		if err != nil {
 			return nil, err
 		}

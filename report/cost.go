@@ -33,6 +33,7 @@ type CostChart struct {
 // CostPoint is one system of a CostChart.
 type CostPoint struct {
 	Name string
+	Full string // the whole name, for hovers; "" is Name
 	// Series is the system's index among the charted ones: its colour and
 	// marker.
 	Series int
@@ -132,7 +133,7 @@ func (r *Report) cost() {
 		if dollars {
 			x = *costs[k].USD
 		}
-		c.Points = append(c.Points, CostPoint{Name: s.Name, Series: i, X: x, Y: y / float64(len(common)) * 100})
+		c.Points = append(c.Points, CostPoint{Name: s.DisplayName(), Full: s.FullName(), Series: i, X: x, Y: y / float64(len(common)) * 100})
 	}
 	ParetoFront(c.Points)
 	scope := "on " + strings.Join(common, ", ")
@@ -172,7 +173,7 @@ func (c CostChart) SVG() string {
 	var keys []legendKey
 	xhi, yhi := 0.0, 0.0
 	for _, p := range c.Points {
-		keys = append(keys, legendKey{name: p.Name, series: p.Series, color: seriesColor(Palette, p.Series), class: "c" + strconv.Itoa(p.Series%len(Palette))})
+		keys = append(keys, legendKey{name: p.Name, full: p.Full, series: p.Series, color: seriesColor(Palette, p.Series), class: "c" + strconv.Itoa(p.Series%len(Palette))})
 		xhi, yhi = max(xhi, p.X), max(yhi, p.Y)
 	}
 	w := chartW
@@ -251,7 +252,7 @@ func (r *Report) plotCost(f ChartFormat) (io.WriterTo, error) {
 		line.Color, line.Width = color.Gray{Y: 60}, vg.Points(1.2)
 		rings.Shape, rings.Radius, rings.Color = draw.RingGlyph{}, vg.Points(5.5), color.Gray{Y: 60}
 		p.Add(line, rings)
-		legend = append(legend, legendEntry{"Pareto front", []plot.Thumbnailer{line, rings}})
+		legend = append(legend, legendEntry{"Pareto front", "", []plot.Thumbnailer{line, rings}})
 	}
 	for _, pt := range c.Points {
 		s, err := plotter.NewScatter(plotter.XYs{{X: pt.X, Y: pt.Y}})
@@ -260,7 +261,7 @@ func (r *Report) plotCost(f ChartFormat) (io.WriterTo, error) {
 		}
 		s.Color, s.Shape, s.Radius = hexColor(seriesColor(Palette, pt.Series)), glyph(pt.Series), vg.Points(3.5)
 		p.Add(s)
-		legend = append(legend, legendEntry{pt.Name, []plot.Thumbnailer{s}})
+		legend = append(legend, legendEntry{pt.Name, pt.Full, []plot.Thumbnailer{s}})
 	}
 	xt := costTicks(p.X.Max * 1.05)
 	yt := niceTicks(p.Y.Max*1.05, 5)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
@@ -120,17 +121,27 @@ func (d *Data) System(idOrName string) (*leaderboard.System, error) {
 	if s != nil {
 		return nil, fmt.Errorf("system %q is ambiguous: several systems have that name; use its ID (ours/…, base/…)", idOrName)
 	}
-	var names []string
+	var names, candidates []string
 	for _, s := range d.Board.Systems {
-		if !s.Published {
+		if s.IsOurs() {
 			names = append(names, s.ID)
 		}
+		candidates = append(candidates, s.ID, s.DisplayName())
 	}
 	hint := "no runs of ours were found"
 	if len(names) > 0 {
 		hint = "ours are " + strings.Join(names, ", ")
 	}
-	return nil, fmt.Errorf("no system %q (%s; published ones are named as in R2MED's tables: nv, hyde/gpt4 → nv, base/bm25…)", idOrName, hint)
+	return nil, &leaderboard.UsageError{Msg: fmt.Sprintf("no system %q%s (%s; published ones are named as in R2MED's tables: nv, hyde/gpt4 → nv, base/bm25…)", idOrName, didYouMean(idOrName, candidates), hint)}
+}
+
+// didYouMean is " (did you mean "X"?)" for the candidate nearest to
+// name, when one is near enough to be a misspelling, else "".
+func didYouMean(name string, candidates []string) string {
+	if s := yamlx.Suggest(name, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
 }
 
 // OursSystem returns the system of ours with the given ID or name, as a
@@ -149,14 +160,15 @@ func (d *Data) OursSystem(idOrName string) (*leaderboard.System, error) {
 	if len(found) == 1 {
 		return found[0], nil
 	}
-	var names []string
+	var names, candidates []string
 	for _, s := range d.Ours() {
 		names = append(names, s.ID)
+		candidates = append(candidates, s.ID, s.DisplayName())
 	}
 	if len(found) > 1 {
-		return nil, fmt.Errorf("several of our systems are named %q; use an ID: %s", idOrName, strings.Join(names, ", "))
+		return nil, &leaderboard.UsageError{Msg: fmt.Sprintf("several of our systems are named %q; use an ID: %s", idOrName, strings.Join(names, ", "))}
 	}
-	return nil, fmt.Errorf("no system of ours %q (per-query tests need our run files); ours are %s", idOrName, strings.Join(names, ", "))
+	return nil, &leaderboard.UsageError{Msg: fmt.Sprintf("no system of ours %q%s (per-query tests need our run files); ours are %s", idOrName, didYouMean(idOrName, candidates), strings.Join(names, ", "))}
 }
 
 // Run returns the run directory behind a system's result on a task.

@@ -102,8 +102,8 @@ type RowView struct {
 	Title string
 }
 
-// Short is the system name as the table prints it (MaxLabel runes).
-func (r RowView) Short() string { return short(r.System.Name) }
+// Short is the system name as the table prints it (DisplayName).
+func (r RowView) Short() string { return r.System.DisplayName() }
 
 // Origin is "ours", "published" or "external".
 func (r RowView) Origin() string { return string(r.System.Origin()) }
@@ -314,23 +314,23 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <p class="sub">{{.R.Metric.Label}} · {{len .R.Table.Rows}} systems ({{.Ours}} ours, {{.Published}} published{{if .External}}, {{.External}} external{{end}}) · made by r2med {{.Version}} · benchmark: R2MED (<a href="https://arxiv.org/abs/2505.14558">Li et al., 2025</a>)</p>
 {{if .R.Notes}}<ul class="notes">{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
-<h2 id="leaderboard">Leaderboard</h2>
+<h2 id="section-leaderboard">Leaderboard</h2>
 {{.Table}}
 
-<h2 id="tasks">{{.R.Metric.Label}} per task</h2>
+<h2 id="section-tasks">{{.R.Metric.Label}} per task</h2>
 {{if .R.Charted}}<figure>{{.Bars}}<figcaption>{{.R.Bars.Desc}}</figcaption></figure>{{else}}<p class="sub">No systems to chart.</p>{{end}}
 
-<h2 id="recall">Recall@k</h2>
-{{if .Curves}}<div class="chart-group">{{.CurvesLegend}}<div class="grid2">{{range .Curves}}<figure>{{.}}</figure>{{end}}</div></div>
+<h2 id="section-recall">Recall@k</h2>
+{{if .Curves}}<div class="chart-group"><div class="legend-scroll">{{.CurvesLegend}}</div><div class="grid2">{{range .Curves}}<figure>{{.}}</figure>{{end}}</div></div>
 <p class="sub">One legend for all panels; each panel's y axis is scaled to its data. Curves use the recall cutoffs each result file holds (R2MED's BM25, GAR and reranker files: 1, 10, 25, 50, 100; its dense files, evaluated through BEIR: 1, 3, 5, 10, 100, 1000).</p>
 {{else}}<p class="sub">No charted system has recall at two or more cutoffs.</p>{{end}}
 
-<h2 id="scatter">Per-query comparison</h2>
+<h2 id="section-scatter">Per-query comparison</h2>
 {{if .R.Scatter}}<figure id="scatter-figure" data-n="{{.N}}">{{.Scatter}}<figcaption>{{.R.Scatter.Desc}}</figcaption></figure>
 {{.TestsTable}}
 {{else}}<p class="sub">{{.R.ScatterNote}}</p>{{end}}
 
-<h2 id="cost">Quality and cost</h2>
+<h2 id="section-cost">Quality and cost</h2>
 {{if .R.Cost}}<figure id="cost-figure">{{.Cost}}<figcaption>{{.R.Cost.Desc}}</figcaption></figure>
 {{else}}<p class="sub">{{.R.CostNote}}</p>{{end}}
 {{range .R.Sections}}{{.}}{{end}}
@@ -354,7 +354,7 @@ func (r *Report) TestsHTML() template.HTML {
 	}
 	exact := "exact where at most 20 queries differ, else 10,000 random sign flips"
 	var b strings.Builder
-	err := testsTmpl.Execute(&b, map[string]any{"A": r.ScatterPair[0].Name, "B": r.ScatterPair[1].Name, "Tests": r.Tests, "Exact": exact,
+	err := testsTmpl.Execute(&b, map[string]any{"A": r.ScatterPair[0].DisplayName(), "B": r.ScatterPair[1].DisplayName(), "Tests": r.Tests, "Exact": exact,
 		"Level": fmt.Sprintf("%.0f%%", r.Tests[0].Level*100)})
 	if err != nil {
 		return template.HTML(template.HTMLEscapeString("tests: " + err.Error()))
@@ -365,19 +365,20 @@ func (r *Report) TestsHTML() template.HTML {
 // CurvesLegend is the one legend of the recall@k panels.
 func (r *Report) CurvesLegend() template.HTML {
 	seen := map[int]bool{}
-	var names []string
+	var names, full []string
 	var series []int
 	for _, c := range r.Curves {
 		for _, l := range c.Series {
 			seen[l.Series] = true
 		}
 	}
+	fulls := r.chartedFullNames()
 	for i, name := range r.chartedNames() {
 		if seen[i] {
-			names, series = append(names, name), append(series, i)
+			names, full, series = append(names, name), append(full, fulls[i]), append(series, i)
 		}
 	}
-	return template.HTML(Legend("curves-legend", names, series))
+	return template.HTML(Legend("curves-legend", names, full, series))
 }
 
 // WriteHTML writes the report as one self-contained HTML page.

@@ -2,14 +2,17 @@ package report
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"html"
 	"image/color"
 	"io"
 	"math"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -18,10 +21,10 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/sysname"
 )
 
 // ChartFormat is a file format of the charts for papers.
@@ -31,7 +34,7 @@ type ChartFormat string
 const (
 	PNG ChartFormat = "png" // at PNGDPI
 	SVG ChartFormat = "svg" // text in a system font stack (no embedded font)
-	PDF ChartFormat = "pdf" // vector, fonts embedded, for LaTeX papers
+	PDF ChartFormat = "pdf" // vector, the glyphs used embedded (a font subset), for LaTeX papers
 )
 
 // ParseChartFormat reads a chart file format.
@@ -110,22 +113,31 @@ const svgFonts = `font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`
 
 // canvas makes a canvas of format f and size w×h; the returned function
 // finishes it into something that writes the file.
-func canvas(f ChartFormat, w, h vg.Length) (vg.CanvasSizer, func() io.WriterTo) {
+// canvas is a chart file's canvas, desc its description in the file's
+// metadata (an SVG's <desc>, a PDF's Subject, a PNG's iTXt Description;
+// none when "").
+func canvas(f ChartFormat, w, h vg.Length, desc string) (vg.CanvasSizer, func() io.WriterTo) {
 	switch f {
 	case SVG:
 		c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(false))
-		return c, func() io.WriterTo { return svgFontStack{c} }
+		return c, func() io.WriterTo { return svgFontStack{c, desc} }
 	case PDF:
-		c := vgpdf.New(w, h)
-		c.EmbedFonts(true)
-		return c, func() io.WriterTo { return pdfNoDate{c} }
+		c := newPDFCanvas(w, h)
+		if desc != "" {
+			c.doc.SetSubject(desc, true)
+		}
+		return c, func() io.WriterTo { return c }
 	}
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
-	return c, func() io.WriterTo { return vgimg.PngCanvas{Canvas: c} }
+	return c, func() io.WriterTo { return pngText{vgimg.PngCanvas{Canvas: c}, desc} }
 }
 
-// svgFontStack writes an SVG canvas naming a font stack for its text.
-type svgFontStack struct{ c *vgsvg.Canvas }
+// svgFontStack writes an SVG canvas naming a font stack for its text,
+// with desc as its <desc>.
+type svgFontStack struct {
+	c    *vgsvg.Canvas
+	desc string
+}
 
 func (s svgFontStack) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
@@ -133,27 +145,38 @@ func (s svgFontStack) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	out := strings.ReplaceAll(b.String(), "font-family:Liberation Sans;", svgFonts)
+	if i := strings.Index(out, "<svg"); s.desc != "" && i >= 0 {
+		if j := strings.IndexByte(out[i:], '>'); j >= 0 {
+			out = out[:i+j+1] + "\n<desc>" + html.EscapeString(s.desc) + "</desc>" + out[i+j+1:]
+		}
+	}
 	n, err := io.WriteString(w, out)
 	return int64(n), err
 }
 
-// pdfNoDate writes a PDF canvas with its creation time zeroed, digit for
-// digit (so the cross-reference offsets hold): the same report gives the
-// same bytes.
-type pdfNoDate struct{ c *vgpdf.Canvas }
+// pngText writes a PNG with desc as an iTXt chunk keyed Description
+// (UTF-8, uncompressed), right after the header chunk.
+type pngText struct {
+	png  vgimg.PngCanvas
+	desc string
+}
 
-var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) ?\(D:[0-9]+`)
-
-func (p pdfNoDate) WriteTo(w io.Writer) (int64, error) {
+func (p pngText) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
-	if _, err := p.c.WriteTo(&b); err != nil {
+	if _, err := p.png.WriteTo(&b); err != nil {
 		return 0, err
 	}
-	out := pdfDate.ReplaceAllFunc(b.Bytes(), func(m []byte) []byte {
-		i := bytes.Index(m, []byte("D:")) + 2
-		return append(m[:i:i], bytes.Repeat([]byte("0"), len(m)-i)...)
-	})
-	n, err := w.Write(out)
+	data := b.Bytes()
+	const afterIHDR = 8 + 4 + 4 + 13 + 4 // signature, then IHDR's length, type, data and CRC
+	if p.desc != "" && len(data) > afterIHDR {
+		body := append([]byte("Description\x00\x00\x00\x00\x00"), p.desc...) // keyword, no compression, no language, no translated keyword
+		chunk := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		chunk = append(chunk, "iTXt"...)
+		chunk = append(chunk, body...)
+		chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+		data = append(append(append([]byte(nil), data[:afterIHDR]...), chunk...), data[afterIHDR:]...)
+	}
+	n, err := w.Write(data)
 	return int64(n), err
 }
 
@@ -265,7 +288,11 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 			}
 		}
 		if first != nil {
-			legend = append(legend, legendEntry{name, []plot.Thumbnailer{first}})
+			full := ""
+			if s < len(c.Full) {
+				full = c.Full[s]
+			}
+			legend = append(legend, legendEntry{name, full, []plot.Thumbnailer{first}})
 		}
 	}
 	p.NominalX(c.Categories...)
@@ -278,11 +305,27 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	return withLegend(f, barsSize[0], barsSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }
 
-// legendEntry is one key of a chart's legend: a series' name and what
-// draws its sample.
+// legendEntry is one key of a chart's legend: a series' name (a display
+// name, cut), its whole name ("": the name) and what draws its sample.
 type legendEntry struct {
-	name  string
-	thumb []plot.Thumbnailer
+	name, full string
+	thumb      []plot.Thumbnailer
+}
+
+// fullNames is what a chart file's metadata says of its legend: each
+// key whose name is cut, in full ("" when none is), as the HTML charts
+// give it on hover.
+func fullNames(entries []legendEntry) string {
+	var parts []string
+	for _, e := range entries {
+		if e.full != "" && e.full != e.name {
+			parts = append(parts, e.name+" is "+e.full)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Legend names in full: " + strings.Join(parts, "; ")
 }
 
 // withLegend draws a chart's panels below its one legend, outside every
@@ -293,8 +336,16 @@ type legendEntry struct {
 // A chart of one plot passes it as p: its title goes above the legend
 // (title, legend, plot, top to bottom).
 func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Plot, panels func(draw.Canvas)) io.WriterTo {
-	perRow := max(int(w/(2.2*vg.Inch)), 1)
-	rows := (len(entries) + perRow - 1) / perRow
+	var sty text.Style
+	sans(&sty, 10)
+	sty.Color = color.Black
+	sty.Handler = plot.DefaultTextHandler
+	sty.YAlign = draw.YCenter
+	keys := layoutLegend(entries, w, sty)
+	rows := 0
+	for _, k := range keys {
+		rows = max(rows, k.row+1)
+	}
 	legendH := vg.Points(16)*vg.Length(rows) + vg.Points(6)
 	if len(entries) == 0 {
 		legendH = 0
@@ -305,7 +356,7 @@ func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Pl
 		title = p.Title.TextStyle
 		titleH = title.Height(p.Title.Text) + vg.Points(6)
 	}
-	cv, done := canvas(f, w, h+legendH+titleH)
+	cv, done := canvas(f, w, h+legendH+titleH, fullNames(entries))
 	dc := draw.New(cv)
 	top := h + legendH + titleH
 	if titleH > 0 {
@@ -314,22 +365,49 @@ func withLegend(f ChartFormat, w, h vg.Length, entries []legendEntry, p *plot.Pl
 		p.Title.Text = ""
 		top -= titleH
 	}
-	var sty text.Style
-	sans(&sty, 10)
-	sty.Color = color.Black
-	sty.Handler = plot.DefaultTextHandler
-	sty.YAlign = draw.YCenter
-	for k, e := range entries {
-		x := vg.Points(8) + (w/vg.Length(perRow))*vg.Length(k%perRow)
-		y := top - vg.Points(11) - vg.Points(16)*vg.Length(k/perRow)
-		thumb := draw.Crop(dc, x, x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
-		for _, t := range e.thumb {
+	for _, k := range keys {
+		y := top - vg.Points(11) - vg.Points(16)*vg.Length(k.row)
+		thumb := draw.Crop(dc, k.x, k.x+vg.Points(22)-dc.Max.X, y-vg.Points(5), y+vg.Points(5)-dc.Max.Y)
+		for _, t := range k.thumb {
 			t.Thumbnail(&thumb)
 		}
-		dc.FillText(sty, vg.Point{X: x + vg.Points(26), Y: y}, short(e.name))
+		dc.FillText(sty, vg.Point{X: k.x + vg.Points(26), Y: y}, k.text)
 	}
 	panels(draw.Crop(dc, 0, 0, 0, -legendH-titleH))
 	return done()
+}
+
+// placedKey is a legend entry where withLegend draws it: its row, the x
+// of its sample, and its name, cut further (by sysname.Short) only when
+// it is wider than the chart.
+type placedKey struct {
+	legendEntry
+	text string
+	x    vg.Length
+	row  int
+}
+
+// layoutLegend flows the entries left to right in rows across a chart w
+// wide, each as wide as its sample and name measured in sty: no key
+// overlaps another or runs off the chart.
+func layoutLegend(entries []legendEntry, w vg.Length, sty text.Style) []placedKey {
+	const gap, sample = 14, 26 // points between keys; a key's sample and its space
+	left, right := vg.Points(8), w-vg.Points(8)
+	var out []placedKey
+	x, row := left, 0
+	for _, e := range entries {
+		name := e.name
+		for n, room := utf8.RuneCountInString(name)-1, right-left-vg.Points(sample); sty.Width(name) > room && n > 1; n-- {
+			name = sysname.Short(e.name, n) // sysname's one rule: the end that tells systems apart stays
+		}
+		kw := vg.Points(sample) + sty.Width(name)
+		if x > left && x+kw > right {
+			x, row = left, row+1
+		}
+		out = append(out, placedKey{legendEntry: e, text: name, x: x, row: row})
+		x += kw + vg.Points(gap)
+	}
+	return out
 }
 
 func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
@@ -372,7 +450,7 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 			p.Add(line, pts)
 			if !inLegend[l.Series] {
 				inLegend[l.Series] = true
-				legendEntries = append(legendEntries, legendEntry{l.Name, []plot.Thumbnailer{line, pts}})
+				legendEntries = append(legendEntries, legendEntry{l.Name, l.Full, []plot.Thumbnailer{line, pts}})
 			}
 		}
 		plots[i/cols][i%cols] = p
@@ -417,7 +495,7 @@ func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
 		s.Shape = glyph(i)
 		s.Radius = vg.Points(2.5)
 		p.Add(s)
-		legend = append(legend, legendEntry{g.Name, []plot.Thumbnailer{s}})
+		legend = append(legend, legendEntry{g.Name, "", []plot.Thumbnailer{s}})
 	}
 	return withLegend(f, scatterSize[0], scatterSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }

@@ -19,19 +19,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/sysname"
 )
 
-// Options choose what a report shows. The zero value charts our systems
-// (and, when the board has published ones, the three best of those) on
-// nDCG@10.
+// Options choose what a report shows. The zero value charts our best
+// systems beside R2MED's three best published ones (when the board has
+// them; else the later papers' three best) on nDCG@10.
 type Options struct {
 	Metric leaderboard.Metric // zero: leaderboard.DefaultMetric
 	// Systems are the systems charted, by ID or name, at most MaxSeries;
-	// the first two with run files are the scatter's. Empty: ours in
-	// board order, then the best published ones, up to MaxSeries.
+	// the first two with run files are the scatter's. Empty: our best,
+	// then the References best published ones, MaxSeries in all.
 	Systems []string
 	// Title heads the report; "" gives "R2MED results".
 	Title string
@@ -135,8 +137,14 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 		return nil, err
 	}
 	if len(opt.Systems) == 0 {
-		if n := len(d.Ours()); n > MaxSeries {
-			r.Notes = append(r.Notes, fmt.Sprintf("%d of our %d systems are charted; choose others with --systems", MaxSeries, n))
+		charted := 0
+		for _, s := range r.Charted {
+			if s.IsOurs() {
+				charted++
+			}
+		}
+		if n := len(d.Ours()); n > charted {
+			r.Notes = append(r.Notes, fmt.Sprintf("%d of our %d systems are charted (the best, beside %d reference systems); choose others with --systems", charted, n, len(r.Charted)-charted))
 		}
 	}
 	r.bars()
@@ -174,35 +182,58 @@ func chartSystems(d *Data, t *leaderboard.Table, names []string) ([]*leaderboard
 		}
 		return out, nil
 	}
+	// References: R2MED's three best published systems (complete on
+	// the tasks shown), else, without them, the later papers' three best.
+	var refs []*leaderboard.System
+	for _, origin := range []leaderboard.Origin{leaderboard.OriginPublished, leaderboard.OriginExternal} {
+		for _, row := range t.Rows {
+			if row.System.Origin() == origin && row.Complete && len(refs) < References {
+				refs = append(refs, row.System)
+			}
+		}
+		if len(refs) > 0 {
+			break
+		}
+	}
+	// Ours, best first, in the room the references leave: each task's
+	// group of bars puts our runs beside them.
 	var out []*leaderboard.System
-	for _, s := range d.Ours() {
-		if len(out) < MaxSeries {
-			out = append(out, s)
-		}
-	}
-	published := 0
 	for _, row := range t.Rows {
-		if !row.System.IsOurs() && row.Complete && published < 3 && len(out) < MaxSeries {
+		if row.System.IsOurs() && len(out) < MaxSeries-len(refs) {
 			out = append(out, row.System)
-			published++
 		}
 	}
-	return out, nil
+	return append(out, refs...), nil
 }
 
-// chartedNames are the charted systems' legend names: their names, with
-// the origin added where one of ours and a published system share one
-// ("bm25 (ours)", "bm25 (published)"), so no two keys read the same.
+// References is how many reference systems a report charts beside ours
+// by default: R2MED's best published ones.
+const References = 3
+
+func (r *Report) chartedFullNames() []string {
+	names := make([]string, len(r.Charted))
+	for i, s := range r.Charted {
+		names[i] = s.FullName()
+	}
+	return names
+}
+
+// chartedNames are the charted systems' legend names: their display
+// names (told apart on the board by sysname.ShortAll), with the origin
+// added where one of ours and a published system share one ("bm25
+// (ours)", "bm25 (published)"), so no two keys read the same; the name is
+// cut to leave room for it, so no key is longer than MaxLabel.
 func (r *Report) chartedNames() []string {
 	names := make([]string, len(r.Charted))
 	count := map[string]int{}
 	for i, s := range r.Charted {
-		names[i] = s.Name
-		count[s.Name]++
+		names[i] = s.DisplayName()
+		count[names[i]]++
 	}
 	for i, s := range r.Charted {
-		if count[s.Name] > 1 {
-			names[i] += " (" + string(s.Origin()) + ")"
+		if count[s.DisplayName()] > 1 {
+			tag := " (" + string(s.Origin()) + ")"
+			names[i] = sysname.Short(s.FullName(), MaxLabel-utf8.RuneCountInString(tag)) + tag
 		}
 	}
 	return names
@@ -230,7 +261,7 @@ func (r *Report) bars() {
 	}
 	r.Bars = BarChart{ID: "bars", Title: r.Metric.Label + " per task",
 		Desc:   fmt.Sprintf("Grouped bars: %s ×100 of %s on %s (%s).", r.Metric.Label, count(len(r.Charted), "system"), count(len(cats), "task"), strings.Join(cats, ", ")),
-		XLabel: "task", YLabel: r.Metric.Label + " ×100", Categories: short, Series: r.chartedNames(), Values: vals}
+		XLabel: "task", YLabel: r.Metric.Label + " ×100", Categories: short, Series: r.chartedNames(), Full: r.chartedFullNames(), Values: vals}
 }
 
 // recallCutoffs lists the k of the recall@k values a system has on a task.
@@ -259,7 +290,7 @@ func (r *Report) curves() {
 			if len(ks) < 2 {
 				continue
 			}
-			l := Line{Name: names[i], Series: i}
+			l := Line{Name: names[i], Full: s.FullName(), Series: i}
 			for _, k := range ks {
 				l.X = append(l.X, float64(k))
 				l.Y = append(l.Y, s.Tasks[task].Metrics["recall_at_"+strconv.Itoa(k)]*100)
@@ -315,8 +346,8 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 	}
 	a, b := pair[0], pair[1]
 	r.ScatterPair = [2]*leaderboard.System{a, b}
-	c := &ScatterChart{ID: "scatter", Title: fmt.Sprintf("Per-query %s: %s vs %s", r.Metric.Label, a.Name, b.Name),
-		XLabel: fmt.Sprintf("%s — %s", r.Metric.Label, a.Name), YLabel: fmt.Sprintf("%s — %s", r.Metric.Label, b.Name), Max: 1}
+	c := &ScatterChart{ID: "scatter", Title: fmt.Sprintf("Per-query %s: %s vs %s", r.Metric.Label, a.DisplayName(), b.DisplayName()),
+		XLabel: fmt.Sprintf("%s — %s", r.Metric.Label, a.DisplayName()), YLabel: fmt.Sprintf("%s — %s", r.Metric.Label, b.DisplayName()), Max: 1}
 	var xs, ys []float64
 	for _, task := range r.Tasks {
 		if !d.HasRunFile(a.ID, task) || !d.HasRunFile(b.ID, task) {
@@ -355,9 +386,9 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 	var parts []string
 	for _, t := range r.Tests {
 		parts = append(parts, fmt.Sprintf("%s: N = %d, %s better on %d, %s on %d, equal on %d; mean %s − %s %+.4f, randomization p = %.4f",
-			t.Task, t.N, b.Name, t.Wins, a.Name, t.Losses, t.Ties, b.Name, a.Name, t.Diff, t.RandP))
+			t.Task, t.N, b.DisplayName(), t.Wins, a.DisplayName(), t.Losses, t.Ties, b.DisplayName(), a.DisplayName(), t.Diff, t.RandP))
 	}
-	c.Desc = fmt.Sprintf("Every judged query of each task counts (a query a system did not answer scores 0). Points above the diagonal favour %s. %s.", b.Name, strings.Join(parts, "; "))
+	c.Desc = fmt.Sprintf("Every judged query of each task counts (a query a system did not answer scores 0). Points above the diagonal favour %s. %s.", b.DisplayName(), strings.Join(parts, "; "))
 	r.Scatter = c
 	return nil
 }

@@ -219,6 +219,22 @@ func checkSelfContained(t *testing.T, page string) {
 	}
 }
 
+var idAttr = regexp.MustCompile(`\sid="([^"]+)"`)
+
+// checkUniqueIDs fails when two elements of the page share an id (a
+// section heading and the table or chart in it did: #leaderboard,
+// #scatter, #cost).
+func checkUniqueIDs(t *testing.T, page string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, m := range idAttr.FindAllStringSubmatch(page, -1) {
+		if seen[m[1]] {
+			t.Errorf("id %q is used twice", m[1])
+		}
+		seen[m[1]] = true
+	}
+}
+
 func TestHTMLSelfContained(t *testing.T) {
 	root, _ := fixture(t)
 	_, r := build(t, root, true, Options{})
@@ -240,6 +256,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+	checkUniqueIDs(t, page)
 	// The checker itself catches what it should.
 	for _, bad := range []string{`<script src="x.js">`, `<img src="https://x/y.png">`, `<link rel="stylesheet" href="//cdn/x.css">`, `a{background:url(x.png)}`} {
 		ft := &testing.T{}
@@ -298,8 +315,8 @@ func TestChartFiles(t *testing.T) {
 					t.Errorf("%s: %d bytes, embeds a font or names no font stack", filepath.Base(p), len(x))
 				}
 			case PDF:
-				if !bytes.HasPrefix(x, []byte("%PDF-")) || !bytes.Contains(x, []byte("(D:000")) {
-					t.Errorf("%s: not a PDF with a zeroed date", filepath.Base(p))
+				if !bytes.HasPrefix(x, []byte("%PDF-")) || !bytes.Contains(x, []byte("(D:20000101000000")) {
+					t.Errorf("%s: not a PDF with a fixed date", filepath.Base(p))
 				}
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/r2med/r2med/sysname"
 )
 
 // Palette is the series colours of every chart: Paul Tol's "bright"
@@ -86,7 +88,10 @@ type BarChart struct {
 	XLabel, YLabel string
 	Categories     []string
 	Series         []string
-	Values         [][]float64 // [series][category]
+	// Full are the series' whole names, for hovers (FullName); "" or
+	// missing: the series name.
+	Full   []string
+	Values [][]float64 // [series][category]
 }
 
 // LineChart draws series of (x, y) points joined by lines, x on a log
@@ -107,6 +112,7 @@ type LineChart struct {
 // Line is one series of a LineChart.
 type Line struct {
 	Name string
+	Full string // the whole name, for hovers; "" is Name
 	// Series is the system's index among the charted ones: its colour,
 	// marker and dash.
 	Series int
@@ -164,6 +170,7 @@ func svgOpen(b *strings.Builder, id string, w, h float64, title, desc string) {
 // marker (and dash for lines).
 type legendKey struct {
 	name   string
+	full   string // the name whole, for the key's hover; "" is name
 	series int    // data-series, the colour class, marker and dash index
 	color  string // fill
 	class  string // colour class: "c0", "t3"
@@ -194,32 +201,22 @@ func legend(b *strings.Builder, keys []legendKey, y, width float64) float64 {
 		} else {
 			marker(b, k.series, x+7, yy-4, 5, k.class, k.color, "")
 		}
-		fmt.Fprintf(b, `<text x="%s" y="%s">%s<title>%s</title></text></g>`, f1(x+24), f1(yy), esc(short(k.name)), esc(k.name))
+		full := k.full
+		if full == "" {
+			full = k.name
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s">%s<title>%s</title></text></g>`, f1(x+24), f1(yy), esc(k.name), esc(full))
 		x += w
 	}
 	b.WriteString(`</g>`)
 	return float64(row+1) * legendRowH
 }
 
-func keyWidth(name string) float64 { return 28 + float64(len([]rune(short(name))))*fontW + 18 }
+func keyWidth(name string) float64 { return 28 + float64(len([]rune(name)))*fontW + 18 }
 
-// MaxLabel is the longest series name a legend prints; longer names are
-// cut in the middle with "…" and given whole on hover.
-const MaxLabel = 40
-
-// labelTail is how much of a cut name's end stays: system names end in
-// what tells similar ones apart (a reranker's depth "@20", the hash
-// suffix "#3f2a"), so a cut keeps them.
-const labelTail = 15
-
-func short(s string) string {
-	r := []rune(s)
-	if len(r) <= MaxLabel {
-		return s
-	}
-	head := MaxLabel - 1 - labelTail
-	return string(r[:head]) + "…" + string(r[len(r)-labelTail:])
-}
+// MaxLabel is the longest series name a legend prints: a system's
+// DisplayName, cut by sysname's one rule and given whole on hover.
+const MaxLabel = sysname.Width
 
 func dashAttr(i int) string {
 	if d := Dashes[i%len(Dashes)]; d != "" {
@@ -260,14 +257,18 @@ func seriesKeys(names []string, line bool) []legendKey {
 
 // Legend is a legend on its own, for a group of charts that share it
 // (the recall@k curves): one key per series (names[i] is series
-// series[i]) with its colour, marker and dash. id is the element id; the
+// series[i], full[i] its whole name for the hover, "" or missing: the
+// name) with its colour, marker and dash. id is the element id; the
 // charts name it in data-legend.
-func Legend(id string, names []string, series []int) string {
+func Legend(id string, names, full []string, series []int) string {
 	var b strings.Builder
 	keys := make([]legendKey, len(names))
 	for i, n := range names {
 		s := series[i]
 		keys[i] = legendKey{name: n, series: s, color: seriesColor(Palette, s), class: "c" + strconv.Itoa(s%len(Palette)), line: true}
+		if i < len(full) {
+			keys[i].full = full[i]
+		}
 	}
 	h := legendHeight(keys, chartW) + 8
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart legend-only" id="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="Legend: %s">`,
@@ -357,6 +358,9 @@ func (c BarChart) SVG() string {
 	keys := seriesKeys(c.Series, false)
 	for i := range keys {
 		keys[i].bar = true
+		if i < len(c.Full) {
+			keys[i].full = c.Full[i]
+		}
 	}
 	lh := legendHeight(keys, barsW)
 	plotH := 280.0
@@ -403,7 +407,7 @@ func (c LineChart) SVG() string {
 	var keys []legendKey
 	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), c.YMax
 	for _, s := range c.Series {
-		keys = append(keys, legendKey{name: s.Name, series: s.Series, color: seriesColor(Palette, s.Series), class: "c" + strconv.Itoa(s.Series%len(Palette)), line: true})
+		keys = append(keys, legendKey{name: s.Name, full: s.Full, series: s.Series, color: seriesColor(Palette, s.Series), class: "c" + strconv.Itoa(s.Series%len(Palette)), line: true})
 		for j := range s.X {
 			xlo, xhi = min(xlo, s.X[j]), max(xhi, s.X[j])
 			if c.YMax == 0 {

@@ -25,10 +25,47 @@ func profileText(t *ir.Task) string {
 	return b.String()
 }
 
-// countRow is one value of a field and how many queries have it.
+// countRow is one value of a field (or a range of counts) and how many
+// queries have it; Sort is its sort key.
 type countRow struct {
 	Value string
 	N     int
+	Sort  int
+}
+
+// maxCountRows is how many distinct counts the data page lists one by
+// one; with more, they are grouped in ranges that double.
+const maxCountRows = 16
+
+// countRows is the histogram of counts (count → queries) as table rows:
+// one row per count, or, with more than maxCountRows of them (NFCorpus:
+// a hundred), one per range 0, 1, 2, 3–4, 5–8, 9–16… Ranges no query
+// falls in are left out.
+func countRows(hist map[int]int) (rows []countRow, binned bool) {
+	counts := slices.Sorted(maps.Keys(hist))
+	if len(counts) <= maxCountRows {
+		for _, n := range counts {
+			rows = append(rows, countRow{Value: fmt.Sprint(n), N: hist[n], Sort: n})
+		}
+		return rows, false
+	}
+	lo, hi := 0, 0
+	for len(counts) > 0 {
+		row := countRow{Sort: lo}
+		for len(counts) > 0 && counts[0] <= hi {
+			row.N += hist[counts[0]]
+			counts = counts[1:]
+		}
+		if row.N > 0 {
+			row.Value = fmt.Sprint(lo)
+			if hi > lo {
+				row.Value = fmt.Sprintf("%d–%d", lo, hi)
+			}
+			rows = append(rows, row)
+		}
+		lo, hi = hi+1, max(2*hi, 1)
+	}
+	return rows, true
 }
 
 // dataPage is a task's dataset page: the r2med stats profile (queries,
@@ -62,7 +99,7 @@ func (s *Server) dataPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var bodyRows []countRow
 	for v, n := range body {
-		bodyRows = append(bodyRows, countRow{v, n})
+		bodyRows = append(bodyRows, countRow{Value: v, N: n})
 	}
 	slices.SortFunc(bodyRows, func(a, b countRow) int { return cmp.Or(b.N-a.N, strings.Compare(a.Value, b.Value)) })
 	// Relevant documents per query, as a histogram.
@@ -76,12 +113,9 @@ func (s *Server) dataPage(w http.ResponseWriter, r *http.Request) {
 		}
 		perQuery[n]++
 	}
-	var relRows []countRow
-	for _, n := range slices.Sorted(maps.Keys(perQuery)) {
-		relRows = append(relRows, countRow{fmt.Sprint(n), perQuery[n]})
-	}
+	relRows, binned := countRows(perQuery)
 	s.page(w, "data", map[string]any{"Task": task, "Profile": profileText(td.Task), "Body": bodyRows, "RelPerQuery": relRows,
-		"Source": td.Task.Name, "From": systems[0].Name})
+		"Binned": binned, "Distinct": len(perQuery), "Source": td.Task.Name, "From": systems[0].DisplayName()})
 }
 
 // diffQuery is one query of the diff page: both systems' values.
@@ -97,7 +131,10 @@ type docDiff struct {
 	DocID        string
 	RankA, RankB int
 	Grade        int
-	Snippet      string
+	// Judged says the judgments hold the document; Pooled that they
+	// hold irrelevant ones too, so that an unjudged one is worth marking.
+	Judged, Pooled bool
+	Snippet        string
 }
 
 // Change says how the document moved from A to B.
@@ -205,25 +242,28 @@ func (s *Server) renderDiff(w http.ResponseWriter, r *http.Request, task string,
 		}
 		sel = best.ID
 	}
+	runA, errA := s.data.RunFile(a.ID, task)
+	runB, errB := s.data.RunFile(b.ID, task)
+	if errA != nil || errB != nil {
+		s.errorPage(w, cmp.Or(errA, errB))
+		return
+	}
+	isPooled := pooled(td.Qrels)
 	data := map[string]any{"Task": task, "A": a, "B": b, "Rows": rows, "N": len(rows), "Wins": wins, "Losses": losses,
 		"Ties": len(rows) - wins - losses, "UnA": len(va.Unanswered), "UnB": len(vb.Unanswered), "Metric": metric,
-		"Systems": systems, "Sel": sel, "K": k}
+		"Systems": systems, "Sel": sel, "K": k, "Pooled": isPooled, "JudgedK": judgedK,
+		"JudgedA": fmt.Sprintf("%.2f", judgedAt(runA, td.Qrels, judgedK)), "JudgedB": fmt.Sprintf("%.2f", judgedAt(runB, td.Qrels, judgedK))}
 	if sel != "" {
 		if _, ok := va.ByQuery[sel]; !ok {
 			s.errorPage(w, notFound("no judged query %q in %s", sel, task))
-			return
-		}
-		runA, errA := s.data.RunFile(a.ID, task)
-		runB, errB := s.data.RunFile(b.ID, task)
-		if errA != nil || errB != nil {
-			s.errorPage(w, cmp.Or(errA, errB))
 			return
 		}
 		rankA, rankB := rankOf(runA[sel]), rankOf(runB[sel])
 		docs := map[string]*docDiff{}
 		add := func(id string) {
 			if docs[id] == nil {
-				d := &docDiff{DocID: id, RankA: rankA[id], RankB: rankB[id], Grade: td.Qrels[sel][id]}
+				g, judged := td.Qrels[sel][id]
+				d := &docDiff{DocID: id, RankA: rankA[id], RankB: rankB[id], Grade: g, Judged: judged, Pooled: isPooled}
 				if doc, ok := td.Doc(id); ok {
 					d.Snippet, _, _ = s.snippet(doc.Text, nil)
 					if len(d.Snippet) > 160 {
@@ -274,6 +314,7 @@ func (s *Server) renderDiff(w http.ResponseWriter, r *http.Request, task string,
 		q, _ := td.Query(sel)
 		data["Query"] = q
 		data["Docs"], data["OnlyA"], data["OnlyB"] = list, onlyA, onlyB
+		data["RelOnlyA"], data["RelOnlyB"] = countRelevant(onlyA), countRelevant(onlyB)
 		data["SelA"], data["SelB"] = va.ByQuery[sel], vb.ByQuery[sel]
 	}
 	s.page(w, "diff", data)
@@ -294,4 +335,14 @@ func cutString(s string, n int) (string, []Segment, bool) {
 		return "", nil, more
 	}
 	return segs[0].Text, segs, more
+}
+
+func countRelevant(docs []*docDiff) int {
+	n := 0
+	for _, d := range docs {
+		if d.Grade > 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -298,12 +298,17 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 // QueryJSON is the drill-down of one query, /api/query/{task}/{qid}.
 // Document texts are snippets (SnippetBytes); /api/doc gives one whole.
 type QueryJSON struct {
-	Task     string          `json:"task"`
-	Query    QueryInfo       `json:"query"`
-	Terms    []string        `json:"terms"` // the query's index terms
-	Relevant []DocJSON       `json:"relevant"`
-	Metric   string          `json:"metric"` // R2MED key of Systems[].Value
-	Systems  []SystemResults `json:"systems"`
+	Task string `json:"task"`
+	// PooledJudgments is set when the judgments hold documents judged
+	// not relevant (grade 0 or below), as pooled TREC judgments do: a
+	// document they lack is then unjudged, and is marked so. R2MED's and
+	// BEIR's list relevant documents only.
+	PooledJudgments bool            `json:"pooled_judgments"`
+	Query           QueryInfo       `json:"query"`
+	Terms           []string        `json:"terms"` // the query's index terms
+	Relevant        []DocJSON       `json:"relevant"`
+	Metric          string          `json:"metric"` // R2MED key of Systems[].Value
+	Systems         []SystemResults `json:"systems"`
 }
 
 // QueryInfo is the query: id, text and its other fields (R2MED's
@@ -329,17 +334,26 @@ type DocJSON struct {
 
 // SystemResults is one system's ranking for the query.
 type SystemResults struct {
-	ID     string   `json:"id"`
-	Name   string   `json:"name"`
-	About  string   `json:"-"` // the hover: leaderboard's System.About
-	Series int      `json:"-"`
-	Value  *float64 `json:"value"` // the metric on this query; null when not evaluated
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`      // as pages show it (DisplayName)
+	FullName string   `json:"full_name"` // for exports
+	About    string   `json:"-"`         // the hover: leaderboard's System.About
+	Series   int      `json:"-"`
+	Value    *float64 `json:"value"` // the metric on this query; null when not evaluated
 	// RelevantRanks maps each relevant document to its rank in the run, 0
 	// when the run does not retrieve it.
 	RelevantRanks map[string]int `json:"relevant_ranks"`
 	Hits          []HitJSON      `json:"hits"`
 	Retrieved     int            `json:"retrieved"` // hits in the run for the query
-	Error         string         `json:"error,omitempty"`
+	// Judged of JudgedOf (the top k, or fewer hits) are in the
+	// judgments; Unjudged = JudgedOf − Judged. FewerJudged marks a
+	// system whose top k holds fewer judged documents than another's,
+	// with pooled judgments: its score may understate it.
+	Judged      int    `json:"judged"`
+	JudgedOf    int    `json:"judged_of"`
+	Unjudged    int    `json:"-"`
+	FewerJudged bool   `json:"fewer_judged,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // RelevantAt lists the ranks of the relevant documents, best first, then
@@ -363,6 +377,7 @@ type HitJSON struct {
 	Score     float64   `json:"score"`
 	Grade     int       `json:"grade"`
 	Relevant  bool      `json:"relevant"`
+	Judged    bool      `json:"judged"` // in the judgments, relevant or not
 	Text      string    `json:"text"`
 	Truncated bool      `json:"truncated,omitempty"`
 	Length    int       `json:"length"`
@@ -426,7 +441,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 			// One run's data that cannot be loaded costs its column, not
 			// the page.
 			loadErr = err
-			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.Name, About: sys.About(), Series: series[sys.ID] % len(report.Palette),
+			out.Systems = append(out.Systems, SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), About: sys.About(), Series: series[sys.ID] % len(report.Palette),
 				RelevantRanks: map[string]int{}, Hits: []HitJSON{}, Error: err.Error()})
 			continue
 		}
@@ -442,6 +457,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 				out.Terms = append(out.Terms, t)
 			}
 			sort.Strings(out.Terms)
+			out.PooledJudgments = pooled(td.Qrels)
 			for _, id := range relevantIDs(td.Qrels[qid]) {
 				dj := DocJSON{ID: id, Grade: td.Qrels[qid][id]}
 				if d, ok := td.Doc(id); ok {
@@ -453,7 +469,7 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 				out.Relevant = append(out.Relevant, dj)
 			}
 		}
-		sr := SystemResults{ID: sys.ID, Name: sys.Name, About: sys.About(), Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
+		sr := SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), About: sys.About(), Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
 		run, err := s.data.RunFile(sys.ID, task)
 		if err != nil {
 			sr.Error = err.Error()
@@ -470,15 +486,19 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 		for _, id := range relevantIDs(td.Qrels[qid]) {
 			sr.RelevantRanks[id] = 0
 		}
+		sr.JudgedOf = min(k, len(hits))
 		for i, h := range hits {
-			g := td.Qrels[qid][h.DocID]
+			g, judged := td.Qrels[qid][h.DocID]
 			if g > 0 {
 				sr.RelevantRanks[h.DocID] = i + 1
 			}
 			if i >= k {
 				continue
 			}
-			hj := HitJSON{Rank: i + 1, DocID: h.DocID, Score: h.Score, Grade: g, Relevant: g > 0}
+			if judged {
+				sr.Judged++
+			}
+			hj := HitJSON{Rank: i + 1, DocID: h.DocID, Score: h.Score, Grade: g, Relevant: g > 0, Judged: judged}
 			if d, ok := td.Doc(h.DocID); ok {
 				hj.Length = len(d.Text)
 				hj.Text, hj.Segments, hj.Truncated = s.snippet(d.Text, terms)
@@ -493,7 +513,54 @@ func (s *Server) query(ctx context.Context, task, qid string, k int, metric lead
 		}
 		return nil, notFound("no query %q in %s", qid, task)
 	}
+	most := 0
+	for i := range out.Systems {
+		sr := &out.Systems[i]
+		sr.Unjudged = sr.JudgedOf - sr.Judged
+		most = max(most, sr.Judged)
+	}
+	for i := range out.Systems {
+		if sr := &out.Systems[i]; out.PooledJudgments && sr.Error == "" && sr.Judged < most && sr.Unjudged > 0 {
+			sr.FewerJudged = true
+		}
+	}
 	return out, nil
+}
+
+// pooled reports whether judgments hold documents judged not relevant
+// (grade 0 or below) as well as relevant ones, as pooled TREC judgments
+// do; R2MED's and BEIR's list the relevant ones only, so that there any
+// other document is unjudged.
+func pooled(q ir.Qrels) bool {
+	for _, docs := range q {
+		for _, g := range docs {
+			if g <= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// judgedAt is the mean over the judged queries of the share of a run's
+// top k (trec_eval's order; an unanswered query's is 0) that the
+// judgments cover, relevant or not.
+func judgedAt(run ir.Run, q ir.Qrels, k int) float64 {
+	if len(q) == 0 {
+		return 0
+	}
+	var sum float64
+	for qid, docs := range q {
+		hits := ranked(run[qid])
+		n := 0
+		for _, h := range hits[:min(k, len(hits))] {
+			if _, ok := docs[h.DocID]; ok {
+				n++
+			}
+		}
+		sum += float64(n) / float64(k)
+	}
+	return sum / float64(len(q))
 }
 
 // ranked orders hits as trec_eval ranks them (score descending, ties by
@@ -667,6 +734,9 @@ type taskRow struct {
 	Cells []report.Cell
 }
 
+// judgedK is the depth of the judged@k the task and diff pages show.
+const judgedK = 10
+
 var taskMetrics = []leaderboard.Metric{
 	leaderboard.DefaultMetric, {Key: "recall_at_10", Label: "Recall@10"}, {Key: "recall_at_100", Label: "Recall@100"},
 	{Key: "map_at_100", Label: "MAP@100"}, {Key: "mrr", Label: "MRR"},
@@ -786,6 +856,21 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 	if t, err := tasks.Lookup(task); err == nil {
 		family = t.Family.Title()
 	}
+	var judged []string
+	isPooled := false
+	if loadErr == "" && len(systems) > 0 {
+		if td, err := s.data.TaskData(context.WithoutCancel(r.Context()), systems[0].ID, task); err == nil {
+			isPooled = pooled(td.Qrels)
+			for _, sys := range systems {
+				run, err := s.data.RunFile(sys.ID, task)
+				if err != nil {
+					judged = append(judged, "—")
+					continue
+				}
+				judged = append(judged, strconv.FormatFloat(judgedAt(run, td.Qrels, judgedK), 'f', 2, 64))
+			}
+		}
+	}
 	var diff string
 	if len(systems) >= 2 {
 		diff = "/diff/" + url.PathEscape(task) + "?a=" + url.QueryEscape(systems[0].ID) + "&b=" + url.QueryEscape(systems[1].ID)
@@ -793,6 +878,7 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 	s.page(w, "task", map[string]any{
 		"Task": task, "Family": family, "Metrics": taskMetrics, "Rows": rows, "Systems": systems, "Queries": queries,
 		"Unanswered": unanswered, "LoadError": loadErr, "Curve": curve, "Legend": legend, "Metric": metric, "Diff": diff,
+		"HasData": len(systems) > 0, "Judged": judged, "JudgedK": judgedK, "Pooled": isPooled,
 	})
 }
 
@@ -835,11 +921,18 @@ func (s *Server) queryPage(w http.ResponseWriter, r *http.Request) {
 	for i := range grid {
 		grid[i].Rank = i + 1
 		for _, sys := range q.Systems {
-			if i < len(sys.Hits) {
+			switch {
+			case i < len(sys.Hits):
 				h := sys.Hits[i]
-				grid[i].Cells = append(grid[i].Cells, &h)
-			} else {
-				grid[i].Cells = append(grid[i].Cells, nil)
+				grid[i].Cells = append(grid[i].Cells, gridCell{Hit: &h})
+			case i == len(sys.Hits) && sys.Error != "":
+				grid[i].Cells = append(grid[i].Cells, gridCell{Note: "not shown: " + sys.Error})
+			case i == 0:
+				grid[i].Cells = append(grid[i].Cells, gridCell{Note: "no answer: the run ranks no document for this query"})
+			case i == len(sys.Hits):
+				grid[i].Cells = append(grid[i].Cells, gridCell{Note: fmt.Sprintf("end of the run: it ranks %d document%s for this query", len(sys.Hits), map[bool]string{true: "", false: "s"}[len(sys.Hits) == 1])})
+			default:
+				grid[i].Cells = append(grid[i].Cells, gridCell{})
 			}
 		}
 	}
@@ -847,9 +940,15 @@ func (s *Server) queryPage(w http.ResponseWriter, r *http.Request) {
 		"QuerySegs": s.hl.Segments(q.Query.Text, shared)})
 }
 
-// gridRow is one rank of the per-query page's grid; nil cells are
-// systems that retrieved fewer documents.
+// gridRow is one rank of the per-query page's grid.
 type gridRow struct {
 	Rank  int
-	Cells []*HitJSON
+	Cells []gridCell
+}
+
+// gridCell is one system's hit at a rank; a system that ranks fewer
+// documents has no Hit there, and the first such cell says why (Note).
+type gridCell struct {
+	Hit  *HitJSON
+	Note string
 }

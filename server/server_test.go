@@ -60,7 +60,14 @@ func fixture(t *testing.T) (*httptest.Server, *ir.Task) {
 			t.Fatal(err)
 		}
 	}
-	d, err := report.Load(root, leaderboard.Sources{Published: true}, evilLoader)
+	return serveRuns(t, root, evilLoader), task
+}
+
+// serveRuns serves the runs under root with R2MED's published systems,
+// their data loaded by load.
+func serveRuns(t *testing.T, root string, load report.TaskLoader) *httptest.Server {
+	t.Helper()
+	d, err := report.Load(root, leaderboard.Sources{Published: true}, load)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +77,7 @@ func fixture(t *testing.T) (*httptest.Server, *ir.Task) {
 	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
-	return ts, task
+	return ts
 }
 
 func get(t *testing.T, url string) (int, http.Header, string) {

@@ -12,14 +12,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/usage"
 )
 
 // System is one system's per-query values of a metric, by query key (a
 // query id, or "task/id" when several tasks are pooled).
 type System struct {
-	Name   string
-	Values map[string]float64
+	Name string
+	// FullName is the whole name where Name is cut to fit; "" otherwise.
+	FullName string
+	Values   map[string]float64
 	// Unanswered are the judged queries the system's runs returned
 	// nothing for (their value is 0 in Values); Gather fills it.
 	Unanswered []string
@@ -53,6 +56,12 @@ type Report struct {
 	// included), for those whose runs recorded their usage.
 	Costs      map[string]usage.Cost `json:"costs,omitempty"`
 	Breakdowns []Breakdown           `json:"breakdowns,omitempty"`
+	// AllPairs compares every system with every other (the baseline
+	// too), per task and pooled: ranx's comparison.
+	AllPairs *AllPairs `json:"all_pairs,omitempty"`
+	// FullNames gives the whole name of each system whose name the
+	// report shows cut (sysname.Short), by the name shown.
+	FullNames map[string]string `json:"full_names,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -119,6 +128,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	slices.Sort(queries)
 	rep := &Report{Metric: metric, Baseline: systems[0].Name, Queries: len(queries), Missing: map[string]int{}}
 	for _, s := range systems {
+		if s.FullName != "" && s.FullName != s.Name {
+			if rep.FullNames == nil {
+				rep.FullNames = map[string]string{}
+			}
+			rep.FullNames[s.Name] = s.FullName
+		}
 		if s.Cost != nil {
 			if rep.Costs == nil {
 				rep.Costs = map[string]usage.Cost{}
@@ -136,6 +151,9 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 	if rep.Rows, err = compareOn(queries, systems, opt, true); err != nil {
 		return nil, err
 	}
+	if rep.AllPairs, err = allPairs(queries, systems, groupings, opt); err != nil {
+		return nil, err
+	}
 	for _, g := range groupings {
 		members := map[string][]string{}
 		for _, q := range queries {
@@ -145,8 +163,11 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 			}
 			members[name] = append(members[name], q)
 		}
+		if len(members) < 2 {
+			continue // one group (a single task, no body_system) breaks nothing down
+		}
 		b := Breakdown{By: g.Name}
-		if g.Name == TaskGrouping && len(members) > 1 {
+		if g.Name == TaskGrouping {
 			rep.Pooled = slices.Sorted(maps.Keys(members))
 		}
 		for name, qs := range members {
@@ -247,22 +268,32 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q; want text, markdown, json or latex", s)
 }
 
-// WriteAll renders reports of several metrics one after the other; as
-// JSON, one report is an object and several an array.
-func WriteAll(w io.Writer, reps []*Report, f Format) error {
+// WriteAll renders reports of several metrics: the all-pairs table of
+// every metric together, then each report's comparison with the
+// baseline. As JSON, one report is an object and several an array.
+func WriteAll(w io.Writer, reps []*Report, f Format) error { return WriteAllWith(w, reps, f, 0) }
+
+// WriteAllWith is WriteAll with the text's all-pairs table split to keep
+// to width columns (0: one table).
+func WriteAllWith(w io.Writer, reps []*Report, f Format, width int) error {
 	if f == JSON && len(reps) > 1 {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(reps)
 	}
-	for i, r := range reps {
-		if i > 0 && f != JSON {
+	if f != JSON {
+		if err := writePairs(w, reps, f, width); err != nil {
+			return err
+		}
+	}
+	for _, r := range reps {
+		if f != JSON {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}
-		if err := r.Write(w, f); err != nil {
+		if err := r.write(w, f, width); err != nil {
 			return err
 		}
 	}
@@ -301,7 +332,7 @@ func (r *Report) Footer() string {
 	if !all {
 		rand = fmt.Sprintf("rand = paired randomization test, %d random sign flips (exact, marked so, where at most %d queries differ)", perms, ExactLimit)
 	}
-	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems; d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
+	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems compared with the baseline (" + Mark05 + " Holm p < 0.05, " + Mark01 + " Holm p < 0.01); d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
 }
 
 func (r *Report) scope() string {
@@ -312,7 +343,11 @@ func (r *Report) scope() string {
 }
 
 // Write renders the report.
-func (r *Report) Write(w io.Writer, f Format) error {
+func (r *Report) Write(w io.Writer, f Format) error { return r.write(w, f, 0) }
+
+// write renders the report, its text tables' system names wrapped to keep
+// to width columns (0: unbounded).
+func (r *Report) write(w io.Writer, f Format, width int) error {
 	switch f {
 	case JSON:
 		enc := json.NewEncoder(w)
@@ -327,7 +362,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	if md {
 		fmt.Fprintf(&b, "## %s: systems vs baseline %s (%s)\n\n", r.Metric, r.Baseline, r.scope())
 	} else {
-		fmt.Fprintf(&b, "%s: systems vs baseline %s on %s (differences are system − baseline)\n", r.Metric, r.Baseline, r.scope())
+		for _, l := range textwrap.Lines(fmt.Sprintf("%s: systems vs baseline %s on %s (differences are system − baseline)", r.Metric, r.Baseline, r.scope()), width) {
+			b.WriteString(l + "\n")
+		}
 	}
 	// In the systems' order: ranging over the map would shuffle the notes
 	// from one run to the next.
@@ -337,13 +374,15 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	}
 	for _, name := range names {
 		if n := r.Missing[name]; n > 0 {
-			fmt.Fprintf(&b, "note: %s has no value for %d of the %d queries (unanswered); they count as 0\n", name, n, r.Queries)
+			for _, l := range textwrap.Lines(fmt.Sprintf("note: %s has no value for %d of the %d queries (unanswered); they count as 0", name, n, r.Queries), width) {
+				b.WriteString(l + "\n")
+			}
 		}
 	}
 	if !md {
 		b.WriteByte('\n')
 	}
-	writeRows(&b, r.Rows, md, true)
+	writeRows(&b, r.Rows, md, true, width)
 	r.writeCosts(&b, names, md)
 	for _, br := range r.Breakdowns {
 		if md {
@@ -361,13 +400,12 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			} else {
 				fmt.Fprintf(&b, "\n  %s (%d queries%s)\n", g.Name, g.Queries, small)
 			}
-			writeRows(&b, g.Rows, md, false)
+			writeRows(&b, g.Rows, md, false, width)
 		}
 	}
-	if md {
-		b.WriteString("\n" + r.Footer() + "\n")
-	} else {
-		b.WriteString("\n" + r.Footer() + "\n")
+	b.WriteString("\n")
+	for _, l := range textwrap.Lines(r.Footer(), width) {
+		b.WriteString(l + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -377,8 +415,12 @@ func (r *Report) Write(w io.Writer, f Format) error {
 // when some run recorded its usage: dollars (when priced), tokens and
 // seconds of model calls.
 func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
-	if len(r.Costs) == 0 {
-		return
+	spent := false
+	for _, c := range r.Costs {
+		spent = spent || c.Tokens() > 0 || c.Seconds > 0
+	}
+	if !spent {
+		return // no run called a model: a table of zeros says nothing
 	}
 	if md {
 		b.WriteString("\nCost per query of the model calls (on the runs compared):\n\n| system | $/q | tok/q | s/q |\n|---|---|---|---|\n")
@@ -418,7 +460,7 @@ func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
 	}
 }
 
-func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
+func writeRows(b *strings.Builder, rows []Row, md, extremes bool, limit int) {
 	head := []string{"system", "baseline", "system", "diff", "CI", "W/L/T", "rand p", "t p", "Holm p", "d"}
 	var lines [][]string
 	for _, r := range rows {
@@ -438,7 +480,7 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 		lines = append(lines, []string{r.System, f4(r.MeanA), f4(r.MeanB), signed(r.Diff),
 			fmt.Sprintf("[%s, %s]", signed(r.CILow), signed(r.CIHigh)),
 			fmt.Sprintf("%d/%d/%d", r.Wins, r.Losses, r.Ties),
-			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + stars(r.HolmP), d})
+			pval(r.RandP) + exact, pval(r.TTestP), pval(r.HolmP) + markOf(r.HolmP), d})
 	}
 	if md {
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
@@ -452,17 +494,24 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 				width[i] = max(width[i], len([]rune(c)))
 			}
 		}
-		for _, l := range append([][]string{head}, lines...) {
-			b.WriteString("  ")
-			for i, c := range l {
-				pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-				if i == 0 {
-					b.WriteString(c + pad)
-				} else {
-					b.WriteString("  " + pad + c)
-				}
+		if limit > 0 {
+			rest := 2
+			for _, w := range width[1:] {
+				rest += 2 + w
 			}
-			b.WriteByte('\n')
+			width[0] = max(min(width[0], limit-rest), min(width[0], minNameWidth))
+		}
+		for _, l := range append([][]string{head}, lines...) {
+			for n, name := range textwrap.Name(l[0], width[0]) {
+				b.WriteString("  " + name)
+				if n == 0 {
+					b.WriteString(strings.Repeat(" ", max(width[0]-len([]rune(name)), 0)))
+					for i, c := range l[1:] {
+						b.WriteString("  " + strings.Repeat(" ", width[i+1]-len([]rune(c))) + c)
+					}
+				}
+				b.WriteByte('\n')
+			}
 		}
 	}
 	if !extremes {
@@ -483,7 +532,9 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 			if md {
 				fmt.Fprintf(b, "\n%s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
 			} else {
-				fmt.Fprintf(b, "  %s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
+				for _, l := range textwrap.Lines(fmt.Sprintf("  %s, %s: %s", r.System, x.label, strings.Join(parts, "; ")), limit) {
+					b.WriteString(l + "\n")
+				}
 			}
 		}
 	}
@@ -492,12 +543,15 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool) {
 var texReplacer = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
 	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
-	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`,
+	"→", `$\rightarrow$`, "—", `---`, "–", `--`, "×", `$\times$`, "−", `$-$`, "≤", `$\leq$`,
+	"…", `\ldots{}`, "†", `$^{\dagger}$`, "‡", `$^{\ddagger}$`,
 )
 
-// writeLaTeX renders the comparison as a booktabs table: the best mean in
-// bold, Holm-significant rows marked † (p < 0.05) or ‡ (p < 0.01) as
-// superscripts, a caption naming the tests. It needs \usepackage{booktabs}.
+// writeLaTeX renders the comparison with the baseline as a booktabs
+// table scaled to the line width when wider: the best mean in bold,
+// Holm-significant rows marked † (p < 0.05) or ‡ (p < 0.01) as
+// superscripts, signed numbers in math mode alike ($-0.0046$, $+0.0031$),
+// a caption naming the tests. It needs booktabs and graphicx.
 func (r *Report) writeLaTeX(w io.Writer) error {
 	tex := texReplacer.Replace
 	var b strings.Builder
@@ -507,8 +561,8 @@ func (r *Report) writeLaTeX(w io.Writer) error {
 		test = fmt.Sprintf("two-sided paired randomization test (%d random sign flips where more than %d queries differ)", perms, ExactLimit)
 	}
 	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s of each system against the baseline %s on %s. $^{\\dagger}$ $p<0.05$, $^{\\ddagger}$ $p<0.01$: %s, Holm--Bonferroni over the systems. $\\Delta$: mean difference with its %.0f\\%% bootstrap interval; $d$: Cohen's $d$ (paired). Best mean in bold.}\n",
-		tex(r.Metric), tex(r.Baseline), tex(r.scope()), test, r.level()*100)
-	b.WriteString("\\begin{tabular}{lrrrrrr}\n\\toprule\nSystem & Mean & $\\Delta$ & CI & W/L/T & $p$ (Holm) & $d$ \\\\\n\\midrule\n")
+		tex(MetricLabel(r.Metric)), tex(r.Baseline), tex(r.scope()), test, r.level()*100)
+	b.WriteString("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n\\begin{tabular}{lrrrrrr}\n\\toprule\nSystem & Mean & $\\Delta$ & CI & W/L/T & $p$ (Holm) & $d$ \\\\\n\\midrule\n")
 	best := 0.0
 	for _, row := range r.Rows {
 		best = max(best, row.MeanA, row.MeanB)
@@ -534,14 +588,27 @@ func (r *Report) writeLaTeX(w io.Writer) error {
 		}
 		d := "--"
 		if row.CohenDefined {
-			d = signed(row.CohenD)
+			d = texSigned(row.CohenD)
 		}
 		fmt.Fprintf(&b, "%s & %s%s & %s & [%s, %s] & %d/%d/%d & %s & %s \\\\\n", tex(row.System), bold(row.MeanB), mark,
-			signed(row.Diff), signed(row.CILow), signed(row.CIHigh), row.Wins, row.Losses, row.Ties, pval(row.HolmP), d)
+			texSigned(row.Diff), texSigned(row.CILow), texSigned(row.CIHigh), row.Wins, row.Losses, row.Ties, texP(row.HolmP), d)
 	}
-	b.WriteString("\\bottomrule\n\\end{tabular}\n\\end{table}\n")
-	_, err := io.WriteString(w, strings.ReplaceAll(b.String(), "+", "$+$"))
+	b.WriteString("\\bottomrule\n\\end{tabular}}\n\\end{table}\n")
+	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// texSigned is a signed number in math mode, so that a minus and a plus
+// are set alike: $-0.0046$, $+0.0031$.
+func texSigned(v float64) string { return "$" + signed(v) + "$" }
+
+// texP is a p-value, in math mode when written with an exponent.
+func texP(p float64) string {
+	s := pval(p)
+	if mant, exp, ok := strings.Cut(s, "e"); ok {
+		return fmt.Sprintf("$%s \\times 10^{%s}$", mant, strings.TrimPrefix(exp, "+"))
+	}
+	return s
 }
 
 func (r *Report) level() float64 {
@@ -569,12 +636,19 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.4f", p)
 }
 
-func stars(p float64) string {
+// The marks of a row whose Holm-adjusted p is below 0.05 or 0.01, as the
+// leaderboard prints them.
+const (
+	Mark05 = "†"
+	Mark01 = "‡"
+)
+
+func markOf(p float64) string {
 	switch {
 	case p < 0.01:
-		return " **"
+		return " " + Mark01
 	case p < 0.05:
-		return " *"
+		return " " + Mark05
 	}
 	return ""
 }

@@ -22,7 +22,14 @@ import (
 // run directory (run.trec and manifest.json, as pipeline.Run writes), or
 // a results directory holding run directories for several tasks.
 type Input struct {
-	Name string // the path it was opened from, cleaned
+	// Name labels the system in reports: the path it was opened from
+	// until a caller names it (leaderboard.NameInputs gives the system's
+	// name).
+	Name string
+	// FullName is the system's whole name where Name is cut to fit
+	// (leaderboard.NameInputs); "" otherwise.
+	FullName string
+	Path     string // the path it was opened from, cleaned
 	// Runs are its run files by task, in R2MED's spelling of registry
 	// tasks; "" for a bare run file or a run directory without a manifest.
 	Runs map[string]Run
@@ -47,7 +54,7 @@ type TaskLoader func(ctx context.Context, r results.Run) (*ir.Task, error)
 // directory, or a results directory (every finished run under it, one
 // per task).
 func Open(path string) (Input, error) {
-	in := Input{Name: filepath.Clean(path), Runs: map[string]Run{}}
+	in := Input{Name: filepath.Clean(path), Path: filepath.Clean(path), Runs: map[string]Run{}}
 	st, err := os.Stat(path)
 	if err != nil {
 		return in, err
@@ -62,6 +69,9 @@ func Open(path string) (Input, error) {
 		// file; its judgments then come from --qrels, --task or --data.
 		if m, err := results.ReadManifest(filepath.Join(path, results.ManifestFile)); err == nil {
 			r.Manifest = m
+			if res, err := results.ReadR2MED(filepath.Join(path, results.ResultsFile)); err == nil {
+				r.Result = res
+			}
 		}
 		task := ""
 		if r.Manifest != nil {
@@ -148,7 +158,7 @@ func judgments(ctx context.Context, inputs []Input, opt GatherOptions) (map[stri
 		qt := &ir.Task{Name: "qrels", Qrels: opt.Qrels}
 		for _, in := range inputs {
 			if len(in.Runs) > 1 {
-				return nil, fmt.Errorf("--qrels holds one task's judgments but %s has runs on %d tasks; use --task all, or leave the judgments to the run manifests", in.Name, len(in.Runs))
+				return nil, fmt.Errorf("--qrels holds one task's judgments but %s has runs on %d tasks; use --task all, or leave the judgments to the run manifests", in.Path, len(in.Runs))
 			}
 			for t := range in.Runs {
 				out[t] = qt
@@ -258,10 +268,10 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			}
 		}
 		if len(vals) == 0 {
-			return nil, nil, fmt.Errorf("%s: no run on a task every system has", in.Name)
+			return nil, nil, fmt.Errorf("%s: no run on a task every system has", in.Path)
 		}
 		slices.Sort(unanswered)
-		sys := System{Name: in.Name, Values: vals, Unanswered: unanswered}
+		sys := System{Name: in.Name, FullName: in.FullName, Values: vals, Unanswered: unanswered}
 		if c, ok := usage.CostOf(sums); ok {
 			sys.Cost = &c
 		}

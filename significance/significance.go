@@ -33,6 +33,11 @@ type Options struct {
 	Level float64
 	// Seed seeds the generator; 0 means 1.
 	Seed uint64
+	// Test is the test Compare's all-pairs comparison uses ("": Rand),
+	// and MaxP the adjusted p-value at or below which it calls a pair
+	// different (0: DefaultMaxP).
+	Test Test
+	MaxP float64
 }
 
 // ExactLimit is the largest number of non-zero differences for which the
@@ -59,6 +64,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("significance: %d bootstrap resamples", o.Resamples)
 	case !(o.Level > 0 && o.Level < 1):
 		return o, fmt.Errorf("significance: confidence level %v is not in (0, 1)", o.Level)
+	case o.MaxP < 0 || o.MaxP >= 1:
+		return o, fmt.Errorf("significance: significance level %v is not in (0, 1)", o.MaxP)
 	}
 	return o, nil
 }

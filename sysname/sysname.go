@@ -146,18 +146,7 @@ const hashLen = 4
 // keys agree.
 func Disambiguate(names, keys []string) []string {
 	out := append([]string(nil), names...)
-	byName := map[string][]int{}
-	var order []string
-	for i, n := range names {
-		if _, ok := byName[n]; !ok {
-			order = append(order, n)
-		}
-		byName[n] = append(byName[n], i)
-	}
-	taken := map[string]bool{}
-	for _, n := range names {
-		taken[n] = true
-	}
+	order, byName, taken := groups(names)
 	for _, n := range order {
 		idx := byName[n]
 		hashes := map[string]string{} // key → full hash
@@ -187,6 +176,20 @@ func Disambiguate(names, keys []string) []string {
 		}
 	}
 	return out
+}
+
+// groups are the distinct names in order of first use, the entries of
+// each, and every name marked taken.
+func groups(names []string) (order []string, of map[string][]int, taken map[string]bool) {
+	of, taken = map[string][]int{}, map[string]bool{}
+	for i, n := range names {
+		if !taken[n] {
+			order = append(order, n)
+		}
+		taken[n] = true
+		of[n] = append(of[n], i)
+	}
+	return order, of, taken
 }
 
 func hashOf(key string) string {

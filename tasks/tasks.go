@@ -314,7 +314,7 @@ func LookupIn(s Suite, name string) (Task, error) {
 		}
 		return t, nil
 	}
-	return Task{}, fmt.Errorf("unknown %s task %q; the tasks are %s (or \"all\")", s.Title(), name, strings.Join(names(s), ", "))
+	return Task{}, &UnknownError{Suite: s, Name: name}
 }
 
 func names(s Suite) []string {
@@ -329,6 +329,17 @@ func names(s Suite) []string {
 // Lookup takes, a comma-separated list of them, or "all" for the eight in
 // R2MED's order. Tasks come in the order first named, each once.
 func Expand(args ...string) ([]Task, error) { return ExpandIn(R2MED, args...) }
+
+// UnknownError is a name that is none of a suite's tasks' (Lookup,
+// LookupIn, Expand, ExpandIn).
+type UnknownError struct {
+	Suite Suite
+	Name  string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown %s task %q; the tasks are %s (or \"all\")", e.Suite.Title(), e.Name, strings.Join(names(e.Suite), ", "))
+}
 
 // ExpandIn is Expand for the tasks of suite s: "all" is the suite's tasks
 // in its benchmark's order.

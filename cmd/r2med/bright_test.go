@@ -146,7 +146,7 @@ func TestCLIRunBright(t *testing.T) {
 	} {
 		_, stderr, code := r2med(t, "", append(c.args, "--out", t.TempDir(), "--quiet")...)
 		for _, w := range c.want {
-			if code != 1 || !strings.Contains(stderr, w) {
+			if code != 2 || !strings.Contains(stderr, w) { // usage errors exit 2
 				t.Errorf("%v: exit %d, %q, want %q", c.args, code, stderr, w)
 			}
 		}

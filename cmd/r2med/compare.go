@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/significance"
@@ -15,15 +16,24 @@ func init() { register(newCompareCmd) }
 
 func newCompareCmd() *cobra.Command {
 	var d dataFlags
-	var qrelsPath, format string
+	var qrelsPath, format, test string
 	var metrics []string
 	var opt significance.Options
 	cmd := &cobra.Command{
 		Use:   "compare BASELINE SYSTEM [SYSTEM...]",
-		Short: "Paired significance tests of systems against a baseline, per query, with breakdowns",
-		Long: `compare tests each SYSTEM against BASELINE on per-query values of one or
-more measures (default ndcg_cut.10, trec_eval's, as R2MED reports it; repeat
---metric or give trec_eval's list, recall.10,100, for several): paired
+		Short: "Systems × metrics × tasks in one table with all-pairs significance letters (ranx's comparison), then each system against a baseline, per query, with breakdowns",
+		Long: `compare first puts every system beside every other, as ranx's compare does:
+one table, a row per system (lettered a, b, c…) and a column per task and
+measure (and all tasks pooled), each value the mean per query with the
+letters of the systems it is significantly better than (--test: rand, the
+paired randomization test, or t, the paired t-test, both Holm-adjusted over
+the pairs of a column; or tukey, the randomised Tukey HSD test; at --max-p,
+default 0.05). Every mark is explained under the table.
+
+Then it tests each SYSTEM against BASELINE on per-query values of one or
+more measures (default ndcg_cut.10, trec_eval's, as R2MED reports it, in any
+spelling: ndcg@10, ndcg_cut_10, NDCG@10; repeat --metric or give trec_eval's
+list, recall.10,100, for several): paired
 randomization test (exact over all sign flips up to 20 differing queries,
 else --permutations random ones), paired t-test, both two-sided; Cohen's d
 (paired); a percentile bootstrap interval of the mean difference; wins,
@@ -32,7 +42,10 @@ lose most. Every judged query of a task counts: a query a run did not answer
 scores 0 for it, and how many there are is printed (the report's scatter and
 the viewer count the same way). Breakdown groups under 5 queries are listed
 without tests; the footer says "exact" only where every sign flip was
-enumerated; Cohen's d is "—" where the differences do not vary.
+enumerated; Cohen's d is "—" where the differences do not vary; † and ‡ mark
+Holm p < 0.05 and < 0.01. Systems are labelled by their names as the
+leaderboard gives them (a bare run file by its path). A cost section appears
+when some run called a model, a breakdown when it has two groups or more.
 
 Each argument is a run file (TREC format), a run directory (run.trec and
 manifest.json, as r2med run writes), or a results directory holding run
@@ -43,12 +56,18 @@ report breaks it down by task, testing each alone, and by task family.
 
 Judgments come from --qrels FILE (one task), from --task/--data, or else
 from the data each run's manifest names. Queries with R2MED's body_system
-field (from --task/--data or the manifests' data) add a breakdown by it.`,
+field (from --task/--data or the manifests' data) add a breakdown by it.
+
+--format latex gives the all-pairs table (one column group per task, scaled
+to the line width) and a table per measure against the baseline; they need
+\usepackage{booktabs,graphicx}. As text, the all-pairs table keeps to
+$COLUMNS (else the terminal's width, else 80), a table per few tasks.`,
 		Example: `  r2med compare out/bm25/Biology out/hyde/Biology
   r2med compare bm25.trec hyde.trec --qrels qrels.txt --metric recall.100
   r2med compare out/bm25 out/hyde-gpt4 out/query2doc-gpt4 --format markdown
   r2med compare out/bm25 out/hybrid --metric ndcg_cut.10 --metric recall.100 --format latex
-  r2med compare a.trec b.trec --task MedQA-Diag --permutations 100000 --seed 7`,
+  r2med compare a.trec b.trec --task MedQA-Diag --permutations 100000 --seed 7
+  r2med compare out/bm25 out/hyde-gpt4 out/hybrid --metric ndcg@10 --metric recall@100 --test tukey --max-p 0.01`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return fmt.Errorf("compare needs a baseline and at least one system to compare with it (got %d argument(s)); e.g. r2med compare out/bm25/Biology out/hyde/Biology", len(args))
@@ -60,18 +79,19 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 			if err != nil {
 				return usage(err)
 			}
+			if opt.Test, err = significance.ParseTest(test); err != nil {
+				return usage(err)
+			}
+			if !(opt.MaxP > 0 && opt.MaxP < 1) {
+				return usage(fmt.Errorf("--max-p %v: give a significance level between 0 and 1, such as 0.05", opt.MaxP))
+			}
 			var ms []measure.Measure
 			for _, metric := range metrics {
-				parsed, err := measure.Parse(metric)
+				parsed, err := measure.ParseIn(metric, measure.TrecProfile)
 				if err != nil {
-					return usage(err)
+					return usage(fmt.Errorf("--metric: %w", err))
 				}
-				for _, m := range parsed {
-					if m.Family.Hakari() {
-						return usage(fmt.Errorf("--metric %q: name trec_eval measures, such as ndcg_cut.10, recall.100, map_cut.100, P.10 or recip_rank", metric))
-					}
-					ms = append(ms, m)
-				}
+				ms = append(ms, parsed...)
 			}
 			if len(ms) == 0 {
 				return usage(fmt.Errorf("--metric: name at least one measure"))
@@ -84,6 +104,10 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 				}
 				inputs = append(inputs, in)
 			}
+			if len(inputs) > significance.MaxSystems {
+				return usage(fmt.Errorf("%d systems: compare letters at most %d (a–z)", len(inputs), significance.MaxSystems))
+			}
+			leaderboard.NameInputs(inputs)
 			gopt := significance.GatherOptions{Load: pipeline.LoadRunTask}
 			if qrelsPath != "" {
 				if d.task != "" || d.data != "" {
@@ -117,7 +141,7 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 				}
 				reps = append(reps, rep)
 			}
-			return significance.WriteAll(cmd.OutOrStdout(), reps, f)
+			return significance.WriteAllWith(cmd.OutOrStdout(), reps, f, terminalWidth(cmd.OutOrStdout()))
 		},
 	}
 	addDataFlags(cmd, &d)
@@ -129,5 +153,7 @@ field (from --task/--data or the manifests' data) add a breakdown by it.`,
 	fl.Float64Var(&opt.Level, "level", 0.95, "confidence level of the bootstrap interval")
 	fl.Uint64Var(&opt.Seed, "seed", 1, "seed of the permutations and the bootstrap")
 	fl.StringVar(&format, "format", "text", "output: text, markdown, json (several metrics: an array) or latex")
+	fl.StringVar(&test, "test", "rand", "all-pairs test: rand (paired randomization, Fisher's), t (paired t-test, Student's) or tukey (randomised Tukey HSD)")
+	fl.Float64Var(&opt.MaxP, "max-p", significance.DefaultMaxP, "all-pairs significance level: a letter marks an adjusted p at or below it")
 	return cmd
 }

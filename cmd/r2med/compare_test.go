@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/significance"
 )
 
@@ -43,9 +44,10 @@ func TestCompareCLI(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out2), &rep2) != nil || rep2.Rows[0].Result != r.Result {
 		t.Errorf("with --qrels (%d %s): %+v vs %+v", code, stderr, rep2.Rows, r.Result)
 	}
-	// Results directories: runs paired by task, breakdowns by task.
+	// Results directories: runs paired by task (one here: no breakdown by
+	// task, which would repeat the whole).
 	stdout, stderr, code = r2med(t, "", "compare", filepath.Join(dir, "a"), filepath.Join(dir, "b"))
-	if code != 0 || !strings.Contains(stdout, "By task:") || !strings.Contains(stdout, "demo/q") {
+	if code != 0 || !strings.Contains(stdout, "demo (15 q)") || !strings.Contains(stdout, "demo/q") || strings.Contains(stdout, "By task:") {
 		t.Errorf("results dirs (%d):\n%s%s", code, stdout, stderr)
 	}
 	// Several metrics at once: one report each (a JSON array), and LaTeX.
@@ -58,13 +60,27 @@ func TestCompareCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `\toprule`) || !strings.Contains(stdout, "exact, all sign flips") {
 		t.Errorf("latex (%d):\n%s", code, stdout)
 	}
-	if _, _, code := r2med(t, "", "compare", a, b, "--metric", "ndcg@10"); code != 2 {
+	latextest.CompilePage(t, []string{"booktabs", "graphicx"}, stdout)
+	// ranx's table first: the systems by name, lettered, every pair
+	// tested; then each against the baseline, rows by name too; no cost
+	// section for BM25 runs that called no model.
+	t.Setenv("COLUMNS", "250")
+	stdout, stderr, code = r2med(t, "", "compare", a, b, "--metric", "ndcg@10", "--metric", "recall@100", "--test", "t")
+	if code != 0 || !strings.HasPrefix(stdout, "All pairs: nDCG@10, Recall@100 of 2 systems") || !strings.Contains(stdout, "\na  bm25   ") ||
+		!strings.Contains(stdout, "\nb  bm25-robertson") || !strings.Contains(stdout, "two-sided paired t-test, Holm–Bonferroni over the 1 pair of each column") ||
+		!strings.Contains(stdout, "\n  bm25-robertson ") || strings.Contains(stdout, a) || strings.Contains(stdout, "Cost per query") {
+		t.Errorf("all pairs (%d, %s):\n%s", code, stderr, stdout)
+	}
+	if _, stderr, code := r2med(t, "", "compare", a, b, "--test", "anova"); code != 2 || !strings.Contains(stderr, "tukey") {
+		t.Errorf("--test anova: exit %d, %s", code, stderr)
+	}
+	if _, _, code := r2med(t, "", "compare", a, b, "--metric", "mrr@10"); code != 2 {
 		t.Errorf("an unknown measure exits %d, want 2", code)
 	}
 	for _, args := range [][]string{
 		{"compare", a},
 		{"compare", a, filepath.Join(dir, "missing")},
-		{"compare", a, b, "--metric", "ndcg@10"},
+		{"compare", a, b, "--metric", "mrr@10"},
 		{"compare", a, b, "--format", "html"},
 		{"compare", a, b, "--level", "2"},
 		{"compare", filepath.Join(a, "run.trec"), filepath.Join(b, "run.trec")},

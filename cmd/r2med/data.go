@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/tasks"
 )
@@ -33,17 +35,17 @@ func addDataFlags(cmd *cobra.Command, d *dataFlags) {
 func (d *dataFlags) sources() ([]pipeline.Source, error) {
 	suite, err := tasks.ParseSuite(d.suite)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	if d.task == "" || strings.EqualFold(d.task, demo.Name) || d.data != "" {
 		if suite != tasks.R2MED {
-			return nil, fmt.Errorf("--suite %s picks the registry's tasks (--task Biology --suite nano, --task biology --suite bright); it does not apply to --task demo or --data (for a Nano set or BRIGHT's repository in a directory or on the Hub, give --data and --split)", suite)
+			return nil, usageErrorf("--suite %s picks the registry's tasks (--task Biology --suite nano, --task biology --suite bright); it does not apply to --task demo or --data (for a Nano set or BRIGHT's repository in a directory or on the Hub, give --data and --split)", suite)
 		}
 		return []pipeline.Source{{Task: d.task, Data: d.data, Suite: suite, Options: d.opts}}, nil
 	}
 	ts, err := tasks.ExpandIn(suite, d.task)
 	if err != nil {
-		return nil, fmt.Errorf("%w; the built-in task is %q", err, demo.Name)
+		return nil, taskError(err)
 	}
 	out := make([]pipeline.Source, len(ts))
 	for i, t := range ts {
@@ -51,3 +53,34 @@ func (d *dataFlags) sources() ([]pipeline.Source, error) {
 	}
 	return out, nil
 }
+
+// taskError is a usage error for a task the user named that none is
+// called, suggesting the nearest name (the built-in demo task among
+// them).
+func taskError(err error) error {
+	var ue *tasks.UnknownError
+	if !errors.As(err, &ue) {
+		return usage(err)
+	}
+	var known, shown []string
+	for _, t := range ue.Suite.Tasks() {
+		known = append(known, t.Names()...)
+		shown = append(shown, t.Name)
+	}
+	known = append(known, demo.Name, "all")
+	if s := yamlx.Suggest(ue.Name, known); s != "" {
+		return usage(fmt.Errorf("unknown %s task %q (did you mean %q?); the tasks are %s (or \"all\"); the built-in task is %q", ue.Suite.Title(), ue.Name, s, strings.Join(shown, ", "), demo.Name))
+	}
+	return usage(fmt.Errorf("%w; the built-in task is %q", err, demo.Name))
+}
+
+func taskNames() string {
+	var names []string
+	for _, t := range tasks.All() {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// usageErrorf is a usage error (exit 2) formatted as fmt.Errorf does.
+func usageErrorf(format string, a ...any) error { return usage(fmt.Errorf(format, a...)) }

@@ -36,16 +36,23 @@ Measures: num_ret num_rel num_rel_ret map Rprec bpref recip_rank ndcg, and
 with cutoffs P recall ndcg_cut map_cut success (e.g. -m P.5,10 -m ndcg_cut.10).
 Without -m it prints R2MED's set:
   ` + defaultTrecMeasures + `
-With --profile hakari it computes HAKARI-Bench's measures instead (list order
-is the ranking, binary gain, map over min(R,k), mrr cut at k, mean over all
-run queries), by default:
+Every spelling of a measure names the profile's definition: under the default
+--profile trec, ndcg@10, ndcg_cut.10, ndcg_cut_10, NDCG@10 and ndcg_at_10 are
+all trec_eval's ndcg_cut.10 (printed ndcg_cut_10), recall@k, map@k, p@k and
+hit@k are recall.k, map_cut.k, P.k and success.k, mrr is recip_rank. With
+--profile hakari the same names are HAKARI-Bench's measures (list order is
+the ranking, binary gain, map over min(R,k), mrr cut at k, mean over all run
+queries), by default:
   ` + defaultHakariMeasures + `
+A name only the other profile has (mrr@10 under trec, ndcg_cut.10 under
+hakari) exits with status 2, saying which profile has it.
 
 --exclude FILE (QUERY-ID DOC-ID per line, as BRIGHT's excluded_ids) removes
 each excluded pair from the run and the qrels before anything is computed,
 as BRIGHT's run.py does: the numbers are trec_eval's on the filtered files.
 What it removed is said on stderr.`,
 		Example: `  r2med eval -q -m ndcg_cut.10 -m recall.100 qrels.txt run.trec
+  r2med eval -m ndcg@10 qrels.txt run.trec                   # trec_eval's ndcg_cut.10
   r2med eval -c -m map -m P.5,10 qrels.txt run.trec
   r2med eval --profile hakari -m hit@10 -m mrr@10 qrels.txt run.trec`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -55,27 +62,20 @@ What it removed is said on stderr.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := measure.ParseProfile(profile)
+			if err != nil {
+				return usage(err)
+			}
 			spec := strings.Join(specs, " ")
-			switch profile {
-			case "trec":
-				if spec == "" {
-					spec = defaultTrecMeasures
-				}
-			case "hakari":
-				if spec == "" {
+			if spec == "" {
+				spec = defaultTrecMeasures
+				if p == measure.HakariProfile {
 					spec = defaultHakariMeasures
 				}
-			default:
-				return fmt.Errorf("unknown --profile %q (trec or hakari)", profile)
 			}
-			ms, err := measure.Parse(spec)
+			ms, err := measure.ParseIn(spec, p)
 			if err != nil {
-				return err
-			}
-			for _, m := range ms {
-				if m.Family.Hakari() != (profile == "hakari") {
-					return fmt.Errorf("measure %s belongs to the %s profile; use --profile %s or drop it", m, otherProfile(profile), otherProfile(profile))
-				}
+				return usage(err)
 			}
 			qrels, err := trec.ReadQrelsFile(args[0])
 			if err != nil {
@@ -121,8 +121,8 @@ What it removed is said on stderr.`,
 	f.BoolVarP(&perQuery, "query", "q", false, "print every query's values before the summary")
 	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0 (R2MED's rule; without it, the run's queries, trec_eval's default)")
 	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant")
-	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (hakari)")
-	f.StringVar(&profile, "profile", "trec", "trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
+	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition)")
+	f.StringVar(&profile, "profile", "trec", "which definitions measure names mean: trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
 	f.StringVar(&exclude, "exclude", "", "exclusions file (QUERY-ID DOC-ID per line): pairs removed from the run and the qrels first")
 	return cmd
 }
@@ -140,11 +140,4 @@ func readExclusions(path string) (ir.Exclusions, error) {
 		}
 	}
 	return ex, nil
-}
-
-func otherProfile(p string) string {
-	if p == "hakari" {
-		return "trec"
-	}
-	return "hakari"
 }

@@ -3,9 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -13,12 +18,15 @@ import (
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/tasks"
 )
 
 func init() { register(newLeaderboardCmd) }
 
 func newLeaderboardCmd() *cobra.Command {
 	var dir, metric, family, kind, rank, format, baseline, mtebDir string
+	var systems, taskList []string
+	var top int
 	var noPublished, noExternal, noPin bool
 	cmd := &cobra.Command{
 		Use:   "leaderboard",
@@ -55,17 +63,32 @@ judged query of the task, Holm–Bonferroni over the system's tasks; † p < 0.0
 ‡ p < 0.01 (as ranx prints them). It needs the runs' task data (loaded as
 their manifests say).
 
+--systems, --top and --tasks choose what a paper or a terminal shows:
+--systems names rows (IDs or names), --top N keeps the N best ranked (with
+our runs, unless --no-pin), ranks staying those of the whole board; --tasks
+chooses the task columns, the average then over them.
+
+--format table fits the terminal: $COLUMNS, else the terminal's width, else
+80 columns (source abbreviated, system names wrapped onto more lines, the
+averages' notes under the table). --format latex is one table float scaled
+to the line width (\resizebox) up to 30 rows, a longtable on landscape
+pages beyond; its first line names the packages it needs.
+
 Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
-1, 3, 5, 10, 25, 50, 100, 1000) and mrr; another name exits with status 2.`,
+1, 3, 5, 10, 25, 50, 100, 1000) and mrr, in any spelling (ndcg@10,
+ndcg_cut.10, ndcg_cut_10, NDCG@10, ndcg_at_10); another name exits with
+status 2.`,
 		Example: `  r2med leaderboard                                  # nDCG@10, ours, published and external
   r2med leaderboard --no-published --results out
   r2med leaderboard --metric recall@100 --family evidence --kind gar
   r2med leaderboard --baseline bm25 --format latex > table.tex
   r2med leaderboard --rank borda --format markdown
+  r2med leaderboard --top 10 --format latex > top10.tex
+  r2med leaderboard --systems bm25,nv,"hyde/gpt4 → nv" --tasks Biology,MedQA-Diag
   r2med leaderboard --mteb ../results --no-published      # MTEB's results of R2MED's tasks`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opt := leaderboard.Options{PinOurs: !noPin}
+			opt := leaderboard.Options{PinOurs: !noPin, Systems: systems, Top: top, Tasks: taskList}
 			var err error
 			if opt.Metric, err = leaderboard.ParseMetric(metric); err != nil {
 				return usage(err)
@@ -95,7 +118,14 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
 			b := d.Board
 			t, err := b.Table(opt)
 			if err != nil {
-				return err
+				hints := map[leaderboard.Origin]string{}
+				if noPublished {
+					hints[leaderboard.OriginPublished] = "drop --no-published"
+				}
+				if noExternal {
+					hints[leaderboard.OriginExternal] = "drop --no-external"
+				}
+				return systemHint(usageIf(err), systems, hints)
 			}
 			if len(t.Rows) == 0 {
 				return fmt.Errorf("no systems to show: no runs under %s and --no-published given", dir)
@@ -114,7 +144,7 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
 					fmt.Fprintf(w, "note: %s not tested against %s: %s\n", name, base.Name, untested[name])
 				}
 			}
-			if err := t.Write(cmd.OutOrStdout(), f); err != nil {
+			if err := t.WriteWith(cmd.OutOrStdout(), f, leaderboard.WriteOptions{Width: terminalWidth(cmd.OutOrStdout())}); err != nil {
 				return err
 			}
 			// What is not on the board is said, on stderr so that
@@ -140,7 +170,60 @@ Metrics are R2MED's result-file values: ndcg@K, recall@K, map@K, p@K (K in
 	fl.StringVar(&baseline, "baseline", "", "mark per-task cells that differ significantly from this system of ours (ID or name): † p<0.05, ‡ p<0.01, Holm over tasks")
 	fl.StringVar(&mtebDir, "mteb", "", "a folder of MTEB results (results/<org__model>/<revision>/<Task>.json): its R2MED tasks join as external rows, with the model, revision and file they come from")
 	fl.StringVar(&format, "format", "table", "output: table, markdown, csv, json or latex")
+	fl.StringSliceVar(&systems, "systems", nil, "only these systems (IDs or names, comma-separated), with --top's")
+	fl.IntVar(&top, "top", 0, "only the N best-ranked systems (ties at the cut kept) and our runs (all of them unless --no-pin)")
+	fl.StringSliceVar(&taskList, "tasks", nil, "only these task columns (names, aliases or short names, comma-separated); the average is over them")
 	return cmd
+}
+
+// terminalWidth is the width a table written to w keeps to: $COLUMNS,
+// else the terminal's when w is one, else (w piped to head or less) the
+// terminal's that stderr is, else 80.
+func terminalWidth(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	for _, out := range []io.Writer{w, os.Stderr} {
+		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 80
+}
+
+// usageIf marks a leaderboard usage error (an unknown name) as one for
+// the exit status.
+func usageIf(err error) error {
+	var ue *leaderboard.UsageError
+	if errors.As(err, &ue) {
+		return usage(err)
+	}
+	return err
+}
+
+// systemHint adds to an unknown-system error the flag that would bring
+// the system in: hints maps the origin of a system left out (published,
+// external) to what to say ("drop --no-published", "add --published").
+func systemHint(err error, names []string, hints map[leaderboard.Origin]string) error {
+	if err == nil || len(names) == 0 {
+		return err
+	}
+	if !strings.Contains(err.Error(), "system") {
+		return err
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if h, ok := hints[leaderboard.KnownOrigin(n)]; ok && h != "" {
+			what := "one of R2MED's published systems"
+			if leaderboard.KnownOrigin(n) == leaderboard.OriginExternal {
+				what = "a later paper's system"
+			}
+			return fmt.Errorf("%w; %q is %s: %s", err, n, what, h)
+		}
+	}
+	return err
 }
 
 // checkResultsDir refuses a --results directory that was named but does
@@ -168,10 +251,13 @@ func (e usageError) Unwrap() error { return e.error }
 
 func usage(err error) error { return usageError{err} }
 
-// exitCode is 2 for a usage error, else 1.
+// exitCode is 2 for a usage error (an unknown name, flag or command, a
+// wrong number of arguments), else 1.
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) {
+	var te *tasks.UnknownError
+	var le *leaderboard.UsageError
+	if errors.As(err, &ue) || errors.As(err, &te) || errors.As(err, &le) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return 2
 	}
 	return 1

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/r2med/r2med/internal/latextest"
+	"github.com/r2med/r2med/leaderboard"
 )
 
 // TestLeaderboardAndResultsCLI makes a demo run and a run of the demo
@@ -32,7 +36,7 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 	}
 
 	stdout, stderr, code = r2med(t, "", "leaderboard", "--results", out, "--format", "markdown", "--kind", "base", "--no-external", "--no-pin")
-	if code != 0 || !strings.Contains(stdout, "| 1 | nv | 27.15 |") || !strings.Contains(stdout, "**15.13**") {
+	if code != 0 || !strings.Contains(stdout, "| 1 | nv | **27.15** |") || !strings.Contains(stdout, "| 15.13 |") {
 		t.Fatalf("leaderboard (%d):\n%s%s", code, stdout, stderr)
 	}
 	// Our demo run is on the board, first, with its demo score in a
@@ -40,7 +44,7 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 	stdout, stderr, code = r2med(t, "", "leaderboard", "--results", out)
 	lines := strings.Split(stdout, "\n")
 	if code != 0 || !strings.Contains(lines[1], "demo") || !strings.Contains(lines[2], "bm25") || !strings.Contains(lines[2], "ours") || !strings.Contains(lines[2], "63.81") ||
-		!strings.Contains(stdout, "ReasonEmbed-Qwen3-8B") || !strings.Contains(stdout, "external") {
+		!strings.Contains(stdout, "ReasonEmbed-Qwen3-8B") || !strings.Contains(stdout, "ext = figures printed by later papers") {
 		t.Fatalf("leaderboard (%d):\n%s%s", code, stdout, stderr)
 	}
 	for _, args := range [][]string{{"leaderboard", "--metric", "ndcg@11"}, {"leaderboard", "--kind", "dense"}, {"leaderboard", "--format", "html"}} {
@@ -75,6 +79,38 @@ func TestLeaderboardAndResultsCLI(t *testing.T) {
 	}
 }
 
+// TestLeaderboardFitsTerminalAndPage: COLUMNS=120 r2med leaderboard
+// keeps to 120 columns (the board is 180 wide), and --top 10 --format
+// latex compiles on a plain article page without an overfull box.
+func TestLeaderboardFitsTerminalAndPage(t *testing.T) {
+	out := t.TempDir()
+	if _, errOut, code := r2med(t, "", "run", "--task", "demo", "--quiet", "--out", filepath.Join(out, "demo")); code != 0 {
+		t.Fatalf("run: %s", errOut)
+	}
+	t.Setenv("COLUMNS", "120")
+	stdout, stderr, code := r2med(t, "", "leaderboard", "--results", out)
+	if code != 0 {
+		t.Fatalf("leaderboard (%d): %s", code, stderr)
+	}
+	for i, l := range strings.Split(stdout, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("line %d is %d columns wide:\n%s", i+1, n, l)
+		}
+	}
+	if !strings.Contains(stdout, "InsertRank (DeepSeek-R1 listwise") || !strings.Contains(stdout, "reranker given BM25 scores)") {
+		t.Errorf("a long name was cut rather than wrapped:\n%s", stdout)
+	}
+	stdout, stderr, code = r2med(t, "", "leaderboard", "--results", out, "--top", "10", "--format", "latex")
+	if code != 0 {
+		t.Fatalf("latex (%d): %s", code, stderr)
+	}
+	latextest.CompilePage(t, leaderboard.LaTeXPackages(11), stdout)
+	stdout, _, code = r2med(t, "", "leaderboard", "--results", out, "--systems", "bm25,nv", "--tasks", "Biology,IIYi", "--no-pin", "--format", "csv")
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "rank,system,id,kind,source,Biology,IIYi-Clinical,avg,") {
+		t.Errorf("--systems --tasks (%d):\n%s", code, stdout)
+	}
+}
+
 // TestFusedRunFromFileOnBoard fuses BM25 with a run file on the demo
 // task: the manifest records the built-in task as the data (not the run
 // file's neighbourhood), and the parts by name; the leaderboard lists
@@ -95,7 +131,7 @@ func TestFusedRunFromFileOnBoard(t *testing.T) {
 	if !strings.Contains(stdout, name) {
 		t.Fatalf("run names the system otherwise:\n%s", stdout)
 	}
-	fused := filepath.Join(root, "rrf(bm25,run_bm25-robertson)", "demo")
+	fused := filepath.Join(root, "rrf_bm25_run_bm25-robertson", "demo") // results.DirName(name)
 	m := readManifest(t, fused)
 	if m.Task.Source != "embedded:demo" || m.Task.SourceGiven != "" {
 		t.Errorf("task %+v: the data is the built-in demo task", m.Task)

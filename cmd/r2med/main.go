@@ -7,13 +7,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/results"
 
 	// Retriever kinds with heavy clients live in packages of their own
@@ -61,7 +65,46 @@ last printed digit.`,
 	for _, newCmd := range registered {
 		root.AddCommand(newCmd())
 	}
+	root.SetFlagErrorFunc(flagError)
+	usageArgs(root)
+	registerCompletions(root)
 	return root
+}
+
+// flagError makes an unknown or malformed flag a usage error (exit 2),
+// naming the nearest flag the command has.
+func flagError(cmd *cobra.Command, err error) error {
+	name := ""
+	if rest, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		name = rest
+	}
+	if name != "" {
+		var known []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				known = append(known, f.Name)
+			}
+		})
+		if s := yamlx.Suggest(name, known); s != "" {
+			err = fmt.Errorf("%w (did you mean --%s?)", err, s)
+		}
+	}
+	return usage(fmt.Errorf("%w; r2med %s --help lists the flags", err, cmd.Name()))
+}
+
+// usageArgs makes every command's argument-count errors usage errors.
+func usageArgs(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usage(err)
+			}
+			return nil
+		}
+	}
+	for _, c := range cmd.Commands() {
+		usageArgs(c)
+	}
 }
 
 // registered holds the constructors of commands that live in their own file

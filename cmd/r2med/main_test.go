@@ -102,11 +102,11 @@ func TestEvalErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, qrels+`:2: grade "x" is not an integer`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	_, stderr, code = r2med(t, "", "eval", "-m", "ndcg@10", qrels, run)
-	if code != 1 || !strings.Contains(stderr, "--profile hakari") {
-		t.Fatalf("mixing profiles: exit %d, stderr %q", code, stderr)
+	_, stderr, code = r2med(t, "", "eval", "-m", "mrr@10", qrels, run)
+	if code != 2 || !strings.Contains(stderr, "hakari profile") {
+		t.Fatalf("a HAKARI-only measure under trec: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code = r2med(t, "", "eval", qrels); code != 1 || !strings.Contains(stderr, "QRELS then RUN") {
+	if _, stderr, code = r2med(t, "", "eval", qrels); code != 2 || !strings.Contains(stderr, "QRELS then RUN") {
 		t.Fatalf("one argument: exit %d, stderr %q", code, stderr)
 	}
 }
@@ -318,10 +318,10 @@ func TestNanoBuild(t *testing.T) {
 }
 
 func TestTaskAndSuiteErrors(t *testing.T) {
-	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--suite", "nano", "--out", t.TempDir()); code != 1 || !strings.Contains(stderr, "does not apply to --task demo") {
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--suite", "nano", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "does not apply to --task demo") {
 		t.Fatalf("--suite nano with demo: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code := r2med(t, "", "run", "--task", "Biologie", "--out", t.TempDir()); code != 1 || !strings.Contains(stderr, `the built-in task is "demo"`) || !strings.Contains(stderr, "MedQA-Diag") {
+	if _, stderr, code := r2med(t, "", "run", "--task", "Biologie", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, `the built-in task is "demo"`) || !strings.Contains(stderr, "MedQA-Diag") || !strings.Contains(stderr, `did you mean "Biology"?`) {
 		t.Fatalf("misspelt task: exit %d, stderr %q", code, stderr)
 	}
 }

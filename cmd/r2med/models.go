@@ -8,9 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/tasks"
 )
@@ -234,11 +236,15 @@ func newModelShowCmd() *cobra.Command {
 			if task != "" {
 				names = nil
 				for _, name := range strings.Split(task, ",") {
-					if ts, err := tasks.Expand(name); err == nil {
+					ts, err := tasks.Expand(name)
+					switch _, bright := models.BRIGHTTask(name); {
+					case err == nil:
 						for _, t := range ts {
 							names = append(names, t.Name)
 						}
-					} else {
+					case !bright && nearTask(name):
+						return taskError(err) // a typo of a task's name: say which
+					default:
 						names = append(names, strings.TrimSpace(name)) // BRIGHT's, or another: the generic instruction
 					}
 				}
@@ -335,4 +341,15 @@ with optimum-cli export onnx, or serve the model over HTTP.`,
 	cmd.Flags().StringVar(&revision, "revision", hub.DefaultRevision, "branch, tag or commit of every model named")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bars")
 	return cmd
+}
+
+// nearTask reports whether name is a near miss of an R2MED task's name
+// (or the demo's), which a user more likely mistyped than meant as a task
+// of their own.
+func nearTask(name string) bool {
+	var known []string
+	for _, t := range tasks.All() {
+		known = append(known, t.Names()...)
+	}
+	return yamlx.Suggest(strings.TrimSpace(name), append(known, demo.Name)) != ""
 }

@@ -374,7 +374,7 @@ func TestCostBesideQualityCLI(t *testing.T) {
 	usd := (100*2 + 20*8) / 1e6 // one window per query
 
 	stdout := mustRun(t, "leaderboard", "--no-published", "--no-external")
-	if !strings.Contains(stdout, fmt.Sprintf("%g    120", usd)) {
+	if !regexp.MustCompile(regexp.QuoteMeta(fmt.Sprint(usd)) + ` +120 `).MatchString(stdout) {
 		t.Errorf("leaderboard:\n%s", stdout)
 	}
 	var board struct {

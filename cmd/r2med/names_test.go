@@ -13,9 +13,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/sysname"
 )
 
 // rankingStub is a loopback chat server for the listwise reasoning
@@ -37,6 +39,25 @@ func rankingStub(t *testing.T) string {
 // legendLabel is a legend key of the report's charts: its printed text,
 // then the whole name on hover.
 var legendLabel = regexp.MustCompile(`<text x="[^"]*" y="[^"]*">([^<]*)<title>([^<]*)</title></text>`)
+
+// checkLegends checks the legends of a report's charts: no two keys of a
+// chart read alike unless they are one system, none is longer than
+// sysname.Width.
+func checkLegends(t *testing.T, html string) {
+	t.Helper()
+	for _, svg := range regexp.MustCompile(`(?s)<svg.*?</svg>`).FindAllString(html, -1) {
+		seen := map[string]string{}
+		for _, m := range legendLabel.FindAllStringSubmatch(svg, -1) {
+			if full, dup := seen[m[1]]; dup && full != m[2] {
+				t.Errorf("two legend keys read %q: %q and %q", m[1], full, m[2])
+			}
+			if utf8.RuneCountInString(m[1]) > sysname.Width {
+				t.Errorf("legend key %q is longer than %d", m[1], sysname.Width)
+			}
+			seen[m[1]] = m[2]
+		}
+	}
+}
 
 // TestSystemNamesReadableAndStable runs what issue 21 found unreadable —
 // a BM25 run fused with a run file, a run file on its own, InsertRank and
@@ -107,7 +128,9 @@ func TestSystemNamesReadableAndStable(t *testing.T) {
 		t.Errorf("board names %q: want 6, two BM25 runs told apart by a short hash", names)
 	}
 
-	// Every format: no Go value dumps, each of our systems on one row.
+	// Every format: no Go value dumps, each of our systems on one row (the
+	// terminal's wide enough that no name wraps onto a second line).
+	t.Setenv("COLUMNS", "200")
 	for _, f := range []string{"table", "markdown", "csv", "latex", "json"} {
 		text := mustRun(t, "leaderboard", "--format", f, "--no-published", "--no-external")
 		if strings.Contains(text, "map[") || strings.Contains(text, "[retrievers=") {
@@ -140,15 +163,7 @@ func TestSystemNamesReadableAndStable(t *testing.T) {
 	if !strings.Contains(html, `title="bm25 → reasonrank:r1@10 — ours: retriever=bm25 analyzer=lucene-english`) {
 		t.Error("the report's table gives no settings on hover")
 	}
-	for _, svg := range regexp.MustCompile(`(?s)<svg.*?</svg>`).FindAllString(html, -1) {
-		seen := map[string]string{}
-		for _, m := range legendLabel.FindAllStringSubmatch(svg, -1) {
-			if full, dup := seen[m[1]]; dup && full != m[2] {
-				t.Errorf("two legend keys read %q: %q and %q", m[1], full, m[2])
-			}
-			seen[m[1]] = m[2]
-		}
-	}
+	checkLegends(t, html)
 
 	// The viewer: its leaderboard, the task page and a query page.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,8 +35,10 @@ Systems are our runs under --results (and R2MED's published systems with
 marks the leaderboard's cells that differ significantly from that system of
 ours († p < 0.05, ‡ p < 0.01; paired randomization test, Holm over tasks). Charts show at most 7 systems, one colour each (a colour-blind
 safe palette): --systems picks them by ID or name, and the first two of ours
-with run files make the scatter; by default ours are charted, with the three
-best published systems when --published is given.
+with run files make the scatter; by default our best runs are charted beside
+R2MED's three best published systems when --published is given (with only
+--external, the later papers' three best), so that each task's group of bars
+puts our runs beside those references.
 
 Per-query values come from each run's run.trec and the task's judgments,
 loaded from where the run's manifest says its data came from (the demo task is
@@ -80,7 +83,14 @@ offline).
 			}
 			r, err := report.Build(cmd.Context(), d, opt)
 			if err != nil {
-				return err
+				hints := map[leaderboard.Origin]string{}
+				if !published {
+					hints[leaderboard.OriginPublished] = "add --published"
+				}
+				if !external {
+					hints[leaderboard.OriginExternal] = "add --external"
+				}
+				return systemHint(err, append(slices.Clone(opt.Systems), baseline), hints)
 			}
 			if r.Sections, err = auditSections(dir); err != nil {
 				return err

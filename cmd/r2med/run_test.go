@@ -76,7 +76,7 @@ pipelines:
 	if code != 0 {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
-	cell := filepath.Join(root, "dense+bm25 _ mine", "demo")
+	cell := filepath.Join(root, "dense+bm25_mine", "demo") // results.DirName("dense+bm25 / mine")
 	if !strings.Contains(stdout, cell) {
 		t.Fatalf("the cell should be in %s:\n%s", cell, stdout)
 	}

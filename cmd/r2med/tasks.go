@@ -75,14 +75,14 @@ pulls all the suite's tasks. HF_ENDPOINT selects a mirror; HF_TOKEN is sent if s
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := tasks.ParseSuite(suite)
 			if err != nil {
-				return err
+				return usage(err)
 			}
 			if len(args) == 0 {
 				args = []string{"all"}
 			}
 			ts, err := tasks.ExpandIn(s, args...)
 			if err != nil {
-				return err
+				return taskError(err)
 			}
 			c := hub.FromEnv()
 			c.Progress = progress.Auto(quiet)

@@ -1,0 +1,46 @@
+package measure
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseInProfiles: under the trec profile every documented spelling
+// of a measure is trec_eval's; under hakari, "@k" names are HAKARI's and
+// trec_eval's names are refused, saying which profile has them.
+func TestParseInProfiles(t *testing.T) {
+	for in, want := range map[string]string{
+		"ndcg@10": "ndcg_cut.10", "NDCG@10": "ndcg_cut.10", "ndcg_cut.10": "ndcg_cut.10", "ndcg_cut_10": "ndcg_cut.10", "ndcg_at_10": "ndcg_cut.10",
+		"recall@100": "recall.100", "recall_100": "recall.100", "map@100": "map_cut.100", "p@10": "P.10", "P@10": "P.10", "P_10": "P.10",
+		"precision@5": "P.5", "hit@10": "success.10", "mrr": "recip_rank", "MRR": "recip_rank", "recip_rank": "recip_rank", "map": "map",
+	} {
+		ms, err := ParseIn(in, TrecProfile)
+		if err != nil || len(ms) != 1 || ms[0].String() != want {
+			t.Errorf("trec %q = %v, %v; want %s", in, ms, err, want)
+		}
+	}
+	for in, want := range map[string]string{"ndcg@10": "ndcg@10", "mrr@10": "mrr@10", "hit@1": "hit@1", "acc@5": "hit@5"} {
+		ms, err := ParseIn(in, HakariProfile)
+		if err != nil || len(ms) != 1 || ms[0].String() != want || !ms[0].Family.Hakari() {
+			t.Errorf("hakari %q = %v, %v; want %s", in, ms, err, want)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		p    Profile
+		want string
+	}{{"mrr@10", TrecProfile, "hakari profile"}, {"ndcg_cut.10", HakariProfile, "trec profile"}, {"ndcg_at_10", HakariProfile, "trec profile"}, {"foo@10", TrecProfile, "unknown measure"}, {"ndcg@0", TrecProfile, "cutoff"}} {
+		if _, err := ParseIn(c.in, c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q: %v; want an error saying %q", c.p, c.in, err, c.want)
+		}
+	}
+	if ms, err := ParseIn("ndcg@10 recall.10,100", TrecProfile); err != nil || len(ms) != 3 {
+		t.Errorf("a list: %v %v", ms, err)
+	}
+	if _, err := ParseProfile("trec_eval"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseProfile("bm25"); err == nil {
+		t.Error("ParseProfile(bm25) accepted")
+	}
+}
