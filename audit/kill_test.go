@@ -73,8 +73,9 @@ func TestLeakageSurvivesKill(t *testing.T) {
 	for time.Now().Before(deadline) {
 		cks, _ := filepath.Glob(filepath.Join(state, "*", checkpointFile))
 		if len(cks) == 1 {
-			var c checkpoint
-			if data, err := os.ReadFile(cks[0]); err == nil && json.Unmarshal(data, &c) == nil && c.Files[0].Rows > 0 {
+			var kept struct{ State checkpoint } // reuse.Checkpoint's file
+			c := &kept.State
+			if data, err := os.ReadFile(cks[0]); err == nil && json.Unmarshal(data, &kept) == nil && len(c.Files) > 0 && c.Files[0].Rows > 0 {
 				if !c.Files[0].Done {
 					cmd.Process.Kill()
 					killed = true

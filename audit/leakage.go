@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/vector"
 )
@@ -129,12 +129,14 @@ type LeakageResult struct {
 const (
 	checkpointFile = "checkpoint.json"
 	matchesFile    = "matches.jsonl"
-	stateVersion   = 2 // 2: word edits for short texts, the measure field
+	// stateVersion is in the fingerprint: 2, word edits for short texts
+	// and the measure field; 3, the checkpoint kept by package reuse.
+	stateVersion = 3
 )
 
+// checkpoint is how far a run got, kept under the run's fingerprint
+// (reuse.Checkpoint) in its state directory.
 type checkpoint struct {
-	Version      int         `json:"version"`
-	Fingerprint  string      `json:"fingerprint"`
 	MatchesBytes int64       `json:"matches_bytes"`
 	Files        []fileState `json:"files"`
 }
@@ -162,6 +164,7 @@ type auditor struct {
 	// denseMember maps a row of flat to its benchmark item.
 	denseMember []int
 	dir         string
+	fp          string // the run's fingerprint
 	ck          checkpoint
 	spill       *os.File
 	sw          *bufio.Writer
@@ -275,7 +278,6 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 // fingerprint identifies a run: settings, benchmark texts and training
 // files (path, size, modification time and the sha256 of their first MiB).
 func (a *auditor) fingerprint(files []string) (string, error) {
-	h := sha256.New()
 	settings := map[string]any{
 		"version": stateVersion, "minhash": a.opts.MinHash, "edits": a.opts.Edits, "documents": a.opts.Documents,
 		"train": a.opts.Train,
@@ -283,23 +285,21 @@ func (a *auditor) fingerprint(files []string) (string, error) {
 	if d := a.opts.Dense; d != nil {
 		settings["dense"] = map[string]any{"model": d.Model, "threshold": d.Threshold, "top_k": d.TopK}
 	}
-	b, _ := json.Marshal(settings)
-	h.Write(b)
+	f := reuse.NewFingerprint().Add(settings)
 	for _, t := range a.tasks {
-		fmt.Fprintf(h, "\x00task %s\x00", t.Name)
+		f.Add("task " + t.Name)
 	}
 	for _, it := range a.items {
-		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%d\x00", it.task, it.kind, it.id, len(it.text))
-		h.Write([]byte(it.text))
+		f.Add([]any{it.task, it.kind, it.id, it.text})
 	}
 	for _, p := range files {
 		id, err := fileIdentity(p)
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "\x00file %s\x00", id)
+		f.Add("file " + id)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return f.String(), nil
 }
 
 func fileIdentity(path string) (string, error) {
@@ -332,31 +332,28 @@ func (a *auditor) openState(fp string, files []string) error {
 	if err := os.MkdirAll(a.dir, 0o755); err != nil {
 		return err
 	}
-	fresh := checkpoint{Version: stateVersion, Fingerprint: fp}
+	a.fp = fp
+	fresh := checkpoint{}
 	for _, p := range files {
 		fresh.Files = append(fresh.Files, fileState{Path: p})
 	}
 	a.ck = fresh
-	ckPath := filepath.Join(a.dir, checkpointFile)
-	if b, err := os.ReadFile(ckPath); err == nil {
-		var old checkpoint
-		switch {
-		case json.Unmarshal(b, &old) != nil:
-			fmt.Fprintf(a.opts.Log, "audit: %s is unreadable; starting over\n", ckPath)
-		case old.Version != stateVersion || old.Fingerprint != fp || len(old.Files) != len(files):
-			fmt.Fprintf(a.opts.Log, "audit: the checkpoint in %s is for other settings or inputs (a fingerprint-prefix clash); starting over\n", a.dir)
-		default:
-			a.ck = old
-			done := 0
-			for _, f := range old.Files {
-				if f.Done {
-					done++
-				}
+	var old checkpoint
+	switch err := a.checkpoint().Load(fp, &old); {
+	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, reuse.ErrOtherFingerprint) || err == nil && len(old.Files) != len(files):
+		fmt.Fprintf(a.opts.Log, "audit: the checkpoint in %s is for other settings or inputs (a fingerprint-prefix clash); starting over\n", a.dir)
+	case err != nil:
+		fmt.Fprintf(a.opts.Log, "audit: %v; starting over\n", err)
+	default:
+		a.ck = old
+		done := 0
+		for _, f := range old.Files {
+			if f.Done {
+				done++
 			}
-			fmt.Fprintf(a.opts.Log, "audit: resuming from %s (%d of %d files done)\n", ckPath, done, len(files))
 		}
-	} else if !os.IsNotExist(err) {
-		return err
+		fmt.Fprintf(a.opts.Log, "audit: resuming from %s (%d of %d files done)\n", a.checkpoint().Path, done, len(files))
 	}
 	sp := filepath.Join(a.dir, matchesFile)
 	f, err := os.OpenFile(sp, os.O_RDWR|os.O_CREATE, 0o644)
@@ -400,11 +397,12 @@ func (a *auditor) saveCheckpoint() error {
 	}
 	a.ck.MatchesBytes = off
 	a.lastCk = time.Now()
-	return fileio.WriteAtomic(filepath.Join(a.dir, checkpointFile), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(a.ck)
-	})
+	return a.checkpoint().Save(a.fp, a.ck)
+}
+
+// checkpoint is where the run keeps how far it got.
+func (a *auditor) checkpoint() reuse.Checkpoint {
+	return reuse.Checkpoint{Path: filepath.Join(a.dir, checkpointFile)}
 }
 
 // embedBenchmark embeds the benchmark texts into a flat cosine index.

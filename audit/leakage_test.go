@@ -473,8 +473,9 @@ func TestLeakageResumes(t *testing.T) {
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
-		var c checkpoint
-		json.Unmarshal(ck, &c)
+		var kept struct{ State checkpoint } // reuse.Checkpoint's file
+		json.Unmarshal(ck, &kept)
+		c := kept.State
 		if c.Files[0].Done || c.Files[0].Rows >= int64(n) {
 			t.Fatalf("an interrupted file is marked done (%+v)", c.Files[0])
 		}

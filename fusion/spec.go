@@ -18,6 +18,9 @@ type Spec struct {
 	Norm    string    `yaml:"norm" json:"norm,omitempty"`       // combsum: minmax (default), zscore, none
 	Weights []float64 `yaml:"weights" json:"weights,omitempty"` // combsum: one per run; nil means all 1
 	Depth   int       `yaml:"depth" json:"depth,omitempty"`     // documents each run contributes; 0 means max(top k, 100)
+	// Ties orders equal fused scores: BestRank (HAKARI-Bench's, the
+	// zero value) or DocID (Pyserini's), as `r2med fuse --ties` says.
+	Ties Ties `yaml:"-" json:"-"`
 }
 
 // DefaultRRFK is the RRF constant of the RRF paper and Pyserini.
@@ -79,6 +82,9 @@ func (s Spec) Validate(runs int) error {
 	if s.Depth < 0 {
 		return bad("depth", "fusion depth must be ≥ 0, got %d", s.Depth)
 	}
+	if s.Ties > DocID {
+		return bad("ties", "unknown fusion tie order %d", s.Ties)
+	}
 	switch s.Name() {
 	case "rrf":
 		if s.K < 0 {
@@ -113,24 +119,28 @@ func (s Spec) Describe() map[string]any {
 	if s.Depth > 0 {
 		m["depth"] = s.Depth
 	}
+	if s.Ties == DocID {
+		m["ties"] = "docid"
+	}
 	return m
 }
 
-// Fuse fuses runs, keeping depth documents per query, ties HAKARI's way
-// (the package functions RRF and CombSUM), and ranks the result as listed
+// Fuse fuses runs, keeping depth documents per query, ties as s.Ties says
+// (HAKARI's way unless DocID), and ranks the result as listed
 // (trec.Rank with ir.TiesAsListed): the fusion stage's output, which every
 // evaluator reads in the order fused.
 func (s Spec) Fuse(runs []ir.Run, depth int) (ir.Run, error) {
 	if err := s.Validate(len(runs)); err != nil {
 		return nil, err
 	}
+	f := Fuser{Ties: s.Ties}
 	var fused ir.Run
 	switch s.Name() {
 	case "rrf":
-		fused = RRF(runs, s.RRFK(), depth)
+		fused = f.RRF(runs, s.RRFK(), depth)
 	case "combsum":
 		n, _ := s.Normalization()
-		fused = CombSUM(runs, s.Weights, n, depth)
+		fused = f.CombSUM(runs, s.Weights, n, depth)
 	default:
 		return nil, errors.New("unreachable: Validate accepts rrf and combsum only")
 	}

@@ -310,26 +310,3 @@ func TestBrightSuiteFromHub(t *testing.T) {
 		}
 	}
 }
-
-// TestSweepBright: a sweep names BRIGHT's tasks in its suite.
-func TestSweepBright(t *testing.T) {
-	for _, c := range []struct {
-		doc   string
-		suite tasks.Suite
-		n     int
-	}{
-		{"suite: bright\ntasks: [all]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n", tasks.Bright, 12},
-		{"suite: bright-long\ntasks: [biology, pony]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n", tasks.BrightLong, 2},
-	} {
-		s, err := ParseSweep([]byte(c.doc), t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(s.Sources) != c.n || s.Sources[0].Suite != c.suite || s.Sources[0].Task != "biology" {
-			t.Errorf("%s: sources %+v", c.suite, s.Sources)
-		}
-	}
-	if _, err := ParseSweep([]byte("suite: bright-long\ntasks: [aops]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no long documents") {
-		t.Errorf("aops in the long setting: %v", err)
-	}
-}

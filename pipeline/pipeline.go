@@ -1,38 +1,36 @@
-// Package pipeline runs the stages of an experiment in the one direction
-// data flows: dataset → retrieve → evaluate → write results. Each stage is
-// a package of its own; this package only sequences them, times them, and
-// decides what a finished run leaves on disk.
+// Package pipeline runs an experiment on one task, in the one direction
+// data flows: the task's data (Source: the demo, a registry task through
+// the Hub, a directory, hf://) → its queries expanded (published or
+// generated expansions) → the stage plan (package plan: retrieval,
+// fusion, rerank, the cut) → evaluation → the files a finished run leaves
+// (run.trec, results.json, manifest.json). Each stage is a package of its
+// own; this package sequences them, keeps their outputs so a run resumes
+// (OUT/stages, package internal/reuse's rule), accounts for the model
+// calls they make, and decides what a finished run leaves on disk.
 package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/expand"
-	"github.com/r2med/r2med/hubrepo"
-	"github.com/r2med/r2med/internal/errtext"
-	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/plan"
+	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -103,7 +101,13 @@ const (
 	ManifestFile = results.ManifestFile
 )
 
-// Run executes the pipeline on one task.
+// Run executes the pipeline on one task: it reads what the stages read
+// (the task's files, published generations, the retrievers' inputs) and
+// settles whether Out already holds this run; it expands the queries
+// (published or generated expansions); it executes the stage plan the
+// config describes (package plan: retrieval, fusion, rerank, the cut),
+// keeping each stage under Out/stages; it evaluates the run; and it writes
+// what a finished run leaves: run.trec, results.json, the manifest last.
 //
 // With Options.Out, a run whose manifest there carries the same
 // fingerprint (settings, data checksums) and whose run.trec and
@@ -117,8 +121,59 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	m := results.NewManifest(opt.Command)
+	r := &runner{task: task, cfg: cfg, opt: opt, start: time.Now()}
+	if err := r.load(ctx); err != nil {
+		return nil, err
+	}
+	if out, err := r.previous(); out != nil || err != nil {
+		return out, err
+	}
+	if opt.Replay && opt.Cache == nil && cfg.NeedsCache() {
+		return nil, errors.New("replay answers every model call from the cache, and this run has none (drop --no-cache)")
+	}
+	r.calls = newCalls(opt.Cache)
+	defer r.calls.stop()
+	queries, err := r.expand(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run, err := r.execute(ctx, queries)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := r.evaluate(run)
+	if err != nil {
+		return nil, err
+	}
+	out := r.outcome(run, ev)
+	if opt.Out == "" {
+		return out, nil
+	}
+	return out, r.write(out)
+}
+
+// runner is one Run in progress.
+type runner struct {
+	task  *ir.Task
+	cfg   Config
+	opt   Options
+	start time.Time
+
+	spec     plan.Spec // the config's plan, its retrievers resolved
+	m        *results.Manifest
+	gens     []expand.Generation // the expansions, aligned with the queries once expanded
+	fp       string              // the run's fingerprint
+	replaced bool                // Out held a run with other settings
+	calls    *calls
+}
+
+// load resolves the plan and starts the manifest: the task, the settings,
+// and the checksums of what the stages read (published generations read
+// here), which make the run's fingerprint.
+func (r *runner) load(ctx context.Context) error {
+	task, cfg := r.task, r.cfg
+	m := results.NewManifest(r.opt.Command)
+	r.m = m
 	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
 	if abs, err := filepath.Abs(task.Dir); err == nil && task.Dir != "" && abs != task.Dir {
 		// Recorded absolute, so that serve, report and compare find the
@@ -127,16 +182,12 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	// Retrievers that search state outside the task's files (a Weaviate
 	// collection) read it now, so the manifest and fingerprint carry it.
-	cfg.Retrievers = slices.Clone(cfg.Retrievers)
-	for i, r := range cfg.Retrievers {
-		var err error
-		if cfg.Retrievers[i], err = retrieve.Resolve(ctx, r, task); err != nil {
-			return nil, err
-		}
+	var err error
+	if r.spec, err = cfg.Plan().Resolve(ctx, task); err != nil {
+		return err
 	}
-	name := cfg.ModelName()
-	m.Config = cfg.describe()
-	if opt.AllowMissingDocs {
+	m.Config = cfg.Describe(r.spec)
+	if r.opt.AllowMissingDocs {
 		// Judgments of missing documents were accepted and run files may
 		// have been cut to the task: not the run the flag's absence makes.
 		m.Config["allow_missing_docs"] = true
@@ -145,75 +196,99 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	if commit := HubCommit(task.Dir); commit != "" {
 		m.Task.Revision = commit // what a branch such as "main" resolved to
 	}
-	in := stageInput{task: task, queries: retrieve.Queries(task.Queries)}
 	inputs := existing(task.Files)
 	embedded := len(inputs) == 0
-	var gens []expand.Generation
 	if cfg.GAR.Method != "" && cfg.Generate == nil {
 		var files []string
-		var err error
-		if gens, files, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
-			return nil, err
+		if r.gens, files, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
+			return err
 		}
 		inputs = append(inputs, files...)
 	}
-	for _, r := range cfg.Retrievers {
-		files, err := r.Inputs(task)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			if !slices.Contains(inputs, f) {
-				inputs = append(inputs, f)
-			}
+	files, err := r.spec.Inputs(task)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if !slices.Contains(inputs, f) {
+			inputs = append(inputs, f)
 		}
 	}
 	if err := m.AddInputs(inputs...); err != nil {
-		return nil, err
+		return err
 	}
 	if embedded {
 		// An embedded task has no files to checksum; its content stands in,
 		// so a binary with other demo data does not reuse old outputs. Run
 		// files and generations it was run with are inputs all the same,
 		// but not where its data comes from.
-		m.Inputs = append([]results.FileDigest{contentDigest(task)}, m.Inputs...)
+		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
 		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
-	fp := fingerprint(m)
-	m.Config["fingerprint"] = fp
-	replaced := false
-	if opt.Out != "" {
-		out, r, err := previous(opt, m, fp)
-		if out != nil {
-			out.Name = name
-		}
-		if out != nil || err != nil {
-			return out, err
-		}
-		replaced = r
-	}
+	r.fp = fingerprint(m)
+	m.Config["fingerprint"] = r.fp
+	return nil
+}
 
-	if opt.Replay && opt.Cache == nil && cfg.NeedsCache() {
-		return nil, errors.New("replay answers every model call from the cache, and this run has none (drop --no-cache)")
+// previous is the run Out already holds when it is this one, verified
+// (previous decides).
+func (r *runner) previous() (*Outcome, error) {
+	if r.opt.Out == "" {
+		return nil, nil
 	}
-	cs := newCalls(opt.Cache)
-	defer cs.stop()
-	if cfg.Generate != nil {
+	out, replaced, err := previous(r.opt, r.m, r.fp)
+	if out != nil {
+		out.Name = r.spec.System()
+	}
+	r.replaced = replaced
+	return out, err
+}
+
+// expand gives the queries as the retrievers read them: with GAR, each
+// with its generation (made now by an LLM, or the published one).
+func (r *runner) expand(ctx context.Context) ([]retrieve.Query, error) {
+	if g := r.cfg.Generate; g != nil {
 		var err error
-		if gens, err = generateStage(ctx, task, *cfg.Generate, cfg.Remote, opt, m, cs); err != nil {
+		if r.gens, err = generateStage(ctx, r.task, *g, r.cfg.Remote, r.opt, r.m, r.calls); err != nil {
 			return nil, err
 		}
 	}
-	if gens != nil {
-		if err := in.apply(gens, m); err != nil {
+	if r.gens == nil {
+		return retrieve.Queries(r.task.Queries), nil
+	}
+	queries, aligned, err := expandQueries(r.task, r.gens, r.m)
+	r.gens = aligned
+	return queries, err
+}
+
+// execute runs the plan's stages, each kept under Out/stages, the model
+// calls they make accounted in the manifest.
+func (r *runner) execute(ctx context.Context, queries []retrieve.Query) (ir.Run, error) {
+	cfg, opt, spec := r.cfg, r.opt, r.spec
+	if spec.Rerank != nil {
+		var err error
+		if spec.Rerank.Scorer, err = rerankConnections(cfg, opt); err != nil {
 			return nil, err
 		}
 	}
-	run, err := runStages(ctx, in, cfg, opt, m, cs)
+	p, err := plan.New(spec)
 	if err != nil {
 		return nil, err
 	}
-	m.Usage = cs.summary(len(task.Queries), opt.Prices)
+	env := plan.Env{Store: opt.stages(r.calls, r.m), Env: retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: r.m,
+		AllowMissingDocs: opt.AllowMissingDocs, Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}}
+	done, err := p.Execute(ctx, plan.Input{Task: r.task, Queries: queries, Data: dataFingerprint(r.m, cfg.GAR, r.gens)}, env)
+	if err != nil {
+		return nil, err
+	}
+	r.m.Usage = r.calls.summary(len(r.task.Queries), opt.Prices)
+	return done.Run, nil
+}
+
+// evaluate scores the run as R2MED does and counts what the manifest
+// says of it, warning about judged queries that got nothing.
+func (r *runner) evaluate(run ir.Run) (*measure.R2MEDResult, error) {
+	task, m := r.task, r.m
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
 		// Excluded documents are neither retrieved nor relevant
@@ -252,295 +327,79 @@ func Run(ctx context.Context, task *ir.Task, cfg Config, opt Options) (*Outcome,
 	}
 	m.Counts[results.QueriesWithoutResults] = unanswered
 	if unanswered > 0 {
-		logf(opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
+		logf(r.opt.warn(), "%s: warning: %d of %d judged queries got no results; they count 0 in every mean (results.json averages over %s, as R2MED's result files do)",
 			task.Name, unanswered, len(task.Qrels), measure.MeanOverJudged)
 	}
+	return ev, nil
+}
+
+// outcome is the run with its result file, named as R2MED's name their
+// systems.
+func (r *runner) outcome(run ir.Run, ev *measure.R2MEDResult) *Outcome {
+	name := r.spec.System()
 	res := &results.R2MED{
-		DatasetName:    task.Name,
-		EvaluationTime: results.EvaluationTime(time.Since(start).Seconds()),
+		DatasetName:    r.task.Name,
+		EvaluationTime: results.EvaluationTime(time.Since(r.start).Seconds()),
 		MeanOver:       measure.MeanOverJudged,
 		Test:           ev.Scores,
 	}
-	switch {
-	case cfg.GAR.Method != "":
-		// R2MED's GAR result files name the parts instead of a model.
-		res.Extra = map[string]any{"gar_method": cfg.GAR.Method, "gar_llm": cfg.GAR.LLM, "retriever_name": cfg.RetrieverName()}
-		if _, bm := retrieve.Underlying(cfg.Retrievers[0]).(retrieve.BM25); bm && !cfg.fused() {
-			res.Test = results.UpperKeys(res.Test) // as R2MED's GAR+BM25 files write them
-		}
-	case cfg.Rerank.Kind != "":
-		// R2MED's reranker files name the reranker, the retriever and the depth.
-		res.Extra = map[string]any{"reranker_name": cfg.rerankerName(), "retriever_name": cfg.RetrieverName(), "topk": cfg.Rerank.depth()}
-		res.Test = results.UpperKeys(res.Test)
-	default:
-		res.ModelName = name
-	}
-	if cfg.GAR.Method != "" && cfg.Rerank.Kind != "" {
-		res.Extra["reranker_name"] = cfg.rerankerName()
-		res.Extra["topk"] = cfg.Rerank.depth()
-	}
-	out := &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: m, Replaced: replaced}
-	if opt.Out == "" {
-		return out, nil
-	}
+	res.SetSystem(name, r.spec.Stages(), r.m.Config)
+	return &Outcome{Name: name, Run: run, Eval: ev, Result: res, Manifest: r.m, Replaced: r.replaced}
+}
+
+// write leaves the finished run in Out: run.trec and results.json, their
+// checksums and the cache entries used beside the manifest, which goes
+// last: its presence marks a finished run.
+func (r *runner) write(out *Outcome) error {
+	dir, m := r.opt.Out, r.m
 	if err := m.Time("write", func() error {
 		// The old manifest goes first: until the new one is written, the
 		// directory holds no finished run.
-		if err := os.Remove(filepath.Join(opt.Out, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, ManifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if err := trec.WriteRunFile(filepath.Join(opt.Out, RunFile), run, sysname.Tag(name)); err != nil {
+		if err := trec.WriteRunFile(filepath.Join(dir, RunFile), out.Run, r.spec.Tag()); err != nil {
 			return err
 		}
-		return res.WriteFile(filepath.Join(opt.Out, ResultsFile))
+		return out.Result.WriteFile(filepath.Join(dir, ResultsFile))
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	rec, err := reuse.Seal(opt.Out, fp, RunFile, ResultsFile)
+	rec, err := reuse.Seal(dir, r.fp, RunFile, ResultsFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The cache entries the run used, for `r2med cache export --manifest`.
-	if err := cs.writeKeys(opt.Out); err != nil {
-		return nil, err
+	if err := r.calls.writeKeys(dir); err != nil {
+		return err
 	}
 	m.Outputs = []string{RunFile, ResultsFile, ManifestFile}
 	m.OutputSHA256 = rec.SHA256
-	// The manifest goes last: its presence marks a finished run.
-	if err := m.WriteFile(filepath.Join(opt.Out, ManifestFile)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return m.WriteFile(filepath.Join(dir, ManifestFile))
 }
 
-// apply puts the generations into the stage input: the BM25 texts and the
-// aligned generations dense retrievers average with. Generations for
-// queries the task does not evaluate are set aside (R2MED scores judged
-// queries only) and counted.
-func (in *stageInput) apply(all []expand.Generation, m *results.Manifest) error {
-	task := in.task
-	gens, unjudged := judgedOnly(task, all)
-	if unjudged > task.UnjudgedQueries {
-		// More than the query file's unjudged queries: some generations
-		// belong to no query of this task, and Apply names them.
-		gens = all
-	}
-	m.Counts["generations_for_unjudged_queries"] = unjudged
-	var err error
-	if in.gens, err = expand.Align(task.Queries, gens); err != nil {
-		return err
-	}
-	in.queries, err = retrieve.Expand(task.Queries, gens)
-	return err
-}
-
-// fingerprint hashes what determines a run's numbers: settings and input
-// checksums, not times or paths.
-func fingerprint(m *results.Manifest) string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.Encode(m.Config)
-	enc.Encode(m.Task.Name)
-	enc.Encode(m.Task.Split)
-	for _, in := range m.Inputs {
-		enc.Encode(in.SHA256)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// previous decides what to do with the run already in opt.Out: its
-// outcome when it is this run (same fingerprint) and its outputs are
-// verified; nothing when there is none, or when it may be redone (the
-// same settings on changed data, outputs that no longer match their
-// manifest) or replaced (other settings, with Overwrite or Replace, which
-// replaced reports); an error when it holds other settings and nothing
-// allows replacing them.
-func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replaced bool, err error) {
-	dir := opt.Out
-	if removed, err := reuse.Sweep(dir); err != nil {
-		return nil, false, err
-	} else if len(removed) > 0 {
-		logf(opt.Log, "%s: removed %d temporary %s an interrupted run left (%s)", dir, len(removed), errtext.Plural(len(removed), "file", "files"), strings.Join(removed, ", "))
-	}
-	if _, err := reuse.SweepTree(filepath.Join(dir, StagesDir)); err != nil {
-		return nil, false, err
-	}
-	prev, err := results.ReadManifest(filepath.Join(dir, ManifestFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
+// rerankConnections is the reranker's spec with the run's servers (a
+// file of URLs read), the bounds on calls to them, the LLM answer cache
+// and replay.
+func rerankConnections(cfg Config, opt Options) (rerank.Spec, error) {
+	spec := cfg.Rerank.Spec()
+	urls, err := httpx.ReadURLs(cfg.Rerank.BaseURLs)
 	if err != nil {
-		if opt.Overwrite {
-			return nil, true, nil
-		}
-		return nil, false, fmt.Errorf("%v; --overwrite replaces it, or give another --out", err)
+		return spec, err
 	}
-	prevFP, _ := prev.Config["fingerprint"].(string)
-	check := reuse.Record{Fingerprint: prevFP, SHA256: prev.OutputSHA256}.Check(dir, fp, RunFile, ResultsFile)
-	switch {
-	case check == nil && !opt.Overwrite:
-		res, err1 := results.ReadR2MED(filepath.Join(dir, ResultsFile))
-		run, err2 := trec.ReadRunFile(filepath.Join(dir, RunFile))
-		if err := errors.Join(err1, err2); err != nil {
-			logf(opt.Log, "%s: the outputs cannot be read back (%v); redoing the run", dir, err)
-			return nil, false, nil
-		}
-		if qid, ok := tied(run); ok {
-			// Written before runs were ranked (ir.Rank): trec_eval reads
-			// its ties in another order than the one its numbers were
-			// computed in.
-			logf(opt.Log, "%s: %s lists equal scores (query %s), written by an older r2med, whose evaluation may not be the file's; redoing the run", dir, RunFile, qid)
-			return nil, false, nil
-		}
-		logf(opt.Log, "%s: outputs in %s are up to date (same data and settings, checksums verified); --overwrite to redo", m.Task.Name, dir)
-		return &Outcome{Run: run, Result: res, Manifest: prev, Skipped: true}, false, nil
-	case check == nil || opt.Overwrite && prevFP == fp:
-		return nil, false, nil // --overwrite of the same run
-	case prevFP == fp:
-		logf(opt.Log, "%s: the outputs in %s are not the ones its manifest describes (%v); redoing the run", m.Task.Name, dir, check)
-		return nil, false, nil
+	if len(urls) > 0 {
+		spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
 	}
-	diff := settingsDiff(prev, m)
-	if diff == "" {
-		logf(opt.Log, "%s: the data changed since the run in %s (same settings); redoing it", m.Task.Name, dir)
-		return nil, false, nil
-	}
-	if !opt.Overwrite && !opt.Replace {
-		return nil, false, fmt.Errorf("%s holds a run of %s on %s with other settings (%s); --overwrite replaces it, or keep both with another --out (or --name)",
-			dir, systemOf(dir, prev), prev.Task.Name, diff)
-	}
-	logf(opt.Log, "%s: replacing the run of %s in %s, made with other settings (%s)", m.Task.Name, systemOf(dir, prev), dir, diff)
-	return nil, true, nil
-}
-
-// tied reports the first query (in byte order) whose hits' float32
-// scores do not strictly decrease.
-func tied(run ir.Run) (string, bool) {
-	for _, qid := range trec.QueryIDs(run) {
-		if ir.TieAt(run[qid]) >= 0 {
-			return qid, true
+	hc := cfg.Remote.Client(opt.warn(), "rerank")
+	spec.HTTP, spec.Fleet, spec.Replay = &hc, cfg.Remote.Fleet(opt.warn()), opt.Replay
+	if rerank.UsesLLM(spec.Kind) {
+		if opt.Cache != nil {
+			spec.LLMCache = opt.Cache
+		} else if opt.Replay {
+			return spec, errors.New("replay answers from the cache, and this run has none (drop --no-cache)")
 		}
 	}
-	return "", false
-}
-
-// systemOf names the system of the run in dir for messages.
-func systemOf(dir string, m *results.Manifest) string {
-	if m.Name != "" {
-		return m.Name
-	}
-	if res, err := results.ReadR2MED(filepath.Join(dir, ResultsFile)); err == nil {
-		return results.SystemName(res)
-	}
-	if r, ok := m.Config["retriever"].(string); ok {
-		return r
-	}
-	return "another system"
-}
-
-// settingsDiff lists the settings and task fields in which two manifests
-// differ, "" when they agree: "k1 0.9 → 1.2, top_k 100 → 10".
-func settingsDiff(old, cur *results.Manifest) string {
-	canon := func(m *results.Manifest) map[string]any {
-		c := maps.Clone(m.Config)
-		delete(c, "fingerprint")
-		c["task"], c["split"] = m.Task.Name, m.Task.Split
-		data, _ := json.Marshal(c)
-		var out map[string]any
-		json.Unmarshal(data, &out)
-		return out
-	}
-	a, b := canon(old), canon(cur)
-	all := maps.Clone(a)
-	maps.Copy(all, b)
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(all)) {
-		va, oka := a[k]
-		vb, okb := b[k]
-		if oka && okb && reflect.DeepEqual(va, vb) {
-			continue
-		}
-		show := func(v any, ok bool) string {
-			if !ok {
-				return "unset"
-			}
-			data, _ := json.Marshal(v)
-			return string(data)
-		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s", k, show(va, oka), show(vb, okb)))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// loadGenerations reads published generations: from a Hub repository
-// (the task's, or a generations directory with a dataset card) through its
-// configs (the method's config, the LLM's split), from any other directory
-// by R2MED's path, <method>/<llm>/query_with_hydoc.jsonl.
-func loadGenerations(task *ir.Task, src expand.Source, dir string) ([]expand.Generation, []string, error) {
-	// A Hub folder's card says where its generations are, wherever the
-	// folder lies (see readDir); other folders hold R2MED's paths. BRIGHT
-	// publishes LLM reasoning about its queries (its <llm>_reason
-	// configs), which query reasoning reads.
-	hubDir := ""
-	if dir == "" && (task.Layout == ir.LayoutR2MEDHub || task.Layout == ir.LayoutBrightHub) {
-		hubDir = task.Dir
-	} else if dir != "" {
-		card, err := hubrepo.Declares(dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		if card {
-			hubDir = dir
-		}
-	}
-	if hubDir != "" {
-		var hg *hubrepo.Generations
-		var err error
-		if dir == "" && task.Layout == ir.LayoutBrightHub {
-			if expand.MethodDir(src.Method) != expand.Reasoning {
-				return nil, nil, fmt.Errorf("BRIGHT publishes LLM reasoning about its queries, not %s generations: use --gar reasoning (or reasoning-append) with --gar-llm naming one of its <llm>_reason configs, or give --gar-dir", src.Method)
-			}
-			hg, err = hubrepo.ReadReasoning(task.Dir, src.LLM, task.Split)
-		} else {
-			hg, err = hubrepo.ReadGenerations(hubDir, src.Method, src.LLM)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		gens := make([]expand.Generation, len(hg.Rows))
-		for i, r := range hg.Rows {
-			gens[i] = expand.Generation{ID: r.ID, Text: r.Text, HyDoc: r.HyDoc, Method: src.Method, LLM: src.LLM}
-		}
-		return gens, hg.Files, nil
-	}
-	if dir == "" {
-		dir = task.Dir
-	}
-	gens, err := expand.LoadDir(dir, src.Method, src.LLM)
-	if err != nil {
-		return nil, nil, err
-	}
-	var files []string
-	if p, ok := fileio.Exists(filepath.Join(expand.Dir(dir, src.Method, src.LLM), expand.FileName)); ok {
-		files = append(files, p)
-	}
-	return gens, files, nil
-}
-
-// judgedOnly sets aside generations for queries the task does not evaluate
-// (R2MED scores only judged queries) and says how many it set aside.
-func judgedOnly(task *ir.Task, gens []expand.Generation) ([]expand.Generation, int) {
-	known := make(map[string]bool, len(task.Queries))
-	for _, q := range task.Queries {
-		known[q.ID] = true
-	}
-	kept := gens[:0:0]
-	for _, g := range gens {
-		if known[g.ID] {
-			kept = append(kept, g)
-		}
-	}
-	return kept, len(gens) - len(kept)
+	return spec, nil
 }
 
 // countExclusions records a task's exclusions in the manifest: the
@@ -566,38 +425,6 @@ func countExclusions(m *results.Manifest, t *ir.Task, hits, judgments int) {
 	m.Counts["excluded_not_in_corpus"] = missing
 	m.Counts["excluded_hits_at_evaluation"] = hits
 	m.Counts["excluded_judgments_at_evaluation"] = judgments
-}
-
-// contentDigest checksums a task's documents, queries and judgments, and
-// its exclusions when it has any.
-func contentDigest(t *ir.Task) results.FileDigest {
-	h := sha256.New()
-	var n int64
-	put := func(parts ...string) {
-		for _, p := range parts {
-			k, _ := io.WriteString(h, p)
-			h.Write([]byte{0})
-			n += int64(k) + 1
-		}
-	}
-	for _, d := range t.Corpus {
-		put(d.ID, d.Text)
-	}
-	for _, q := range t.Queries {
-		put(q.ID, q.Text)
-	}
-	for _, qid := range trec.QueryIDs(t.Qrels) {
-		for _, did := range trec.QueryIDs(t.Qrels[qid]) {
-			put(qid, did, strconv.Itoa(t.Qrels[qid][did]))
-		}
-	}
-	if len(t.Excluded) > 0 {
-		put("excluded")
-		for _, qid := range slices.Sorted(maps.Keys(t.Excluded)) {
-			put(append([]string{qid}, t.Excluded.Sorted(qid)...)...)
-		}
-	}
-	return results.FileDigest{Path: "embedded:" + t.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 }
 
 // existing keeps the files that are on disk (an embedded task has none).

@@ -5,16 +5,16 @@ import (
 	"errors"
 
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/trec"
 )
 
 // Rank ranks task's corpus for queries with cfg's retrievers, fused as
-// cfg.Fuse says, at most k hits per query, each list ranked as run's
-// stages rank it (trec.Rank): the retrieve and fuse stages alone — no
-// generations, reranking, evaluation or stage files — for tools that rank
-// queries of their own (hard-negative mining). A config with GAR or
-// reranking is refused rather than half applied.
+// cfg.Fuse says, at most k hits per query: the retrieve and fuse stages of
+// cfg's plan alone, as run executes them — no generations, reranking,
+// evaluation or stage files — for tools that rank queries of their own
+// (hard-negative mining). A config with GAR or reranking is refused rather
+// than half applied.
 func Rank(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Config, k int, env retrieve.Env) (ir.Run, error) {
 	if cfg.GAR.Method != "" || cfg.Generate != nil || cfg.Rerank.Kind != "" {
 		return nil, errors.New("ranking here uses retrievers and fusion only; drop the expand and rerank stages")
@@ -26,35 +26,13 @@ func Rank(ctx context.Context, task *ir.Task, queries []ir.Query, cfg Config, k 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	depth := k
-	if cfg.fused() {
-		depth = max(k, cfg.Fuse.DepthFor(k))
+	p, err := plan.New(cfg.Plan())
+	if err != nil {
+		return nil, err
 	}
-	rq := retrieve.Queries(queries)
-	runs := make([]ir.Run, len(cfg.Retrievers))
-	for i, spec := range cfg.Retrievers {
-		r, err := retrieve.New(ctx, spec, task, env)
-		if err != nil {
-			return nil, err
-		}
-		runs[i], err = r.Search(ctx, rq, depth)
-		retrieve.Close(r)
-		if err != nil {
-			return nil, err
-		}
-		trec.Rank(runs[i], retrieve.TiesOf(spec)) // as run's retrieval stage
+	res, err := p.Execute(ctx, plan.Input{Task: task, Queries: retrieve.Queries(queries)}, plan.Env{Env: env})
+	if err != nil {
+		return nil, err
 	}
-	run := runs[0]
-	if cfg.fused() {
-		var err error
-		if run, err = cfg.Fuse.Fuse(runs, depth); err != nil {
-			return nil, err
-		}
-	}
-	for qid, hits := range run {
-		if len(hits) > k {
-			run[qid] = hits[:k]
-		}
-	}
-	return run, nil
+	return res.Run, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/hubrepo"
@@ -42,7 +43,7 @@ type ReproduceOptions struct {
 	Tasks []string
 	// Flags, from AddServerFlags, are laid over each spec's pipeline: the
 	// servers and model folders the user named.
-	Flags *Flags
+	Flags *config.Flags
 }
 
 // Reproduce runs a regression spec: for each of its tasks, the data at the
@@ -112,7 +113,7 @@ func pullCommand(s *reproduce.Spec, only []string) string {
 
 // specConfig reads the spec's pipeline, with the user's server flags
 // laid over a copy of it.
-func specConfig(s *reproduce.Spec, flags *Flags) (Config, error) {
+func specConfig(s *reproduce.Spec, flags *config.Flags) (Config, error) {
 	doc := copyNode(&s.Pipeline)
 	if flags != nil {
 		var err error
@@ -120,7 +121,7 @@ func specConfig(s *reproduce.Spec, flags *Flags) (Config, error) {
 			return Config{}, err
 		}
 	}
-	cfg, err := FromYAML(doc)
+	cfg, err := config.FromYAML(doc)
 	if err != nil {
 		return Config{}, err
 	}

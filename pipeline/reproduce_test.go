@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/reproduce"
 	"github.com/r2med/r2med/retrieve"
@@ -60,7 +61,7 @@ func TestSpecPipelinesRead(t *testing.T) {
 // that have their stage and leave the others as they are.
 func TestServerFlagsOverlay(t *testing.T) {
 	fs := pflag.NewFlagSet("reproduce", pflag.ContinueOnError)
-	sf := AddServerFlags(fs)
+	sf := config.AddServerFlags(fs)
 	if fs.Lookup("retriever") != nil || fs.Lookup("top-k") != nil || fs.Lookup("k1") != nil {
 		t.Fatal("server flags include flags that change what a pipeline computes")
 	}

@@ -2,11 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,21 +12,11 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/results"
-	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
-	"github.com/r2med/r2med/usage"
 )
-
-// stageInput is what every stage reads: the task, the queries as the
-// retrievers see them (with GAR, each query's BM25 text and dense input)
-// and the aligned generations (nil without GAR).
-type stageInput struct {
-	task    *ir.Task
-	queries []retrieve.Query
-	gens    []expand.Generation
-}
 
 // StagesDir holds the intermediate outputs of a multi-stage pipeline
 // inside Options.Out, so that a run that failed in a late stage (a
@@ -39,7 +26,10 @@ const StagesDir = "stages"
 
 // RerankCheckpoint is the file in StagesDir that keeps the finished
 // queries of an unfinished rerank stage.
-const RerankCheckpoint = "rerank.partial"
+const RerankCheckpoint = "rerank" + partialExt
+
+// partialExt names the checkpoint of a resumable stage: NAME.partial.
+const partialExt = ".partial"
 
 // Resumable lists what a failed or interrupted run into out leaves for
 // running it again to resume from: the stage outputs in out/stages that a
@@ -78,99 +68,21 @@ func isFile(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// runStages retrieves with every retriever, fuses, and reranks; the
-// model calls they make are accounted in cs.
-func runStages(ctx context.Context, in stageInput, cfg Config, opt Options, m *results.Manifest, cs *calls) (ir.Run, error) {
-	multi := cfg.fused() || cfg.Rerank.Kind != ""
-	depth := cfg.TopK
-	if cfg.fused() {
-		depth = cfg.Fuse.DepthFor(cfg.TopK)
-	}
-	if cfg.Rerank.Kind != "" {
-		depth = max(depth, cfg.Rerank.depth())
-	}
-	// The scores of retrieval and every later stage depend on how r2med
-	// computes them, not only on the settings: base carries
-	// retrieve.Revision, so stages kept by a build that scored otherwise
-	// are recomputed, not reused.
-	base := stageFingerprint(dataFingerprint(m, cfg.GAR, in.gens), map[string]any{"revision": retrieve.Revision}, 0)
-	st := opt.stages()
-	env := retrieve.Env{Workers: opt.Workers, Progress: opt.Progress, Cache: opt.Cache, Log: opt.Log, Record: m, AllowMissingDocs: opt.AllowMissingDocs,
-		Replay: opt.Replay, HTTP: cfg.Remote.Client(opt.warn(), "embedding"), Fleet: cfg.Remote.Fleet(opt.warn())}
-	runs := make([]ir.Run, len(cfg.Retrievers))
-	var described []map[string]any
-	for i, spec := range cfg.Retrievers {
-		name := "retrieve"
-		if cfg.fused() {
-			name = fmt.Sprintf("retrieve-%d-%s", i+1, results.DirName(spec.Name()))
-		}
-		// Stages worth keeping: those a later stage follows, and those that
-		// take long on their own (embedding a corpus).
-		keep := multi || retrieve.UsesCache(spec)
-		fp := stageFingerprint(base, spec.Describe(), depth)
-		described = append(described, spec.Describe())
-		run, err := st.run(name, fp, keep, cs, func(meter *usage.Meter) (ir.Run, error) {
-			env := env
-			env.Meter = meter
-			r, err := retrieve.New(ctx, spec, in.task, env)
-			if err != nil {
-				return nil, err
-			}
-			defer retrieve.Close(r)
-			run, err := r.Search(ctx, in.queries, depth)
-			if err != nil {
-				return nil, err
-			}
-			// What the stage writes and the later stages read is the
-			// ranking its scores mean (a scorer's ties by doc id, as
-			// trec_eval reads them), not the retriever's list order.
-			trec.Rank(run, retrieve.TiesOf(spec))
-			return run, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		runs[i] = run
-	}
-	run := runs[0]
-	if cfg.fused() {
-		fp := stageFingerprint(base, map[string]any{"retrievers": described, "fusion": cfg.Fuse.Describe()}, depth)
-		if err := m.Time("fuse", func() error {
-			var err error
-			run, err = st.run("fuse", fp, true, nil, func(*usage.Meter) (ir.Run, error) { return cfg.Fuse.Fuse(runs, depth) })
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Rerank.Kind != "" {
-		if err := m.Time("rerank", func() error {
-			var err error
-			run, err = rerankRun(ctx, in, run, cfg, base, depth, opt, m, cs)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	for qid, hits := range run {
-		if len(hits) > cfg.TopK {
-			run[qid] = hits[:cfg.TopK]
-		}
-	}
-	return run, nil
-}
-
 // stages keeps stage outputs in Options.Out/stages by the reuse rule: a
 // stage's run is reused when its record carries the same fingerprint and
-// the file its checksum.
+// the file its checksum. It is the plan's Store: each kept stage keeps the
+// account of its model calls beside its run (calls), and the manifest
+// hears the counts a stage keeps.
 type stages struct {
 	dir       string // "" keeps nothing
 	overwrite bool
 	log       func(format string, args ...any)
+	calls     *calls
+	m         *results.Manifest
 }
 
-func (o Options) stages() stages {
-	s := stages{overwrite: o.Overwrite, log: func(f string, a ...any) { logf(o.Log, f, a...) }}
+func (o Options) stages(cs *calls, m *results.Manifest) stages {
+	s := stages{overwrite: o.Overwrite, log: func(f string, a ...any) { logf(o.Log, f, a...) }, calls: cs, m: m}
 	if o.Out != "" {
 		s.dir = filepath.Join(o.Out, StagesDir)
 	}
@@ -196,91 +108,101 @@ func (s stages) reusable(name, fp string, files ...string) bool {
 	return false
 }
 
-// run returns the stage's kept run for fp, or produces, keeps and returns
-// it (keep false, or no output directory: produces only). With cs, the
-// stage may call models: produce gets the meter to give its clients, and
-// a kept stage keeps its account beside its run (calls); nil makes no
-// calls.
-func (s stages) run(name, fp string, keep bool, cs *calls, produce func(*usage.Meter) (ir.Run, error)) (ir.Run, error) {
-	if !keep || s.dir == "" {
-		var meter *usage.Meter
-		if cs != nil {
-			meter = cs.meter
+// Stage returns the stage's kept run for its fingerprint, or produces,
+// keeps and returns it (a stage not worth keeping, or no output
+// directory: produces only). A stage that calls models gets a meter of its
+// own, and its account (usage, cache entries, counts) is kept beside its
+// run and added to the run's when the stage is reused; a resumable stage
+// keeps its checkpoint, and the account of the queries in it, in
+// NAME.partial until its run is kept.
+func (s stages) Stage(_ context.Context, st plan.Stage, produce func(plan.Work) (ir.Run, error)) (ir.Run, error) {
+	if !st.Keep || s.dir == "" {
+		w := plan.Work{Count: s.m.Count}
+		if st.Calls {
+			w.Meter = s.calls.meter
 		}
-		return produce(meter)
+		return produce(w)
 	}
-	file := name + ".trec"
+	file := st.Name + ".trec"
 	path := filepath.Join(s.dir, file)
 	files := []string{file}
-	if cs != nil {
-		files = append(files, callFiles(name)...)
+	if st.Calls {
+		files = append(files, callFiles(st.Name)...)
 	}
-	if s.reusable(name, fp, files...) {
+	if s.reusable(st.Name, st.Fingerprint, files...) {
 		if run, err := trec.ReadRunFile(path); err == nil {
-			if cs == nil {
+			if !st.Calls {
 				return run, nil
 			}
-			if _, err := cs.reuse(s.dir, name); err == nil {
+			if counts, err := s.calls.reuse(s.dir, st.Name); err == nil {
+				maps.Copy(s.m.Counts, counts)
 				return run, nil
 			}
 		}
 	}
 	var sc *stageCalls
-	var meter *usage.Meter
-	if cs != nil {
-		sc = cs.begin()
-		meter = sc.meter
+	counts := map[string]int{}
+	w := plan.Work{Count: func(name string, n int) { counts[name] = n; s.m.Count(name, n) }}
+	if st.Calls {
+		sc = s.calls.begin()
+		w.Meter = sc.meter
 	}
-	run, err := produce(meter)
-	st := s.stage(name)
+	var part *partial
+	if st.Resumable {
+		// Every finished query is kept under the stage's fingerprint, so
+		// an interrupted stage (hours of LLM calls) resumes with the
+		// queries it had not done.
+		w.Checkpoint = filepath.Join(s.dir, st.Name+partialExt)
+		if s.overwrite {
+			if err := os.Remove(w.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+		part = openPartial(w.Checkpoint)
+		w.Progress = func(done int) error { return part.progress(sc, done) }
+	}
+	run, err := produce(w)
+	stage := s.stage(st.Name)
 	if err == nil {
-		err = st.Begin()
+		err = stage.Begin()
 	}
-	if cs != nil {
+	if sc != nil {
 		dir := s.dir
 		if err != nil {
 			dir = "" // the usage still counts; nothing is kept
 		}
-		if e := cs.end(sc, dir, name, nil); err == nil {
+		if e := s.calls.end(sc, dir, st.Name, counts); err == nil {
 			err = e
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := trec.WriteRunFile(path, run, sysname.Tag(name)); err != nil {
+	if err := trec.WriteRunFile(path, run, sysname.Tag(st.Name)); err != nil {
 		return nil, err
 	}
-	return run, st.Keep(fp, files...)
+	if err := stage.Keep(st.Fingerprint, files...); err != nil {
+		return nil, err
+	}
+	if part != nil {
+		// The stage's output replaces its checkpoint as its record.
+		if err := os.Remove(w.Checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if err := part.remove(); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
 }
 
-// dataFingerprint hashes what every stage reads: the task, its input
-// checksums and the generations (their text: generations made in the run
-// are no input file, and a new temperature changes them under the same
-// name), but no stage's settings, so changing the reranker does not redo
-// retrieval.
+// dataFingerprint is the fingerprint of what every stage reads
+// (plan.Data): the task, its input checksums and the generations, but no
+// stage's settings, so changing the reranker does not redo retrieval.
 func dataFingerprint(m *results.Manifest, gar expand.Source, gens []expand.Generation) string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.Encode(m.Task.Name)
-	enc.Encode(m.Task.Split)
-	for _, in := range m.Inputs {
-		enc.Encode(in.SHA256)
+	sums := make([]string, len(m.Inputs))
+	for i, in := range m.Inputs {
+		sums[i] = in.SHA256
 	}
-	enc.Encode(gar)
-	for _, g := range gens {
-		enc.Encode([]string{g.ID, g.Text, g.HyDoc})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// stageFingerprint chains the data fingerprint with one stage's settings
-// and depth.
-func stageFingerprint(base string, stage map[string]any, depth int) string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.Encode(base)
-	enc.Encode(stage)
-	enc.Encode(depth)
-	return hex.EncodeToString(h.Sum(nil))
+	return plan.Data(m.Task.Name, m.Task.Split, sums, gar, gens)
 }

@@ -42,7 +42,7 @@ type Spec struct {
 	Source Source `yaml:"source"`
 	Data   Data   `yaml:"data"`
 	// Pipeline is the pipeline, in the schema of a pipeline file (`r2med
-	// run --pipeline`); pipeline.FromYAML reads it.
+	// run --pipeline`); config.FromYAML reads it.
 	Pipeline yaml.Node `yaml:"pipeline"`
 	Needs    Needs     `yaml:"needs"`
 	// Evaluate says how the run is scored: Evaluate R2MED (the default)

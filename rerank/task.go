@@ -9,7 +9,11 @@ import (
 // Job reranks a run over one task's texts: the queries' own text (not an
 // expansion) and the documents of the corpus.
 type Job struct {
-	Task    *ir.Task
+	Task *ir.Task
+	// Docs gives a document's text; nil looks it up in Task.Corpus (a
+	// search service passes its stored index's lookup instead, and a Task
+	// holding only the query).
+	Docs    func(id string) (string, bool)
 	Run     ir.Run
 	Scorer  Scorer
 	Options Options
@@ -46,9 +50,13 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 	for _, q := range j.Task.Queries {
 		queries[q.ID] = q.Text
 	}
-	docs := make(map[string]string, len(j.Task.Corpus))
-	for _, d := range j.Task.Corpus {
-		docs[d.ID] = d.Text
+	docs := j.Docs
+	if docs == nil {
+		corpus := make(map[string]string, len(j.Task.Corpus))
+		for _, d := range j.Task.Corpus {
+			corpus[d.ID] = d.Text
+		}
+		docs = func(id string) (string, bool) { t, ok := corpus[id]; return t, ok }
 	}
 	opts := j.Options
 	var cp *Checkpoint
@@ -105,7 +113,7 @@ func (j Job) Do(ctx context.Context) (ir.Run, Resume, error) {
 		j.Progress(res.Done, total)
 		opts.Progress = j.Progress
 	}
-	out, err := Rerank(ctx, j.Run, queries, func(id string) (string, bool) { t, ok := docs[id]; return t, ok }, j.Scorer, opts)
+	out, err := Rerank(ctx, j.Run, queries, docs, j.Scorer, opts)
 	if cp != nil {
 		if err != nil && res.Done == 0 && added == 0 {
 			cp.Remove()

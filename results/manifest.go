@@ -6,14 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -151,6 +155,40 @@ func Digest(path string) (FileDigest, error) {
 		return FileDigest{}, err
 	}
 	return FileDigest{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ContentDigest checksums a task that was read from no file (an embedded
+// one) by its documents, queries and judgments, and its exclusions when
+// it has any, so that its content stands in for the files a manifest
+// lists as inputs: "embedded:NAME".
+func ContentDigest(t *ir.Task) FileDigest {
+	h := sha256.New()
+	var n int64
+	put := func(parts ...string) {
+		for _, p := range parts {
+			k, _ := io.WriteString(h, p)
+			h.Write([]byte{0})
+			n += int64(k) + 1
+		}
+	}
+	for _, d := range t.Corpus {
+		put(d.ID, d.Text)
+	}
+	for _, q := range t.Queries {
+		put(q.ID, q.Text)
+	}
+	for _, qid := range slices.Sorted(maps.Keys(t.Qrels)) {
+		for _, did := range slices.Sorted(maps.Keys(t.Qrels[qid])) {
+			put(qid, did, strconv.Itoa(t.Qrels[qid][did]))
+		}
+	}
+	if len(t.Excluded) > 0 {
+		put("excluded")
+		for _, qid := range slices.Sorted(maps.Keys(t.Excluded)) {
+			put(append([]string{qid}, t.Excluded.Sorted(qid)...)...)
+		}
+	}
+	return FileDigest{Path: "embedded:" + t.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 }
 
 // WriteFile writes the manifest atomically as indented JSON.

@@ -174,3 +174,31 @@ func Stages(res *R2MED) sysname.Stages {
 	}
 	return st
 }
+
+// SetSystem names the file's system as R2MED's own files name theirs, the
+// fields Stages reads back: on expanded queries, gar_method, gar_llm and
+// retriever_name (and when reranked reranker_name and topk), the keys of
+// a BM25's upper-case as R2MED's GAR+BM25 files write them; reranked,
+// reranker_name, retriever_name and topk, keys upper-case as R2MED's
+// reranker files write them; otherwise model_name, the system's name.
+// settings are the stages' as the manifest records them (gar_method,
+// gar_llm; "retriever": "bm25" for one BM25, stored or not).
+func (r *R2MED) SetSystem(name string, st sysname.Stages, settings map[string]any) {
+	method, _ := settings["gar_method"].(string)
+	llm, _ := settings["gar_llm"].(string)
+	switch {
+	case method != "":
+		r.Extra = map[string]any{"gar_method": method, "gar_llm": llm, "retriever_name": st.Retrieval()}
+		if settings["retriever"] == "bm25" {
+			r.Test = UpperKeys(r.Test)
+		}
+		if st.Reranker != "" {
+			r.Extra["reranker_name"], r.Extra["topk"] = st.Reranker, st.Depth
+		}
+	case st.Reranker != "":
+		r.Extra = map[string]any{"reranker_name": st.Reranker, "retriever_name": st.Retrieval(), "topk": st.Depth}
+		r.Test = UpperKeys(r.Test)
+	default:
+		r.ModelName = name
+	}
+}

@@ -54,7 +54,7 @@ type bm25File struct {
 
 func parseBM25(value *yaml.Node) (Spec, error) {
 	var f bm25File
-	if err := decodeSettings(value, &f, "bm25"); err != nil {
+	if err := DecodeSettings(value, &f, "bm25"); err != nil {
 		return nil, err
 	}
 	s := DefaultBM25()
@@ -118,11 +118,11 @@ func (s BM25) New(ctx context.Context, task *ir.Task, env Env) (Retriever, error
 	for i, d := range task.Corpus {
 		r.ids[i] = d.ID
 	}
-	err = env.time("index", func() error {
+	err = env.Time("index", func() error {
 		bar := env.Progress.New(len(task.Corpus), "indexing "+task.Name)
 		defer bar.Done()
 		tokenize := func(i int, dst []string) []string { return an.Analyze(dst, task.Corpus[i].Text) }
-		bo := bm25.BuildOptions{Workers: env.workers(), IDs: r.ids, Progress: bar.Add}
+		bo := bm25.BuildOptions{Workers: env.NumWorkers(), IDs: r.ids, Progress: bar.Add}
 		if ch, ok := an.(*analysis.Chain); ok {
 			// Let the indexer filter each distinct raw token once.
 			tokenize = func(i int, dst []string) []string { return ch.Tokenizer.Tokenize(dst, task.Corpus[i].Text) }
@@ -138,8 +138,8 @@ func (s BM25) New(ctx context.Context, task *ir.Task, env Env) (Retriever, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	env.count("terms", r.ix.NumTerms())
-	env.count("postings", r.ix.NumPostings())
+	env.Count("terms", r.ix.NumTerms())
+	env.Count("postings", r.ix.NumPostings())
 	r.searchers.New = func() any { return &bm25Searcher{s: r.ix.NewSearcher()} }
 	return r, nil
 }
@@ -170,13 +170,13 @@ func (r *bm25Retriever) hits(hs []bm25.Hit) []ir.Hit {
 // "search").
 func (r *bm25Retriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
 	run := make(ir.Run, len(queries))
-	err := r.env.time("search", func() error {
+	err := r.env.Time("search", func() error {
 		bar := r.env.Progress.New(len(queries), "searching "+r.name)
 		defer bar.Done()
 		hits := make([][]bm25.Hit, len(queries))
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range min(r.env.workers(), max(1, len(queries))) {
+		for range min(r.env.NumWorkers(), max(1, len(queries))) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -73,7 +73,7 @@ func init() {
 		Help:  "embedding retrieval, set by --model, --backend and the other dense flags",
 		Parse: func(value *yaml.Node) (Spec, error) {
 			var d Dense
-			if err := decodeSettings(value, &d, "dense"); err != nil {
+			if err := DecodeSettings(value, &d, "dense"); err != nil {
 				return nil, err
 			}
 			return d, nil
@@ -179,9 +179,9 @@ func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 	if err != nil {
 		return nil, err
 	}
-	env.note("dense_recipe", r.describe())
+	env.Note("dense_recipe", r.describe())
 	var flat *vector.Flat
-	err = env.time("embed documents", func() error {
+	err = env.Time("embed documents", func() error {
 		var err error
 		flat, err = r.embedCorpus(ctx, task.Corpus, env)
 		return err
@@ -190,7 +190,7 @@ func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 		r.close()
 		return nil, err
 	}
-	env.count("dimensions", flat.Dim())
+	env.Count("dimensions", flat.Dim())
 	dr := &denseRetriever{recipe: r, env: env, index: flat}
 	switch d.Quantize {
 	case "int8":
@@ -213,8 +213,24 @@ func (d Dense) Over(ctx context.Context, task string, docs vector.Index, env Env
 	if err != nil {
 		return nil, err
 	}
-	env.note("dense_recipe", r.describe())
+	env.Note("dense_recipe", r.describe())
 	return &denseRetriever{recipe: r, env: env, index: docs}, nil
+}
+
+// CorpusVectors embeds task's documents with d's recipe exactly as the
+// dense retriever does (instructions, lengths, the cache), in corpus
+// order: the vectors an index file stores (r2med index build) and a
+// Weaviate collection is pushed (r2med index push).
+func (d Dense) CorpusVectors(ctx context.Context, task *ir.Task, env Env) (*vector.Flat, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newDenseRecipe(ctx, d, task.Name, env)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.embedCorpus(ctx, task.Corpus, env)
 }
 
 // denseRetriever searches embedded documents.
@@ -235,7 +251,7 @@ func (r *denseRetriever) Close() error {
 func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
 	var qvecs [][]float32
 	rt := newRate()
-	if err := r.env.time("embed queries", func() error {
+	if err := r.env.Time("embed queries", func() error {
 		var err error
 		qvecs, err = r.recipe.embedQueries(ctx, queries)
 		return err
@@ -250,7 +266,7 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 	r.recipe.noteEmbedding(r.env, "queries", rt)
 	r.countCache()
 	run := make(ir.Run, len(queries))
-	err := r.env.time("search", func() error {
+	err := r.env.Time("search", func() error {
 		qids := make([]string, len(queries))
 		for i, q := range queries {
 			qids[i] = q.ID
@@ -272,10 +288,10 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 func (r *denseRetriever) countCache() {
 	if c, ok := r.recipe.emb.(*embed.Cache); ok {
 		hits, misses, damaged := c.Counts()
-		r.env.count("embeddings_cached", int(hits))
-		r.env.count("embeddings_computed", int(misses))
+		r.env.Count("embeddings_cached", int(hits))
+		r.env.Count("embeddings_computed", int(misses))
 		if damaged > 0 {
-			r.env.count("embeddings_damaged_recomputed", int(damaged))
+			r.env.Count("embeddings_damaged_recomputed", int(damaged))
 		}
 	}
 }
@@ -678,7 +694,7 @@ func (r *denseRecipe) noteEmbedding(env Env, stage string, rt *rate) {
 		}
 		m["server"] = srv
 	}
-	env.note("embedding", m)
+	env.Note("embedding", m)
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

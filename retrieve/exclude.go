@@ -74,7 +74,7 @@ func (e *excluding) record(n int) {
 	if a, ok := e.env.Record.(adder); ok {
 		a.Add(HitsExcluded, n)
 	} else {
-		e.env.count(HitsExcluded, n)
+		e.env.Count(HitsExcluded, n)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/vector"
-	"github.com/r2med/r2med/weaviate"
 )
 
 // Index searches one part of an index file (r2med index build): its BM25
@@ -80,7 +79,35 @@ func init() {
 		Help:   "an index file from r2med index build: its BM25 part, or with --retriever dense --index PATH its vectors",
 		Parse:  parseIndex,
 		ArgKey: "path",
+		// An index entry takes its part's flags (so --base-url reaches an
+		// index's dense part).
+		FlagsOf: func(value *yaml.Node) string {
+			if p := yamlx.Get(value, "part"); p != nil && p.Kind == yaml.ScalarNode {
+				return p.Value
+			}
+			return PartBM25
+		},
+		Flags: []Flag{{Name: "index", Rewrite: searchIndexes,
+			Usage: "search this index file (r2med index build) instead of indexing or embedding the corpus: its BM25 postings for --retriever bm25, its vectors for --retriever dense (queries embedded by its recipe; --base-url and --model-dir say where the model is). Settings the index fixed (--bm25, --k1, --b, --analyzer, --model, --backend, prefixes, lengths) may be given only as it was built"}},
 	})
+}
+
+// searchIndexes is what --index PATH does to a pipeline's retrieve:
+// entries: its bm25 and dense entries search the index file (SearchIndex).
+func searchIndexes(entries []*yaml.Node, path string) error {
+	if path == "" {
+		return errors.New("--index: give the index file (r2med index build --out INDEX writes one)")
+	}
+	n := 0
+	for _, e := range entries {
+		if SearchIndex(e, path) {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("--index %s searches an index's bm25 or dense part, and the pipeline has neither retriever (--retriever bm25 or dense)", path)
+	}
+	return nil
 }
 
 // denseApplied are the dense keys that an index's recipe does not fix.
@@ -167,23 +194,6 @@ func SearchIndex(entry *yaml.Node, path string) bool {
 		return true
 	}
 	return false
-}
-
-// FlagKind is the kind whose command-line flags set keys of a retrieve:
-// entry: its own, or for an index entry its part's (so --base-url reaches
-// an index's dense part).
-func FlagKind(entry *yaml.Node) string {
-	if entry == nil || entry.Kind != yaml.MappingNode || len(entry.Content) != 2 {
-		return ""
-	}
-	kind := entry.Content[0].Value
-	if kind != "index" {
-		return kind
-	}
-	if p := yamlx.Get(entry.Content[1], "part"); p != nil && p.Kind == yaml.ScalarNode {
-		return p.Value
-	}
-	return PartBM25
 }
 
 func (x Index) templated() bool { return strings.Contains(x.Path, "{task}") }
@@ -422,7 +432,7 @@ func (x Index) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 	}
 	var ix *index.Index
 	var r Retriever
-	err := env.time("open index", func() error {
+	err := env.Time("open index", func() error {
 		var err error
 		if ix, err = index.Open(x.file.path); err != nil {
 			return err
@@ -508,7 +518,7 @@ func (r *indexRetriever) Close() error {
 // searcher's arrays are sized by the vocabulary). Search spreads a batch
 // over them (stage "search"). The index must stay open while it is used.
 func IndexBM25(ix *index.Index, env Env) (Retriever, error) {
-	n := env.workers()
+	n := env.NumWorkers()
 	b := &indexBM25{free: make(chan *index.Searcher, n), env: env, name: ix.Path()}
 	for range n {
 		s, err := ix.NewSearcher() // the first checks the postings and the analyzer
@@ -541,7 +551,7 @@ func (b *indexBM25) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, er
 // Search ranks the corpus for every query on the searchers at once.
 func (b *indexBM25) Search(ctx context.Context, qs []Query, k int) (ir.Run, error) {
 	hits := make([][]ir.Hit, len(qs))
-	err := b.env.time("search", func() error {
+	err := b.env.Time("search", func() error {
 		bar := b.env.Progress.New(len(qs), "searching "+b.name)
 		defer bar.Done()
 		var next atomic.Int64
@@ -609,23 +619,4 @@ func StoredDense(recipe map[string]any) (Dense, error) {
 		return d, fmt.Errorf("its dense recipe: %w", err)
 	}
 	return d, nil
-}
-
-// IndexVectors are an index file's document vectors in corpus order and
-// what made them, for a Weaviate collection (r2med index push --index):
-// the vectors CorpusVectors would make with the stored recipe.
-func IndexVectors(ix *index.Index) (*vector.Flat, weaviate.Vectors, error) {
-	m := ix.Meta().Dense
-	if m == nil {
-		return nil, weaviate.Vectors{}, fmt.Errorf("index %s holds no dense vectors; build with --retriever dense", ix.Path())
-	}
-	d, err := StoredDense(m.Recipe)
-	if err != nil {
-		return nil, weaviate.Vectors{}, fmt.Errorf("index %s: %w", ix.Path(), err)
-	}
-	flat, err := ix.Flat()
-	if err != nil {
-		return nil, weaviate.Vectors{}, err
-	}
-	return flat, weaviate.Vectors{Model: d.Model, Dim: flat.Dim(), Metric: m.Metric}, nil
 }

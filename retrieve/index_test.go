@@ -62,7 +62,7 @@ func writeBM25Index(t *testing.T, path string, task *ir.Task, sc bm25.Scheme) {
 // retriever does and writes the vectors with d's description as recipe.
 func writeDenseIndex(t *testing.T, path string, task *ir.Task, d retrieve.Dense, quantized ...string) {
 	t.Helper()
-	flat, _, err := d.CorpusVectors(context.Background(), task, retrieve.Env{})
+	flat, err := d.CorpusVectors(context.Background(), task, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,44 +384,5 @@ func TestStoredDense(t *testing.T) {
 	}
 	if _, err := retrieve.StoredDense(nil); err == nil || !strings.Contains(err.Error(), "no recipe") {
 		t.Errorf("no recipe: %v", err)
-	}
-}
-
-// TestIndexVectors: the vectors push takes from an index are the stored
-// rows with the recipe's model.
-func TestIndexVectors(t *testing.T) {
-	task, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newEmbedServer(t)
-	d := retrieve.Dense{Model: "bge", Backend: "openai", BaseURLs: yamlx.Strings{srv.URL + "/v1"}}
-	path := filepath.Join(t.TempDir(), "v.idx")
-	writeDenseIndex(t, path, task, d)
-	ix, err := index.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	flat, info, err := retrieve.IndexVectors(ix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, winfo, err := d.CorpusVectors(context.Background(), task, retrieve.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info != winfo || !reflect.DeepEqual(flat.Data(), want.Data()) {
-		t.Errorf("index vectors %+v differ from the embedded corpus's %+v", info, winfo)
-	}
-	lex := filepath.Join(t.TempDir(), "l.idx")
-	writeBM25Index(t, lex, task, bm25.R2MED)
-	lx, err := index.Open(lex)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lx.Close()
-	if _, _, err := retrieve.IndexVectors(lx); err == nil || !strings.Contains(err.Error(), "holds no dense vectors") {
-		t.Errorf("no vectors: %v", err)
 	}
 }

@@ -38,6 +38,10 @@ type Kind struct {
 	// hybrid" is {weaviate: {search: hybrid}}), so the kind's flags can
 	// add the other keys; empty: ARG is the whole value.
 	ArgKey string
+	// FlagsOf, when set, names the kind whose flags set the keys of an
+	// entry of this kind, from the entry's value (an index entry takes its
+	// part's: --k1 reaches an index's bm25 part); nil: the kind's own.
+	FlagsOf func(value *yaml.Node) string
 }
 
 // Flag is a command-line flag that sets one key of a kind's YAML value.
@@ -47,6 +51,12 @@ type Flag struct {
 	Type    FlagType // how the flag parses its value
 	Default string   // shown in help; the kind's own default applies when the flag is not given
 	Usage   string
+	// Rewrite, when set, makes the flag rewrite the pipeline's retrieve:
+	// entries instead of setting Key (--index PATH turns the bm25 and
+	// dense entries into index entries over PATH), after every other flag
+	// is laid over them; it refuses a value or a pipeline it cannot apply
+	// to.
+	Rewrite func(entries []*yaml.Node, value string) error
 }
 
 // FlagType is how a flag's value is parsed and written into YAML.
@@ -64,7 +74,10 @@ const (
 
 var kinds []Kind
 
-// Register adds a kind; each kind's file registers itself in init.
+// Register adds a kind; each kind registers itself in init: this
+// package's kinds in their files, a kind whose client is heavy in a
+// package of its own that programs import for it (as database/sql
+// drivers; retrieve/weaviatekind), so that only they link the client.
 func Register(k Kind) {
 	if _, dup := Lookup(k.Name); dup {
 		panic("retrieve: kind " + k.Name + " registered twice")
@@ -130,6 +143,19 @@ func ParseSpec(entry *yaml.Node) (Spec, error) {
 	return s, nil
 }
 
+// FlagKind is the kind whose command-line flags set the keys of a
+// retrieve: entry: its own, or the one its kind names (Kind.FlagsOf).
+func FlagKind(entry *yaml.Node) string {
+	if entry == nil || entry.Kind != yaml.MappingNode || len(entry.Content) != 2 {
+		return ""
+	}
+	name := entry.Content[0].Value
+	if k, ok := Lookup(name); ok && k.FlagsOf != nil {
+		return k.FlagsOf(entry.Content[1])
+	}
+	return name
+}
+
 // Entry is the retrieve: entry a --retriever word stands for: "bm25" is
 // {bm25: null}, "run:runs/x.trec" is {run: runs/x.trec}.
 func Entry(word string) (*yaml.Node, error) {
@@ -161,8 +187,10 @@ func Entry(word string) (*yaml.Node, error) {
 	return m, nil
 }
 
-// decodeSettings reads a kind's mapping value into dst (null: nothing).
-func decodeSettings(value *yaml.Node, dst any, kind string) error {
+// DecodeSettings reads a kind's mapping value into dst (null: nothing),
+// strictly, with errors at the key's line: what a kind's Parse does with
+// its settings.
+func DecodeSettings(value *yaml.Node, dst any, kind string) error {
 	if value == nil {
 		return nil
 	}

@@ -6,12 +6,22 @@
 // each in its own file of this package with its test: bm25.go (R2MED's
 // BM25 and its Lucene and Robertson schemes), dense.go (R2MED's embedding
 // recipes, Matryoshka cuts, GAR averaging, int8/binary search with
-// rescoring), candidates.go (the candidate lists a Nano set publishes)
-// and runfile.go (a TREC run file). A Spec says everything a pipeline
-// needs to know about its retriever: its validation, its display name, a
-// description of the settings that change the ranking (for fingerprints
-// and manifests), the input files it reads (checksummed into manifests),
-// its YAML form and the command-line flags laid over that form (Kind).
+// rescoring), candidates.go (the candidate lists a Nano set publishes),
+// runfile.go (a TREC run file) and index.go (an index file). A Spec says
+// everything a pipeline needs to know about its retriever: its
+// validation, its display name, a description of the settings that
+// change the ranking (for fingerprints and manifests), the input files it
+// reads (checksummed into manifests), its YAML form and the command-line
+// flags laid over that form (Kind).
+//
+// A kind whose engine brings a heavy client lives in a package of its own
+// and registers itself when imported, as database/sql drivers do: the
+// weaviate kind is retrieve/weaviatekind, which cmd/r2med imports, so
+// that this package and those built on it (pipeline, searchapi, nano) do
+// not link the Weaviate client. Such a kind builds on what this package
+// exports for it: DecodeSettings for its YAML, Dense.QueryEncoder to
+// embed queries as the dense retriever does, Env's methods to record and
+// log.
 //
 // Queries carry what generation-augmented retrieval gives each kind:
 // lexical retrievers search Query.Text (R2MED's combination of the query
@@ -123,6 +133,22 @@ func TiesOf(spec Spec) ir.Ties {
 	return ir.TiesByDocID
 }
 
+// Safeguarded reports whether spec's lists may end with HAKARI-Bench's
+// rank-101 safeguard positive (a NanoR2MED reranking_hybrid list), which
+// reranking keeps or drops on purpose and shuffles by hash as HAKARI does.
+func Safeguarded(spec Spec) bool {
+	s, ok := spec.(interface{ Safeguarded() bool })
+	return ok && s.Safeguarded()
+}
+
+// RanksOnly reports whether spec's scores only stand for ranks (a
+// candidate list published without scores), so that a reranker shows
+// ranks and not made-up retrieval scores.
+func RanksOnly(spec Spec) bool {
+	s, ok := spec.(interface{ RanksOnly() bool })
+	return ok && s.RanksOnly()
+}
+
 // UsesCache reports whether spec's retriever computes what the shared
 // cache keeps (embeddings): such retrievers take long to build, so
 // pipelines open the cache for them and keep their runs to resume from.
@@ -193,27 +219,36 @@ type Recorder interface {
 	Note(key string, v any)
 }
 
-func (e Env) workers() int {
+// What a retriever records and logs goes through Env's methods, which
+// do nothing where Env has nowhere to put it: kinds in other packages
+// (retrieve/weaviatekind) record as this package's do.
+
+// NumWorkers is how many queries or documents a retriever works on at
+// once: Workers, or GOMAXPROCS when it is 0.
+func (e Env) NumWorkers() int {
 	if e.Workers > 0 {
 		return e.Workers
 	}
 	return runtime.GOMAXPROCS(0)
 }
 
-func (e Env) time(stage string, fn func() error) error {
+// Time runs fn as the named stage of the manifest's times.
+func (e Env) Time(stage string, fn func() error) error {
 	if e.Record == nil {
 		return fn()
 	}
 	return e.Record.Time(stage, fn)
 }
 
-func (e Env) count(name string, n int) {
+// Count records a count in the manifest.
+func (e Env) Count(name string, n int) {
 	if e.Record != nil {
 		e.Record.Count(name, n)
 	}
 }
 
-func (e Env) note(key string, v any) {
+// Note records what a retriever resolved while running in the manifest.
+func (e Env) Note(key string, v any) {
 	if e.Record != nil {
 		e.Record.Note(key, v)
 	}
@@ -224,11 +259,12 @@ func (e Env) note(key string, v any) {
 // replicas disagreed.
 const SummaryNote = "summary:"
 
-// summary records line for the run's summary under key (one per
+// Summary records line for the run's summary under key (one per
 // retriever and topic).
-func (e Env) summary(key, line string) { e.note(SummaryNote+key, line) }
+func (e Env) Summary(key, line string) { e.Note(SummaryNote+key, line) }
 
-func (e Env) logf(format string, args ...any) {
+// Logf writes a one-line warning to Log.
+func (e Env) Logf(format string, args ...any) {
 	if e.Log != nil {
 		fmt.Fprintf(e.Log, format+"\n", args...)
 	}

@@ -184,9 +184,9 @@ func CheckRun(name string, run ir.Run, task *ir.Task, env Env) (ir.Run, error) {
 		}
 		kept[qid] = list
 	}
-	env.count("run_queries_not_in_task", len(strayQueries))
-	env.count("run_hits_not_in_corpus", strayHits)
-	env.logf("%s: warning: %s; dropped %d %s and %d %s (--allow-missing-docs)", name, what,
+	env.Count("run_queries_not_in_task", len(strayQueries))
+	env.Count("run_hits_not_in_corpus", strayHits)
+	env.Logf("%s: warning: %s; dropped %d %s and %d %s (--allow-missing-docs)", name, what,
 		len(strayQueries), errtext.Plural(len(strayQueries), "query", "queries"), strayHits, errtext.Plural(strayHits, "ranked document", "ranked documents"))
 	return kept, nil
 }

@@ -112,7 +112,7 @@ func standIn(srv *embedtest.Server) retrieve.Dense {
 // withBM25.
 func denseFile(t testing.TB, dir string, task *ir.Task, spec retrieve.Dense, quantized []string, withBM25 bool) string {
 	t.Helper()
-	flat, _, err := spec.CorpusVectors(context.Background(), task, retrieve.Env{})
+	flat, err := spec.CorpusVectors(context.Background(), task, retrieve.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

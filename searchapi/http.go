@@ -268,7 +268,7 @@ func requireJSON(r *http.Request) error {
 func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request, batch bool) {
 	st := s.acquire()
 	defer st.release()
-	plans, err := s.plans(st, reqs)
+	qs, err := s.checkAll(st, reqs)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Status == http.StatusBadRequest {
 			s.metrics.refused.WithLabelValues("limits").Inc()
@@ -277,12 +277,12 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 		return
 	}
 	var cost int64
-	for _, p := range plans {
-		if why := httpserve.CrossSite(r); why != "" && p.callsModel() {
+	for _, q := range qs {
+		if why := httpserve.CrossSite(r); why != "" && q.callsModel() {
 			writeError(w, &Error{Status: http.StatusForbidden, Msg: fmt.Sprintf("a request from another site (%s) may not call a model (LLM expansion, reranking, query embedding); send it from this service's own origin or from a program", why)})
 			return
 		}
-		cost += p.estimate()
+		cost += q.estimate()
 	}
 	leave, err := s.admit.enter(cost)
 	if err != nil {
@@ -295,7 +295,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 	defer cancel()
 	aw := newAnswerWriter(w, s.limits.MaxResponse, s.metrics.cut.Inc)
 	if !batch {
-		res, err := s.search(ctx, plans[0])
+		res, err := s.search(ctx, qs[0])
 		if err == nil {
 			s.metrics.queries.Inc()
 			err = aw.encode(res)
@@ -305,7 +305,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 	}
 	_, err = io.WriteString(aw, `{"results":[`)
 	if err == nil {
-		err = s.inOrder(ctx, plans, func(i int, res *Result) error {
+		err = s.inOrder(ctx, qs, func(i int, res *Result) error {
 			if i > 0 {
 				if _, err := io.WriteString(aw, ","); err != nil {
 					return err

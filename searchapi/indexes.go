@@ -13,7 +13,6 @@ import (
 
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
-	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/retrieve"
 )
 
@@ -130,7 +129,9 @@ type retriever struct {
 	corpus   *corpus      // set per state: files of one corpus share it
 	r        retrieve.Retriever
 	settings map[string]any
-	ties     ir.Ties // the order its equal scores mean (retrieve.TiesOf)
+	// spec is the retriever the part reproduces (BM25's, the dense
+	// recipe's), whose rules (name, tie order) the plan follows.
+	spec retrieve.Spec
 	// hl highlights with the retriever's analyzer (BM25); nil for dense.
 	hl       *highlight.Highlighter
 	analyzer string // BM25: its analyzer's name
@@ -189,7 +190,7 @@ func (s *Service) load(ctx context.Context, f IndexFile) (_ *loaded, err error) 
 		}
 		an, _ := ix.Analyzer() // checked by IndexBM25
 		spec := retrieve.BM25{Analyzer: m.BM25.Analyzer, Params: m.BM25.Params()}
-		l.parts = append(l.parts, retriever{name: f.Name, kind: "bm25", file: f, ix: ix, r: r, settings: spec.Describe(), ties: retrieve.TiesOf(spec), hl: highlight.New(an), analyzer: m.BM25.Analyzer})
+		l.parts = append(l.parts, retriever{name: f.Name, kind: "bm25", file: f, ix: ix, r: r, settings: spec.Describe(), spec: spec, hl: highlight.New(an), analyzer: m.BM25.Analyzer})
 	}
 	if m.Dense != nil {
 		spec, err := retrieve.StoredDense(m.Dense.Recipe)
@@ -211,7 +212,7 @@ func (s *Service) load(ctx context.Context, f IndexFile) (_ *loaded, err error) 
 		if m.BM25 != nil {
 			name += DenseSuffix
 		}
-		l.parts = append(l.parts, retriever{name: name, kind: "dense", file: f, ix: ix, r: r, settings: spec.Describe(), ties: retrieve.TiesOf(spec)})
+		l.parts = append(l.parts, retriever{name: name, kind: "dense", file: f, ix: ix, r: r, settings: spec.Describe(), spec: spec})
 	}
 	l.bad = ix.CheckSections()
 	return l, nil

@@ -67,33 +67,33 @@ func (l Limits) orDefault() Limits {
 	return l
 }
 
-// estimate is a planned request's answer in bytes, roughly: each hit's
+// estimate is a checked request's answer in bytes, roughly: each hit's
 // JSON with the corpus's longest id, twice the snippet's bytes (markup
 // and escapes), the query echoed, an expansion's text.
-func (p *plan) estimate() int64 {
-	per := int64(64 + p.retrievers[0].corpus.maxID)
-	if p.snippet > 0 {
-		per += 2*int64(p.snippet) + 64
+func (q *query) estimate() int64 {
+	per := int64(64 + q.retrievers[0].corpus.maxID)
+	if q.snippet > 0 {
+		per += 2*int64(q.snippet) + 64
 	}
-	e := int64(p.k)*per + 2*int64(len(p.req.Query)) + 256
-	if p.req.GAR != "" {
-		e += 4*int64(len(p.req.Query)) + 16<<10
+	e := int64(q.k)*per + 2*int64(len(q.req.Query)) + 256
+	if q.req.GAR != "" {
+		e += 4*int64(len(q.req.Query)) + 16<<10
 	}
 	return e
 }
 
 // checkHits refuses a request asking for more hits, or a larger answer,
 // than one request may have.
-func (l Limits) checkHits(plans []*plan) error {
+func (l Limits) checkHits(qs []*query) error {
 	var hits int
 	var bytes int64
-	for _, p := range plans {
-		hits += p.k
-		bytes += p.estimate()
+	for _, q := range qs {
+		hits += q.k
+		bytes += q.estimate()
 	}
 	if hits > l.MaxHits {
 		return badRequest("the request asks for %d hits (k summed over its %d %s); this service answers at most %d per request: send fewer queries per request or ask for fewer hits",
-			hits, len(plans), plural(len(plans), "query", "queries"), l.MaxHits)
+			hits, len(qs), plural(len(qs), "query", "queries"), l.MaxHits)
 	}
 	if bytes > l.MaxResponse {
 		return badRequest("the answer would take about %s (%d hits with their snippets); this service sends at most %s per request: ask for fewer hits, shorter snippets (snippet) or fewer queries per request",

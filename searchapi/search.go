@@ -15,10 +15,9 @@ import (
 	"github.com/r2med/r2med/highlight"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
-	"github.com/r2med/r2med/trec"
 )
 
 // DefaultK is how many hits a request gets unless it asks (Pyserini's
@@ -89,18 +88,21 @@ type Expansion struct {
 	Cached bool   `json:"cached"`
 }
 
-// plan is a validated Request.
-type plan struct {
+// query is a validated Request: the stage plan that answers it (the
+// plan run executes, so its hits are run's top k), the retrievers that
+// execute it and the snippets the service adds.
+type query struct {
 	req        Request
-	k, depth   int
+	plan       *plan.Plan
+	k          int // the plan's
 	retrievers []*retriever
-	fuse       fusion.Spec
-	rerank     int // depth; 0: no rerank
 	snippet    int
 	lexical    lexical // how snippets mark words and find matched terms
 }
 
-func (s *Service) plan(st *state, req Request) (*plan, error) {
+// check validates req against the service's limits and the files of st,
+// and makes its plan.
+func (s *Service) check(st *state, req Request) (*query, error) {
 	l := s.limits
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, badRequest("empty query: give the query's text")
@@ -111,70 +113,80 @@ func (s *Service) plan(st *state, req Request) (*plan, error) {
 	if !utf8.ValidString(req.Query) || !utf8.ValidString(req.ID) {
 		return nil, badRequest("the query is not valid UTF-8")
 	}
-	p := &plan{req: req, k: req.K}
-	if p.k == 0 {
-		p.k = DefaultK
+	q := &query{req: req}
+	spec := plan.Spec{K: req.K}
+	if spec.K == 0 {
+		spec.K = DefaultK
 	}
-	if p.k < 0 || p.k > l.MaxK {
-		return nil, badRequest("k must be between 1 and %d, got %d", l.MaxK, p.k)
+	if spec.K < 0 || spec.K > l.MaxK {
+		return nil, badRequest("k must be between 1 and %d, got %d", l.MaxK, spec.K)
 	}
+	q.k = spec.K
 	var err error
-	if p.retrievers, err = s.pick(st, req.Retrievers); err != nil {
+	if q.retrievers, err = s.pick(st, req.Retrievers); err != nil {
 		return nil, err
 	}
-	p.depth = p.k
-	if len(p.retrievers) > 1 {
-		p.fuse = s.opt.Fuse
+	for _, r := range q.retrievers {
+		spec.Retrievers = append(spec.Retrievers, plan.Retriever{Spec: r.spec, Name: r.name})
+	}
+	if len(q.retrievers) > 1 {
+		spec.Fuse = s.opt.Fuse
 		if req.Fuse != nil {
-			p.fuse = *req.Fuse
+			spec.Fuse = *req.Fuse
 		}
-		if err := p.fuse.Validate(len(p.retrievers)); err != nil {
+		if err := spec.Fuse.Validate(len(q.retrievers)); err != nil {
 			return nil, badRequest("fuse: %v", err)
 		}
-		p.depth = p.fuse.DepthFor(p.k)
 	}
 	if req.GAR != "" {
-		if err := s.checkGAR(req.GAR, p.retrievers[0].corpus); err != nil {
+		if err := s.checkGAR(req.GAR, q.retrievers[0].corpus); err != nil {
 			return nil, err
 		}
+		spec.Expansion = expand.Source{Method: req.GAR, LLM: s.opt.GAR.Label}
 	}
 	if req.Rerank || req.RerankDepth != 0 {
-		if s.opt.Rerank == nil {
+		rr := s.opt.Rerank
+		if rr == nil {
 			return nil, badRequest("this service has no reranker; start it with --rerank KIND (and --rerank-model, --rerank-url)")
 		}
-		p.rerank = s.opt.Rerank.Depth
+		depth := rr.Depth
 		if req.RerankDepth != 0 {
-			p.rerank = req.RerankDepth
+			depth = req.RerankDepth
 		}
-		if p.rerank == 0 {
-			p.rerank = rerank.DefaultDepth
+		if depth == 0 {
+			depth = rerank.DefaultDepth
 		}
-		if p.rerank < 0 || p.rerank > l.MaxK {
-			return nil, badRequest("rerank depth must be between 1 and %d, got %d", l.MaxK, p.rerank)
+		if depth < 0 || depth > l.MaxK {
+			return nil, badRequest("rerank depth must be between 1 and %d, got %d", l.MaxK, depth)
 		}
-		p.depth = max(p.depth, p.rerank)
+		// The query's own text is reranked, not its expansion, as run's
+		// rerank stage does.
+		spec.Rerank = &plan.Rerank{Scorer: rr.Spec, Name: rr.Name, Depth: depth, KeepTail: rr.KeepTail, BatchSize: rr.BatchSize}
 	}
-	p.lexical = s.lexicalOf(p.retrievers)
-	p.snippet = s.opt.Snippet
-	if p.snippet == 0 {
-		p.snippet = DefaultSnippet
+	if q.plan, err = plan.New(spec); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	q.lexical = s.lexicalOf(q.retrievers)
+	q.snippet = s.opt.Snippet
+	if q.snippet == 0 {
+		q.snippet = DefaultSnippet
 	}
 	if req.Snippet != nil {
-		p.snippet = *req.Snippet
-		if p.snippet < 0 || p.snippet > l.MaxSnippet {
-			return nil, badRequest("snippet must be between 0 and %d bytes, got %d", l.MaxSnippet, p.snippet)
+		q.snippet = *req.Snippet
+		if q.snippet < 0 || q.snippet > l.MaxSnippet {
+			return nil, badRequest("snippet must be between 0 and %d bytes, got %d", l.MaxSnippet, q.snippet)
 		}
 	}
-	return p, nil
+	return q, nil
 }
 
-// callsModel reports whether answering the plan calls a model (an LLM,
+// callsModel reports whether answering the query calls a model (an LLM,
 // a reranker, a query embedder), which costs money or a GPU's time.
-func (p *plan) callsModel() bool {
-	if p.req.GAR != "" || p.rerank > 0 {
+func (q *query) callsModel() bool {
+	if q.req.GAR != "" || q.plan.Spec().Rerank != nil {
 		return true
 	}
-	for _, r := range p.retrievers {
+	for _, r := range q.retrievers {
 		if r.kind == "dense" {
 			return true
 		}
@@ -182,34 +194,18 @@ func (p *plan) callsModel() bool {
 	return false
 }
 
-// system names the plan's stages by the rule run's Config.ModelName
-// follows (sysname).
-func (s *Service) system(p *plan) string {
-	st := sysname.Stages{Fusion: p.fuse.Name()}
-	for _, r := range p.retrievers {
-		st.Retrievers = append(st.Retrievers, r.name)
-	}
-	if p.req.GAR != "" {
-		st.Expansion = sysname.Expansion(p.req.GAR, s.opt.GAR.Label)
-	}
-	if p.rerank > 0 {
-		st.Reranker, st.Depth = s.opt.Rerank.Name, p.rerank
-	}
-	return st.Name()
-}
-
 // Search answers one request.
 func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
 	st := s.acquire()
 	defer st.release()
-	p, err := s.plan(st, req)
+	q, err := s.check(st, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkHits([]*plan{p}); err != nil {
+	if err := s.limits.checkHits([]*query{q}); err != nil {
 		return nil, err
 	}
-	return s.search(ctx, p)
+	return s.search(ctx, q)
 }
 
 // SearchBatch answers several requests, in order, searching up to
@@ -218,12 +214,12 @@ func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
 func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, error) {
 	st := s.acquire()
 	defer st.release()
-	plans, err := s.plans(st, reqs)
+	qs, err := s.checkAll(st, reqs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Result, len(reqs))
-	err = s.inOrder(ctx, plans, func(i int, r *Result) error {
+	err = s.inOrder(ctx, qs, func(i int, r *Result) error {
 		out[i] = r
 		return nil
 	})
@@ -233,15 +229,15 @@ func (s *Service) SearchBatch(ctx context.Context, reqs []Request) ([]*Result, e
 	return out, nil
 }
 
-// plans checks a batch: its size, each request (an error names the
+// checkAll checks a batch: its size, each request (an error names the
 // query), the hits it asks for in all.
-func (s *Service) plans(st *state, reqs []Request) ([]*plan, error) {
+func (s *Service) checkAll(st *state, reqs []Request) ([]*query, error) {
 	if len(reqs) > s.limits.MaxBatch {
 		return nil, badRequest("a batch of %d queries; this service takes at most %d per request", len(reqs), s.limits.MaxBatch)
 	}
-	plans := make([]*plan, len(reqs))
+	qs := make([]*query, len(reqs))
 	for i, r := range reqs {
-		p, err := s.plan(st, r)
+		q, err := s.check(st, r)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
 				e2 := *e
@@ -250,20 +246,20 @@ func (s *Service) plans(st *state, reqs []Request) ([]*plan, error) {
 			}
 			return nil, err
 		}
-		plans[i] = p
+		qs[i] = q
 	}
-	if err := s.limits.checkHits(plans); err != nil {
+	if err := s.limits.checkHits(qs); err != nil {
 		return nil, err
 	}
-	return plans, nil
+	return qs, nil
 }
 
-// inOrder searches the plans, up to Limits.Parallel at once and at most
+// inOrder searches the queries, up to Limits.Parallel at once and at most
 // twice that many ahead of the first not yet handed over, and hands each
 // result to emit in order on the calling goroutine, so that a batch's
 // answer can be written while it is searched and only a window of its
 // results is held at once. The first error stops it.
-func (s *Service) inOrder(ctx context.Context, plans []*plan, emit func(i int, r *Result) error) error {
+func (s *Service) inOrder(ctx context.Context, qs []*query, emit func(i int, r *Result) error) error {
 	par := s.limits.Parallel
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
@@ -274,16 +270,16 @@ func (s *Service) inOrder(ctx context.Context, plans []*plan, emit func(i int, r
 		res *Result
 		err error
 	}
-	slots := make([]chan done, len(plans))
+	slots := make([]chan done, len(qs))
 	for i := range slots {
 		slots[i] = make(chan done, 1)
 	}
 	// ahead holds a token per result searched or being searched and not
-	// yet emitted; workers take plans in order.
+	// yet emitted; workers take queries in order.
 	ahead := make(chan struct{}, 2*par)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(par, len(plans)) {
+	for range min(par, len(qs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -294,11 +290,11 @@ func (s *Service) inOrder(ctx context.Context, plans []*plan, emit func(i int, r
 					return
 				}
 				i := int(next.Add(1)) - 1
-				if i >= len(plans) {
+				if i >= len(qs) {
 					<-ahead
 					return
 				}
-				r, err := s.search(ctx, plans[i])
+				r, err := s.search(ctx, qs[i])
 				slots[i] <- done{r, err}
 			}
 		}()
@@ -307,7 +303,7 @@ func (s *Service) inOrder(ctx context.Context, plans []*plan, emit func(i int, r
 		cancel() // workers waiting for room stop
 		wg.Wait()
 	}()
-	for i := range plans {
+	for i := range qs {
 		var d done
 		select {
 		case d = <-slots[i]:
@@ -325,21 +321,21 @@ func (s *Service) inOrder(ctx context.Context, plans []*plan, emit func(i int, r
 	return nil
 }
 
-// search answers one planned request. It reads the index files' mappings
+// search answers one checked request. It reads the index files' mappings
 // under index.Guard, and refuses (503, to be retried) when a file it
 // reads was changed in place, before or while it was read: the answer
 // could hold another file's numbers. Watch then opens the file again.
-func (s *Service) search(ctx context.Context, p *plan) (res *Result, err error) {
-	err = p.unchanged()
+func (s *Service) search(ctx context.Context, q *query) (res *Result, err error) {
+	err = q.unchanged()
 	if err == nil {
 		err = index.Guard(func() error {
 			var err error
-			res, err = s.stages(ctx, p)
+			res, err = s.stages(ctx, q)
 			return err
 		})
 	}
 	if err == nil {
-		err = p.unchanged()
+		err = q.unchanged()
 	}
 	if errors.Is(err, index.ErrChanged) {
 		s.poke()
@@ -348,75 +344,60 @@ func (s *Service) search(ctx context.Context, p *plan) (res *Result, err error) 
 	return res, err
 }
 
-// unchanged returns the error of a file the plan reads that was changed
+// unchanged returns the error of a file the query reads that was changed
 // in place since it was opened.
-func (p *plan) unchanged() error {
-	c := p.retrievers[0].corpus
-	for _, ix := range []*index.Index{c.ix, p.lexical.ix()} {
+func (q *query) unchanged() error {
+	c := q.retrievers[0].corpus
+	for _, ix := range []*index.Index{c.ix, q.lexical.ix()} {
 		if ix != nil {
 			if err := ix.Changed(); err != nil {
 				return err
 			}
 		}
 	}
-	for _, r := range p.retrievers {
+	for _, r := range q.retrievers {
 		if err := r.ix.Changed(); err != nil {
 			return err
 		}
 	}
-	if p.req.GAR == expand.LameR {
+	if q.req.GAR == expand.LameR {
 		return c.lamer.ix.Changed()
 	}
 	return nil
 }
 
-// stages runs run's stages for one query: expansion, retrieval at run's
-// depth, fusion, reranking, the cut to k.
-func (s *Service) stages(ctx context.Context, p *plan) (*Result, error) {
-	c := p.retrievers[0].corpus
-	q := retrieve.Query{ID: p.req.ID, Text: p.req.Query}
-	res := &Result{ID: p.req.ID, Query: p.req.Query, System: s.system(p)}
-	if p.req.GAR != "" {
+// stages expands the query when asked, then executes its plan over the
+// opened retrievers (and the service's reranker) for this one query.
+func (s *Service) stages(ctx context.Context, q *query) (*Result, error) {
+	c := q.retrievers[0].corpus
+	rq := retrieve.Query{ID: q.req.ID, Text: q.req.Query}
+	res := &Result{ID: q.req.ID, Query: q.req.Query, System: q.plan.Spec().System()}
+	if q.req.GAR != "" {
 		var err error
-		if q, res.Expansion, err = s.expand(ctx, c, p.req.GAR, ir.Query{ID: q.ID, Text: q.Text}); err != nil {
+		if rq, res.Expansion, err = s.expand(ctx, c, q.req.GAR, ir.Query{ID: rq.ID, Text: rq.Text}); err != nil {
 			return nil, err
 		}
 	}
-	runs := make([]ir.Run, len(p.retrievers))
-	for i, r := range p.retrievers {
-		hits, err := retrieve.SearchOne(ctx, r.r, q, p.depth)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.name, err)
-		}
-		trec.RankHits(hits, r.ties) // as run's retrieval stage ranks it
-		runs[i] = ir.Run{q.ID: hits}
+	env := plan.Env{}
+	for _, r := range q.retrievers {
+		env.Retrievers = append(env.Retrievers, r.r)
 	}
-	run := runs[0]
-	if len(runs) > 1 {
-		var err error
-		if run, err = p.fuse.Fuse(runs, p.depth); err != nil {
-			return nil, err
-		}
+	if s.opt.Rerank != nil {
+		env.Scorer = s.opt.Rerank.Scorer
 	}
-	if p.rerank > 0 {
-		rr := s.opt.Rerank
-		docs := func(id string) (string, bool) {
+	in := plan.Input{
+		Task:    &ir.Task{Name: c.task, Queries: []ir.Query{{ID: q.req.ID, Text: q.req.Query}}},
+		Queries: []retrieve.Query{rq},
+		Docs: func(id string) (string, bool) {
 			t, ok, err := c.doc(id)
 			return t, ok && err == nil
-		}
-		// The query's own text, not its expansion, as run's rerank stage.
-		opts := rerank.Options{Depth: p.rerank, KeepTail: rr.KeepTail, BatchSize: rr.BatchSize, Workers: 1}
-		var err error
-		if run, err = rerank.Rerank(ctx, run, map[string]string{q.ID: p.req.Query}, docs, rr.Scorer, opts); err != nil {
-			return nil, err
-		}
+		},
 	}
-	hits := run[q.ID]
-	if len(hits) > p.k {
-		hits = hits[:p.k]
+	done, err := q.plan.Execute(ctx, in, env)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	res.Hits, err = s.hits(c, p.lexical, q.Text, hits, p.snippet)
+	res.Hits, err = s.hits(c, q.lexical, rq.Text, done.Run[rq.ID], q.snippet)
 	return res, err
 }
 

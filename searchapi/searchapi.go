@@ -8,12 +8,13 @@
 // analyzer and scheme they were built with) and its dense vectors
 // (queries embedded with the recipe recorded in the file). A request
 // picks retrievers by name — the file's name, "NAME:dense" for the
-// vectors of a file holding both — and the service runs the stages of
-// `r2med run` in the same order and with the same rules: LLM expansion
-// (GAR: HyDE, Query2doc, LameR, query reasoning; R2MED's rules for
-// combining the generation with the query, package expand), retrieval
-// with each retriever at the depth run uses, fusion (package fusion's
-// Spec, run's defaults), reranking (package rerank), and the cut to k.
+// vectors of a file holding both — and the service answers it as `r2med
+// run` would: LLM expansion when asked (GAR: HyDE, Query2doc, LameR, query
+// reasoning; R2MED's rules for combining the generation with the query,
+// package expand), then the stage plan run executes (package plan):
+// retrieval with each retriever at the plan's depth, fusion (package
+// fusion's Spec, run's defaults), reranking (package rerank), and the cut
+// to k, executed for the one query.
 // Hits carry the document's id and score and a snippet with the words
 // whose analyzed terms the query shares marked (package highlight): only
 // the snippet's window of the text is read and analyzed, and the query
@@ -22,12 +23,12 @@
 // # Exactness
 //
 // The stored index searches bit for bit as the in-memory engines do, and
-// each stage here calls the function run's stage calls with the same
-// arguments, so a hit list equals the top k of run's list for the same
-// query, scores included (tests compare them for every query of the
-// demo task and NFCorpus). A query's id matters to dense retrieval only:
-// a document whose id is the query's is skipped, as BEIR and run do; a
-// request without an id matches no document.
+// the stages are the plan run executes, run by the same code, so a hit
+// list equals the top k of run's list for the same query, scores
+// included (tests compare them for every query of the demo task and
+// NFCorpus). A query's id matters to dense retrieval only: a document
+// whose id is the query's is skipped, as BEIR and run do; a request
+// without an id matches no document.
 //
 // # HTTP
 //
@@ -109,8 +110,11 @@ const DefaultSnippet = 300
 // so a request cannot point the service elsewhere) and run's settings.
 type Rerank struct {
 	Scorer rerank.Scorer
-	// Name is the reranker as system names show it ("tei", "cohere:
-	// rerank-v3.5").
+	// Spec is what the scorer was built from: its kind and model name the
+	// reranker in system names ("tei", "cohere:rerank-v3.5"), as run names
+	// it.
+	Spec rerank.Spec
+	// Name, when set, names the reranker instead.
 	Name string
 	// Depth is how many hits are reranked unless the request says; 0
 	// means rerank.DefaultDepth, as run.
@@ -158,8 +162,8 @@ func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err 
 			opt.GAR = &g2
 		}
 	}
-	if opt.Rerank != nil && (opt.Rerank.Scorer == nil || opt.Rerank.Name == "") {
-		return nil, errors.New("a reranker needs its scorer and its name")
+	if opt.Rerank != nil && (opt.Rerank.Scorer == nil || opt.Rerank.Spec.Kind == "" && opt.Rerank.Name == "") {
+		return nil, errors.New("a reranker needs its scorer and its kind (or name)")
 	}
 	s := &Service{opt: opt, limits: opt.Limits.orDefault(), files: files, lastErr: map[string]string{},
 		wake: make(chan struct{}, 1), metrics: newMetrics()}

@@ -25,6 +25,7 @@ import (
 	"github.com/r2med/r2med/mteb"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -177,7 +178,7 @@ cosine), similarity and train_text.`,
 				opts.State = filepath.Join(cache.DefaultDir(), "audit")
 			}
 			if denseModel != "" {
-				emb, closeEmb, err := auditEmbedder(denseModel, backend, baseURL, cacheDir, noCache)
+				emb, closeEmb, err := auditEmbedder(cmd.Context(), denseModel, backend, baseURL, cacheDir, noCache)
 				if err != nil {
 					return err
 				}
@@ -291,21 +292,35 @@ func isDataLocation(s string) bool {
 	return err == nil && st.IsDir()
 }
 
-// auditEmbedder connects to an embedding server, cached by content.
-func auditEmbedder(model, backend, baseURL, cacheDir string, noCache bool) (embed.Embedder, func(), error) {
-	backend = strings.ToLower(backend)
-	e, err := embed.NewHTTP(backend, embed.RemoteOptions{BaseURL: baseURL, Model: model})
+// auditEmbedder is the dense retriever's embedder of model on a server
+// (retrieve.Dense.Embedder), its vectors cached as the retriever caches
+// them.
+func auditEmbedder(ctx context.Context, model, backend, baseURL, cacheDir string, noCache bool) (embed.Embedder, func(), error) {
+	d := retrieve.Dense{Model: model, Backend: backend}
+	if baseURL != "" {
+		d.BaseURLs = []string{baseURL}
+	}
+	var env retrieve.Env
+	if !noCache {
+		store, err := cache.Open(cacheDir, cache.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		env.Cache = store
+	}
+	e, done, err := d.Embedder(ctx, env)
 	if err != nil {
+		if env.Cache != nil {
+			env.Cache.Close()
+		}
 		return nil, nil, err
 	}
-	if noCache {
-		return e, func() {}, nil
-	}
-	store, err := cache.Open(cacheDir, cache.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	return embed.Cached(e, store, embed.Identity{Model: model, Backend: backend}), func() { store.Close() }, nil
+	return e, func() {
+		done()
+		if env.Cache != nil {
+			env.Cache.Close()
+		}
+	}, nil
 }
 
 func newAuditDatasetCmd() *cobra.Command {

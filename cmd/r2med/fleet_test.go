@@ -10,10 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
-
-	"github.com/r2med/r2med/retrieve"
 )
 
 // fleetMember is an OpenAI-style /embeddings server that answers slowly
@@ -121,22 +117,5 @@ func TestRunEmbeddingFleet(t *testing.T) {
 		if _, stderr, code := r2med(t, "", args...); code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, %s", c.args, code, stderr)
 		}
-	}
-}
-
-// TestKindFlagsFleet: index push reads the dense flags as run does, a
-// repeated --base-url making a fleet.
-func TestKindFlagsFleet(t *testing.T) {
-	fs := pflag.NewFlagSet("push", pflag.ContinueOnError)
-	kf := addKindFlags(fs, "dense")
-	if err := fs.Parse([]string{"--model", "m", "--backend", "openai", "--base-url", "http://a/v1", "--base-url", "servers.txt"}); err != nil {
-		t.Fatal(err)
-	}
-	spec, err := kf.spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := spec.(retrieve.Dense); strings.Join(d.BaseURLs, " ") != "http://a/v1 servers.txt" {
-		t.Errorf("base URLs %q", d.BaseURLs)
 	}
 }

@@ -2,16 +2,17 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/fusion"
-	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -38,8 +39,9 @@ func newFuseCmd() *cobra.Command {
 Ties: best-rank (HAKARI-Bench: score, then the best rank d has in any run,
 then doc id) or docid (Pyserini: score, then doc id). Equal fused scores are
 written one float32 step apart in that order, so trec_eval and every other
-evaluator rank the output as fused. Runs are read with file:line errors and
-the output is written atomically.`,
+evaluator rank the output as fused. Each run is fused whole, by the fusion
+stage of r2med run's plans, and the fused run is cut to --depth. Runs are
+read with file:line errors and the output is written atomically.`,
 		Example: `  r2med fuse bm25.trec dense.trec --method rrf --rrf-k 60 --out hybrid.trec
   r2med fuse bm25.trec dense.trec --method rrf --rrf-k 100 --depth 100 --out hybrid.trec   # HAKARI's reranking_hybrid
   r2med fuse bm25.trec dense.trec --method combsum --norm zscore --weights 0.3,0.7 --out hybrid.trec`,
@@ -53,38 +55,38 @@ the output is written atomically.`,
 			if out == "" {
 				return fmt.Errorf("--out RUN is required: the fused run is written there")
 			}
-			f := fusion.Fuser{}
+			spec := fusion.Spec{Method: method, K: k, Norm: norm}
 			switch ties {
 			case "best-rank":
-				f.Ties = fusion.BestRank
+				spec.Ties = fusion.BestRank
 			case "docid":
-				f.Ties = fusion.DocID
+				spec.Ties = fusion.DocID
 			default:
 				return fmt.Errorf("unknown --ties %q (best-rank or docid)", ties)
 			}
 			if depth < 0 {
 				return fmt.Errorf("--depth must be ≥ 0 (0 keeps every document), got %d", depth)
 			}
-			nm, err := fusion.ParseNorm(norm)
-			if err != nil {
+			if _, err := fusion.ParseNorm(norm); err != nil {
 				return fmt.Errorf("unknown --norm %q (minmax, zscore or none)", norm)
 			}
-			var ws []float64
 			if weights != "" {
-				if ws, err = parseWeights(weights, len(args)); err != nil {
+				var err error
+				if spec.Weights, err = parseWeights(weights, len(args)); err != nil {
 					return err
 				}
 			}
 			switch method {
 			case "rrf":
-				if ws != nil {
+				if spec.Weights != nil {
 					return fmt.Errorf("--weights applies to --method combsum; RRF uses ranks only")
 				}
 				if cmd.Flags().Changed("norm") {
 					return fmt.Errorf("--norm applies to --method combsum; RRF uses ranks only")
 				}
-				if !(k >= 0) || math.IsInf(k, 0) {
-					return fmt.Errorf("--rrf-k must be a finite number ≥ 0, got %v", k)
+				// A fusion's k of 0 means the default, 60.
+				if !(k > 0) || math.IsInf(k, 0) {
+					return fmt.Errorf("--rrf-k must be a finite number > 0, got %v", k)
 				}
 			case "combsum":
 				if cmd.Flags().Changed("rrf-k") {
@@ -93,41 +95,58 @@ the output is written atomically.`,
 			default:
 				return fmt.Errorf("unknown --method %q (rrf or combsum)", method)
 			}
-			runs := make([]ir.Run, len(args))
-			for i, path := range args {
-				if runs[i], err = trec.ReadRunFile(path); err != nil {
+			// The runs are the plan's retrievers, each named by the system
+			// it holds; every document of each is fused (the fusion's depth
+			// is their whole length), the fused run cut to --depth.
+			var ps plan.Spec
+			var lists []retrieve.Retriever
+			per := map[string]int{}
+			for _, path := range args {
+				run, err := trec.ReadRunFile(path)
+				if err != nil {
 					return err
 				}
-				// Ranks are each run's as trec_eval reads it (ties by doc
-				// id), whatever the order of its lines.
-				trec.Rank(runs[i], retrieve.TiesOf(retrieve.RunFile{}))
-			}
-			var fused ir.Run
-			if method == "rrf" {
-				fused = f.RRF(runs, k, depth)
-			} else {
-				fused = f.CombSUM(runs, ws, nm, depth)
-			}
-			trec.Rank(fused, ir.TiesAsListed) // the fused order, ties as --ties says
-			if tag == "" {
-				st := sysname.Stages{Fusion: method}
-				for _, path := range args {
-					name, err := retrieve.RunSystem(path)
-					if err != nil {
-						return err
-					}
-					st.Retrievers = append(st.Retrievers, name)
+				name, err := retrieve.RunSystem(path)
+				if err != nil {
+					return err
 				}
-				tag = sysname.Tag(st.Name())
+				ps.Retrievers = append(ps.Retrievers, plan.Retriever{Spec: retrieve.RunFile{Path: path}, Name: name})
+				lists = append(lists, retrieve.Lists(run))
+				for qid, hits := range run {
+					per[qid] += len(hits)
+				}
 			}
-			if err := trec.WriteRunFile(out, fused, tag); err != nil {
+			whole := 1
+			for _, n := range per {
+				whole = max(whole, n)
+			}
+			spec.Depth, ps.Fuse, ps.K = whole, spec, whole
+			if depth > 0 {
+				ps.K = depth
+			}
+			p, err := plan.New(ps)
+			if err != nil {
+				return err
+			}
+			var queries []retrieve.Query
+			for _, qid := range slices.Sorted(maps.Keys(per)) {
+				queries = append(queries, retrieve.Query{ID: qid})
+			}
+			res, err := p.Execute(cmd.Context(), plan.Input{Queries: queries}, plan.Env{Retrievers: lists})
+			if err != nil {
+				return err
+			}
+			if tag == "" {
+				tag = ps.Tag()
+			}
+			if err := trec.WriteRunFile(out, res.Run, tag); err != nil {
 				return err
 			}
 			n := 0
-			for _, hits := range fused {
+			for _, hits := range res.Run {
 				n += len(hits)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "fused %d runs: %d queries, %d documents → %s\n", len(runs), len(fused), n, out)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "fused %d runs: %d queries, %d documents → %s\n", len(args), len(res.Run), n, out)
 			return err
 		},
 	}

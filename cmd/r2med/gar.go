@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/expand"
+	"github.com/r2med/r2med/gar"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/llm"
 	"github.com/r2med/r2med/pipeline"
@@ -28,16 +30,16 @@ func newGarCmd() *cobra.Command {
 
 // garFlags are gar generate's flags beyond the generation settings.
 type garFlags struct {
-	seed           int64 // -1: none; pipeline.Generate takes a pointer
+	seed           int64 // -1: none; gar.Spec takes a pointer
 	out, cacheDir  string
 	noCache, quiet bool
 	calls          callFlags
-	remote         *pipeline.RemoteFlags
+	remote         *config.RemoteFlags
 }
 
 func newGarGenerateCmd() *cobra.Command {
 	var d dataFlags
-	var gen pipeline.Generate
+	var gen gar.Spec
 	var g garFlags
 	cmd := &cobra.Command{
 		Use:   "generate",
@@ -96,18 +98,18 @@ from the cache alone and sends nothing.`,
 	f.BoolVar(&g.noCache, "no-cache", false, "do not read or write the answer cache")
 	f.BoolVar(&g.quiet, "quiet", false, "no progress bars")
 	g.calls.add(f, "answer from the cache alone and send nothing; a prompt the cache lacks is an error", "")
-	g.remote = pipeline.AddRemoteFlags(f)
+	g.remote = config.AddRemoteFlags(f)
 	return cmd
 }
 
-// runGarGenerate generates each task's set with pipeline.Expand and writes
+// runGarGenerate generates each task's set with gar.Expand and writes
 // it beside the task (or under --out).
-func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *garFlags) error {
+func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen gar.Spec, g *garFlags) error {
 	if g.seed >= 0 {
 		gen.Seed = llm.Seed(g.seed)
 	}
 	if gen.Method == "" {
-		return fmt.Errorf("--method is required: %s", strings.Join(pipeline.GenerateMethods(), ", "))
+		return fmt.Errorf("--method is required: %s", strings.Join(gar.Methods(), ", "))
 	}
 	if gen.Model == "" {
 		return errors.New("--llm-model is required: the model name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
@@ -124,11 +126,12 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *
 		out = d.data
 	}
 	stderr := cmd.ErrOrStderr()
-	remote, err := g.remote.Apply(pipeline.Remote{})
+	remote, err := g.remote.Apply(config.Remote{})
 	if err != nil {
 		return err
 	}
-	opt := pipeline.GenerateOptions{Progress: progress.Auto(g.quiet), Log: stderr, Remote: remote, Replay: g.calls.replay}
+	opt := remote.Generation(stderr)
+	opt.Progress, opt.Replay = progress.Auto(g.quiet), g.calls.replay
 	if _, err := g.calls.read(g.noCache); err != nil {
 		return err
 	}
@@ -146,7 +149,7 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen pipeline.Generate, g *
 		if err != nil {
 			return err
 		}
-		res, err := pipeline.Expand(cmd.Context(), task, gen, opt)
+		res, err := gar.Expand(cmd.Context(), task, gen, opt)
 		if err != nil {
 			return fmt.Errorf("%s: %w", task.Name, err)
 		}

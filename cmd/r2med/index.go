@@ -14,6 +14,7 @@ import (
 
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
@@ -31,7 +32,7 @@ func newIndexBuildCmd() *cobra.Command {
 	var k1, b float64
 	var workers int
 	var quiet, noCache bool
-	var dense *kindFlags
+	var dense *config.KindFlags
 	cmd := &cobra.Command{
 		Use:   "build (--task T | --data DIR [--split S]) --retriever bm25|dense|bm25,dense --out INDEX",
 		Short: "Index a task's corpus into one file: BM25 postings, document vectors or both",
@@ -76,12 +77,12 @@ retriever would (with "--retriever dense" its vectors), and
 					}
 				}
 			}
-			if !withDense && dense.given() {
+			if !withDense && len(dense.Given()) > 0 {
 				return fmt.Errorf("the dense flags (--model, --backend, …) make vectors: add --retriever dense (or bm25,dense)")
 			}
 			var spec retrieve.Dense
 			if withDense {
-				s, err := dense.spec()
+				s, err := dense.Spec()
 				if err != nil {
 					return fmt.Errorf("--retriever dense: %w", err)
 				}
@@ -146,7 +147,7 @@ retriever would (with "--retriever dense" its vectors), and
 				if withDense {
 					// The corpus embedded exactly as --retriever dense
 					// embeds it in a run, and its settings as the recipe.
-					flat, _, err := spec.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
+					flat, err := spec.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
 					if err != nil {
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
@@ -181,7 +182,7 @@ retriever would (with "--retriever dense" its vectors), and
 	f.BoolVar(&quiet, "quiet", false, "no progress bars")
 	f.StringVar(&cacheDir, "cache", "", "dense: cache of embeddings shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "dense: embed afresh, without reading or writing the cache")
-	dense = addKindFlags(f, "dense")
+	dense = config.AddKindFlags(f, "dense")
 	return cmd
 }
 

@@ -19,6 +19,12 @@ import (
 
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/results"
+
+	// Retriever kinds with heavy clients live in packages of their own
+	// and register with package retrieve when imported (as database/sql
+	// drivers do): the binary offers them, the packages below it do not
+	// link them.
+	_ "github.com/r2med/r2med/retrieve/weaviatekind"
 )
 
 func main() {

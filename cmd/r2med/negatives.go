@@ -13,6 +13,7 @@ import (
 	"github.com/r2med/r2med/audit/negatives"
 	"github.com/r2med/r2med/audit/trainset"
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/pipeline"
@@ -35,7 +36,7 @@ func newNegativesMineCmd() *cobra.Command {
 	var d dataFlags
 	var train, corpus, out, format, pipelineFile, cacheDir string
 	var noCache bool
-	var pf *pipeline.Flags
+	var pf *config.Flags
 	var queryFields, posFields, negFields, textFields, same, differ []string
 	var judgeKind, judgeModel, judgeURL, judgeDir string
 	var judgeMin, judgeMax, judgeRel float64
@@ -196,7 +197,7 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 	f.StringVar(&pipelineFile, "pipeline", "", "a pipeline file whose retrieve: and fuse: stages rank the corpus")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings for dense retrievers (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "embed afresh, without reading or writing the cache")
-	pf = pipeline.AddFlags(f)
+	pf = config.AddFlags(f)
 	f.StringVar(&judgeKind, "judge", "", "judge candidates with a reranker: "+strings.Join(rerank.Kinds, ", "))
 	f.StringVar(&judgeModel, "judge-model", "", "the judge's model name (HTTP and LLM rerankers)")
 	f.StringVar(&judgeURL, "judge-url", "", "the judge server's base URL")

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/index"
-	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/retrieve/weaviatekind"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
@@ -33,7 +33,7 @@ func newIndexPushCmd() *cobra.Command {
 	var recreate, quiet, noCache bool
 	var timeout time.Duration
 	var cacheDir string
-	var dense *kindFlags
+	var dense *config.KindFlags
 	cmd := &cobra.Command{
 		Use:   "push --to weaviate://HOST:PORT/Collection (--task T | --data DIR [--split S] | --index INDEX) [--model M --backend B --base-url U]",
 		Short: "Push a task's corpus, with its vectors when the dense flags are given, into a Weaviate collection (created if missing)",
@@ -83,7 +83,7 @@ push fail before writing (use another collection, or --recreate).`,
 				if d.task != "" || d.data != "" {
 					return fmt.Errorf("--index %s gives the corpus; drop --task and --data", indexPath)
 				}
-				if dense.given() {
+				if len(dense.Given()) > 0 {
 					return fmt.Errorf("--index %s gives the vectors as its recipe made them; drop the dense flags (--model, --backend, …)", indexPath)
 				}
 				c, err := weaviate.Open(cfg)
@@ -108,11 +108,11 @@ push fail before writing (use another collection, or --recreate).`,
 				return err
 			}
 			var vecs [][]float32
-			if dense.given() {
+			if len(dense.Given()) > 0 {
 				// The corpus embedded as --retriever dense embeds it (and
 				// from the same cache), so weaviate:vector searches the
 				// vectors r2med's own dense search would.
-				spec, err := dense.spec()
+				spec, err := dense.Spec()
 				if err != nil {
 					return err
 				}
@@ -123,7 +123,7 @@ push fail before writing (use another collection, or --recreate).`,
 					}
 					defer store.Close()
 				}
-				flat, info, err := spec.(retrieve.Dense).CorpusVectors(cmd.Context(), task, retrieve.Env{Progress: opt.Progress, Cache: store})
+				flat, info, err := weaviatekind.CorpusVectors(cmd.Context(), spec.(retrieve.Dense), task, retrieve.Env{Progress: opt.Progress, Cache: store})
 				if err != nil {
 					return fmt.Errorf("%s: %w", task.Name, err)
 				}
@@ -160,78 +160,9 @@ push fail before writing (use another collection, or --recreate).`,
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "embed afresh, without reading or writing the cache")
-	dense = addKindFlags(f, "dense", "quantize", "rescore")
+	dense = config.AddKindFlags(f, "dense", "quantize", "rescore")
 	cmd.MarkFlagRequired("to")
 	return cmd
-}
-
-// kindFlags are a retriever kind's flags on a command other than run,
-// read into the kind's YAML value as run's pipeline flags are.
-type kindFlags struct {
-	fs   *pflag.FlagSet
-	kind retrieve.Kind
-}
-
-// addKindFlags defines kind's flags on fs, but those named in skip.
-func addKindFlags(fs *pflag.FlagSet, kind string, skip ...string) *kindFlags {
-	k, _ := retrieve.Lookup(kind)
-	kf := &kindFlags{fs: fs, kind: k}
-	var keep []retrieve.Flag
-	for _, fl := range k.Flags {
-		if slices.Contains(skip, fl.Name) {
-			continue
-		}
-		keep = append(keep, fl)
-		switch fl.Type {
-		case retrieve.Int:
-			fs.Int(fl.Name, 0, fl.Usage)
-		case retrieve.Float:
-			fs.Float64(fl.Name, 0, fl.Usage)
-		case retrieve.Bool:
-			fs.Bool(fl.Name, false, fl.Usage)
-		case retrieve.Strings:
-			fs.StringArray(fl.Name, nil, fl.Usage)
-		default:
-			fs.String(fl.Name, fl.Default, fl.Usage)
-		}
-	}
-	kf.kind.Flags = keep
-	return kf
-}
-
-// given reports whether any of the kind's flags was set.
-func (kf *kindFlags) given() bool {
-	for _, fl := range kf.kind.Flags {
-		if kf.fs.Changed(fl.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-// spec parses the flags given as the kind's YAML value and validates it.
-func (kf *kindFlags) spec() (retrieve.Spec, error) {
-	m := yamlx.Mapping()
-	for _, fl := range kf.kind.Flags {
-		if !kf.fs.Changed(fl.Name) {
-			continue
-		}
-		v := kf.fs.Lookup(fl.Name).Value.String()
-		switch fl.Type {
-		case retrieve.String:
-			yamlx.Set(m, fl.Key, yamlx.Text(v))
-		case retrieve.Strings:
-			vs, _ := kf.fs.GetStringArray(fl.Name)
-			yamlx.Set(m, fl.Key, yamlx.Seq(vs))
-		default:
-			yamlx.Set(m, fl.Key, yamlx.Scalar(v))
-		}
-	}
-	s, err := kf.kind.Parse(m)
-	if err != nil {
-		return nil, err
-	}
-	return s, s.Validate()
 }
 
 // pushIndex pushes an index file's documents, with its vectors when it
@@ -248,7 +179,7 @@ func pushIndex(ctx context.Context, w io.Writer, c *weaviate.Collection, path st
 	}
 	var vecs [][]float32
 	if ix.Meta().Dense != nil {
-		flat, info, err := retrieve.IndexVectors(ix)
+		flat, info, err := weaviatekind.IndexVectors(ix)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
@@ -25,7 +26,7 @@ func newReproduceCmd() *cobra.Command {
 	var list, offline, quiet, noCache bool
 	var out, localData, format, cacheDir string
 	var taskNames []string
-	var sf *pipeline.Flags
+	var sf *config.Flags
 	cmd := &cobra.Command{
 		Use:   "reproduce [NAME…]",
 		Short: "Run the regression specs: published numbers as data, each checked per task (expected, got, delta, ✓/✗)",
@@ -132,7 +133,7 @@ reuses what it verified, and r2med leaderboard shows them.`,
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings afresh, without reading or writing the cache")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
-	sf = pipeline.AddServerFlags(f)
+	sf = config.AddServerFlags(f)
 	return cmd
 }
 

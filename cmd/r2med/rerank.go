@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,17 +10,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
-	"github.com/r2med/r2med/hubrepo"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
-	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
-	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -37,7 +33,7 @@ func newRerankCmd() *cobra.Command {
 	var depth, workers int
 	var keepTail, withoutSafeguard, quiet, noCache, noEval bool
 	var calls callFlags
-	var rf *pipeline.RemoteFlags
+	var rf *config.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "rerank (--run RUN | --candidates CONFIG) --rerank KIND --out RUN",
 		Short: "Rerank the top of a run or of a Nano set's candidate lists; write the reranked run",
@@ -88,10 +84,11 @@ keep their reasoning in OUT.trace.jsonl.
 
 Ties: --ties input keeps the input order among equal scores (a --run's
 order as trec_eval reads it: by score, equal scores by doc id descending);
---ties hash is HAKARI-Bench's sha256 candidate order (the default with
---candidates). Equal scores are written one float32 step apart in that
-order, so trec_eval and every other evaluator rank the output as reranked.
-An interrupted rerank resumes from OUT.partial.
+--ties hash is HAKARI-Bench's sha256 candidate order (the default for a
+reranking_hybrid list, as in r2med run). Equal scores are written one
+float32 step apart in that order, so trec_eval and every other evaluator
+rank the output as reranked. An interrupted rerank resumes from
+OUT.partial.
 
 --rerank-url may be repeated (or name a file of URLs) for a fleet of
 servers of one model, bounded by --endpoint-concurrency, each request by
@@ -118,21 +115,7 @@ work but are deprecated.`,
 			if depth == 0 || depth < -1 {
 				return fmt.Errorf("--rerank-depth must be positive (R2MED: 10 or 100), or -1 for every document; got %d", depth)
 			}
-			// Every scorer batches by itself (onnx by --batch-size, servers
-			// by their request limits), so Rerank passes whole lists.
-			opts := rerank.Options{Depth: depth, KeepTail: keepTail, Workers: workers}
-			if ties == "" {
-				ties = "input"
-				if candidates != "" {
-					ties = "hash"
-				}
-			}
-			switch ties {
-			case "input":
-				opts.Order = rerank.InputOrder
-			case "hash":
-				opts.Order = rerank.HashOrder
-			default:
+			if ties != "" && ties != plan.TiesInput && ties != plan.TiesHash {
 				return fmt.Errorf("unknown --ties %q (input or hash)", ties)
 			}
 			switch head {
@@ -155,58 +138,20 @@ work but are deprecated.`,
 			if err != nil {
 				return err
 			}
-			var run ir.Run
-			var input string // what the checkpoint key records of the input
-			var first string // the first stage, as the run's name shows it
+			// The input is the plan's retriever: a run file, named by the
+			// system it holds, or a Nano set's candidate list.
+			var first plan.Retriever
 			if runPath != "" {
-				if run, err = trec.ReadRunFile(runPath); err != nil {
-					return err
-				}
-				if first, err = retrieve.RunSystem(runPath); err != nil {
-					return err
-				}
-				// The rule of run:PATH: ids the task lacks are an error, or
-				// with --allow-missing-docs dropped, counted and reported.
-				if run, err = retrieve.CheckRun(runPath, run, t, retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr()}); err != nil {
-					return err
-				}
-				// The first-stage order is the one its scores mean, as
-				// trec_eval reads them (ties by doc id), whatever the
-				// order of the file's lines.
-				trec.Rank(run, retrieve.TiesOf(retrieve.RunFile{}))
-				sum, err := results.Digest(runPath)
+				name, err := retrieve.RunSystem(runPath)
 				if err != nil {
 					return err
 				}
-				input = "run:" + sum.SHA256
+				first = plan.Retriever{Spec: retrieve.RunFile{Path: runPath}, Name: name}
 			} else {
 				if t.Layout != ir.LayoutNanoHub {
 					return fmt.Errorf("--candidates reads a Nano set's candidate lists; task %s has none (use --task NAME --suite nano, or --data with a Nano set)", t.Name)
 				}
-				c, err := hubrepo.LoadCandidates(t.Dir, candidates, t.Split)
-				if err != nil {
-					return err
-				}
-				run = c.Run()
-				first = retrieve.Candidates{Config: c.Config}.Name()
-				input = fmt.Sprintf("candidates:%s:%s:%s", t.Dir, c.Config, c.Split)
-				if c.Config == hubrepo.CandidatesHybrid {
-					opts.Safeguard = rerank.KeepSafeguard
-				}
-				opts.RanksOnly = !c.HasScores()
-				candidates = c.Config
-			}
-			if len(t.Excluded) > 0 {
-				// What every retriever does with the task's exclusions.
-				var n int
-				run, n = t.Excluded.FilterRun(run)
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d excluded %s removed before reranking\n", t.Name, n, errtext.Plural(n, "hit", "hits"))
-			}
-			if withoutSafeguard {
-				if candidates != "" && candidates != hubrepo.CandidatesHybrid {
-					return fmt.Errorf("--without-safeguard applies to reranking_hybrid lists; %s has no safeguard", candidates)
-				}
-				opts.Safeguard = rerank.DropSafeguard
+				first = plan.Retriever{Spec: retrieve.Candidates{Config: candidates}}
 			}
 
 			if urls, err = httpx.ReadURLs(urls); err != nil {
@@ -215,7 +160,7 @@ work but are deprecated.`,
 			if len(urls) > 0 {
 				spec.BaseURL, spec.BaseURLs = urls[0], urls[1:]
 			}
-			remote, err := rf.Apply(pipeline.Remote{})
+			remote, err := rf.Apply(config.Remote{})
 			if err != nil {
 				return err
 			}
@@ -225,7 +170,6 @@ work but are deprecated.`,
 			if err != nil {
 				return err
 			}
-			spec.Meter = newMeter()
 			if rerank.UsesLLM(spec.Kind) && !noCache {
 				store, err := cache.Open(cacheDir, cache.Options{})
 				if err != nil {
@@ -234,41 +178,39 @@ work but are deprecated.`,
 				defer store.Close()
 				spec.LLMCache = store
 			}
-			s, err := rerank.New(spec)
+			// Every document of the input is read and kept: only the rerank
+			// decides what the output holds (the depth, --keep-tail).
+			ps, err := plan.Spec{Retrievers: []plan.Retriever{first}, K: max(1, len(t.Corpus)),
+				Rerank: &plan.Rerank{Scorer: spec, Depth: depth, KeepTail: keepTail, WithoutSafeguard: withoutSafeguard, Ties: ties, Workers: workers}}.Resolve(cmd.Context(), t)
 			if err != nil {
 				return err
 			}
-			if c, ok := s.(io.Closer); ok {
-				defer c.Close()
-			}
-
-			key, err := checkpointKey(spec, opts, input, t.Name)
+			p, err := plan.New(ps)
 			if err != nil {
 				return err
 			}
 			checkpoint := out + ".partial"
-			job := rerank.Job{Task: t, Run: run, Scorer: s, Options: opts, Checkpoint: checkpoint, Key: key}
-			// Queries read back from the checkpoint show as done but do
-			// not count in the bar's pace.
-			bar := progress.Auto(quiet).Counter("reranking " + t.Name)
-			job.Progress = bar.Report
-			reranked, res, err := job.Do(cmd.Context())
-			bar.Done()
-			if res.Stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: %s was left by a rerank with other settings; starting afresh\n", checkpoint)
-			} else if res.Done > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med rerank: resuming: %d queries already reranked in %s\n", res.Done, checkpoint)
-			}
+			meter := newMeter()
+			// The record counts what the retriever did, such as the hits
+			// it removed for the task's exclusions (as every retriever
+			// does).
+			record := results.NewManifest(os.Args)
+			env := plan.Env{Checkpoint: checkpoint, Env: retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr(), Progress: progress.Auto(quiet), Meter: meter, Record: record}}
+			res, err := p.Execute(cmd.Context(), plan.Input{Task: t}, env)
 			if err != nil {
-				// The job keeps the checkpoint when it holds finished
+				// The rerank keeps its checkpoint when it holds finished
 				// queries; the rerun resumes from it.
 				return keptForResume(err, checkpoint)
 			}
+			if len(t.Excluded) > 0 {
+				n := record.Counts[retrieve.HitsExcluded]
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d excluded %s removed before reranking\n", t.Name, n, errtext.Plural(n, "hit", "hits"))
+			}
 			tag := tag
 			if tag == "" {
-				tag = sysname.Tag(sysname.Stages{Retrievers: []string{first}, Reranker: sysname.Reranker(spec.Kind, spec.Model), Depth: max(depth, 0)}.Name())
+				tag = ps.Tag()
 			}
-			if err := trec.WriteRunFile(out, reranked, tag); err != nil {
+			if err := trec.WriteRunFile(out, res.Run, tag); err != nil {
 				return err
 			}
 			// The checkpoint goes once the run it feeds is safely written.
@@ -276,18 +218,18 @@ work but are deprecated.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s: reranked %d queries with %s → %s\n", t.Name, len(reranked), spec.Kind, out)
-			if st, ok := s.(interface{ Stats() rerank.Stats }); ok {
-				printRerankStats(w, st.Stats())
+			fmt.Fprintf(w, "%s: reranked %d queries with %s → %s\n", t.Name, len(res.Run), spec.Kind, out)
+			if res.Stats != nil {
+				printRerankStats(w, *res.Stats)
 			}
 			if calls.prices != "" {
-				printCost(w, spec.Meter, len(reranked), prices)
+				printCost(w, meter, len(res.Run), prices)
 			}
-			printRerankTrace(w, out+".partial")
+			printRerankTrace(w, checkpoint)
 			if noEval || len(t.Qrels) == 0 {
 				return nil
 			}
-			return printRerankEval(w, t.Qrels, run, reranked)
+			return printRerankEval(w, t.Qrels, res.Ranked, res.Run)
 		},
 	}
 	addDataFlags(cmd, &d)
@@ -309,7 +251,7 @@ work but are deprecated.`,
 	f.IntVar(&depth, "rerank-depth", rerank.DefaultDepth, "documents reranked per query (R2MED: 10 or 100; -1 for all); only they are kept unless --keep-tail")
 	f.BoolVar(&keepTail, "keep-tail", false, "append the documents below --rerank-depth after the reranked ones (R2MED drops them)")
 	f.BoolVar(&withoutSafeguard, "without-safeguard", false, "drop a reranking_hybrid list's rank-101 safeguard before reranking (HAKARI's reranking_without_safeguard)")
-	f.StringVar(&ties, "ties", "", "order of equal scores: input, or hash (HAKARI-Bench); default hash with --candidates, else input")
+	f.StringVar(&ties, "ties", "", "order of equal scores: input, or hash (HAKARI-Bench); default hash for a reranking_hybrid list, else input (as r2med run)")
 	f.StringVar(&cacheDir, "cache", "", "LLM answer cache directory (default $R2MED_CACHE or ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "do not cache LLM answers")
 	f.BoolVar(&noEval, "no-eval", false, "do not score the run against the task's qrels")
@@ -318,40 +260,12 @@ work but are deprecated.`,
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	calls.add(f, "answer from the LLM cache alone and send nothing; a prompt the cache lacks is an error (rerankers whose scores are not cached refuse every request)",
 		"price table (as r2med run --prices): print what the LLM answers cost")
-	rf = pipeline.AddRemoteFlags(f)
+	rf = config.AddRemoteFlags(f)
 	// The names before rerank and run shared theirs.
 	for _, a := range [][2]string{{"reranker", "rerank"}, {"model", "rerank-model"}, {"base-url", "rerank-url"}, {"model-dir", "rerank-model-dir"}, {"depth", "rerank-depth"}} {
 		aliasFlag(f, a[0], a[1])
 	}
 	return cmd
-}
-
-// checkpointKey fingerprints what decides the reranked lists, so a
-// checkpoint is reused only by the same rerank. The server's URL is left
-// out: a restarted server on another port serves the same model.
-func checkpointKey(spec rerank.Spec, opts rerank.Options, input, task string) (string, error) {
-	m := map[string]any{
-		"kind": spec.Kind, "model": spec.Model, "model_dir": spec.ModelDir,
-		"max_length": spec.CrossEncoder.MaxLength, "head": spec.CrossEncoder.Head,
-		"depth": opts.Depth, "keep_tail": opts.KeepTail, "order": opts.Order, "safeguard": opts.Safeguard.String(),
-		"input": input, "task": task,
-	}
-	if opts.RanksOnly {
-		m["ranks_only"] = true // what InsertRank's prompts show
-	}
-	settings, err := spec.Settings()
-	if err != nil {
-		return "", err
-	}
-	if settings != nil {
-		m["settings"] = settings // the reasoning rerankers' prompts and knobs
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 func printRerankStats(w io.Writer, s rerank.Stats) {

@@ -318,7 +318,7 @@ func TestRerankCLIInterruptNamesCheckpoint(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 130 and %q", code, stderr.String(), want)
 	}
 	_, errText, code := r2med(t, "", append(args, "--rerank-url", good.URL)...)
-	if code != 0 || !strings.Contains(errText, "resuming: 1 queries already reranked in "+out+".partial") {
+	if code != 0 || !strings.Contains(errText, "resuming the rerank: 1 queries already reranked in "+out+".partial") {
 		t.Errorf("rerun: exit %d, stderr %q", code, errText)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
@@ -24,7 +25,7 @@ func newRunCmd() *cobra.Command {
 	var out, pipelineFile, cacheDir string
 	var quiet, overwrite, noCache bool
 	var calls callFlags
-	var pf *pipeline.Flags
+	var pf *config.Flags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Index, retrieve and evaluate one task or all; write run.trec, results.json and manifest.json",
@@ -162,7 +163,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	pf = pipeline.AddFlags(f)
+	pf = config.AddFlags(f)
 	f.StringVar(&pipelineFile, "pipeline", "", "a YAML pipeline file (expand, retrieve, fuse, rerank); see above")
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")

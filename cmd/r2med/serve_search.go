@@ -14,15 +14,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/gar"
 	"github.com/r2med/r2med/internal/httpserve"
 	"github.com/r2med/r2med/internal/httpx"
-	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/searchapi"
-	"github.com/r2med/r2med/sysname"
 )
 
 func init() {
@@ -140,7 +140,7 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 			closeAll()
 			return nil, nil, err
 		}
-		opt.Rerank = &searchapi.Rerank{Scorer: sc, Name: sysname.Reranker(f.rerankKind, spec.Model), Depth: f.rerankDepth, KeepTail: f.keepTail}
+		opt.Rerank = &searchapi.Rerank{Scorer: sc, Spec: spec, Depth: f.rerankDepth, KeepTail: f.keepTail}
 		if c, ok := sc.(io.Closer); ok {
 			prev := closeAll
 			closeAll = func() { c.Close(); prev() }
@@ -157,7 +157,7 @@ func (f *serviceFlags) open(ctx context.Context, log io.Writer, limits searchapi
 // gar is run's generation (--gar-model) for the service: R2MED's
 // sampling, the LLM client, the label, the prompt subject rule.
 func (f *serviceFlags) gar(store *cache.Store, log io.Writer) (*searchapi.GAR, error) {
-	g := pipeline.DefaultGenerate()
+	g := gar.Default()
 	g.Model, g.BaseURLs, g.Style, g.Domain, g.KeyEnv = f.garModel, f.garURLs, f.garStyle, f.garDomain, f.garKeyEnv
 	if g.Style != "" {
 		if _, err := expand.ParseStyle(g.Style); err != nil {
@@ -168,7 +168,7 @@ func (f *serviceFlags) gar(store *cache.Store, log io.Writer) (*searchapi.GAR, e
 	if err != nil {
 		return nil, err
 	}
-	opt := pipeline.GenerateOptions{Log: log}
+	opt := config.Remote{}.Generation(log)
 	if store != nil {
 		opt.Cache = store
 	}
@@ -177,7 +177,7 @@ func (f *serviceFlags) gar(store *cache.Store, log io.Writer) (*searchapi.GAR, e
 		return nil, err
 	}
 	return &searchapi.GAR{LLM: client, Label: g.LLMName(), Prompts: prompts, Request: g.Request(),
-		Subject: func(task string) (expand.Subject, error) { return pipeline.SubjectOf(task, g) }}, nil
+		Subject: func(task string) (expand.Subject, error) { return gar.SubjectOf(task, g) }}, nil
 }
 
 func newServeSearchCmd() *cobra.Command {

@@ -8,8 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/sweep"
 )
 
 func init() { register(newSweepCmd) }
@@ -18,7 +20,7 @@ func newSweepCmd() *cobra.Command {
 	var overwrite, quiet, noCache bool
 	var out, cacheDir string
 	var calls callFlags
-	var rf *pipeline.RemoteFlags
+	var rf *config.RemoteFlags
 	cmd := &cobra.Command{
 		Use:   "sweep SWEEP.yaml",
 		Short: "Run every task × pipeline of a sweep file; finished cells are skipped",
@@ -46,7 +48,7 @@ again.
   r2med sweep sweep.yaml --out /data/results --overwrite`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := pipeline.LoadSweep(args[0])
+			s, err := sweep.Load(args[0])
 			if err != nil {
 				return err
 			}
@@ -68,8 +70,8 @@ again.
 				}
 				defer store.Close()
 			}
-			opt := pipeline.SweepOptions{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr(),
-				Done: func(c pipeline.Cell, o *pipeline.Outcome, err error) {
+			opt := sweep.Options{Overwrite: overwrite, Progress: progress.Auto(quiet), Command: os.Args, Cache: store, Replay: calls.replay, Prices: prices, Warn: cmd.ErrOrStderr(),
+				Done: func(c sweep.Cell, o *pipeline.Outcome, err error) {
 					switch {
 					case err != nil:
 						fmt.Fprintf(w, "FAIL   %-18s %-28s %v\n", c.Task, c.Pipeline, err)
@@ -86,7 +88,7 @@ again.
 					}
 				}}
 			failed, err := s.Run(cmd.Context(), opt)
-			if ce := (*pipeline.CellError)(nil); errors.As(err, &ce) {
+			if ce := (*sweep.CellError)(nil); errors.As(err, &ce) {
 				return keptForResume(err, resumable(ce.Cell.Dir, store)...)
 			}
 			if err != nil {
@@ -106,7 +108,7 @@ again.
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
 	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails its cell",
 		"price table (as r2med run --prices) for every cell, instead of the sweep file's prices:")
-	rf = pipeline.AddRemoteFlags(f)
+	rf = config.AddRemoteFlags(f)
 	f.BoolVar(&overwrite, "overwrite", false, "redo cells whose outputs are up to date")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/sweep"
 )
 
 func TestSweepCommand(t *testing.T) {
@@ -52,9 +52,9 @@ func TestSweepCostsAndReplay(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("R2MED_CACHE", filepath.Join(dir, "cache"))
 	os.WriteFile(filepath.Join(dir, "prices.yaml"), []byte("\"*\": {input: 1, output: 1}\n"), 0o644)
-	sweep := filepath.Join(dir, "sweep.yaml")
+	sweepFile := filepath.Join(dir, "sweep.yaml")
 	write := func(url string) {
-		os.WriteFile(sweep, []byte(`tasks: [demo]
+		os.WriteFile(sweepFile, []byte(`tasks: [demo]
 prices: prices.yaml
 request_timeout: 5s
 retries: 0
@@ -70,7 +70,7 @@ pipelines:
 	}
 	write(srv.URL)
 	out := filepath.Join(dir, "res")
-	stdout, stderr, code := r2med(t, "", "sweep", sweep, "--out", out, "--quiet")
+	stdout, stderr, code := r2med(t, "", "sweep", sweepFile, "--out", out, "--quiet")
 	if code != 0 || strings.Count(stdout, "done ") != 2 {
 		t.Fatalf("sweep: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -84,7 +84,7 @@ pipelines:
 			t.Errorf("%s: usage %+v", cell, m.Usage)
 		}
 	}
-	s, err := pipeline.LoadSweep(sweep)
+	s, err := sweep.Load(sweepFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ pipelines:
 
 	// Replay into fresh cells against a server that must not be called.
 	write(refusingServer(t))
-	stdout, stderr, code = r2med(t, "", "sweep", sweep, "--out", filepath.Join(dir, "replayed"), "--replay", "--retries", "0", "--quiet")
+	stdout, stderr, code = r2med(t, "", "sweep", sweepFile, "--out", filepath.Join(dir, "replayed"), "--replay", "--retries", "0", "--quiet")
 	if code != 0 || strings.Count(stdout, "done ") != 2 {
 		t.Fatalf("replayed sweep: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -127,15 +127,15 @@ func TestSweepIndex(t *testing.T) {
 	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--bm25", "lucene", "--out", filepath.Join(dir, "demo.idx")); code != 0 {
 		t.Fatal(stderr)
 	}
-	sweep := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(sweep, []byte(`tasks: [demo]
+	sweepFile := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(sweepFile, []byte(`tasks: [demo]
 pipelines:
   - retrieve: [{bm25: {scheme: lucene}}]
   - name: from-index
     retrieve: [{index: {path: '`+filepath.Join(dir, "{task}.idx")+`', part: bm25, scheme: lucene}}]
 `), 0o644)
 	out := filepath.Join(dir, "res")
-	if stdout, stderr, code := r2med(t, "", "sweep", sweep, "--out", out, "--quiet"); code != 0 || strings.Count(stdout, "done ") != 2 {
+	if stdout, stderr, code := r2med(t, "", "sweep", sweepFile, "--out", out, "--quiet"); code != 0 || strings.Count(stdout, "done ") != 2 {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 	want, err := os.ReadFile(filepath.Join(out, "bm25-lucene", "demo", "run.trec"))

@@ -3,6 +3,7 @@ package reuse
 import (
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -108,5 +109,52 @@ func TestSweepTree(t *testing.T) {
 	}
 	if removed, err := SweepTree(filepath.Join(dir, "missing")); err != nil || removed != nil {
 		t.Fatalf("missing dir: %v %v", removed, err)
+	}
+}
+
+// TestFingerprintParts: a fingerprint is its parts as JSON lines, in
+// order: the same parts added at once or one by one give the same value,
+// and a part changed, moved or added another.
+func TestFingerprintParts(t *testing.T) {
+	a := Of("data", map[string]any{"k1": 0.9}, 100)
+	if b := NewFingerprint().Add("data").Add(map[string]any{"k1": 0.9}).Add(100).String(); a != b {
+		t.Errorf("added one by one %s, at once %s", b, a)
+	}
+	for _, other := range []string{Of("data", map[string]any{"k1": 1.2}, 100), Of(100, map[string]any{"k1": 0.9}, "data"), Of("data", map[string]any{"k1": 0.9}, 100, 0)} {
+		if other == a {
+			t.Error("another set of parts gave the same fingerprint")
+		}
+	}
+	// A NaN cannot be JSON; it still counts, and not as nothing.
+	if Of(math.NaN()) == Of() {
+		t.Error("a part JSON cannot write counted for nothing")
+	}
+}
+
+func TestCheckpoint(t *testing.T) {
+	c := Checkpoint{Path: filepath.Join(t.TempDir(), "checkpoint.json")}
+	type state struct{ Done int }
+	var got state
+	if err := c.Load("fp", &got); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no checkpoint: %v", err)
+	}
+	if err := c.Save("fp", state{Done: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Load("fp", &got); err != nil || got.Done != 3 {
+		t.Fatalf("same work: %v, %+v", err, got)
+	}
+	if err := c.Load("other", &got); !errors.Is(err, ErrOtherFingerprint) {
+		t.Fatalf("other work: %v", err)
+	}
+	os.WriteFile(c.Path, []byte("{"), 0o644)
+	if err := c.Load("fp", &got); err == nil || errors.Is(err, ErrOtherFingerprint) || errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a damaged checkpoint: %v", err)
+	}
+	if err := c.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Remove(); err != nil {
+		t.Fatalf("removing twice: %v", err)
 	}
 }

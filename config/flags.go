@@ -1,4 +1,4 @@
-package pipeline
+package config
 
 import (
 	"fmt"
@@ -38,20 +38,18 @@ type flagDef struct {
 	dur   bool              // a duration (--request-timeout)
 	def   string
 	usage string
+	// rewrite, for a kind's flag that rewrites the retrieve: entries
+	// (retrieve.Flag.Rewrite), instead of setting path.
+	rewrite func(entries []*yaml.Node, value string) error
 }
 
 // retrieverFlag replaces the retrieve: list by its comma-separated words.
 const retrieverFlag = "retriever"
 
-// indexFlag makes the pipeline's bm25 and dense retrievers search an
-// index file (retrieve.SearchIndex).
-const indexFlag = "index"
-
 func pipelineFlags() []flagDef {
 	i, f, b, ss := retrieve.Int, retrieve.Float, retrieve.Bool, retrieve.Strings
 	defs := []flagDef{
 		{name: retrieverFlag, path: []string{"retrieve"}, def: "bm25", usage: retrieverUsage()},
-		{name: indexFlag, usage: "search this index file (r2med index build) instead of indexing or embedding the corpus: its BM25 postings for --retriever bm25, its vectors for --retriever dense (queries embedded by its recipe; --base-url and --model-dir say where the model is). Settings the index fixed (--bm25, --k1, --b, --analyzer, --model, --backend, prefixes, lengths) may be given only as it was built"},
 		{name: "name", path: []string{"name"}, usage: "the system's display name in results files and leaderboards (default: derived from the stages, e.g. rrf(bm25,bge))"},
 		{name: "top-k", path: []string{"top_k"}, typ: i, def: "100", usage: "documents kept per query"},
 		{name: "gar", path: []string{"expand", "method"}, usage: "generation-augmented retrieval with published or generated (--gar-model) LLM outputs: hyde, query2doc, lamer, search-o1, search-r1 (read from DATA/<method>/<llm>/query_with_hydoc.jsonl), or BRIGHT-style query reasoning: reasoning (the reasoning replaces the query) or reasoning-append (it follows the query), both read from DATA/reasoning/<llm>/"},
@@ -95,7 +93,7 @@ func pipelineFlags() []flagDef {
 					continue flags
 				}
 			}
-			defs = append(defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage})
+			defs = append(defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage, rewrite: fl.Rewrite})
 		}
 	}
 	return defs
@@ -134,11 +132,11 @@ func (f *RemoteFlags) Apply(r Remote) (Remote, error) {
 	if err := yamlx.Decode(doc, &file, "the flags"); err != nil {
 		return r, err
 	}
-	given, err := file.remote()
+	given, err := file.Remote()
 	if err != nil {
 		return r, err
 	}
-	return given.or(r), given.validate()
+	return given.Or(r), nil
 }
 
 // retrieverUsage describes --retriever from the registered kinds.
@@ -268,7 +266,7 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		yamlx.Set(doc, "retrieve", list)
 	}
 	for _, d := range f.defs {
-		if d.name == retrieverFlag || d.name == indexFlag || !f.fs.Changed(d.name) {
+		if d.name == retrieverFlag || d.rewrite != nil || !f.fs.Changed(d.name) {
 			continue
 		}
 		value, err := f.value(d)
@@ -285,7 +283,8 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 		set := 0
 		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
 			for _, e := range list.Content {
-				// An index entry takes the flags of the kind it searches.
+				// An entry takes the flags of the kind it says (an index
+				// entry, its part's).
 				if k := retrieve.FlagKind(e); k != d.kind && !slices.Contains(d.also, k) {
 					continue
 				}
@@ -298,23 +297,18 @@ func (f *Flags) Overlay(doc *yaml.Node) (*yaml.Node, error) {
 			return nil, fmt.Errorf("--%s sets %s retrievers, and the pipeline has none (add one with --retriever %s)", d.name, kinds, d.kind)
 		}
 	}
-	// Last, so that the retrievers' own flags are among the keys an index
-	// checks against what it was built with.
-	if f.fs.Lookup(indexFlag) != nil && f.fs.Changed(indexFlag) {
-		path, _ := f.fs.GetString(indexFlag)
-		if path == "" {
-			return nil, fmt.Errorf("--index: give the index file (r2med index build --out INDEX writes one)")
+	// Last, so that the retrievers' own flags are among the keys an entry
+	// rewritten checks (an index, against what it was built with).
+	for _, d := range f.defs {
+		if d.rewrite == nil || !f.fs.Changed(d.name) {
+			continue
 		}
-		n := 0
+		var entries []*yaml.Node
 		if list := yamlx.Get(doc, "retrieve"); list != nil && list.Kind == yaml.SequenceNode {
-			for _, e := range list.Content {
-				if retrieve.SearchIndex(e, path) {
-					n++
-				}
-			}
+			entries = list.Content
 		}
-		if n == 0 {
-			return nil, fmt.Errorf("--index %s searches an index's bm25 or dense part, and the pipeline has neither retriever (--retriever bm25 or dense)", path)
+		if err := d.rewrite(entries, f.fs.Lookup(d.name).Value.String()); err != nil {
+			return nil, err
 		}
 	}
 	return doc, nil
@@ -359,4 +353,47 @@ func setPath(doc *yaml.Node, path []string, value *yaml.Node) {
 		m = next
 	}
 	yamlx.Set(m, path[len(path)-1], value)
+}
+
+// KindFlags are one retriever kind's flags on a command other than run
+// (the dense flags of `r2med index build` and `r2med index push`), read
+// into the kind's YAML value as run's flags are laid over a pipeline
+// file's entry.
+type KindFlags struct {
+	Flags
+	kind retrieve.Kind
+}
+
+// AddKindFlags defines the flags of the retriever kind named kind on fs,
+// but those named in skip.
+func AddKindFlags(fs *pflag.FlagSet, kind string, skip ...string) *KindFlags {
+	k, _ := retrieve.Lookup(kind)
+	f := &KindFlags{Flags: Flags{fs: fs}, kind: k}
+	for _, fl := range k.Flags {
+		if !slices.Contains(skip, fl.Name) {
+			f.defs = append(f.defs, flagDef{name: fl.Name, path: []string{fl.Key}, kind: k.Name, typ: fl.Type, def: fl.Default, usage: fl.Usage})
+		}
+	}
+	f.define()
+	return f
+}
+
+// Spec is the kind's entry the flags given make, validated.
+func (f *KindFlags) Spec() (retrieve.Spec, error) {
+	m := yamlx.Mapping()
+	for _, d := range f.defs {
+		if !f.fs.Changed(d.name) {
+			continue
+		}
+		v, err := f.value(d)
+		if err != nil {
+			return nil, err
+		}
+		yamlx.Set(m, d.path[0], v)
+	}
+	s, err := f.kind.Parse(m)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.Validate()
 }

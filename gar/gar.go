@@ -1,13 +1,18 @@
-package pipeline
+// Package gar makes the generations of generation-augmented retrieval
+// with an LLM: HyDE, Query2doc and LameR prompts and BRIGHT-style query
+// reasoning (package expand's prompts and R2MED's rules for their
+// output), and agentic search (package agent: Search-R1, Search-o1) over
+// the task's corpus; LameR's passages and the agents' searches come from
+// R2MED's BM25 (package retrieve). A generation set is written in R2MED's
+// layout and used by the retrievers exactly like a published one.
+package gar
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,18 +22,17 @@ import (
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
-	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/usage"
 )
 
-// Generate says how an LLM expands a task's queries: HyDE, Query2doc and
+// Spec says how an LLM expands a task's queries: HyDE, Query2doc and
 // LameR prompts, BRIGHT-style query reasoning, or agentic search
 // (search-r1, search-o1) over the task's BM25 index. The result is a
 // generation set in R2MED's layout, used by the retrievers exactly like a
 // published one.
-type Generate struct {
-	Method string // one of GenerateMethods
+type Spec struct {
+	Method string // one of Methods
 	Model  string // the model the server serves
 	// BaseURLs are the OpenAI-compatible API roots: one server, or a
 	// fleet of servers of the same model; a value may be a file of URLs
@@ -53,16 +57,16 @@ type Generate struct {
 	MaxSearches, SearchK, TokenBudget int
 }
 
-// DefaultGenerate is R2MED's vLLM sampling: temperature 0.7, seed 42,
-// 10,240 tokens, with agentic bounds of 5 searches of 3 passages and
-// 16,384 completion tokens per query.
-func DefaultGenerate() Generate {
+// Default is R2MED's vLLM sampling: temperature 0.7, seed 42, 10,240
+// tokens, with agentic bounds of 5 searches of 3 passages and 16,384
+// completion tokens per query.
+func Default() Spec {
 	seed := int64(42)
-	return Generate{Temperature: 0.7, Seed: &seed, MaxTokens: 10240, Concurrency: 8, MaxSearches: 5, SearchK: 3, TokenBudget: 16384}
+	return Spec{Temperature: 0.7, Seed: &seed, MaxTokens: 10240, Concurrency: 8, MaxSearches: 5, SearchK: 3, TokenBudget: 16384}
 }
 
 // LLMName is the label the generations are stored and ruled under.
-func (g Generate) LLMName() string {
+func (g Spec) LLMName() string {
 	if g.Label != "" {
 		return g.Label
 	}
@@ -82,15 +86,16 @@ func (g Generate) LLMName() string {
 	return s
 }
 
-// GenerateMethods are the methods Generate makes: expand's prompted ones
+// Methods are the methods a Spec makes: expand's prompted ones
 // (expand.GenerationMethods: hyde, query2doc, lamer and both
 // query-reasoning modes) and agentic search (search-r1, search-o1).
-func GenerateMethods() []string {
+func Methods() []string {
 	return append(expand.GenerationMethods(), expand.SearchR1, expand.SearchO1)
 }
 
-func (g Generate) validate() error {
-	methods := GenerateMethods()
+// Validate checks the settings before any LLM is asked.
+func (g Spec) Validate() error {
+	methods := Methods()
 	switch {
 	case g.Method == "":
 		return fmt.Errorf("a generation method is required: %s", strings.Join(methods, ", "))
@@ -109,7 +114,9 @@ func (g Generate) validate() error {
 	return err
 }
 
-func (g Generate) describe() map[string]any {
+// Describe lists the settings that change the generations (the prompts'
+// text included), for manifests and fingerprints.
+func (g Spec) Describe() map[string]any {
 	m := map[string]any{"method": g.Method, "model": g.Model, "llm": g.LLMName(), "temperature": g.Temperature,
 		"top_p": g.TopP, "max_tokens": g.MaxTokens}
 	if g.Seed != nil {
@@ -130,87 +137,18 @@ func (g Generate) describe() map[string]any {
 	return m
 }
 
-// generateStage makes the run's generations and keeps them, with their
-// generation manifest, in Options.Out/stages/expand: a rerun with the same
-// data and settings reads them back instead of asking again (and the LLM
-// cache answers whatever an interrupted stage had asked). The generation
-// manifest, agentic traces included, goes into the run manifest; what the
-// answers cost and which cache entries they are, into cs.
-func generateStage(ctx context.Context, task *ir.Task, g Generate, remote Remote, opt Options, m *results.Manifest, cs *calls) ([]expand.Generation, error) {
-	fp := stageFingerprint(dataFingerprint(m, expand.Source{}, nil), g.describe(), 0)
-	st := opt.stages()
-	label := g.LLMName()
-	dir := filepath.Join(st.dir, "expand")
-	rel := func(name string) string {
-		r, _ := filepath.Rel(st.dir, filepath.Join(expand.Dir(dir, g.Method, label), name))
-		return filepath.ToSlash(r)
-	}
-	files := append([]string{rel(expand.FileName), rel(expand.ManifestName)}, callFiles("expand")...)
-	if st.reusable("expand", fp, files...) {
-		if gens, err := expand.LoadDir(dir, g.Method, label); err == nil {
-			if counts, err := cs.reuse(st.dir, "expand"); err == nil {
-				maps.Copy(m.Counts, counts)
-				m.Details["expand"] = map[string]any{"reused": filepath.Join(expand.Dir(dir, g.Method, label), expand.ManifestName)}
-				return gens, nil
-			}
-		}
-	}
-	sc := cs.begin()
-	gopt := GenerateOptions{Progress: opt.Progress, Log: opt.warn(), Remote: remote, Meter: sc.meter, Replay: opt.Replay}
-	if opt.Cache != nil {
-		gopt.Cache = opt.Cache
-	}
-	var res *expand.GenerateResult
-	err := m.Time("expand", func() error {
-		var err error
-		res, err = Expand(ctx, task, g, gopt)
-		return err
-	})
-	if err == nil {
-		err = res.Manifest.Unusable()
-	}
-	if err != nil {
-		cs.end(sc, "", "expand", nil) // the usage counts; nothing is kept
-		return nil, err
-	}
-	gm := res.Manifest
-	if s := gm.FallbackSummary(); s != "" {
-		logf(opt.Log, "%s: warning: %s", task.Name, s)
-	}
-	counts := map[string]int{"generation_fallbacks": len(gm.Fallbacks), "generations_requested": gm.Requested, "generations_cached": gm.Cached}
-	maps.Copy(m.Counts, counts)
-	m.Details["expand"] = gm
-	if st.dir == "" {
-		cs.end(sc, "", "expand", nil)
-	} else {
-		stage := st.stage("expand")
-		if err := stage.Begin(); err != nil {
-			return nil, err
-		}
-		if err := cs.end(sc, st.dir, "expand", counts); err != nil {
-			return nil, err
-		}
-		if _, err := res.WriteDir(dir); err != nil {
-			return nil, err
-		}
-		if err := stage.Keep(fp, files...); err != nil {
-			return nil, err
-		}
-	}
-	return res.Generations(), nil
-}
-
-// GenerateOptions are the generation's run-time companions: they change
-// speed, logging and accounting, never the answers.
-type GenerateOptions struct {
+// Options are the generation's run-time companions: they change speed,
+// logging and accounting, never the answers.
+type Options struct {
 	Cache    llm.Store // answers reused across runs; nil asks every time
 	Progress progress.Factory
-	// Log hears retried requests and a fleet's servers taken out and let
-	// back (already redacted); nil is silent.
+	// Log hears a fleet's servers taken out and let back (already
+	// redacted); nil is silent.
 	Log io.Writer
-	// Remote bounds the requests (timeout, retries, per-server
-	// concurrency).
-	Remote Remote
+	// HTTP bounds each request (timeout, retries, who hears them: zero,
+	// httpx's defaults); Fleet tunes fleets of servers.
+	HTTP  httpx.Client
+	Fleet httpx.FleetOptions
 	// Meter hears what every answer cost; nil counts nothing.
 	Meter *usage.Meter
 	// Replay answers from Cache only: a prompt the cache lacks fails,
@@ -222,7 +160,7 @@ type GenerateOptions struct {
 // search service's): g's servers (a fleet when several; files of URLs
 // read), the key from g.KeyEnv, and opt's cache, bounds, meter and
 // replay.
-func (g Generate) Client(opt GenerateOptions) (*llm.Client, error) {
+func (g Spec) Client(opt Options) (*llm.Client, error) {
 	keyEnv := g.KeyEnv
 	if keyEnv == "" {
 		keyEnv = "OPENAI_API_KEY"
@@ -234,8 +172,8 @@ func (g Generate) Client(opt GenerateOptions) (*llm.Client, error) {
 	if opt.Replay && opt.Cache == nil {
 		return nil, errors.New("replay answers from the cache, and there is none (drop --no-cache)")
 	}
-	hc := opt.Remote.Client(opt.Log, "LLM")
-	lo := llm.Options{APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: &hc, Fleet: opt.Remote.Fleet(opt.Log),
+	hc := opt.HTTP
+	lo := llm.Options{APIKey: os.Getenv(keyEnv), Model: g.Model, Cache: opt.Cache, HTTP: &hc, Fleet: opt.Fleet,
 		Concurrency: g.Concurrency, Meter: opt.Meter, Replay: opt.Replay}
 	if len(urls) > 0 {
 		lo.BaseURL, lo.BaseURLs = urls[0], urls[1:]
@@ -245,15 +183,15 @@ func (g Generate) Client(opt GenerateOptions) (*llm.Client, error) {
 
 // Request is the model and sampling every prompt is sent with (messages
 // are set per query).
-func (g Generate) Request() llm.Request {
+func (g Spec) Request() llm.Request {
 	return llm.Request{Model: g.Model, Temperature: g.Temperature, TopP: g.TopP, MaxTokens: g.MaxTokens, Seed: g.Seed}
 }
 
 // Expand asks the LLM for every query of task and returns the generation
 // set; queries whose answer was unusable keep their own text, and the
 // manifest lists them.
-func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions) (*expand.GenerateResult, error) {
-	if err := g.validate(); err != nil {
+func Expand(ctx context.Context, task *ir.Task, g Spec, opt Options) (*expand.GenerateResult, error) {
+	if err := g.Validate(); err != nil {
 		return nil, err
 	}
 	client, err := g.Client(opt)
@@ -278,15 +216,15 @@ func Expand(ctx context.Context, task *ir.Task, g Generate, opt GenerateOptions)
 	}
 	cfg := expand.GenerateConfig{Method: g.Method, LLM: label, Subject: subject, Prompts: prompts, Request: req, Settings: client.Describe(req)}
 	if g.Method == expand.LameR {
-		if cfg.Passages, err = bm25Passages(ctx, task, expand.LameRDepth); err != nil {
+		if cfg.Passages, err = lamerPassages(ctx, task); err != nil {
 			return nil, fmt.Errorf("lamer's BM25 passages: %w", err)
 		}
 	}
 	return expand.Generate(ctx, client, task, cfg, tick)
 }
 
-func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Generate, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
-	search, err := bm25Searcher(ctx, task)
+func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Spec, subject expand.Subject, req llm.Request, tick func(int, int)) (*expand.GenerateResult, error) {
+	bm, err := newBM25(ctx, task)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +239,7 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Gener
 	if concurrency <= 0 {
 		concurrency = 8
 	}
-	traces, err := agent.RunAll(ctx, client, search, task.Queries, cfg, concurrency, tick)
+	traces, err := agent.RunAll(ctx, client, bm.search, task.Queries, cfg, concurrency, tick)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +270,7 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Gener
 
 // SubjectOf is how prompts address the task's queries: the task's own
 // style and domain, or the ones given.
-func SubjectOf(task string, g Generate) (expand.Subject, error) {
+func SubjectOf(task string, g Spec) (expand.Subject, error) {
 	s, err := expand.SubjectOf(task)
 	if err != nil && g.Style == "" {
 		return s, fmt.Errorf("%w: give a prompt style (--style post|exam|case|similar-case, and --domain for posts; r2med run: --gar-style and --gar-domain; a pipeline file: style: and domain: under expand: generate:)", err)
@@ -356,49 +294,54 @@ func SubjectOf(task string, g Generate) (expand.Subject, error) {
 	return s, nil
 }
 
-// bm25Searcher answers an agent's searches with R2MED's BM25 over the
-// task's corpus.
-func bm25Searcher(ctx context.Context, task *ir.Task) (agent.Searcher, error) {
-	r, err := retrieve.New(ctx, retrieve.DefaultBM25(), task, retrieve.Env{})
-	if err != nil {
-		return nil, err
-	}
-	text := make(map[string]string, len(task.Corpus))
-	for _, d := range task.Corpus {
-		text[d.ID] = d.Text
-	}
-	return func(ctx context.Context, query string, k int) ([]agent.Passage, error) {
-		hits, err := retrieve.SearchOne(ctx, r, retrieve.Query{Text: query}, k)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]agent.Passage, len(hits))
-		for i, h := range hits {
-			out[i] = agent.Passage{ID: h.DocID, Text: text[h.DocID], Score: h.Score}
-		}
-		return out, nil
-	}, nil
+// bm25 is R2MED's BM25 over a task's corpus (retrieve's), which gives
+// LameR's prompts their passages and answers the agents' searches.
+type bm25 struct {
+	r    retrieve.Retriever
+	text map[string]string
 }
 
-// bm25Passages retrieves each query's top k document texts with R2MED's
-// BM25, as LameR's prompts take them.
-func bm25Passages(ctx context.Context, task *ir.Task, k int) ([][]string, error) {
+func newBM25(ctx context.Context, task *ir.Task) (*bm25, error) {
 	r, err := retrieve.New(ctx, retrieve.DefaultBM25(), task, retrieve.Env{})
-	if err != nil {
-		return nil, err
-	}
-	run, err := r.Search(ctx, retrieve.Queries(task.Queries), k)
 	if err != nil {
 		return nil, err
 	}
 	text := make(map[string]string, len(task.Corpus))
 	for _, d := range task.Corpus {
 		text[d.ID] = d.Text
+	}
+	return &bm25{r: r, text: text}, nil
+}
+
+// search ranks the corpus for query: the top k documents with their
+// texts (an agent.Searcher).
+func (b *bm25) search(ctx context.Context, query string, k int) ([]agent.Passage, error) {
+	hits, err := retrieve.SearchOne(ctx, b.r, retrieve.Query{Text: query}, k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.Passage, len(hits))
+	for i, h := range hits {
+		out[i] = agent.Passage{ID: h.DocID, Text: b.text[h.DocID], Score: h.Score}
+	}
+	return out, nil
+}
+
+// lamerPassages are each query's top expand.LameRDepth document texts by
+// R2MED's BM25, as LameR's prompts take them.
+func lamerPassages(ctx context.Context, task *ir.Task) ([][]string, error) {
+	bm, err := newBM25(ctx, task)
+	if err != nil {
+		return nil, err
 	}
 	out := make([][]string, len(task.Queries))
 	for i, q := range task.Queries {
-		for _, h := range run[q.ID] {
-			out[i] = append(out[i], text[h.DocID])
+		ps, err := bm.search(ctx, q.Text, expand.LameRDepth)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out[i] = append(out[i], p.Text)
 		}
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package pipeline
+package config
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/index"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/spf13/pflag"
 )
 
@@ -195,4 +196,21 @@ func sameAsFile(t *testing.T, args []string, yaml string) (byFlags Config, ok bo
 		t.Errorf("%v:\nflags %+v\nfile  %+v", args, byFlags, byFile)
 	}
 	return byFlags, true
+}
+
+// TestKindFlagsFleet: index push reads the dense flags as run does, a
+// repeated --base-url making a fleet.
+func TestKindFlagsFleet(t *testing.T) {
+	fs := pflag.NewFlagSet("push", pflag.ContinueOnError)
+	kf := AddKindFlags(fs, "dense")
+	if err := fs.Parse([]string{"--model", "m", "--backend", "openai", "--base-url", "http://a/v1", "--base-url", "servers.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := kf.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := spec.(retrieve.Dense); strings.Join(d.BaseURLs, " ") != "http://a/v1 servers.txt" {
+		t.Errorf("base URLs %q", d.BaseURLs)
+	}
 }

@@ -1,4 +1,12 @@
-package pipeline
+// Package config describes an experiment's pipeline: Config, every knob
+// that changes a run's numbers (its stages as a plan.Spec, the expansion,
+// the bounds on calls to model servers), and the one schema that gives
+// it: a pipeline file (File, read by FromYAML with errors that name the
+// line and the key) and the flags of `r2med run` laid over that file's
+// keys (Flags), so a setting means the same whichever way it was given.
+// Pipeline files are what `r2med run --pipeline`, sweeps and the
+// regression specs of package reproduce are written in.
+package config
 
 import (
 	"errors"
@@ -13,8 +21,10 @@ import (
 
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/gar"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
@@ -46,7 +56,7 @@ type Config struct {
 	GARDir string
 	// Generate, when set, makes the generations in the run with an LLM
 	// instead of reading them (SetGenerate keeps GAR in step).
-	Generate *Generate
+	Generate *gar.Spec
 	// Remote tunes every call to a model server (embeddings, chat,
 	// rerank). It changes how long a run may take, never its numbers, so
 	// it is no part of the settings a manifest records.
@@ -92,8 +102,15 @@ func (r Remote) Fleet(log io.Writer) httpx.FleetOptions {
 	return f
 }
 
-// or fills the fields r leaves unset from def.
-func (r Remote) or(def Remote) Remote {
+// Generation is the options of an LLM generation whose calls r bounds,
+// retried requests and a fleet's servers taken out and let back told to
+// log.
+func (r Remote) Generation(log io.Writer) gar.Options {
+	return gar.Options{Log: log, HTTP: r.Client(log, "LLM"), Fleet: r.Fleet(log)}
+}
+
+// Or fills the fields r leaves unset from def.
+func (r Remote) Or(def Remote) Remote {
 	if r.Timeout == 0 {
 		r.Timeout = def.Timeout
 	}
@@ -106,8 +123,9 @@ func (r Remote) or(def Remote) Remote {
 	return r
 }
 
-// remote reads the file's keys of Remote.
-func (f File) remote() (Remote, error) {
+// Remote reads the file's keys of Remote (a sweep file has them too),
+// validated; an error names the key (LineOf finds its line).
+func (f File) Remote() (Remote, error) {
 	r := Remote{Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}
 	if f.RequestTimeout != "" {
 		d, err := time.ParseDuration(f.RequestTimeout)
@@ -116,7 +134,7 @@ func (f File) remote() (Remote, error) {
 		}
 		r.Timeout = d
 	}
-	return r, nil
+	return r, r.validate()
 }
 
 func (r Remote) validate() error {
@@ -133,7 +151,7 @@ func (r Remote) validate() error {
 
 // SetGenerate makes the run generate its expansions with g; GAR names
 // them as the generated files are named.
-func (c *Config) SetGenerate(g Generate) {
+func (c *Config) SetGenerate(g gar.Spec) {
 	c.Generate = &g
 	c.GAR = expand.Source{Method: g.Method, LLM: g.LLMName()}
 }
@@ -192,41 +210,41 @@ type RerankMerge struct {
 	Weight    float64 `yaml:"weight"`
 }
 
-// spec is the reranker's rerank.Spec, without the run's servers, cache
+// Spec is the reranker's rerank.Spec, without the run's servers, cache
 // and meter.
-func (r Rerank) spec() rerank.Spec {
+func (r Rerank) Spec() rerank.Spec {
 	return rerank.Spec{Kind: r.Kind, Model: r.Model, ModelDir: r.ModelDir, Concurrency: r.Concurrency,
 		Templates: r.Templates, Scores: rerank.ScoreScale(r.Scores), Decimals: r.Decimals, MaxTokens: r.MaxTokens, TextOnly: r.TextOnly,
 		GroupSize: r.GroupSize, Repeats: r.Repeats, Merge: rerank.MergeSpec(r.Merge)}
 }
 
-func (r Rerank) depth() int {
-	if r.Depth <= 0 {
-		return 100
-	}
-	return r.Depth
-}
-
-// DefaultConfig is R2MED's BM25 setup.
-func DefaultConfig() Config {
+// Default is R2MED's BM25 setup.
+func Default() Config {
 	return Config{Retrievers: []retrieve.Spec{retrieve.DefaultBM25()}, TopK: 100}
 }
 
 // fused reports whether several retrievers' runs are fused.
 func (c Config) fused() bool { return len(c.Retrievers) > 1 }
 
+// Plan is the stage plan the config describes: its retrievers, fusion,
+// rerank (the reranker's settings, without the run's servers, cache and
+// meter) and cut, the expansion named. The plan's rules (depth, naming,
+// safeguard, ties, fingerprints) are what a run follows.
+func (c Config) Plan() plan.Spec {
+	s := plan.Spec{Name: c.Name, Expansion: c.GAR, Fuse: c.Fuse, K: c.TopK}
+	for _, r := range c.Retrievers {
+		s.Retrievers = append(s.Retrievers, plan.Retriever{Spec: r})
+	}
+	if r := c.Rerank; r.Kind != "" {
+		s.Rerank = &plan.Rerank{Scorer: r.Spec(), Depth: r.Depth, KeepTail: r.KeepTail, WithoutSafeguard: r.WithoutSafeguard,
+			BatchSize: r.BatchSize, Workers: r.Concurrency}
+	}
+	return s
+}
+
 // Stages are the system's stages by their short names, the input of the
 // one naming rule (sysname).
-func (c Config) Stages() sysname.Stages {
-	st := sysname.Stages{Expansion: sysname.Expansion(c.GAR.Method, c.GAR.LLM), Fusion: c.Fuse.Name()}
-	for _, r := range c.Retrievers {
-		st.Retrievers = append(st.Retrievers, r.Name())
-	}
-	if c.Rerank.Kind != "" {
-		st.Reranker, st.Depth = c.rerankerName(), c.Rerank.depth()
-	}
-	return st
-}
+func (c Config) Stages() sysname.Stages { return c.Plan().Stages() }
 
 // RetrieverName is the retriever part of the system name: the retriever's
 // name, or for several the fusion method and the parts,
@@ -236,16 +254,7 @@ func (c Config) RetrieverName() string { return c.Stages().Retrieval() }
 // ModelName names the whole system in run tags, result files and tables:
 // Name when set, else the stages by sysname's rule ("bm25",
 // "hyde/gpt4 → bm25", "rrf(bm25,bge) → insertrank:deepseek-r1@20").
-func (c Config) ModelName() string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return c.Stages().Name()
-}
-
-// rerankerName is the reranker as names show it, its kind and model:
-// "insertrank:deepseek-r1".
-func (c Config) rerankerName() string { return sysname.Reranker(c.Rerank.Kind, c.Rerank.Model) }
+func (c Config) ModelName() string { return c.Plan().System() }
 
 // keyError is a validation error about one key of the pipeline file, so
 // that FromYAML can name its line.
@@ -284,7 +293,7 @@ func (c Config) Validate() error {
 		return keyErrorf("expand", "--gar and --gar-llm go together (e.g. --gar hyde --gar-llm gpt4; in a pipeline file expand: {method: hyde, llm: gpt4}), unless --gar-model generates the expansions in the run")
 	}
 	if g := c.Generate; g != nil {
-		if err := g.validate(); err != nil {
+		if err := g.Validate(); err != nil {
 			return keyErrorf("expand.generate", "%v", err)
 		}
 		if c.GAR != (expand.Source{Method: g.Method, LLM: g.LLMName()}) {
@@ -331,7 +340,7 @@ func (r Rerank) validate() error {
 	}
 	// grouprank's and diver's settings (group size, repeats, the merged
 	// kinds and weight) are checked as rerank.New checks them.
-	if _, err := r.spec().Settings(); err != nil {
+	if _, err := r.Spec().Settings(); err != nil {
 		key := "rerank"
 		switch strings.ToLower(r.Kind) {
 		case rerank.KindGroupRank:
@@ -357,63 +366,15 @@ func (c Config) NeedsCache() bool {
 	return c.Generate != nil || rerank.UsesLLM(c.Rerank.Kind)
 }
 
-// describe is what the manifest records and the fingerprint hashes: every
-// setting that changes the numbers, and nothing else. One retriever's
-// settings sit at the top level; several are listed under "retrievers"
-// with the "fusion" that combines them, which is how a fused system is
-// told apart.
-func (c Config) describe() map[string]any {
-	var m map[string]any
-	if c.fused() {
-		var rs []map[string]any
-		for _, r := range c.Retrievers {
-			rs = append(rs, r.Describe())
-		}
-		m = map[string]any{"retrievers": rs, "fusion": c.fusionOf()}
-	} else {
-		m = c.Retrievers[0].Describe()
-	}
-	m["top_k"] = c.TopK
-	if c.Name != "" {
-		// The display name is the system's identity in leaderboards: a
-		// renamed system is rewritten, not reused under its old name.
-		m["name"] = c.Name
-	}
-	if c.GAR.Method != "" {
-		m["gar_method"] = c.GAR.Method
-		m["gar_llm"] = c.GAR.LLM
-	}
+// Describe is what the manifest records and the fingerprint hashes: every
+// setting that changes the numbers, and nothing else: the stages' (s, the
+// config's plan as resolved: plan.Spec.Describe) and how the expansions
+// were generated.
+func (c Config) Describe(s plan.Spec) map[string]any {
+	m := s.Describe()
 	if c.Generate != nil {
-		m["generate"] = c.Generate.describe()
+		m["generate"] = c.Generate.Describe()
 	}
-	if c.Rerank.Kind != "" {
-		r := map[string]any{"kind": c.Rerank.Kind, "depth": c.Rerank.depth()}
-		if c.Rerank.Model != "" {
-			r["model"] = c.Rerank.Model
-		}
-		if c.Rerank.KeepTail {
-			r["keep_tail"] = true
-		}
-		if c.Rerank.WithoutSafeguard {
-			r["without_safeguard"] = true
-		}
-		if settings, _ := c.Rerank.spec().Settings(); settings != nil {
-			// The reasoning rerankers' prompts and knobs change the
-			// rankings (checked by Validate).
-			r["settings"] = settings
-		}
-		m["rerank"] = r
-	}
-	return m
-}
-
-// fusionOf is how the manifest records a fusion: its settings and the
-// names of the parts, as the system's name lists them, which is how a
-// leaderboard names the fused system ("rrf(bm25,bge)") and tells its
-// kind.
-func (c Config) fusionOf() map[string]any {
-	m := c.Fuse.Describe()
-	m["retrievers"] = c.Stages().Retrievers
 	return m
 }
 
@@ -533,7 +494,7 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		cfg.TopK = 100
 	}
 	if len(f.Retrieve) == 0 {
-		return Config{}, lineOf(doc, keyErrorf("retrieve", "retrieve: needs at least one retriever (%s)", retrieve.Usage()))
+		return Config{}, LineOf(doc, keyErrorf("retrieve", "retrieve: needs at least one retriever (%s)", retrieve.Usage()))
 	}
 	for i := range f.Retrieve {
 		s, err := retrieve.ParseSpec(&f.Retrieve[i])
@@ -545,11 +506,11 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 	if e := f.Expand; e != nil {
 		if e.Mode != "" {
 			if e.Method != expand.Reasoning && e.Method != expand.ReasoningAppend {
-				return Config{}, lineOf(doc, keyErrorf("expand.mode", "mode: is query reasoning's (method: reasoning, mode: replace|append), not %s's", orNone(e.Method)))
+				return Config{}, LineOf(doc, keyErrorf("expand.mode", "mode: is query reasoning's (method: reasoning, mode: replace|append), not %s's", orNone(e.Method)))
 			}
 			m, err := expand.ReasoningMethod(e.Mode)
 			if err != nil {
-				return Config{}, lineOf(doc, keyErrorf("expand.mode", "%v", err))
+				return Config{}, LineOf(doc, keyErrorf("expand.mode", "%v", err))
 			}
 			e.Method = m
 		}
@@ -557,10 +518,10 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		cfg.GARDir = e.Dir
 		if fg := e.Generate; fg != nil {
 			if e.Dir != "" {
-				return Config{}, lineOf(doc, keyErrorf("expand.dir", "expand: dir: reads generations and generate: makes them; give one"))
+				return Config{}, LineOf(doc, keyErrorf("expand.dir", "expand: dir: reads generations and generate: makes them; give one"))
 			}
 			if fg.Model == "" {
-				return Config{}, lineOf(doc, keyErrorf("expand.generate", "expand: generate: needs the model the LLM server serves (model:, or --gar-model)"))
+				return Config{}, LineOf(doc, keyErrorf("expand.generate", "expand: generate: needs the model the LLM server serves (model:, or --gar-model)"))
 			}
 			cfg.SetGenerate(fg.generate(e))
 		}
@@ -570,23 +531,23 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 	}
 	if f.Rerank != nil {
 		if f.Rerank.Kind == "" {
-			return Config{}, lineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
+			return Config{}, LineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
 		}
 		cfg.Rerank = *f.Rerank
 	}
-	remote, err := f.remote()
+	remote, err := f.Remote()
 	if err != nil {
-		return Config{}, lineOf(doc, err)
+		return Config{}, LineOf(doc, err)
 	}
 	cfg.Remote = remote
 	if err := cfg.Validate(); err != nil {
-		return Config{}, lineOf(doc, err)
+		return Config{}, LineOf(doc, err)
 	}
 	return cfg, nil
 }
 
-func (fg *FileGenerate) generate(e *FileExpand) Generate {
-	g := DefaultGenerate()
+func (fg *FileGenerate) generate(e *FileExpand) gar.Spec {
+	g := gar.Default()
 	g.Method, g.Label, g.Model, g.BaseURLs, g.KeyEnv = e.Method, e.LLM, fg.Model, fg.BaseURL, fg.KeyEnv
 	g.TopP, g.Style, g.Domain, g.Templates = fg.TopP, fg.Style, fg.Domain, fg.Templates
 	if fg.Temperature != nil {
@@ -616,9 +577,9 @@ func orNone(s string) string {
 	return s
 }
 
-// lineOf puts the line of the key a validation error is about in front of
+// LineOf puts the line of the key a validation error is about in front of
 // it, when the document has that key (a setting from a flag has none).
-func lineOf(doc *yaml.Node, err error) error {
+func LineOf(doc *yaml.Node, err error) error {
 	var ke *keyError
 	if !errors.As(err, &ke) {
 		return err

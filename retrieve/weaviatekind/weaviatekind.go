@@ -1,4 +1,16 @@
-package retrieve
+// Package weaviatekind is the weaviate retriever kind: a Weaviate
+// collection searched as one retriever of a pipeline (bm25, vector or
+// hybrid). It registers the kind with package retrieve when imported, as
+// database/sql drivers register with database/sql, so that the Weaviate
+// client (gRPC, its OpenAPI models, BSON; about 140 packages) is linked
+// only into programs that ask for the kind:
+//
+//	import _ "github.com/r2med/r2med/retrieve/weaviatekind"
+//
+// cmd/r2med imports it; retrieve, pipeline, searchapi and nano do not
+// (TestClientStaysOut checks it). It also makes the vectors a collection
+// is pushed with (CorpusVectors, IndexVectors), with what made them.
+package weaviatekind
 
 import (
 	"context"
@@ -9,7 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/r2med/r2med/ir"
-	"github.com/r2med/r2med/vector"
+	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/weaviate"
 )
 
@@ -43,7 +55,7 @@ type Weaviate struct {
 	// Query embeds the queries of vector and hybrid search; its keys
 	// (model, backend, base_url, …) sit beside the others, as the dense
 	// flags set them.
-	Query Dense `yaml:",inline"`
+	Query retrieve.Dense `yaml:",inline"`
 
 	state *weaviateState // read by Resolve
 }
@@ -55,40 +67,40 @@ type weaviateState struct {
 }
 
 func init() {
-	Register(Kind{
+	retrieve.Register(retrieve.Kind{
 		Name:   "weaviate",
 		Usage:  "weaviate:bm25|vector|hybrid",
 		Help:   "a Weaviate collection filled by r2med index push, set by --weaviate-url, --collection and (vector, hybrid) the dense flags",
 		ArgKey: "search",
-		Parse: func(value *yaml.Node) (Spec, error) {
+		Parse: func(value *yaml.Node) (retrieve.Spec, error) {
 			var w Weaviate
-			if err := decodeSettings(value, &w, "weaviate"); err != nil {
+			if err := retrieve.DecodeSettings(value, &w, "weaviate"); err != nil {
 				return nil, err
 			}
 			return w, nil
 		},
-		Flags: []Flag{
+		Flags: []retrieve.Flag{
 			{Name: "weaviate-url", Key: "url", Usage: "weaviate: the server's REST root, http://HOST:PORT"},
 			{Name: "weaviate-grpc", Key: "grpc", Usage: "weaviate: the server's gRPC address HOST:PORT (default: the URL's host, port 50051)"},
 			{Name: "collection", Key: "collection", Usage: "weaviate: the collection r2med index push filled"},
-			{Name: "alpha", Key: "alpha", Type: Float, Default: fmt.Sprint(weaviate.DefaultAlpha), Usage: "weaviate:hybrid: weight of the vector side, 0 (BM25) to 1 (vector)"},
+			{Name: "alpha", Key: "alpha", Type: retrieve.Float, Default: fmt.Sprint(weaviate.DefaultAlpha), Usage: "weaviate:hybrid: weight of the vector side, 0 (BM25) to 1 (vector)"},
 			{Name: "fusion", Key: "fusion", Default: string(weaviate.RelativeScoreFusion), Usage: "weaviate:hybrid: relativeScoreFusion or rankedFusion"},
 			{Name: "consistency", Key: "consistency", Usage: "weaviate: read consistency level, ONE, QUORUM or ALL (default: Weaviate's)"},
-			{Name: "ef", Key: "ef", Type: Int, Usage: "weaviate:vector|hybrid: HNSW ef for this run (-1: dynamic); the collection's ef is set for the run and put back after, as Weaviate takes none per query"},
-			{Name: "check-exact", Key: "check_exact", Type: Bool, Usage: "weaviate:vector|hybrid: measure recall@10 and recall@k of Weaviate's vector search against r2med's exact search over the collection's vectors (in the manifest and the summary)"},
+			{Name: "ef", Key: "ef", Type: retrieve.Int, Usage: "weaviate:vector|hybrid: HNSW ef for this run (-1: dynamic); the collection's ef is set for the run and put back after, as Weaviate takes none per query"},
+			{Name: "check-exact", Key: "check_exact", Type: retrieve.Bool, Usage: "weaviate:vector|hybrid: measure recall@10 and recall@k of Weaviate's vector search against r2med's exact search over the collection's vectors (in the manifest and the summary)"},
 			// The query side of the dense retriever's flags: the same flags
 			// set both kinds' entries.
 			{Name: "model", Key: "model", Usage: "dense: a registry model (r2med models) or, with an HTTP backend, any model the server serves"},
 			{Name: "backend", Key: "backend", Usage: "dense: onnx (local), openai (any OpenAI-compatible server: vLLM, TEI, Ollama, llama.cpp), tei, voyage; default: the registry's"},
-			{Name: "base-url", Key: "base_url", Type: Strings, Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's); repeat it, or give a file of URLs, for a fleet of servers of one model"},
+			{Name: "base-url", Key: "base_url", Type: retrieve.Strings, Usage: "dense: the embedding server's base URL (default: OPENAI_BASE_URL or the backend's); repeat it, or give a file of URLs, for a fleet of servers of one model"},
 			{Name: "model-dir", Key: "model_dir", Usage: "dense, onnx: a local model directory (default: the Hub cache's copy from r2med model pull)"},
 			{Name: "query-prefix", Key: "query_prefix", Usage: "dense: text put before each query (replaces the registry's instruction)"},
-			{Name: "max-length", Key: "max_length", Type: Int, Usage: "dense: maximum tokens per text (default: the registry's)"},
-			{Name: "dimensions", Key: "dimensions", Type: Int, Usage: "dense: output dimension for APIs and Matryoshka models (default: native)"},
-			{Name: "batch-size", Key: "batch_size", Type: Int, Usage: "dense: texts per batch (default: the backend's)"},
-			{Name: "concurrency", Key: "concurrency", Type: Int, Usage: "dense, HTTP: requests in flight (default: the backend's)"},
+			{Name: "max-length", Key: "max_length", Type: retrieve.Int, Usage: "dense: maximum tokens per text (default: the registry's)"},
+			{Name: "dimensions", Key: "dimensions", Type: retrieve.Int, Usage: "dense: output dimension for APIs and Matryoshka models (default: native)"},
+			{Name: "batch-size", Key: "batch_size", Type: retrieve.Int, Usage: "dense: texts per batch (default: the backend's)"},
+			{Name: "concurrency", Key: "concurrency", Type: retrieve.Int, Usage: "dense, HTTP: requests in flight (default: the backend's)"},
 			{Name: "pooling", Key: "pooling", Usage: "dense, onnx: pooling of a model outside the registry: cls, mean, last"},
-			{Name: "normalize", Key: "normalize", Type: Bool, Usage: "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)"},
+			{Name: "normalize", Key: "normalize", Type: retrieve.Bool, Usage: "dense: L2-normalize embeddings (cosine scoring normalizes anyway; this matters for quantization)"},
 		},
 	})
 }
@@ -212,7 +224,7 @@ func (w Weaviate) UsesCache() bool { return w.vectors() }
 // Resolve reads the collection: it must hold a finished push of task's
 // corpus (the same documents and texts), and for vector and hybrid search
 // the vectors of the query model.
-func (w Weaviate) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
+func (w Weaviate) Resolve(ctx context.Context, task *ir.Task) (retrieve.Spec, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -256,7 +268,7 @@ func (w Weaviate) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 
 // New opens the collection and, for vector and hybrid search, the query
 // embedder; the manifest notes the collection as the server reports it.
-func (w Weaviate) New(ctx context.Context, task *ir.Task, env Env) (Retriever, error) {
+func (w Weaviate) New(ctx context.Context, task *ir.Task, env retrieve.Env) (retrieve.Retriever, error) {
 	if w.state == nil {
 		s, err := w.Resolve(ctx, task)
 		if err != nil {
@@ -273,15 +285,15 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env Env) (Retriever, e
 		return nil, err
 	}
 	r := &weaviateRetriever{c: c, opts: o, env: env, name: w.Name(), corpus: task.Corpus, checkExact: w.CheckExact, index: w.state.index}
-	env.note("weaviate", w.state.info)
+	env.Note("weaviate", w.state.info)
 	if err := r.checkReplicas(ctx); err != nil {
 		return nil, err
 	}
 	if w.vectors() {
-		if r.recipe, err = newDenseRecipe(ctx, w.Query, task.Name, env); err != nil {
+		if r.queryEnc, err = w.Query.QueryEncoder(ctx, task.Name, env); err != nil {
 			return nil, err
 		}
-		env.note("dense_recipe", r.recipe.describe())
+		env.Note("dense_recipe", r.queryEnc.Recipe())
 		if w.EF != nil {
 			if r.release, err = c.HoldEF(ctx, *w.EF); err != nil {
 				r.Close()
@@ -290,7 +302,7 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env Env) (Retriever, e
 			r.index.EF = *w.EF
 		}
 		if !r.index.Exact {
-			env.summary(r.name, weaviate.ApproximateNote(r.name, r.index, nil))
+			env.Summary(r.name, weaviate.ApproximateNote(r.name, r.index, nil))
 		}
 	}
 	return r, nil
@@ -299,9 +311,9 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env Env) (Retriever, e
 type weaviateRetriever struct {
 	c          *weaviate.Collection
 	opts       weaviate.SearchOptions
-	env        Env
+	env        retrieve.Env
 	name       string
-	recipe     *denseRecipe // nil for BM25
+	queryEnc   *retrieve.QueryEncoder // nil for BM25
 	corpus     []ir.Doc
 	index      weaviate.VectorIndex // as searched: the run's ef
 	checkExact bool
@@ -310,8 +322,8 @@ type weaviateRetriever struct {
 
 // Close releases a local query encoder and puts back the collection's ef.
 func (r *weaviateRetriever) Close() error {
-	if r.recipe != nil {
-		r.recipe.close()
+	if r.queryEnc != nil {
+		r.queryEnc.Close()
 	}
 	if r.release != nil {
 		return r.release()
@@ -326,27 +338,27 @@ func (r *weaviateRetriever) checkReplicas(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.env.note("weaviate_replicas", rep)
+	r.env.Note("weaviate_replicas", rep)
 	if problems := rep.Problems(); len(problems) > 0 {
 		line := weaviate.ReplicaWarning(r.c.Config(), rep)
-		r.env.logf("warning: %s", line)
-		r.env.summary(r.name+" replicas", "warning: "+line)
+		r.env.Logf("warning: %s", line)
+		r.env.Summary(r.name+" replicas", "warning: "+line)
 	}
 	return nil
 }
 
-func (r *weaviateRetriever) queries(ctx context.Context, queries []Query) ([]weaviate.Query, error) {
+func (r *weaviateRetriever) queries(ctx context.Context, queries []retrieve.Query) ([]weaviate.Query, error) {
 	out := make([]weaviate.Query, len(queries))
 	for i, q := range queries {
 		out[i] = weaviate.Query{ID: q.ID, Text: q.Text}
 	}
-	if r.recipe == nil {
+	if r.queryEnc == nil {
 		return out, nil
 	}
 	var qvecs [][]float32
-	err := r.env.time("embed queries", func() error {
+	err := r.env.Time("embed queries", func() error {
 		var err error
-		qvecs, err = r.recipe.embedQueries(ctx, queries)
+		qvecs, err = r.queryEnc.Embed(ctx, queries)
 		return err
 	})
 	for i := range out {
@@ -359,15 +371,15 @@ func (r *weaviateRetriever) queries(ctx context.Context, queries []Query) ([]wea
 
 // Search embeds the queries when it must and sends them to Weaviate,
 // Workers at a time (stage "search").
-func (r *weaviateRetriever) Search(ctx context.Context, queries []Query, k int) (ir.Run, error) {
+func (r *weaviateRetriever) Search(ctx context.Context, queries []retrieve.Query, k int) (ir.Run, error) {
 	wq, err := r.queries(ctx, queries)
 	if err != nil {
 		return nil, err
 	}
 	o := r.opts
-	o.K, o.Workers, o.Progress = k, r.env.workers(), r.env.Progress
+	o.K, o.Workers, o.Progress = k, r.env.NumWorkers(), r.env.Progress
 	var run ir.Run
-	err = r.env.time("search", func() error {
+	err = r.env.Time("search", func() error {
 		run, err = r.c.SearchAll(ctx, wq, o)
 		return err
 	})
@@ -375,7 +387,7 @@ func (r *weaviateRetriever) Search(ctx context.Context, queries []Query, k int) 
 		return run, err
 	}
 	var recalls []weaviate.Recall
-	err = r.env.time("check exact", func() error {
+	err = r.env.Time("check exact", func() error {
 		var err error
 		recalls, err = r.c.CheckExact(ctx, r.corpus, wq, run, o)
 		return err
@@ -383,38 +395,18 @@ func (r *weaviateRetriever) Search(ctx context.Context, queries []Query, k int) 
 	if err != nil {
 		return nil, err
 	}
-	r.env.note("weaviate_exact_check", map[string]any{"recall": recalls, "compared": weaviate.ExactComparison(r.opts.Mode)})
-	r.env.summary(r.name, weaviate.ApproximateNote(r.name, r.index, recalls))
+	r.env.Note("weaviate_exact_check", map[string]any{"recall": recalls, "compared": weaviate.ExactComparison(r.opts.Mode)})
+	r.env.Summary(r.name, weaviate.ApproximateNote(r.name, r.index, recalls))
 	return run, nil
 }
 
 // SearchOne sends one query.
-func (r *weaviateRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
-	wq, err := r.queries(ctx, []Query{q})
+func (r *weaviateRetriever) SearchOne(ctx context.Context, q retrieve.Query, k int) ([]ir.Hit, error) {
+	wq, err := r.queries(ctx, []retrieve.Query{q})
 	if err != nil {
 		return nil, err
 	}
 	o := r.opts
 	o.K = k
 	return r.c.Search(ctx, wq[0], o)
-}
-
-// CorpusVectors embeds task's documents with d's recipe exactly as the
-// dense retriever does (instructions, lengths, the cache), in corpus
-// order: the vectors `r2med index push` writes into a Weaviate
-// collection. Vectors records what made them, for the collection.
-func (d Dense) CorpusVectors(ctx context.Context, task *ir.Task, env Env) (*vector.Flat, weaviate.Vectors, error) {
-	if err := d.Validate(); err != nil {
-		return nil, weaviate.Vectors{}, err
-	}
-	r, err := newDenseRecipe(ctx, d, task.Name, env)
-	if err != nil {
-		return nil, weaviate.Vectors{}, err
-	}
-	defer r.close()
-	flat, err := r.embedCorpus(ctx, task.Corpus, env)
-	if err != nil {
-		return nil, weaviate.Vectors{}, err
-	}
-	return flat, weaviate.Vectors{Model: d.Model, Dim: flat.Dim(), Metric: vector.Cosine.String()}, nil
 }

@@ -1,4 +1,4 @@
-package pipeline
+package sweep
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/tasks"
 )
 
 func TestSweepRunsAndResumes(t *testing.T) {
@@ -23,7 +26,7 @@ pipelines:
 	if err := os.CopyFS(filepath.Join(dir, "task"), os.DirFS("../demo/data")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseSweep([]byte(sweepYAML), dir)
+	s, err := Parse([]byte(sweepYAML), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ pipelines:
 	var skipped int
 	run := func() {
 		cells, skipped = nil, 0
-		failed, err := s.Run(context.Background(), SweepOptions{Done: func(c Cell, o *Outcome, err error) {
+		failed, err := s.Run(context.Background(), Options{Done: func(c Cell, o *pipeline.Outcome, err error) {
 			if err != nil {
 				t.Errorf("%s × %s: %v", c.Task, c.Pipeline, err)
 				return
@@ -51,7 +54,7 @@ pipelines:
 		t.Fatalf("first sweep: %d cells, %d skipped", len(cells), skipped)
 	}
 	for _, c := range cells {
-		if _, err := os.Stat(filepath.Join(c.Dir, ManifestFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(c.Dir, pipeline.ManifestFile)); err != nil {
 			t.Errorf("cell %s × %s left no manifest: %v", c.Task, c.Pipeline, err)
 		}
 	}
@@ -75,9 +78,32 @@ func TestParseSweepErrors(t *testing.T) {
 		{"taks: [Biology]", `line 1: unknown key "taks" in the sweep (did you mean "tasks"?)`},
 		{"tasks: [Biologie]\npipelines: [{retrieve: [{bm25: {}}]}]", "Biologie"},
 	} {
-		_, err := ParseSweep([]byte(c.yaml), t.TempDir())
+		_, err := Parse([]byte(c.yaml), t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to mention %q", c.yaml, err, c.want)
 		}
+	}
+}
+
+// TestSweepBright: a sweep names BRIGHT's tasks in its suite.
+func TestSweepBright(t *testing.T) {
+	for _, c := range []struct {
+		doc   string
+		suite tasks.Suite
+		n     int
+	}{
+		{"suite: bright\ntasks: [all]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n", tasks.Bright, 12},
+		{"suite: bright-long\ntasks: [biology, pony]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n", tasks.BrightLong, 2},
+	} {
+		s, err := Parse([]byte(c.doc), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Sources) != c.n || s.Sources[0].Suite != c.suite || s.Sources[0].Task != "biology" {
+			t.Errorf("%s: sources %+v", c.suite, s.Sources)
+		}
+	}
+	if _, err := Parse([]byte("suite: bright-long\ntasks: [aops]\npipelines: [{name: b, retrieve: [{bm25: {}}]}]\n"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no long documents") {
+		t.Errorf("aops in the long setting: %v", err)
 	}
 }

@@ -1,4 +1,8 @@
-package pipeline
+// Package sweep runs a grid of tasks × pipelines: each cell an ordinary
+// run (package pipeline) written where `r2med run` writes it, so a sweep
+// resumes by skipping the cells whose outputs are up to date, and its
+// results are what `r2med results` and `r2med leaderboard` read.
+package sweep
 
 import (
 	"context"
@@ -8,14 +12,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/internal/yamlx"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
@@ -28,15 +35,15 @@ import (
 // and `r2med leaderboard` read.
 type Sweep struct {
 	Out       string
-	Sources   []Source
-	Pipelines []Config
+	Sources   []pipeline.Source
+	Pipelines []config.Config
 	// Prices is the sweep file's price table (prices:), nil without one.
 	Prices usage.Prices
 }
 
 // SetRemote lays the settings of calls to model servers given on the
 // command line (RemoteFlags.Apply) over every pipeline's.
-func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
+func (s *Sweep) SetRemote(apply func(config.Remote) (config.Remote, error)) error {
 	for i := range s.Pipelines {
 		r, err := apply(s.Pipelines[i].Remote)
 		if err != nil {
@@ -47,7 +54,7 @@ func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
 	return nil
 }
 
-// SweepFile is a sweep as YAML writes it:
+// File is a sweep as YAML writes it:
 //
 //	out: results             # default: $R2MED_RESULTS, else out
 //	tasks: [all]             # registry tasks (or data: [DIR, …])
@@ -60,7 +67,7 @@ func (s *Sweep) SetRemote(apply func(Remote) (Remote, error)) error {
 //	request_timeout: 90s     # calls to model servers, for every pipeline
 //	retries: 3               # that does not set its own
 //	endpoint_concurrency: 4
-type SweepFile struct {
+type File struct {
 	Out       string      `yaml:"out"`
 	Tasks     []string    `yaml:"tasks"`
 	Data      []string    `yaml:"data"`
@@ -74,22 +81,22 @@ type SweepFile struct {
 	EndpointConcurrency int    `yaml:"endpoint_concurrency"`
 }
 
-// LoadSweep reads a sweep file; pipeline files it names are relative to
-// its directory.
-func LoadSweep(path string) (*Sweep, error) {
+// Load reads a sweep file; pipeline files it names are relative to its
+// directory.
+func Load(path string) (*Sweep, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading sweep: %w", err)
 	}
-	s, err := ParseSweep(data, filepath.Dir(path))
+	s, err := Parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
 
-// ParseSweep reads a sweep from YAML; dir resolves relative pipeline files.
-func ParseSweep(data []byte, dir string) (*Sweep, error) {
+// Parse reads a sweep from YAML; dir resolves relative pipeline files.
+func Parse(data []byte, dir string) (*Sweep, error) {
 	doc, err := yamlx.Parse(data)
 	if err != nil {
 		return nil, err
@@ -97,7 +104,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 	if doc == nil {
 		return nil, errors.New("empty sweep file; it needs tasks: (or data:) and pipelines:")
 	}
-	var f SweepFile
+	var f File
 	if err := yamlx.Decode(doc, &f, "the sweep"); err != nil {
 		return nil, err
 	}
@@ -105,12 +112,9 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 	if s.Out == "" {
 		s.Out = results.Root()
 	}
-	remote, err := File{RequestTimeout: f.RequestTimeout, Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}.remote()
-	if err == nil {
-		err = remote.validate()
-	}
+	remote, err := config.File{RequestTimeout: f.RequestTimeout, Retries: f.Retries, EndpointConcurrency: f.EndpointConcurrency}.Remote()
 	if err != nil {
-		return nil, lineOf(doc, err)
+		return nil, config.LineOf(doc, err)
 	}
 	if f.Prices != "" {
 		p := f.Prices
@@ -134,7 +138,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 	}
 	for _, name := range f.Tasks {
 		if name == demo.Name {
-			s.Sources = append(s.Sources, Source{Task: demo.Name})
+			s.Sources = append(s.Sources, pipeline.Source{Task: demo.Name})
 			continue
 		}
 		ts, err := tasks.ExpandIn(suite, name)
@@ -142,14 +146,14 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 			return nil, fmt.Errorf("tasks: %w", err)
 		}
 		for _, t := range ts {
-			s.Sources = append(s.Sources, Source{Task: t.Name, Suite: suite, Options: opts})
+			s.Sources = append(s.Sources, pipeline.Source{Task: t.Name, Suite: suite, Options: opts})
 		}
 	}
 	for _, d := range f.Data {
 		if !filepath.IsAbs(d) && !isHubURI(d) {
 			d = filepath.Join(dir, d)
 		}
-		s.Sources = append(s.Sources, Source{Data: d, Options: opts})
+		s.Sources = append(s.Sources, pipeline.Source{Data: d, Options: opts})
 	}
 	if len(s.Sources) == 0 {
 		return nil, errors.New("no tasks: give tasks: [NAME, …] or tasks: [all], or data: [DIR, …]")
@@ -160,7 +164,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 	names := map[string]int{}
 	for i := range f.Pipelines {
 		e := &f.Pipelines[i]
-		var cfg Config
+		var cfg config.Config
 		var err error
 		if k, v := yamlx.Lookup(e, "file"); k != nil {
 			if len(e.Content) != 2 {
@@ -170,14 +174,14 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
-			cfg, err = LoadFile(p)
+			cfg, err = config.LoadFile(p)
 		} else {
-			cfg, err = FromYAML(e)
+			cfg, err = config.FromYAML(e)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("pipelines[%d]: %w", i, err)
 		}
-		cfg.Remote = cfg.Remote.or(remote)
+		cfg.Remote = cfg.Remote.Or(remote)
 		name := cfg.ModelName()
 		if j, dup := names[name]; dup {
 			return nil, fmt.Errorf("pipelines[%d] and [%d] are both named %q and would write to the same directory; give one a name:", j, i, name)
@@ -188,9 +192,7 @@ func ParseSweep(data []byte, dir string) (*Sweep, error) {
 	return s, nil
 }
 
-func isHubURI(s string) bool {
-	return len(s) > len(HubURIPrefix) && s[:len(HubURIPrefix)] == HubURIPrefix
-}
+func isHubURI(s string) bool { return strings.HasPrefix(s, pipeline.HubURIPrefix) }
 
 // Cell is one task × pipeline run of a sweep.
 type Cell struct {
@@ -199,8 +201,8 @@ type Cell struct {
 	Dir      string
 }
 
-// SweepOptions control a sweep.
-type SweepOptions struct {
+// Options control a sweep.
+type Options struct {
 	Overwrite bool
 	Progress  progress.Factory
 	Log       io.Writer
@@ -214,13 +216,13 @@ type SweepOptions struct {
 	Prices usage.Prices
 	Warn   io.Writer
 	// Done hears about every cell as it finishes, failed or not.
-	Done func(c Cell, out *Outcome, err error)
+	Done func(c Cell, out *pipeline.Outcome, err error)
 }
 
 // Run executes every cell, loading each task once for all pipelines. A
 // failed cell does not stop the others; Run returns the number of failed
 // cells.
-func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err error) {
+func (s *Sweep) Run(ctx context.Context, opt Options) (failed int, err error) {
 	bar := opt.Progress.New(len(s.Sources)*len(s.Pipelines), "sweep")
 	defer bar.Done()
 	for _, src := range s.Sources {
@@ -251,7 +253,7 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 			if prices == nil {
 				prices = s.Prices
 			}
-			out, err := Run(ctx, task, cfg, Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
+			out, err := pipeline.Run(ctx, task, cfg, pipeline.Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
 				Replay: opt.Replay, Prices: prices, Warn: opt.Warn})
 			if ctx.Err() != nil {
 				return failed, &CellError{Cell: c, Err: ctx.Err()}
@@ -269,8 +271,8 @@ func (s *Sweep) Run(ctx context.Context, opt SweepOptions) (failed int, err erro
 }
 
 // CellError is Sweep.Run's error for the cell it stopped in (an
-// interrupt); Resumable(Cell.Dir) lists what that cell left to resume
-// from.
+// interrupt); pipeline.Resumable(Cell.Dir) lists what that cell left to
+// resume from.
 type CellError struct {
 	Cell Cell
 	Err  error
@@ -284,5 +286,5 @@ func (e *CellError) Unwrap() error { return e.Err }
 // NeedsCache reports whether any pipeline of the sweep can use the
 // embedding and LLM cache.
 func (s *Sweep) NeedsCache() bool {
-	return slices.ContainsFunc(s.Pipelines, Config.NeedsCache)
+	return slices.ContainsFunc(s.Pipelines, config.Config.NeedsCache)
 }

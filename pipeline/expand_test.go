@@ -19,22 +19,6 @@ import (
 	"github.com/r2med/r2med/retrieve"
 )
 
-func TestLLMName(t *testing.T) {
-	for in, want := range map[string]string{
-		"Qwen/Qwen2.5-7B-Instruct": "qwen2.5-7b-instruct",
-		"gpt-4o":                   "gpt-4o",
-		"qwen2.5:7b":               "qwen2.5-7b",
-		"a/":                       "llm",
-	} {
-		if got := (Generate{Model: in}).LLMName(); got != want {
-			t.Errorf("LLMName(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := (Generate{Model: "x", Label: "qwq-32b"}).LLMName(); got != "qwq-32b" {
-		t.Errorf("a label wins: %q", got)
-	}
-}
-
 // chatServer answers every chat request with a passage built from the
 // prompt's last line, and counts the requests; answers are empty for
 // queries whose prompt mentions "EMPTY".

@@ -1,8 +1,13 @@
-package pipeline
+package config
 
 import (
 	"reflect"
 	"testing"
+
+	// The weaviate kind registers itself when imported, as r2med's does;
+	// its flags (and --model's reach to it, TestFlagsOverlayFile) come
+	// with it.
+	_ "github.com/r2med/r2med/retrieve/weaviatekind"
 )
 
 // TestFlagsWeaviate: --retriever weaviate:SEARCH is a mapping the weaviate
