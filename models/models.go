@@ -76,7 +76,10 @@ type Model struct {
 	// HubID is the checkpoint, or the API model name. Dual-encoder models
 	// name their two checkpoints in QueryHubID and DocHubID instead.
 	HubID, QueryHubID, DocHubID string
-	Pooling                     embed.Pooling
+	// Hosted: the model is served only by its vendor's API (no public
+	// weights), so it may have changed since a paper called it.
+	Hosted  bool
+	Pooling embed.Pooling
 	// MaxLength is in tokens of the model's tokenizer (for openai, cl100k
 	// tokens); DocMaxLength, when set, is the documents' own.
 	MaxLength, DocMaxLength int
@@ -368,13 +371,13 @@ var r2medRecipes = []Model{
 	},
 	{
 		Name: "openai", Aliases: []string{"text-embedding-3-large"},
-		HubID: "text-embedding-3-large", Pooling: Internal, MaxLength: 6000, Normalize: true,
+		HubID: "text-embedding-3-large", Hosted: true, Pooling: Internal, MaxLength: 6000, Normalize: true,
 		Backends: []string{OpenAI}, PrefixSource: bare, BatchSize: 64, R2MEDName: "openai", NDCG10: 28.57,
 		Note: "R2MED cut inputs to 6000 cl100k tokens and sent them JSON-quoted with newlines as spaces (quirk (d))",
 	},
 	{
 		Name: "voyage", Aliases: []string{"voyage-3"},
-		HubID: "voyage-3", Pooling: Internal, MaxLength: 16000, Normalize: true,
+		HubID: "voyage-3", Hosted: true, Pooling: Internal, MaxLength: 16000, Normalize: true,
 		Backends: []string{Voyage}, PrefixSource: bare, BatchSize: 64, R2MEDName: "voyage", NDCG10: 27.34,
 		Note: "input_type query/document; R2MED cut inputs to 16000 tokens and sent them JSON-quoted (quirk (d))",
 	},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -293,5 +294,30 @@ func TestCheckAndTable(t *testing.T) {
 	var js []map[string]any
 	if err := json.Unmarshal(b.Bytes(), &js); err != nil || len(js) != 2 || js[0]["status"] != "fail" || js[1]["status"] != "skip" {
 		t.Errorf("json %s (%v)", b.String(), err)
+	}
+}
+
+// TestKeysOnlyForHostedModels: a spec asks for an API key exactly when
+// its model is served only by its vendor's API; a model with public
+// weights (ReasonIR-8B, answered through an OpenAI-compatible route) needs
+// a server of one's own, not the vendor's key.
+func TestKeysOnlyForHostedModels(t *testing.T) {
+	specs, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		for _, id := range s.Needs.Models {
+			m, ok := models.Lookup(id)
+			if !ok {
+				continue // rerankers and generators are not in the embedding registry
+			}
+			if hosted, keyed := m.Hosted, len(s.Needs.Keys) > 0; hosted != keyed {
+				t.Errorf("%s: model %s (hosted %v) but keys %v", s.Name, id, hosted, s.Needs.Keys)
+			}
+		}
+	}
+	if s, err := Select(specs, []string{"external/reasonir-8b"}); err != nil || len(s) != 1 || len(s[0].Needs.Servers) != 1 || !s[0].Needs.GPU {
+		t.Errorf("external/reasonir-8b: %v %+v, want a server of one's own and a GPU", err, s)
 	}
 }

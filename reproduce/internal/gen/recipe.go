@@ -58,11 +58,11 @@ func denseRecipe(m models.Model) recipe {
 	case backend == models.ONNX:
 		r.needs.Weights = []reproduce.Weights{{Model: strings.Join(ids, " + "), Pull: "r2med model pull " + m.Name, Flag: "model-dir"}}
 		r.notes = append(r.notes, "runs locally through ONNX Runtime in fp32; R2MED's GPU runs differ in the last digits")
-	case backend == models.Voyage:
+	case m.Hosted && backend == models.Voyage:
 		r.needs.Keys = []string{"VOYAGE_API_KEY"}
 		r.tolerance = closeTol
 		r.notes = append(r.notes, "an API model, which may have changed since R2MED called it")
-	case backend == models.OpenAI && len(m.Backends) == 1:
+	case m.Hosted && backend == models.OpenAI:
 		r.needs.Keys = []string{"OPENAI_API_KEY"}
 		r.tolerance = closeTol
 		r.notes = append(r.notes, "an API model, which may have changed since R2MED called it")
