@@ -298,7 +298,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 		res, err := s.search(ctx, qs[0])
 		if err == nil {
 			s.metrics.queries.Inc()
-			err = aw.encode(res)
+			err = aw.result(res)
 		}
 		aw.finish(err)
 		return
@@ -312,7 +312,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 				}
 			}
 			s.metrics.queries.Inc()
-			return aw.encode(res)
+			return aw.result(res)
 		})
 	}
 	if err == nil {

@@ -410,18 +410,8 @@ func (s *Service) hits(c *corpus, lx lexical, text string, hits []ir.Hit, snippe
 	if snippet <= 0 || len(hits) == 0 {
 		return out, nil
 	}
-	m, err := lx.matcher(text)
-	if err != nil {
+	if err := lx.snippets(c, text, out, snippet); err != nil {
 		return nil, err
-	}
-	for i, h := range hits {
-		d, ok := c.ix.Lookup(h.DocID)
-		if !ok {
-			return nil, fmt.Errorf("document %q was ranked but is not in the corpus", h.DocID)
-		}
-		if out[i].Snippet, out[i].Matched, out[i].Truncated, err = m.snippet(c.ix, d, snippet); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }
