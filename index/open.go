@@ -927,6 +927,9 @@ type recentQueries struct {
 
 const recentSize = 64
 
+// tokenRoom keeps the room queries are analyzed in (*[]string).
+var tokenRoom sync.Pool
+
 func (ix *Index) queryTerms(an analysis.Analyzer, b *bm25.Index, text string) queryTerms {
 	r := &ix.recent
 	r.mu.Lock()
@@ -935,7 +938,18 @@ func (ix *Index) queryTerms(an analysis.Analyzer, b *bm25.Index, text string) qu
 	if ok {
 		return q
 	}
-	q.toks = an.Analyze(nil, text)
+	// Analyzed in room kept for the next query, then copied at its size:
+	// a query's tokens cost one allocation, not a slice's growth.
+	room, _ := tokenRoom.Get().(*[]string)
+	if room == nil {
+		room = new([]string)
+	}
+	*room = an.Analyze((*room)[:0], text)
+	q.toks = slices.Clone(*room)
+	clear(*room)
+	if cap(*room) <= 1<<12 {
+		tokenRoom.Put(room)
+	}
 	q.ids = b.AppendTermIDs(make([]int32, 0, len(q.toks)), q.toks)
 	r.mu.Lock()
 	defer r.mu.Unlock()

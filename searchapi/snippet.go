@@ -66,7 +66,33 @@ func (l lexical) snippets(c *corpus, query string, hits []Hit, n int) error {
 			return err
 		}
 	}
+	keep(hits)
 	return nil
+}
+
+// keep moves the hits' snippets and matched terms, made in a matcher's
+// room, into two allocations of their exact size that the answer owns.
+func keep(hits []Hit) {
+	nseg, nstr := 0, 0
+	for i := range hits {
+		nseg += len(hits[i].Snippet)
+		nstr += len(hits[i].Matched)
+	}
+	segs := make([]highlight.Segment, 0, nseg)
+	strs := make([]string, 0, nstr)
+	for i := range hits {
+		h := &hits[i]
+		if h.Snippet != nil {
+			lo := len(segs)
+			segs = append(segs, h.Snippet...)
+			h.Snippet = segs[lo:len(segs):len(segs)]
+		}
+		if h.Matched != nil {
+			lo := len(strs)
+			strs = append(strs, h.Matched...)
+			h.Matched = strs[lo:len(strs):len(strs)]
+		}
+	}
 }
 
 // matcher marks one query's terms in its hits. Its room is kept for the
@@ -85,15 +111,17 @@ type matcher struct {
 	toks   []index.HeadToken
 	spans  []highlight.Span
 	mark   highlight.Marker
-	// The answers' snippets and matched terms, cut from a few larger
-	// allocations: a request's tens of hits make a handful, not one or
-	// two each. Never reused: the answers keep them.
+	// The hits' snippets and matched terms while they are made; keep
+	// copies them out for the answer.
 	segs []highlight.Segment
 	strs []string
 }
 
-// matchers keeps matchers' room for the next request.
+// matchers keeps matchers' room for the next request, up to keepRoom
+// segments and terms.
 var matchers sync.Pool
+
+const keepRoom = 4096
 
 // idAt is a query term's id and its place in the query.
 type idAt struct {
@@ -162,23 +190,18 @@ func (m *matcher) release() {
 		m.in[q.id>>6] = 0
 	}
 	clear(m.terms) // the index's memory of the query may go
+	clear(m.strs)
+	clear(m.segs) // nor the texts of the documents marked
 	*m = matcher{terms: m.terms[:0], ids: m.ids[:0], in: m.in, byID: m.byID[:0], found: m.found[:0],
-		toks: m.toks[:0], spans: m.spans[:0], mark: m.mark}
+		toks: m.toks[:0], spans: m.spans[:0], mark: m.mark, segs: m.segs[:0], strs: m.strs[:0]}
+	if cap(m.segs) > keepRoom || cap(m.strs) > keepRoom { // a rare large request's room goes
+		m.segs, m.strs = nil, nil
+	}
 	matchers.Put(m)
 }
 
 // holdsQuery reports whether the query has the term with id t (≥ 0).
 func (m *matcher) holdsQuery(t int32) bool { return m.in[t>>6]&(1<<(t&63)) != 0 }
-
-// strings is room for n strings of an answer.
-func (m *matcher) strings(n int) []string {
-	if n > cap(m.strs)-len(m.strs) {
-		m.strs = make([]string, 0, max(n, 128))
-	}
-	lo := len(m.strs)
-	m.strs = m.strs[:lo+n]
-	return m.strs[lo : lo+n : lo+n]
-}
 
 // termSet is the query's terms as a set, for marking words by analysis
 // (made when a hit needs it).
@@ -209,31 +232,29 @@ func (m *matcher) holds(d int) ([]string, error) {
 		}
 		return out, nil
 	}
+	// A bit test per term of the document; a term of the query's finds
+	// its place in byID after the last one found (both ascending).
 	clear(m.found)
-	n := 0
-	for i, j := 0, 0; i < len(m.byID) && j < len(dt); {
-		switch q := m.byID[i]; {
-		case q.id == dt[j]:
-			m.found[q.at] = true
+	n, i := 0, 0
+	for _, t := range dt {
+		if m.holdsQuery(t) {
+			for m.byID[i].id != t {
+				i++
+			}
+			m.found[m.byID[i].at] = true
 			n++
-			i++
-			j++
-		case q.id < dt[j]:
-			i++
-		default:
-			j++
 		}
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	out = m.strings(n)[:0]
+	lo := len(m.strs)
 	for i, f := range m.found {
 		if f {
-			out = append(out, m.terms[i])
+			m.strs = append(m.strs, m.terms[i])
 		}
 	}
-	return out, nil
+	return m.strs[lo:], nil
 }
 
 // stored marks the first n bytes of document d from the tokens the file
@@ -257,16 +278,9 @@ func (m *matcher) stored(d, n int) (segs []highlight.Segment, cut, ok bool, err 
 	if err != nil || n > covered && covered < size {
 		return nil, false, false, err
 	}
-	if cap(m.segs)-len(m.segs) < 16 {
-		m.segs = make([]highlight.Segment, 0, 128)
-	}
-	room := m.segs[len(m.segs):]
-	segs, cut = m.mark.Append(room, head, size, m.spans, n)
-	if cap(segs) == cap(room) { // made in the room, not grown out of it
-		m.segs = m.segs[:len(m.segs)+len(segs)]
-		segs = segs[:len(segs):len(segs)]
-	}
-	return segs, cut, true, nil
+	lo := len(m.segs)
+	m.segs, cut = m.mark.Append(m.segs, head, size, m.spans, n)
+	return m.segs[lo:], cut, true, nil
 }
 
 // headSlack is how much of a document is read past the snippet's end to
