@@ -1,7 +1,6 @@
 package searchapi
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -106,7 +105,7 @@ type matcher struct {
 	postIx *index.Index
 	ids    []int32  // terms' ids in post; -1 for one no document holds
 	in     []uint64 // a bit per term id of post: whether the query has it
-	byID   []idAt   // the terms post holds, by id
+	byID   []idAt   // the terms post holds, ascending
 	found  []bool
 	toks   []index.HeadToken
 	spans  []highlight.Span
@@ -123,11 +122,12 @@ var matchers sync.Pool
 
 const keepRoom = 4096
 
-// idAt is a query term's id and its place in the query.
-type idAt struct {
-	id int32
-	at int
-}
+// idAt is a query term's id (high 32 bits) and its place in the query
+// (low): ascending by id as integers, sorted without a comparison func.
+type idAt uint64
+
+func (q idAt) id() int32 { return int32(q >> 32) }
+func (q idAt) at() int   { return int(uint32(q)) }
 
 func (l lexical) matcher(query string) (*matcher, error) {
 	m, _ := matchers.Get().(*matcher)
@@ -166,7 +166,7 @@ func (l lexical) matcher(query string) (*matcher, error) {
 				continue
 			}
 			m.in[id>>6] |= 1 << (id & 63)
-			m.byID = append(m.byID, idAt{id, len(m.terms)})
+			m.byID = append(m.byID, idAt(uint64(id)<<32|uint64(len(m.terms))))
 		} else {
 			if unknown[t] {
 				continue
@@ -179,7 +179,7 @@ func (l lexical) matcher(query string) (*matcher, error) {
 		m.terms = append(m.terms, t)
 		m.ids = append(m.ids, ids[i])
 	}
-	slices.SortFunc(m.byID, func(a, b idAt) int { return cmp.Compare(a.id, b.id) })
+	slices.Sort(m.byID)
 	m.found = slices.Grow(m.found[:0], len(m.terms))[:len(m.terms)]
 	return m, nil
 }
@@ -187,7 +187,7 @@ func (l lexical) matcher(query string) (*matcher, error) {
 // release clears the matcher's room and keeps it for the next query.
 func (m *matcher) release() {
 	for _, q := range m.byID {
-		m.in[q.id>>6] = 0
+		m.in[q.id()>>6] = 0
 	}
 	clear(m.terms) // the index's memory of the query may go
 	clear(m.strs)
@@ -238,10 +238,10 @@ func (m *matcher) holds(d int) ([]string, error) {
 	n, i := 0, 0
 	for _, t := range dt {
 		if m.holdsQuery(t) {
-			for m.byID[i].id != t {
+			for m.byID[i].id() != t {
 				i++
 			}
-			m.found[m.byID[i].at] = true
+			m.found[m.byID[i].at()] = true
 			n++
 		}
 	}
