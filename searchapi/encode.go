@@ -5,9 +5,9 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/r2med/r2med/highlight"
+	"github.com/r2med/r2med/internal/jsonw"
 )
 
 // An answer's results are written by hand rather than by encoding/json's
@@ -25,13 +25,13 @@ func appendResult(b []byte, r *Result) ([]byte, error) {
 	b = append(b, '{')
 	if r.ID != "" {
 		b = append(b, `"id":`...)
-		b = appendJSONString(b, r.ID)
+		b = jsonw.AppendString(b, r.ID)
 		b = append(b, ',')
 	}
 	b = append(b, `"query":`...)
-	b = appendJSONString(b, r.Query)
+	b = jsonw.AppendString(b, r.Query)
 	b = append(b, `,"system":`...)
-	b = appendJSONString(b, r.System)
+	b = jsonw.AppendString(b, r.System)
 	b = append(b, `,"hits":`...)
 	if r.Hits == nil {
 		b = append(b, "null"...)
@@ -50,13 +50,13 @@ func appendResult(b []byte, r *Result) ([]byte, error) {
 	}
 	if e := r.Expansion; e != nil {
 		b = append(b, `,"expansion":{"method":`...)
-		b = appendJSONString(b, e.Method)
+		b = jsonw.AppendString(b, e.Method)
 		b = append(b, `,"llm":`...)
-		b = appendJSONString(b, e.LLM)
+		b = jsonw.AppendString(b, e.LLM)
 		b = append(b, `,"generation":`...)
-		b = appendJSONString(b, e.Generation)
+		b = jsonw.AppendString(b, e.Generation)
 		b = append(b, `,"text":`...)
-		b = appendJSONString(b, e.Text)
+		b = jsonw.AppendString(b, e.Text)
 		b = append(b, `,"cached":`...)
 		b = strconv.AppendBool(b, e.Cached)
 		b = append(b, '}')
@@ -68,7 +68,7 @@ func appendHit(b []byte, h *Hit) ([]byte, error) {
 	b = append(b, `{"rank":`...)
 	b = strconv.AppendInt(b, int64(h.Rank), 10)
 	b = append(b, `,"id":`...)
-	b = appendJSONString(b, h.ID)
+	b = jsonw.AppendString(b, h.ID)
 	b = append(b, `,"score":`...)
 	var err error
 	if b, err = appendJSONFloat(b, h.Score); err != nil {
@@ -93,7 +93,7 @@ func appendHit(b []byte, h *Hit) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, t)
+			b = jsonw.AppendString(b, t)
 		}
 		b = append(b, ']')
 	}
@@ -102,7 +102,7 @@ func appendHit(b []byte, h *Hit) ([]byte, error) {
 
 func appendSegment(b []byte, s highlight.Segment) []byte {
 	b = append(b, `{"text":`...)
-	b = appendJSONString(b, s.Text)
+	b = jsonw.AppendString(b, s.Text)
 	if s.Match {
 		b = append(b, `,"match":true`...)
 	}
@@ -129,77 +129,4 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// appendJSONString appends s quoted as encoding/json quotes a string
-// without HTML escaping: '"' and '\\' escaped, control characters as
-// \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
-// escaped (JSONP), everything else as it is.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-			continue
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// plain8 reports whether each of the 8 bytes of s is ASCII that a JSON
-// string holds as it is (not a control character, '"' or '\\'), testing
-// them at once: a byte below 0x20 borrows in x-0x20…, a byte equal to
-// '"' or '\\' is zero in x^'"'… and so borrows in (x^'"')-0x01…, and a
-// byte from 0x80 has its top bit set. A borrow can only flag more bytes,
-// never fewer, so a false answer just sends the bytes one at a time.
-func plain8(s string) bool {
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	q, bs := x^(ones*'"'), x^(ones*'\\')
-	return (x|(x-ones*0x20)|(q-ones)|(bs-ones))&high == 0
 }
