@@ -78,6 +78,8 @@ type Stage struct {
 	Name string
 	// Fingerprint names what the stage's output depends on: its
 	// settings and depth chained on the data and on every stage before.
+	// Executed without a Store, only a resumable stage has one (its
+	// checkpoint's); the others are left empty.
 	Fingerprint string
 	// Keep says the output is worth keeping: a later stage follows, or
 	// the stage takes long on its own (embedding a corpus).
