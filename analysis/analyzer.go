@@ -123,6 +123,21 @@ var registry = map[string]func() Analyzer{
 
 // Get returns the analyzer registered under name ("" means DefaultName).
 func Get(name string) (Analyzer, error) {
+	mk, err := maker(name)
+	if err != nil {
+		return nil, err
+	}
+	return mk(), nil
+}
+
+// Check returns Get's error for name without building the analyzer
+// (for validating a spec, as a search service does per request).
+func Check(name string) error {
+	_, err := maker(name)
+	return err
+}
+
+func maker(name string) (func() Analyzer, error) {
 	if name == "" {
 		name = DefaultName
 	}
@@ -130,7 +145,7 @@ func Get(name string) (Analyzer, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown analyzer %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
-	return mk(), nil
+	return mk, nil
 }
 
 // Names lists the registered analyzer names, sorted.

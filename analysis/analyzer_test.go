@@ -29,9 +29,19 @@ func TestGetAndNames(t *testing.T) {
 	if got := ws.Analyze(nil, "The  Patients'\tHbA1c"); !slices.Equal(got, []string{"The", "Patients'", "HbA1c"}) {
 		t.Errorf("whitespace analyzes to %q", got)
 	}
+	for _, name := range []string{"", "lucene-english", "whitespace"} {
+		if err := Check(name); err != nil {
+			t.Errorf("Check(%q): %v", name, err)
+		}
+	}
+	if err := Check("english-porter"); err == nil {
+		t.Error("Check of an unknown name succeeded")
+	}
 	_, err = Get("english-porter")
 	if err == nil {
 		t.Fatal("Get of an unknown name succeeded")
+	} else if cerr := Check("english-porter"); cerr == nil || cerr.Error() != err.Error() {
+		t.Errorf("Check's error %v, Get's %v", cerr, err)
 	}
 	for _, want := range []string{`"english-porter"`, "lucene-english", "whitespace"} {
 		if !strings.Contains(err.Error(), want) {

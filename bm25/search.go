@@ -30,6 +30,7 @@ type Searcher struct {
 	acc64  []float64 // one window of accumulators (Lucene)
 	win    int32     // window width in documents
 	blocks uint64    // which 64-document blocks of the window were touched
+	ids    []int32   // the query's term ids (Search)
 	terms  []qterm
 	tpos   []int32 // term id → 1 + its index in terms, 0 when absent
 	cur    []int64 // per scored clause, its next posting
@@ -70,29 +71,49 @@ func (ix *Index) NewSearcher() *Searcher {
 // same order, bit for bit. The heap's order (score, then tie rank) is
 // strict and total, so the kept hits do not depend on the visiting order.
 func (s *Searcher) Search(query []string, k int) []Hit {
+	s.ids = s.ix.AppendTermIDs(s.ids[:0], query)
+	return s.SearchIDs(s.ids, k)
+}
+
+// SearchIDs is Search for a query whose tokens were looked up already
+// (AppendTermIDs on this index: a term id per token, -1 for a token no
+// document holds), for a caller that needs the ids too: the same hits.
+func (s *Searcher) SearchIDs(ids []int32, k int) []Hit {
 	if k <= 0 {
 		return nil
 	}
 	switch s.ix.params.Scheme {
 	case R2MED:
-		s.clausesR2MED(query)
+		s.clausesR2MED(ids)
 	case Robertson:
-		s.clausesRobertson(query)
+		s.clausesRobertson(ids)
 	case Lucene:
-		s.clausesLucene(query)
+		s.clausesLucene(ids)
 	}
 	s.heap.reset(k, s.ix.tieRank)
 	s.scoreWindows()
 	return s.topK(k)
 }
 
+// AppendTermIDs appends the id of each of terms to dst, -1 for a term no
+// document holds, and returns the extended slice.
+func (ix *Index) AppendTermIDs(dst []int32, terms []string) []int32 {
+	for _, t := range terms {
+		id, ok := ix.lookup(t)
+		if !ok {
+			id = -1
+		}
+		dst = append(dst, id)
+	}
+	return dst
+}
+
 // uniqueTerms collects the query's known terms with their counts, in order
 // of first occurrence, and the number of known tokens.
-func (s *Searcher) uniqueTerms(query []string) (n int) {
+func (s *Searcher) uniqueTerms(ids []int32) (n int) {
 	s.terms = s.terms[:0]
-	for _, t := range query {
-		id, ok := s.ix.lookup(t)
-		if !ok {
+	for _, id := range ids {
+		if id < 0 {
 			continue
 		}
 		n++
@@ -109,9 +130,9 @@ func (s *Searcher) uniqueTerms(query []string) (n int) {
 	return n
 }
 
-func (s *Searcher) clausesR2MED(query []string) {
+func (s *Searcher) clausesR2MED(ids []int32) {
 	ix := s.ix
-	qlen := s.uniqueTerms(query)
+	qlen := s.uniqueTerms(ids)
 	// gensim's doc2bow drops unknown tokens before the BM25 transform, so the
 	// query length counts known tokens only; the sparse product then visits
 	// each document's terms in ascending id order.
@@ -122,22 +143,22 @@ func (s *Searcher) clausesR2MED(query []string) {
 	}
 }
 
-func (s *Searcher) clausesRobertson(query []string) {
+func (s *Searcher) clausesRobertson(ids []int32) {
 	// bm25s adds one posting column per query token occurrence, in query
 	// order: one clause per occurrence, repeated terms included.
 	s.terms = s.terms[:0]
-	for _, t := range query {
-		if id, ok := s.ix.lookup(t); ok {
+	for _, id := range ids {
+		if id >= 0 {
 			s.terms = append(s.terms, qterm{id: id, qtf: 1, w: 1})
 		}
 	}
 }
 
-func (s *Searcher) clausesLucene(query []string) {
+func (s *Searcher) clausesLucene(ids []int32) {
 	ix := s.ix
 	// Anserini's bag-of-words query boosts each distinct term by its count;
 	// Lucene scores each clause in float32 and sums clauses in float64.
-	s.uniqueTerms(query)
+	s.uniqueTerms(ids)
 	for i, qt := range s.terms {
 		s.terms[i].w = float32(qt.qtf) * float32(ix.idf[qt.id])
 	}

@@ -183,14 +183,18 @@ func (b *pieces) token(start, end int, match bool, limit int) int {
 // segments ends the pieces with the text after the last token (when they
 // do not reach past limit) and returns them as slices of text.
 func (b *pieces) segments(text string, limit int) []Segment {
+	return b.appendSegments(make([]Segment, 0, len(b.ps)+1), text, limit)
+}
+
+// appendSegments is segments appended to dst.
+func (b *pieces) appendSegments(dst []Segment, text string, limit int) []Segment {
 	if b.pos <= limit {
 		b.add(b.pos, len(text), false)
 	}
-	segs := make([]Segment, len(b.ps))
-	for i, p := range b.ps {
-		segs[i] = Segment{Text: text[p.start:p.end], Match: p.match}
+	for _, p := range b.ps {
+		dst = append(dst, Segment{Text: text[p.start:p.end], Match: p.match})
 	}
-	return segs
+	return dst
 }
 
 // Token is one token of a text: its byte range, and the index term it
@@ -234,16 +238,29 @@ type Span struct {
 // the whole text's length, and spans its tokens in order, every one
 // starting before n lying in head.
 func Marked(head string, size int, spans []Span, n int) ([]Segment, bool) {
-	b := pieces{ps: make([]piece, 0, 16)}
+	mk := Marker{pieces{ps: make([]piece, 0, 16)}}
+	return mk.Append(nil, head, size, spans, n)
+}
+
+// Marker makes Marked's segments with room it keeps from one text to
+// the next, for a caller that marks many. The zero value is ready to
+// use; a Marker is not safe for concurrent use.
+type Marker struct{ b pieces }
+
+// Append appends Marked(head, size, spans, n)'s segments to dst.
+func (mk *Marker) Append(dst []Segment, head string, size int, spans []Span, n int) ([]Segment, bool) {
+	b := &mk.b
+	b.ps, b.pos = b.ps[:0], 0
 	for _, sp := range spans {
 		if b.pos > n {
 			break
 		}
 		b.token(sp.Start, sp.End, sp.Match, n)
 	}
-	segs := b.segments(head, n)
-	segs, _ = cutInto(segs[:0], segs, n)
-	return segs, size > n
+	start := len(dst)
+	dst = b.appendSegments(dst, head, n)
+	segs, _ := cutInto(dst[start:start], dst[start:], n)
+	return dst[:start+len(segs)], size > n
 }
 
 // Cut returns the segments covering the first n bytes of their text (cut

@@ -887,54 +887,82 @@ func (ix *Index) Close() error {
 type Searcher struct {
 	ix *Index
 	an analysis.Analyzer
+	b  *bm25.Index
 	s  *bm25.Searcher
 }
 
-// QueryTokens is text analyzed with the BM25 part's analyzer, as a
-// search analyzes its query: the same tokens, remembered for the last
-// few texts searched, so that what follows a search of a query (marking
-// its terms in the hits) does not analyze it again. Do not modify the
-// slice.
-func (ix *Index) QueryTokens(text string) ([]string, error) {
+// QueryTerms is text analyzed with the BM25 part's analyzer, as a search
+// analyzes its query, with each token's term id (-1 for a token no
+// document holds), as the search looks them up: the same tokens and ids,
+// remembered for the last few texts searched, so that what follows a
+// search of a query (marking its terms in the hits) neither analyzes it
+// nor looks its terms up again. Do not modify the slices.
+func (ix *Index) QueryTerms(text string) (toks []string, ids []int32, err error) {
 	an, err := ix.Analyzer()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ix.queryTokens(an, text), nil
+	b, err := ix.BM25()
+	if err != nil {
+		return nil, nil, err
+	}
+	q := ix.queryTerms(an, b, text)
+	return q.toks, q.ids, nil
+}
+
+// queryTerms is one text's tokens and their term ids.
+type queryTerms struct {
+	toks []string
+	ids  []int32
 }
 
 // recentQueries remembers the tokens of the last texts analyzed as
 // queries (recentSize of them).
 type recentQueries struct {
 	mu   sync.Mutex
-	m    map[string][]string
+	m    map[string]queryTerms
 	ring [recentSize]string
 	next int
 }
 
 const recentSize = 64
 
-func (ix *Index) queryTokens(an analysis.Analyzer, text string) []string {
+// tokenRoom keeps the room queries are analyzed in (*[]string).
+var tokenRoom sync.Pool
+
+func (ix *Index) queryTerms(an analysis.Analyzer, b *bm25.Index, text string) queryTerms {
 	r := &ix.recent
 	r.mu.Lock()
-	toks, ok := r.m[text]
+	q, ok := r.m[text]
 	r.mu.Unlock()
 	if ok {
-		return toks
+		return q
 	}
-	toks = an.Analyze(nil, text)
+	// Analyzed in room kept for the next query, then copied at its size:
+	// a query's tokens cost one allocation, not a slice's growth.
+	room, _ := tokenRoom.Get().(*[]string)
+	if room == nil {
+		room = new([]string)
+	}
+	*room = an.Analyze((*room)[:0], text)
+	q.toks = slices.Clone(*room)
+	clear(*room)
+	if cap(*room) <= 1<<12 {
+		tokenRoom.Put(room)
+	}
+	q.ids = b.AppendTermIDs(make([]int32, 0, len(q.toks)), q.toks)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
-		r.m = make(map[string][]string, recentSize)
+		r.m = make(map[string]queryTerms, recentSize)
 	}
 	if _, ok := r.m[text]; !ok {
 		delete(r.m, r.ring[r.next])
 		r.ring[r.next] = text
 		r.next = (r.next + 1) % recentSize
-		r.m[text] = toks
+		r.m[text] = q
 	}
-	return toks
+	return q
 }
 
 // NewSearcher returns a Searcher over the BM25 part, after the checks
@@ -948,13 +976,13 @@ func (ix *Index) NewSearcher() (*Searcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Searcher{ix: ix, an: an, s: b.NewSearcher()}, nil
+	return &Searcher{ix: ix, an: an, b: b, s: b.NewSearcher()}, nil
 }
 
 // Search returns the k best documents for the query text, best first,
 // with float32 scores widened to float64 as runs hold them.
 func (s *Searcher) Search(text string, k int) []ir.Hit {
-	hits := s.s.Search(s.ix.queryTokens(s.an, text), k)
+	hits := s.s.SearchIDs(s.ix.queryTerms(s.an, s.b, text).ids, k)
 	out := make([]ir.Hit, len(hits))
 	for i, h := range hits {
 		out[i] = ir.Hit{DocID: s.ix.ids[h.Doc], Score: float64(h.Score)}

@@ -78,6 +78,8 @@ type Stage struct {
 	Name string
 	// Fingerprint names what the stage's output depends on: its
 	// settings and depth chained on the data and on every stage before.
+	// Executed without a Store, only a resumable stage has one (its
+	// checkpoint's); the others are left empty.
 	Fingerprint string
 	// Keep says the output is worth keeping: a later stage follows, or
 	// the stage takes long on its own (embedding a corpus).
@@ -160,14 +162,25 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 	// computes them, not only on the settings: base carries
 	// retrieve.Revision, so stages kept by a build that scored otherwise
 	// are recomputed, not reused.
-	base := reuse.Of(data, map[string]any{"revision": retrieve.Revision}, 0)
+	//
+	// Without a Store nothing is kept, and only a resumable stage (the
+	// rerank's checkpoint) needs its fingerprint: a search service's
+	// query does not pay for the others.
+	keyed := env.Store != nil
+	var base string
+	if keyed || s.Rerank != nil {
+		base = reuse.Of(data, map[string]any{"revision": retrieve.Revision}, 0)
+	}
 	depth := p.spec.Depth()
 	followed := p.fused() || s.Rerank != nil
 	runs := make([]ir.Run, len(s.Retrievers))
 	var described []map[string]any
 	for i, r := range s.Retrievers {
-		described = append(described, r.Spec.Describe())
-		st := Stage{Name: p.retrieveStage(i), Fingerprint: reuse.Of(base, r.Spec.Describe(), depth), Keep: followed || retrieve.UsesCache(r.Spec), Calls: true}
+		st := Stage{Name: p.retrieveStage(i), Keep: followed || retrieve.UsesCache(r.Spec), Calls: true}
+		if keyed {
+			described = append(described, r.Spec.Describe())
+			st.Fingerprint = reuse.Of(base, r.Spec.Describe(), depth)
+		}
 		run, err := store.Stage(ctx, st, func(w Work) (ir.Run, error) { return p.retrieve(ctx, i, in.Task, queries, env, w) })
 		if err != nil {
 			if p.fused() {
@@ -179,7 +192,10 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 	}
 	run := runs[0]
 	if p.fused() {
-		st := Stage{Name: "fuse", Fingerprint: reuse.Of(base, map[string]any{"retrievers": described, "fusion": s.Fuse.Describe()}, depth), Keep: true}
+		st := Stage{Name: "fuse", Keep: true}
+		if keyed {
+			st.Fingerprint = reuse.Of(base, map[string]any{"retrievers": described, "fusion": s.Fuse.Describe()}, depth)
+		}
 		if err := env.Time("fuse", func() error {
 			var err error
 			run, err = store.Stage(ctx, st, func(Work) (ir.Run, error) { return s.Fuse.Fuse(runs, depth) })

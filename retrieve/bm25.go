@@ -93,7 +93,7 @@ func (s BM25) Validate() error {
 	if s.Analyzer == "" {
 		return errors.New("bm25 needs an analyzer")
 	}
-	if _, err := analysis.Get(s.Analyzer); err != nil {
+	if err := analysis.Check(s.Analyzer); err != nil {
 		return err
 	}
 	_, err := bm25.ParseScheme(string(s.Params.Scheme))

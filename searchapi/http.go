@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/r2med/r2med/fusion"
@@ -196,12 +197,25 @@ func (b *SearchBody) Requests() ([]Request, bool, error) {
 	return nil, false, badRequest(`no query: give "query" (one query) or "queries" (a batch)`)
 }
 
+// requestBodies keeps the room POST bodies are read into (up to 64 KiB).
+var requestBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putRequestBody(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		b.Reset()
+		requestBodies.Put(b)
+	}
+}
+
 func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 	if err := requireJSON(r); err != nil {
 		writeError(w, err)
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.limits.MaxBody))
+	body := requestBodies.Get().(*bytes.Buffer)
+	defer putRequestBody(body)
+	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, s.limits.MaxBody))
+	data := body.Bytes() // decoded into strings of their own: the room goes back
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -230,15 +244,15 @@ func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("request body: one JSON object, nothing after it"))
 		return
 	}
-	body := in.SearchBody
+	sb := in.SearchBody
 	if in.K != nil {
 		if *in.K == 0 {
 			writeError(w, badRequest("k must be between 1 and %d, got 0 (leave k out for %d)", s.limits.MaxK, DefaultK))
 			return
 		}
-		body.K = *in.K
+		sb.K = *in.K
 	}
-	reqs, batch, err := body.Requests()
+	reqs, batch, err := sb.Requests()
 	if err != nil {
 		writeError(w, err)
 		return
@@ -298,7 +312,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 		res, err := s.search(ctx, qs[0])
 		if err == nil {
 			s.metrics.queries.Inc()
-			err = aw.encode(res)
+			err = aw.result(res)
 		}
 		aw.finish(err)
 		return
@@ -312,7 +326,7 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 				}
 			}
 			s.metrics.queries.Inc()
-			return aw.encode(res)
+			return aw.result(res)
 		})
 	}
 	if err == nil {

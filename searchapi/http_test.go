@@ -462,3 +462,63 @@ func TestParseIndexArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersAreEncodingJSON: the bytes of an answer, single or batch,
+// with snippets or without, are what encoding/json (no HTML escaping)
+// writes of the same results, as the service wrote before it encoded
+// them by hand; queries with quotes, HTML, control characters and
+// non-ASCII text are echoed alike.
+func TestAnswersAreEncodingJSON(t *testing.T) {
+	for _, task := range tasks(t) {
+		r := start(t, one(bm25File(t, t.TempDir(), task, bm25.R2MED, nil)), searchapi.Options{}, searchapi.HandlerOptions{})
+		qs := task.Queries
+		if len(qs) > 40 {
+			qs = qs[:40]
+		}
+		texts := []string{"\"chest\" <b>pain</b> & jaw\u2028\t\x01 café 東京 😀 \\ radiating"}
+		for _, q := range qs {
+			texts = append(texts, q.Text)
+		}
+		encode := func(res *searchapi.Result) []byte {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(res); err != nil {
+				t.Fatal(err)
+			}
+			return []byte(b.String())
+		}
+		for _, n := range []int{0, 40, 300} {
+			var batch []searchapi.QueryItem
+			want := []byte(`{"results":[`)
+			for i, text := range texts {
+				id := fmt.Sprintf("q%d", i)
+				res, err := r.svc.Search(context.Background(), searchapi.Request{Query: text, ID: id, Snippet: &n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := json.Marshal(searchapi.SearchBody{Query: &text, ID: id, Snippet: &n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				code, got := post(t, r.url+"/v1/search", string(body))
+				if code != http.StatusOK || got != string(encode(res)) {
+					t.Fatalf("%s snippet %d, query %q: %d\n%s\nencoding/json:\n%s", task.Name, n, text, code, got, encode(res))
+				}
+				batch = append(batch, searchapi.QueryItem{ID: id, Query: text})
+				if i > 0 {
+					want = append(want, ',')
+				}
+				want = append(want, encode(res)...)
+			}
+			want = append(want, "]}\n"...)
+			body, err := json.Marshal(searchapi.SearchBody{Queries: batch, Snippet: &n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, got := post(t, r.url+"/v1/search", string(body)); code != http.StatusOK || got != string(want) {
+				t.Fatalf("%s snippet %d, batch: %d\n%s\nencoding/json:\n%s", task.Name, n, code, got, want)
+			}
+		}
+	}
+}

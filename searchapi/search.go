@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -346,22 +347,25 @@ func (s *Service) search(ctx context.Context, q *query) (res *Result, err error)
 
 // unchanged returns the error of a file the query reads that was changed
 // in place since it was opened.
+// Each file is looked at once (a stat), however many parts of the query
+// read it.
 func (q *query) unchanged() error {
 	c := q.retrievers[0].corpus
-	for _, ix := range []*index.Index{c.ix, q.lexical.ix()} {
-		if ix != nil {
-			if err := ix.Changed(); err != nil {
-				return err
-			}
-		}
-	}
+	var room [4]*index.Index
+	files := append(room[:0], c.ix, q.lexical.ix())
 	for _, r := range q.retrievers {
-		if err := r.ix.Changed(); err != nil {
-			return err
-		}
+		files = append(files, r.ix)
 	}
 	if q.req.GAR == expand.LameR {
-		return c.lamer.ix.Changed()
+		files = append(files, c.lamer.ix)
+	}
+	for i, ix := range files {
+		if ix == nil || slices.Contains(files[:i], ix) {
+			continue
+		}
+		if err := ix.Changed(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -410,18 +414,8 @@ func (s *Service) hits(c *corpus, lx lexical, text string, hits []ir.Hit, snippe
 	if snippet <= 0 || len(hits) == 0 {
 		return out, nil
 	}
-	m, err := lx.matcher(text)
-	if err != nil {
+	if err := lx.snippets(c, text, out, snippet); err != nil {
 		return nil, err
-	}
-	for i, h := range hits {
-		d, ok := c.ix.Lookup(h.DocID)
-		if !ok {
-			return nil, fmt.Errorf("document %q was ranked but is not in the corpus", h.DocID)
-		}
-		if out[i].Snippet, out[i].Matched, out[i].Truncated, err = m.snippet(c.ix, d, snippet); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }

@@ -1,8 +1,9 @@
 package searchapi
 
 import (
-	"cmp"
+	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/highlight"
@@ -46,61 +47,161 @@ func (l lexical) ix() *index.Index {
 	return l.post.ix
 }
 
-// matcher marks one query's terms in its hits.
+// snippets adds to hits (ranked, of corpus c) their snippets of n bytes
+// and the query's terms each document holds.
+func (l lexical) snippets(c *corpus, query string, hits []Hit, n int) error {
+	m, err := l.matcher(query)
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	for i := range hits {
+		h := &hits[i]
+		d, ok := c.ix.Lookup(h.ID)
+		if !ok {
+			return fmt.Errorf("document %q was ranked but is not in the corpus", h.ID)
+		}
+		if h.Snippet, h.Matched, h.Truncated, err = m.snippet(c.ix, d, n); err != nil {
+			return err
+		}
+	}
+	keep(hits)
+	return nil
+}
+
+// keep moves the hits' snippets and matched terms, made in a matcher's
+// room, into two allocations of their exact size that the answer owns.
+func keep(hits []Hit) {
+	nseg, nstr := 0, 0
+	for i := range hits {
+		nseg += len(hits[i].Snippet)
+		nstr += len(hits[i].Matched)
+	}
+	segs := make([]highlight.Segment, 0, nseg)
+	strs := make([]string, 0, nstr)
+	for i := range hits {
+		h := &hits[i]
+		if h.Snippet != nil {
+			lo := len(segs)
+			segs = append(segs, h.Snippet...)
+			h.Snippet = segs[lo:len(segs):len(segs)]
+		}
+		if h.Matched != nil {
+			lo := len(strs)
+			strs = append(strs, h.Matched...)
+			h.Matched = strs[lo:len(strs):len(strs)]
+		}
+	}
+}
+
+// matcher marks one query's terms in its hits. Its room is kept for the
+// next query (matchers); what the answers hold is cut from allocations
+// of their own.
 type matcher struct {
 	hl     *highlight.Highlighter
 	set    map[string]bool
-	terms  []string // the query's, in its order
+	terms  []string // the query's, each once, in its order
 	post   *bm25.Index
 	postIx *index.Index
-	ids    []int32 // terms' ids in post; -1 for one no document holds
-	idSet  map[int32]bool
-	byID   []idAt // the terms post holds, by id
+	ids    []int32  // terms' ids in post; -1 for one no document holds
+	in     []uint64 // a bit per term id of post: whether the query has it
+	byID   []idAt   // the terms post holds, ascending
 	found  []bool
 	toks   []index.HeadToken
 	spans  []highlight.Span
+	mark   highlight.Marker
+	// The hits' snippets and matched terms while they are made; keep
+	// copies them out for the answer.
+	segs []highlight.Segment
+	strs []string
 }
 
-// idAt is a query term's id and its place in the query.
-type idAt struct {
-	id int32
-	at int
-}
+// matchers keeps matchers' room for the next request, up to keepRoom
+// segments and terms.
+var matchers sync.Pool
+
+const keepRoom = 4096
+
+// idAt is a query term's id (high 32 bits) and its place in the query
+// (low): ascending by id as integers, sorted without a comparison func.
+type idAt uint64
+
+func (q idAt) id() int32 { return int32(q >> 32) }
+func (q idAt) at() int   { return int(uint32(q)) }
 
 func (l lexical) matcher(query string) (*matcher, error) {
-	m := &matcher{hl: l.hl}
+	m, _ := matchers.Get().(*matcher)
+	if m == nil {
+		m = &matcher{}
+	}
+	m.hl = l.hl
 	if l.post == nil {
 		m.terms = l.hl.TermList(query)
-	} else {
-		// The query's tokens as its search analyzed them (remembered by
-		// the index), not analyzed again.
-		toks, err := l.post.ix.QueryTokens(query)
-		if err != nil {
-			return nil, err
-		}
-		m.terms = unique(toks)
-	}
-	if l.post == nil {
 		return m, nil
+	}
+	// The query's tokens and their ids as its search analyzed and looked
+	// them up (remembered by the index), not again.
+	toks, ids, err := l.post.ix.QueryTerms(query)
+	if err != nil {
+		m.release()
+		return nil, err
 	}
 	b, err := l.post.ix.BM25()
 	if err != nil {
+		m.release()
 		return nil, err
 	}
-	m.post, m.postIx, m.ids, m.idSet = b, l.post.ix, make([]int32, len(m.terms)), make(map[int32]bool, len(m.terms))
-	for i, t := range m.terms {
-		if id, ok := b.TermID(t); ok {
-			m.ids[i] = id
-			m.idSet[id] = true
-			m.byID = append(m.byID, idAt{id, i})
-		} else {
-			m.ids[i] = -1
-		}
+	m.post, m.postIx = b, l.post.ix
+	if words := (b.NumTerms() + 63) / 64; cap(m.in) < words {
+		m.in = make([]uint64, words)
+	} else {
+		m.in = m.in[:words] // all clear: release clears what it set
 	}
-	slices.SortFunc(m.byID, func(a, b idAt) int { return cmp.Compare(a.id, b.id) })
-	m.found = make([]bool, len(m.terms))
+	// Each term once, in the order it first occurs: a known one by its
+	// bit, one no document holds (a rare word, a typo) by its text.
+	var unknown map[string]bool
+	for i, t := range toks {
+		if id := ids[i]; id >= 0 {
+			if m.in[id>>6]&(1<<(id&63)) != 0 {
+				continue
+			}
+			m.in[id>>6] |= 1 << (id & 63)
+			m.byID = append(m.byID, idAt(uint64(id)<<32|uint64(len(m.terms))))
+		} else {
+			if unknown[t] {
+				continue
+			}
+			if unknown == nil {
+				unknown = map[string]bool{}
+			}
+			unknown[t] = true
+		}
+		m.terms = append(m.terms, t)
+		m.ids = append(m.ids, ids[i])
+	}
+	slices.Sort(m.byID)
+	m.found = slices.Grow(m.found[:0], len(m.terms))[:len(m.terms)]
 	return m, nil
 }
+
+// release clears the matcher's room and keeps it for the next query.
+func (m *matcher) release() {
+	for _, q := range m.byID {
+		m.in[q.id()>>6] = 0
+	}
+	clear(m.terms) // the index's memory of the query may go
+	clear(m.strs)
+	clear(m.segs) // nor the texts of the documents marked
+	*m = matcher{terms: m.terms[:0], ids: m.ids[:0], in: m.in, byID: m.byID[:0], found: m.found[:0],
+		toks: m.toks[:0], spans: m.spans[:0], mark: m.mark, segs: m.segs[:0], strs: m.strs[:0]}
+	if cap(m.segs) > keepRoom || cap(m.strs) > keepRoom { // a rare large request's room goes
+		m.segs, m.strs = nil, nil
+	}
+	matchers.Put(m)
+}
+
+// holdsQuery reports whether the query has the term with id t (≥ 0).
+func (m *matcher) holdsQuery(t int32) bool { return m.in[t>>6]&(1<<(t&63)) != 0 }
 
 // termSet is the query's terms as a set, for marking words by analysis
 // (made when a hit needs it).
@@ -112,19 +213,6 @@ func (m *matcher) termSet() map[string]bool {
 		}
 	}
 	return m.set
-}
-
-// unique is toks each once, in the order they first occur.
-func unique(toks []string) []string {
-	out := make([]string, 0, len(toks))
-	seen := make(map[string]bool, len(toks))
-	for _, t := range toks {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // holds lists the query's terms document d holds, in the query's order:
@@ -144,32 +232,29 @@ func (m *matcher) holds(d int) ([]string, error) {
 		}
 		return out, nil
 	}
+	// A bit test per term of the document; a term of the query's finds
+	// its place in byID after the last one found (both ascending).
 	clear(m.found)
-	for i, j := 0, 0; i < len(m.byID) && j < len(dt); {
-		switch q := m.byID[i]; {
-		case q.id == dt[j]:
-			m.found[q.at] = true
-			i++
-			j++
-		case q.id < dt[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	n := 0
-	for _, f := range m.found {
-		if f {
+	n, i := 0, 0
+	for _, t := range dt {
+		if m.holdsQuery(t) {
+			for m.byID[i].id() != t {
+				i++
+			}
+			m.found[m.byID[i].at()] = true
 			n++
 		}
 	}
-	out = make([]string, 0, n)
+	if n == 0 {
+		return nil, nil
+	}
+	lo := len(m.strs)
 	for i, f := range m.found {
 		if f {
-			out = append(out, m.terms[i])
+			m.strs = append(m.strs, m.terms[i])
 		}
 	}
-	return out, nil
+	return m.strs[lo:], nil
 }
 
 // stored marks the first n bytes of document d from the tokens the file
@@ -186,15 +271,16 @@ func (m *matcher) stored(d, n int) (segs []highlight.Segment, cut, ok bool, err 
 		if t.Start > n {
 			break
 		}
-		m.spans = append(m.spans, highlight.Span{Start: t.Start, End: t.End, Match: t.Term >= 0 && m.idSet[t.Term]})
+		m.spans = append(m.spans, highlight.Span{Start: t.Start, End: t.End, Match: t.Term >= 0 && m.holdsQuery(t.Term)})
 		need = max(need, t.End)
 	}
 	head, size, err := m.postIx.DocHead(d, need)
 	if err != nil || n > covered && covered < size {
 		return nil, false, false, err
 	}
-	segs, cut = highlight.Marked(head, size, m.spans, n)
-	return segs, cut, true, nil
+	lo := len(m.segs)
+	m.segs, cut = m.mark.Append(m.segs, head, size, m.spans, n)
+	return m.segs[lo:], cut, true, nil
 }
 
 // headSlack is how much of a document is read past the snippet's end to

@@ -2,7 +2,6 @@ package searchapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -84,11 +83,14 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 	return len(p), a.err
 }
 
-// encode writes v as JSON (one line).
-func (a *answerWriter) encode(v any) error {
-	enc := json.NewEncoder(a)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// result writes r as JSON (one line; encode.go).
+func (a *answerWriter) result(r *Result) error {
+	b, err := appendResult(a.buf.AvailableBuffer(), r)
+	if err != nil {
+		return err
+	}
+	_, err = a.Write(b)
+	return err
 }
 
 // flush sends what is held, with a write deadline in proportion to what

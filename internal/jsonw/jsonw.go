@@ -8,14 +8,20 @@ import "unicode/utf8"
 const hexDigits = "0123456789abcdef"
 
 // AppendString appends s to b as a JSON string and returns the extended
-// slice. Unlike encoding/json it leaves <, > and & alone (nothing written
-// here is embedded in HTML); like it, it writes invalid UTF-8 as U+FFFD and
-// escapes U+2028 and U+2029, which are valid JSON but end a line in
-// JavaScript, so every value stays on its JSON line for any reader.
+// slice: the bytes of encoding/json with SetEscapeHTML(false). It leaves
+// <, > and & alone (nothing written here is embedded in HTML), writes
+// \b \f \n \r \t so and other control characters as \u00XX, invalid
+// UTF-8 as U+FFFD, and escapes U+2028 and U+2029, which are valid JSON but
+// end a line in JavaScript, so every value stays on its JSON line for any
+// reader.
 func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -26,6 +32,10 @@ func AppendString(b []byte, s string) []byte {
 			switch c {
 			case '"', '\\':
 				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			case '\n':
 				b = append(b, '\\', 'n')
 			case '\r':
@@ -58,4 +68,18 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain8 reports whether each of the 8 bytes of s is ASCII that a JSON
+// string holds as it is (not a control character, '"' or '\\'), testing
+// them at once: a byte below 0x20 borrows in x-0x20…, a byte equal to
+// '"' or '\\' is zero in x^'"'… and so borrows in (x^'"')-0x01…, and a
+// byte from 0x80 has its top bit set. A borrow can only flag more bytes,
+// never fewer, so a false answer just sends the bytes one at a time.
+func plain8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	return (x|(x-ones*0x20)|(q-ones)|(bs-ones))&high == 0
 }
