@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -342,4 +343,56 @@ func grepLines(text, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestSearchSlots: queries are searched at most one per core at once
+// over the whole service (cpuSlots): with every slot taken, a lexical
+// query waits, leaves the queue when its context ends (the error is the
+// context's), and is answered once a slot frees; a query that calls a
+// model takes no slot, so it is not held up by those that search.
+func TestSearchSlots(t *testing.T) {
+	task := demoTask(t)
+	sc, entered, releaseScorer := held()
+	r := start(t, one(bm25File(t, t.TempDir(), task, bm25.R2MED, nil)),
+		searchapi.Options{Rerank: &searchapi.Rerank{Scorer: sc, Name: "held"}}, searchapi.HandlerOptions{})
+	release := r.svc.HoldSlots()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	t0 := time.Now()
+	res, err := r.svc.Search(ctx, searchapi.Request{Query: "fever with rash"})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > 5*time.Second {
+		t.Fatalf("a query while every slot is taken: answered %v, error %v after %v; want it to wait, then its context's error", res != nil, err, time.Since(t0))
+	}
+	reranked := make(chan error, 1)
+	go func() {
+		_, err := r.svc.Search(context.Background(), searchapi.Request{Query: "fever with rash", Rerank: true})
+		reranked <- err
+	}()
+	select {
+	case <-entered: // the reranked query searched and reached its model
+	case <-time.After(10 * time.Second):
+		t.Fatal("a query that calls a model waited for a search slot")
+	}
+	close(releaseScorer)
+	if err := <-reranked; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := post(t, r.url+"/v1/search", `{"query": "fever with rash", "k": 3}`)
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("a query answered (%d) while every slot is taken", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	if code := <-done; code != 200 {
+		t.Errorf("the waiting query once a slot freed: %d", code)
+	}
+	batch, err := r.svc.SearchBatch(context.Background(), []searchapi.Request{{Query: "fever"}, {Query: "rash"}, {Query: "cough"}, {Query: "headache"}})
+	if err != nil || len(batch) != 4 {
+		t.Errorf("a batch after: %d results, %v", len(batch), err)
+	}
 }

@@ -1,6 +1,7 @@
 package searchapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -155,4 +156,30 @@ func (a *admission) enter(w int64) (func(), error) {
 func busy() error {
 	return &Error{Status: http.StatusServiceUnavailable, RetryAfter: time.Second,
 		Msg: "the service is busy with other requests' answers; retry in a moment, or ask for fewer hits or shorter snippets"}
+}
+
+// cpuSlots bound the queries searched at once, over all requests, to one
+// per core (GOMAXPROCS), as Lucene's and Elasticsearch's fixed search
+// thread pools do: a query waits for a slot, then is searched and its
+// snippets marked without other queries' work interleaved on its core,
+// rather than 32 connections' searches taking turns and evicting each
+// other's data from the caches. What waits is admitted work
+// (admission), so the queue is bounded by Limits.MaxInFlight; a request
+// cancelled or past its time while waiting leaves the queue at once.
+// Queries that call a model (an LLM, a reranker, a query embedder) take
+// no slot: they mostly wait for the model, and must not hold up those
+// that search.
+type cpuSlots chan struct{}
+
+func newCPUSlots(n int) cpuSlots { return make(cpuSlots, max(n, 1)) }
+
+// enter waits for a slot and returns what gives it back, or the
+// context's error.
+func (c cpuSlots) enter(ctx context.Context) (func(), error) {
+	select {
+	case c <- struct{}{}:
+		return func() { <-c }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -327,6 +327,13 @@ func (s *Service) inOrder(ctx context.Context, qs []*query, emit func(i int, r *
 // reads was changed in place, before or while it was read: the answer
 // could hold another file's numbers. Watch then opens the file again.
 func (s *Service) search(ctx context.Context, q *query) (res *Result, err error) {
+	if !q.callsModel() {
+		leave, err := s.cpu.enter(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer leave()
+	}
 	err = q.unchanged()
 	if err == nil {
 		err = index.Guard(func() error {

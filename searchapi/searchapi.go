@@ -62,6 +62,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -141,6 +142,7 @@ type Service struct {
 	defaultHL *highlight.Highlighter
 	metrics   *metrics
 	admit     *admission
+	cpu       cpuSlots
 }
 
 // Open opens the index files and builds their retrievers. A file that is
@@ -171,6 +173,7 @@ func Open(ctx context.Context, files []IndexFile, opt Options) (_ *Service, err 
 		return nil, fmt.Errorf("snippets of %d bytes by default, but at most %d allowed (Limits.MaxSnippet)", opt.Snippet, s.limits.MaxSnippet)
 	}
 	s.admit = newAdmission(s.limits)
+	s.cpu = newCPUSlots(runtime.GOMAXPROCS(0))
 	an, err := analysis.Get("")
 	if err != nil {
 		return nil, err
