@@ -471,9 +471,15 @@ func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 		return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; the qrels must come from the same task as the queries",
 			len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
 	}
-	return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
+	e := fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
 		len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
+	e.Err = ErrMissingDocs
+	return e
 }
+
+// ErrMissingDocs is the error (errors.Is) of qrels that judge documents
+// the corpus lacks, when Options.AllowMissingDocs is not set.
+var ErrMissingDocs = errors.New("judged documents missing from the corpus")
 
 // keepJudged appends the queries with judgments to t.Queries, in file
 // order, and counts the others: both layouts evaluate only judged queries.

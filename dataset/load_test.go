@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -121,6 +122,9 @@ func TestLoadR2MEDDemo(t *testing.T) {
 		`check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`
 	if err == nil || err.Error() != wantErr {
 		t.Fatalf("error\n got: %v\nwant: %s", err, wantErr)
+	}
+	if !errors.Is(err, ErrMissingDocs) {
+		t.Errorf("the error is not ErrMissingDocs: %v", err)
 	}
 
 	task, err := Load(dir, Options{AllowMissingDocs: true})

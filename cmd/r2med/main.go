@@ -41,8 +41,8 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
-		return reportError(stderr, err)
+	if cmd, err := root.ExecuteContextC(ctx); err != nil {
+		return reportError(stderr, err, flagHint(cmd, err))
 	}
 	return 0
 }

@@ -325,3 +325,29 @@ func TestTaskAndSuiteErrors(t *testing.T) {
 		t.Fatalf("misspelt task: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A task whose qrels judge a document its corpus lacks is refused with the
+// flag that accepts it, on the commands that have that flag; with the flag
+// it runs.
+func TestMissingDocsNamesTheFlag(t *testing.T) {
+	data := t.TempDir()
+	files := map[string]string{
+		"corpus.jsonl": `{"id":"d1","text":"insulin lowers blood glucose"}` + "\n" + `{"id":"d2","text":"statins lower cholesterol"}` + "\n",
+		"query.jsonl":  `{"id":"q1","text":"what lowers glucose"}` + "\n",
+		"qrels.jsonl":  `{"q_id":"q1","p_id":"d1","score":1}` + "\n" + `{"q_id":"q1","p_id":"d9","score":1}` + "\n",
+	}
+	for name, text := range files {
+		writeTestFile(t, filepath.Join(data, name), []byte(text))
+	}
+	const hint = "r2med: if the corpus is a deliberate sample, run again with --allow-missing-docs\n"
+	out := filepath.Join(t.TempDir(), "res")
+	for _, args := range [][]string{{"run", "--data", data, "--out", out, "--quiet"}, {"stats", "--data", data}} {
+		_, stderr, code := r2med(t, "", args...)
+		if code == 0 || !strings.Contains(stderr, `judged document is not in`) || !strings.Contains(stderr, `"d9"`) || !strings.HasSuffix(stderr, hint) {
+			t.Errorf("%s: exit %d, stderr %q; want the missing document named and, last, %q", args[0], code, stderr, hint)
+		}
+	}
+	if stdout, stderr, code := r2med(t, "", "run", "--data", data, "--out", out, "--quiet", "--allow-missing-docs"); code != 0 {
+		t.Fatalf("with --allow-missing-docs: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

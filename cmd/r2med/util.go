@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/pipeline"
 )
 
@@ -98,7 +99,31 @@ func resumable(dir string, store *cache.Store) []string {
 // reportError writes what execute prints for a failed command and returns
 // the exit status: 130 for an interrupt, saying which checkpoint files
 // were kept for resuming (or that none were), else exitCode's.
-func reportError(stderr io.Writer, err error) int {
+// flagHints name, for a kind of error, the flag that lets a command go on
+// when the user means it.
+var flagHints = []struct {
+	kind error
+	flag string
+	hint string
+}{
+	{dataset.ErrMissingDocs, "allow-missing-docs", "if the corpus is a deliberate sample, run again with --allow-missing-docs"},
+}
+
+// flagHint is the hint for err, if any, where the command that failed has
+// the flag it names.
+func flagHint(cmd *cobra.Command, err error) string {
+	if cmd == nil {
+		return ""
+	}
+	for _, h := range flagHints {
+		if errors.Is(err, h.kind) && cmd.Flags().Lookup(h.flag) != nil {
+			return h.hint
+		}
+	}
+	return ""
+}
+
+func reportError(stderr io.Writer, err error, hint string) int {
 	var kept []string
 	var ke *keptError
 	if errors.As(err, &ke) {
@@ -114,6 +139,9 @@ func reportError(stderr io.Writer, err error) int {
 		return 130
 	}
 	fmt.Fprintln(stderr, "r2med:", err)
+	if hint != "" {
+		fmt.Fprintln(stderr, "r2med:", hint)
+	}
 	if len(kept) > 0 {
 		fmt.Fprintf(stderr, "r2med: kept for resuming: %s (%s)\n", strings.Join(kept, ", "), resume)
 	}

@@ -20,7 +20,12 @@ type LineError struct {
 	File string
 	Line int
 	Msg  string
+	// Err, when set, is the kind of problem (errors.Is), for callers that
+	// add what to do in their own terms (a command-line flag).
+	Err error
 }
+
+func (e *LineError) Unwrap() error { return e.Err }
 
 func (e *LineError) Error() string {
 	if e.Line > 0 {
