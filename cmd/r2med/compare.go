@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/significance"
-	"github.com/r2med/r2med/trec"
 )
 
 func init() { register(newCompareCmd) }
@@ -113,7 +113,7 @@ $COLUMNS (else the terminal's width, else 80), a table per few tasks.`,
 				if d.task != "" || d.data != "" {
 					return fmt.Errorf("give --qrels or --task/--data, not both")
 				}
-				if gopt.Qrels, err = trec.ReadQrelsFile(qrelsPath); err != nil {
+				if gopt.Qrels, err = dataset.ReadQrelsFile(qrelsPath); err != nil {
 					return err
 				}
 			} else if d.task != "" || d.data != "" {
@@ -146,7 +146,7 @@ $COLUMNS (else the terminal's width, else 80), a table per few tasks.`,
 	}
 	addDataFlags(cmd, &d)
 	fl := cmd.Flags()
-	fl.StringVar(&qrelsPath, "qrels", "", "TREC qrels file (one task); default: --task/--data, else the data in each run's manifest")
+	fl.StringVar(&qrelsPath, "qrels", "", "qrels file (one task): TREC, R2MED's qrels.jsonl or BEIR's TSV; default: --task/--data, else the data in each run's manifest")
 	fl.StringArrayVar(&metrics, "metric", []string{"ndcg_cut.10"}, "trec_eval measure(s) compared per query: ndcg_cut.10, recall.10,100, map_cut.100, P.10, recip_rank, …; repeat for several")
 	fl.IntVar(&opt.Permutations, "permutations", 10000, "random sign flips of the randomization test when more than 20 queries differ")
 	fl.IntVar(&opt.Resamples, "bootstrap", 10000, "bootstrap resamples of the confidence interval")

@@ -32,6 +32,10 @@ func newEvalCmd() *cobra.Command {
 pytrec_eval: scores read as float32, ties broken by docid descending, the
 rank column ignored. Output is byte-identical to trec_eval's.
 
+QRELS may also be a task's own judgments: R2MED's qrels.jsonl
+({"q_id","p_id","score"} per line) or BEIR's qrels TSV (a header, then
+query-id corpus-id score), told apart by the first line; gzip is read too.
+
 Measures: num_ret num_rel num_rel_ret map Rprec bpref recip_rank ndcg, and
 with cutoffs P recall ndcg_cut map_cut success (e.g. -m P.5,10 -m ndcg_cut.10).
 Without -m it prints R2MED's set:
@@ -77,7 +81,7 @@ What it removed is said on stderr.`,
 			if err != nil {
 				return usage(err)
 			}
-			qrels, err := trec.ReadQrelsFile(args[0])
+			qrels, err := dataset.ReadQrelsFile(args[0])
 			if err != nil {
 				return err
 			}

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -349,5 +353,60 @@ func TestMissingDocsNamesTheFlag(t *testing.T) {
 	}
 	if stdout, stderr, code := r2med(t, "", "run", "--data", data, "--out", out, "--quiet", "--allow-missing-docs"); code != 0 {
 		t.Fatalf("with --allow-missing-docs: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// eval reads a task's own judgments, R2MED's qrels.jsonl (plain or gzip)
+// and BEIR's qrels TSV, as the TREC qrels they hold: trec_eval's output
+// on the TREC file, byte for byte.
+func TestEvalReadsTaskQrels(t *testing.T) {
+	needShared(t)
+	ref := filepath.Join(shared, "eval-reference")
+	flags, err := os.ReadFile(filepath.Join(ref, "measures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(ref, "nfcorpus.mixed.trec_eval"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qrels, err := trec.ReadQrelsFile(filepath.Join(ref, "nfcorpus.mixed.qrels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jsonl, tsv bytes.Buffer
+	tsv.WriteString("query-id\tcorpus-id\tscore\n")
+	for _, qid := range slices.Sorted(maps.Keys(qrels)) {
+		for _, did := range slices.Sorted(maps.Keys(qrels[qid])) {
+			fmt.Fprintf(&jsonl, `{"q_id":%q,"p_id":%q,"score":%d}`+"\n", qid, did, qrels[qid][did])
+			fmt.Fprintf(&tsv, "%s\t%s\t%d\n", qid, did, qrels[qid][did])
+		}
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(jsonl.Bytes())
+	zw.Close()
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"qrels.jsonl": jsonl.Bytes(), "qrels.jsonl.gz": gz.Bytes(), "test.tsv": tsv.Bytes()} {
+		path := filepath.Join(dir, name)
+		writeTestFile(t, path, data)
+		args := append(append([]string{"eval", "-q"}, strings.Fields(string(flags))...), path, filepath.Join(ref, "nfcorpus.bm25.run"))
+		got, stderr, code := r2med(t, "", args...)
+		if code != 0 || got != string(want) {
+			t.Errorf("%s: exit %d, %s; output equal to trec_eval's: %v", name, code, stderr, got == string(want))
+		}
+	}
+	// Each format's reader says what is wrong, where.
+	for _, c := range []struct{ name, text, want string }{
+		{"bad.jsonl", `{"q_id":"q1","p_id":"d1","score":1}` + "\n" + `{"q_id":"q1","p_id":"d2","score":"high"}` + "\n", `bad.jsonl:2: "score" is a string, want an integer grade`},
+		{"noheader.tsv", "q1\td1\t1\n", "noheader.tsv:1: first line is a judgment, not the header"},
+		{"bad.txt", "q1 0 d1\tx 1\n", "bad.txt:1: qrels line has 5 fields, want 4"},
+	} {
+		path := filepath.Join(dir, c.name)
+		writeTestFile(t, path, []byte(c.text))
+		_, stderr, code := r2med(t, "", "eval", path, filepath.Join(ref, "nfcorpus.bm25.run"))
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", c.name, code, stderr, c.want)
+		}
 	}
 }
