@@ -41,6 +41,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	if err := unknownInGroup(root, args); err != nil {
+		return reportError(stderr, err, "")
+	}
 	if cmd, err := root.ExecuteContextC(ctx); err != nil {
 		return reportError(stderr, err, flagHint(cmd, err))
 	}
@@ -97,7 +100,7 @@ func usageArgs(cmd *cobra.Command) {
 	if check := cmd.Args; check != nil {
 		cmd.Args = func(c *cobra.Command, args []string) error {
 			if err := check(c, args); err != nil {
-				return usage(err)
+				return usage(subcommandHint(c, args, err))
 			}
 			return nil
 		}
@@ -105,6 +108,41 @@ func usageArgs(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		usageArgs(c)
 	}
+}
+
+// unknownInGroup is the usage error of a word after a group of commands
+// (index, cache, …) that names none of them: cobra would show the group's
+// help and exit 0, and a script would take a mistyped subcommand for done.
+func unknownInGroup(root *cobra.Command, args []string) error {
+	c, rest, err := root.Find(args)
+	if err != nil || !c.HasParent() || !c.HasSubCommands() || c.Runnable() {
+		return nil
+	}
+	// Only a word right after the group: past its flags a word may be a
+	// flag's value, which only cobra's parse can tell.
+	if len(rest) == 0 || rest[0] == "help" || strings.HasPrefix(rest[0], "-") {
+		return nil
+	}
+	return usage(subcommandHint(c, rest[:1], fmt.Errorf("unknown command %q for %q", rest[0], c.CommandPath())))
+}
+
+// subcommandHint adds to cobra's "unknown command" error of a command
+// with subcommands the one meant (a near miss) or, where the word is a
+// directory and the command reads one from --results, that flag.
+func subcommandHint(c *cobra.Command, args []string, err error) error {
+	if len(args) == 0 || !c.HasSubCommands() || !strings.HasPrefix(err.Error(), "unknown command ") {
+		return err
+	}
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's own default for the root's suggestions
+	}
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		return fmt.Errorf("%w (did you mean %q?)", err, s[0])
+	}
+	if fi, statErr := os.Stat(args[0]); statErr == nil && fi.IsDir() && c.Flags().Lookup("results") != nil {
+		return fmt.Errorf("%w; to read the runs under %s: %s --results %s", err, args[0], c.CommandPath(), args[0])
+	}
+	return err
 }
 
 // registered holds the constructors of commands that live in their own file

@@ -73,6 +73,10 @@ func TestUsageErrorsAndSuggestions(t *testing.T) {
 		{[]string{"model", "show", "nv", "--task", "MedQA-Dag"}, `(did you mean "MedQA-Diag"?)`},
 		{[]string{"leaderboard", "--resuls", out}, "unknown flag: --resuls (did you mean --results?)"},
 		{[]string{"runn"}, `unknown command "runn"`},
+		{[]string{"index", "biuld"}, `unknown command "biuld" for "r2med index" (did you mean "build"?)`},
+		{[]string{"results", "expotr"}, `unknown command "expotr" for "r2med results" (did you mean "export"?)`},
+		{[]string{"results", out}, `to read the runs under ` + out + `: r2med results --results ` + out},
+		{[]string{"cache", "lst"}, `unknown command "lst" for "r2med cache"`},
 		{[]string{"eval", "one-file"}, "QRELS then RUN"},
 		{[]string{"leaderboard", "--results", out, "--systems", "bm52"}, `unknown system "bm52" (did you mean "bm25"?)`},
 		{[]string{"leaderboard", "--results", out, "--baseline", "bm52"}, `(did you mean "bm25"?)`},
@@ -87,6 +91,13 @@ func TestUsageErrorsAndSuggestions(t *testing.T) {
 		}
 		if strings.Contains(c.want, ": drop --") || strings.Contains(c.want, ": add --") {
 			checkHintFlags(t, c.args[0], stderr)
+		}
+	}
+	// A group of commands alone, or with help, shows its help.
+	for _, args := range [][]string{{"index"}, {"index", "help"}, {"index", "--help"}} {
+		stdout, stderr, code := r2med(t, "", args...)
+		if code != 0 || !strings.Contains(stdout, "Available Commands:") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want its help", args, code, stdout, stderr)
 		}
 	}
 }
