@@ -9,9 +9,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rivo/uniseg"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/searchapi"
 )
@@ -24,9 +26,11 @@ func newSearchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   `search (--index INDEX... | --server URL) "QUERY"...`,
 		Short: "Search stored indexes from the terminal (in process, or through a running serve-search)",
-		Long: `search prints the hits of each query: rank, document id, score and the
-start of the document with the words whose analyzed terms the query shares
-marked. It answers exactly as serve-search (and so as r2med run) would:
+		Long: `search prints the hits of each query: rank, document id and score, then
+under them the start of the document, wrapped to $COLUMNS (else the
+terminal's width, else 80), with the words whose analyzed terms the query
+shares marked (bold on a terminal, **between stars** elsewhere), and the
+query's terms the document holds. It answers exactly as serve-search (and so as r2med run) would:
 in process over --index files, or by asking the service at --server
 (its key, if it has one, from $R2MED_SEARCH_KEY).
 
@@ -88,7 +92,7 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 				if i > 0 {
 					fmt.Fprintln(out)
 				}
-				printResult(out, r, isTerminal(out))
+				printResult(out, r, isTerminal(out), terminalWidth(out))
 			}
 			return nil
 		},
@@ -121,12 +125,12 @@ func searchLocal(cmd *cobra.Command, sf *serviceFlags, body searchapi.SearchBody
 // printResult writes one query's hits for people: rank, id, score and
 // the snippet with matched words in bold on a terminal, between ** and
 // ** elsewhere.
-func printResult(w io.Writer, r *searchapi.Result, color bool) {
+func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 	head := r.System
 	if r.ID != "" {
 		head = r.ID + " · " + head
 	}
-	fmt.Fprintf(w, "%s · %d hits · %q\n", head, len(r.Hits), r.Query)
+	fmt.Fprintf(w, "%s · %s · %q\n", head, fmt.Sprintf("%d %s", len(r.Hits), errtext.Plural(len(r.Hits), "hit", "hits")), r.Query)
 	if e := r.Expansion; e != nil {
 		cached := ""
 		if e.Cached {
@@ -139,34 +143,90 @@ func printResult(w io.Writer, r *searchapi.Result, color bool) {
 		idw = max(idw, len(h.ID))
 	}
 	for _, h := range r.Hits {
-		fmt.Fprintf(w, "%4d  %-*s  %9.4f", h.Rank, idw, h.ID, h.Score)
+		fmt.Fprintf(w, "%4d  %-*s  %9.4f\n", h.Rank, idw, h.ID, h.Score)
 		if len(h.Snippet) > 0 {
-			var b strings.Builder
+			var words []snippetWord
+			space := false
 			for _, s := range h.Snippet {
-				t := oneLine(s.Text, len(s.Text))
-				switch {
-				case s.Match && color:
-					b.WriteString("\x1b[1;33m" + t + "\x1b[0m")
-				case s.Match:
-					b.WriteString("**" + t + "**")
-				default:
-					b.WriteString(t)
-				}
+				words = appendWords(words, oneLine(s.Text, len(s.Text)), s.Match, &space)
 			}
-			if h.Truncated {
-				b.WriteString("…")
+			if h.Truncated && len(words) > 0 {
+				words[len(words)-1].text += "…"
 			}
-			fmt.Fprintf(w, "  %s", b.String())
+			writeWrapped(w, words, hitIndent, width, color)
 		}
-		fmt.Fprintln(w)
 		if len(h.Matched) > 0 {
-			fmt.Fprintf(w, "      %*s  matched: %s\n", idw+9, "", strings.Join(h.Matched, ", "))
+			fmt.Fprintf(w, "%smatched: %s\n", strings.Repeat(" ", hitIndent), strings.Join(h.Matched, ", "))
 		}
 	}
 }
 
-// oneLine puts s on one line (line breaks and tabs become spaces) and
-// cuts it at about n bytes.
+// hitIndent is where a hit's snippet and matched terms start, under its
+// id.
+const hitIndent = 6
+
+// snippetWord is a run of text between spaces, with whether it is a
+// matched word, and whether a space came before it.
+type snippetWord struct {
+	text         string
+	match, space bool
+}
+
+// appendWords splits a snippet segment at its spaces. space carries
+// across segments whether a space came last: a segment that starts
+// mid-word (the rest of a word after a marked part) joins the word before
+// it.
+func appendWords(words []snippetWord, text string, match bool, space *bool) []snippetWord {
+	for text != "" {
+		if text[0] == ' ' {
+			text, *space = strings.TrimLeft(text, " "), true
+			continue
+		}
+		end := strings.IndexByte(text, ' ')
+		if end < 0 {
+			end = len(text)
+		}
+		words = append(words, snippetWord{text: text[:end], match: match, space: *space || len(words) == 0})
+		text, *space = text[end:], false
+	}
+	return words
+}
+
+// writeWrapped writes the words as lines of at most width display
+// columns after indent spaces (a word longer than a line gets one of its
+// own), matched words in bold on a terminal, between ** and ** elsewhere.
+func writeWrapped(w io.Writer, words []snippetWord, indent, width int, color bool) {
+	pad := strings.Repeat(" ", indent)
+	var line strings.Builder
+	col := 0
+	for _, wd := range words {
+		n := uniseg.StringWidth(wd.text)
+		if wd.match && !color {
+			n += 4
+		}
+		if wd.space && col > 0 && indent+col+1+n > width {
+			fmt.Fprintf(w, "%s%s\n", pad, line.String())
+			line.Reset()
+			col = 0
+		} else if wd.space && col > 0 {
+			line.WriteByte(' ')
+			col++
+		}
+		switch {
+		case wd.match && color:
+			line.WriteString("\x1b[1;33m" + wd.text + "\x1b[0m")
+		case wd.match:
+			line.WriteString("**" + wd.text + "**")
+		default:
+			line.WriteString(wd.text)
+		}
+		col += n
+	}
+	if col > 0 {
+		fmt.Fprintf(w, "%s%s\n", pad, line.String())
+	}
+}
+
 func oneLine(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == '\t' {

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
@@ -187,11 +189,21 @@ func TestSearchCommand(t *testing.T) {
 	if !strings.HasPrefix(lines[0], `demo · 3 hits · "a 54-year-old`) {
 		t.Errorf("header %q", lines[0])
 	}
-	if !regexp.MustCompile(`^\s+1  cv-mi-1\s+15\.3859  ST-elevation .*\*\*crushing\*\* or pressing central \*\*chest\*\* \*\*pain\*\*.*…$`).MatchString(lines[1]) {
+	if !regexp.MustCompile(`^\s+1  cv-mi-1\s+15\.3859$`).MatchString(lines[1]) {
 		t.Errorf("first hit %q", lines[1])
 	}
-	if !strings.Contains(lines[2], "matched: crush, chest, pain, radiat, jaw") {
-		t.Errorf("matched terms %q", lines[2])
+	// The snippet under it, wrapped to the terminal's width, then the
+	// matched terms.
+	var snippet []string
+	i := 2
+	for ; i < len(lines) && !strings.Contains(lines[i], "matched:"); i++ {
+		snippet = append(snippet, strings.TrimPrefix(lines[i], "      "))
+	}
+	if text := strings.Join(snippet, " "); !regexp.MustCompile(`^ST-elevation .*\*\*crushing\*\* or pressing central \*\*chest\*\* \*\*pain\*\*.*…$`).MatchString(text) {
+		t.Errorf("first hit's snippet %q", text)
+	}
+	if i == len(lines) || lines[i] != "      matched: crush, chest, pain, radiat, jaw" {
+		t.Errorf("matched terms: %q", lines[min(i, len(lines)-1)])
 	}
 	base, _ := serveSearch(t, "--index", "demo="+idx)
 	remote, stderr, code := r2med(t, "", "search", "--server", base, "-k", "3", q)
@@ -370,4 +382,44 @@ func TestServeSearchRollsOutIndexes(t *testing.T) {
 		}
 	}
 	wait("after SIGHUP", "robertson")
+}
+
+// `r2med search` wraps each snippet to $COLUMNS under its hit: no line
+// wider, and the same words at every width.
+func TestSearchWrapsToWidth(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "demo.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+		t.Fatalf("index build: %s", stderr)
+	}
+	var texts []string
+	for _, width := range []int{40, 72, 120, 400} {
+		t.Setenv("COLUMNS", strconv.Itoa(width))
+		out, stderr, code := r2med(t, "", "search", "--index", idx, "-k", "1", "vitamin C deficiency scurvy")
+		if code != 0 {
+			t.Fatalf("search: %s", stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if !strings.HasSuffix(lines[0], `1 hit · "vitamin C deficiency scurvy"`) || len(lines) < 4 {
+			t.Fatalf("COLUMNS=%d:\n%s", width, out)
+		}
+		var words []string
+		for _, l := range lines[2 : len(lines)-1] {
+			if n := utf8.RuneCountInString(l); n > width && strings.Contains(strings.TrimSpace(l), " ") {
+				t.Errorf("COLUMNS=%d: a line of %d columns: %q", width, n, l)
+			}
+			if !strings.HasPrefix(l, "      ") {
+				t.Errorf("COLUMNS=%d: line %q not under its hit", width, l)
+			}
+			words = append(words, strings.Fields(l)...)
+		}
+		texts = append(texts, strings.Join(words, " "))
+		if !strings.Contains(texts[len(texts)-1], "**Scurvy** is caused by **vitamin** **C** **deficiency**") {
+			t.Errorf("COLUMNS=%d: snippet %q", width, texts[len(texts)-1])
+		}
+	}
+	for i := range texts[1:] {
+		if texts[i+1] != texts[0] {
+			t.Errorf("the words differ with the width:\n%s\n%s", texts[0], texts[i+1])
+		}
+	}
 }
