@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/pipeline"
@@ -407,6 +408,47 @@ func TestEvalReadsTaskQrels(t *testing.T) {
 		_, stderr, code := r2med(t, "", "eval", path, filepath.Join(ref, "nfcorpus.bm25.run"))
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want %q", c.name, code, stderr, c.want)
+		}
+	}
+}
+
+// The reference tables fit $COLUMNS for people, each long identifier
+// (a task's repository at its revision, a model's checkpoint) whole on a
+// line of its own under its row; piped without $COLUMNS, a row is a line.
+func TestReferenceTablesFitColumns(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		long string // a cell that must stay whole
+	}{
+		{[]string{"tasks"}, "hf://datasets/R2MED/Biology@8b9fec2db9eda4b5742d03732213fbaee8169556"},
+		{[]string{"tasks", "--suite", "bright"}, "hf://datasets/xlangai/BRIGHT@"},
+		{[]string{"models"}, "ncbi/MedCPT-Query-Encoder + ncbi/MedCPT-Article-Encoder"},
+	} {
+		t.Setenv("COLUMNS", "")
+		os.Unsetenv("COLUMNS")
+		piped, _, code := r2med(t, "", c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", c.args, code)
+		}
+		rows := strings.Split(strings.TrimSuffix(piped, "\n"), "\n")
+		t.Setenv("COLUMNS", "120")
+		fitted, _, code := r2med(t, "", c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", c.args, code)
+		}
+		lines := strings.Split(strings.TrimSuffix(fitted, "\n"), "\n")
+		whole := false
+		for _, l := range lines {
+			if n := utf8.RuneCountInString(l); n > 120 {
+				t.Errorf("%v at 120 columns: a line of %d: %q", c.args, n, l)
+			}
+			whole = whole || strings.HasPrefix(l, "  "+c.long)
+		}
+		if !whole {
+			t.Errorf("%v at 120 columns: %q not whole on a line of its own:\n%s", c.args, c.long, fitted)
+		}
+		if !strings.Contains(piped, c.long) || len(lines) <= len(rows) {
+			t.Errorf("%v piped: %d lines, fitted %d; want a row a line and the long cell in it:\n%s", c.args, len(rows), len(lines), piped)
 		}
 	}
 }

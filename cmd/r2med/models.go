@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/tasks"
@@ -51,7 +51,7 @@ its source (repository, path, commit); r2med model show NAME prints them.`,
 }
 
 func writeModelsTable(cmd *cobra.Command, ms []models.Model) error {
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{0, 5, 8}, Below: 2}) // the checkpoint under its model
 	fmt.Fprintln(w, "model\tcheckpoint\tpooling\tmax len\tnormalized\tbackends\tR2MED nDCG@10\treported\tinstructions from")
 	for _, m := range ms {
 		length := fmt.Sprint(m.MaxLength)

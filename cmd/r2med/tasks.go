@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/tasks"
 )
@@ -30,8 +30,8 @@ files and result directories use it.`,
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			if s.Benchmark() == tasks.Bright {
+				w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{1, 5}, Below: 7}) // the repository under its task
 				fmt.Fprintf(w, "task\tfamily\tqueries\tdocuments\trelevant\truns as\trepository (suite %s)\n", s)
 				q, d := 0, 0
 				for _, t := range s.Tasks() {
@@ -43,6 +43,7 @@ files and result directories use it.`,
 				fmt.Fprintf(w, "all\t\t%d\t%d\t\t\t\n", q, d)
 				return w.Flush()
 			}
+			w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{1, 4}, Below: 7})
 			fmt.Fprintln(w, "task\tfamily\tqueries\tdocuments\tnano split\tnano docs\trepository (suite r2med)")
 			q, d := 0, 0
 			for _, t := range tasks.All() {

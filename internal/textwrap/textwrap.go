@@ -65,3 +65,117 @@ func Name(name string, width int) []string {
 	}
 	return lines
 }
+
+// MinColumn is the narrowest Table makes a column it wraps.
+const MinColumn = 12
+
+// Layout says how Table may fit a table into a width.
+type Layout struct {
+	// Wrap lists the columns that may be narrowed, the widest first,
+	// down to MinColumn, their cells split onto more lines as Name splits
+	// them: nothing is cut, the cells' lines joined are the cells.
+	Wrap []int
+	// Right lists the columns aligned right (numbers).
+	Right []int
+	// Below, when set, is a column (1-based) that, where the table is too
+	// wide, leaves the columns and goes on a line of its own under its
+	// row, indented, whole: a long identifier one copies (a repository
+	// at its revision) rather than reads across.
+	Below int
+}
+
+// Table lays rows (the first the header) out as columns two spaces
+// apart in at most width runes (0: no limit), as the layout allows. The
+// lines come without trailing spaces; a table that cannot be narrowed
+// enough is returned as narrow as it goes.
+func Table(rows [][]string, width int, l Layout) []string {
+	if len(rows) == 0 {
+		return nil
+	}
+	ncol := 0
+	for _, r := range rows {
+		ncol = max(ncol, len(r))
+	}
+	cell := func(r []string, i int) string {
+		if i < len(r) {
+			return r[i]
+		}
+		return ""
+	}
+	widths := make([]int, ncol)
+	for _, r := range rows {
+		for i := range ncol {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell(r, i)))
+		}
+	}
+	below := -1
+	sum := func() int {
+		n := 0
+		for i, w := range widths {
+			if i != below {
+				n += w + 2
+			}
+		}
+		return n - 2
+	}
+	if b := l.Below - 1; width > 0 && b >= 0 && b < ncol && sum() > width {
+		below = b
+	}
+	for width > 0 && sum() > width {
+		widest := -1 // one column at a time, a rune at a time: the widest give first
+		for _, i := range l.Wrap {
+			if i < ncol && i != below && widths[i] > MinColumn && (widest < 0 || widths[i] > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		widths[widest]--
+	}
+	isRight := make([]bool, ncol)
+	for _, i := range l.Right {
+		if i < ncol {
+			isRight[i] = true
+		}
+	}
+	var out []string
+	for _, r := range rows {
+		cells := make([][]string, ncol)
+		height := 1
+		for i := range ncol {
+			if i != below {
+				cells[i] = Name(cell(r, i), widths[i])
+				height = max(height, len(cells[i]))
+			}
+		}
+		for k := range height {
+			var line strings.Builder
+			first := true
+			for i := range ncol {
+				if i == below {
+					continue
+				}
+				c := ""
+				if k < len(cells[i]) {
+					c = cells[i][k]
+				}
+				pad := strings.Repeat(" ", max(widths[i]-utf8.RuneCountInString(c), 0))
+				if !first {
+					line.WriteString("  ")
+				}
+				first = false
+				if isRight[i] {
+					line.WriteString(pad + c)
+				} else {
+					line.WriteString(c + pad)
+				}
+			}
+			out = append(out, strings.TrimRight(line.String(), " "))
+		}
+		if below >= 0 && cell(r, below) != "" {
+			out = append(out, "  "+cell(r, below))
+		}
+	}
+	return out
+}
