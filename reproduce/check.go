@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/internal/textwrap"
 )
 
 // Env is what is at hand where specs run.
@@ -301,14 +302,18 @@ func WriteJSON(w io.Writer, reports []*Report) error {
 	return enc.Encode(out)
 }
 
-// WriteList prints the specs: name, what, source, tasks and needs.
-func WriteList(w io.Writer, specs []*Spec) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "spec\tsource\ttasks\tdata\tneeds besides")
+// WriteList prints the specs: name, what, source, tasks and needs, in
+// width columns (0: a spec a line), the names and needs wrapped to fit.
+func WriteList(w io.Writer, specs []*Spec, width int) error {
+	rows := [][]string{{"spec", "source", "tasks", "data", "needs besides"}}
 	for _, s := range specs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.Source.Kind, len(s.Data.Tasks), dataPhrase(s.Data, false), s.Needs.Brief())
+		rows = append(rows, []string{s.Name, s.Source.Kind, strconv.Itoa(len(s.Data.Tasks)), dataPhrase(s.Data, false), s.Needs.Brief()})
 	}
-	if err := tw.Flush(); err != nil {
+	var b strings.Builder
+	for _, l := range textwrap.Table(rows, width, textwrap.Layout{Wrap: []int{0, 4}}) {
+		b.WriteString(l + "\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	offline := 0

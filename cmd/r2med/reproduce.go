@@ -74,7 +74,7 @@ reuses what it verified, and r2med leaderboard shows them.`,
 				return usage(err)
 			}
 			if list {
-				return reproduce.WriteList(cmd.OutOrStdout(), specs)
+				return reproduce.WriteList(cmd.OutOrStdout(), specs, peopleWidth(cmd.OutOrStdout()))
 			}
 			if out == "" {
 				out = filepath.Join(resultsDir(), "reproduce")

@@ -32,14 +32,20 @@ func (t *tableWriter) Flush() error {
 		rows = append(rows, strings.Split(l, "\t"))
 	}
 	t.buf.Reset()
-	width := 0
-	if isTerminal(t.out) || os.Getenv("COLUMNS") != "" {
-		width = terminalWidth(t.out)
-	}
 	var b strings.Builder
-	for _, l := range textwrap.Table(rows, width, t.layout) {
+	for _, l := range textwrap.Table(rows, peopleWidth(t.out), t.layout) {
 		b.WriteString(l + "\n")
 	}
 	_, err := io.WriteString(t.out, b.String())
 	return err
+}
+
+// peopleWidth is the width a table for people keeps to: terminalWidth
+// when out is a terminal or $COLUMNS is set, else 0 (piped: no limit, a
+// row a line).
+func peopleWidth(out io.Writer) int {
+	if isTerminal(out) || os.Getenv("COLUMNS") != "" {
+		return terminalWidth(out)
+	}
+	return 0
 }
