@@ -1,5 +1,6 @@
-// Package textwrap wraps prose for terminals: the legends under the
-// leaderboard's and compare's tables.
+// Package textwrap wraps prose, names and tables for terminals: the
+// legends under the leaderboard's and compare's tables, and the reference
+// tables (tasks, models, reproduce --list) fitted to $COLUMNS.
 package textwrap
 
 import (
