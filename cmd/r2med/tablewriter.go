@@ -11,9 +11,8 @@ import (
 
 // tableWriter takes tab-separated lines, as text/tabwriter does, and lays
 // them out with textwrap.Table on Flush: for people (a terminal, or
-// $COLUMNS set) fitted to the width terminalWidth gives by wrapping the
-// columns its layout names onto more lines, nothing cut; piped, each row on one
-// line, whole, for scripts.
+// $COLUMNS set) fitted to terminalWidth as its layout allows, nothing
+// cut; piped, each row on one line, whole, for scripts.
 type tableWriter struct {
 	out    io.Writer
 	buf    bytes.Buffer

@@ -96,9 +96,6 @@ func resumable(dir string, store *cache.Store) []string {
 	return kept
 }
 
-// reportError writes what execute prints for a failed command and returns
-// the exit status: 130 for an interrupt, saying which checkpoint files
-// were kept for resuming (or that none were), else exitCode's.
 // flagHints name, for a kind of error, the flag that lets a command go on
 // when the user means it.
 var flagHints = []struct {
@@ -123,6 +120,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 	return ""
 }
 
+// reportError writes what execute prints for a failed command and returns
+// the exit status: 130 for an interrupt, saying which checkpoint files
+// were kept for resuming (or that none were), else exitCode's;
+// a hint (flagHint's) goes on a line of its own after the error.
 func reportError(stderr io.Writer, err error, hint string) int {
 	var kept []string
 	var ke *keptError
