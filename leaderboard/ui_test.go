@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -345,3 +346,54 @@ func TestCostColumns(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestCoarsePrintedCellsExplained reads the external-results CSVs for
+// cells printed with fewer than two decimals (R2MED's website prints
+// o3-mini + BM25's IIYi-Clinical as 7.8: a digit may be lost) and requires
+// every format a reader sees to say so beside the row: the cells show two
+// decimals ("7.80"), so the table, Markdown and LaTeX must carry the note
+// the CSV and JSON formats already carry, naming the task and the value
+// as printed.
+func TestCoarsePrintedCellsExplained(t *testing.T) {
+	needShared(t, externalDir)
+	type coarse struct{ system, task, value string }
+	var want []coarse
+	for _, name := range []string{"reasonembed-table3.csv", "r2med-website.csv"} {
+		f, err := os.Open(filepath.Join(externalDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs[1:] {
+			for j, task := range TaskNames("") {
+				if v := rec[3+j]; decimals(v) < 2 {
+					want = append(want, coarse{rec[0], task, v})
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no cell printed with fewer than two decimals in " + externalDir + "; the test has nothing to check")
+	}
+	es, err := Externals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := build(t, append(pubSystems(t), es...), Options{})
+	for _, f := range []Format{Terminal, Markdown, LaTeX, CSV, JSON} {
+		var b strings.Builder
+		if err := tb.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range want {
+			if !strings.Contains(b.String(), c.system+": printed with fewer than two decimals") && f != CSV && f != JSON ||
+				!strings.Contains(b.String(), c.task+" "+c.value) {
+				t.Errorf("%s: no note that %s's %s was printed %s", f, c.system, c.task, c.value)
+			}
+		}
+	}
+}
