@@ -426,8 +426,8 @@ func (t *Table) writeCSV(w io.Writer) error {
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
 			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Source()
-			if e.AverageComputed {
-				printed = ""
+			if e.AverageComputed || t.Family != "" || t.Subset {
+				printed = "" // none printed, or not over this view's tasks
 			}
 		}
 		for _, e := range r.System.Reprinted {

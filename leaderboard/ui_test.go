@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -394,6 +395,65 @@ func TestCoarsePrintedCellsExplained(t *testing.T) {
 				!strings.Contains(b.String(), c.task+" "+c.value) {
 				t.Errorf("%s: no note that %s's %s was printed %s", f, c.system, c.task, c.value)
 			}
+		}
+	}
+}
+
+// TestCSVPrintedAverageOnlyBesideItsAverage: the csv format's printed_avg
+// is the paper's 8-task average (reasonembed-table3.csv's avg column, as
+// printed) in the view whose avg is that average, and empty in a family
+// or --tasks view, whose avg is over other tasks: 43.18 printed beside a
+// Q&A average of 62.66 reads as a disagreement that is none.
+func TestCSVPrintedAverageOnlyBesideItsAverage(t *testing.T) {
+	path := filepath.Join(externalDir, "reasonembed-table3.csv")
+	needShared(t, path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := map[string]string{}
+	for _, rec := range recs[1:] {
+		printed[rec[0]] = rec[2]
+	}
+	es, err := Externals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []Options{{}, {Family: tasks.QAReference}, {Tasks: []string{"Biology", "MedQA-Diag"}}} {
+		tb := build(t, append(pubSystems(t), es...), opt)
+		var b strings.Builder
+		if err := tb.Write(&b, CSV); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range rows[0] {
+			col[h] = i
+		}
+		seen := 0
+		for _, r := range rows[1:] {
+			want, ok := printed[r[col["system"]]]
+			if !ok {
+				continue
+			}
+			seen++
+			if opt.Family != "" || len(opt.Tasks) > 0 {
+				want = ""
+			}
+			if got := r[col["printed_avg"]]; got != want {
+				t.Errorf("%+v: %s printed_avg %q beside avg %s; want %q", opt, r[col["system"]], got, r[col["avg"]], want)
+			}
+		}
+		if seen < 15 {
+			t.Errorf("%+v: %d of the table's rows in the csv", opt, seen)
 		}
 	}
 }
