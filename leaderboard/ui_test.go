@@ -457,3 +457,31 @@ func TestCSVPrintedAverageOnlyBesideItsAverage(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsSuiteOnlyForBenchmarkTasks: `r2med results` names a run's
+// suite only where the run is on a benchmark's task: R2MED's Biology
+// (r2med), NanoR2MED's split (nano), BRIGHT's biology (bright); a run on
+// the demo or on NFCorpus (../shared/data/nfcorpus, BEIR) is in no suite
+// and shows "—", not "r2med".
+func TestRunsSuiteOnlyForBenchmarkTasks(t *testing.T) {
+	run := func(name, split string) results.Run {
+		return results.Run{Dir: name, Rel: name, Result: &results.R2MED{ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.5}},
+			Manifest: &results.Manifest{Task: results.TaskInfo{Name: name, Split: split}}}
+	}
+	l := &results.Listing{Root: "out", Runs: []results.Run{run("Biology", ""), run("NanoR2MEDBiology", ""), run("BRIGHT-biology", ""), run("demo", ""), run("nfcorpus", "test")}}
+	want := []string{"r2med", "nano", "bright", "", ""}
+	for i, r := range Runs(l) {
+		if r.Suite != want[i] {
+			t.Errorf("%s: suite %q, want %q", r.Task, r.Suite, want[i])
+		}
+	}
+	var b strings.Builder
+	if err := WriteRuns(&b, l, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{"demo", "nfcorpus"} {
+		if !strings.Contains(b.String(), "| "+task+" | bm25 | — |") {
+			t.Errorf("%s's row does not show its suite as —:\n%s", task, b.String())
+		}
+	}
+}
