@@ -55,6 +55,35 @@ func pubSystems(t *testing.T) []System {
 	return ss
 }
 
+// readCSVFile reads a reference CSV whole.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// summaryID is the system ID of a row of R2MED's summary or all-results
+// CSV, get reading its columns by name.
+func summaryID(get func(string) string) string {
+	switch get("family") {
+	case "base_retriever":
+		return "base/" + get("retriever")
+	case "gar":
+		return "gar/" + get("method") + "/" + get("llm") + "/" + get("retriever")
+	case "reranker":
+		return "reranker/" + get("reranker") + "/" + get("retriever") + "/top_" + get("rerank_topk")
+	}
+	return ""
+}
+
 func build(t *testing.T, ss []System, opt Options) *Table {
 	t.Helper()
 	tb, err := Build(ss, opt)
@@ -180,15 +209,7 @@ func TestMarkdownIsThePublishedTable(t *testing.T) {
 // Recall@100 and MRR for each of the 71 systems.
 func TestSummaryCSV(t *testing.T) {
 	needShared(t, official)
-	f, err := os.Open(filepath.Join(official, "summary-ndcg10.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, filepath.Join(official, "summary-ndcg10.csv"))
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -201,15 +222,7 @@ func TestSummaryCSV(t *testing.T) {
 	checked := 0
 	for _, rec := range recs[1:] {
 		get := func(h string) string { return rec[col[h]] }
-		var id string
-		switch get("family") {
-		case "base_retriever":
-			id = "base/" + get("retriever")
-		case "gar":
-			id = "gar/" + get("method") + "/" + get("llm") + "/" + get("retriever")
-		case "reranker":
-			id = "reranker/" + get("reranker") + "/" + get("retriever") + "/top_" + get("rerank_topk")
-		}
+		id := summaryID(get)
 		for h, m := range map[string]string{"ndcg10_avg8": "ndcg_at_10", "recall100_avg8": "recall_at_100", "mrr_avg8": "mrr"} {
 			tb := byMetric[m]
 			var r *Row
@@ -516,15 +529,7 @@ func TestLoad(t *testing.T) {
 func TestBordaTiesOnPublished(t *testing.T) {
 	path := filepath.Join(official, "all-results.csv")
 	needShared(t, path)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, path)
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -533,15 +538,7 @@ func TestBordaTiesOnPublished(t *testing.T) {
 	vals := map[string]map[string]int64{}
 	for _, rec := range recs[1:] {
 		get := func(k string) string { return rec[col[k]] }
-		var id string
-		switch get("family") {
-		case "base_retriever":
-			id = "base/" + get("retriever")
-		case "gar":
-			id = "gar/" + get("method") + "/" + get("llm") + "/" + get("retriever")
-		default:
-			id = "reranker/" + get("reranker") + "/" + get("retriever") + "/top_" + get("rerank_topk")
-		}
+		id := summaryID(get)
 		if vals[id] == nil {
 			vals[id] = map[string]int64{}
 		}

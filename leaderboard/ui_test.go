@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -360,16 +359,7 @@ func TestCoarsePrintedCellsExplained(t *testing.T) {
 	type coarse struct{ system, task, value string }
 	var want []coarse
 	for _, name := range []string{"reasonembed-table3.csv", "r2med-website.csv"} {
-		f, err := os.Open(filepath.Join(externalDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(f).ReadAll()
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rec := range recs[1:] {
+		for _, rec := range readCSVFile(t, filepath.Join(externalDir, name))[1:] {
 			for j, task := range TaskNames("") {
 				if v := rec[3+j]; decimals(v) < 2 {
 					want = append(want, coarse{rec[0], task, v})
@@ -407,17 +397,8 @@ func TestCoarsePrintedCellsExplained(t *testing.T) {
 func TestCSVPrintedAverageOnlyBesideItsAverage(t *testing.T) {
 	path := filepath.Join(externalDir, "reasonembed-table3.csv")
 	needShared(t, path)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	printed := map[string]string{}
-	for _, rec := range recs[1:] {
+	for _, rec := range readCSVFile(t, path)[1:] {
 		printed[rec[0]] = rec[2]
 	}
 	es, err := Externals()
