@@ -196,6 +196,7 @@ func (t *Table) Legend() []string {
 	if origins[OriginExternal] {
 		out = append(out, "external: figures printed by later papers and R2MED's website, with their source; not R2MED's released files")
 	}
+	out = append(out, t.printedCellNotes()...)
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
@@ -207,6 +208,22 @@ func (t *Table) Legend() []string {
 	}
 	if t.anyCut() {
 		out = append(out, CutLegend)
+	}
+	return out
+}
+
+// printedCellNotes are the notes of the shown external rows about how
+// their per-task values were printed ("o3-mini + BM25: printed with fewer
+// than two decimals (a digit may be lost): IIYi-Clinical 7.8"): the cells
+// show two decimals, so the note says which the source did not print.
+// MTEB's rows (notes on revisions) and average-only rows (their note is
+// the printed average's) are explained elsewhere.
+func (t *Table) printedCellNotes() []string {
+	var out []string
+	for _, r := range t.Rows {
+		if e := r.System.External; e != nil && e.Note != "" && !e.AverageOnly && !e.AverageComputed {
+			out = append(out, r.System.FullName()+": "+e.Note)
+		}
 	}
 	return out
 }
@@ -409,8 +426,8 @@ func (t *Table) writeCSV(w io.Writer) error {
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
 			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Source()
-			if e.AverageComputed {
-				printed = ""
+			if e.AverageComputed || t.Family != "" || t.Subset {
+				printed = "" // none printed, or not over this view's tasks
 			}
 		}
 		for _, e := range r.System.Reprinted {

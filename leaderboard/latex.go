@@ -65,6 +65,9 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	if len(printed) > 0 {
 		caption += ` $^{p}$: the paper's printed average (` + strings.Join(printed, "; ") + `).`
 	}
+	for _, n := range t.printedCellNotes() {
+		caption += " " + TeX(n) + "."
+	}
 	if t.BoardSize > len(t.Rows) {
 		caption += fmt.Sprintf(` \#: rank among all %d systems.`, t.BoardSize)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,35 @@ func pubSystems(t *testing.T) []System {
 		t.Fatal(err)
 	}
 	return ss
+}
+
+// readCSVFile reads a reference CSV whole.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// summaryID is the system ID of a row of R2MED's summary or all-results
+// CSV, get reading its columns by name.
+func summaryID(get func(string) string) string {
+	switch get("family") {
+	case "base_retriever":
+		return "base/" + get("retriever")
+	case "gar":
+		return "gar/" + get("method") + "/" + get("llm") + "/" + get("retriever")
+	case "reranker":
+		return "reranker/" + get("reranker") + "/" + get("retriever") + "/top_" + get("rerank_topk")
+	}
+	return ""
 }
 
 func build(t *testing.T, ss []System, opt Options) *Table {
@@ -179,15 +209,7 @@ func TestMarkdownIsThePublishedTable(t *testing.T) {
 // Recall@100 and MRR for each of the 71 systems.
 func TestSummaryCSV(t *testing.T) {
 	needShared(t, official)
-	f, err := os.Open(filepath.Join(official, "summary-ndcg10.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, filepath.Join(official, "summary-ndcg10.csv"))
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -200,15 +222,7 @@ func TestSummaryCSV(t *testing.T) {
 	checked := 0
 	for _, rec := range recs[1:] {
 		get := func(h string) string { return rec[col[h]] }
-		var id string
-		switch get("family") {
-		case "base_retriever":
-			id = "base/" + get("retriever")
-		case "gar":
-			id = "gar/" + get("method") + "/" + get("llm") + "/" + get("retriever")
-		case "reranker":
-			id = "reranker/" + get("reranker") + "/" + get("retriever") + "/top_" + get("rerank_topk")
-		}
+		id := summaryID(get)
 		for h, m := range map[string]string{"ndcg10_avg8": "ndcg_at_10", "recall100_avg8": "recall_at_100", "mrr_avg8": "mrr"} {
 			tb := byMetric[m]
 			var r *Row
@@ -501,5 +515,68 @@ func TestLoad(t *testing.T) {
 	b, err = Load("", Sources{})
 	if err != nil || len(b.Systems) != 0 || b.Listing != nil {
 		t.Errorf("empty board: %v %d", err, len(b.Systems))
+	}
+}
+
+// TestBordaTiesOnPublished ranks R2MED's 71 published systems by Borda
+// count as the test computes it exactly from all-results.csv (each task's
+// nDCG@10 in the files' five digits; per task a system scores n minus its
+// competition rank, the number of other systems not above it, so Borda =
+// 100·points/(8·(n−1)) and equal points are equal Borda) and requires the board's Borda and ranks: equal
+// counts share a rank, as HAKARI-Bench's do, whatever order a float sum
+// of fractions takes (query2doc/qwen-72b → bm25 and lamer/gpt4 → bm25
+// both have 51.07).
+func TestBordaTiesOnPublished(t *testing.T) {
+	path := filepath.Join(official, "all-results.csv")
+	needShared(t, path)
+	recs := readCSVFile(t, path)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	// value in units of 1e-5 per system ID and task
+	vals := map[string]map[string]int64{}
+	for _, rec := range recs[1:] {
+		get := func(k string) string { return rec[col[k]] }
+		id := summaryID(get)
+		if vals[id] == nil {
+			vals[id] = map[string]int64{}
+		}
+		v, err := strconv.ParseFloat(get("ndcg_at_10"), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[id][get("task")] = int64(math.Round(v * 1e5))
+	}
+	points := map[string]int{}
+	for id, vs := range vals {
+		for task, v := range vs {
+			for oid, o := range vals {
+				if oid != id && o[task] <= v {
+					points[id]++
+				}
+			}
+		}
+	}
+	n := len(vals)
+	tb := build(t, pubSystems(t), Options{Ranking: ByBorda})
+	if len(tb.Rows) != n || n != 71 {
+		t.Fatalf("%d rows, %d systems in %s; want 71", len(tb.Rows), n, path)
+	}
+	for _, r := range tb.Rows {
+		p, ok := points[r.System.ID]
+		if !ok {
+			t.Fatalf("row %s is not in %s", r.System.ID, path)
+		}
+		rank := 1
+		for _, q := range points {
+			if q > p {
+				rank++
+			}
+		}
+		want := 100 * float64(p) / float64(8*(n-1))
+		if r.Rank != rank || math.Abs(r.Borda-want) > 1e-9 {
+			t.Errorf("%s: rank %d Borda %v; want rank %d Borda %.4f (%d points)", r.System.Name, r.Rank, r.Borda, rank, want, p)
+		}
 	}
 }

@@ -12,13 +12,14 @@ import (
 
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/sysname"
+	"github.com/r2med/r2med/tasks"
 )
 
 // RunInfo is one run of a results directory as `r2med results` lists it.
 type RunInfo struct {
 	Task   string `json:"task"`
 	R2MED  bool   `json:"r2med_task"` // Task is one of R2MED's eight
-	Suite  string `json:"suite"`
+	Suite  string `json:"suite"`      // r2med, nano, bright…; "" for other data
 	System string `json:"system"`
 	Kind   Kind   `json:"kind"`
 	// Metrics are the stored values (0–1) of nDCG@10, Recall@100 and MRR;
@@ -39,7 +40,11 @@ func Runs(l *results.Listing) []RunInfo {
 	for _, r := range l.Runs {
 		task, ok := r.Task()
 		m, _ := Normalize(r.Result.Test)
-		info := RunInfo{Task: task, R2MED: ok, Suite: string(r.Suite()), System: displayName(r), Kind: KindOf(r.Result),
+		suite := r.Suite()
+		if !ok && suite == tasks.R2MED {
+			suite = "" // the demo, a BEIR set: no benchmark's task
+		}
+		info := RunInfo{Task: task, R2MED: ok, Suite: string(suite), System: displayName(r), Kind: KindOf(r.Result),
 			Metrics: map[string]float64{}, Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
 		for _, mt := range runMetrics {
 			if v, ok := m[mt.Key]; ok {
@@ -105,7 +110,11 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	cut := false
 	for i, r := range runs {
 		cut = cut || shown[i] != r.System
-		line := []string{r.Task, shown[i], r.Suite}
+		suite := r.Suite
+		if suite == "" {
+			suite = "—"
+		}
+		line := []string{r.Task, shown[i], suite}
 		for _, m := range runMetrics {
 			if v, ok := r.Metrics[m.Key]; ok {
 				line = append(line, Pct(v))

@@ -304,7 +304,10 @@ func borda(t *Table) {
 	if n == 0 {
 		return
 	}
-	sum := make([]float64, n)
+	// Points are counted as integers (n−rank per task) and divided once,
+	// so equal counts are equal Borda: a float sum of 100·(n−rank)/(n−1)
+	// terms depends on their order and split ties (51.07 ranked 33 and 34).
+	points := make([]int, n)
 	for j := range t.Tasks {
 		for a, ia := range idx {
 			better := 0
@@ -314,15 +317,15 @@ func borda(t *Table) {
 				}
 			}
 			rank := better + 1 // competition rank: ties share the best
-			if n == 1 {
-				sum[a] += 100
-			} else {
-				sum[a] += 100 * float64(n-rank) / float64(n-1)
-			}
+			points[a] += n - rank
 		}
 	}
 	for a, ia := range idx {
-		t.Rows[ia].Borda = sum[a] / float64(len(t.Tasks))
+		if n == 1 {
+			t.Rows[ia].Borda = 100
+			continue
+		}
+		t.Rows[ia].Borda = 100 * float64(points[a]) / float64((n-1)*len(t.Tasks))
 	}
 }
 

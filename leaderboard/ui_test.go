@@ -14,6 +14,7 @@ import (
 	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
+	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -345,3 +346,123 @@ func TestCostColumns(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestCoarsePrintedCellsExplained reads the external-results CSVs for
+// cells printed with fewer than two decimals (R2MED's website prints
+// o3-mini + BM25's IIYi-Clinical as 7.8: a digit may be lost) and requires
+// every format a reader sees to say so beside the row: the cells show two
+// decimals ("7.80"), so the table, Markdown and LaTeX must carry the note
+// the CSV and JSON formats already carry, naming the task and the value
+// as printed.
+func TestCoarsePrintedCellsExplained(t *testing.T) {
+	needShared(t, externalDir)
+	type coarse struct{ system, task, value string }
+	var want []coarse
+	for _, name := range []string{"reasonembed-table3.csv", "r2med-website.csv"} {
+		for _, rec := range readCSVFile(t, filepath.Join(externalDir, name))[1:] {
+			for j, task := range TaskNames("") {
+				if v := rec[3+j]; decimals(v) < 2 {
+					want = append(want, coarse{rec[0], task, v})
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no cell printed with fewer than two decimals in " + externalDir + "; the test has nothing to check")
+	}
+	es, err := Externals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := build(t, append(pubSystems(t), es...), Options{})
+	for _, f := range []Format{Terminal, Markdown, LaTeX, CSV, JSON} {
+		var b strings.Builder
+		if err := tb.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range want {
+			if !strings.Contains(b.String(), c.system+": printed with fewer than two decimals") && f != CSV && f != JSON ||
+				!strings.Contains(b.String(), c.task+" "+c.value) {
+				t.Errorf("%s: no note that %s's %s was printed %s", f, c.system, c.task, c.value)
+			}
+		}
+	}
+}
+
+// TestCSVPrintedAverageOnlyBesideItsAverage: the csv format's printed_avg
+// is the paper's 8-task average (reasonembed-table3.csv's avg column, as
+// printed) in the view whose avg is that average, and empty in a family
+// or --tasks view, whose avg is over other tasks: 43.18 printed beside a
+// Q&A average of 62.66 reads as a disagreement that is none.
+func TestCSVPrintedAverageOnlyBesideItsAverage(t *testing.T) {
+	path := filepath.Join(externalDir, "reasonembed-table3.csv")
+	needShared(t, path)
+	printed := map[string]string{}
+	for _, rec := range readCSVFile(t, path)[1:] {
+		printed[rec[0]] = rec[2]
+	}
+	es, err := Externals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []Options{{}, {Family: tasks.QAReference}, {Tasks: []string{"Biology", "MedQA-Diag"}}} {
+		tb := build(t, append(pubSystems(t), es...), opt)
+		var b strings.Builder
+		if err := tb.Write(&b, CSV); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range rows[0] {
+			col[h] = i
+		}
+		seen := 0
+		for _, r := range rows[1:] {
+			want, ok := printed[r[col["system"]]]
+			if !ok {
+				continue
+			}
+			seen++
+			if opt.Family != "" || len(opt.Tasks) > 0 {
+				want = ""
+			}
+			if got := r[col["printed_avg"]]; got != want {
+				t.Errorf("%+v: %s printed_avg %q beside avg %s; want %q", opt, r[col["system"]], got, r[col["avg"]], want)
+			}
+		}
+		if seen < 15 {
+			t.Errorf("%+v: %d of the table's rows in the csv", opt, seen)
+		}
+	}
+}
+
+// TestRunsSuiteOnlyForBenchmarkTasks: `r2med results` names a run's
+// suite only where the run is on a benchmark's task: R2MED's Biology
+// (r2med), NanoR2MED's split (nano), BRIGHT's biology (bright); a run on
+// the demo or on NFCorpus (../shared/data/nfcorpus, BEIR) is in no suite
+// and shows "—", not "r2med".
+func TestRunsSuiteOnlyForBenchmarkTasks(t *testing.T) {
+	run := func(name, split string) results.Run {
+		return results.Run{Dir: name, Rel: name, Result: &results.R2MED{ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.5}},
+			Manifest: &results.Manifest{Task: results.TaskInfo{Name: name, Split: split}}}
+	}
+	l := &results.Listing{Root: "out", Runs: []results.Run{run("Biology", ""), run("NanoR2MEDBiology", ""), run("BRIGHT-biology", ""), run("demo", ""), run("nfcorpus", "test")}}
+	want := []string{"r2med", "nano", "bright", "", ""}
+	for i, r := range Runs(l) {
+		if r.Suite != want[i] {
+			t.Errorf("%s: suite %q, want %q", r.Task, r.Suite, want[i])
+		}
+	}
+	var b strings.Builder
+	if err := WriteRuns(&b, l, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{"demo", "nfcorpus"} {
+		if !strings.Contains(b.String(), "| "+task+" | bm25 | — |") {
+			t.Errorf("%s's row does not show its suite as —:\n%s", task, b.String())
+		}
+	}
+}
