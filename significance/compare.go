@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/usage"
 )
@@ -395,10 +396,11 @@ func (r *Report) write(w io.Writer, f Format, width int) error {
 			if g.Queries < MinQueries {
 				small = ", too few to test"
 			}
+			n := fmt.Sprintf("%d %s", g.Queries, errtext.Plural(g.Queries, "query", "queries"))
 			if md {
-				fmt.Fprintf(&b, "\n**%s** (%d queries%s)\n\n", g.Name, g.Queries, small)
+				fmt.Fprintf(&b, "\n**%s** (%s%s)\n\n", g.Name, n, small)
 			} else {
-				fmt.Fprintf(&b, "\n  %s (%d queries%s)\n", g.Name, g.Queries, small)
+				fmt.Fprintf(&b, "\n  %s (%s%s)\n", g.Name, n, small)
 			}
 			writeRows(&b, g.Rows, md, false, width)
 		}

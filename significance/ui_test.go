@@ -57,7 +57,7 @@ func TestFooterSmallGroupsCohen(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sb.String()
-	for _, want := range []string{"pooled over 3 tasks (T0, T1, tiny", "tiny (1 queries, too few to test)", "10000 random sign flips", "under 5 queries are listed without tests"} {
+	for _, want := range []string{"pooled over 3 tasks (T0, T1, tiny", "tiny (1 query, too few to test)", "10000 random sign flips", "under 5 queries are listed without tests"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
