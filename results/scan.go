@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 )
@@ -136,6 +137,30 @@ func (r Run) RunPath() string {
 		return p
 	}
 	return ""
+}
+
+// CheckRunFile reports a run file that is not the one the manifest
+// vouches for (cut short, edited, replaced): its numbers would not be the
+// run's. A manifest that recorded no checksum (an older r2med) vouches
+// for nothing, and a file gzipped since (RunFile.gz) holds other bytes:
+// neither is checked.
+func (r Run) CheckRunFile() error {
+	if r.Manifest == nil {
+		return nil
+	}
+	want, ok := r.Manifest.OutputSHA256[RunFile]
+	p := filepath.Join(r.Dir, RunFile)
+	if !ok || r.RunPath() != p {
+		return nil
+	}
+	got, err := reuse.Sum(p)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%s changed since the run wrote it (sha256 %.12s…, %s records %.12s…); its numbers would not be the run's: run it again, or restore the file", p, got, ManifestFile, want)
+	}
+	return nil
 }
 
 // Describe names the system that made the run, from its result file the

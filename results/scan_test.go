@@ -123,3 +123,30 @@ func TestSystemName(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRunFile: the run file is checked against the checksum its
+// manifest recorded; without one (an older manifest), without a
+// manifest, or gzipped since, there is nothing to check it against.
+func TestCheckRunFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, RunFile)
+	os.WriteFile(p, []byte("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n"), 0o644)
+	sum := "02d5d2b0a5a2f4f5c8ff7e2b8e0c2e5b0f0b6a3a1b1c7f1e6c1b5b8e1b7c1d2e"
+	for _, c := range []struct {
+		m    *Manifest
+		fail bool
+	}{
+		{nil, false},
+		{&Manifest{}, false},
+		{&Manifest{OutputSHA256: map[string]string{RunFile: sum}}, true},
+	} {
+		err := Run{Dir: dir, Manifest: c.m}.CheckRunFile()
+		if c.fail != (err != nil) || c.fail && !strings.Contains(err.Error(), p+" changed since the run wrote it") {
+			t.Errorf("manifest %+v: %v", c.m, err)
+		}
+	}
+	os.Rename(p, p+".gz")
+	if err := (Run{Dir: dir, Manifest: &Manifest{OutputSHA256: map[string]string{RunFile: sum}}}).CheckRunFile(); err != nil {
+		t.Errorf("gzipped since: %v", err)
+	}
+}

@@ -224,6 +224,9 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			if t == nil {
 				continue // a task not every system has
 			}
+			if err := r.CheckRunFile(); err != nil {
+				return nil, nil, err
+			}
 			run, err := trec.ReadRunFile(r.File)
 			if err != nil {
 				return nil, nil, err
