@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -148,5 +149,35 @@ func TestCheckRunFile(t *testing.T) {
 	os.Rename(p, p+".gz")
 	if err := (Run{Dir: dir, Manifest: &Manifest{OutputSHA256: map[string]string{RunFile: sum}}}).CheckRunFile(); err != nil {
 		t.Errorf("gzipped since: %v", err)
+	}
+}
+
+// TestScanVerifiesResults: a result file that is not the one its manifest
+// vouches for (edited, or overwritten by another tool's evaluation) is an
+// error naming it, where listings showed its numbers as the run's.
+func TestScanVerifiesResults(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "bm25", "demo")
+	writeRun(t, dir, "demo", time.Now(), &R2MED{DatasetName: "demo", ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.5}})
+	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OutputSHA256 = map[string]string{}
+	if m.OutputSHA256[ResultsFile], err = reuse.Sum(filepath.Join(dir, ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteFile(filepath.Join(dir, ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Scan(root); err != nil {
+		t.Fatalf("the file the manifest vouches for: %v", err)
+	}
+	edited := &R2MED{DatasetName: "demo", ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.9}}
+	if err := edited.WriteFile(filepath.Join(dir, ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Scan(root); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ResultsFile)+" changed since the run wrote it") {
+		t.Errorf("an edited result file: %v, want it named as changed", err)
 	}
 }
