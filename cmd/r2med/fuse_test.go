@@ -222,6 +222,9 @@ func TestFuseErrors(t *testing.T) {
 		// An empty run (a run that failed before its first line) would
 		// pass the other run's ranking off as the fusion.
 		{[]string{runs[0], runs[3], "--out", out}, runs[3] + ": the run is empty"},
+		// --out naming a directory: said so, where the rename onto it
+		// failed with "file exists" naming the temporary file.
+		{[]string{runs[0], runs[1], "--out", filepath.Dir(runs[0])}, filepath.Dir(runs[0]) + " is a directory"},
 	} {
 		_, stderr, code := r2med(t, "", append([]string{"fuse"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
