@@ -132,7 +132,7 @@ func TestLoadDirAndSources(t *testing.T) {
 	write("lamer/gpt4/query_with_hydoc.jsonl.gz", `{"id":"0","text":"q","hy_doc":"gz"}`+"\n", true)
 	write("lamer/empty-dir/.keep", "", false)
 	write("rewrite/gpt4/query_with_hydoc.jsonl", `{"id":"0","text":"q","hy_doc":"d"}`+"\n", false)
-	write("hyde/bad/query_with_hydoc.jsonl", "{\n", false)
+	write("hyde/bad/query_with_hydoc.jsonl", "{\"id\": \n", false)
 
 	got, err := LoadDir(dir, LameR, "gpt4")
 	if err != nil {
@@ -143,7 +143,7 @@ func TestLoadDirAndSources(t *testing.T) {
 	}
 
 	_, err = LoadDir(dir, HyDE, "bad")
-	want := filepath.Join(dir, "hyde/bad/query_with_hydoc.jsonl") + ":1: malformed JSON at column 1: unexpected end of JSON input; each line must be one complete JSON object"
+	want := filepath.Join(dir, "hyde/bad/query_with_hydoc.jsonl") + ":1: malformed JSON at column 7: unexpected end of JSON input; each line must be one complete JSON object"
 	if err == nil || err.Error() != want {
 		t.Errorf("bad file: %v\nwant %s", err, want)
 	}

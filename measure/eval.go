@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/pynum"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/trec"
@@ -76,6 +78,22 @@ func (r *Result) Index(m Measure) int {
 // and the qrels, almost always mismatched query ids; trec_eval refuses it too.
 var ErrNoQueries = errors.New("measure: no query has both results and relevance judgments")
 
+// noQueries is ErrNoQueries with what the two sides hold: which one is
+// empty, or a few query ids of each, which shows the mismatch (another
+// task's run, ids spelled differently).
+func noQueries(qrels ir.Qrels, run ir.Run) error {
+	switch {
+	case len(run) == 0:
+		return fmt.Errorf("%w: the run is empty (no result lines)", ErrNoQueries)
+	case len(qrels) == 0:
+		return fmt.Errorf("%w: the qrels hold no judgments", ErrNoQueries)
+	}
+	rq := slices.Sorted(maps.Keys(run))
+	jq := slices.Sorted(maps.Keys(qrels))
+	return fmt.Errorf("%w: the run's %d %s (%s) are none of the qrels' %d (%s); check that the run and the qrels come from the same task (query ids must match exactly)",
+		ErrNoQueries, len(rq), errtext.Plural(len(rq), "query", "queries"), errtext.QuoteList(rq, 3), len(jq), errtext.QuoteList(jq, 3))
+}
+
 // Evaluate computes measures for every query of run against qrels, and
 // their summary. The measures must be all trec_eval measures or all HAKARI
 // ones: the two kinds average over different sets of queries. Duplicates in
@@ -116,7 +134,7 @@ func Evaluate(qrels ir.Qrels, run ir.Run, measures []Measure, opt Options) (*Res
 		}
 		slices.Sort(qids)
 		if len(qids) == 0 {
-			return nil, ErrNoQueries
+			return nil, noQueries(qrels, run)
 		}
 	}
 

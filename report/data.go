@@ -290,7 +290,11 @@ func (d *Data) RunFile(systemID, task string) (ir.Run, error) {
 		d.runFile[r.Dir] = e
 	}
 	d.mu.Unlock()
-	e.once.Do(func() { e.run, e.err = trec.ReadRunFile(p) })
+	e.once.Do(func() {
+		if e.err = r.CheckRunFile(); e.err == nil {
+			e.run, e.err = trec.ReadRunFile(p)
+		}
+	})
 	return e.run, e.err
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report/reporttest"
@@ -615,5 +616,47 @@ func TestChartLegendsOutsidePlots(t *testing.T) {
 		if bars == 0 {
 			t.Errorf("%s: no bars found", c.file)
 		}
+	}
+}
+
+// TestRunFileVerified: a run file that is not the one its manifest
+// vouches for (cut short by a copy, edited) is an error naming it, not
+// ranked lists the page shows and scores per query as the run's.
+func TestRunFileVerified(t *testing.T) {
+	root, _ := fixture(t)
+	dir := filepath.Join(root, "buried", "demo")
+	runPath := filepath.Join(dir, results.RunFile)
+	m, err := results.ReadManifest(filepath.Join(dir, results.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := reuse.Seal(dir, "", results.RunFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OutputSHA256 = rec.SHA256
+	if err := m.WriteFile(filepath.Join(dir, results.ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	load := func() *Data {
+		d, err := Load(root, leaderboard.Sources{}, reporttest.Loader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if _, err := load().RunFile("ours/buried", "demo"); err != nil {
+		t.Fatalf("the file the manifest vouches for: %v", err)
+	}
+	data, err := os.ReadFile(runPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if err := os.WriteFile(runPath, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load().RunFile("ours/buried", "demo"); err == nil || !strings.Contains(err.Error(), runPath+" changed since the run wrote it") {
+		t.Errorf("a cut run file: %v, want it named as changed", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 )
@@ -45,7 +46,8 @@ type Listing struct {
 // Scan finds every run directory under root, at any depth: each directory
 // holding ResultsFile. A run whose manifest is there is read whole; a
 // malformed file is an error naming it, so a broken run is never silently
-// left out of a leaderboard. A root that does not exist is an empty
+// left out of a leaderboard, and so is a result file that is not the one
+// its manifest vouches for, whose numbers would not be the run's. A root that does not exist is an empty
 // listing, so a fresh checkout lists no runs rather than failing.
 func Scan(root string) (*Listing, error) {
 	l := &Listing{Root: root}
@@ -80,7 +82,11 @@ func Scan(root string) (*Listing, error) {
 		if m.Task.Name == "" {
 			return fileio.Errorf(mpath, 0, "manifest names no task (task.name is empty); rerun the run or delete %s", dir)
 		}
-		l.Runs = append(l.Runs, Run{Dir: dir, Rel: rel, Result: res, Manifest: m})
+		r := Run{Dir: dir, Rel: rel, Result: res, Manifest: m}
+		if err := r.checkOutput(ResultsFile); err != nil {
+			return err
+		}
+		l.Runs = append(l.Runs, r)
 		return nil
 	})
 	if err != nil {
@@ -136,6 +142,39 @@ func (r Run) RunPath() string {
 		return p
 	}
 	return ""
+}
+
+// CheckRunFile reports a run file that is not the one the manifest
+// vouches for (cut short, edited, replaced): its numbers would not be the
+// run's. A manifest that recorded no checksum (an older r2med) vouches
+// for nothing, and a file gzipped since (RunFile.gz) holds other bytes:
+// neither is checked.
+func (r Run) CheckRunFile() error {
+	if r.RunPath() != filepath.Join(r.Dir, RunFile) {
+		return nil
+	}
+	return r.checkOutput(RunFile)
+}
+
+// checkOutput reports an output file (name, in Dir) whose checksum is not
+// the one the manifest recorded for it; one it recorded none for passes.
+func (r Run) checkOutput(name string) error {
+	if r.Manifest == nil {
+		return nil
+	}
+	want, ok := r.Manifest.OutputSHA256[name]
+	if !ok {
+		return nil
+	}
+	p := filepath.Join(r.Dir, name)
+	got, err := reuse.Sum(p)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%s changed since the run wrote it (sha256 %.12s…, %s records %.12s…); its numbers would not be the run's: run it again, or restore the file", p, got, ManifestFile, want)
+	}
+	return nil
 }
 
 // Describe names the system that made the run, from its result file the

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/tasks"
 )
 
@@ -121,5 +122,62 @@ func TestSystemName(t *testing.T) {
 		if got := SystemName(&c.res); got != c.want {
 			t.Errorf("SystemName = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestCheckRunFile: the run file is checked against the checksum its
+// manifest recorded; without one (an older manifest), without a
+// manifest, or gzipped since, there is nothing to check it against.
+func TestCheckRunFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, RunFile)
+	os.WriteFile(p, []byte("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n"), 0o644)
+	sum := "02d5d2b0a5a2f4f5c8ff7e2b8e0c2e5b0f0b6a3a1b1c7f1e6c1b5b8e1b7c1d2e"
+	for _, c := range []struct {
+		m    *Manifest
+		fail bool
+	}{
+		{nil, false},
+		{&Manifest{}, false},
+		{&Manifest{OutputSHA256: map[string]string{RunFile: sum}}, true},
+	} {
+		err := Run{Dir: dir, Manifest: c.m}.CheckRunFile()
+		if c.fail != (err != nil) || c.fail && !strings.Contains(err.Error(), p+" changed since the run wrote it") {
+			t.Errorf("manifest %+v: %v", c.m, err)
+		}
+	}
+	os.Rename(p, p+".gz")
+	if err := (Run{Dir: dir, Manifest: &Manifest{OutputSHA256: map[string]string{RunFile: sum}}}).CheckRunFile(); err != nil {
+		t.Errorf("gzipped since: %v", err)
+	}
+}
+
+// TestScanVerifiesResults: a result file that is not the one its manifest
+// vouches for (edited, or overwritten by another tool's evaluation) is an
+// error naming it, where listings showed its numbers as the run's.
+func TestScanVerifiesResults(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "bm25", "demo")
+	writeRun(t, dir, "demo", time.Now(), &R2MED{DatasetName: "demo", ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.5}})
+	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OutputSHA256 = map[string]string{}
+	if m.OutputSHA256[ResultsFile], err = reuse.Sum(filepath.Join(dir, ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteFile(filepath.Join(dir, ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Scan(root); err != nil {
+		t.Fatalf("the file the manifest vouches for: %v", err)
+	}
+	edited := &R2MED{DatasetName: "demo", ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.9}}
+	if err := edited.WriteFile(filepath.Join(dir, ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Scan(root); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ResultsFile)+" changed since the run wrote it") {
+		t.Errorf("an edited result file: %v, want it named as changed", err)
 	}
 }

@@ -121,15 +121,28 @@ func (r RunFile) New(_ context.Context, task *ir.Task, env Env) (Retriever, erro
 	return Lists(run), nil
 }
 
+// NonEmpty is an error naming name when run ranks nothing: a run file
+// whose writer failed or was cut off before its first line. Fused, it
+// would pass the other runs' ranking off as the fusion.
+func NonEmpty(name string, run ir.Run) error {
+	if len(run) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: the run is empty (no result lines); check the command that wrote it (did it fail, or was it cut off?) and write it again", name)
+}
+
 // maxQuoted bounds the ids an error quotes.
 const maxQuoted = 5
 
 // CheckRun checks that a run made elsewhere ranks the task's queries and
-// the documents of its corpus. Without env.AllowMissingDocs any other
+// the documents of its corpus; an empty run is an error (NonEmpty). Without env.AllowMissingDocs any other
 // query or document is an error naming them; with it they are dropped,
 // counted ("run_queries_not_in_task", "run_hits_not_in_corpus") and
 // reported on env.Log. name names the run in messages.
 func CheckRun(name string, run ir.Run, task *ir.Task, env Env) (ir.Run, error) {
+	if err := NonEmpty(name, run); err != nil {
+		return nil, err
+	}
 	queries := make(map[string]bool, len(task.Queries))
 	for _, q := range task.Queries {
 		queries[q.ID] = true

@@ -107,6 +107,14 @@ func TestCheckRun(t *testing.T) {
 	if !strings.Contains(log.String(), "warning:") || !strings.Contains(log.String(), "dropped 1 query and 2 ranked documents") {
 		t.Errorf("log %q", log.String())
 	}
+	// An empty file (a run that failed or was cut off before its first
+	// line) is refused: fused, it would pass the other runs' ranking off
+	// as the fusion; alone, every query would score 0.
+	for _, env := range []retrieve.Env{{}, {AllowMissingDocs: true}} {
+		if _, err := retrieve.CheckRun("r.trec", ir.Run{}, task, env); err == nil || !strings.Contains(err.Error(), "r.trec: the run is empty") {
+			t.Errorf("an empty run, allow missing docs %v: %v", env.AllowMissingDocs, err)
+		}
+	}
 	clean := ir.Run{q0: {{DocID: d0, Score: 1}}}
 	if got, err := retrieve.CheckRun("r", clean, task, retrieve.Env{}); err != nil || !reflect.DeepEqual(got, clean) {
 		t.Errorf("a clean run: %v %v", got, err)

@@ -3,7 +3,9 @@ package significance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -65,13 +67,19 @@ func Open(path string) (Input, error) {
 	}
 	if _, err := os.Stat(filepath.Join(path, results.RunFile)); err == nil {
 		r := Run{File: filepath.Join(path, results.RunFile), Run: results.Run{Dir: path, Rel: "."}}
-		// A run directory without a readable manifest is still a run
-		// file; its judgments then come from --qrels, --task or --data.
-		if m, err := results.ReadManifest(filepath.Join(path, results.ManifestFile)); err == nil {
+		// A run directory without a manifest is still a run file; its
+		// judgments then come from --qrels, --task or --data. One whose
+		// manifest is there but unreadable is an error: its task and
+		// checksums would be silently lost.
+		m, err := results.ReadManifest(filepath.Join(path, results.ManifestFile))
+		switch {
+		case err == nil:
 			r.Manifest = m
 			if res, err := results.ReadR2MED(filepath.Join(path, results.ResultsFile)); err == nil {
 				r.Result = res
 			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return in, fmt.Errorf("%w; run it again, or give %s itself with --qrels to compare the run file alone", err, r.File)
 		}
 		task := ""
 		if r.Manifest != nil {
@@ -223,6 +231,9 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			}
 			if t == nil {
 				continue // a task not every system has
+			}
+			if err := r.CheckRunFile(); err != nil {
+				return nil, nil, err
 			}
 			run, err := trec.ReadRunFile(r.File)
 			if err != nil {

@@ -129,8 +129,17 @@ func TestOpen(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A manifest that is there but unreadable (cut short, overwritten)
+	// is named, where the directory was taken for one without a manifest
+	// and compare then said only that no task was shared.
+	broken := filepath.Join(dir, "broken")
+	writeRunDir(t, broken, "Biology", ranks)
+	if err := os.WriteFile(filepath.Join(broken, results.ManifestFile), []byte("{\"task\": "), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, want string }{
 		{filepath.Join(dir, "missing"), "missing"},
+		{broken, filepath.Join(broken, results.ManifestFile) + ":"},
 		{twice, "two runs of Biology"},
 		{noRun, "no run.trec"},
 		{empty, "no run file, run directory or finished runs"},

@@ -58,7 +58,14 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 			if len(f) < 4 && truncated(sc) {
 				return nil, truncatedError(name, line)
 			}
-			return nil, fileio.Errorf(name, line, "qrels line has %d fields, want 4 (query-id iteration doc-id grade)", len(f))
+			if isJSON(b) {
+				return nil, fileio.Errorf(name, line, "the line is JSON, not a qrels line (query-id iteration doc-id grade)%s", notJSON)
+			}
+			hint := ""
+			if len(f) == 6 && f[1] == "Q0" {
+				hint = "; the line looks like a run's (query-id Q0 doc-id rank score tag): is the file a run, given where the qrels go?"
+			}
+			return nil, fileio.Errorf(name, line, "qrels line has %d fields, want 4 (query-id iteration doc-id grade)%s", len(f), hint)
 		}
 		grade, err := strconv.Atoi(f[3])
 		if err != nil {
@@ -119,9 +126,19 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 			} else if truncated(sc) {
 				return nil, truncatedError(name, line)
 			}
-			return nil, fileio.Errorf(name, line, "run line has %d fields, want 6 (query-id Q0 doc-id rank score tag)", n)
+			if isJSON(b) {
+				return nil, fileio.Errorf(name, line, "the line is JSON, not a run line (query-id Q0 doc-id rank score tag)%s", notJSON)
+			}
+			hint := ""
+			if n == 4 && isInteger(f[3]) {
+				hint = "; the line looks like a qrels line (query-id iteration doc-id grade): is the file the qrels, given where a run goes?"
+			}
+			return nil, fileio.Errorf(name, line, "run line has %d fields, want 6 (query-id Q0 doc-id rank score tag)%s", n, hint)
 		}
 		if !isInteger(f[3]) {
+			if isJSON(b) {
+				return nil, fileio.Errorf(name, line, "the line is JSON, not a run line (query-id Q0 doc-id rank score tag)%s", notJSON)
+			}
 			return nil, fileio.Errorf(name, line, "rank %q is not an integer", f[3])
 		}
 		score, err := strconv.ParseFloat(string(f[4]), 64)
@@ -204,6 +221,15 @@ func splitFields(f *[6][]byte, b []byte) int {
 		}
 	}
 	return n
+}
+
+// notJSON ends the error of a JSON line where a TREC line is wanted.
+const notJSON = ": a TREC file is whitespace-separated columns, not JSON lines"
+
+// isJSON reports a line that opens a JSON object or array.
+func isJSON(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t")
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
 }
 
 // isInteger accepts what strconv.ParseInt(s, 10, 64) accepts, without

@@ -512,3 +512,29 @@ func TestRankIsWhatTheFileHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongKindOfFile: a run given where qrels are wanted, qrels where a
+// run is, or a JSON-lines file where either is, is named as such with
+// what to check, where the error gave only a count of fields.
+func TestWrongKindOfFile(t *testing.T) {
+	for _, c := range []struct {
+		qrels bool
+		text  string
+		want  string
+	}{
+		{true, "q1 Q0 d1 1 2.5 bm25\n", `x:1: qrels line has 6 fields, want 4 (query-id iteration doc-id grade); the line looks like a run's (query-id Q0 doc-id rank score tag): is the file a run, given where the qrels go?`},
+		{false, "q1 0 d1 1\n", `x:1: run line has 4 fields, want 6 (query-id Q0 doc-id rank score tag); the line looks like a qrels line (query-id iteration doc-id grade): is the file the qrels, given where a run goes?`},
+		{false, `{"q_id": "q1", "p_id": "d1", "score": 1}` + "\n", `x:1: the line is JSON, not a run line (query-id Q0 doc-id rank score tag): a TREC file is whitespace-separated columns, not JSON lines`},
+		{true, `{"q_id": "q1", "p_id": "d1", "score": 1}` + "\n", `x:1: the line is JSON, not a qrels line (query-id iteration doc-id grade): a TREC file is whitespace-separated columns, not JSON lines`},
+	} {
+		var err error
+		if c.qrels {
+			_, err = ReadQrels(strings.NewReader(c.text), "x")
+		} else {
+			_, err = ReadRun(strings.NewReader(c.text), "x")
+		}
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v\nwant %s", c.text, err, c.want)
+		}
+	}
+}

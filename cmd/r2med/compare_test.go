@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,5 +89,40 @@ func TestCompareCLI(t *testing.T) {
 		if _, stderr, code := r2med(t, "", args...); code == 0 || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q; want an error", args, code, stderr)
 		}
+	}
+}
+
+// TestCompareVerifiesRunFile: a run directory's run.trec that is no
+// longer the file its manifest vouches for (a copy cut short at a line
+// boundary, an edit) is refused naming it, as r2med run refuses to reuse
+// it, where compare evaluated the cut file as the run. The file given
+// by its own path is compared as it is.
+func TestCompareVerifiesRunFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a", "demo"), filepath.Join(dir, "b", "demo")
+	for _, out := range []string{a, b} {
+		if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--quiet", "--out", out); code != 0 {
+			t.Fatalf("run: %s", stderr)
+		}
+	}
+	runB := filepath.Join(b, "run.trec")
+	data, err := os.ReadFile(runB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if err := os.WriteFile(runB, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{a, b}, {filepath.Join(dir, "a"), filepath.Join(dir, "b")}} {
+		_, stderr, code := r2med(t, "", append([]string{"compare"}, args...)...)
+		if code != 1 || !strings.Contains(stderr, runB+" changed since the run wrote it") || !strings.Contains(stderr, "run it again") {
+			t.Errorf("compare %v: exit %d, stderr %q; want the changed run.trec named", args, code, stderr)
+		}
+	}
+	qrels := filepath.Join(dir, "qrels.txt")
+	writeDemoQrels(t, qrels)
+	if _, stderr, code := r2med(t, "", "compare", filepath.Join(a, "run.trec"), runB, "--qrels", qrels); code != 0 {
+		t.Errorf("the cut file by its own path: exit %d, %s", code, stderr)
 	}
 }

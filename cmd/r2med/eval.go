@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -101,6 +102,9 @@ What it removed is said on stderr.`,
 					hits, errtext.Plural(hits, "hit", "hits"), judged)
 			}
 			res, err := measure.Evaluate(qrels, run, ms, measure.Options{RelevanceLevel: level, Complete: complete})
+			if errors.Is(err, measure.ErrNoQueries) {
+				return fmt.Errorf("run %s, qrels %s: %w", args[1], args[0], err)
+			}
 			if err != nil {
 				return err
 			}

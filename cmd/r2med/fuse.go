@@ -106,6 +106,9 @@ read with file:line errors and the output is written atomically.`,
 				if err != nil {
 					return err
 				}
+				if err := retrieve.NonEmpty(path, run); err != nil {
+					return err
+				}
 				name, err := retrieve.RunSystem(path)
 				if err != nil {
 					return err

@@ -200,7 +200,7 @@ func TestFuseTies(t *testing.T) {
 func below(x float64) float64 { return float64(math.Nextafter32(float32(x), float32(math.Inf(-1)))) }
 
 func TestFuseErrors(t *testing.T) {
-	runs := writeRuns(t, fuseRunA, fuseRunB, "q1 Q0 a 1 3\n")
+	runs := writeRuns(t, fuseRunA, fuseRunB, "q1 Q0 a 1 3\n", "")
 	out := filepath.Join(t.TempDir(), "fused.trec")
 	for _, c := range []struct {
 		args []string
@@ -219,6 +219,12 @@ func TestFuseErrors(t *testing.T) {
 		{[]string{"--rrf-k", "-1", runs[0], runs[1], "--out", out}, "--rrf-k must be"},
 		{[]string{runs[0], runs[2], "--out", out}, runs[2] + ":1:"},
 		{[]string{runs[0], runs[1] + ".missing", "--out", out}, ".missing"},
+		// An empty run (a run that failed before its first line) would
+		// pass the other run's ranking off as the fusion.
+		{[]string{runs[0], runs[3], "--out", out}, runs[3] + ": the run is empty"},
+		// --out naming a directory: said so, where the rename onto it
+		// failed with "file exists" naming the temporary file.
+		{[]string{runs[0], runs[1], "--out", filepath.Dir(runs[0])}, filepath.Dir(runs[0]) + " is a directory"},
 	} {
 		_, stderr, code := r2med(t, "", append([]string{"fuse"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

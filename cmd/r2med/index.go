@@ -113,8 +113,12 @@ retriever would (with "--retriever dense" its vectors), and
 			// A build killed while writing left its temporary file: the
 			// next build to the directory removes it (one being written
 			// now is locked, and kept).
+			// Several tasks, or an existing directory, get TASK.idx each
+			// inside it.
+			st, err := os.Stat(out)
+			intoDir := len(srcs) > 1 || err == nil && st.IsDir()
 			dir := filepath.Dir(out)
-			if len(srcs) > 1 {
+			if intoDir {
 				dir = out
 			}
 			if removed, err := reuse.Sweep(dir); err != nil {
@@ -129,7 +133,7 @@ retriever would (with "--retriever dense" its vectors), and
 					return err
 				}
 				path := out
-				if len(srcs) > 1 {
+				if intoDir {
 					path = filepath.Join(out, task.Name+".idx")
 				}
 				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d)}
@@ -172,7 +176,7 @@ retriever would (with "--retriever dense" its vectors), and
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "index file to write (with several tasks: a directory, one TASK.idx each)")
+	f.StringVar(&out, "out", "", "index file to write (with several tasks, or a directory that exists: TASK.idx in it for each)")
 	f.StringVar(&retriever, "retriever", "bm25", "what the index searches by: bm25 (postings), dense (vectors) or bm25,dense (both)")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring, stored in the postings: r2med, lucene, robertson (as r2med run --bm25)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's)")

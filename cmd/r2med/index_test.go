@@ -174,6 +174,24 @@ func TestIndexBuildSweepsStrayTemporaries(t *testing.T) {
 	}
 }
 
+// TestIndexBuildIntoDirectory: --out naming an existing directory gets
+// TASK.idx inside it, as with several tasks, where a build ran to the end
+// and then failed to rename its file onto the directory ("file exists").
+func TestIndexBuildIntoDirectory(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	idx := filepath.Join(dir, "demo.idx")
+	if _, err := os.Stat(idx); err != nil || !strings.HasPrefix(out, idx+"\t") {
+		t.Errorf("stdout %q, %s: %v", out, idx, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".*.tmp-*")); len(left) > 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
 func TestIndexBuildRefusesBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -116,6 +116,34 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
+// TestEvalNoCommonQueries: a run none of whose queries is judged (another
+// task's run, or ids written differently), an empty run and empty qrels are
+// refused naming both files, what is wrong (the ids on each side, or which
+// file is empty) and what to check, where the error said only "no query has
+// both results and relevance judgments".
+func TestEvalNoCommonQueries(t *testing.T) {
+	qrels, run := evalFiles(t, "q1 0 d1 1\nq2 0 d2 1\n", "Q1 Q0 d1 1 2 t\nQ2 Q0 d1 1 2 t\n")
+	for _, c := range []struct{ qrels, run, want string }{
+		{"q1 0 d1 1\nq2 0 d2 1\n", "Q1 Q0 d1 1 2 t\nQ2 Q0 d1 1 2 t\n",
+			`the run's 2 queries ("Q1", "Q2") are none of the qrels' 2 ("q1", "q2"); check that the run and the qrels come from the same task`},
+		{"q1 0 d1 1\n", "", "the run is empty"},
+		{"", "q1 Q0 d1 1 2 t\n", "the qrels hold no judgments"},
+	} {
+		os.WriteFile(qrels, []byte(c.qrels), 0o644)
+		os.WriteFile(run, []byte(c.run), 0o644)
+		for _, complete := range []bool{false, true} {
+			args := []string{"eval", "-m", "ndcg_cut.10", qrels, run}
+			if complete {
+				args = append(args[:1], append([]string{"-c"}, args[1:]...)...)
+			}
+			_, stderr, code := r2med(t, "", args...)
+			if code != 1 || !strings.Contains(stderr, run) || !strings.Contains(stderr, qrels) || !strings.Contains(stderr, c.want) {
+				t.Errorf("qrels %q, run %q, -c %v: exit %d, stderr %q; want both files named and %q", c.qrels, c.run, complete, code, stderr, c.want)
+			}
+		}
+	}
+}
+
 // TestEvalSaysWhichMean: eval keeps trec_eval's default, the mean over
 // the queries of the run, and says so on stderr when -c would average
 // over more (judged queries the run has no results for), with both

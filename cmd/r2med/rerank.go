@@ -12,6 +12,7 @@ import (
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
@@ -107,6 +108,9 @@ work but are deprecated.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return errors.New("--out RUN is required: the reranked run is written there")
+			}
+			if err := fileio.NotDir(out); err != nil {
+				return err
 			}
 			if (runPath == "") == (candidates == "") {
 				return errors.New("give the documents to rerank: --run RUN (a TREC run) or --candidates CONFIG (a Nano set's candidate lists), not both")

@@ -259,6 +259,9 @@ func TestRerankCLIErrors(t *testing.T) {
 		{[]string{"--task", "demo", "--run", run + ".missing", "--rerank", "tei", "--out", out}, ".missing"},
 		{[]string{"--task", "demo", "--candidates", "bm25", "--rerank", "tei", "--rerank-url", "http://x", "--out", out}, "candidate lists"},
 		{[]string{"--task", "demo", "--run", run, "--rerank", "onnx", "--head", "middle", "--out", out}, `unknown --head "middle"`},
+		// --out naming a directory is refused before any reranking, not
+		// when the reranked run is renamed onto it.
+		{[]string{"--task", "demo", "--run", run, "--rerank", "tei", "--rerank-url", "http://127.0.0.1:1", "--out", dir}, dir + " is a directory"},
 	} {
 		_, stderr, code := r2med(t, "", append([]string{"rerank"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

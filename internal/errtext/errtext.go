@@ -80,6 +80,12 @@ func DecodeObject(line []byte) (map[string]json.RawMessage, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
+			switch strings.TrimSpace(string(line)) {
+			case "[", "[{":
+				return nil, errors.New(`line opens a JSON array and ends: the file looks like one pretty-printed JSON array, not JSON lines; convert it to one object per line with jq -c '.[]' FILE`)
+			case "{":
+				return nil, errors.New(`line holds only "{": the objects look pretty-printed over several lines; write one object per line with jq -c . FILE`)
+			}
 			return nil, fmt.Errorf("malformed JSON at column %d: %s; each line must be one complete JSON object", se.Offset, JSONMsg(se))
 		}
 		var te *json.UnmarshalTypeError

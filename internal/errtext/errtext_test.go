@@ -67,6 +67,22 @@ func TestDecodeObject(t *testing.T) {
 	}
 }
 
+// A pretty-printed file (a JSON array, or objects over several lines, as
+// json.dump(indent=…) and jq without -c write) fails on its first line,
+// which holds only a bracket; the error says so and how to convert it.
+func TestDecodeObjectPrettyPrinted(t *testing.T) {
+	for _, line := range []string{"[", "{", "  [  ", "[{", "\t{\r"} {
+		_, err := DecodeObject([]byte(line))
+		if err == nil || !strings.Contains(err.Error(), "pretty-printed") || !strings.Contains(err.Error(), "jq -c") {
+			t.Errorf("DecodeObject(%q) error %v, want it to name a pretty-printed file and jq -c", line, err)
+		}
+	}
+	// A line cut short elsewhere is still a malformed line.
+	if _, err := DecodeObject([]byte(`{"id": 3`)); err == nil || strings.Contains(err.Error(), "pretty-printed") {
+		t.Errorf("DecodeObject of a cut line: %v, want a malformed line", err)
+	}
+}
+
 func TestCheckUTF8(t *testing.T) {
 	for _, ok := range []string{"", "plain", "日本語 🩺", "\u2028", "a\nb"} {
 		if err := CheckUTF8([]byte(ok), "line"); err != nil {

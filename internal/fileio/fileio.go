@@ -86,13 +86,29 @@ func Exists(path string) (string, bool) {
 	return "", false
 }
 
+// NotDir is an error when path, a file to be written, is a directory: a
+// command whose output is one file checks it before its work, not when
+// the file is renamed into place.
+func NotDir(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory: give the path of the file to write", path)
+	}
+	return nil
+}
+
 // WriteAtomic writes path through a temporary file in the same directory and
 // renames it into place only when write succeeded, so readers never see a
 // partial file and an interrupted run leaves the old file (or none). The
 // temporary file (".NAME.tmp-*") is locked while it is written (flock,
 // where there is one), so that a sweep of the directory (InUse) leaves it
 // alone, and one left by a killed process can be removed by the next.
+//
+// A path that is a directory is an error before anything is written
+// (NotDir).
 func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
+	if err := NotDir(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
