@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
@@ -100,6 +102,7 @@ read with file:line errors and the output is written atomically.`,
 			// is their whole length), the fused run cut to --depth.
 			var ps plan.Spec
 			var lists []retrieve.Retriever
+			var runs []ir.Run
 			per := map[string]int{}
 			for _, path := range args {
 				run, err := trec.ReadRunFile(path)
@@ -117,6 +120,23 @@ read with file:line errors and the output is written atomically.`,
 				lists = append(lists, retrieve.Lists(run))
 				for qid, hits := range run {
 					per[qid] += len(hits)
+				}
+				runs = append(runs, run)
+			}
+			// A run that ranks fewer queries than the others (cut short,
+			// or made for a subset) leaves those queries to the others:
+			// said, not silent.
+			for i, run := range runs {
+				var missing []string
+				for qid := range per {
+					if _, ok := run[qid]; !ok {
+						missing = append(missing, qid)
+					}
+				}
+				if len(missing) > 0 {
+					slices.Sort(missing)
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s ranks nothing for %d of the %d queries the runs rank (%s): those are fused from the other runs alone\n",
+						args[i], len(missing), len(per), errtext.QuoteList(missing, 5))
 				}
 			}
 			whole := 1

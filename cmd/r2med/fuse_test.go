@@ -244,3 +244,15 @@ func readFuseOut(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// A run that ranks fewer queries than the others is named, with the
+// queries it lacks: they are fused from the other runs alone.
+func TestFuseSaysWhatARunLacks(t *testing.T) {
+	paths := writeRuns(t, fuseRunA, fuseRunB)
+	out := filepath.Join(t.TempDir(), "fused.trec")
+	_, stderr, code := r2med(t, "", "fuse", "--out", out, paths[0], paths[1])
+	want := paths[0] + ` ranks nothing for 1 of the 2 queries the runs rank ("q2")`
+	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, paths[1]) {
+		t.Errorf("exit %d, stderr %q; want only %q", code, stderr, want)
+	}
+}
