@@ -490,6 +490,7 @@ func keepJudged(t *ir.Task, queries []ir.Query) {
 			t.Queries = append(t.Queries, q)
 		} else {
 			t.UnjudgedQueries++
+			t.Unjudged = append(t.Unjudged, q.ID)
 			delete(t.Excluded, q.ID)
 		}
 	}

@@ -158,7 +158,7 @@ func CheckKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 }
 
 // KeepJudged appends the queries with judgments to t.Queries, in order,
-// and counts the others in t.UnjudgedQueries.
+// and counts the others in t.UnjudgedQueries (their ids in t.Unjudged).
 func KeepJudged(t *ir.Task, queries []ir.Query) { keepJudged(t, queries) }
 
 // LayoutName is the layout's name as its authors write it, for messages.

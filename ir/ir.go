@@ -89,8 +89,12 @@ type Task struct {
 	Files   []string // every file read, for manifests and checksums
 
 	// UnjudgedQueries counts query-file entries left out of Queries for
-	// having no judgment (in BEIR, mostly the other splits' queries).
+	// having no judgment (in BEIR, mostly the other splits' queries), and
+	// Unjudged holds their ids, in file order: a run made over the whole
+	// query file ranks them too, and they are left out as trec_eval
+	// leaves them, not taken for another task's.
 	UnjudgedQueries int
+	Unjudged        []string
 
 	// EmptyDocs and EmptyQueries count rows left out for an empty text,
 	// which HAKARI-Bench's loader leaves out of its Nano sets (Nano

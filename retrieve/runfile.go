@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -135,10 +136,14 @@ func NonEmpty(name string, run ir.Run) error {
 const maxQuoted = 5
 
 // CheckRun checks that a run made elsewhere ranks the task's queries and
-// the documents of its corpus; an empty run is an error (NonEmpty). Without env.AllowMissingDocs any other
-// query or document is an error naming them; with it they are dropped,
-// counted ("run_queries_not_in_task", "run_hits_not_in_corpus") and
-// reported on env.Log. name names the run in messages.
+// the documents of its corpus; an empty run is an error (NonEmpty).
+// Queries of the task's query file that this split does not judge
+// (task.Unjudged: a BEIR run over every split's queries) are dropped,
+// counted ("run_queries_unjudged") and said on env.Log, as trec_eval
+// leaves them out. Without env.AllowMissingDocs any other query or
+// document is an error naming them; with it they are dropped, counted
+// ("run_queries_not_in_task", "run_hits_not_in_corpus") and reported on
+// env.Log. name names the run in messages.
 func CheckRun(name string, run ir.Run, task *ir.Task, env Env) (ir.Run, error) {
 	if err := NonEmpty(name, run); err != nil {
 		return nil, err
@@ -147,6 +152,7 @@ func CheckRun(name string, run ir.Run, task *ir.Task, env Env) (ir.Run, error) {
 	for _, q := range task.Queries {
 		queries[q.ID] = true
 	}
+	run = dropUnjudged(name, run, task, env)
 	docs := make(map[string]bool, len(task.Corpus))
 	for _, d := range task.Corpus {
 		docs[d.ID] = true
@@ -202,4 +208,32 @@ func CheckRun(name string, run ir.Run, task *ir.Task, env Env) (ir.Run, error) {
 	env.Logf("%s: warning: %s; dropped %d %s and %d %s (--allow-missing-docs)", name, what,
 		len(strayQueries), errtext.Plural(len(strayQueries), "query", "queries"), strayHits, errtext.Plural(strayHits, "ranked document", "ranked documents"))
 	return kept, nil
+}
+
+// dropUnjudged leaves out of run the queries the task's query file holds
+// but its qrels do not judge, saying how many; run is returned as is when
+// it ranks none.
+func dropUnjudged(name string, run ir.Run, task *ir.Task, env Env) ir.Run {
+	var drop []string
+	for _, qid := range task.Unjudged {
+		if _, ok := run[qid]; ok {
+			drop = append(drop, qid)
+		}
+	}
+	if len(drop) == 0 {
+		return run
+	}
+	kept := maps.Clone(run)
+	for _, qid := range drop {
+		delete(kept, qid)
+	}
+	slices.Sort(drop)
+	env.Count("run_queries_unjudged", len(drop))
+	split := ""
+	if task.Split != "" {
+		split = " " + task.Split
+	}
+	env.Logf("%s: %d ranked %s in %s's query file but not judged in its%s qrels (%s): left out, as trec_eval leaves them", name, len(drop),
+		errtext.Plural(len(drop), "query is", "queries are"), task.Name, split, errtext.QuoteList(drop, maxQuoted))
+	return kept
 }

@@ -121,3 +121,37 @@ func TestCheckRun(t *testing.T) {
 	}
 
 }
+
+// A run made over a BEIR query file ranks every split's queries: those
+// the task holds but does not judge are left out and said, as trec_eval
+// leaves them, without --allow-missing-docs; a query the task lacks is
+// still an error.
+func TestCheckRunLeavesOutUnjudged(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Split = "test"
+	task.Unjudged = []string{"dev-1", "dev-2"}
+	q0, d0 := task.Queries[0].ID, task.Corpus[0].ID
+	run := ir.Run{q0: {{DocID: d0, Score: 3}}, "dev-2": {{DocID: d0, Score: 1}}, "dev-1": {{DocID: "anything", Score: 1}}}
+	var log strings.Builder
+	rec := &recorder{}
+	kept, err := retrieve.CheckRun("all-splits.trec", run, task, retrieve.Env{Log: &log, Record: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(kept, ir.Run{q0: {{DocID: d0, Score: 3}}}) || len(run) != 3 {
+		t.Errorf("kept %v (the caller's run %v must stay whole)", kept, run)
+	}
+	if rec.counts["run_queries_unjudged"] != 2 {
+		t.Errorf("counts %v", rec.counts)
+	}
+	if want := `all-splits.trec: 2 ranked queries are in demo's query file but not judged in its test qrels ("dev-1", "dev-2"): left out, as trec_eval leaves them`; !strings.Contains(log.String(), want) {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	run["elsewhere"] = []ir.Hit{{DocID: d0, Score: 1}}
+	if _, err := retrieve.CheckRun("r.trec", run, task, retrieve.Env{}); err == nil || !strings.Contains(err.Error(), `1 query is not in task demo ("elsewhere")`) {
+		t.Errorf("a query of no split: %v", err)
+	}
+}

@@ -482,3 +482,29 @@ func TestReferenceTablesFitColumns(t *testing.T) {
 		}
 	}
 }
+
+// A run made over NFCorpus's whole query file (Pyserini's way) ranks the
+// dev split's queries too: run:FILE on the test split leaves them out,
+// says so, and scores the test queries as trec_eval does.
+func TestRunFileOverEverySplit(t *testing.T) {
+	needShared(t)
+	ref := filepath.Join(shared, "eval-reference")
+	test, err := os.ReadFile(filepath.Join(ref, "nfcorpus.bm25.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := "PLAIN-1 Q0 MED-2421 1 9.5 other-split\nPLAIN-1 Q0 MED-10 2 8.5 other-split\n"
+	path := filepath.Join(t.TempDir(), "all-splits.trec")
+	writeTestFile(t, path, append([]byte(dev), test...))
+	out := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := r2med(t, "", "run", "--data", filepath.Join(shared, "nfcorpus"), "--split", "test", "--retriever", "run:"+path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if want := `1 ranked query is in nfcorpus's query file but not judged in its test qrels ("PLAIN-1"): left out`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q; want %q", stderr, want)
+	}
+	if !strings.Contains(stdout, "nDCG@10 0.3190") {
+		t.Errorf("stdout %q; want trec_eval's nDCG@10 0.3190 on the test queries", stdout)
+	}
+}

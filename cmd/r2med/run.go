@@ -97,7 +97,9 @@ results directory), where 'r2med results' and 'r2med leaderboard' find them.
 A rerun with the same data and settings reuses the outputs after checking
 their checksums; a run with other settings into a directory that holds one
 is refused unless --overwrite. --allow-missing-docs also lets a run:PATH
-retriever drop (and count) queries and documents the task lacks. API keys
+retriever drop (and count) queries and documents the task lacks; queries
+of the task's query file that its split does not judge are left out as
+trec_eval leaves them, and said. API keys
 come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY, …), and
 credentials in a URL never reach a manifest.
 
