@@ -302,6 +302,7 @@ func (r *Report) plotBars(f ChartFormat) (io.WriterTo, error) {
 	p.Y.Min = 0
 	ticks := niceTicks(p.Y.Max, 5) // up to a round tick
 	p.Y.Max = ticks[len(ticks)-1]
+	p.Y.Tick.Marker = labelled(ticks)
 	return withLegend(f, barsSize[0], barsSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
 }
 
@@ -422,11 +423,7 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 	for i, c := range r.Curves {
 		p := newPlot(strings.TrimPrefix(c.Title, "Recall@k — "), "k", "Recall@k ×100")
 		p.X.Scale = plot.LogScale{}
-		var ticks []plot.Tick
-		for _, t := range c.XTicks {
-			ticks = append(ticks, plot.Tick{Value: t, Label: tickText(t)})
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Tick.Marker = labelled(c.XTicks)
 		hi := 0.0
 		for _, l := range c.Series {
 			for _, y := range l.Y {
@@ -435,6 +432,7 @@ func (r *Report) plotCurves(f ChartFormat) (io.WriterTo, error) {
 		}
 		yt := niceTicks(hi, 5) // scaled to the data, not a fixed 0–100
 		p.Y.Min, p.Y.Max = 0, yt[len(yt)-1]
+		p.Y.Tick.Marker = labelled(yt)
 		for _, l := range c.Series {
 			xy := make(plotter.XYs, len(l.X))
 			for j := range l.X {
@@ -498,4 +496,14 @@ func (r *Report) plotScatter(f ChartFormat) (io.WriterTo, error) {
 		legend = append(legend, legendEntry{g.Name, "", []plot.Thumbnailer{s}})
 	}
 	return withLegend(f, scatterSize[0], scatterSize[1], legend, p, func(dc draw.Canvas) { p.Draw(dc) }), nil
+}
+
+// labelled marks an axis at ticks, labelled as the SVG charts label them
+// (tickText: 25, not 25.00), so every panel of a figure reads alike.
+func labelled(ticks []float64) plot.ConstantTicks {
+	out := make(plot.ConstantTicks, len(ticks))
+	for i, t := range ticks {
+		out[i] = plot.Tick{Value: t, Label: tickText(t)}
+	}
+	return out
 }
