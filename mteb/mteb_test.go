@@ -260,3 +260,33 @@ func TestLocalName(t *testing.T) {
 		t.Error(FolderName("BAAI/bge large"))
 	}
 }
+
+// TestLeftOut: a run on data that is not an R2MED task is left out of an
+// export with the true reason. MTEB does register BRIGHT's tasks
+// (bright_v1_1_retrieval.py: BrightBiologyRetrieval, and
+// BrightBiologyLongRetrieval for the long documents), but reads them from
+// its own copy, mteb/BRIGHT at c26703e6, since mteb PR 4144
+// (testdata/FACTS.md); it registers no NanoR2MED split.
+func TestLeftOut(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"BRIGHT-biology", []string{"R2MED's eight tasks only", "MTEB's BrightBiologyRetrieval", "mteb/BRIGHT at c26703e6600d", "not xlangai/BRIGHT"}},
+		{"BRIGHT-earth_science-long", []string{"MTEB's BrightEarthScienceLongRetrieval", "mteb/BRIGHT"}},
+		{"BRIGHT-theoremqa_questions", []string{"MTEB's BrightTheoremQAQuestionsRetrieval"}},
+		{"NanoR2MEDBiology", []string{"R2MED's eight tasks only", "MTEB registers no NanoR2MED split"}},
+		{"NFCorpus", []string{"R2MED's eight tasks only"}},
+		{"demo", []string{"R2MED's eight tasks only"}},
+	} {
+		got := LeftOut(c.name)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("LeftOut(%q) = %q, want %q in it", c.name, got, w)
+			}
+		}
+		if strings.Contains(got, "no task") {
+			t.Errorf("LeftOut(%q) = %q", c.name, got)
+		}
+	}
+}

@@ -25,9 +25,10 @@ const (
 )
 
 // BrightRepo is BRIGHT's repository; BrightRevision the commit pinned for
-// it, the one MTEB's BRIGHT v1.1 tasks pin (bright_v1_1_retrieval.py).
-// MTEB's older BrightRetrieval and BrightLongRetrieval pin
-// BrightOlderRevision.
+// it, the one MTEB's per-task BRIGHT tasks (bright_v1_1_retrieval.py)
+// pinned from their start (mteb PR 3285) until mteb PR 4144 (2026-02-24)
+// moved them to MTEB's own copy (mteb.BrightRepo). MTEB's older
+// BrightRetrieval and BrightLongRetrieval pin BrightOlderRevision.
 const (
 	BrightRepo          = "xlangai/BRIGHT"
 	BrightRevision      = "3066d29c9651a576c8aba4832d249807b181ecae"
