@@ -111,3 +111,25 @@ func TestResultsExportMTEB(t *testing.T) {
 		t.Errorf("no MTEB row in\n%s", stdout)
 	}
 }
+
+// TestLeaderboardSaysWhyEmpty: a board with systems that the options
+// leave no row of says which option did it, not that there were no runs:
+// MTEB's rows have no R2MED MRR (its mrr_at_k is left out), R2MED's
+// published systems hold no fusion.
+func TestLeaderboardSaysWhyEmpty(t *testing.T) {
+	empty := t.TempDir()
+	mtebDir := filepath.Join("..", "..", "mteb", "testdata")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mteb", mtebDir, "--no-published", "--no-external", "--metric", "mrr"}, "no systems to show: none of the 2 systems on the board has a value of MRR"},
+		{[]string{"--kind", "fusion", "--no-external"}, "no systems to show: none of the 71 systems on the board is of kind fusion"},
+		{[]string{"--no-published", "--no-external"}, "no systems to show: no runs under " + empty + ", and --no-published and --no-external given"},
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"leaderboard", "--results", empty}, c.args...)...)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q\nwant %q", c.args, code, stderr, c.want)
+		}
+	}
+}
