@@ -14,8 +14,9 @@ package tasks
 // BrightRetrieval.json and BrightLongRetrieval.json), not the paper's
 // table, which predates later fixes (Earth Science lists 118 queries, the
 // data has 116). TheoremQA-Questions has 205 queries, one of them with no
-// gold document: it is left out of evaluation like every query without a
-// judgment. The sources are recorded in testdata/bright-sources.md.
+// gold document: it is evaluated, every measure 0, and counts in the mean,
+// as BRIGHT's run.py (through pytrec_eval) counts it. The sources are
+// recorded in testdata/bright-sources.md.
 
 // BRIGHT's families, as its paper groups the tasks.
 const (
