@@ -38,8 +38,8 @@ func ReadMTEB(dir string) ([]System, error) {
 			order = append(order, k)
 			revisions[f.Model]++
 		}
-		if _, dup := s.Tasks[f.Task.R2MED]; dup {
-			return nil, fmt.Errorf("%s: a second result of %s for %s at %s", f.Path, f.Task.Name, f.Model, f.Revision)
+		if first, dup := s.Tasks[f.Task.R2MED]; dup {
+			return nil, fmt.Errorf("%s: a second result of %s for %s at %s, beside %s; a board shows one: move one of the two out of %s", f.Path, f.Task.Name, f.Model, f.Revision, first.Source, dir)
 		}
 		set, ok := defaultSet(f.TaskResult)
 		if !ok {

@@ -98,3 +98,18 @@ func copyTree(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadMTEBSameResultTwice: MTEB's cache can hold a model's result of a
+// task twice, computed here (results/) and downloaded (remote/results/);
+// MTEB keeps both, a board can show one: the error names both files.
+func TestReadMTEBSameResultTwice(t *testing.T) {
+	cache := t.TempDir()
+	from := filepath.Join("..", "mteb", "testdata", "results")
+	copyTree(t, from, filepath.Join(cache, "results"))
+	copyTree(t, from, filepath.Join(cache, "remote", "results"))
+	_, err := ReadMTEB(cache)
+	file := filepath.Join("example-org__example-model", "0123456789abcdef0123456789abcdef01234567", "R2MEDBiologyRetrieval.json")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(cache, "results", file)) || !strings.Contains(err.Error(), filepath.Join(cache, "remote", "results", file)) {
+		t.Errorf("got %v, want an error naming both copies of %s", err, file)
+	}
+}

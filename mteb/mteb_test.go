@@ -290,3 +290,34 @@ func TestLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDirCacheRoot: MTEB's cache folder (~/.cache/mteb) keeps the
+// results computed here under results/ and the results repository it
+// downloads under remote/results/, and ResultCache.load_results reads both
+// (get_cache_paths, include_remote=True; testdata/FACTS.md). Pointed at the
+// cache folder, ReadDir reads both too, where it read results/ alone and
+// left the repository's results out without a word.
+func TestReadDirCacheRoot(t *testing.T) {
+	cache := t.TempDir()
+	r, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteModel(cache, ModelMeta{Name: "r2med/bm25", Revision: NoRevision}, []*TaskResult{r}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteModel(filepath.Join(cache, "remote"), ModelMeta{Name: "GritLM/GritLM-7B", Revision: "13f00a0e36500c80ce12870ea513846a066004af"}, []*TaskResult{r}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	for _, g := range got {
+		models = append(models, g.Model)
+	}
+	if want := []string{"GritLM/GritLM-7B", "r2med/bm25"}; !slices.Equal(models, want) { // by path: remote/… before results/…
+		t.Errorf("read %v, want %v (results/ and remote/results/)", models, want)
+	}
+}

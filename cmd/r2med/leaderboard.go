@@ -54,8 +54,10 @@ printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
 does.
 
 --mteb DIR adds the results of R2MED's tasks in a folder of MTEB results
-(MTEB's cache, or a clone of embeddings-benchmark/results) as external rows,
-one per model and revision, each cell's source the file it comes from.
+(MTEB's cache, ~/.cache/mteb, whose results/ and remote/results/ are both
+read as MTEB reads them; or a clone of embeddings-benchmark/results) as
+external rows, one per model and revision, each cell's source the file it
+comes from.
 
 --baseline SYSTEM marks each per-task cell of our systems that differs from
 the baseline's significantly: two-sided paired randomization test on every
