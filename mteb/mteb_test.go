@@ -321,3 +321,28 @@ func TestReadDirCacheRoot(t *testing.T) {
 		t.Errorf("read %v, want %v (results/ and remote/results/)", models, want)
 	}
 }
+
+// TestParseNewerLayout: MTEB since PR 4401 (2026-05) writes each subset's
+// mteb_version inside its score set and the top-level one as the range of
+// them ("2.12.0-2.12.19"); to_disk writes date as a timestamp and
+// evaluation_phases (testdata/FACTS.md). Such a file loads, its scores
+// the same.
+func TestParseNewerLayout(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(fixture, "R2MEDBiologyRetrieval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := strings.Replace(string(good), `"mteb_version": "1.38.20",`, `"mteb_version": "2.12.0-2.12.19",`, 1)
+	newer = strings.Replace(newer, `"hf_subset": "default",`, `"hf_subset": "default", "mteb_version": "2.12.0",`, 1)
+	newer = strings.Replace(newer, `"kg_co2_emissions": null`, `"kg_co2_emissions": null, "date": 1760000000.5, "evaluation_phases": [{"name": "encode", "start": 1.0, "end": 2.0}]`, 1)
+	if newer == string(good) {
+		t.Fatal("fixture changed")
+	}
+	r, err := Parse([]byte(newer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := r.Score(Split, MainScore); !ok || v != 0.3 || *r.MTEBVersion != "2.12.0-2.12.19" {
+		t.Errorf("ndcg_at_10 %v %v, version %v", v, ok, *r.MTEBVersion)
+	}
+}
