@@ -28,8 +28,11 @@ import (
 //     run.py --reasoning retrieves with (ReadReasoning).
 //
 // Judgments are binary (grade 1), as run.py builds them; a gold id listed
-// twice is one judgment, as there. A query whose gold list is empty has no
-// judgment and is left out of evaluation, as every reader here does.
+// twice is one judgment, as there. A query whose gold list is empty (one of
+// TheoremQA-Questions') is judged with no relevant document (an empty
+// entry in Qrels) and evaluated, every measure 0, as run.py evaluates it:
+// it passes pytrec_eval ground_truth[qid] = {}, which pytrec_eval scores
+// like any other query, and averages over every query scored.
 const (
 	brightDocs      = "documents"
 	brightLongDocs  = "long_documents"
@@ -153,6 +156,10 @@ func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.T
 			for _, did := range gold {
 				t.Qrels.Add(id, did, 1)
 			}
+			if len(gold) == 0 {
+				// Judged, none relevant: evaluated, every measure 0.
+				t.Qrels[id] = map[string]int{}
+			}
 			ex, err := dataset.ExcludedIDs(m)
 			if err != nil {
 				return at.Errorf("%v", err)
@@ -173,7 +180,7 @@ func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.T
 			return nil, err
 		}
 	}
-	if len(t.Qrels) == 0 {
+	if t.Qrels.Len() == 0 {
 		return nil, fmt.Errorf("%s: no query has a %s entry; a task needs at least one judgment to be evaluated", examplesName, goldField)
 	}
 	if !spec.AllowMissingDocs {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/r2med/r2med/hubrepo"
 	"github.com/r2med/r2med/hubrepo/brighttest"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/trec"
 )
 
 func writeRepo(t *testing.T, files map[string][]byte) string {
@@ -170,5 +173,57 @@ func TestLoadBrightMalformed(t *testing.T) {
 				t.Errorf("error %v, want %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestBrightQueryWithoutGold: a query whose gold_ids list is empty (one of
+// TheoremQA-Questions' 205 has none) is evaluated as BRIGHT's run.py
+// evaluates it, with every measure 0 and in the mean. run.py builds
+// ground_truth[qid] = {} for it and hands that to pytrec_eval, whose
+// RelevanceEvaluator registers every query of the dict, empty or not, and
+// whose evaluate returns a score for every run query it registered
+// (cvangysel/pytrec_eval src/pytrec_eval.cpp, RelevanceEvaluator_init and
+// _evaluate); calculate_retrieval_metrics then divides by len(scores).
+// Five queries ranked perfectly and this one therefore average 5/6, not 1.
+func TestBrightQueryWithoutGold(t *testing.T) {
+	repo := brighttest.Build(t)
+	rows := append(slices.Clone(repo.Leetcode.Examples), brighttest.ExampleRow{
+		Query: "a question no document answers", ID: "q-nogold", ExcludedIDs: []string{repo.Leetcode.Docs[0].ID},
+		GoldIDs: []string{}, GoldIDsLong: []string{}, GoldAnswer: "none",
+	})
+	repo.Files["examples/leetcode"+brighttest.ShardSuffix] = brighttest.Parquet(t, rows)
+	task, err := hubrepo.Load(writeRepo(t, repo.Files), hubrepo.Spec{Split: "leetcode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(task.Queries) != 6 || task.UnjudgedQueries != 0 || !task.Excluded.Excluded("q-nogold", repo.Leetcode.Docs[0].ID) {
+		t.Fatalf("%d queries, %d unjudged (%v), exclusions %v", len(task.Queries), task.UnjudgedQueries, task.Unjudged, task.Excluded["q-nogold"])
+	}
+	if g, ok := task.Qrels["q-nogold"]; !ok || len(g) != 0 {
+		t.Errorf("q-nogold's judgments %v (present %v), want present and empty", g, ok)
+	}
+	// Every query ranks its gold documents first (q-nogold some other
+	// document), as pipeline.evaluate scores a run: exclusions filtered,
+	// then R2MED's measures.
+	run := ir.Run{}
+	for _, q := range task.Queries {
+		var hits []ir.Hit
+		for _, d := range trec.QueryIDs(task.Qrels[q.ID]) {
+			hits = append(hits, ir.Hit{DocID: d, Score: float64(10 - len(hits))})
+		}
+		if len(hits) == 0 {
+			hits = append(hits, ir.Hit{DocID: repo.Leetcode.Docs[1].ID, Score: 1})
+		}
+		run[q.ID] = hits
+	}
+	qrels, _ := task.Excluded.FilterQrels(task.Qrels)
+	res, err := measure.EvaluateR2MED(qrels, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ndcg_at_10", "recall_at_100", "mrr"} {
+		if v := res.Scores[k]; v != 0.83333 {
+			t.Errorf("%s = %v, want 0.83333 (5 of 6 queries perfect, as run.py averages)", k, v)
+		}
 	}
 }

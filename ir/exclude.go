@@ -113,7 +113,9 @@ func (e Exclusions) FilterRun(run Run) (Run, int) {
 
 // FilterQrels returns q without the judgments of excluded pairs, and how
 // many it removed. q is not modified; a query left with no judgment is left
-// out, as trec_eval leaves out a query the qrels do not name.
+// out, as trec_eval leaves out a query the qrels do not name. A query that
+// had none to begin with (judged, nothing relevant: BRIGHT's empty gold
+// lists) stays, as it was.
 func (e Exclusions) FilterQrels(q Qrels) (Qrels, int) {
 	if len(e) == 0 {
 		return q, 0
@@ -132,7 +134,7 @@ func (e Exclusions) FilterQrels(q Qrels) (Qrels, int) {
 			}
 			delete(kept, did)
 		}
-		if len(kept) > 0 {
+		if len(kept) > 0 || len(m) == 0 {
 			out[qid] = kept
 		}
 	}

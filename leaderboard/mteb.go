@@ -12,8 +12,9 @@ import (
 // ReadMTEB reads a folder of MTEB results (mteb.ReadDir: MTEB's cache or
 // the results repository's layout) as external rows, one per model and
 // revision, with their provenance: the model and revision (model_meta.json,
-// else the folders), the file each task's numbers come from, the MTEB
-// version that computed them, and a note when a file's dataset revision is
+// else the folders) in the reference, the file each task's numbers come
+// from, the MTEB version that computed them as who evaluated them (an
+// unknown tool where mteb_version is null), and a note when a file's dataset revision is
 // not the one MTEB pins for the task. Scores are taken under R2MED's keys
 // where MTEB's mean the same (ndcg, map, recall and precision at k); MTEB's
 // mrr_at_k is not R2MED's MRR over a run's top 100 and is left out.
@@ -37,8 +38,8 @@ func ReadMTEB(dir string) ([]System, error) {
 			order = append(order, k)
 			revisions[f.Model]++
 		}
-		if _, dup := s.Tasks[f.Task.R2MED]; dup {
-			return nil, fmt.Errorf("%s: a second result of %s for %s at %s", f.Path, f.Task.Name, f.Model, f.Revision)
+		if first, dup := s.Tasks[f.Task.R2MED]; dup {
+			return nil, fmt.Errorf("%s: a second result of %s for %s at %s, beside %s; a board shows one: move one of the two out of %s", f.Path, f.Task.Name, f.Model, f.Revision, first.Source, dir)
 		}
 		set, ok := defaultSet(f.TaskResult)
 		if !ok {
@@ -51,7 +52,7 @@ func ReadMTEB(dir string) ([]System, error) {
 			}
 		}
 		s.Tasks[f.Task.R2MED] = TaskResult{Metrics: m, Style: StyleMTEB, Source: f.Path}
-		version := "mteb_version null: not computed by MTEB"
+		version := "an unknown tool (mteb_version null: not computed by MTEB)"
 		if f.MTEBVersion != nil {
 			version = "MTEB " + *f.MTEBVersion
 		}
@@ -70,7 +71,7 @@ func ReadMTEB(dir string) ([]System, error) {
 			s.Name += "@" + k.rev
 		}
 		s.ID = "mteb/" + k.model + "@" + k.rev
-		s.External.EvaluatedBy = k.model + " at revision " + k.rev + " (" + s.External.EvaluatedBy + ")"
+		s.External.Reference += ": " + k.model + " at revision " + k.rev
 		out = append(out, *s)
 	}
 	slices.SortFunc(out, func(a, b System) int { return strings.Compare(a.ID, b.ID) })

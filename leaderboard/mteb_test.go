@@ -22,8 +22,13 @@ func TestReadMTEB(t *testing.T) {
 	}
 	ex := ss[0]
 	if ex.ID != "mteb/example-org/example-model@0123456789abcdef0123456789abcdef01234567" || ex.Name != "example-org/example-model" || ex.Origin() != OriginExternal ||
-		!ex.External.AverageComputed || !strings.Contains(ex.External.EvaluatedBy, "at revision 0123456789abcdef0123456789abcdef01234567 (MTEB 1.38.20)") {
+		!ex.External.AverageComputed {
 		t.Errorf("%+v %+v", ex, ex.External)
+	}
+	// MTEB evaluated the model: the source names the model and revision
+	// as the results, MTEB (with its version) as who evaluated them.
+	if got, want := ex.External.Source(), "MTEB results in "+dir+": example-org/example-model at revision 0123456789abcdef0123456789abcdef01234567; evaluated by MTEB 1.38.20"; got != want {
+		t.Errorf("source %q\nwant   %q", got, want)
 	}
 	bio := ex.Tasks["Biology"]
 	if bio.Metrics["ndcg_at_10"] != 0.3 || bio.Metrics["recall_at_100"] != 0.6 || bio.Style != StyleMTEB ||
@@ -36,8 +41,8 @@ func TestReadMTEB(t *testing.T) {
 	if _, ok := bio.Metrics["nauc_ndcg_at_10_max"]; ok {
 		t.Error("a metric R2MED has no counterpart for")
 	}
-	if ss[1].Name != "other-org/no-meta" || !strings.Contains(ss[1].External.EvaluatedBy, "mteb_version null") {
-		t.Errorf("%+v", ss[1].External)
+	if got, want := ss[1].External.Source(), "MTEB results in "+dir+": other-org/no-meta at revision no_revision_available; evaluated by an unknown tool (mteb_version null: not computed by MTEB)"; ss[1].Name != "other-org/no-meta" || got != want {
+		t.Errorf("%s: source %q\nwant %q", ss[1].Name, got, want)
 	}
 
 	// Another revision of the same model, on another revision of the data.
@@ -91,5 +96,20 @@ func copyTree(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadMTEBSameResultTwice: MTEB's cache can hold a model's result of a
+// task twice, computed here (results/) and downloaded (remote/results/);
+// MTEB keeps both, a board can show one: the error names both files.
+func TestReadMTEBSameResultTwice(t *testing.T) {
+	cache := t.TempDir()
+	from := filepath.Join("..", "mteb", "testdata", "results")
+	copyTree(t, from, filepath.Join(cache, "results"))
+	copyTree(t, from, filepath.Join(cache, "remote", "results"))
+	_, err := ReadMTEB(cache)
+	file := filepath.Join("example-org__example-model", "0123456789abcdef0123456789abcdef01234567", "R2MEDBiologyRetrieval.json")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(cache, "results", file)) || !strings.Contains(err.Error(), filepath.Join(cache, "remote", "results", file)) {
+		t.Errorf("got %v, want an error naming both copies of %s", err, file)
 	}
 }

@@ -204,31 +204,43 @@ type Result struct {
 }
 
 // ReadDir reads the results of R2MED's tasks in an MTEB results folder:
-// dir itself in MTEB's layout (<model>/<revision>/<task_name>.json) or
-// with it under dir/results, as MTEB's cache and the results repository
-// keep it. Files of other tasks are not read. A file of an R2MED task
+// dir itself in MTEB's layout (<model>/<revision>/<task_name>.json), or
+// with it under dir/results (the results repository, a cache's local
+// results) and dir/remote/results (the results repository as MTEB's cache
+// downloads it), both read when both are there, as MTEB's ResultCache
+// reads both. Files of other tasks are not read. A file of an R2MED task
 // that MTEB would not load, or whose task_name is not its file's, is an
 // error naming it; so is a folder holding none.
 func ReadDir(dir string) ([]Result, error) {
-	root := dir
-	if st, err := os.Stat(filepath.Join(dir, "results")); err == nil && st.IsDir() {
-		root = filepath.Join(dir, "results")
+	var roots []string
+	for _, sub := range []string{"results", filepath.Join("remote", "results")} {
+		if st, err := os.Stat(filepath.Join(dir, sub)); err == nil && st.IsDir() {
+			roots = append(roots, filepath.Join(dir, sub))
+		}
 	}
-	if _, err := os.Stat(root); err != nil {
-		return nil, err
+	if len(roots) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, err
+		}
+		roots = []string{dir}
 	}
-	files, err := fs.Glob(os.DirFS(root), "*/*/*.json")
-	if err != nil {
-		return nil, err
+	var paths []string
+	for _, root := range roots {
+		files, err := fs.Glob(os.DirFS(root), "*/*/*.json")
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			paths = append(paths, filepath.Join(root, filepath.FromSlash(f)))
+		}
 	}
 	var out []Result
 	metas := map[string]*ModelMeta{}
-	for _, f := range files {
-		task, ok := Lookup(strings.TrimSuffix(filepath.Base(f), ".json"))
+	for _, path := range paths {
+		task, ok := Lookup(strings.TrimSuffix(filepath.Base(path), ".json"))
 		if !ok {
 			continue
 		}
-		path := filepath.Join(root, filepath.FromSlash(f))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
@@ -257,7 +269,7 @@ func ReadDir(dir string) ([]Result, error) {
 		out = append(out, res)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no results of R2MED's tasks in MTEB's layout (<model>/<revision>/%s.json, or under results/)", dir, Tasks()[0].Name)
+		return nil, fmt.Errorf("%s holds no results of R2MED's tasks in MTEB's layout (<model>/<revision>/%s.json, or under results/ or remote/results/)", dir, Tasks()[0].Name)
 	}
 	slices.SortFunc(out, func(a, b Result) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil

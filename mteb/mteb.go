@@ -93,6 +93,47 @@ func ForR2MED(name string) (Task, error) {
 	return Task{}, fmt.Errorf("no MTEB task for %s", t.Name)
 }
 
+// MTEB's per-task BRIGHT tasks (bright_v1_1_retrieval.py) evaluate its
+// own copy of BRIGHT, this repository at this revision, since mteb PR 4144
+// (2026-02-24; before it they read tasks.BrightRepo at
+// tasks.BrightRevision); MTEB's older BrightRetrieval and
+// BrightLongRetrieval read tasks.BrightRepo at tasks.BrightOlderRevision
+// and do not honour excluded_ids. See testdata/FACTS.md.
+const (
+	BrightRepo     = "mteb/BRIGHT"
+	BrightRevision = "c26703e6600d97c579ee2985f16cf307db13ed85"
+)
+
+// BrightName is MTEB's name for a BRIGHT task in suite s: its MTEBName
+// (BrightBiologyRetrieval), with "Long" before "Retrieval" in the
+// long-document setting (BrightBiologyLongRetrieval).
+func BrightName(t tasks.Task, s tasks.Suite) string {
+	if s == tasks.BrightLong {
+		return strings.TrimSuffix(t.MTEBName, "Retrieval") + "LongRetrieval"
+	}
+	return t.MTEBName
+}
+
+// LeftOut says why a run on the data named name (a run manifest's task:
+// "BRIGHT-biology", "NanoR2MEDBiology", "demo") gets no MTEB results file:
+// r2med writes them for R2MED's tasks only. MTEB registers BRIGHT's tasks
+// too, but evaluates its own copy of the data (BrightRepo), so a run on
+// BRIGHT's repository would claim a dataset revision MTEB never pins; it
+// registers no NanoR2MED split.
+func LeftOut(name string) string {
+	const only = "r2med writes MTEB's results for R2MED's eight tasks only"
+	t, s, err := tasks.Resolve(name)
+	switch {
+	case err != nil:
+		return only
+	case s.Benchmark() == tasks.Bright:
+		return fmt.Sprintf("%s; MTEB's %s evaluates %s at %s, not %s, which this run read", only, BrightName(t, s), BrightRepo, BrightRevision[:12], t.Repo)
+	case s == tasks.Nano:
+		return only + "; MTEB registers no NanoR2MED split"
+	}
+	return only
+}
+
 // Lookup returns the task MTEB names name, and whether it is one of
 // R2MED's.
 func Lookup(name string) (Task, bool) {

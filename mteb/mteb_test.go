@@ -260,3 +260,89 @@ func TestLocalName(t *testing.T) {
 		t.Error(FolderName("BAAI/bge large"))
 	}
 }
+
+// TestLeftOut: a run on data that is not an R2MED task is left out of an
+// export with the true reason. MTEB does register BRIGHT's tasks
+// (bright_v1_1_retrieval.py: BrightBiologyRetrieval, and
+// BrightBiologyLongRetrieval for the long documents), but reads them from
+// its own copy, mteb/BRIGHT at c26703e6, since mteb PR 4144
+// (testdata/FACTS.md); it registers no NanoR2MED split.
+func TestLeftOut(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"BRIGHT-biology", []string{"R2MED's eight tasks only", "MTEB's BrightBiologyRetrieval", "mteb/BRIGHT at c26703e6600d", "not xlangai/BRIGHT"}},
+		{"BRIGHT-earth_science-long", []string{"MTEB's BrightEarthScienceLongRetrieval", "mteb/BRIGHT"}},
+		{"BRIGHT-theoremqa_questions", []string{"MTEB's BrightTheoremQAQuestionsRetrieval"}},
+		{"NanoR2MEDBiology", []string{"R2MED's eight tasks only", "MTEB registers no NanoR2MED split"}},
+		{"NFCorpus", []string{"R2MED's eight tasks only"}},
+		{"demo", []string{"R2MED's eight tasks only"}},
+	} {
+		got := LeftOut(c.name)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("LeftOut(%q) = %q, want %q in it", c.name, got, w)
+			}
+		}
+		if strings.Contains(got, "no task") {
+			t.Errorf("LeftOut(%q) = %q", c.name, got)
+		}
+	}
+}
+
+// TestReadDirCacheRoot: MTEB's cache folder (~/.cache/mteb) keeps the
+// results computed here under results/ and the results repository it
+// downloads under remote/results/, and ResultCache.load_results reads both
+// (get_cache_paths, include_remote=True; testdata/FACTS.md). Pointed at the
+// cache folder, ReadDir reads both too, where it read results/ alone and
+// left the repository's results out without a word.
+func TestReadDirCacheRoot(t *testing.T) {
+	cache := t.TempDir()
+	r, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteModel(cache, ModelMeta{Name: "r2med/bm25", Revision: NoRevision}, []*TaskResult{r}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteModel(filepath.Join(cache, "remote"), ModelMeta{Name: "GritLM/GritLM-7B", Revision: "13f00a0e36500c80ce12870ea513846a066004af"}, []*TaskResult{r}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	for _, g := range got {
+		models = append(models, g.Model)
+	}
+	if want := []string{"GritLM/GritLM-7B", "r2med/bm25"}; !slices.Equal(models, want) { // by path: remote/… before results/…
+		t.Errorf("read %v, want %v (results/ and remote/results/)", models, want)
+	}
+}
+
+// TestParseNewerLayout: MTEB since PR 4401 (2026-05) writes each subset's
+// mteb_version inside its score set and the top-level one as the range of
+// them ("2.12.0-2.12.19"); to_disk writes date as a timestamp and
+// evaluation_phases (testdata/FACTS.md). Such a file loads, its scores
+// the same.
+func TestParseNewerLayout(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(fixture, "R2MEDBiologyRetrieval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := strings.Replace(string(good), `"mteb_version": "1.38.20",`, `"mteb_version": "2.12.0-2.12.19",`, 1)
+	newer = strings.Replace(newer, `"hf_subset": "default",`, `"hf_subset": "default", "mteb_version": "2.12.0",`, 1)
+	newer = strings.Replace(newer, `"kg_co2_emissions": null`, `"kg_co2_emissions": null, "date": 1760000000.5, "evaluation_phases": [{"name": "encode", "start": 1.0, "end": 2.0}]`, 1)
+	if newer == string(good) {
+		t.Fatal("fixture changed")
+	}
+	r, err := Parse([]byte(newer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := r.Score(Split, MainScore); !ok || v != 0.3 || *r.MTEBVersion != "2.12.0-2.12.19" {
+		t.Errorf("ndcg_at_10 %v %v, version %v", v, ok, *r.MTEBVersion)
+	}
+}

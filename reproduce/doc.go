@@ -66,7 +66,9 @@ func Doc(w io.Writer, specs []*Spec) error {
 
 // average is R2MED's task average of a metric ×100 with two decimals: a
 // plain float sum over the tasks in order, ÷ their number (the leaderboard's
-// rule); "—" when a task lacks it.
+// rule); "—" when a task lacks it. Where the source printed another
+// average of nDCG@10 (Source.PrintedAverage) it follows, as the
+// leaderboard shows it: "35.22 (printed 35.19)".
 func average(s *Spec, metric string) string {
 	sum := 0.0
 	for _, e := range s.Expected.Tasks {
@@ -76,7 +78,11 @@ func average(s *Spec, metric string) string {
 		}
 		sum += v
 	}
-	return fmt.Sprintf("%.2f", sum/float64(len(s.Expected.Tasks))*100)
+	avg := fmt.Sprintf("%.2f", sum/float64(len(s.Expected.Tasks))*100)
+	if p := s.Source.PrintedAverage; p != 0 && metric == "ndcg_at_10" {
+		avg += fmt.Sprintf(" (printed %.2f)", p)
+	}
+	return avg
 }
 
 // metricLabel is a metric as tables head it.

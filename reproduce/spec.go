@@ -82,6 +82,10 @@ type Source struct {
 	// System is the row as the source names it ("base/bm25",
 	// "ReasonEmbed-Qwen3-8B").
 	System string `yaml:"system"`
+	// PrintedAverage is the average the source printed (×100), given only
+	// where it is not the mean of its printed per-task values
+	// (leaderboard.PrintedAgrees), so that the docs show both.
+	PrintedAverage float64 `yaml:"printed_average"`
 }
 
 // Suites a spec's data comes from (Data.Suite). BRIGHT's tasks will be a

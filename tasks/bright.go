@@ -14,8 +14,9 @@ package tasks
 // BrightRetrieval.json and BrightLongRetrieval.json), not the paper's
 // table, which predates later fixes (Earth Science lists 118 queries, the
 // data has 116). TheoremQA-Questions has 205 queries, one of them with no
-// gold document: it is left out of evaluation like every query without a
-// judgment. The sources are recorded in testdata/bright-sources.md.
+// gold document: it is evaluated, every measure 0, and counts in the mean,
+// as BRIGHT's run.py (through pytrec_eval) counts it. The sources are
+// recorded in testdata/bright-sources.md.
 
 // BRIGHT's families, as its paper groups the tasks.
 const (
@@ -25,9 +26,10 @@ const (
 )
 
 // BrightRepo is BRIGHT's repository; BrightRevision the commit pinned for
-// it, the one MTEB's BRIGHT v1.1 tasks pin (bright_v1_1_retrieval.py).
-// MTEB's older BrightRetrieval and BrightLongRetrieval pin
-// BrightOlderRevision.
+// it, the one MTEB's per-task BRIGHT tasks (bright_v1_1_retrieval.py)
+// pinned from their start (mteb PR 3285) until mteb PR 4144 (2026-02-24)
+// moved them to MTEB's own copy (mteb.BrightRepo). MTEB's older
+// BrightRetrieval and BrightLongRetrieval pin BrightOlderRevision.
 const (
 	BrightRepo          = "xlangai/BRIGHT"
 	BrightRevision      = "3066d29c9651a576c8aba4832d249807b181ecae"

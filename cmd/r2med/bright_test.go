@@ -138,6 +138,20 @@ func TestCLIRunBright(t *testing.T) {
 	if lr := readRun(t, filepath.Join(long, pipeline.RunFile)); len(lr["q1"]) != len(repo.Biology.LongDocs) || !strings.HasPrefix(lr["q1"][0].DocID, "endo-") {
 		t.Errorf("long run q1: %v", lr["q1"])
 	}
+	// BRIGHT reports the long-document setting by Recall@1 (the main score
+	// of MTEB's Bright*LongRetrieval tasks, bright_v1_1_retrieval.py; the
+	// number xlang-ai/BRIGHT issue 22 discusses): the summary shows it.
+	lres, err := results.ReadR2MED(filepath.Join(long, pipeline.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, ok := lres.Metric("recall_at_1")
+	if want := fmt.Sprintf("Recall@1 %.4f (BRIGHT's long-document measure)", r1); !ok || !strings.Contains(stdout, want) {
+		t.Errorf("long summary lacks %q:\n%s", want, stdout)
+	}
+	if strings.Contains(mustRun(t, "run", "--suite", "bright", "--task", "biology", "--out", t.TempDir(), "--quiet"), "Recall@1 ") {
+		t.Error("a short-document run's summary shows Recall@1")
+	}
 
 	for _, c := range []struct{ args, want []string }{
 		{[]string{"run", "--suite", "bright", "--task", "Biologie"}, []string{`unknown BRIGHT task "Biologie"`, "theoremqa_theorems"}},

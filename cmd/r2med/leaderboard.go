@@ -54,8 +54,10 @@ printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
 does.
 
 --mteb DIR adds the results of R2MED's tasks in a folder of MTEB results
-(MTEB's cache, or a clone of embeddings-benchmark/results) as external rows,
-one per model and revision, each cell's source the file it comes from.
+(MTEB's cache, ~/.cache/mteb, whose results/ and remote/results/ are both
+read as MTEB reads them; or a clone of embeddings-benchmark/results) as
+external rows, one per model and revision, each cell's source the file it
+comes from.
 
 --baseline SYSTEM marks each per-task cell of our systems that differs from
 the baseline's significantly: two-sided paired randomization test on every
@@ -128,7 +130,7 @@ status 2.`,
 				return systemHint(usageIf(err), systems, hints)
 			}
 			if len(t.Rows) == 0 {
-				return fmt.Errorf("no systems to show: no runs under %s and --no-published given", dir)
+				return fmt.Errorf("no systems to show: %s", emptyBoard(b.Systems, opt, dir, noPublished, noExternal))
 			}
 			w := cmd.ErrOrStderr()
 			if baseline != "" {
@@ -261,4 +263,53 @@ func exitCode(err error) int {
 		return 2
 	}
 	return 1
+}
+
+// emptyBoard says why a board shows no row: no systems at all (no runs,
+// and the other sources turned off), none of the kind asked for, or none
+// with a value of the metric (external rows without one are left out:
+// MTEB's results have no R2MED MRR, papers print nDCG@10 only).
+func emptyBoard(systems []leaderboard.System, opt leaderboard.Options, dir string, noPublished, noExternal bool) string {
+	if len(systems) == 0 {
+		var off []string
+		if noPublished {
+			off = append(off, "--no-published")
+		}
+		if noExternal {
+			off = append(off, "--no-external")
+		}
+		s := "no runs under " + dir
+		if len(off) > 0 {
+			s += ", and " + strings.Join(off, " and ") + " given"
+		}
+		return s
+	}
+	n, kind := len(systems), ""
+	if opt.Kind != "" {
+		n = 0
+		for _, s := range systems {
+			if s.Kind == opt.Kind {
+				n++
+			}
+		}
+		if n == 0 && len(systems) == 1 {
+			return fmt.Sprintf("the one system on the board is not of kind %s", opt.Kind)
+		}
+		if n == 0 {
+			return fmt.Sprintf("none of the %d systems on the board is of kind %s", len(systems), opt.Kind)
+		}
+		kind = " of kind " + string(opt.Kind)
+	}
+	label := opt.Metric.Label
+	if label == "" {
+		label = leaderboard.DefaultMetric.Label
+	}
+	s := fmt.Sprintf("none of the %d systems%s on the board has a value of %s", n, kind, label)
+	if n == 1 {
+		s = fmt.Sprintf("the one system%s on the board has no value of %s", kind, label)
+	}
+	if opt.Family != "" || len(opt.Tasks) > 0 {
+		s += " on the tasks chosen"
+	}
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/hubrepo/brighttest"
 	"github.com/r2med/r2med/mteb"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
@@ -18,7 +19,8 @@ import (
 // leaderboard as external rows with the same nDCG@10 and their files as
 // sources.
 func TestResultsExportMTEB(t *testing.T) {
-	_, repos, _ := fakeHubEnv(t)
+	srv, repos, _ := fakeHubEnv(t)
+	brighttest.Serve(t, srv)
 	res := t.TempDir()
 	mustRun(t, "run", "--task", "Biology", "--out", filepath.Join(res, "bm25", "Biology"), "--quiet")
 	mustRun(t, "run", "--task", "Biology", "--gar", "hyde", "--gar-llm", "gpt4", "--out", filepath.Join(res, "hyde", "Biology"), "--quiet")
@@ -40,8 +42,17 @@ func TestResultsExportMTEB(t *testing.T) {
 			t.Errorf("%s not written:\n%s", f, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "note: bm25 on demo left out: MTEB has no task for it") {
+	if !strings.Contains(stderr, "note: bm25 on demo left out: r2med writes MTEB's results for R2MED's eight tasks only\n") {
 		t.Errorf("the demo run is not said to be left out:\n%s", stderr)
+	}
+	// A BRIGHT run is left out with the true reason: MTEB has BRIGHT's
+	// tasks, but evaluates its own copy of the data.
+	bres := t.TempDir()
+	mustRun(t, "run", "--suite", "bright", "--task", "biology", "--out", filepath.Join(bres, "bm25", "bright-biology"), "--quiet")
+	_, stderr, code = r2med(t, "", "results", "export", "--format", "mteb", "--results", bres, "--out", t.TempDir())
+	if want := "note: bm25 (bright) on BRIGHT-biology left out: r2med writes MTEB's results for R2MED's eight tasks only; MTEB's BrightBiologyRetrieval evaluates mteb/BRIGHT at c26703e6600d"; code != 1 ||
+		!strings.Contains(stderr, want) || strings.Contains(stderr, "MTEB has no task") {
+		t.Errorf("BRIGHT run: exit %d, stderr\n%s\nwant %q", code, stderr, want)
 	}
 	data, err := os.ReadFile(filepath.Join(bm25, "R2MEDBiologyRetrieval.json"))
 	if err != nil {
@@ -98,5 +109,27 @@ func TestResultsExportMTEB(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no MTEB row in\n%s", stdout)
+	}
+}
+
+// TestLeaderboardSaysWhyEmpty: a board with systems that the options
+// leave no row of says which option did it, not that there were no runs:
+// MTEB's rows have no R2MED MRR (its mrr_at_k is left out), R2MED's
+// published systems hold no fusion.
+func TestLeaderboardSaysWhyEmpty(t *testing.T) {
+	empty := t.TempDir()
+	mtebDir := filepath.Join("..", "..", "mteb", "testdata")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mteb", mtebDir, "--no-published", "--no-external", "--metric", "mrr"}, "no systems to show: none of the 2 systems on the board has a value of MRR"},
+		{[]string{"--kind", "fusion", "--no-external"}, "no systems to show: none of the 71 systems on the board is of kind fusion"},
+		{[]string{"--no-published", "--no-external"}, "no systems to show: no runs under " + empty + ", and --no-published and --no-external given"},
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"leaderboard", "--results", empty}, c.args...)...)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q\nwant %q", c.args, code, stderr, c.want)
+		}
 	}
 }

@@ -73,9 +73,10 @@ mteb_version null: MTEB did not compute them.
 
 A system is named r2med/<system> at revision ` + mteb.NoRevision + `
 unless --model and --revision name it (for one system) as MTEB names
-models: the checkpoint's Hub id and commit. Runs on data MTEB has no task
-for (the demo task, NFCorpus, NanoR2MED) and runs not read from the Hub
-(no dataset revision) are left out, each said on stderr.`,
+models: the checkpoint's Hub id and commit. Runs on other data than
+R2MED's eight tasks (the demo task, NFCorpus, NanoR2MED; BRIGHT, whose
+tasks MTEB evaluates on its own copy, ` + mteb.BrightRepo + `) and runs not
+read from the Hub (no dataset revision) are left out, each said on stderr.`,
 		Example: `  r2med results export --format mteb --out mteb-results
   r2med results export --format mteb --system bge --model BAAI/bge-large-en-v1.5 \
       --revision d4aa6901d3a41ba39fb536a557fa166f842b0e09 --out mteb-results`,
@@ -113,7 +114,7 @@ for (the demo task, NFCorpus, NanoR2MED) and runs not read from the Hub
 					r := runs[s.Tasks[task].Source]
 					t, ok := r.Task()
 					if !ok || r.Suite() != tasks.R2MED {
-						fmt.Fprintf(w, "note: %s on %s left out: MTEB has no task for it\n", s.Name, task)
+						fmt.Fprintf(w, "note: %s on %s left out: %s\n", s.Name, task, mteb.LeftOut(r.Manifest.Task.Name))
 						continue
 					}
 					depth, err := runDepth(r)

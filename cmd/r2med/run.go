@@ -18,6 +18,7 @@ import (
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/tasks"
 )
 
 func newRunCmd() *cobra.Command {
@@ -187,6 +188,9 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 	if note := results.MeanNote(out.Result, out.Manifest); note != "" {
 		mean = "\n  " + note
 	}
+	if longBright(task) {
+		mean = fmt.Sprintf("  Recall@1 %.4f (BRIGHT's long-document measure)", t("recall_at_1")) + mean
+	}
 	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f%s\n",
 		task, system, state,
 		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"), mean)
@@ -218,10 +222,21 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 	return nil
 }
 
+// longBright says whether the data named name is a BRIGHT task in the
+// long-document setting, which BRIGHT reports by Recall@1 (the main score
+// of MTEB's Bright*LongRetrieval tasks).
+func longBright(name string) bool {
+	_, s, err := tasks.Resolve(name)
+	return err == nil && s == tasks.BrightLong
+}
+
 // printAverages prints the per-task means and the unweighted mean over
 // tasks, ×100 with two decimals, as R2MED's tables report them.
 func printAverages(w io.Writer, done []*pipeline.Outcome) error {
 	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_100", "Recall@100"}, {"mrr", "MRR"}}
+	if longBright(done[0].Result.DatasetName) {
+		keys = append(keys, struct{ key, label string }{"recall_at_1", "Recall@1"})
+	}
 	width := 18 // BRIGHT's names run longer than R2MED's
 	for _, o := range done {
 		width = max(width, len(o.Result.DatasetName))

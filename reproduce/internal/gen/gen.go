@@ -217,6 +217,9 @@ func externalSpecs(lookup func(string) (models.Model, bool)) (map[string]spec, e
 			pipeline: r.pipeline, needs: r.needs, tol: closeTol,
 			note: strings.Join(append([]string{"printed as nDCG@10 ×100 with two decimals, by a pipeline of the paper's own; r2med runs the registry's recipe for " + m.Name}, r.notes...), "; "),
 		}
+		if !leaderboard.PrintedAgrees(&s) {
+			sp.source.PrintedAverage = s.External.PrintedAverage
+		}
 		for _, t := range tasks.All() {
 			res, ok := s.Tasks[t.Name]
 			if !ok {
@@ -296,6 +299,9 @@ func (s spec) encode() ([]byte, error) {
 	src := mapping("kind", text(s.source.Kind), "reference", text(s.source.Reference))
 	if s.source.System != "" {
 		src.Content = append(src.Content, text("system"), text(s.source.System))
+	}
+	if p := s.source.PrintedAverage; p != 0 {
+		src.Content = append(src.Content, text("printed_average"), number(floatText(p)))
 	}
 	data := seq()
 	for _, t := range s.tasks {
