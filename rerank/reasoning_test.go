@@ -301,6 +301,52 @@ func TestReasoningRetries429(t *testing.T) {
 	}
 }
 
+// TestShownScoresKeepScoresApart: candidates whose first-stage scores
+// differ are never shown the same number. RRF scores of two runs with
+// NanoR2MED's k = 100 (1/(k+r₁) + 1/(k+r₂), fusion.RRF) and cosine
+// similarities differ in the third or fourth decimal, where two digits would
+// show the model a tie the retriever never made; tied scores stay tied.
+func TestShownScoresKeepScoresApart(t *testing.T) {
+	rrf := func(r1, r2 float64) float64 { return 1/(100+r1) + 1/(100+r2) }
+	for _, tc := range []struct {
+		name  string
+		cands []Candidate
+		scale ScoreScale
+		dec   int
+	}{
+		{"rrf", []Candidate{{ID: "a", Score: rrf(1, 2)}, {ID: "b", Score: rrf(2, 1)}, {ID: "c", Score: rrf(1, 5)}, {ID: "d", Score: rrf(3, 4)}, {ID: "e", Score: rrf(40, 60)}}, ScoresRaw, 0},
+		{"cosine", []Candidate{{ID: "a", Score: 0.8312}, {ID: "b", Score: 0.8309}, {ID: "c", Score: 0.83}, {ID: "d", Score: 0.7}}, ScoresRaw, 2},
+		{"percent", []Candidate{{ID: "a", Score: 100}, {ID: "b", Score: 99.99}, {ID: "c", Score: 99.985}, {ID: "d", Score: 0}}, ScoresPercent, 1},
+		{"zero", []Candidate{{ID: "a", Score: 0.001}, {ID: "b", Score: 0}, {ID: "c", Score: -0.001}}, ScoresRaw, 2},
+	} {
+		got, _, err := ShownScores(tc.cands, tc.scale, tc.dec)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for i := range tc.cands {
+			for j := range tc.cands {
+				a, b := tc.cands[i].Score, tc.cands[j].Score
+				if (a == b) != (got[i] == got[j]) {
+					t.Errorf("%s: scores %v and %v shown as %q and %q", tc.name, a, b, got[i], got[j])
+				}
+				x, _ := strconv.ParseFloat(got[i], 64)
+				y, _ := strconv.ParseFloat(got[j], 64)
+				if tc.scale == ScoresRaw && a > b && !(x > y) {
+					t.Errorf("%s: %v > %v shown as %q, %q", tc.name, a, b, got[i], got[j])
+				}
+			}
+		}
+		// Every number of a query is printed with the same digits.
+		digits := func(s string) int { _, frac, _ := strings.Cut(s, "."); return len(frac) }
+		for _, s := range got {
+			if digits(s) != digits(got[0]) || digits(s) < max(tc.dec, 2) && tc.dec == 0 || digits(s) < tc.dec {
+				t.Errorf("%s: %v are not printed alike with at least the digits asked", tc.name, got)
+				break
+			}
+		}
+	}
+}
+
 func TestShownScores(t *testing.T) {
 	cs := []Candidate{{ID: "a", Score: 12.5}, {ID: "b", Score: 3}, {ID: "c", Score: -0.001}, {ID: "d", Score: 7.126}}
 	for _, tc := range []struct {
