@@ -51,7 +51,8 @@
 // # Quantization
 //
 // Int8 quantizes each dimension with its own affine map calibrated on the
-// store (min and max → 256 levels, sentence-transformers' int8 scheme);
+// store (min and max → 256 levels, sentence-transformers' int8 calibration,
+// rounded to the nearest level where it truncates);
 // per-dimension beats one global range because embedding dimensions differ
 // in spread. The query is not quantized to 8 bits: its weights q·step are
 // rounded to 12-bit integers and multiplied with the codes by an integer
