@@ -60,7 +60,8 @@
 // dequantized row. Binary keeps sign bits (> 0) of rows and queries and
 // scores the ±1 dot product (dim − 2·Hamming) / dim with popcounts. With
 // Rescore, either takes the Oversample·k best rows (default 4, as
-// sentence-transformers) and orders them by exact float32 scores, so a
+// sentence-transformers' quantization examples ask; its search functions
+// default to 2) and orders them by exact float32 scores, so a
 // rescored hit's score equals Flat's. Flat.Truncate gives Matryoshka
 // truncation; Variant bundles the three choices under one name.
 //
