@@ -125,6 +125,29 @@ func (d Dense) Validate() error {
 	if _, err := embed.ParseEncoding(d.Encoding); err != nil {
 		return err
 	}
+	return d.checkPooling()
+}
+
+// checkPooling refuses a pooling the run would not apply while its
+// settings recorded it: a registry model pools as its recipe says, and a
+// server pools its own vectors.
+func (d Dense) checkPooling() error {
+	if d.Pooling == "" {
+		return nil
+	}
+	p, err := embed.ParsePooling(d.Pooling)
+	if err != nil {
+		return err
+	}
+	if m, ok := models.Lookup(d.Model); ok {
+		if p != m.Pooling {
+			return fmt.Errorf("model %s is in the registry, whose recipe pools %s (r2med model show %s); --pooling %s applies to a local model outside the registry (--model-dir)", m.Name, m.Pooling, m.Name, d.Pooling)
+		}
+		return nil
+	}
+	if b := strings.ToLower(d.Backend); b != "" && b != models.ONNX {
+		return fmt.Errorf("--pooling %s with --backend %s: the server pools its own vectors; --pooling applies to a local ONNX model (--backend onnx --model-dir)", d.Pooling, d.Backend)
+	}
 	return nil
 }
 

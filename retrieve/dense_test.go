@@ -321,6 +321,12 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
 		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
 		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
+		// A registry model pools as its recipe says (bge: CLS), and a
+		// server pools its own vectors: a --pooling the run would ignore
+		// while its settings record it is refused.
+		{retrieve.Dense{Model: "bge", Backend: "onnx", Pooling: "mean"}, "pools cls"},
+		{retrieve.Dense{Model: "BAAI/bge-large-en-v1.5", Pooling: "last"}, "pools cls"},
+		{retrieve.Dense{Model: "x", Backend: "openai", Pooling: "mean"}, "the server pools"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
