@@ -281,6 +281,36 @@ func TestRank1Judgements(t *testing.T) {
 	}
 }
 
+// TestRank1AbsentWordBound: a server's top_logprobs are the most probable
+// tokens at the position (OpenAI's and vLLM's top_logprobs), so a judgement
+// word absent from them is at most as probable as the least of them, and
+// at most what they leave. The score uses the tighter of the two bounds,
+// the closest to Rank1's exact p(true) / (p(true) + p(false)) that the
+// answer allows (Rank1 asks again with only the two words allowed; see
+// orionw/rank1 rank1.py, _fix_incomplete_responses), and never above it.
+func TestRank1AbsentWordBound(t *testing.T) {
+	ln := math.Log
+	// The model's distribution: true 0.6, four others 0.05 each, false
+	// 0.02, the rest spread thinly. The server lists the five most probable.
+	top := []llm.TopLogprob{{Token: "true", Logprob: ln(0.6)}, {Token: "The", Logprob: ln(0.05)}, {Token: "A", Logprob: ln(0.05)}, {Token: "\n", Logprob: ln(0.05)}, {Token: "**", Logprob: ln(0.05)}}
+	exact := 0.6 / (0.6 + 0.02)
+	got, ok := verdictLogprob([]llm.TokenLogprob{{Token: "true", Logprob: ln(0.6), Top: top}}, 1)
+	if want := 0.6 / (0.6 + 0.05); !ok || math.Abs(got-want) > 1e-12 || got > exact {
+		t.Errorf("true with false absent: %v, want %v (exact %v)", got, want, exact)
+	}
+	// The same for an absent true.
+	top[0].Token = "false"
+	got, ok = verdictLogprob([]llm.TokenLogprob{{Token: "false", Logprob: ln(0.6), Top: top}}, 0)
+	if want := 0.05 / (0.05 + 0.6); !ok || math.Abs(got-want) > 1e-12 || got < 0.02/(0.02+0.6) {
+		t.Errorf("false with true absent: %v, want %v", got, want)
+	}
+	// Without a list of alternatives only the mass left bounds it.
+	got, ok = verdictLogprob([]llm.TokenLogprob{{Token: "true", Logprob: ln(0.9)}}, 1)
+	if want := 0.9 / (0.9 + 0.1); !ok || math.Abs(got-want) > 1e-12 {
+		t.Errorf("true alone: %v, want %v", got, want)
+	}
+}
+
 // TestReasoningRetries429 has the server refuse the first requests with
 // 429: the client waits and retries, and the rerank completes.
 func TestReasoningRetries429(t *testing.T) {
