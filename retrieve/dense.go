@@ -358,6 +358,7 @@ type denseRecipe struct {
 	instruction       models.Instruction                    // the registry's, before the user's prefixes replace it
 	http              interface{ Stats() embed.AdaptStats } // the HTTP backend, nil for a local one
 	embedNote         map[string]any                        // per stage, for the "embedding" note
+	maxLength         int                                   // a local model outside the registry: the length its files give
 }
 
 func (r *denseRecipe) close() {
@@ -387,6 +388,9 @@ func (r *denseRecipe) describe() map[string]any {
 	}
 	if r.revision != "" {
 		m["revision"] = r.revision
+	}
+	if r.maxLength > 0 {
+		m["max_length"] = r.maxLength
 	}
 	if r.d.MaxLength > 0 {
 		m["max_length"] = r.d.MaxLength
@@ -528,6 +532,13 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 	l, err := embed.NewLocal(dir, opts)
 	if err != nil {
 		return id, err
+	}
+	if !r.known {
+		// The length the directory's files give (sentence_bert_config.json,
+		// tokenizer_config.json, tokenizer.json) decides the vectors, so
+		// it keys them.
+		id.MaxLength = l.MaxLength(embed.Document)
+		r.maxLength = id.MaxLength
 	}
 	r.closers = append(r.closers, l)
 	r.emb = l

@@ -559,4 +559,16 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	if n := computed(d); n != all {
 		t.Errorf("after the tokenizer changed: %d computed, want %d", n, all)
 	}
+	// sentence_bert_config.json's max_seq_length sets the length texts are
+	// cut at (as sentence-transformers reads it): another length, other
+	// vectors, so the cached ones are not reused.
+	if err := os.WriteFile(filepath.Join(dir, "sentence_bert_config.json"), []byte(`{"max_seq_length": 8}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := computed(d); n != all {
+		t.Errorf("cut at 8 tokens: %d computed, want %d (new key)", n, all)
+	}
+	if n := computed(d); n != 0 {
+		t.Errorf("the same length again: %d computed, want 0", n)
+	}
 }
