@@ -195,10 +195,7 @@ func verdictLogprob(lps []llm.TokenLogprob, v int) (float64, bool) {
 		// An absent word is at most what the alternatives leave and, when
 		// the server listed its most probable tokens, at most the least
 		// of them.
-		bound := max(0, 1-all)
-		for _, a := range tok.Top {
-			bound = min(bound, math.Exp(a.Logprob))
-		}
+		bound := absentBound(all, tok.Top)
 		if pt == 0 {
 			pt = bound
 		}
