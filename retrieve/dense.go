@@ -568,6 +568,17 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 		return embed.Identity{}, fmt.Errorf("--encoding: %w", err)
 	}
 	o := embed.RemoteOptions{Model: r.served, Dimensions: d.Dimensions, Encoding: enc, HTTPOptions: ho}
+	// An open-weight model's server is asked to cut texts where the recipe
+	// does (or at --max-length): vLLM refuses longer ones otherwise, or
+	// embeds them whole when started longer. A hosted API is asked
+	// nothing (OpenAI's refuses unknown fields; R2MED cut its inputs
+	// itself).
+	switch {
+	case d.MaxLength > 0:
+		o.TruncateTokens, o.QueryTruncateTokens = d.MaxLength, d.MaxLength
+	case r.known && !r.model.Hosted:
+		o.TruncateTokens, o.QueryTruncateTokens = r.model.MaxLengthFor(embed.Document), r.model.MaxLengthFor(embed.Query)
+	}
 	if len(urls) > 0 {
 		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
 	}
