@@ -72,7 +72,7 @@ func pipelineFlags() []flagDef {
 		{name: "without-safeguard", path: []string{"rerank", "without_safeguard"}, typ: b, usage: "drop a NanoR2MED reranking_hybrid list's rank-101 safeguard before reranking"},
 		{name: "rerank-templates", path: []string{"rerank", "templates"}, usage: "insertrank/rank1/reasonrank/grouprank (and diver's rerankers): directory of edited prompt templates (from r2med rerank templates)"},
 		{name: "insertrank-scores", path: []string{"rerank", "scores"}, def: "raw", usage: "insertrank: first-stage scores shown as raw, minmax (0 to 1 over each query's candidates) or percent (0 to 100)"},
-		{name: "insertrank-decimals", path: []string{"rerank", "decimals"}, typ: i, def: "2", usage: "insertrank: digits after the point of the scores shown"},
+		{name: "insertrank-decimals", path: []string{"rerank", "decimals"}, typ: i, def: "2", usage: "insertrank: digits after the point of the scores shown, at least (more where a query's different scores would print alike)"},
 		{name: "rerank-max-tokens", path: []string{"rerank", "max_tokens"}, typ: i, usage: "insertrank/rank1/reasonrank/grouprank: most tokens per answer, reasoning included (0: the server's default)"},
 		{name: "rerank-text-only", path: []string{"rerank", "text_only"}, typ: b, usage: "rank1: ask for no logprobs (servers that refuse them); answers are scored from their text"},
 		{name: "grouprank-size", path: []string{"rerank", "group_size"}, typ: i, def: "10", usage: "grouprank: passages judged together in one group (DIVER's default; its BRIGHT 46.8 run: 20)"},

@@ -429,6 +429,10 @@ type RemoteOptions struct {
 	// write vectors as (auto: base64, floats where a server refuses it);
 	// TEI's /embed writes floats only.
 	Encoding Encoding
+	// TruncateTokens and QueryTruncateTokens ask an OpenAI-compatible
+	// server to cut documents and queries (see OpenAIOptions); TEI's
+	// /embed cuts at its own --max-input-length.
+	TruncateTokens, QueryTruncateTokens int
 	HTTPOptions
 }
 
@@ -438,7 +442,8 @@ type RemoteOptions struct {
 func NewHTTP(backend string, o RemoteOptions) (Embedder, error) {
 	switch backend {
 	case "openai":
-		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, Encoding: o.Encoding, HTTPOptions: o.HTTPOptions})
+		return NewOpenAI(OpenAIOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, Encoding: o.Encoding,
+			TruncateTokens: o.TruncateTokens, QueryTruncateTokens: o.QueryTruncateTokens, HTTPOptions: o.HTTPOptions})
 	case "voyage":
 		return NewVoyage(VoyageOptions{BaseURL: o.BaseURL, BaseURLs: o.BaseURLs, APIKey: o.APIKey, Model: o.Model, Dimensions: o.Dimensions, Encoding: o.Encoding, HTTPOptions: o.HTTPOptions})
 	case "tei":

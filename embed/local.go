@@ -24,8 +24,11 @@ type LocalOptions struct {
 	// Normalize scales every vector to unit length.
 	Normalize bool
 	// MaxLength is the most tokens per document, special tokens included;
-	// longer texts are truncated. 0 takes tokenizer.json's truncation
-	// length, else 512, capped at config.json's max_position_embeddings.
+	// longer texts are truncated. 0 takes the length sentence-transformers
+	// would: sentence_bert_config.json's max_seq_length, else
+	// tokenizer_config.json's model_max_length, else tokenizer.json's
+	// truncation length, else 512, capped at config.json's
+	// max_position_embeddings.
 	MaxLength int
 	// QueryMaxLength is the same for queries; 0 means MaxLength.
 	QueryMaxLength int
@@ -149,15 +152,68 @@ func (m *localModel) limit(want int) (int, error) {
 	}
 	switch {
 	case want == 0:
-		want = cmp.Or(m.tok.MaxLength(), 512)
-		if positions > 0 {
-			want = min(want, positions)
-		}
+		return m.defaultLength(positions)
 	case positions > 0 && want > positions:
 		return 0, fmt.Errorf("local encoder %s: max length %d exceeds the model's %d positions (config.json max_position_embeddings)",
 			m.dir, want, positions)
 	}
 	return want, nil
+}
+
+// defaultLength is the length sentence-transformers truncates the model's
+// texts at (sentence_transformers/models/Transformer.py: tokenize passes
+// max_length=max_seq_length): sentence_bert_config.json's max_seq_length,
+// else min(max_position_embeddings, tokenizer_config.json's
+// model_max_length), which is transformers' truncation=True length too.
+// tokenizer.json's own truncation setting, which both replace on every
+// call (all-MiniLM-L6-v2 ships 128 there and embeds 256 tokens), counts
+// only without them; then 512. It never exceeds positions (0: unknown).
+func (m *localModel) defaultLength(positions int) (int, error) {
+	capped := func(n int) int {
+		if positions > 0 {
+			return min(n, positions)
+		}
+		return n
+	}
+	var st struct {
+		MaxSeqLength *float64 `json:"max_seq_length"`
+	}
+	if ok, err := readJSON(filepath.Join(m.dir, "sentence_bert_config.json"), &st); err != nil {
+		return 0, err
+	} else if ok && st.MaxSeqLength != nil && *st.MaxSeqLength >= 1 {
+		return capped(int(min(*st.MaxSeqLength, 1<<30))), nil
+	}
+	var tc struct {
+		ModelMaxLength *float64 `json:"model_max_length"`
+	}
+	if ok, err := readJSON(filepath.Join(m.dir, "tokenizer_config.json"), &tc); err != nil {
+		return 0, err
+	} else if ok && tc.ModelMaxLength != nil && *tc.ModelMaxLength >= 1 {
+		// transformers writes 1e30 (VERY_LARGE_INTEGER) for "no limit".
+		if *tc.ModelMaxLength < 1<<30 {
+			return capped(int(*tc.ModelMaxLength)), nil
+		}
+		if positions > 0 {
+			return positions, nil
+		}
+	}
+	return capped(cmp.Or(m.tok.MaxLength(), 512)), nil
+}
+
+// readJSON decodes the JSON file at p into v; a missing file is not an
+// error (ok false).
+func readJSON(p string, v any) (ok bool, err error) {
+	raw, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, v)
+	}
+	if err != nil {
+		return false, fmt.Errorf("local encoder: %s: %w", p, err)
+	}
+	return true, nil
 }
 
 func fileExists(p string) bool {

@@ -132,6 +132,66 @@ func TestLocalTruncation(t *testing.T) {
 	}
 }
 
+// TestLocalDefaultLength: without a MaxLength, a model directory's length
+// is the one sentence-transformers and transformers truncate at, not
+// tokenizer.json's own truncation setting (which transformers replaces on
+// every call): sentence_bert_config.json's max_seq_length, else
+// min(max_position_embeddings, tokenizer_config.json's model_max_length)
+// (sentence_transformers/models/Transformer.py@005039ffb10d, tokenize and
+// __init__). all-MiniLM-L6-v2 ships tokenizer.json truncating at 128 and
+// max_seq_length 256; sentence-transformers embeds 256 tokens.
+func TestLocalDefaultLength(t *testing.T) {
+	onnxtest.Require(t)
+	baked := func(f string, b []byte) []byte { // tokenizer.json truncating at 4, as MiniLM's does at 128
+		if f != "tokenizer.json" {
+			return b
+		}
+		return []byte(strings.Replace(string(b), `"truncation": null`, `"truncation": {"direction": "Right", "max_length": 4, "strategy": "LongestFirst", "stride": 0}`, 1))
+	}
+	for _, c := range []struct {
+		name  string
+		extra map[string]string
+		want  int
+	}{
+		{"sentence_bert_config", map[string]string{"sentence_bert_config.json": `{"max_seq_length": 6, "do_lower_case": false}`,
+			"tokenizer_config.json": `{"model_max_length": 8}`}, 6},
+		{"tokenizer_config", map[string]string{"tokenizer_config.json": `{"model_max_length": 8}`}, 8},
+		{"unbounded tokenizer_config", map[string]string{"tokenizer_config.json": `{"model_max_length": 1000000000000000019884624838656}`}, 64},
+		{"tokenizer.json alone", nil, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyModel(t, "tiny-bert", t.TempDir(), baked)
+			if raw, _ := os.ReadFile(filepath.Join(dir, "tokenizer.json")); !strings.Contains(string(raw), `"max_length": 4`) {
+				t.Fatal("the fixture's tokenizer.json has no truncation to replace")
+			}
+			for f, b := range c.extra {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(b), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := NewLocal(dir, LocalOptions{Pooling: PoolMean})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if d, q := l.MaxLength(Document), l.MaxLength(Query); d != c.want || q != c.want {
+				t.Errorf("max length %d (documents) and %d (queries), want %d", d, q, c.want)
+			}
+		})
+	}
+	// A length given wins over every file.
+	dir := copyModel(t, "tiny-bert", t.TempDir(), baked)
+	os.WriteFile(filepath.Join(dir, "sentence_bert_config.json"), []byte(`{"max_seq_length": 6}`), 0o644)
+	l, err := NewLocal(dir, LocalOptions{Pooling: PoolMean, MaxLength: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if n := l.MaxLength(Document); n != 10 {
+		t.Errorf("max length %d, want the 10 given", n)
+	}
+}
+
 // copyModel copies a fixture model directory into a temporary one, edited
 // by edit (file name → contents) before writing.
 func copyModel(t *testing.T, name, dst string, edit func(file string, b []byte) []byte) string {

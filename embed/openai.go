@@ -45,6 +45,15 @@ type OpenAIOptions struct {
 	// zero value asks for base64 and falls back to floats per server
 	// (see Encoding).
 	Encoding Encoding
+	// TruncateTokens, when positive, asks the server to cut each
+	// document to that many tokens, keeping its start: vLLM's
+	// truncate_prompt_tokens with truncation_side "right". vLLM refuses a
+	// text longer than its --max-model-len otherwise, and embeds the
+	// whole of one that fits where a recipe cut it. Servers that do not
+	// know the fields ignore them (TEI's OpenAI route, llama.cpp,
+	// Ollama); OpenAI's own API refuses them. QueryTruncateTokens is the
+	// queries' (0: none asked).
+	TruncateTokens, QueryTruncateTokens int
 	HTTPOptions
 }
 
@@ -52,8 +61,9 @@ type OpenAIOptions struct {
 // concurrent use, as are TEI and Voyage.
 type OpenAI struct {
 	remote
-	model string
-	dims  int
+	model            string
+	dims             int
+	cutDoc, cutQuery int
 }
 
 // NewOpenAI checks the options and returns the backend; it sends nothing.
@@ -65,12 +75,22 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 	if err := checkCommon("openai embeddings", o.Model, o.Dimensions, o.HTTPOptions); err != nil {
 		return nil, err
 	}
-	r, err := newRemote("openai", o.Model, bases, "embeddings", key, o.Dimensions, 0, o.HTTPOptions)
+	if o.TruncateTokens < 0 || o.QueryTruncateTokens < 0 {
+		return nil, fmt.Errorf("openai embeddings: token limits %d and %d must be ≥ 0", o.TruncateTokens, o.QueryTruncateTokens)
+	}
+	var extra []string
+	if o.TruncateTokens > 0 {
+		extra = append(extra, "truncate="+strconv.Itoa(o.TruncateTokens))
+	}
+	if o.QueryTruncateTokens > 0 {
+		extra = append(extra, "query-truncate="+strconv.Itoa(o.QueryTruncateTokens))
+	}
+	r, err := newRemote("openai", o.Model, bases, "embeddings", key, o.Dimensions, 0, o.HTTPOptions, extra...)
 	if err != nil {
 		return nil, fmt.Errorf("openai embeddings: %w", err)
 	}
 	r.enc = newEncodings(o.Encoding, len(bases))
-	return &OpenAI{remote: r, model: o.Model, dims: o.Dimensions}, nil
+	return &OpenAI{remote: r, model: o.Model, dims: o.Dimensions, cutDoc: o.TruncateTokens, cutQuery: o.QueryTruncateTokens}, nil
 }
 
 // Embed embeds texts in order. The input side is not sent: OpenAI's API
@@ -81,9 +101,17 @@ func (e *OpenAI) Embed(ctx context.Context, input Input, texts []string) ([][]fl
 }
 
 // EmbedMetered is Embed with each text's share of the server's usage.
-func (e *OpenAI) EmbedMetered(ctx context.Context, _ Input, texts []string) ([][]float32, []usage.Usage, error) {
+func (e *OpenAI) EmbedMetered(ctx context.Context, input Input, texts []string) ([][]float32, []usage.Usage, error) {
+	cut := e.cutDoc
+	if input == Query {
+		cut = e.cutQuery
+	}
+	side := ""
+	if cut > 0 {
+		side = "right"
+	}
 	return e.embedList(ctx, texts, func(batch []string, enc Encoding) any {
-		return openAIRequest{Model: e.model, Input: batch, EncodingFormat: string(enc), Dimensions: e.dims}
+		return openAIRequest{Model: e.model, Input: batch, EncodingFormat: string(enc), Dimensions: e.dims, TruncatePromptTokens: cut, TruncationSide: side}
 	})
 }
 
@@ -92,6 +120,9 @@ type openAIRequest struct {
 	Input          []string `json:"input"`
 	EncodingFormat string   `json:"encoding_format"`
 	Dimensions     int      `json:"dimensions,omitempty"`
+	// vLLM's: cut each text to this many tokens, keeping its start.
+	TruncatePromptTokens int    `json:"truncate_prompt_tokens,omitempty"`
+	TruncationSide       string `json:"truncation_side,omitempty"`
 }
 
 // remote is what every HTTP backend holds: the route on its servers and

@@ -10,9 +10,10 @@ package models
 // source these tables were read from, and the tests check the tables
 // against those quotes.
 //
-// Lengths are the R2MED evaluation's: an HTTP backend's server truncates
-// by its own setting (vLLM --max-model-len, TEI --max-input-length), so
-// start it with the length the recipe names.
+// Lengths are the R2MED evaluation's. Over --backend openai each request
+// asks the server to cut texts there (vLLM's truncate_prompt_tokens; vLLM
+// refuses a text longer than --max-model-len without it); TEI's /embed
+// cuts at its --max-input-length, so start TEI with the recipe's length.
 
 const agenticSearch = "VectorSpaceLab/agentic-search"
 

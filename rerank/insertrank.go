@@ -1,9 +1,11 @@
 package rerank
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +26,12 @@ import (
 //     candidates (v − min) / (max − min), ScoresPercent to 0–100 by the
 //     same ×100, printed with Decimals digits as well; when every
 //     candidate has the same score they all show the top of the scale.
+//
+// Decimals is a minimum: where it would print two different scores of a
+// query's candidates alike (RRF scores such as 0.0196 and 0.0194, cosine
+// similarities that agree to two places), all of that query's scores get
+// as many more digits as keep them apart (see ShownScores), so the model
+// never reads a tie the first stage did not make.
 //
 // The paper's ablations vary this scale; the prompt says which is used.
 // Candidates that come with a rank and no score (Candidate.RankOnly: a
@@ -130,7 +138,10 @@ const firstStageRanks = "ranks only: the candidate list has no scores"
 
 // ShownScores are the first-stage scores as InsertRank prints them, one
 // per candidate, and the scale's label for the prompt ("" for raw,
-// "0-1", "0-100"). decimals 0 means 2.
+// "0-1", "0-100"). decimals 0 means 2. All are printed with the same
+// digits after the point: decimals, or more (up to maxShownDecimals)
+// where decimals would show different scores alike; equal scores are
+// shown alike.
 func ShownScores(cands []Candidate, scale ScoreScale, decimals int) (shown []string, label string, err error) {
 	if decimals == 0 {
 		decimals = 2
@@ -156,22 +167,58 @@ func ShownScores(cands []Candidate, scale ScoreScale, decimals int) (shown []str
 	case ScoresPercent:
 		label, top = "0-100", 100
 	}
-	shown = make([]string, len(cands))
+	vals := make([]float64, len(cands))
 	for i, c := range cands {
-		v := c.Score
+		vals[i] = c.Score
 		if scale != ScoresRaw {
-			v = top
+			vals[i] = top
 			if hi > lo {
-				v = (c.Score - lo) / (hi - lo) * top
+				vals[i] = (c.Score - lo) / (hi - lo) * top
 			}
 		}
-		s := strconv.FormatFloat(v, 'f', decimals, 64)
+	}
+	// More digits where decimals would show different first-stage scores
+	// as one number (RRF's 0.0196 and 0.0194, cosines agreeing to two
+	// places): the model would read a tie the retriever never made.
+	for d := decimals; ; d++ {
+		shown = formatScores(shown, vals, d)
+		if d >= max(decimals, maxShownDecimals) || apart(vals, shown) {
+			return shown, label, nil
+		}
+	}
+}
+
+// maxShownDecimals bounds the digits ShownScores adds to keep scores
+// apart; scores closer than that are shown alike.
+const maxShownDecimals = 12
+
+// formatScores prints vals with d digits after the point into dst.
+func formatScores(dst []string, vals []float64, d int) []string {
+	dst = dst[:0]
+	for _, v := range vals {
+		s := strconv.FormatFloat(v, 'f', d, 64)
 		if strings.Trim(s, "-0.") == "" {
 			s = strings.TrimPrefix(s, "-") // no "-0.00"
 		}
-		shown[i] = s
+		dst = append(dst, s)
 	}
-	return shown, label, nil
+	return dst
+}
+
+// apart says whether values that differ are shown differently.
+func apart(vals []float64, shown []string) bool {
+	idx := make([]int, len(vals))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(vals[a], vals[b]) })
+	for k := 1; k < len(idx); k++ {
+		a, b := idx[k-1], idx[k]
+		if vals[a] != vals[b] && shown[a] == shown[b] {
+			return false
+		}
+	}
+	return true
 }
 
 func orDefault(p *Prompts) *Prompts {

@@ -32,7 +32,10 @@ Does the passage help answer the query? Answer yes or no.`
 // p(yes) / (p(yes) + p(no)), summed over the spellings of each word among
 // the first token's top logprobs (" Yes", "YES", "yes."). This is the
 // relevance-generation scoring of Liang et al. (HELM) and Nogueira et
-// al.'s monoT5, asked of a chat model.
+// al.'s monoT5, asked of a chat model. A word absent from the top
+// logprobs (a confident model's "no") counts at its upper bound, the
+// least listed alternative or what the list leaves if less, not 0: else
+// every confident yes would score 1 and tie.
 //
 // Fallbacks, counted in Stats: a server that returns no logprobs is scored
 // from the answer text, 1 for yes and 0 for no; an answer that is neither
@@ -238,16 +241,25 @@ func (p *Pointwise) yes(r llm.Response) float64 {
 		if len(cands) == 0 {
 			cands = []llm.TopLogprob{{Token: first.Token, Logprob: first.Logprob}}
 		}
-		var py, pn float64
+		var py, pn, all float64
 		for _, c := range cands {
+			p := math.Exp(c.Logprob)
+			all += p
 			switch yesNo(c.Token) {
 			case 1:
-				py += math.Exp(c.Logprob)
+				py += p
 			case 0:
-				pn += math.Exp(c.Logprob)
+				pn += p
 			}
 		}
 		if py+pn > 0 {
+			// A word the list leaves out is not 0: at most its bound.
+			if py == 0 {
+				py = absentBound(all, first.Top)
+			}
+			if pn == 0 {
+				pn = absentBound(all, first.Top)
+			}
 			return py / (py + pn)
 		}
 	} else {
@@ -261,6 +273,18 @@ func (p *Pointwise) yes(r llm.Response) float64 {
 	}
 	atomic.AddInt64(&p.stats.Undecided, 1)
 	return 0.5
+}
+
+// absentBound is the most probability a token missing from a position's
+// logprobs can have: what the listed tokens (summing to listed) leave and,
+// since a server's top_logprobs are the position's most probable tokens,
+// the least of top.
+func absentBound(listed float64, top []llm.TopLogprob) float64 {
+	b := max(0, 1-listed)
+	for _, a := range top {
+		b = min(b, math.Exp(a.Logprob))
+	}
+	return b
 }
 
 // yesNo is 1 for a spelling of yes, 0 for no, −1 otherwise.

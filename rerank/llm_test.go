@@ -116,6 +116,38 @@ func TestPointwiseLogprobs(t *testing.T) {
 	}
 }
 
+// TestPointwiseAbsentWordBound: a confident model often leaves "no" out of
+// the top logprobs. Counting it as 0 scores every such passage 1, a tie
+// that Rerank then breaks by first-stage order against the model's own
+// confidence. An absent word is at most the least listed alternative and
+// at most the mass the list leaves (top_logprobs are the most probable
+// tokens), so that upper bound keeps a surer yes above a less sure one,
+// and the score under the exact p(yes) / (p(yes) + p(no)).
+func TestPointwiseAbsentWordBound(t *testing.T) {
+	ln := math.Log
+	answer := func(top ...llm.TopLogprob) llm.Response {
+		return llm.Response{Content: "Yes", Logprobs: []llm.TokenLogprob{{Token: "Yes", Logprob: top[0].Logprob, Top: top}}}
+	}
+	p := &Pointwise{}
+	// The model's distributions: no at 0.004 and at 0.015, below every
+	// listed token.
+	sure := p.yes(answer(llm.TopLogprob{Token: "Yes", Logprob: ln(0.98)}, llm.TopLogprob{Token: "Sure", Logprob: ln(0.01)}, llm.TopLogprob{Token: "Maybe", Logprob: ln(0.005)}))
+	less := p.yes(answer(llm.TopLogprob{Token: "Yes", Logprob: ln(0.90)}, llm.TopLogprob{Token: "Sure", Logprob: ln(0.05)}, llm.TopLogprob{Token: "Maybe", Logprob: ln(0.03)}))
+	if want := 0.98 / (0.98 + 0.005); math.Abs(sure-want) > 1e-12 || sure > 0.98/(0.98+0.004) {
+		t.Errorf("sure yes scored %v, want %v", sure, want)
+	}
+	if want := 0.90 / (0.90 + 0.02); math.Abs(less-want) > 1e-12 || less > 0.90/(0.90+0.015) {
+		t.Errorf("less sure yes scored %v, want %v", less, want)
+	}
+	if !(sure > less) {
+		t.Errorf("a surer yes (%v) does not score above a less sure one (%v)", sure, less)
+	}
+	// Both words listed: their exact ratio, as before.
+	if got := p.yes(answer(llm.TopLogprob{Token: "Yes", Logprob: ln(0.6)}, llm.TopLogprob{Token: "No", Logprob: ln(0.3)})); math.Abs(got-2.0/3) > 1e-12 {
+		t.Errorf("both listed: %v", got)
+	}
+}
+
 func TestPointwiseTextFallback(t *testing.T) {
 	srv := chatServer(t, nil, func(req chatReq) map[string]any {
 		content := map[int]string{1: "Yes.", 2: "no", 3: "I am not sure."}[rel(req.Messages[0].Content)]

@@ -25,8 +25,11 @@ import (
 //     yes or no, any case) is found, and the score is p(true) / (p(true) +
 //     p(false)) over the alternatives at that position, each word's
 //     spellings summed — Rank1's softmax over the true and false tokens.
-//     When one of the two words is not among the alternatives, it gets the
-//     probability mass they leave, 1 − their sum (its upper bound).
+//     When one of the two words is not among the alternatives, it gets its
+//     upper bound: the probability mass they leave, 1 − their sum, or,
+//     where the server listed its most probable tokens (top_logprobs),
+//     the least of those when that is lower. (Rank1's own code asks again
+//     with only the two words allowed, for their exact ratio.)
 //   - Otherwise from the answer's text (counted in Stats.NoLogprobs): its
 //     first judgement word gives 1 for true or yes, 0 for false or no; an
 //     answer with none — empty, cut off while reasoning, prose — scores
@@ -189,12 +192,15 @@ func verdictLogprob(lps []llm.TokenLogprob, v int) (float64, bool) {
 				pf += p
 			}
 		}
-		rest := max(0, 1-all)
+		// An absent word is at most what the alternatives leave and, when
+		// the server listed its most probable tokens, at most the least
+		// of them.
+		bound := absentBound(all, tok.Top)
 		if pt == 0 {
-			pt = rest
+			pt = bound
 		}
 		if pf == 0 {
-			pf = rest
+			pf = bound
 		}
 		if pt+pf == 0 {
 			return float64(v), true

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -310,21 +311,33 @@ func TestJobReasoningRerankersDemo(t *testing.T) {
 }
 
 // checkShownScores: each (query, document) of the reranked head was shown
-// in InsertRank's prompts with exactly its first-stage score, to two
-// decimals, in every window it appeared in.
+// in InsertRank's prompts with exactly its first-stage score, in every
+// window it appeared in, printed with the digits its query's scores share:
+// two decimals, or more where two would show different first-stage scores
+// of the query alike (the demo's BM25 has 7.1728 and 7.1686).
 func checkShownScores(t *testing.T, o *oracle, first ir.Run) {
 	t.Helper()
 	n := 0
 	for qid, hits := range first {
+		digits := -1
+		byShown := map[string]float64{}
 		for _, h := range hits {
 			shown := o.shown[[2]string{qid, h.DocID}]
 			if len(shown) == 0 {
 				t.Errorf("%s %s was never shown", qid, h.DocID)
 			}
 			for _, s := range shown {
-				if want := fmt.Sprintf("%.2f", h.Score); s != want {
-					t.Errorf("%s %s shown with score %s, its first-stage score is %v", qid, h.DocID, s, h.Score)
+				_, frac, _ := strings.Cut(s, ".")
+				if digits < 0 {
+					digits = len(frac)
 				}
+				if want := strconv.FormatFloat(h.Score, 'f', digits, 64); s != want || digits < 2 {
+					t.Errorf("%s %s shown with score %s, its first-stage score is %v (%s with the query's %d digits)", qid, h.DocID, s, h.Score, want, digits)
+				}
+				if other, ok := byShown[s]; ok && other != h.Score {
+					t.Errorf("%s: first-stage scores %v and %v both shown as %s", qid, other, h.Score, s)
+				}
+				byShown[s] = h.Score
 			}
 			n += len(shown)
 		}

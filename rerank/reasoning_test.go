@@ -281,6 +281,36 @@ func TestRank1Judgements(t *testing.T) {
 	}
 }
 
+// TestRank1AbsentWordBound: a server's top_logprobs are the most probable
+// tokens at the position (OpenAI's and vLLM's top_logprobs), so a judgement
+// word absent from them is at most as probable as the least of them, and
+// at most what they leave. The score uses the tighter of the two bounds,
+// the closest to Rank1's exact p(true) / (p(true) + p(false)) that the
+// answer allows (Rank1 asks again with only the two words allowed; see
+// orionw/rank1 rank1.py, _fix_incomplete_responses), and never above it.
+func TestRank1AbsentWordBound(t *testing.T) {
+	ln := math.Log
+	// The model's distribution: true 0.6, four others 0.05 each, false
+	// 0.02, the rest spread thinly. The server lists the five most probable.
+	top := []llm.TopLogprob{{Token: "true", Logprob: ln(0.6)}, {Token: "The", Logprob: ln(0.05)}, {Token: "A", Logprob: ln(0.05)}, {Token: "\n", Logprob: ln(0.05)}, {Token: "**", Logprob: ln(0.05)}}
+	exact := 0.6 / (0.6 + 0.02)
+	got, ok := verdictLogprob([]llm.TokenLogprob{{Token: "true", Logprob: ln(0.6), Top: top}}, 1)
+	if want := 0.6 / (0.6 + 0.05); !ok || math.Abs(got-want) > 1e-12 || got > exact {
+		t.Errorf("true with false absent: %v, want %v (exact %v)", got, want, exact)
+	}
+	// The same for an absent true.
+	top[0].Token = "false"
+	got, ok = verdictLogprob([]llm.TokenLogprob{{Token: "false", Logprob: ln(0.6), Top: top}}, 0)
+	if want := 0.05 / (0.05 + 0.6); !ok || math.Abs(got-want) > 1e-12 || got < 0.02/(0.02+0.6) {
+		t.Errorf("false with true absent: %v, want %v", got, want)
+	}
+	// Without a list of alternatives only the mass left bounds it.
+	got, ok = verdictLogprob([]llm.TokenLogprob{{Token: "true", Logprob: ln(0.9)}}, 1)
+	if want := 0.9 / (0.9 + 0.1); !ok || math.Abs(got-want) > 1e-12 {
+		t.Errorf("true alone: %v, want %v", got, want)
+	}
+}
+
 // TestReasoningRetries429 has the server refuse the first requests with
 // 429: the client waits and retries, and the rerank completes.
 func TestReasoningRetries429(t *testing.T) {
@@ -298,6 +328,52 @@ func TestReasoningRetries429(t *testing.T) {
 	srv.too429.Store(100)
 	if _, err := (&Rank1{Chat: srv.client(t, nil)}).Score(context.Background(), "q", []string{"a"}); err == nil || !strings.Contains(err.Error(), "429") {
 		t.Errorf("persistent 429: %v", err)
+	}
+}
+
+// TestShownScoresKeepScoresApart: candidates whose first-stage scores
+// differ are never shown the same number. RRF scores of two runs with
+// NanoR2MED's k = 100 (1/(k+r₁) + 1/(k+r₂), fusion.RRF) and cosine
+// similarities differ in the third or fourth decimal, where two digits would
+// show the model a tie the retriever never made; tied scores stay tied.
+func TestShownScoresKeepScoresApart(t *testing.T) {
+	rrf := func(r1, r2 float64) float64 { return 1/(100+r1) + 1/(100+r2) }
+	for _, tc := range []struct {
+		name  string
+		cands []Candidate
+		scale ScoreScale
+		dec   int
+	}{
+		{"rrf", []Candidate{{ID: "a", Score: rrf(1, 2)}, {ID: "b", Score: rrf(2, 1)}, {ID: "c", Score: rrf(1, 5)}, {ID: "d", Score: rrf(3, 4)}, {ID: "e", Score: rrf(40, 60)}}, ScoresRaw, 0},
+		{"cosine", []Candidate{{ID: "a", Score: 0.8312}, {ID: "b", Score: 0.8309}, {ID: "c", Score: 0.83}, {ID: "d", Score: 0.7}}, ScoresRaw, 2},
+		{"percent", []Candidate{{ID: "a", Score: 100}, {ID: "b", Score: 99.99}, {ID: "c", Score: 99.985}, {ID: "d", Score: 0}}, ScoresPercent, 1},
+		{"zero", []Candidate{{ID: "a", Score: 0.001}, {ID: "b", Score: 0}, {ID: "c", Score: -0.001}}, ScoresRaw, 2},
+	} {
+		got, _, err := ShownScores(tc.cands, tc.scale, tc.dec)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for i := range tc.cands {
+			for j := range tc.cands {
+				a, b := tc.cands[i].Score, tc.cands[j].Score
+				if (a == b) != (got[i] == got[j]) {
+					t.Errorf("%s: scores %v and %v shown as %q and %q", tc.name, a, b, got[i], got[j])
+				}
+				x, _ := strconv.ParseFloat(got[i], 64)
+				y, _ := strconv.ParseFloat(got[j], 64)
+				if tc.scale == ScoresRaw && a > b && !(x > y) {
+					t.Errorf("%s: %v > %v shown as %q, %q", tc.name, a, b, got[i], got[j])
+				}
+			}
+		}
+		// Every number of a query is printed with the same digits.
+		digits := func(s string) int { _, frac, _ := strings.Cut(s, "."); return len(frac) }
+		for _, s := range got {
+			if digits(s) != digits(got[0]) || digits(s) < max(tc.dec, 2) && tc.dec == 0 || digits(s) < tc.dec {
+				t.Errorf("%s: %v are not printed alike with at least the digits asked", tc.name, got)
+				break
+			}
+		}
 	}
 }
 

@@ -125,6 +125,29 @@ func (d Dense) Validate() error {
 	if _, err := embed.ParseEncoding(d.Encoding); err != nil {
 		return err
 	}
+	return d.checkPooling()
+}
+
+// checkPooling refuses a pooling the run would not apply while its
+// settings recorded it: a registry model pools as its recipe says, and a
+// server pools its own vectors.
+func (d Dense) checkPooling() error {
+	if d.Pooling == "" {
+		return nil
+	}
+	p, err := embed.ParsePooling(d.Pooling)
+	if err != nil {
+		return err
+	}
+	if m, ok := models.Lookup(d.Model); ok {
+		if p != m.Pooling {
+			return fmt.Errorf("model %s is in the registry, whose recipe pools %s (r2med model show %s); --pooling %s applies to a local model outside the registry (--model-dir)", m.Name, m.Pooling, m.Name, d.Pooling)
+		}
+		return nil
+	}
+	if b := strings.ToLower(d.Backend); b != "" && b != models.ONNX {
+		return fmt.Errorf("--pooling %s with --backend %s: the server pools its own vectors; --pooling applies to a local ONNX model (--backend onnx --model-dir)", d.Pooling, d.Backend)
+	}
 	return nil
 }
 
@@ -335,6 +358,7 @@ type denseRecipe struct {
 	instruction       models.Instruction                    // the registry's, before the user's prefixes replace it
 	http              interface{ Stats() embed.AdaptStats } // the HTTP backend, nil for a local one
 	embedNote         map[string]any                        // per stage, for the "embedding" note
+	maxLength         int                                   // a local model outside the registry: the length its files give
 }
 
 func (r *denseRecipe) close() {
@@ -364,6 +388,9 @@ func (r *denseRecipe) describe() map[string]any {
 	}
 	if r.revision != "" {
 		m["revision"] = r.revision
+	}
+	if r.maxLength > 0 {
+		m["max_length"] = r.maxLength
 	}
 	if r.d.MaxLength > 0 {
 		m["max_length"] = r.d.MaxLength
@@ -506,6 +533,13 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 	if err != nil {
 		return id, err
 	}
+	if !r.known {
+		// The length the directory's files give (sentence_bert_config.json,
+		// tokenizer_config.json, tokenizer.json) decides the vectors, so
+		// it keys them.
+		id.MaxLength = l.MaxLength(embed.Document)
+		r.maxLength = id.MaxLength
+	}
 	r.closers = append(r.closers, l)
 	r.emb = l
 	r.truncateDimension = d.Dimensions
@@ -534,6 +568,17 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 		return embed.Identity{}, fmt.Errorf("--encoding: %w", err)
 	}
 	o := embed.RemoteOptions{Model: r.served, Dimensions: d.Dimensions, Encoding: enc, HTTPOptions: ho}
+	// An open-weight model's server is asked to cut texts where the recipe
+	// does (or at --max-length): vLLM refuses longer ones otherwise, or
+	// embeds them whole when started longer. A hosted API is asked
+	// nothing (OpenAI's refuses unknown fields; R2MED cut its inputs
+	// itself).
+	switch {
+	case d.MaxLength > 0:
+		o.TruncateTokens, o.QueryTruncateTokens = d.MaxLength, d.MaxLength
+	case r.known && !r.model.Hosted:
+		o.TruncateTokens, o.QueryTruncateTokens = r.model.MaxLengthFor(embed.Document), r.model.MaxLengthFor(embed.Query)
+	}
 	if len(urls) > 0 {
 		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
 	}

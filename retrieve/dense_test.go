@@ -3,6 +3,7 @@ package retrieve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"net/http"
@@ -48,6 +49,9 @@ type embedServer struct {
 	*httptest.Server
 	mu    sync.Mutex
 	texts []string
+	// cut holds each text's truncate_prompt_tokens and truncation_side
+	// as its request asked ("0 " when not asked).
+	cut map[string]string
 }
 
 func newEmbedServer(t *testing.T) *embedServer {
@@ -58,14 +62,22 @@ func newEmbedServer(t *testing.T) *embedServer {
 			return
 		}
 		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
+			Model    string   `json:"model"`
+			Input    []string `json:"input"`
+			Truncate int      `json:"truncate_prompt_tokens"`
+			Side     string   `json:"truncation_side"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			t.Error(err)
 		}
 		s.mu.Lock()
 		s.texts = append(s.texts, req.Input...)
+		if s.cut == nil {
+			s.cut = map[string]string{}
+		}
+		for _, text := range req.Input {
+			s.cut[text] = fmt.Sprint(req.Truncate, " ", req.Side)
+		}
 		s.mu.Unlock()
 		type item struct {
 			Index     int       `json:"index"`
@@ -306,6 +318,59 @@ func TestDenseCache(t *testing.T) {
 	closeRun(t, second, first)
 }
 
+// TestDenseAsksServersToCut: vLLM refuses a text longer than its
+// --max-model-len unless the request asks it to cut (truncate_prompt_tokens,
+// vllm-project/vllm#14776; #20744), and a server started longer embeds
+// the whole text where the recipe's evaluation cut it. So an open-weight
+// registry model asks for its recipe's length on each side, keeping each
+// text's start (GritLM: queries 512, documents 2048, R2MED's GritModel);
+// --max-length asks for that; a hosted API model (OpenAI's, which refuses
+// unknown fields) is asked nothing.
+func TestDenseAsksServersToCut(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		d          retrieve.Dense
+		query, doc string
+	}{
+		{retrieve.Dense{Model: "grit"}, "512 right", "2048 right"},
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "512 right", "512 right"},
+		{retrieve.Dense{Model: "grit", MaxLength: 300}, "300 right", "300 right"},
+		{retrieve.Dense{Model: "served-elsewhere", MaxLength: 256}, "256 right", "256 right"},
+		{retrieve.Dense{Model: "served-elsewhere"}, "0 ", "0 "},
+		{retrieve.Dense{Model: "openai"}, "0 ", "0 "},
+	} {
+		srv := newEmbedServer(t)
+		d := c.d
+		d.Backend, d.BaseURLs = "openai", []string{srv.URL + "/v1"}
+		if _, _, err := dense(t, task, d, nil, 5, retrieve.Env{}); err != nil {
+			t.Fatalf("%+v: %v", c.d, err)
+		}
+		srv.mu.Lock()
+		queries, docs := map[string]bool{}, map[string]bool{}
+		for _, q := range task.Queries {
+			for text, cut := range srv.cut {
+				if strings.Contains(text, q.Text) {
+					queries[cut] = true
+				}
+			}
+		}
+		for _, doc := range task.Corpus[:3] {
+			for text, cut := range srv.cut {
+				if strings.HasSuffix(text, doc.Text) && !strings.Contains(text, "Query") {
+					docs[cut] = true
+				}
+			}
+		}
+		srv.mu.Unlock()
+		if len(queries) != 1 || !queries[c.query] || len(docs) != 1 || !docs[c.doc] {
+			t.Errorf("%+v: queries asked to cut at %v, documents at %v; want %q and %q", c.d, queries, docs, c.query, c.doc)
+		}
+	}
+}
+
 func TestDenseErrors(t *testing.T) {
 	task, err := demo.Load()
 	if err != nil {
@@ -321,6 +386,12 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "not-a-model"}, "--backend"},
 		{retrieve.Dense{Model: "medcpt", Backend: "openai"}, "not --backend openai"},
 		{retrieve.Dense{Model: "x", Backend: "onnx", ModelDir: t.TempDir()}, "--pooling"},
+		// A registry model pools as its recipe says (bge: CLS), and a
+		// server pools its own vectors: a --pooling the run would ignore
+		// while its settings record it is refused.
+		{retrieve.Dense{Model: "bge", Backend: "onnx", Pooling: "mean"}, "pools cls"},
+		{retrieve.Dense{Model: "BAAI/bge-large-en-v1.5", Pooling: "last"}, "pools cls"},
+		{retrieve.Dense{Model: "x", Backend: "openai", Pooling: "mean"}, "the server pools"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -552,5 +623,17 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	}
 	if n := computed(d); n != all {
 		t.Errorf("after the tokenizer changed: %d computed, want %d", n, all)
+	}
+	// sentence_bert_config.json's max_seq_length sets the length texts are
+	// cut at (as sentence-transformers reads it): another length, other
+	// vectors, so the cached ones are not reused.
+	if err := os.WriteFile(filepath.Join(dir, "sentence_bert_config.json"), []byte(`{"max_seq_length": 8}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := computed(d); n != all {
+		t.Errorf("cut at 8 tokens: %d computed, want %d (new key)", n, all)
+	}
+	if n := computed(d); n != 0 {
+		t.Errorf("the same length again: %d computed, want 0", n)
 	}
 }

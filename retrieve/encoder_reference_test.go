@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -45,6 +46,11 @@ var encoderFixtures = []struct {
 		"Represent this sentence for searching relevant passages: ", true},
 	{encoderReference, "bge-tiny", "bge-tiny", map[string]string{"BAAI/bge-large-en-v1.5": "bge-tiny"}, Dense{Model: "bge", Backend: "onnx", QueryPrefix: new(string)}, "", false},
 	{encoderReference, "contriever-tiny", "contriever-tiny", map[string]string{"facebook/contriever-msmarco": "contriever-tiny"}, Dense{Model: "contriever", Backend: "onnx"}, "", true},
+	// Padding must not move a vector: each text alone (no padding), and
+	// batches of 13 that pad differently from the default 32 (mean
+	// pooling, the most exposed to a padded token leaking in).
+	{encoderReference, "contriever-tiny", "contriever-tiny", map[string]string{"facebook/contriever-msmarco": "contriever-tiny"}, Dense{Model: "contriever", Backend: "onnx", BatchSize: 1}, "", true},
+	{encoderReference, "contriever-tiny", "contriever-tiny", map[string]string{"facebook/contriever-msmarco": "contriever-tiny"}, Dense{Model: "contriever", Backend: "onnx", BatchSize: 13}, "", true},
 	// MedCPT as its authors pair it: the query encoder for queries, the
 	// article encoder for documents fed as the pair ("", text).
 	{medcptReference, "medcpt-query-tiny", "medcpt-article-tiny", map[string]string{
@@ -90,7 +96,7 @@ func TestLocalEncodersMatchTransformers(t *testing.T) {
 	docs, queries := task.Corpus[:300], Queries(task.Queries[:50])
 
 	for _, fx := range encoderFixtures {
-		t.Run(fx.queryModel+"/"+fx.dense.Model+"/prefix="+fx.prefix, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/prefix=%s/batch=%d", fx.queryModel, fx.dense.Model, fx.prefix, fx.dense.BatchSize), func(t *testing.T) {
 			hubCache(t, fx.root, fx.dirs)
 			m, _ := models.Lookup(fx.dense.Model)
 			ctx := context.Background()

@@ -51,7 +51,8 @@
 // # Quantization
 //
 // Int8 quantizes each dimension with its own affine map calibrated on the
-// store (min and max → 256 levels, sentence-transformers' int8 scheme);
+// store (min and max → 256 levels, sentence-transformers' int8 calibration,
+// rounded to the nearest level where it truncates);
 // per-dimension beats one global range because embedding dimensions differ
 // in spread. The query is not quantized to 8 bits: its weights q·step are
 // rounded to 12-bit integers and multiplied with the codes by an integer
@@ -59,7 +60,8 @@
 // dequantized row. Binary keeps sign bits (> 0) of rows and queries and
 // scores the ±1 dot product (dim − 2·Hamming) / dim with popcounts. With
 // Rescore, either takes the Oversample·k best rows (default 4, as
-// sentence-transformers) and orders them by exact float32 scores, so a
+// sentence-transformers' quantization examples ask; its search functions
+// default to 2) and orders them by exact float32 scores, so a
 // rescored hit's score equals Flat's. Flat.Truncate gives Matryoshka
 // truncation; Variant bundles the three choices under one name.
 //

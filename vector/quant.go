@@ -26,9 +26,12 @@ var (
 
 // Int8 holds a Flat's rows scalar-quantized to int8, one affine map per
 // dimension calibrated on the rows themselves (sentence-transformers'
-// int8 scheme): code = round((x−lo)/step) − 128 with lo and
-// step = (hi−lo)/255 from the dimension's minimum and maximum, so every
-// dimension uses all 256 levels whatever its spread.
+// calibration, quantize_embeddings with precision "int8"): code =
+// round((x−lo)/step) − 128 with lo and step = (hi−lo)/255 from the
+// dimension's minimum and maximum, so every dimension uses all 256 levels
+// whatever its spread. sentence-transformers truncates toward zero
+// (numpy's astype(np.int8) of (x−lo)/step − 128) where this rounds to the
+// nearest level, so a code can differ from its by one.
 //
 // Queries stay float until search: the query weights w = q·step are
 // quantized symmetrically to 12-bit integers in [−2047, 2047] with a

@@ -39,7 +39,9 @@ type SearchOptions struct {
 
 	// Rescore makes a quantized index take the Oversample·k best rows by
 	// the quantized score and order them by their exact float32 score.
-	// Oversample 0 means 4 (sentence-transformers' rescore_multiplier).
+	// Oversample 0 means 4, the rescore_multiplier sentence-transformers'
+	// quantization examples pass (its semantic_search_faiss and
+	// semantic_search_usearch default to 2).
 	// A Flat ignores both.
 	Rescore    bool
 	Oversample float64

@@ -53,7 +53,7 @@ key, so an edited prompt never reuses rankings made with the old one.`,
 func addReasoningRerankFlags(f *pflag.FlagSet, spec *rerank.Spec) {
 	f.StringVar(&spec.Templates, "rerank-templates", "", "insertrank/rank1/reasonrank/grouprank (and diver's rerankers): directory of edited prompt templates (from r2med rerank templates)")
 	f.StringVar((*string)(&spec.Scores), "insertrank-scores", "raw", "insertrank: first-stage scores shown as raw, minmax (0 to 1 over each query's candidates) or percent (0 to 100)")
-	f.IntVar(&spec.Decimals, "insertrank-decimals", 2, "insertrank: digits after the point of the scores shown")
+	f.IntVar(&spec.Decimals, "insertrank-decimals", 2, "insertrank: digits after the point of the scores shown, at least (more where a query's different scores would print alike)")
 	f.IntVar(&spec.MaxTokens, "rerank-max-tokens", 0, "insertrank/rank1/reasonrank/grouprank: most tokens per answer, reasoning included (0: the server's default)")
 	f.BoolVar(&spec.TextOnly, "rerank-text-only", false, "rank1: ask for no logprobs (servers that refuse them); answers are scored from their text")
 	f.IntVar(&spec.GroupSize, "grouprank-size", rerank.DefaultGroupSize, "grouprank: passages judged together in one group (DIVER's default; its BRIGHT 46.8 run: 20)")
