@@ -45,7 +45,11 @@ names), which stops DNS-rebinding pages; slow and idle connections time out.
 An unknown ?metric= is answered 400 with the valid names.
 
 Task data (queries, documents, judgments) is loaded on first use from where
-each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
+each run's manifest says it came from. The viewer follows --results: a run
+re-run into its directory, a run added or deleted shows at the next request
+(checked at most once a second); while a result file there does not read
+(cut short, edited, a run caught between its files) pages answer 503 naming
+it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 		Example: `  r2med run --task demo --out out/demo
   r2med serve --results out
   r2med serve --results out --published --addr 127.0.0.1:9000`,
@@ -54,7 +58,10 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, leaderboard.Sources{Published: published, External: external}, pipeline.LoadRunTask)
+			load := func() (*report.Data, error) {
+				return report.Load(dir, leaderboard.Sources{Published: published, External: external}, pipeline.LoadRunTask)
+			}
+			d, err := load()
 			if err != nil {
 				return err
 			}
@@ -62,7 +69,8 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 			if err != nil {
 				return err
 			}
-			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK, Addr: ln.Addr().String(), AllowHosts: allowHosts})
+			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK, Addr: ln.Addr().String(), AllowHosts: allowHosts,
+				Results: dir, Reload: load})
 			if err != nil {
 				ln.Close()
 				return err
