@@ -33,6 +33,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/internal/httpserve"
 	"github.com/r2med/r2med/ir"
@@ -93,6 +95,8 @@ type Server struct {
 	opt   Options
 	guard http.Handler // the current viewer behind the Host check and headers
 
+	inflight *semaphore.Weighted // MaxInFlightBytes, shared by the viewers of every reload
+
 	mu      sync.Mutex
 	cur     *viewer   // the viewer of the last Data read
 	err     error     // why the last reload failed; nil when cur is current
@@ -102,11 +106,12 @@ type Server struct {
 
 // viewer serves one report.Data.
 type viewer struct {
-	data  *report.Data
-	opt   Options
-	hl    *Highlighter
-	mux   *http.ServeMux
-	pages map[string]*template.Template
+	inflight *semaphore.Weighted
+	data     *report.Data
+	opt      Options
+	hl       *Highlighter
+	mux      *http.ServeMux
+	pages    map[string]*template.Template
 }
 
 // RecheckInterval is how often, at most, a request compares the results
@@ -124,8 +129,8 @@ func New(d *report.Data, opt Options) (*Server, error) {
 	if opt.Title == "" {
 		opt.Title = "R2MED results"
 	}
-	s := &Server{opt: opt} // sig "" is no directory's: the first request reloads
-	v, err := newViewer(d, opt)
+	s := &Server{opt: opt, inflight: newInflight()} // sig "" is no directory's: the first request reloads
+	v, err := newViewer(d, opt, s.inflight)
 	if err != nil {
 		return nil, err
 	}
@@ -138,12 +143,12 @@ func New(d *report.Data, opt Options) (*Server, error) {
 	return s, nil
 }
 
-func newViewer(d *report.Data, opt Options) (*viewer, error) {
+func newViewer(d *report.Data, opt Options, inflight *semaphore.Weighted) (*viewer, error) {
 	a, err := analysis.Get(opt.Analyzer)
 	if err != nil {
 		return nil, err
 	}
-	s := &viewer{data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	s := &viewer{inflight: inflight, data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
 	for name, body := range pageBodies {
 		s.pages[name] = template.Must(template.Must(layout.Clone()).Parse(body))
 	}
@@ -181,7 +186,6 @@ func (s *Server) watching() bool { return s.opt.Reload != nil && s.opt.Results !
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	v, err := s.current()
 	if err != nil {
-		w.Header().Set("Retry-After", "2")
 		if strings.HasPrefix(r.URL.Path, "/api/") {
 			v.jsonError(w, err)
 		} else {
@@ -214,7 +218,7 @@ func (s *Server) current() (*viewer, error) {
 	d, err := s.opt.Reload()
 	if err == nil {
 		var v *viewer
-		if v, err = newViewer(d, s.opt); err == nil {
+		if v, err = newViewer(d, s.opt, s.inflight); err == nil {
 			s.cur, s.err = v, nil
 			return v, nil
 		}
@@ -374,6 +378,7 @@ func (s *viewer) writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func (s *viewer) jsonError(w http.ResponseWriter, err error) {
+	retryAfter(w, err)
 	s.writeJSON(w, status(err), map[string]string{"error": err.Error()})
 }
 
@@ -732,7 +737,12 @@ func (s *viewer) queryParams(r *http.Request) (int, leaderboard.Metric, error) {
 
 func (s *viewer) apiQuery(w http.ResponseWriter, r *http.Request) {
 	k, m, err := s.queryParams(r)
+	var done func()
 	if err == nil {
+		done, err = s.admit(r.PathValue("task"), r.PathValue("qid"), k)
+	}
+	if err == nil {
+		defer done()
 		var q *QueryJSON
 		if q, err = s.query(context.WithoutCancel(r.Context()), r.PathValue("task"), r.PathValue("qid"), k, m); err == nil {
 			s.writeJSON(w, http.StatusOK, q)
@@ -813,7 +823,16 @@ func (s *viewer) page(w http.ResponseWriter, name string, data map[string]any) {
 	w.Write([]byte(b.String())) // a failed write is the client gone
 }
 
+// retryAfter asks a client answered 503 (busy, results being rewritten)
+// to come back in a moment.
+func retryAfter(w http.ResponseWriter, err error) {
+	if status(err) == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+	}
+}
+
 func (s *viewer) errorPage(w http.ResponseWriter, err error) {
+	retryAfter(w, err)
 	s.page(w, "error", map[string]any{"Heading": http.StatusText(status(err)), "Error": err.Error(), "Code": status(err)})
 }
 
@@ -1009,6 +1028,12 @@ func (s *viewer) queryPage(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, err)
 		return
 	}
+	done, err := s.admit(r.PathValue("task"), r.PathValue("qid"), k)
+	if err != nil {
+		s.errorPage(w, err)
+		return
+	}
+	defer done()
 	q, err := s.query(context.WithoutCancel(r.Context()), r.PathValue("task"), r.PathValue("qid"), k, m)
 	if err != nil {
 		s.errorPage(w, err)
