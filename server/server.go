@@ -223,8 +223,8 @@ func (s *Server) current() (*viewer, error) {
 			return v, nil
 		}
 	}
-	s.err = &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the results under %s changed while the viewer was showing them, and reading them again failed: %v "+
-		"(the viewer shows them again as soon as they read whole, as r2med results would list them)", s.opt.Results, err)}
+	s.err = &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the results under %s changed while the viewer was showing them, and reading them again failed: %v. "+
+		"The viewer shows them again once they read whole (once r2med results lists them)", s.opt.Results, err)}
 	return s.cur, s.err
 }
 
