@@ -101,7 +101,9 @@ it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 // loaded again only when it failed: the viewer reads --results again
 // whenever a run changes, and must not read every corpus again with it.
 // Runs share a task's data when their manifests name the same task,
-// source, split and revision, as within one report.Data.
+// source, split and revision, as within one report.Data, and the same
+// input files by checksum: a run re-run on data changed on disk (qrels
+// corrected) has its data loaded again, not the copy read for the first.
 func keepTaskData(load report.TaskLoader) report.TaskLoader {
 	type entry struct {
 		once sync.Once
@@ -112,7 +114,11 @@ func keepTaskData(load report.TaskLoader) report.TaskLoader {
 	loaded := map[string]*entry{}
 	return func(ctx context.Context, r results.Run) (*ir.Task, error) {
 		ti := r.Manifest.Task
-		key := strings.Join([]string{ti.Name, ti.Source, ti.Split, ti.Revision}, "\x00")
+		parts := []string{ti.Name, ti.Source, ti.Split, ti.Revision}
+		for _, in := range r.Manifest.Inputs {
+			parts = append(parts, in.Path, in.SHA256)
+		}
+		key := strings.Join(parts, "\x00")
 		mu.Lock()
 		e := loaded[key]
 		if e == nil {

@@ -145,7 +145,7 @@ func TestServeFollowsResults(t *testing.T) {
 }
 
 // TestKeepTaskData: a task's data is loaded once across the viewer's
-// reloads, and again after a failure.
+// reloads, and again after a failure or for a run on other input files.
 func TestKeepTaskData(t *testing.T) {
 	calls := 0
 	fail := true
@@ -169,5 +169,11 @@ func TestKeepTaskData(t *testing.T) {
 	}
 	if calls != 2 {
 		t.Errorf("the loader ran %d times; want 2 (the failure, then once)", calls)
+	}
+	// Re-run on the data changed on disk: its inputs' checksums differ.
+	m := *r.Manifest
+	m.Inputs = []results.FileDigest{{Path: "qrels/test.tsv", SHA256: "corrected"}}
+	if _, err := load(context.Background(), results.Run{Dir: "a", Manifest: &m}); err != nil || calls != 3 {
+		t.Errorf("a run on changed data: %v, the loader ran %d times; want 3", err, calls)
 	}
 }
