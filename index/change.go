@@ -33,15 +33,30 @@ type fileID struct {
 // sameContent reports whether the file of an open descriptor, once id,
 // still holds what it held: size and modification time, and the change
 // time unless the file has since been unlinked (renamed over or
-// removed), which changes it without touching the content. The change
-// time catches a copy that restores the modification time (cp -p); it
-// moves on chmod and ln too, which then count as changes.
-func (id fileID) sameContent(now fileID) bool {
+// removed) or moved away from its path (mv live.idx old.idx), which
+// change it without touching the content. The change time catches a
+// copy that restores the modification time (cp -p); it moves on chmod
+// and ln too, which then count as changes.
+func (id fileID) sameContent(now fileID, movedAway func() bool) bool {
 	if id.size != now.size || !id.mtime.Equal(now.mtime) {
 		return false
 	}
-	unlinked := id.nlink > 0 && now.nlink == 0
-	return unlinked || id.ctime.Equal(now.ctime)
+	if id.ctime.Equal(now.ctime) || id.nlink > 0 && now.nlink == 0 {
+		return true
+	}
+	return movedAway != nil && movedAway()
+}
+
+// movedAway reports whether the index's path no longer names its file
+// (renamed elsewhere, removed, or another file in its place): the
+// change time a rename sets is then no sign of new content.
+func (ix *Index) movedAway() bool {
+	fi, err := os.Stat(ix.path)
+	if err != nil {
+		return true
+	}
+	now := idOf(fi)
+	return now.dev != ix.id.dev || now.ino != ix.id.ino
 }
 
 func idOf(fi os.FileInfo) fileID {
@@ -66,7 +81,7 @@ func (ix *Index) Changed() error {
 	if err != nil {
 		return fmt.Errorf("index %s: %w", ix.path, err)
 	}
-	if !ix.id.sameContent(idOf(fi)) {
+	if !ix.id.sameContent(idOf(fi), ix.movedAway) {
 		ix.changed.Store(true)
 		return ix.changedErr()
 	}
@@ -87,5 +102,5 @@ func (ix *Index) Replaced() bool {
 		return true
 	}
 	now := idOf(fi)
-	return now.dev != ix.id.dev || now.ino != ix.id.ino || !ix.id.sameContent(now)
+	return now.dev != ix.id.dev || now.ino != ix.id.ino || !ix.id.sameContent(now, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/bm25"
 	"github.com/r2med/r2med/highlight"
@@ -130,6 +131,49 @@ func TestChangedAndReplaced(t *testing.T) {
 	}
 	if after := s.Search("crushing chest pain", 5); len(after) != len(before) || after[0] != before[0] {
 		t.Errorf("the mapping of a file renamed over changed: %v, was %v", after, before)
+	}
+	ix.Close()
+
+	// Renamed away (mv live.idx old.idx, before the new file is moved
+	// in): the rename sets the file's change time, yet its bytes are
+	// what they were; where Changed took it for an overwrite, the
+	// service dropped a whole index and answered 503.
+	if ix, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // a change time the rename can move
+	away := filepath.Join(filepath.Dir(path), "old.idx")
+	if err := os.Rename(path, away); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Changed(); err != nil {
+		t.Errorf("renamed away: Changed says %v", err)
+	}
+	if !ix.Replaced() {
+		t.Error("renamed away: Replaced says no")
+	}
+	// Moved back and then copied over in place, its times kept (cp -p):
+	// Changed.
+	if err := os.Rename(away, path); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old[len(old)-1] ^= 1
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Changed(); !errors.Is(err, ErrChanged) {
+		t.Errorf("copied over in place with its times kept: Changed says %v", err)
 	}
 	ix.Close()
 

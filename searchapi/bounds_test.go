@@ -2,6 +2,8 @@ package searchapi_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -236,11 +238,27 @@ func TestStrictRequests(t *testing.T) {
 		{`{"query": "fever", "k": 3, "k": 1000}`, "application/json", 400, `duplicate object member name "k"`},
 		{`{"queries": [{"id": "a", "query": "x", "id": "b"}]}`, "application/json", 400, `duplicate object member name "id" within "/queries/0"`},
 		{`{"query": "fever", "k": 0}`, "application/json", 400, "k must be between 1 and 1000, got 0"},
+		// JSON is UTF-8 (RFC 8259): a body declared in another charset
+		// was read as UTF-8 all the same.
+		{"{\"query\": \"fi\xe8vre\"}", "application/json; charset=iso-8859-1", 415, "charset=iso-8859-1"},
+		{`{"query": "fever"}`, "application/json; charset=UTF-8", 200, ""},
 	} {
 		code, body := post(t, u, c.body, "Content-Type", c.ctype)
 		if code != c.code || !strings.Contains(body, c.msg) {
 			t.Errorf("POST %s %s: %d %s, want %d with %q", c.ctype, c.body, code, body, c.code, c.msg)
 		}
+	}
+	// A compressed body is refused as such, where it was answered
+	// "invalid character '\x1f' at start of value".
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"query": "fever"}`))
+	zw.Close()
+	if code, body := post(t, u, gz.String(), "Content-Encoding", "gzip"); code != 415 || !strings.Contains(body, "Content-Encoding: gzip") {
+		t.Errorf("POST gzip: %d %s, want 415 naming the encoding", code, body)
+	}
+	if code, body := post(t, u, `{"query": "fever"}`, "Content-Encoding", "identity"); code != 200 {
+		t.Errorf("POST identity: %d %s", code, body)
 	}
 	if code, _, body := get(t, u+"?q=fever&k=0"); code != 400 || !strings.Contains(body, "got 0") {
 		t.Errorf("GET k=0: %d %s", code, body)

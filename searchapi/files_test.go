@@ -180,6 +180,33 @@ func TestServingSurvivesReplacedFiles(t *testing.T) {
 	if !ask("reloaded", "big", "big") {
 		t.Error("after Reload the service still answers from the old file")
 	}
+
+	// Renamed away (mv live.idx old.idx, the new file not yet moved
+	// in): the open copy is whole and keeps answering, every request,
+	// with /healthz degraded saying so; where the rename's change time
+	// was taken for an overwrite in place, every request was 503 "changed
+	// in place" or "no such file".
+	away := filepath.Join(filepath.Dir(live), "old.idx")
+	if err := os.Rename(live, away); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // Watch tries, and fails, to open the path again
+	for i := 0; i < 3; i++ {
+		if !ask("renamed away", "big", "big") {
+			t.Fatal("renamed away: the service stopped answering from the whole copy it has open")
+		}
+	}
+	if code, h := health(); code != 503 || h.Status != "degraded" || !strings.Contains(strings.Join(h.Problems, " "), "serving the copy opened before") {
+		t.Errorf("renamed away: /healthz %d %+v, want degraded, serving the copy opened before", code, h)
+	}
+	copyOver(t, smaller, next)
+	if err := os.Rename(next, live); err != nil {
+		t.Fatal(err)
+	}
+	settle("moved in after the rename away", "small", "big", "small")
+	if code, h := health(); code != 200 || h.Status != "ok" {
+		t.Errorf("after the new file was moved in: /healthz %d %+v", code, h)
+	}
 }
 
 // TestHealthDegradedOnCorruptTexts: a file whose documents' texts fail

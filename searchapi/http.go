@@ -264,14 +264,22 @@ func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 // another site can send a form or text/plain POST from a visitor's
 // browser, but not an application/json one without asking first (CORS),
 // which this service never allows.
+// The body is read as it is sent: UTF-8 (JSON's only encoding, RFC 8259)
+// and not compressed.
 func requireJSON(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
+	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
 		if ct == "" {
 			ct = "none"
 		}
 		return &Error{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("POST a JSON body with Content-Type: application/json (this one: %s)", ct)}
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return &Error{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("the body is declared charset=%s; JSON bodies are UTF-8: send UTF-8 with charset=utf-8 or no charset", cs)}
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return &Error{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("Content-Encoding: %s is not accepted: send the body uncompressed", ce)}
 	}
 	return nil
 }

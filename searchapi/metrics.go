@@ -116,10 +116,12 @@ func (m *metrics) handler() http.Handler {
 // client hung up before the answer was whole (nginx's 499).
 const ClientClosed = "499"
 
-// statusWriter remembers the status a handler sent.
+// statusWriter remembers the status a handler sent and whether a write
+// of its answer failed (the client gone).
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code   int
+	failed bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -137,7 +139,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	if err != nil {
+		w.failed = true
+	}
+	return n, err
 }
 
 // instrument counts requests by the route they matched (the mux inside h
@@ -154,14 +160,20 @@ func (m *metrics) instrument(h http.Handler) http.Handler {
 				route = "unmatched"
 			}
 			code := strconv.Itoa(sw.code)
-			switch p := recover(); {
-			case r.Context().Err() != nil:
+			p := recover()
+			if p != nil {
+				defer panic(p) // an answer cut off must stay cut off
+			}
+			switch gone := r.Context().Err() != nil; {
+			case sw.failed || gone && (sw.code == 0 || p != nil):
 				// The client hung up before its answer was whole: what
 				// was sent, if anything, is not what it is counted as.
+				// (A client that closes its connection the moment it
+				// has read a whole answer cancels the context too: that
+				// answer counts under its status.)
 				code = ClientClosed
 			case p != nil:
 				code = "aborted"
-				defer panic(p)
 			case sw.code == 0:
 				code = "200"
 			}

@@ -71,7 +71,7 @@ func countRows(hist map[int]int) (rows []countRow, binned bool) {
 // dataPage is a task's dataset page: the r2med stats profile (queries,
 // documents, judgments per query, text lengths), the judged documents per
 // query, and the counts of R2MED's body_system field.
-func (s *Server) dataPage(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) dataPage(w http.ResponseWriter, r *http.Request) {
 	task := r.PathValue("task")
 	if err := s.knownTask(task); err != nil {
 		s.errorPage(w, err)
@@ -156,7 +156,7 @@ func (d docDiff) Change() string {
 // (B − A, every judged query, sorted), and for one query (?q=, else the
 // one with the largest change) the documents' rank changes and those only
 // in A's or only in B's top k.
-func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) diffPage(w http.ResponseWriter, r *http.Request) {
 	task := r.PathValue("task")
 	if err := s.knownTask(task); err != nil {
 		s.errorPage(w, err)
@@ -198,7 +198,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 	s.errorPage(w, err)
 }
 
-func (s *Server) renderDiff(w http.ResponseWriter, r *http.Request, task string, a, b *leaderboard.System, k int, metric leaderboard.Metric, systems []*leaderboard.System) {
+func (s *viewer) renderDiff(w http.ResponseWriter, r *http.Request, task string, a, b *leaderboard.System, k int, metric leaderboard.Metric, systems []*leaderboard.System) {
 	ctx := context.WithoutCancel(r.Context())
 	va, err := s.data.PerQuery(ctx, a.ID, task, metric.Key)
 	if err != nil {

@@ -18,17 +18,22 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"maps"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/internal/httpserve"
@@ -58,6 +63,17 @@ type Options struct {
 	// AllowHosts are more host names the Host header may give (the
 	// machine's name when serving on 0.0.0.0).
 	AllowHosts []string
+	// Results is the results directory the Data was read from, and
+	// Reload reads it again. With both set, a request finds out (at most
+	// every RecheckInterval) whether a run file, result file or manifest
+	// under Results was added, replaced or removed since, and then shows
+	// what Reload reads: a run re-run into its directory, a run deleted,
+	// a new run. While Reload fails (a result file cut short or edited, a
+	// run caught between its files), requests are answered 503 naming
+	// the problem, never with the numbers read before. Without them the
+	// viewer shows the Data it was given.
+	Results string
+	Reload  func() (*report.Data, error)
 }
 
 // MaxK bounds ?k= in the drill-down.
@@ -73,34 +89,66 @@ const (
 	MaxDocBytes = 1 << 20
 )
 
-// Server serves one report.Data.
+// Server serves a report.Data: the one it was given, or, with
+// Options.Reload, what is on disk now.
 type Server struct {
-	data  *report.Data
 	opt   Options
-	hl    *Highlighter
-	mux   *http.ServeMux
-	pages map[string]*template.Template
-	guard http.Handler // the mux behind the Host check and headers
+	guard http.Handler // the current viewer behind the Host check and headers
+
+	inflight *semaphore.Weighted // MaxInFlightBytes, shared by the viewers of every reload
+
+	mu      sync.Mutex
+	cur     *viewer   // the viewer of the last Data read
+	err     error     // why the last reload failed; nil when cur is current
+	sig     string    // signature of the results directory cur (or err) was read from
+	checked time.Time // when sig was last compared with the directory
 }
 
-// New builds the viewer of d.
+// viewer serves one report.Data.
+type viewer struct {
+	inflight *semaphore.Weighted
+	data     *report.Data
+	opt      Options
+	hl       *Highlighter
+	mux      *http.ServeMux
+	pages    map[string]*template.Template
+}
+
+// RecheckInterval is how often, at most, a request compares the results
+// directory with what the viewer shows (Options.Reload). A variable so
+// that tests can set it to 0.
+var RecheckInterval = time.Second
+
+// New builds the viewer of d. With opt.Reload and opt.Results, the first
+// request reads the directory again, so that nothing written between
+// reading d and New goes unnoticed.
 func New(d *report.Data, opt Options) (*Server, error) {
-	a, err := analysis.Get(opt.Analyzer)
-	if err != nil {
-		return nil, err
-	}
 	if opt.TopK <= 0 {
 		opt.TopK = 10
 	}
 	if opt.Title == "" {
 		opt.Title = "R2MED results"
 	}
-	s := &Server{data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	s := &Server{opt: opt, inflight: newInflight()} // sig "" is no directory's: the first request reloads
+	v, err := newViewer(d, opt, s.inflight)
+	if err != nil {
+		return nil, err
+	}
+	s.cur = v
 	// The Host check against the bind address, the security headers and
 	// the read-only rule are internal/httpserve's, shared with the
 	// search service.
-	s.guard = httpserve.Guard(s.mux, httpserve.GuardOptions{Hosts: httpserve.NewHosts(opt.Addr, opt.AllowHosts), CSP: csp(),
+	s.guard = httpserve.Guard(http.HandlerFunc(s.serve), httpserve.GuardOptions{Hosts: httpserve.NewHosts(opt.Addr, opt.AllowHosts), CSP: csp(),
 		Name: "viewer", Methods: []string{http.MethodGet, http.MethodHead}})
+	return s, nil
+}
+
+func newViewer(d *report.Data, opt Options, inflight *semaphore.Weighted) (*viewer, error) {
+	a, err := analysis.Get(opt.Analyzer)
+	if err != nil {
+		return nil, err
+	}
+	s := &viewer{inflight: inflight, data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
 	for name, body := range pageBodies {
 		s.pages[name] = template.Must(template.Must(layout.Clone()).Parse(body))
 	}
@@ -131,6 +179,83 @@ func csp() string {
 
 // ServeHTTP serves the viewer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guard.ServeHTTP(w, r) }
+
+func (s *Server) watching() bool { return s.opt.Reload != nil && s.opt.Results != "" }
+
+// serve answers r with the viewer of the results as they are now.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	v, err := s.current()
+	if err != nil {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			v.jsonError(w, err)
+		} else {
+			v.errorPage(w, err)
+		}
+		return
+	}
+	v.mux.ServeHTTP(w, r)
+}
+
+// current is the viewer of what is under Options.Results now: the one it
+// has, or, when a file a run is read from has been added, replaced or
+// removed since it was read, one of what Reload reads. A failed reload is
+// an error (503) until the directory changes again and reads whole;
+// the viewer returned with it renders the error page.
+func (s *Server) current() (*viewer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.watching() || time.Since(s.checked) < RecheckInterval {
+		return s.cur, s.err
+	}
+	sig := resultsSignature(s.opt.Results)
+	s.checked = time.Now()
+	if sig == s.sig {
+		return s.cur, s.err
+	}
+	// The signature is taken before reading: a change while Reload reads
+	// is seen at the next check.
+	s.sig = sig
+	d, err := s.opt.Reload()
+	if err == nil {
+		var v *viewer
+		if v, err = newViewer(d, s.opt, s.inflight); err == nil {
+			s.cur, s.err = v, nil
+			return v, nil
+		}
+	}
+	s.err = &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the results under %s changed while the viewer was showing them, and reading them again failed: %v. "+
+		"The viewer shows them again once they read whole (once r2med results lists them)", s.opt.Results, err)}
+	return s.cur, s.err
+}
+
+// resultsSignature identifies the state of the files under root that a
+// results listing is read from (run, result and manifest files: their
+// paths, sizes and modification times), so that a run re-run, a
+// file edited or a directory deleted or added changes it. Files that
+// vanish while it is taken make it differ too.
+func resultsSignature(root string) string {
+	h := sha256.New()
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(h, "%s\x00error %v\n", path, err)
+			return nil
+		}
+		switch name := d.Name(); {
+		case d.IsDir():
+			return nil
+		case name != results.ResultsFile && name != results.ManifestFile && !strings.HasPrefix(name, results.RunFile):
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			fmt.Fprintf(h, "%s\x00error %v\n", path, err)
+			return nil
+		}
+		fmt.Fprintf(h, "%s\x00%d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return string(h.Sum(nil))
+}
 
 // Timeouts of Serve's server: a slow or idle client cannot hold a
 // connection, and a response (which may load a task's data first) is
@@ -218,7 +343,7 @@ func tableOptions(r *http.Request) (leaderboard.Options, error) {
 
 // table builds the leaderboard a request asks for, marked against
 // ?baseline= when given.
-func (s *Server) table(r *http.Request) (*leaderboard.Table, []string, error) {
+func (s *viewer) table(r *http.Request) (*leaderboard.Table, []string, error) {
 	opt, err := tableOptions(r)
 	if err != nil {
 		return nil, nil, err
@@ -244,7 +369,7 @@ func (s *Server) table(r *http.Request) (*leaderboard.Table, []string, error) {
 	return t, notes, nil
 }
 
-func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
+func (s *viewer) writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
@@ -252,13 +377,14 @@ func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
 	enc.Encode(v) // the status is sent; a failed write is the client gone
 }
 
-func (s *Server) jsonError(w http.ResponseWriter, err error) {
+func (s *viewer) jsonError(w http.ResponseWriter, err error) {
+	retryAfter(w, err)
 	s.writeJSON(w, status(err), map[string]string{"error": err.Error()})
 }
 
 // apiLeaderboard is the leaderboard as JSON, with every column the page
 // shows: R2MED's tasks, the average, our runs' other data.
-func (s *Server) apiLeaderboard(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) apiLeaderboard(w http.ResponseWriter, r *http.Request) {
 	t, _, err := s.table(r)
 	if err != nil {
 		s.jsonError(w, err)
@@ -267,7 +393,7 @@ func (s *Server) apiLeaderboard(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, t.JSON())
 }
 
-func (s *Server) leaderboardCSV(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) leaderboardCSV(w http.ResponseWriter, r *http.Request) {
 	t, _, err := s.table(r)
 	if err != nil {
 		http.Error(w, err.Error(), status(err))
@@ -286,7 +412,7 @@ type RunsJSON struct {
 	Unfinished []string              `json:"unfinished"`
 }
 
-func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) apiRuns(w http.ResponseWriter, r *http.Request) {
 	out := RunsJSON{Runs: []leaderboard.RunInfo{}, Unfinished: []string{}}
 	if l := s.data.Board.Listing; l != nil {
 		out.Root, out.Runs = l.Root, leaderboard.Runs(l)
@@ -386,7 +512,7 @@ type HitJSON struct {
 
 // taskSystems are the systems with a run file on task, ours in board
 // order.
-func (s *Server) taskSystems(task string) []*leaderboard.System {
+func (s *viewer) taskSystems(task string) []*leaderboard.System {
 	var out []*leaderboard.System
 	for _, sys := range s.data.Ours() {
 		if s.data.HasRunFile(sys.ID, task) {
@@ -396,7 +522,7 @@ func (s *Server) taskSystems(task string) []*leaderboard.System {
 	return out
 }
 
-func (s *Server) knownTask(task string) error {
+func (s *viewer) knownTask(task string) error {
 	if !slices.Contains(s.data.Tasks, task) {
 		return notFound("no task %q; tasks with results: %s", task, strings.Join(s.data.Tasks, ", "))
 	}
@@ -404,7 +530,7 @@ func (s *Server) knownTask(task string) error {
 }
 
 // snippet cuts a text to SnippetBytes with its highlighted segments.
-func (s *Server) snippet(text string, terms map[string]bool) (string, []Segment, bool) {
+func (s *viewer) snippet(text string, terms map[string]bool) (string, []Segment, bool) {
 	cut, more := text, false
 	if len(text) > SnippetBytes {
 		n := SnippetBytes
@@ -419,7 +545,7 @@ func (s *Server) snippet(text string, terms map[string]bool) (string, []Segment,
 // query assembles the drill-down. The query and its relevant documents
 // come from the data of the first system with a run on the task; each
 // system's hits are judged with its own run's data.
-func (s *Server) query(ctx context.Context, task, qid string, k int, metric leaderboard.Metric) (*QueryJSON, error) {
+func (s *viewer) query(ctx context.Context, task, qid string, k int, metric leaderboard.Metric) (*QueryJSON, error) {
 	if err := s.knownTask(task); err != nil {
 		return nil, err
 	}
@@ -590,7 +716,7 @@ func relevantIDs(judged map[string]int) []string {
 	return ids
 }
 
-func (s *Server) queryParams(r *http.Request) (int, leaderboard.Metric, error) {
+func (s *viewer) queryParams(r *http.Request) (int, leaderboard.Metric, error) {
 	k := s.opt.TopK
 	if v := r.URL.Query().Get("k"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -609,9 +735,14 @@ func (s *Server) queryParams(r *http.Request) (int, leaderboard.Metric, error) {
 	return k, m, nil
 }
 
-func (s *Server) apiQuery(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) apiQuery(w http.ResponseWriter, r *http.Request) {
 	k, m, err := s.queryParams(r)
+	var done func()
 	if err == nil {
+		done, err = s.admit(r.PathValue("task"), r.PathValue("qid"), k)
+	}
+	if err == nil {
+		defer done()
 		var q *QueryJSON
 		if q, err = s.query(context.WithoutCancel(r.Context()), r.PathValue("task"), r.PathValue("qid"), k, m); err == nil {
 			s.writeJSON(w, http.StatusOK, q)
@@ -634,7 +765,7 @@ type DocJSONFull struct {
 // apiDoc serves one document of a task (from the data of the first
 // system of ours with a run on it, or ?system=ID's): what "show more"
 // fetches.
-func (s *Server) apiDoc(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) apiDoc(w http.ResponseWriter, r *http.Request) {
 	task, id := r.PathValue("task"), r.PathValue("docid")
 	if err := s.knownTask(task); err != nil {
 		s.jsonError(w, err)
@@ -675,7 +806,7 @@ func (s *Server) apiDoc(w http.ResponseWriter, r *http.Request) {
 }
 
 // page renders a page in the layout, or an error page.
-func (s *Server) page(w http.ResponseWriter, name string, data map[string]any) {
+func (s *viewer) page(w http.ResponseWriter, name string, data map[string]any) {
 	data["Title"] = s.opt.Title
 	data["Style"] = report.Style()
 	data["Script"] = report.ViewerScript()
@@ -692,11 +823,20 @@ func (s *Server) page(w http.ResponseWriter, name string, data map[string]any) {
 	w.Write([]byte(b.String())) // a failed write is the client gone
 }
 
-func (s *Server) errorPage(w http.ResponseWriter, err error) {
+// retryAfter asks a client answered 503 (busy, results being rewritten)
+// to come back in a moment.
+func retryAfter(w http.ResponseWriter, err error) {
+	if status(err) == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+	}
+}
+
+func (s *viewer) errorPage(w http.ResponseWriter, err error) {
+	retryAfter(w, err)
 	s.page(w, "error", map[string]any{"Heading": http.StatusText(status(err)), "Error": err.Error(), "Code": status(err)})
 }
 
-func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) leaderboardPage(w http.ResponseWriter, r *http.Request) {
 	t, notes, err := s.table(r)
 	if err != nil {
 		s.errorPage(w, err)
@@ -751,7 +891,7 @@ type queryRow struct {
 // taskBoard is the task's leaderboard: every system with a value of
 // metric on it (ours, published, external; average-only rows have none),
 // best first, with competition ranks.
-func (s *Server) taskBoard(task string, metric leaderboard.Metric) []taskRow {
+func (s *viewer) taskBoard(task string, metric leaderboard.Metric) []taskRow {
 	var rows []taskRow
 	for i := range s.data.Board.Systems {
 		sys := &s.data.Board.Systems[i]
@@ -795,7 +935,7 @@ func (s *Server) taskBoard(task string, metric leaderboard.Metric) []taskRow {
 	return rows
 }
 
-func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) taskPage(w http.ResponseWriter, r *http.Request) {
 	task := r.PathValue("task")
 	if err := s.knownTask(task); err != nil {
 		s.errorPage(w, err)
@@ -882,12 +1022,18 @@ func (s *Server) taskPage(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) queryPage(w http.ResponseWriter, r *http.Request) {
+func (s *viewer) queryPage(w http.ResponseWriter, r *http.Request) {
 	k, m, err := s.queryParams(r)
 	if err != nil {
 		s.errorPage(w, err)
 		return
 	}
+	done, err := s.admit(r.PathValue("task"), r.PathValue("qid"), k)
+	if err != nil {
+		s.errorPage(w, err)
+		return
+	}
+	defer done()
 	q, err := s.query(context.WithoutCancel(r.Context()), r.PathValue("task"), r.PathValue("qid"), k, m)
 	if err != nil {
 		s.errorPage(w, err)

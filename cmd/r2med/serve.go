@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/server"
 )
 
@@ -45,7 +50,11 @@ names), which stops DNS-rebinding pages; slow and idle connections time out.
 An unknown ?metric= is answered 400 with the valid names.
 
 Task data (queries, documents, judgments) is loaded on first use from where
-each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
+each run's manifest says it came from. The viewer follows --results: a run
+re-run into its directory, a run added or deleted shows at the next request
+(checked at most once a second); while a result file there does not read
+(cut short, edited, a run caught between its files) pages answer 503 naming
+it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 		Example: `  r2med run --task demo --out out/demo
   r2med serve --results out
   r2med serve --results out --published --addr 127.0.0.1:9000`,
@@ -54,7 +63,11 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			d, err := report.Load(dir, leaderboard.Sources{Published: published, External: external}, pipeline.LoadRunTask)
+			taskData := keepTaskData(pipeline.LoadRunTask) // across reloads of --results
+			load := func() (*report.Data, error) {
+				return report.Load(dir, leaderboard.Sources{Published: published, External: external}, taskData)
+			}
+			d, err := load()
 			if err != nil {
 				return err
 			}
@@ -62,7 +75,8 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 			if err != nil {
 				return err
 			}
-			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK, Addr: ln.Addr().String(), AllowHosts: allowHosts})
+			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK, Addr: ln.Addr().String(), AllowHosts: allowHosts,
+				Results: dir, Reload: load})
 			if err != nil {
 				ln.Close()
 				return err
@@ -81,4 +95,45 @@ each run's manifest says it came from. Ctrl-C stops the server gracefully.`,
 	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
 	fl.IntVar(&topK, "top-k", 10, "hits shown per system in the drill-down (a page can ask ?k=N)")
 	return cmd
+}
+
+// keepTaskData wraps load so that the data of a task, once loaded, is
+// loaded again only when it failed: the viewer reads --results again
+// whenever a run changes, and must not read every corpus again with it.
+// Runs share a task's data when their manifests name the same task,
+// source, split and revision, as within one report.Data, and the same
+// input files by checksum: a run re-run on data changed on disk (qrels
+// corrected) has its data loaded again, not the copy read for the first.
+func keepTaskData(load report.TaskLoader) report.TaskLoader {
+	type entry struct {
+		once sync.Once
+		task *ir.Task
+		err  error
+	}
+	var mu sync.Mutex
+	loaded := map[string]*entry{}
+	return func(ctx context.Context, r results.Run) (*ir.Task, error) {
+		ti := r.Manifest.Task
+		parts := []string{ti.Name, ti.Source, ti.Split, ti.Revision}
+		for _, in := range r.Manifest.Inputs {
+			parts = append(parts, in.Path, in.SHA256)
+		}
+		key := strings.Join(parts, "\x00")
+		mu.Lock()
+		e := loaded[key]
+		if e == nil {
+			e = &entry{}
+			loaded[key] = e
+		}
+		mu.Unlock()
+		e.once.Do(func() { e.task, e.err = load(ctx, r) })
+		if e.err != nil {
+			mu.Lock()
+			if loaded[key] == e {
+				delete(loaded, key) // the next request tries again
+			}
+			mu.Unlock()
+		}
+		return e.task, e.err
+	}
 }

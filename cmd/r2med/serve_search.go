@@ -218,11 +218,13 @@ a request past it gets 503 with Retry-After), and each request has
 To roll out a new index, write it under another name in the same directory
 and rename it over the served file (r2med index build --out DIR/LIVE.idx.new
 && mv DIR/LIVE.idx.new DIR/LIVE.idx; a mv across file systems copies into
-the served file instead):
-the service opens it within seconds, and requests under way finish on the
-old one. SIGHUP reopens every file. A file overwritten or truncated in
-place is never read again: its requests get 503 until a whole file is in
-place, and /healthz says degraded meanwhile.`,
+the served file instead): the service opens it within seconds, and requests
+under way finish on the old one; moving the served file away first is fine
+too (the open copy answers meanwhile). SIGHUP reopens every file; a
+directory given to --index is listed at start only, so a file added to it
+later is served after a restart. A file overwritten or truncated in place
+is never read again: its requests get 503 until a whole file is in place,
+and /healthz says degraded meanwhile.`,
 		Example: `  r2med index build --data ../shared/data/nfcorpus --out nfcorpus.idx
   r2med serve-search --index nfcorpus.idx
   curl 'http://127.0.0.1:8081/v1/search?q=vitamin+d+and+depression&k=5'

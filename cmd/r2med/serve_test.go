@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/results"
 )
 
 // TestServeCommand starts `r2med serve` on a free port, asks its JSON API
@@ -72,4 +76,104 @@ func startServe(t *testing.T, ctx context.Context, results string, extra ...stri
 		t.Fatalf("no address in %q", line)
 	}
 	return m, done
+}
+
+// TestServeFollowsResults: a run re-run into the directory the viewer
+// shows is what the viewer shows next, as r2med results lists it, where
+// it kept the numbers read at start and refused the new run.trec as
+// "changed since the run wrote it: run it again".
+func TestServeFollowsResults(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "bm25", "demo")
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m, _ := startServe(t, ctx, dir)
+	client := &http.Client{Timeout: 10 * time.Second}
+	getJSON := func(path string, v any) {
+		t.Helper()
+		resp, err := client.Get(m + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+		}
+	}
+	type runs struct {
+		Runs []struct {
+			Metrics map[string]float64 `json:"metrics"`
+		} `json:"runs"`
+	}
+	ndcg := func(r runs) float64 {
+		t.Helper()
+		if len(r.Runs) != 1 {
+			t.Fatalf("%d runs, want 1", len(r.Runs))
+		}
+		return r.Runs[0].Metrics["ndcg_at_10"]
+	}
+	var before runs
+	getJSON("api/runs", &before)
+	// Nothing has read run.trec yet: the first drill-down comes after
+	// the re-run.
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--k1", "2", "--b", "0.9", "--overwrite", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("re-run: %s", stderr)
+	}
+	stdout, _, _ := r2med(t, "", "results", "--results", dir, "--format", "json")
+	var cli runs
+	if err := json.Unmarshal([]byte(stdout), &cli); err != nil {
+		t.Fatalf("r2med results --format json: %v\n%s", err, stdout)
+	}
+	time.Sleep(1100 * time.Millisecond) // the viewer looks at most once a second
+	var after runs
+	getJSON("api/runs", &after)
+	if ndcg(after) != ndcg(cli) || ndcg(after) == ndcg(before) {
+		t.Errorf("after the re-run /api/runs says nDCG@10 %v, r2med results %v (before %v)", ndcg(after), ndcg(cli), ndcg(before))
+	}
+	var q struct {
+		Systems []struct {
+			Error string `json:"error"`
+		} `json:"systems"`
+	}
+	getJSON("api/query/demo/q1", &q)
+	if len(q.Systems) != 1 || q.Systems[0].Error != "" {
+		t.Errorf("after the re-run the drill-down says %+v", q.Systems)
+	}
+}
+
+// TestKeepTaskData: a task's data is loaded once across the viewer's
+// reloads, and again after a failure or for a run on other input files.
+func TestKeepTaskData(t *testing.T) {
+	calls := 0
+	fail := true
+	load := keepTaskData(func(context.Context, results.Run) (*ir.Task, error) {
+		calls++
+		if fail {
+			return nil, errors.New("not there yet")
+		}
+		return &ir.Task{Name: "demo"}, nil
+	})
+	r := results.Run{Dir: "a", Manifest: &results.Manifest{Task: results.TaskInfo{Name: "demo", Source: "embedded:demo"}}}
+	other := results.Run{Dir: "b", Manifest: r.Manifest}
+	if _, err := load(context.Background(), r); err == nil {
+		t.Fatal("a failed load was not an error")
+	}
+	fail = false
+	for _, run := range []results.Run{r, other, r} {
+		if task, err := load(context.Background(), run); err != nil || task.Name != "demo" {
+			t.Fatalf("%v %v", task, err)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("the loader ran %d times; want 2 (the failure, then once)", calls)
+	}
+	// Re-run on the data changed on disk: its inputs' checksums differ.
+	m := *r.Manifest
+	m.Inputs = []results.FileDigest{{Path: "qrels/test.tsv", SHA256: "corrected"}}
+	if _, err := load(context.Background(), results.Run{Dir: "a", Manifest: &m}); err != nil || calls != 3 {
+		t.Errorf("a run on changed data: %v, the loader ran %d times; want 3", err, calls)
+	}
 }
