@@ -48,13 +48,28 @@ type Listing struct {
 // malformed file is an error naming it, so a broken run is never silently
 // left out of a leaderboard, and so is a result file that is not the one
 // its manifest vouches for, whose numbers would not be the run's. A root that does not exist is an empty
-// listing, so a fresh checkout lists no runs rather than failing.
+// listing, so a fresh checkout lists no runs rather than failing; a root
+// that is a symbolic link to a directory is followed (links below it are
+// not), and one that is a file is an error.
 func Scan(root string) (*Listing, error) {
 	l := &Listing{Root: root}
-	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+	st, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return l, nil
+	case err != nil:
+		return nil, fmt.Errorf("scanning results: %w", err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("%s is not a directory: give the directory runs are written under (--results)", root)
 	}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	// A root that is a symbolic link (a scratch disk linked into the
+	// project) is walked through: WalkDir does not follow a link, even
+	// its root, unless the path names the directory itself ("link/").
+	walk := root
+	if lst, err := os.Lstat(root); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		walk = root + string(filepath.Separator)
+	}
+	err = filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("scanning results: %w", err)
 		}

@@ -181,3 +181,28 @@ func TestScanVerifiesResults(t *testing.T) {
 		t.Errorf("an edited result file: %v, want it named as changed", err)
 	}
 }
+
+// TestScanRootLink: a results directory given as a symbolic link (a
+// scratch disk linked into the project) lists its runs, named under the
+// link as the user gave it; a file given as the directory is an error
+// saying so, not an empty listing.
+func TestScanRootLink(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	writeRun(t, filepath.Join(out, "bm25", "Biology"), "Biology", time.Now(), &R2MED{DatasetName: "Biology", ModelName: "bm25", Test: map[string]float64{"ndcg_at_10": 0.5}})
+	link := filepath.Join(dir, "outlink")
+	if err := os.Symlink(out, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	l, err := Scan(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Runs) != 1 || l.Runs[0].Rel != filepath.Join("bm25", "Biology") || l.Runs[0].Dir != filepath.Join(link, "bm25", "Biology") {
+		t.Fatalf("through the link: %+v, want the one run at outlink/bm25/Biology", l.Runs)
+	}
+	file := filepath.Join(out, "bm25", "Biology", ResultsFile)
+	if _, err := Scan(file); err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("a file as the results directory: %v, want an error naming it", err)
+	}
+}
