@@ -416,11 +416,14 @@ func (t *Table) writeCSV(w io.Writer) error {
 			}
 			line = append(line, b)
 		}
-		for _, s := range r.Other {
+		for j, s := range r.Other {
 			if s.OK {
 				line = append(line, Pct(s.Value))
 			} else {
 				line = append(line, "")
+			}
+			if s.Mark != "" {
+				marks = append(marks, t.OtherTasks[j]+s.Mark)
 			}
 		}
 		printed, ref := "", ""

@@ -196,12 +196,15 @@ func TestFusionAndNames(t *testing.T) {
 // get ‡, cells on noise none; Holm is over each row's tasks.
 func TestMarkAgainst(t *testing.T) {
 	ss := synthetic(map[string][]float64{"base": {.5, .5, .5, .5, .5, .5, .5, .5}, "better": {.9, .5, .5, .5, .5, .5, .5, .5}})
+	for i := range ss { // and a task of ours outside R2MED's, a column after the average
+		ss[i].Tasks["demo"] = TaskResult{Metrics: map[string]float64{"ndcg_at_10": map[string]float64{"base": .5, "better": .8}[ss[i].Name]}}
+	}
 	tb := build(t, ss, Options{})
 	values := func(id, task string) (significance.Values, error) {
 		v := significance.Values{ByQuery: map[string]float64{}}
 		for i := range 40 {
 			x := float64(i%7) / 10
-			if id == "x/better" && task == "Biology" {
+			if id == "x/better" && (task == "Biology" || task == "demo") {
 				x += .3 // better on every query of one task
 			} else if id == "x/better" && i%2 == 0 {
 				x += .01 // noise elsewhere
@@ -250,6 +253,15 @@ func TestMarkAgainst(t *testing.T) {
 		}
 	}
 	latextest.Compile(t, out.String())
+	// CSV names the marked cells in its marks column, the columns after
+	// the average too, as the other formats mark them in their cells.
+	out.Reset()
+	if err := tb.Write(&out, CSV); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), ",Biology‡ demo‡\n") && !strings.Contains(out.String(), ",Biology‡ demo‡\r\n") {
+		t.Errorf("CSV marks column, want \"Biology‡ demo‡\" on better's row:\n%s", out.String())
+	}
 }
 
 // TestLaTeXPublished: the published table with external rows compiles.
