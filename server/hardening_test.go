@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/report/reporttest"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/significance"
 )
 
 // TestCSP: no inline script or style runs but the viewer's own, by hash;
@@ -223,5 +225,93 @@ func TestDrillDownBounded(t *testing.T) {
 	s.inflight.Release(held)
 	if code, _, body := get(t, ts.URL+"/query/demo/"+q+"?k=5"); code != 200 {
 		t.Errorf("after the pages were sent: %d %.300s", code, body)
+	}
+}
+
+// TestMarksWorkedOnce: a table's significance marks (?baseline=) are
+// worked out once per state of the results, whoever asks and however
+// many ask at once, and every answer carries the marks MarkAgainst gives
+// on the table built afresh; requests for other tables wait their turn
+// (MaxMarking at once), and one whose client leaves meanwhile gets 503.
+func TestMarksWorkedOnce(t *testing.T) {
+	task, _ := demo.Load()
+	root := t.TempDir()
+	writeRun(t, reporttest.Run{Dir: filepath.Join(root, "base"), Task: "demo", System: "base", Ranked: reporttest.Buried(task, func(string) bool { return true })})
+	writeRun(t, reporttest.Run{Dir: filepath.Join(root, "good"), Task: "demo", System: "good", Ranked: reporttest.Perfect(task)})
+	writeRun(t, reporttest.Run{Dir: filepath.Join(root, "half"), Task: "demo", System: "half", Ranked: reporttest.Buried(task, func(q string) bool { return q < task.Queries[len(task.Queries)/2].ID })})
+	d, err := report.Load(root, leaderboard.Sources{}, reporttest.Loader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	base, err := d.OursSystem("base")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What the marks must be: MarkAgainst on the table, as the CLI makes it.
+	want, err := d.Board.Table(leaderboard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := want.MarkAgainst(base, d.PerQueryFunc(t.Context(), want.Metric.Key), significance.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	wantCSV := new(strings.Builder)
+	if err := want.Write(wantCSV, leaderboard.CSV); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(wantCSV.String(), "‡") && !strings.Contains(wantCSV.String(), "†") {
+		t.Fatalf("the fixture's marks are all empty; the test would prove nothing:\n%s", wantCSV)
+	}
+	var wg sync.WaitGroup
+	bodies := make([]string, 6)
+	for i := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, bodies[i] = get(t, ts.URL+"/leaderboard.csv?baseline=base")
+		}()
+	}
+	wg.Wait()
+	for i, b := range bodies {
+		if b != wantCSV.String() {
+			t.Errorf("answer %d:\n%s\nwant MarkAgainst's:\n%s", i, b, wantCSV)
+		}
+	}
+	if code, _, body := get(t, ts.URL+"/?baseline=base"); code != 200 || !strings.Contains(body, "‡") && !strings.Contains(body, "†") {
+		t.Errorf("the page: %d, marks missing", code)
+	}
+	v := s.cur
+	if v.marks.worked != 1 {
+		t.Errorf("the marks of one table were worked out %d times over 7 requests, want once", v.marks.worked)
+	}
+
+	// Another table waits its turn; its client leaving gets 503.
+	if !s.marking.TryAcquire(MaxMarking) {
+		t.Fatal("marking capacity taken")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://127.0.0.1/?baseline=base&metric=recall_at_100", nil)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("a table waiting its turn, client gone: %d (Retry-After %q) %.300s", rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
+	}
+	s.marking.Release(MaxMarking)
+	if code, _, body := get(t, ts.URL+"/api/leaderboard?baseline=base&metric=recall_at_100"); code != 200 {
+		t.Errorf("once its turn came: %d %.300s", code, body)
+	}
+	if v.marks.worked != 2 {
+		t.Errorf("worked out %d tables, want 2 (the abandoned one dropped, then worked out once)", v.marks.worked)
+	}
+	if code, _, body := get(t, ts.URL+"/api/leaderboard?baseline=nobody"); code != 400 || !strings.Contains(body, "nobody") {
+		t.Errorf("an unknown baseline: %d %.300s", code, body)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -96,6 +95,7 @@ type Server struct {
 	guard http.Handler // the current viewer behind the Host check and headers
 
 	inflight *semaphore.Weighted // MaxInFlightBytes, shared by the viewers of every reload
+	marking  *semaphore.Weighted // MaxMarking, likewise
 
 	mu      sync.Mutex
 	cur     *viewer   // the viewer of the last Data read
@@ -107,6 +107,8 @@ type Server struct {
 // viewer serves one report.Data.
 type viewer struct {
 	inflight *semaphore.Weighted
+	marking  *semaphore.Weighted
+	marks    marks // the tables' significance marks, worked out once
 	data     *report.Data
 	opt      Options
 	hl       *Highlighter
@@ -129,8 +131,8 @@ func New(d *report.Data, opt Options) (*Server, error) {
 	if opt.Title == "" {
 		opt.Title = "R2MED results"
 	}
-	s := &Server{opt: opt, inflight: newInflight()} // sig "" is no directory's: the first request reloads
-	v, err := newViewer(d, opt, s.inflight)
+	s := &Server{opt: opt, inflight: newInflight(), marking: newMarking()} // sig "" is no directory's: the first request reloads
+	v, err := newViewer(d, opt, s.inflight, s.marking)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +145,12 @@ func New(d *report.Data, opt Options) (*Server, error) {
 	return s, nil
 }
 
-func newViewer(d *report.Data, opt Options, inflight *semaphore.Weighted) (*viewer, error) {
+func newViewer(d *report.Data, opt Options, inflight, marking *semaphore.Weighted) (*viewer, error) {
 	a, err := analysis.Get(opt.Analyzer)
 	if err != nil {
 		return nil, err
 	}
-	s := &viewer{inflight: inflight, data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	s := &viewer{inflight: inflight, marking: marking, data: d, opt: opt, hl: NewHighlighter(a), mux: http.NewServeMux(), pages: map[string]*template.Template{}}
 	for name, body := range pageBodies {
 		s.pages[name] = template.Must(template.Must(layout.Clone()).Parse(body))
 	}
@@ -218,7 +220,7 @@ func (s *Server) current() (*viewer, error) {
 	d, err := s.opt.Reload()
 	if err == nil {
 		var v *viewer
-		if v, err = newViewer(d, s.opt, s.inflight); err == nil {
+		if v, err = newViewer(d, s.opt, s.inflight, s.marking); err == nil {
 			s.cur, s.err = v, nil
 			return v, nil
 		}
@@ -354,16 +356,8 @@ func (s *viewer) table(r *http.Request) (*leaderboard.Table, []string, error) {
 	}
 	var notes []string
 	if b := r.URL.Query().Get("baseline"); b != "" {
-		base, err := s.data.OursSystem(b)
-		if err != nil {
-			return nil, nil, badRequest("baseline: %v", err)
-		}
-		untested, err := t.MarkAgainst(base, s.data.PerQueryFunc(context.WithoutCancel(r.Context()), t.Metric.Key), significance.Options{})
-		if err != nil {
-			return nil, nil, badRequest("baseline: %v", err)
-		}
-		for _, name := range slices.Sorted(maps.Keys(untested)) {
-			notes = append(notes, fmt.Sprintf("%s not tested against %s: %s", name, base.Name, untested[name]))
+		if notes, err = s.markTable(r.Context(), t, opt, b); err != nil {
+			return nil, nil, err
 		}
 	}
 	return t, notes, nil
