@@ -62,6 +62,12 @@ type Options struct {
 	// AllowHosts are more host names the Host header may give (the
 	// machine's name when serving on 0.0.0.0).
 	AllowHosts []string
+	// Key, when set, is asked of every request: as the password of HTTP
+	// Basic authentication (any user name; a browser asks for it once)
+	// or as "Authorization: Bearer KEY" (httpserve.BasicKey). A viewer
+	// reachable from other machines needs one: it shows documents and
+	// runs.
+	Key string
 	// Results is the results directory the Data was read from, and
 	// Reload reads it again. With both set, a request finds out (at most
 	// every RecheckInterval) whether a run file, result file or manifest
@@ -140,7 +146,7 @@ func New(d *report.Data, opt Options) (*Server, error) {
 	// The Host check against the bind address, the security headers and
 	// the read-only rule are internal/httpserve's, shared with the
 	// search service.
-	s.guard = httpserve.Guard(http.HandlerFunc(s.serve), httpserve.GuardOptions{Hosts: httpserve.NewHosts(opt.Addr, opt.AllowHosts), CSP: csp(),
+	s.guard = httpserve.Guard(httpserve.BasicKey(http.HandlerFunc(s.serve), opt.Key), httpserve.GuardOptions{Hosts: httpserve.NewHosts(opt.Addr, opt.AllowHosts), CSP: csp(),
 		Name: "viewer", Methods: []string{http.MethodGet, http.MethodHead}})
 	return s, nil
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/r2med/r2med/internal/httpserve"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
@@ -19,8 +21,12 @@ import (
 
 func init() { register(newServeCmd) }
 
+// DefaultViewerKeyEnv is the environment variable the viewer's key is
+// read from.
+const DefaultViewerKeyEnv = "R2MED_SERVE_KEY"
+
 func newServeCmd() *cobra.Command {
-	var dir, addr, analyzer string
+	var dir, addr, analyzer, keyEnv string
 	var allowHosts []string
 	var published, external bool
 	var topK int
@@ -47,6 +53,11 @@ published systems with --published):
 Pages carry document snippets, never whole corpora. Requests must name the
 viewer's address or a loopback name in their Host header (--allow-host adds
 names), which stops DNS-rebinding pages; slow and idle connections time out.
+It listens on loopback unless --addr says otherwise; any other address needs
+a key of 16 characters or more, read from the environment variable
+--key-env names (never from a flag, which ps would show): a browser asks for
+it as the password (any user name), a program may send "Authorization:
+Bearer KEY".
 An unknown ?metric= is answered 400 with the valid names.
 
 Task data (queries, documents, judgments) is loaded on first use from where
@@ -57,9 +68,17 @@ re-run into its directory, a run added or deleted shows at the next request
 it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 		Example: `  r2med run --task demo --out out/demo
   r2med serve --results out
-  r2med serve --results out --published --addr 127.0.0.1:9000`,
+  r2med serve --results out --published --addr 127.0.0.1:9000
+  R2MED_SERVE_KEY=$(openssl rand -hex 16) r2med serve --results out --addr 0.0.0.0:8080 --allow-host results.example.org`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			key := os.Getenv(keyEnv)
+			if !httpserve.Loopback(addr) && key == "" {
+				return fmt.Errorf("--addr %s is reachable from other machines, so the viewer needs a key: set it in $%s (or name another variable with --key-env); a browser asks for it as the password, any user name", addr, keyEnv)
+			}
+			if err := httpserve.CheckKey(key, keyEnv); err != nil {
+				return err
+			}
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
@@ -76,7 +95,7 @@ it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 				return err
 			}
 			s, err := server.New(d, server.Options{Analyzer: analyzer, TopK: topK, Addr: ln.Addr().String(), AllowHosts: allowHosts,
-				Results: dir, Reload: load})
+				Key: key, Results: dir, Reload: load})
 			if err != nil {
 				ln.Close()
 				return err
@@ -92,6 +111,7 @@ it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 	fl.BoolVar(&published, "published", false, "include R2MED's 71 published systems")
 	fl.BoolVar(&external, "external", false, "include results printed by later papers and R2MED's website")
 	fl.StringSliceVar(&allowHosts, "allow-host", nil, "another host name requests may give (the machine's name when serving on 0.0.0.0)")
+	fl.StringVar(&keyEnv, "key-env", DefaultViewerKeyEnv, "environment variable holding the viewer's key (required on a non-loopback --addr)")
 	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
 	fl.IntVar(&topK, "top-k", 10, "hits shown per system in the drill-down (a page can ask ?k=N)")
 	return cmd

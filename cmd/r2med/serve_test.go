@@ -177,3 +177,57 @@ func TestKeepTaskData(t *testing.T) {
 		t.Errorf("a run on changed data: %v, the loader ran %d times; want 3", err, calls)
 	}
 }
+
+// TestServeKey: the viewer on a non-loopback address needs a key from the
+// environment, as serve-search does; with one, every request must give
+// it, as a browser does (the password of Basic authentication, any user
+// name) or as a program does (Bearer).
+func TestServeKey(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := r2med(t, "", "run", "--task", "demo", "--out", filepath.Join(dir, "bm25", "demo"), "--quiet"); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	t.Setenv(DefaultViewerKeyEnv, "")
+	for _, addr := range []string{"0.0.0.0:0", ":0"} {
+		if _, stderr, code := r2med(t, "", "serve", "--results", dir, "--addr", addr); code == 0 || !strings.Contains(stderr, "needs a key: set it in $"+DefaultViewerKeyEnv) {
+			t.Errorf("--addr %s without a key: exit %d, %s", addr, code, stderr)
+		}
+	}
+	t.Setenv("MY_VIEWER_KEY", "short")
+	if _, stderr, code := r2med(t, "", "serve", "--results", dir, "--key-env", "MY_VIEWER_KEY"); code == 0 || !strings.Contains(stderr, "use at least 16") {
+		t.Errorf("a 5-character key: exit %d, %s", code, stderr)
+	}
+	const key = "viewer-0123456789abcdef"
+	t.Setenv("MY_VIEWER_KEY", key)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, _ := startServe(t, ctx, dir, "--key-env", "MY_VIEWER_KEY")
+	for _, c := range []struct {
+		user, pass, bearer string
+		want               int
+	}{{want: 401}, {user: "me", pass: "wrong", want: 401}, {user: "me", pass: key, want: 200}, {user: "", pass: key, want: 200}, {bearer: key, want: 200}, {bearer: "wrong", want: 401}} {
+		for _, path := range []string{"", "api/runs", "leaderboard.csv"} {
+			req, _ := http.NewRequest("GET", base+path, nil)
+			if c.pass != "" {
+				req.SetBasicAuth(c.user, c.pass)
+			}
+			if c.bearer != "" {
+				req.Header.Set("Authorization", "Bearer "+c.bearer)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("/%s with %+v: %d, want %d", path, c, resp.StatusCode, c.want)
+			}
+			if c.want == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic ") {
+				t.Errorf("/%s: challenge %q, want Basic (a browser asks for the key)", path, resp.Header.Get("WWW-Authenticate"))
+			}
+			if resp.Header.Get("Content-Security-Policy") == "" {
+				t.Errorf("/%s: %d without the CSP", path, resp.StatusCode)
+			}
+		}
+	}
+}

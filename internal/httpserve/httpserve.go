@@ -124,19 +124,40 @@ func Guard(h http.Handler, o GuardOptions) http.Handler {
 // compared in constant time. An empty key lets every request through;
 // CheckKey says whether a key is long enough to guard anything.
 func Bearer(h http.Handler, key string, open ...string) http.Handler {
+	return keyed(h, key, false, open)
+}
+
+// BasicKey is Bearer for a server people open in a browser: the key may
+// also come as the password of HTTP Basic authentication (any user
+// name), which the browser asks for once, and the 401 challenges Basic.
+func BasicKey(h http.Handler, key string, open ...string) http.Handler {
+	return keyed(h, key, true, open)
+}
+
+func keyed(h http.Handler, key string, basic bool, open []string) http.Handler {
 	if key == "" {
 		return h
 	}
 	want := []byte(key)
+	challenge, say := `Bearer realm="r2med"`, "this server needs its key: send Authorization: Bearer KEY"
+	if basic {
+		challenge, say = `Basic realm="r2med", charset="UTF-8"`, "this server needs its key: give it as the password (any user name), or send Authorization: Bearer KEY"
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if slices.Contains(open, r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return
 		}
 		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="r2med"`)
-			http.Error(w, "this server needs its key: send Authorization: Bearer KEY", http.StatusUnauthorized)
+		got = strings.TrimSpace(got)
+		if basic && strings.EqualFold(scheme, "Basic") {
+			if _, pass, ok := r.BasicAuth(); ok {
+				scheme, got = "Bearer", pass
+			}
+		}
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, say, http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
