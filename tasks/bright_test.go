@@ -101,6 +101,8 @@ func TestLookupIn(t *testing.T) {
 		{Bright, "TheoQ", "theoremqa_questions"},
 		{Bright, "theoremqa_theorems", "theoremqa_theorems"},
 		{BrightLong, "pony", "pony"},
+		{BrightLong, "BrightPonyLongRetrieval", "pony"},
+		{BrightLong, "BrightEconomicsRetrieval", "economics"},
 		{R2MED, "biology", "Biology"},
 		{Nano, "NanoR2MEDBiology", "Biology"},
 	} {
@@ -111,6 +113,12 @@ func TestLookupIn(t *testing.T) {
 	}
 	if _, err := LookupIn(BrightLong, "leetcode"); err == nil || !strings.Contains(err.Error(), "no long documents") || !strings.Contains(err.Error(), "pony") {
 		t.Errorf("leetcode has no long documents: %v", err)
+	}
+	if _, err := LookupIn(Bright, "BrightBiologyLongRetrieval"); err == nil || !strings.Contains(err.Error(), "long documents") || !strings.Contains(err.Error(), "bright-long") {
+		t.Errorf("MTEB's long-document name in the short setting: %v", err)
+	}
+	if _, err := LookupIn(BrightLong, "BrightLeetcodeLongRetrieval"); err == nil {
+		t.Error("a long-document name MTEB does not have (leetcode has no long documents) was taken")
 	}
 	if _, err := LookupIn(Bright, "MedQA-Diag"); err == nil || !strings.Contains(err.Error(), "unknown BRIGHT task") || !strings.Contains(err.Error(), "theoremqa_theorems") {
 		t.Errorf("an R2MED name in BRIGHT: %v", err)
@@ -153,6 +161,9 @@ func TestNameInResolve(t *testing.T) {
 		if task, _, err := Resolve(name); err != nil || task.Name != want {
 			t.Errorf("Resolve(%q) = %s %v", name, task.Name, err)
 		}
+	}
+	if task, suite, err := Resolve("BrightEarthScienceLongRetrieval"); err != nil || task.Name != "earth_science" || suite != BrightLong {
+		t.Errorf("Resolve of MTEB's long-document name = %s %s %v, want earth_science in %s", task.Name, suite, err, BrightLong)
 	}
 	for _, bad := range []string{"BRIGHT-leetcode-long", "BRIGHT-nothing", "BRIGHT"} {
 		if _, _, err := Resolve(bad); err == nil {

@@ -280,7 +280,8 @@ func fold(s string) string {
 // besides case and punctuation: for R2MED's tasks their name, Nano split,
 // the split without the set's prefix and old name; for BRIGHT's their
 // name, MTEB's name, the name their data carries (NameIn) and the paper's
-// short name.
+// short name (and, in the long-document setting, MTEB's name of that:
+// BrightPonyLongRetrieval).
 func (t Task) Names() []string {
 	if t.Suite == Bright {
 		return append([]string{t.Name, t.MTEBName, BrightPrefix + t.Name}, t.aliases...)
@@ -307,6 +308,12 @@ func LookupIn(s Suite, name string) (Task, error) {
 	if s.Benchmark() == Bright {
 		keys = brightKey
 	}
+	if i, ok := mtebLong(name); ok && s.Benchmark() == Bright {
+		if s != BrightLong {
+			return Task{}, fmt.Errorf("%s is MTEB's name of BRIGHT's %s with long documents: that is the suite %s", name, bright[i].Name, BrightLong)
+		}
+		return bright[i].clone(), nil
+	}
 	if i, ok := keys[fold(name)]; ok && fold(name) != "" {
 		t := registry(s)[i].clone()
 		if s == BrightLong && t.LongSize.Documents == 0 {
@@ -315,6 +322,21 @@ func LookupIn(s Suite, name string) (Task, error) {
 		return t, nil
 	}
 	return Task{}, &UnknownError{Suite: s, Name: name}
+}
+
+// mtebLong finds the BRIGHT task whose long-document setting MTEB names
+// name (BrightPonyLongRetrieval: its name in the short setting with
+// "Long" before "Retrieval").
+func mtebLong(name string) (int, bool) {
+	base, ok := strings.CutSuffix(fold(name), "longretrieval")
+	if !ok {
+		return 0, false
+	}
+	i, ok := brightKey[base+"retrieval"]
+	if !ok || fold(bright[i].MTEBName) != base+"retrieval" || bright[i].LongSize.Documents == 0 {
+		return 0, false
+	}
+	return i, true
 }
 
 func names(s Suite) []string {
@@ -411,6 +433,9 @@ func (t Task) NameIn(s Suite) string {
 // ignores them; a bare BRIGHT name ("biology") is R2MED's when R2MED has
 // it, as everywhere a suite is not given.
 func Resolve(name string) (Task, Suite, error) {
+	if i, ok := mtebLong(name); ok {
+		return bright[i].clone(), BrightLong, nil
+	}
 	if f := fold(name); strings.HasPrefix(f, fold(BrightPrefix)) {
 		if i, ok := brightKey[f]; ok {
 			return bright[i].clone(), Bright, nil
