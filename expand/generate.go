@@ -244,6 +244,10 @@ func Generate(ctx context.Context, c LLM, task *ir.Task, cfg GenerateConfig, pro
 
 func emptyReason(r llm.Response) string {
 	switch {
+	case strings.TrimSpace(r.Refusal) != "":
+		return fmt.Sprintf("the model refused: %q", strings.TrimSpace(r.Refusal))
+	case r.FinishReason == "content_filter":
+		return "the server's content filter withheld the answer (finish_reason content_filter)"
 	case r.FinishReason == "length" && r.Reasoning != "":
 		return "empty answer: max_tokens was reached while the model was still reasoning; raise --max-tokens"
 	case r.FinishReason == "length":

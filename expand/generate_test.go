@@ -59,6 +59,17 @@ func newGenServer(t *testing.T) *genServer {
 			return
 		case strings.Contains(user, "EMPTY"):
 			msg["content"] = "  "
+		case strings.Contains(user, "REFUSED"):
+			// OpenAI's chat completions: a refusal comes as
+			// message.refusal with a null content (openai-python's
+			// ChatCompletionMessage.refusal).
+			msg["content"] = nil
+			msg["refusal"] = "I'm sorry, I can't help with that."
+		case strings.Contains(user, "FILTERED"):
+			// finish_reason content_filter: "content was omitted due to
+			// a flag from our content filters" (openai-python f10c757).
+			msg["content"] = ""
+			finish = "content_filter"
 		case strings.Contains(user, "TRUNCATED"):
 			msg["content"] = "<think>still reasoning about it"
 			finish = "length"
@@ -349,5 +360,34 @@ func TestUnusable(t *testing.T) {
 		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
 			t.Errorf("%d queries, %d fallbacks: %v, want %q", tc.m.Queries, len(tc.m.Fallbacks), err, tc.want)
 		}
+	}
+}
+
+// TestGenerateRefusedAnswers: a refusal (message.refusal, no content) and
+// an answer a content filter withheld (finish_reason content_filter) fall
+// back to the query with a reason that says so, where both read "empty
+// answer" and left the user to guess at max_tokens or a server hiccup.
+func TestGenerateRefusedAnswers(t *testing.T) {
+	s := newGenServer(t)
+	task := genTask("REFUSED one", "FILTERED one", "EMPTY one")
+	res, err := Generate(context.Background(), genClient(t, s, nil), task, config(HyDE, "my-llm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := res.Manifest.Fallbacks
+	if len(fb) != 3 {
+		t.Fatalf("fallbacks %+v", fb)
+	}
+	for i, want := range []string{
+		`the model refused: "I'm sorry, I can't help with that."`,
+		"the server's content filter withheld the answer (finish_reason content_filter)",
+		"empty answer",
+	} {
+		if fb[i].Reason != want {
+			t.Errorf("query %s: reason %q, want %q", fb[i].ID, fb[i].Reason, want)
+		}
+	}
+	if res.Items[0].HyDoc != "REFUSED one" {
+		t.Errorf("a refused query's hy_doc is %q, want the query", res.Items[0].HyDoc)
 	}
 }

@@ -85,8 +85,12 @@ type Response struct {
 	// Reasoning is the model's reasoning: the server's reasoning field, or
 	// the text of a leading <think> block; empty for other models.
 	Reasoning string `json:"reasoning,omitempty"`
-	// FinishReason is the server's: "stop", "length" (max_tokens hit), …
+	// FinishReason is the server's: "stop", "length" (max_tokens hit),
+	// "content_filter" (the server's filter withheld the answer), …
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Refusal is the model's refusal message, when it declined to answer
+	// (OpenAI's message.refusal; Content is then empty).
+	Refusal string `json:"refusal,omitempty"`
 	// Logprobs has one entry per generated content token when asked for.
 	Logprobs []TokenLogprob `json:"logprobs,omitempty"`
 	Usage    Usage          `json:"usage"`
@@ -270,6 +274,7 @@ type wireResponse struct {
 			Content          *string `json:"content"`
 			ReasoningContent *string `json:"reasoning_content"`
 			Reasoning        *string `json:"reasoning"`
+			Refusal          *string `json:"refusal"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 		Logprobs     *struct {
@@ -366,6 +371,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	r.Content = httpx.Redact(r.Content, c.secrets...)
 	r.Reasoning = httpx.Redact(r.Reasoning, c.secrets...)
+	r.Refusal = httpx.Redact(r.Refusal, c.secrets...)
 	if wr.Usage == nil {
 		estimate(&r, w)
 	}
@@ -427,6 +433,9 @@ func parse(wr wireResponse) (Response, error) {
 	}
 	var r Response
 	r.FinishReason = ch.FinishReason
+	if ch.Message.Refusal != nil {
+		r.Refusal = *ch.Message.Refusal
+	}
 	if wr.Usage != nil {
 		r.Usage = *wr.Usage
 	}
