@@ -18,6 +18,7 @@ import (
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/usage"
 )
 
 // genServer answers by the query inside the user prompt: a query text
@@ -389,5 +390,39 @@ func TestGenerateRefusedAnswers(t *testing.T) {
 	}
 	if res.Items[0].HyDoc != "REFUSED one" {
 		t.Errorf("a refused query's hy_doc is %q, want the query", res.Items[0].HyDoc)
+	}
+}
+
+// TestGenerateEstimatedUsage: where the server reports no token counts,
+// the client estimates them (usage.Estimator); the generation manifest's
+// usage then says it is an estimate and of how many answers, where it
+// summed the estimates into counts that read as the server's.
+func TestGenerateEstimatedUsage(t *testing.T) {
+	var calls atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg := map[string]any{"role": "assistant", "content": "a passage of twenty-four"}
+		body := map[string]any{"choices": []any{map[string]any{"message": msg, "finish_reason": "stop"}}}
+		if calls.Add(1) == 1 {
+			body["usage"] = map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+		}
+		json.NewEncoder(w).Encode(body)
+	}))
+	defer s.Close()
+	c, err := llm.New(llm.Options{BaseURL: s.URL + "/v1", Model: "m", Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(context.Background(), c, genTask("one", "two", "three"), config(HyDE, "my-llm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	if m.Usage.Estimated != usage.Estimator || m.EstimatedAnswers != 2 {
+		t.Errorf("usage %+v, estimated answers %d; want estimated %q for 2 answers", m.Usage, m.EstimatedAnswers, usage.Estimator)
+	}
+	// 24 bytes of answer: 6 tokens by utf8-bytes/4, twice, and the 5 the
+	// server counted.
+	if m.Usage.CompletionTokens != 5+6+6 {
+		t.Errorf("completion tokens %d, want 17", m.Usage.CompletionTokens)
 	}
 }
