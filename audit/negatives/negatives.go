@@ -20,6 +20,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/r2med/r2med/audit/minhash"
@@ -294,6 +295,17 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 	for _, t := range q.PositiveTexts {
 		posSh = append(posSh, h.Shingles(nil, minhash.Normalize(t)))
 	}
+	// Copies by the audit's exact rule: a text without words has no
+	// shingles for the Jaccard test to see.
+	posKeys := map[string]bool{}
+	for _, p := range q.Positives {
+		if i, ok := index[p]; ok {
+			posKeys[copyKey(corpus[i].Text)] = true
+		}
+	}
+	for _, t := range q.PositiveTexts {
+		posKeys[copyKey(t)] = true
+	}
 	threshold := h.Spec().Threshold
 	var cands []Negative
 	for r, hit := range hits {
@@ -311,7 +323,7 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 			continue
 		}
 		sh := coll.Shingles(i)
-		near := false
+		near := posKeys[copyKey(corpus[i].Text)]
 		for _, p := range posSh {
 			if len(sh) > 0 && minhash.Jaccard(sh, p) >= threshold {
 				near = true
@@ -341,6 +353,18 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 	}
 	res.Negatives = cands[:min(len(cands), opts.Count)]
 	return res, st, nil
+}
+
+// copyKey is a text's identity for copies: its normalised form with the
+// spaces dropped (the audit's exact match), or, for a text with no
+// letters or digits (which normalises to nothing), the text itself
+// without its white space.
+func copyKey(text string) string {
+	k := strings.ReplaceAll(minhash.Normalize(text), " ", "")
+	if k == "" {
+		return "\x00" + strings.Join(strings.Fields(text), "")
+	}
+	return k
 }
 
 // judge scores the candidates (and, for a relative bound, the positives)

@@ -316,3 +316,35 @@ func TestTrainingFileAndFormats(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+// TestCopiesWithoutWordsAreNotNegatives: a positive with no letters or
+// digits (symbols, emoji) has no word shingles, so the Jaccard test never
+// fired and its exact copy, under another id or as the training file's
+// own positive text in the pool, was exported as a negative of the very
+// query it answers. Copies are equal texts once normalised (the audit's
+// exact match), words or not.
+func TestCopiesWithoutWordsAreNotNegatives(t *testing.T) {
+	corpus := []ir.Doc{
+		{ID: "p", Text: "★ → ★"},
+		{ID: "copy", Text: "★→★"},
+		{ID: "a", Text: "heparin binds antithrombin"},
+		{ID: "b", Text: "☆ ← ☆"},
+	}
+	s := fixed("copy", "a", "p", "b")
+	qs := []Query{{ID: "q", Text: "stars", Positives: []string{"p"}}}
+	res, st, err := Mine(context.Background(), corpus, qs, s, Options{From: 1, To: 4, Count: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res[0].Negatives); !slices.Equal(got, []string{"a", "b"}) || st.NearDuplicate != 1 {
+		t.Errorf("benchmark positive: negatives %v (stats %+v), want [a b] and copy a near-duplicate", got, st)
+	}
+	qs = []Query{{ID: "q", Text: "stars", PositiveTexts: []string{"★ → ★"}}}
+	res, _, err = Mine(context.Background(), corpus, qs, s, Options{From: 1, To: 4, Count: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res[0].Negatives); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("training positive: negatives %v, want [a b]", got)
+	}
+}
