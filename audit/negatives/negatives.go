@@ -63,11 +63,12 @@ type Query struct {
 }
 
 // Options configure Mine. The zero value takes the 15 best-ranked
-// eligible documents between ranks 10 and 210 (FlagEmbedding's
-// hn_mine window) with no judge and no metadata constraint.
+// eligible documents between ranks 11 and 210 (FlagEmbedding's hn_mine
+// window: its range_for_sampling "10-210" is the Python slice [10:210])
+// with no judge and no metadata constraint.
 type Options struct {
 	// From and To bound the rank window (1-based, inclusive) negatives
-	// come from; 0 means 10 and 210. Skipping the top ranks avoids the
+	// come from; 0 means 11 and 210. Skipping the top ranks avoids the
 	// unjudged relevant documents retrievers put there.
 	From, To int
 	// Count is the number of negatives per query; 0 means 15.
@@ -118,13 +119,14 @@ type Stats struct {
 	// those that got none.
 	Short, None int
 	// Candidates in the window, and those excluded as positives, as
-	// near-duplicates of a positive, by metadata and by the judge.
-	Candidates, Positive, NearDuplicate, Metadata, Judged int
+	// near-duplicates of a positive, as copies of the query (as hn_mine
+	// drops them), by metadata and by the judge.
+	Candidates, Positive, NearDuplicate, QueryCopy, Metadata, Judged int
 }
 
 func (o *Options) defaults() error {
 	if o.From == 0 && o.To == 0 {
-		o.From, o.To = 10, 210
+		o.From, o.To = 11, 210
 	}
 	if o.From < 1 || o.To < o.From {
 		return fmt.Errorf("negatives: rank window %d–%d; want 1 ≤ from ≤ to", o.From, o.To)
@@ -216,6 +218,7 @@ func Mine(ctx context.Context, corpus []ir.Doc, queries []Query, s Searcher, opt
 		st.Candidates += s.Candidates
 		st.Positive += s.Positive
 		st.NearDuplicate += s.NearDuplicate
+		st.QueryCopy += s.QueryCopy
 		st.Metadata += s.Metadata
 		st.Judged += s.Judged
 		switch n := len(results[i].Negatives); {
@@ -306,6 +309,7 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 	for _, t := range q.PositiveTexts {
 		posKeys[copyKey(t)] = true
 	}
+	queryKey := copyKey(q.Text)
 	threshold := h.Spec().Threshold
 	var cands []Negative
 	for r, hit := range hits {
@@ -322,8 +326,13 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 			st.Positive++
 			continue
 		}
+		key := copyKey(corpus[i].Text)
+		if key == queryKey {
+			st.QueryCopy++
+			continue
+		}
 		sh := coll.Shingles(i)
-		near := posKeys[copyKey(corpus[i].Text)]
+		near := posKeys[key]
 		for _, p := range posSh {
 			if len(sh) > 0 && minhash.Jaccard(sh, p) >= threshold {
 				near = true

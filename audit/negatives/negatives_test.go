@@ -348,3 +348,36 @@ func TestCopiesWithoutWordsAreNotNegatives(t *testing.T) {
 		t.Errorf("training positive: negatives %v, want [a b]", got)
 	}
 }
+
+// TestDefaultWindowIsHnMine: FlagEmbedding's hn_mine (FlagOpen/
+// FlagEmbedding scripts/hn_mine.py at 6fee11be) takes
+// all_inxs[i][10:210] for its default range_for_sampling "10-210": a
+// Python slice, the 200 documents at ranks 11 to 210. It also drops a
+// candidate equal to the query text (corpus[inx] != query).
+func TestDefaultWindowIsHnMine(t *testing.T) {
+	var corpus []ir.Doc
+	var ranking []string
+	for i := 1; i <= 300; i++ {
+		id := fmt.Sprintf("d%03d", i)
+		corpus = append(corpus, ir.Doc{ID: id, Text: fmt.Sprintf("document number %d about topic %d", i, i*7)})
+		ranking = append(ranking, id)
+	}
+	corpus[29].Text = "What causes scurvy?" // rank 30: the query's own text
+	qs := []Query{{ID: "q", Text: "what causes SCURVY", Positives: []string{"d050"}}}
+	res, st, err := Mine(context.Background(), corpus, qs, fixed(ranking...), Options{Count: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	negs := res[0].Negatives
+	if st.Candidates != 200 || negs[0].Rank != 11 || negs[len(negs)-1].Rank != 210 {
+		t.Errorf("window: %d candidates, ranks %d–%d; want 200, 11–210", st.Candidates, negs[0].Rank, negs[len(negs)-1].Rank)
+	}
+	for _, n := range negs {
+		if n.ID == "d030" {
+			t.Error("the query's own text is a negative")
+		}
+	}
+	if len(negs) != 198 || st.Positive != 1 || st.QueryCopy != 1 {
+		t.Errorf("%d negatives, stats %+v; want 198, one positive and one copy of the query excluded", len(negs), st)
+	}
+}

@@ -46,9 +46,12 @@ func newNegativesMineCmd() *cobra.Command {
 		Use:   "mine (--task T | --data DIR | --train FILE [--corpus FILE]) --out FILE",
 		Short: "Mine hard negatives with any retriever or fusion, excluding positives and their near-duplicates, optionally judged by a reranker",
 		Long: `mine ranks a corpus for each query and keeps the documents in a rank window
-(--from, --to) that are neither positives nor near-duplicates of one
-(word-shingle Jaccard ≥ --threshold, the audit's normalisation): the first
---count of them, or a seeded sample (--sample --seed).
+(--from, --to; the default 11–210 is FlagEmbedding's hn_mine window, its
+range_for_sampling "10-210" being the Python slice [10:210]) that are
+neither positives nor copies or near-duplicates of one (equal once
+normalised as the audit normalises, or word-shingle Jaccard ≥ --threshold)
+nor copies of the query (as hn_mine drops them): the first --count of them,
+or a seeded sample (--sample --seed).
 
 Queries come from a benchmark task (--task, --data: its queries, judged
 positives and corpus) or a training file (--train: any layout r2med audit
@@ -173,8 +176,8 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if err := outputTo(cmd, out, func(w io.Writer) error { return negatives.Write(w, format, res, docs) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d by metadata, %d by the judge\n",
-				st.Queries, st.Short, opts.Count, st.None, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.Metadata, st.Judged)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d by the judge\n",
+				st.Queries, st.Short, opts.Count, st.None, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.Judged)
 			return nil
 		},
 	}
@@ -188,7 +191,7 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 	f.StringSliceVar(&textFields, "text-field", nil, "--train: other text field(s)")
 	f.StringVar(&out, "out", "", "the output file (JSON lines), written whole or not at all")
 	f.StringVar(&format, "format", "bge", "output: bge ({query, pos, neg}) or triplet ({anchor, positive, negative})")
-	f.IntVar(&opts.From, "from", 10, "first rank of the window negatives come from (1-based)")
+	f.IntVar(&opts.From, "from", 11, "first rank of the window negatives come from (1-based; 11 with --to 210 is hn_mine's range_for_sampling 10-210)")
 	f.IntVar(&opts.To, "to", 210, "last rank of the window")
 	f.IntVar(&opts.Count, "count", 15, "negatives per query")
 	f.BoolVar(&opts.Sample, "sample", false, "pick --count of the eligible documents at random (seeded) instead of the best-ranked")
