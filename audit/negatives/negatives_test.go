@@ -381,3 +381,51 @@ func TestDefaultWindowIsHnMine(t *testing.T) {
 		t.Errorf("%d negatives, stats %+v; want 198, one positive and one copy of the query excluded", len(negs), st)
 	}
 }
+
+// TestWriteTevatron: Tevatron's training set (texttron/tevatron
+// src/tevatron/retriever/dataset.py at 9ea49370) reads each line's
+// group['query'], group['positive_passages'] and
+// group['negative_passages'], each passage as psg['title'] and psg['text']
+// (both required: format_passage(psg['text'], psg['title'])); its encoder
+// names queries by 'query_id' and passages by 'docid'.
+func TestWriteTevatron(t *testing.T) {
+	corpus := []ir.Doc{{ID: "p", Text: "aspirin blocks cyclooxygenase"}, {ID: "a", Text: "heparin binds antithrombin"}, {ID: "b", Text: "warfarin blocks vkorc1"}}
+	res := []Result{
+		{Query: Query{ID: "q1", Text: "how does aspirin work", Positives: []string{"p"}, PositiveTexts: []string{"aspirin is an nsaid"}},
+			Negatives: []Negative{{ID: "a", Text: corpus[1].Text}, {ID: "b", Text: corpus[2].Text}}},
+		{Query: Query{ID: "q2", Text: "no negatives", Positives: []string{"p"}}},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, "tevatron", res, corpus); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d lines: %s", len(lines), buf.String())
+	}
+	type passage struct {
+		DocID *string `json:"docid"`
+		Title *string `json:"title"`
+		Text  *string `json:"text"`
+	}
+	var g struct {
+		QueryID string    `json:"query_id"`
+		Query   string    `json:"query"`
+		Pos     []passage `json:"positive_passages"`
+		Neg     []passage `json:"negative_passages"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.QueryID != "q1" || g.Query != "how does aspirin work" || len(g.Pos) != 2 || len(g.Neg) != 2 {
+		t.Fatalf("line %s", lines[0])
+	}
+	for _, p := range append(g.Pos, g.Neg...) {
+		if p.DocID == nil || p.Title == nil || p.Text == nil || *p.Title != "" {
+			t.Errorf("passage without docid, title or text: %s", lines[0])
+		}
+	}
+	if *g.Pos[0].Text != "aspirin is an nsaid" || *g.Pos[1].DocID != "p" || *g.Neg[1].DocID != "b" || *g.Neg[1].Text != "warfarin blocks vkorc1" {
+		t.Errorf("line %s", lines[0])
+	}
+}

@@ -68,7 +68,9 @@ another query of the same body system with another diagnosis (NanoR2MED's
 hard negatives).
 
 Output: --format bge gives {query, pos, neg} lines (FlagEmbedding);
-triplet gives {anchor, positive, negative} lines (sentence-transformers).
+triplet gives {anchor, positive, negative} lines (sentence-transformers);
+tevatron gives {query_id, query, positive_passages, negative_passages}
+lines, each passage {docid, title, text} (Tevatron).
 Queries left without negatives get no line; the counts go to stderr.
 
 The ranking comes from any retriever or fusion r2med runs: --retriever
@@ -86,7 +88,7 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 				return fmt.Errorf("--out FILE is required: the mined training file")
 			}
 			if !slices.Contains(negatives.Formats, format) {
-				return fmt.Errorf("unknown --format %q; want %s", format, strings.Join(negatives.Formats, " or "))
+				return fmt.Errorf("unknown --format %q; want %s", format, strings.Join(negatives.Formats, ", "))
 			}
 			for _, name := range pf.Given() {
 				if !rankFlag(name) {
@@ -190,7 +192,7 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 	f.StringSliceVar(&negFields, "neg-field", nil, "--train: field(s) holding negatives (pooled into the default corpus)")
 	f.StringSliceVar(&textFields, "text-field", nil, "--train: other text field(s)")
 	f.StringVar(&out, "out", "", "the output file (JSON lines), written whole or not at all")
-	f.StringVar(&format, "format", "bge", "output: bge ({query, pos, neg}) or triplet ({anchor, positive, negative})")
+	f.StringVar(&format, "format", "bge", "output: bge ({query, pos, neg}), triplet ({anchor, positive, negative}) or tevatron ({query_id, query, positive_passages, negative_passages})")
 	f.IntVar(&opts.From, "from", 11, "first rank of the window negatives come from (1-based; 11 with --to 210 is hn_mine's range_for_sampling 10-210)")
 	f.IntVar(&opts.To, "to", 210, "last rank of the window")
 	f.IntVar(&opts.Count, "count", 15, "negatives per query")
