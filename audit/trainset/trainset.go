@@ -15,6 +15,7 @@
 //	{query, pos: [...], neg: [...]}              BGE / FlagEmbedding
 //	{anchor, positive, negative…}                sentence-transformers triplets and pairs
 //	{query, positive, negative…}                 sentence-transformers (negative, negative_1, …)
+//	{query_id, query, positive_passages, …}      Tevatron (passages {docid, title, text})
 //	{sentence1, sentence2}                       sentence-transformers pairs
 //	{_id, title, text}                           BEIR corpus (title + " " + text, as BEIR)
 //	{_id, text} / {id, text} / {text}            BEIR or R2MED queries and corpora
@@ -115,7 +116,7 @@ func (l Layout) Describe() string {
 }
 
 // knownFields are the field names that make a TSV's first line a header.
-var knownFields = []string{"query", "pos", "neg", "anchor", "positive", "negative", "sentence1", "sentence2", "_id", "id", "title", "text", "document", "passage", "question", "answer", "body_system"}
+var knownFields = []string{"query", "pos", "neg", "anchor", "positive", "negative", "sentence1", "sentence2", "_id", "id", "title", "text", "document", "passage", "question", "answer", "body_system", "query_id", "positive_passages", "negative_passages"}
 
 // detect tells the layout from a row's field names (in file order for TSV).
 func detect(keys []string, fields Fields) (Layout, error) {
@@ -152,6 +153,12 @@ func detect(keys []string, fields Fields) (Layout, error) {
 	case has("query") && has("pos"):
 		// neg is optional: read wherever a row has it.
 		l.Name, l.Fields = "BGE {query, pos, neg}", Fields{Query: []string{"query"}, Positive: []string{"pos"}, Negative: []string{"neg"}}
+	case has("query") && has("positive_passages"):
+		// Tevatron's training groups; negative_passages is optional.
+		l.Name, l.Fields = "Tevatron {query_id, query, positive_passages, negative_passages}", Fields{Query: []string{"query"}, Positive: []string{"positive_passages"}, Negative: []string{"negative_passages"}}
+		if has("query_id") {
+			l.ID = "query_id"
+		}
 	case has("anchor") && has("positive"):
 		l.Name, l.Fields = "sentence-transformers {anchor, positive, negative}", Fields{Query: []string{"anchor"}, Positive: []string{"positive"}, Negative: negatives()}
 	case has("query") && has("positive"):
@@ -167,7 +174,7 @@ func detect(keys []string, fields Fields) (Layout, error) {
 	case has("text"):
 		l.Name, l.Fields = "{text}", Fields{Text: []string{"text"}}
 	default:
-		return l, fmt.Errorf("has fields %s, which match no known training layout ({query, pos, neg}, {anchor, positive, negative}, {query, positive}, {sentence1, sentence2}, {_id, title, text}, {id, text}, {text}); name them with --query-field, --pos-field, --neg-field or --text-field", strings.Join(keys, ", "))
+		return l, fmt.Errorf("has fields %s, which match no known training layout ({query, pos, neg}, {anchor, positive, negative}, {query, positive}, {sentence1, sentence2}, {query, positive_passages, negative_passages}, {_id, title, text}, {id, text}, {text}); name them with --query-field, --pos-field, --neg-field or --text-field", strings.Join(keys, ", "))
 	}
 	return l, nil
 }

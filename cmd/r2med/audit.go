@@ -110,7 +110,8 @@ training file, line and similarity.
 
 Layouts are detected from the fields: BGE {query, pos: [...], neg: [...]},
 sentence-transformers {anchor, positive, negative…}, {query, positive},
-{sentence1, sentence2}, BEIR corpus {_id, title, text} and queries
+{sentence1, sentence2}, Tevatron {query_id, query, positive_passages,
+negative_passages} (passages {docid, title, text}; JSON lines), BEIR corpus {_id, title, text} and queries
 {_id, text}, {id, text}, {text}; TSV with a header or 1–3 columns; plain
 text, one text per line. --query-field, --pos-field, --neg-field and
 --text-field name other fields (for TSV without a header: 1-based column
