@@ -282,6 +282,12 @@ type wireResponse struct {
 		} `json:"logprobs"`
 	} `json:"choices"`
 	Usage *Usage `json:"usage"`
+	// Error is an error a gateway (OpenRouter, proxies) sends in the body
+	// of a 200 answer, in OpenAI's error shape.
+	Error *struct {
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+	} `json:"error"`
 }
 
 func (c *Client) wire(req Request) (wireRequest, error) {
@@ -365,6 +371,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if err := c.http.Do(ctx, httpx.Request{Path: "chat/completions", Header: httpx.Bearer(c.key), Body: w, MaxBody: answerCap(w)}, &wr); err != nil {
 		return Response{}, fmt.Errorf("chat completion with %s: %w", w.Model, err)
 	}
+	if wr.Error != nil {
+		wr.Error.Message = httpx.Redact(wr.Error.Message, c.secrets...)
+	}
 	r, err := parse(wr)
 	if err != nil {
 		return Response{}, fmt.Errorf("chat completion with %s from %s: %w", w.Model, c.where(), err)
@@ -425,6 +434,13 @@ func answerCap(w wireRequest) int64 {
 
 func parse(wr wireResponse) (Response, error) {
 	if len(wr.Choices) == 0 {
+		if e := wr.Error; e != nil && e.Message != "" {
+			code := ""
+			if c := strings.Trim(string(e.Code), `"`); c != "" && c != "null" {
+				code = " (code " + c + ")"
+			}
+			return Response{}, fmt.Errorf("the server answered 200 with an error instead of choices: %s%s", e.Message, code)
+		}
 		return Response{}, ErrNoChoices
 	}
 	ch := wr.Choices[0]
