@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,6 +71,22 @@ func (m *minhashFlags) add(cmd *cobra.Command) {
 	f.Float64Var(&m.threshold, "threshold", minhash.DefaultThreshold, "near-duplicates: Jaccard similarity of word-shingle sets at or above this")
 	f.IntVar(&m.shingle, "shingle", minhash.DefaultShingle, "words per shingle (1: the set of words, robust to reordering and right for short queries; 3–5 for long web text)")
 	f.Uint64Var(&m.seed, "seed", 0, "seed of every hash (the same seed gives the same results)")
+}
+
+// positiveFlags refuses a value of 0 or less for the named numeric flags:
+// the packages read a zero setting as their default, so 0 given on the
+// command line would silently run with another value.
+func positiveFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil {
+			continue
+		}
+		if v, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && v <= 0 {
+			return fmt.Errorf("--%s %s: want a value above 0 (default %s)", name, fl.Value.String(), fl.DefValue)
+		}
+	}
+	return nil
 }
 
 func (m *minhashFlags) spec() minhash.Spec {
@@ -150,6 +167,9 @@ cosine), similarity and train_text.`,
 			}
 			if len(against) == 0 {
 				return fmt.Errorf("no benchmark: give --against with task names (demo, Biology, all, …) or data directories")
+			}
+			if err := positiveFlags(cmd, "threshold", "shingle", "examples"); err != nil {
+				return err
 			}
 			format = strings.ToLower(format)
 			if format != "table" && format != "json" && format != "jsonl" {
@@ -367,6 +387,9 @@ an audit file with every entry (--format json) that r2med report shows.`,
 			format = strings.ToLower(format)
 			if format != "table" && format != "json" {
 				return fmt.Errorf("unknown --format %q; want table or json", format)
+			}
+			if err := positiveFlags(cmd, "threshold", "shingle", "short-words", "shared-positives"); err != nil {
+				return err
 			}
 			if withMTEB {
 				return auditMTEBCopies(cmd, d, revision, mtebDataset, format, out, limit)

@@ -292,3 +292,32 @@ func TestAuditLeakageWordEditsCLI(t *testing.T) {
 		t.Errorf("table:\n%s", stdout)
 	}
 }
+
+// TestAuditRefusesZeroSettings: a setting given as 0 (or less), which the
+// packages' zero values read as "the default", is refused naming the flag,
+// where --threshold 0 ran at 0.8, --shingle 0 over single words, --examples
+// 0 showed 5 examples and --short-words 0 counted texts under 3 words.
+func TestAuditRefusesZeroSettings(t *testing.T) {
+	needShared(t)
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.txt")
+	os.WriteFile(train, []byte("a training text\n"), 0o644)
+	data := filepath.Join(shared, "nfcorpus")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--threshold", "0"}, "--threshold 0"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--shingle", "0"}, "--shingle 0"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--examples", "0"}, "--examples 0"},
+		{[]string{"audit", "dataset", "--data", data, "--threshold", "0"}, "--threshold 0"},
+		{[]string{"audit", "dataset", "--data", data, "--short-words", "0"}, "--short-words 0"},
+		{[]string{"audit", "dataset", "--data", data, "--shared-positives", "-1"}, "--shared-positives -1"},
+		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--threshold", "0"}, "--threshold 0"},
+	} {
+		_, stderr, code := r2med(t, "", c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want an error naming %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -87,6 +87,9 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if out == "" {
 				return fmt.Errorf("--out FILE is required: the mined training file")
 			}
+			if err := positiveFlags(cmd, "threshold"); err != nil {
+				return err
+			}
 			if !slices.Contains(negatives.Formats, format) {
 				return fmt.Errorf("unknown --format %q; want %s", format, strings.Join(negatives.Formats, ", "))
 			}
