@@ -296,7 +296,8 @@ func TestAuditLeakageWordEditsCLI(t *testing.T) {
 // TestAuditRefusesZeroSettings: a setting given as 0 (or less), which the
 // packages' zero values read as "the default", is refused naming the flag,
 // where --threshold 0 ran at 0.8, --shingle 0 over single words, --examples
-// 0 showed 5 examples and --short-words 0 counted texts under 3 words.
+// 0 showed 5 examples, --short-words 0 counted texts under 3 words and
+// negatives mine --count 0 kept 15, --from 0 --to 0 the window 11–210.
 func TestAuditRefusesZeroSettings(t *testing.T) {
 	needShared(t)
 	dir := t.TempDir()
@@ -314,6 +315,8 @@ func TestAuditRefusesZeroSettings(t *testing.T) {
 		{[]string{"audit", "dataset", "--data", data, "--short-words", "0"}, "--short-words 0"},
 		{[]string{"audit", "dataset", "--data", data, "--shared-positives", "-1"}, "--shared-positives -1"},
 		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--threshold", "0"}, "--threshold 0"},
+		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--count", "0"}, "--count 0"},
+		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--from", "0", "--to", "0"}, "--from 0"},
 	} {
 		_, stderr, code := r2med(t, "", c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

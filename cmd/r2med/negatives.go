@@ -87,7 +87,7 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if out == "" {
 				return fmt.Errorf("--out FILE is required: the mined training file")
 			}
-			if err := positiveFlags(cmd, "threshold"); err != nil {
+			if err := positiveFlags(cmd, "threshold", "count", "from", "to"); err != nil {
 				return err
 			}
 			if !slices.Contains(negatives.Formats, format) {
