@@ -116,8 +116,10 @@ type Result struct {
 type Stats struct {
 	Queries int
 	// Short counts queries that got fewer than Count negatives; None
-	// those that got none.
-	Short, None int
+	// those that got none. NoPositive counts those that got negatives but
+	// have no positive to pair them with (no positive text, no positive
+	// document in the corpus): Write gives them no line either.
+	Short, None, NoPositive int
 	// Candidates in the window, and those excluded as positives, as
 	// near-duplicates of a positive, as copies of the query (as hn_mine
 	// drops them), by metadata and by the judge.
@@ -221,6 +223,9 @@ func Mine(ctx context.Context, corpus []ir.Doc, queries []Query, s Searcher, opt
 		st.QueryCopy += s.QueryCopy
 		st.Metadata += s.Metadata
 		st.Judged += s.Judged
+		if len(results[i].Negatives) > 0 && !hasPositive(queries[i], index) {
+			st.NoPositive++
+		}
 		switch n := len(results[i].Negatives); {
 		case n == 0:
 			st.None++
@@ -230,6 +235,20 @@ func Mine(ctx context.Context, corpus []ir.Doc, queries []Query, s Searcher, opt
 		}
 	}
 	return results, st, nil
+}
+
+// hasPositive reports whether q has a positive text or a positive
+// document in the corpus.
+func hasPositive(q Query, index map[string]int) bool {
+	if len(q.PositiveTexts) > 0 {
+		return true
+	}
+	for _, p := range q.Positives {
+		if _, ok := index[p]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // claim is a query's metadata on a document it judges relevant.

@@ -429,3 +429,32 @@ func TestWriteTevatron(t *testing.T) {
 		t.Errorf("line %s", lines[0])
 	}
 }
+
+// TestQueriesWithoutPositivesCounted: a query with no positive in the
+// corpus (judged only non-relevant, or its relevant documents missing
+// from a sampled corpus) gets no line, as a training line needs a
+// positive; Stats counts it, where such queries vanished from the output
+// while the summary said none was left out.
+func TestQueriesWithoutPositivesCounted(t *testing.T) {
+	corpus := []ir.Doc{{ID: "p", Text: "aspirin blocks cyclooxygenase"}, {ID: "a", Text: "heparin binds antithrombin"}, {ID: "b", Text: "warfarin blocks vkorc1"}}
+	qs := []Query{
+		{ID: "ok", Text: "aspirin", Positives: []string{"p"}},
+		{ID: "none", Text: "nothing relevant"},
+		{ID: "missing", Text: "sampled away", Positives: []string{"gone"}},
+		{ID: "text", Text: "training", PositiveTexts: []string{"a positive text"}},
+	}
+	res, st, err := Mine(context.Background(), corpus, qs, fixed("a", "b", "p"), Options{From: 1, To: 3, Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NoPositive != 2 || st.None != 0 {
+		t.Errorf("stats %+v; want 2 queries without a positive", st)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, "bge", res, corpus); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != st.Queries-st.None-st.NoPositive {
+		t.Errorf("%d lines for %d queries, %d without negatives and %d without positives", n, st.Queries, st.None, st.NoPositive)
+	}
+}

@@ -71,7 +71,8 @@ Output: --format bge gives {query, pos, neg} lines (FlagEmbedding);
 triplet gives {anchor, positive, negative} lines (sentence-transformers);
 tevatron gives {query_id, query, positive_passages, negative_passages}
 lines, each passage {docid, title, text} (Tevatron).
-Queries left without negatives get no line; the counts go to stderr.
+Queries left without negatives, or without a positive in the corpus, get
+no line; the counts go to stderr.
 
 The ranking comes from any retriever or fusion r2med runs: --retriever
 bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
@@ -181,8 +182,8 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if err := outputTo(cmd, out, func(w io.Writer) error { return negatives.Write(w, format, res, docs) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d by the judge\n",
-				st.Queries, st.Short, opts.Count, st.None, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.Judged)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); %d without a positive in the corpus, left out; of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d by the judge\n",
+				st.Queries, st.Short, opts.Count, st.None, st.NoPositive, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.Judged)
 			return nil
 		},
 	}
