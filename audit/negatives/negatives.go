@@ -91,7 +91,8 @@ type Options struct {
 	// kept only when it is a positive of another query whose Same fields
 	// equal this query's and whose Differ fields differ from them (e.g.
 	// Same body_system, Differ answer). Documents no query claims have
-	// no metadata and are then never kept.
+	// no metadata and are then never kept; an empty value is unknown and
+	// matches nothing.
 	Same, Differ []string
 	Workers      int // queries filtered and judged in parallel; 0 means GOMAXPROCS
 }
@@ -275,22 +276,28 @@ func docMeta(queries []Query, index map[string]int, opts Options) map[int][]clai
 }
 
 // metaOK reports whether some other query claiming the document has the
-// same Same fields as q and different Differ fields.
+// same Same fields as q and different Differ fields. A field empty or
+// white space only is unknown (R2MED's body_system may be empty): it is
+// neither the same as nor different from anything.
 func metaOK(q Query, claims []claim, opts Options) bool {
+	known := func(m map[string]string, f string) (string, bool) {
+		v := m[f]
+		return v, strings.TrimSpace(v) != ""
+	}
 	for _, c := range claims {
 		if c.query == q.ID {
 			continue
 		}
 		ok := true
 		for _, f := range opts.Same {
-			v, has := q.Meta[f]
-			if w, has2 := c.meta[f]; !has || !has2 || v != w {
+			v, has := known(q.Meta, f)
+			if w, has2 := known(c.meta, f); !has || !has2 || v != w {
 				ok = false
 			}
 		}
 		for _, f := range opts.Differ {
-			v, has := q.Meta[f]
-			if w, has2 := c.meta[f]; !has || !has2 || v == w {
+			v, has := known(q.Meta, f)
+			if w, has2 := known(c.meta, f); !has || !has2 || v == w {
 				ok = false
 			}
 		}

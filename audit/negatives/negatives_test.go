@@ -458,3 +458,37 @@ func TestQueriesWithoutPositivesCounted(t *testing.T) {
 		t.Errorf("%d lines for %d queries, %d without negatives and %d without positives", n, st.Queries, st.None, st.NoPositive)
 	}
 }
+
+// TestEmptyMetadataIsUnknown: R2MED's body_system may be empty (the
+// reference notes on query.jsonl: "body_system (str, may be empty)"). An
+// empty value says nothing, so two queries with empty body systems do not
+// share one, where --same body_system paired them as the same system.
+func TestEmptyMetadataIsUnknown(t *testing.T) {
+	raw := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+	task := &ir.Task{
+		Corpus: []ir.Doc{{ID: "p1", Text: "pheochromocytoma secretes catecholamines"}, {ID: "p2", Text: "graves disease stimulates the tsh receptor"}},
+		Queries: []ir.Query{
+			{ID: "q1", Text: "episodic headache and sweating", Extra: map[string]json.RawMessage{"body_system": raw(""), "answer": raw("Pheochromocytoma")}},
+			{ID: "q2", Text: "weight loss and proptosis", Extra: map[string]json.RawMessage{"body_system": raw(""), "answer": raw("Graves disease")}},
+		},
+		Qrels: ir.Qrels{},
+	}
+	task.Qrels.Add("q1", "p1", 1)
+	task.Qrels.Add("q2", "p2", 1)
+	qs, err := FromTask(task, []string{"body_system", "answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, st, err := Mine(context.Background(), task.Corpus, qs, fixed("p1", "p2"), Options{From: 1, To: 2, Same: []string{"body_system"}, Differ: []string{"answer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if len(r.Negatives) > 0 {
+			t.Errorf("%s: negatives %v from a query whose body system is as unknown as its own", r.Query.ID, ids(r.Negatives))
+		}
+	}
+	if st.Metadata != 2 {
+		t.Errorf("stats %+v; want both candidates dropped by metadata", st)
+	}
+}

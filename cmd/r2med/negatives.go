@@ -65,7 +65,8 @@ positive score (NV-Retriever's TopK-PercPos: 0.95), dropping the likely
 false negatives. --same and --differ constrain negatives by query metadata:
 --same body_system --differ answer keeps documents that are positives of
 another query of the same body system with another diagnosis (NanoR2MED's
-hard negatives).
+hard negatives); an empty value (R2MED leaves some body systems empty)
+matches nothing.
 
 Output: --format bge gives {query, pos, neg} lines (FlagEmbedding);
 triplet gives {anchor, positive, negative} lines (sentence-transformers);
