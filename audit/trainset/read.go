@@ -384,7 +384,7 @@ func (f *File) Decode(r Row) (Record, error) {
 		role     Role
 		fields   []string
 		required bool
-	}{{Query, l.Fields.Query, true}, {Positive, l.Fields.Positive, true}, {Negative, l.Fields.Negative, false}, {Plain, l.Fields.Text, true}} {
+	}{{Query, l.Fields.Query, true}, {Positive, l.Fields.Positive, true}, {Negative, negativeFields(l, m), false}, {Plain, l.Fields.Text, true}} {
 		if err := add(g.role, g.fields, g.required); err != nil {
 			return errorf("%v", err)
 		}
@@ -413,6 +413,15 @@ func (f *File) Decode(r Row) (Record, error) {
 		}
 	}
 	return rec, nil
+}
+
+// negativeFields are the negative fields read from a row: the layout's,
+// and for sentence-transformers the row's own negative_N beyond them.
+func negativeFields(l Layout, m map[string]json.RawMessage) []string {
+	if !l.numbered {
+		return l.Fields.Negative
+	}
+	return append(slices.Clip(l.Fields.Negative), numberedNegatives(m, l.Fields.Negative)...)
 }
 
 // strings1 reads a text field: a string, or an array of strings or of

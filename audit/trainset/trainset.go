@@ -29,6 +29,7 @@
 package trainset
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -94,6 +95,9 @@ type Layout struct {
 	ID string
 	// Title is BEIR's title field, put before Text's first field.
 	Title string
+	// numbered reads sentence-transformers' negative_1, negative_2, …
+	// wherever a row has them, beyond those the first row named.
+	numbered bool
 	// header tells a TSV whose first line names its columns; columns maps
 	// a TSV field name to its cell.
 	header  bool
@@ -160,9 +164,9 @@ func detect(keys []string, fields Fields) (Layout, error) {
 			l.ID = "query_id"
 		}
 	case has("anchor") && has("positive"):
-		l.Name, l.Fields = "sentence-transformers {anchor, positive, negative}", Fields{Query: []string{"anchor"}, Positive: []string{"positive"}, Negative: negatives()}
+		l.Name, l.Fields, l.numbered = "sentence-transformers {anchor, positive, negative}", Fields{Query: []string{"anchor"}, Positive: []string{"positive"}, Negative: negatives()}, true
 	case has("query") && has("positive"):
-		l.Name, l.Fields = "sentence-transformers {query, positive, negative}", Fields{Query: []string{"query"}, Positive: []string{"positive"}, Negative: negatives()}
+		l.Name, l.Fields, l.numbered = "sentence-transformers {query, positive, negative}", Fields{Query: []string{"query"}, Positive: []string{"positive"}, Negative: negatives()}, true
 	case has("sentence1") && has("sentence2"):
 		l.Name, l.Fields = "sentence-transformers {sentence1, sentence2}", Fields{Query: []string{"sentence1"}, Positive: []string{"sentence2"}}
 	case has("_id") && has("title") && has("text"):
@@ -236,6 +240,23 @@ func detectTSV(cells []string, fields Fields) (Layout, error) {
 		return l, fmt.Errorf("has %d tab-separated columns and no header; add a header line naming them, or say which to read with --query-field/--pos-field/--neg-field/--text-field N (1-based column numbers)", len(cells))
 	}
 	return l, nil
+}
+
+// numberedNegatives lists a row's negative_N fields that named are not
+// among, by N.
+func numberedNegatives(m map[string]json.RawMessage, named []string) []string {
+	var extra []string
+	for k := range m {
+		if strings.HasPrefix(k, "negative_") && isDigits(k[len("negative_"):]) && !slices.Contains(named, k) {
+			extra = append(extra, k)
+		}
+	}
+	slices.SortFunc(extra, func(a, b string) int {
+		x, _ := strconv.Atoi(a[len("negative_"):])
+		y, _ := strconv.Atoi(b[len("negative_"):])
+		return x - y
+	})
+	return extra
 }
 
 func isDigits(s string) bool {

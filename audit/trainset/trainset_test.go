@@ -262,3 +262,35 @@ func firstRow(t *testing.T, f *File) Row {
 	})
 	return row
 }
+
+// TestNegativeColumnsPerRow: sentence-transformers' negative_1,
+// negative_2, … are read wherever a row has them, where only those the
+// first row had were read and a later row's negative_2 was dropped
+// without a word (its text neither audited nor pooled for mining).
+func TestNegativeColumnsPerRow(t *testing.T) {
+	content := `{"anchor":"a1","positive":"p1","negative_1":"n1"}` + "\n" +
+		`{"anchor":"a2","positive":"p2","negative_1":"n2","negative_10":"n4","negative_2":"n3"}` + "\n" +
+		`{"anchor":"a3","positive":"p3","negative":"n5"}` + "\n"
+	f, err := Open(write(t, "st.jsonl", content), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := readAll(t, f, Position{})
+	want := []string{"1:query=a1|positive=p1|negative=n1", "2:query=a2|positive=p2|negative=n2|negative=n3|negative=n4", "3:query=a3|positive=p3|negative=n5"}
+	if got := brief(recs); !reflect.DeepEqual(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+	// The same rows as one JSON array.
+	rows := strings.Split(strings.TrimSpace(content), "\n")
+	f, err = Open(write(t, "st.json", "[\n"+strings.Join(rows, ",\n")+"\n]\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = readAll(t, f, Position{})
+	for i := range want {
+		want[i] = fmt.Sprint(i+2) + want[i][1:]
+	}
+	if got := brief(recs); !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON array: records %q, want %q", got, want)
+	}
+}
