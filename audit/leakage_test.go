@@ -541,3 +541,26 @@ func TestLeakageDense(t *testing.T) {
 		t.Errorf("report %+v", tl)
 	}
 }
+
+// TestLeakageFileGivenTwice: one training file named twice (the same path,
+// or another path to it) is refused, where it was read twice, its matches
+// written twice and its rows counted twice in the report.
+func TestLeakageFileGivenTwice(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "train.jsonl")
+	os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644)
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, files := range [][]string{{path, path}, {path, filepath.Join(dir, ".", "train.jsonl")}, {path, link}} {
+		_, err := Leakage(context.Background(), []*ir.Task{task}, files, LeakageOptions{State: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "given twice") {
+			t.Errorf("%v: %v, want an error saying the file is given twice", files, err)
+		}
+	}
+}

@@ -168,7 +168,7 @@ cosine), similarity and train_text.`,
 			if len(against) == 0 {
 				return fmt.Errorf("no benchmark: give --against with task names (demo, Biology, all, …) or data directories")
 			}
-			if err := positiveFlags(cmd, "threshold", "shingle", "examples"); err != nil {
+			if err := positiveFlags(cmd, "threshold", "shingle", "examples", "dense-threshold"); err != nil {
 				return err
 			}
 			format = strings.ToLower(format)

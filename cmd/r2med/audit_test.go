@@ -296,7 +296,7 @@ func TestAuditLeakageWordEditsCLI(t *testing.T) {
 // TestAuditRefusesZeroSettings: a setting given as 0 (or less), which the
 // packages' zero values read as "the default", is refused naming the flag,
 // where --threshold 0 ran at 0.8, --shingle 0 over single words, --examples
-// 0 showed 5 examples, --short-words 0 counted texts under 3 words and
+// 0 showed 5 examples, --dense-threshold 0 matched at 0.95, --short-words 0 counted texts under 3 words and
 // negatives mine --count 0 kept 15, --from 0 --to 0 the window 11–210.
 func TestAuditRefusesZeroSettings(t *testing.T) {
 	needShared(t)
@@ -311,6 +311,7 @@ func TestAuditRefusesZeroSettings(t *testing.T) {
 		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--threshold", "0"}, "--threshold 0"},
 		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--shingle", "0"}, "--shingle 0"},
 		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--examples", "0"}, "--examples 0"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--dense-model", "m", "--dense-threshold", "0"}, "--dense-threshold 0"},
 		{[]string{"audit", "dataset", "--data", data, "--threshold", "0"}, "--threshold 0"},
 		{[]string{"audit", "dataset", "--data", data, "--short-words", "0"}, "--short-words 0"},
 		{[]string{"audit", "dataset", "--data", data, "--shared-positives", "-1"}, "--shared-positives -1"},
