@@ -564,3 +564,24 @@ func TestLeakageFileGivenTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakageTableShareOfNothing: with no documents audited (--documents
+// none, or a task without positives) the share is not a number; the
+// table said 0.0%, as if every document had been checked and found clean.
+func TestLeakageTableShareOfNothing(t *testing.T) {
+	r := &LeakageReport{Tasks: []TaskLeakage{{Task: "t", Queries: Contamination{Total: 4, Contaminated: 1, Share: 0.25}}}}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "t ") {
+			row = l
+		}
+	}
+	f := strings.Fields(row)
+	if len(f) != 10 || f[3] != "25.0%" || f[5] != "0" || f[7] != "—" {
+		t.Errorf("row %q; want queries 25.0%% and the documents' share —", row)
+	}
+}
