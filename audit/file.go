@@ -105,7 +105,6 @@ func (f *File) Section(name string) (template.HTML, error) {
 }
 
 var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
-	"pct":  func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
 	"f3":   func(x float64) string { return fmt.Sprintf("%.3f", x) },
 	"more": func(n, shown int) int { return n - shown },
 	"head": func(n int, v any) any {
@@ -140,7 +139,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 <div class="table-wrap"><table>
 <caption class="sub">Benchmark texts found in the training set</caption>
 <thead><tr><th scope="col">task</th><th scope="col" class="num">queries</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num">documents</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num" title="judgments whose query and relevant document both appear in one training record">pairs</th></tr></thead>
-<tbody>{{range .Tasks}}<tr><td>{{.Task}}</td><td class="num">{{.Queries.Total}}</td><td class="num">{{.Queries.Contaminated}}</td><td class="num">{{pct .Queries.Share}}</td><td class="num">{{.Queries.Exact}}/{{.Queries.Near}}/{{.Queries.Dense}}</td><td class="num">{{.Documents.Total}}</td><td class="num">{{.Documents.Contaminated}}</td><td class="num">{{pct .Documents.Share}}</td><td class="num">{{.Documents.Exact}}/{{.Documents.Near}}/{{.Documents.Dense}}</td><td class="num">{{.Pairs}}</td></tr>
+<tbody>{{range .Tasks}}<tr><td>{{.Task}}</td><td class="num">{{.Queries.Total}}</td><td class="num">{{.Queries.Contaminated}}</td><td class="num">{{.Queries.Percent}}</td><td class="num">{{.Queries.Exact}}/{{.Queries.Near}}/{{.Queries.Dense}}</td><td class="num">{{.Documents.Total}}</td><td class="num">{{.Documents.Contaminated}}</td><td class="num">{{.Documents.Percent}}</td><td class="num">{{.Documents.Exact}}/{{.Documents.Near}}/{{.Documents.Dense}}</td><td class="num">{{.Pairs}}</td></tr>
 {{end}}</tbody></table></div>
 <div class="table-wrap"><table>
 <caption class="sub">Training files</caption>

@@ -186,6 +186,9 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	if len(tasks) == 0 {
 		return nil, errors.New("no benchmark tasks to audit against")
 	}
+	if err := distinctFiles(files); err != nil {
+		return nil, err
+	}
 	if opts.Documents == "" {
 		opts.Documents = Positives
 	}
@@ -300,6 +303,28 @@ func (a *auditor) fingerprint(files []string) (string, error) {
 		f.Add("file " + id)
 	}
 	return f.String(), nil
+}
+
+// distinctFiles refuses a training file named twice (by one path or by
+// two): it would be read, matched and counted twice.
+func distinctFiles(files []string) error {
+	stats := make([]os.FileInfo, len(files))
+	for i, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			continue // fingerprint reports it
+		}
+		for j, prev := range stats[:i] {
+			if prev != nil && os.SameFile(prev, st) {
+				if files[j] == f {
+					return fmt.Errorf("training file %s is given twice", f)
+				}
+				return fmt.Errorf("training file %s is given twice (also as %s)", f, files[j])
+			}
+		}
+		stats[i] = st
+	}
+	return nil
 }
 
 func fileIdentity(path string) (string, error) {

@@ -224,6 +224,15 @@ func stronger(m, b Match) bool {
 	return m.Similarity > b.Similarity
 }
 
+// Percent is the share as tables show it; "—" when nothing of the kind
+// was audited.
+func (c Contamination) Percent() string {
+	if c.Total == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*c.Share)
+}
+
 // WriteTable writes the report as aligned text: the settings, one row per
 // task, then the examples.
 func (r *LeakageReport) WriteTable(w io.Writer) error {
@@ -248,9 +257,9 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "task\tqueries\tleaked\tshare\texact/near/dense\tdocuments\tleaked\tshare\texact/near/dense\tpairs\t")
 	for _, t := range r.Tasks {
 		q, d := t.Queries, t.Documents
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%d/%d/%d\t%d\t%d\t%.1f%%\t%d/%d/%d\t%d\t\n", t.Task,
-			q.Total, q.Contaminated, 100*q.Share, q.Exact, q.Near, q.Dense,
-			d.Total, d.Contaminated, 100*d.Share, d.Exact, d.Near, d.Dense, t.Pairs)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d/%d/%d\t%d\t%d\t%s\t%d/%d/%d\t%d\t\n", t.Task,
+			q.Total, q.Contaminated, q.Percent(), q.Exact, q.Near, q.Dense,
+			d.Total, d.Contaminated, d.Percent(), d.Exact, d.Near, d.Dense, t.Pairs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

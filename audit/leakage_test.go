@@ -541,3 +541,47 @@ func TestLeakageDense(t *testing.T) {
 		t.Errorf("report %+v", tl)
 	}
 }
+
+// TestLeakageFileGivenTwice: one training file named twice (the same path,
+// or another path to it) is refused, where it was read twice, its matches
+// written twice and its rows counted twice in the report.
+func TestLeakageFileGivenTwice(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "train.jsonl")
+	os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644)
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, files := range [][]string{{path, path}, {path, filepath.Join(dir, ".", "train.jsonl")}, {path, link}} {
+		_, err := Leakage(context.Background(), []*ir.Task{task}, files, LeakageOptions{State: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "given twice") {
+			t.Errorf("%v: %v, want an error saying the file is given twice", files, err)
+		}
+	}
+}
+
+// TestLeakageTableShareOfNothing: with no documents audited (--documents
+// none, or a task without positives) the share is not a number; the
+// table said 0.0%, as if every document had been checked and found clean.
+func TestLeakageTableShareOfNothing(t *testing.T) {
+	r := &LeakageReport{Tasks: []TaskLeakage{{Task: "t", Queries: Contamination{Total: 4, Contaminated: 1, Share: 0.25}}}}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "t ") {
+			row = l
+		}
+	}
+	f := strings.Fields(row)
+	if len(f) != 10 || f[3] != "25.0%" || f[5] != "0" || f[7] != "—" {
+		t.Errorf("row %q; want queries 25.0%% and the documents' share —", row)
+	}
+}

@@ -85,9 +85,13 @@ type GenerationManifest struct {
 	// ReasoningKept counts outputs stored with their reasoning (reasoning
 	// labels); ReasoningDropped those whose reasoning went to the extra
 	// "reasoning" field (other labels).
-	ReasoningKept    int        `json:"reasoning_kept"`
-	ReasoningDropped int        `json:"reasoning_dropped"`
+	ReasoningKept    int `json:"reasoning_kept"`
+	ReasoningDropped int `json:"reasoning_dropped"`
+	// Usage sums the answers' tokens (cached ones with the usage they had
+	// when made). Where a server reported none they were estimated: then
+	// Usage.Estimated names the estimator and EstimatedAnswers counts them.
 	Usage            llm.Usage  `json:"usage"`
+	EstimatedAnswers int        `json:"estimated_answers,omitempty"`
 	Fallbacks        []Fallback `json:"fallbacks"`
 	// Traces holds per-query logs of multi-turn methods (agent.Trace).
 	Traces any `json:"traces,omitempty"`
@@ -211,6 +215,10 @@ func Generate(ctx context.Context, c LLM, task *ir.Task, cfg GenerateConfig, pro
 			man.Usage.PromptTokens += r.Usage.PromptTokens
 			man.Usage.CompletionTokens += r.Usage.CompletionTokens
 			man.Usage.TotalTokens += r.Usage.TotalTokens
+			if r.Usage.Estimated != "" {
+				man.Usage.Estimated = r.Usage.Estimated
+				man.EstimatedAnswers++
+			}
 		}
 		var reason string
 		switch {
@@ -244,6 +252,10 @@ func Generate(ctx context.Context, c LLM, task *ir.Task, cfg GenerateConfig, pro
 
 func emptyReason(r llm.Response) string {
 	switch {
+	case strings.TrimSpace(r.Refusal) != "":
+		return fmt.Sprintf("the model refused: %q", strings.TrimSpace(r.Refusal))
+	case r.FinishReason == "content_filter":
+		return "the server's content filter withheld the answer (finish_reason content_filter)"
 	case r.FinishReason == "length" && r.Reasoning != "":
 		return "empty answer: max_tokens was reached while the model was still reasoning; raise --max-tokens"
 	case r.FinishReason == "length":

@@ -18,6 +18,7 @@ import (
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/usage"
 )
 
 // genServer answers by the query inside the user prompt: a query text
@@ -59,6 +60,17 @@ func newGenServer(t *testing.T) *genServer {
 			return
 		case strings.Contains(user, "EMPTY"):
 			msg["content"] = "  "
+		case strings.Contains(user, "REFUSED"):
+			// OpenAI's chat completions: a refusal comes as
+			// message.refusal with a null content (openai-python's
+			// ChatCompletionMessage.refusal).
+			msg["content"] = nil
+			msg["refusal"] = "I'm sorry, I can't help with that."
+		case strings.Contains(user, "FILTERED"):
+			// finish_reason content_filter: "content was omitted due to
+			// a flag from our content filters" (openai-python f10c757).
+			msg["content"] = ""
+			finish = "content_filter"
 		case strings.Contains(user, "TRUNCATED"):
 			msg["content"] = "<think>still reasoning about it"
 			finish = "length"
@@ -349,5 +361,68 @@ func TestUnusable(t *testing.T) {
 		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
 			t.Errorf("%d queries, %d fallbacks: %v, want %q", tc.m.Queries, len(tc.m.Fallbacks), err, tc.want)
 		}
+	}
+}
+
+// TestGenerateRefusedAnswers: a refusal (message.refusal, no content) and
+// an answer a content filter withheld (finish_reason content_filter) fall
+// back to the query with a reason that says so, where both read "empty
+// answer" and left the user to guess at max_tokens or a server hiccup.
+func TestGenerateRefusedAnswers(t *testing.T) {
+	s := newGenServer(t)
+	task := genTask("REFUSED one", "FILTERED one", "EMPTY one")
+	res, err := Generate(context.Background(), genClient(t, s, nil), task, config(HyDE, "my-llm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := res.Manifest.Fallbacks
+	if len(fb) != 3 {
+		t.Fatalf("fallbacks %+v", fb)
+	}
+	for i, want := range []string{
+		`the model refused: "I'm sorry, I can't help with that."`,
+		"the server's content filter withheld the answer (finish_reason content_filter)",
+		"empty answer",
+	} {
+		if fb[i].Reason != want {
+			t.Errorf("query %s: reason %q, want %q", fb[i].ID, fb[i].Reason, want)
+		}
+	}
+	if res.Items[0].HyDoc != "REFUSED one" {
+		t.Errorf("a refused query's hy_doc is %q, want the query", res.Items[0].HyDoc)
+	}
+}
+
+// TestGenerateEstimatedUsage: where the server reports no token counts,
+// the client estimates them (usage.Estimator); the generation manifest's
+// usage then says it is an estimate and of how many answers, where it
+// summed the estimates into counts that read as the server's.
+func TestGenerateEstimatedUsage(t *testing.T) {
+	var calls atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg := map[string]any{"role": "assistant", "content": "a passage of twenty-four"}
+		body := map[string]any{"choices": []any{map[string]any{"message": msg, "finish_reason": "stop"}}}
+		if calls.Add(1) == 1 {
+			body["usage"] = map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+		}
+		json.NewEncoder(w).Encode(body)
+	}))
+	defer s.Close()
+	c, err := llm.New(llm.Options{BaseURL: s.URL + "/v1", Model: "m", Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(context.Background(), c, genTask("one", "two", "three"), config(HyDE, "my-llm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	if m.Usage.Estimated != usage.Estimator || m.EstimatedAnswers != 2 {
+		t.Errorf("usage %+v, estimated answers %d; want estimated %q for 2 answers", m.Usage, m.EstimatedAnswers, usage.Estimator)
+	}
+	// 24 bytes of answer: 6 tokens by utf8-bytes/4, twice, and the 5 the
+	// server counted.
+	if m.Usage.CompletionTokens != 5+6+6 {
+		t.Errorf("completion tokens %d, want 17", m.Usage.CompletionTokens)
 	}
 }

@@ -178,11 +178,12 @@ const (
 
 // FormatPassages is LameR's passage block: each text's white space
 // (newlines included) collapsed to single spaces, cut to its first 512
-// words, and numbered from 1 as "\n[i]. text".
+// words, and numbered from 1 as "\n[i]. text". Words are split as
+// Python's str.split() splits them (isPySpace), as R2MED's cut_text does.
 func FormatPassages(texts []string) string {
 	var b strings.Builder
 	for i, t := range texts {
-		w := strings.Fields(t)
+		w := strings.FieldsFunc(t, isPySpace)
 		if len(w) > lameRMaxWords {
 			w = w[:lameRMaxWords]
 		}

@@ -239,3 +239,19 @@ func TestLoadPromptsOverride(t *testing.T) {
 		t.Error("a missing templates directory was accepted")
 	}
 }
+
+// TestFormatPassagesPythonSplit: R2MED cuts each LameR passage with
+// Python's str.split(), whose white space includes U+001C..U+001F (the
+// information separators, str.isspace() true) where Go's strings.Fields
+// has none of them: "a\x1fb".split() is ['a', 'b'].
+func TestFormatPassagesPythonSplit(t *testing.T) {
+	words := make([]string, 600)
+	for i := range words {
+		words[i] = "w"
+	}
+	got := FormatPassages([]string{"a\x1cb\x1dc\x1ed\x1fe", strings.Join(words, "\x1f")})
+	want := "\n[1]. a b c d e\n[2]. " + strings.Join(words[:512], " ")
+	if got != want {
+		t.Errorf("got %q…, want %q…", got[:min(len(got), 40)], want[:40])
+	}
+}

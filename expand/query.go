@@ -115,7 +115,38 @@ func Align(queries []ir.Query, gens []Generation) ([]Generation, error) {
 		return nil, fmt.Errorf("%s: no generation for %d of %d queries: %s; generate them or evaluate without GAR",
 			src, len(missing), len(queries), errtext.QuoteList(missing, maxListed))
 	}
+	// R2MED's ids are "0", "1", … in every task, so ids alone can pair a
+	// query with another task's (or data revision's) generation. R2MED copies each query's text
+	// into its generation and retrieves with that copy: they must agree.
+	var other []string
+	first := -1
+	for i, q := range queries {
+		if !sameText(q.Text, out[i].Text) {
+			other = append(other, q.ID)
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if len(other) > 0 {
+		return nil, fmt.Errorf("%s: %d of %d generations hold another text than their query's: %s (query %q is %q, its generation's text %q); the generations are of another task or data revision",
+			src, len(other), len(queries), errtext.QuoteList(other, maxListed), queries[first].ID, clip(queries[first].Text), clip(out[first].Text))
+	}
 	return out, nil
+}
+
+// sameText compares query texts up to white space (a loader may strip or
+// rewrap lines).
+func sameText(a, b string) bool {
+	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
+}
+
+// clip shortens a text quoted in a message to its first 60 characters.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
 }
 
 // Apply returns the queries with Text replaced by their BM25 query strings;

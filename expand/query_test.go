@@ -136,3 +136,26 @@ func TestAlignErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAlignChecksQueryTexts: R2MED's query ids are "0", "1", … in every
+// task, so ids alone match a generation file to another task's or data
+// revision's queries. R2MED's generate_hydoc copies each query's text into
+// the file (query_with_hydoc.jsonl "text"), and its BM25 and dense runs
+// query with that text: a generation whose text is not its query's is of
+// another task or data revision, and is refused, where it was retrieved
+// with under the wrong query. White space may differ (a loader that strips
+// lines).
+func TestAlignChecksQueryTexts(t *testing.T) {
+	qs := queries("0", "1", "2")
+	gens := []Generation{gen("0", HyDE, "gpt4"), gen("1", HyDE, "gpt4"), gen("2", HyDE, "gpt4")}
+	gens[0].Text = "  q0\n"
+	if _, err := Align(qs, gens); err != nil {
+		t.Fatalf("white space only: %v", err)
+	}
+	gens[1].Text, gens[2].Text = "q2", "q1"
+	_, err := Align(qs, gens)
+	want := `hyde/gpt4 generations: 2 of 3 generations hold another text than their query's: "1", "2" (query "1" is "q1", its generation's text "q2"); the generations are of another task or data revision`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant  %s", err, want)
+	}
+}

@@ -105,6 +105,24 @@ func (g Spec) Validate() error {
 	if g.Model == "" {
 		return errors.New("the LLM model is required: the name your server serves (e.g. Qwen/Qwen2.5-7B-Instruct, gpt-4o)")
 	}
+	switch {
+	case g.Temperature < 0:
+		return fmt.Errorf("sampling temperature %v: want 0 (greedy) or more", g.Temperature)
+	case g.TopP < 0 || g.TopP > 1:
+		return fmt.Errorf("sampling top_p %v: want a probability mass in (0, 1], or 0 for the server's default", g.TopP)
+	case g.MaxTokens < 0:
+		return fmt.Errorf("max_tokens %d: want a number of tokens, or 0 for the server's default", g.MaxTokens)
+	}
+	if g.Method == expand.SearchR1 || g.Method == expand.SearchO1 {
+		for _, b := range []struct {
+			name string
+			v    int
+		}{{"max_searches", g.MaxSearches}, {"search_k", g.SearchK}, {"token_budget", g.TokenBudget}} {
+			if b.v < 1 {
+				return fmt.Errorf("%s %d: want at least 1", b.name, b.v)
+			}
+		}
+	}
 	if g.Style != "" {
 		if _, err := expand.ParseStyle(g.Style); err != nil {
 			return err

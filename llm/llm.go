@@ -85,8 +85,12 @@ type Response struct {
 	// Reasoning is the model's reasoning: the server's reasoning field, or
 	// the text of a leading <think> block; empty for other models.
 	Reasoning string `json:"reasoning,omitempty"`
-	// FinishReason is the server's: "stop", "length" (max_tokens hit), …
+	// FinishReason is the server's: "stop", "length" (max_tokens hit),
+	// "content_filter" (the server's filter withheld the answer), …
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Refusal is the model's refusal message, when it declined to answer
+	// (OpenAI's message.refusal; Content is then empty).
+	Refusal string `json:"refusal,omitempty"`
 	// Logprobs has one entry per generated content token when asked for.
 	Logprobs []TokenLogprob `json:"logprobs,omitempty"`
 	Usage    Usage          `json:"usage"`
@@ -270,6 +274,7 @@ type wireResponse struct {
 			Content          *string `json:"content"`
 			ReasoningContent *string `json:"reasoning_content"`
 			Reasoning        *string `json:"reasoning"`
+			Refusal          *string `json:"refusal"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 		Logprobs     *struct {
@@ -277,6 +282,12 @@ type wireResponse struct {
 		} `json:"logprobs"`
 	} `json:"choices"`
 	Usage *Usage `json:"usage"`
+	// Error is an error a gateway (OpenRouter, proxies) sends in the body
+	// of a 200 answer, in OpenAI's error shape.
+	Error *struct {
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+	} `json:"error"`
 }
 
 func (c *Client) wire(req Request) (wireRequest, error) {
@@ -360,12 +371,16 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if err := c.http.Do(ctx, httpx.Request{Path: "chat/completions", Header: httpx.Bearer(c.key), Body: w, MaxBody: answerCap(w)}, &wr); err != nil {
 		return Response{}, fmt.Errorf("chat completion with %s: %w", w.Model, err)
 	}
+	if wr.Error != nil {
+		wr.Error.Message = httpx.Redact(wr.Error.Message, c.secrets...)
+	}
 	r, err := parse(wr)
 	if err != nil {
 		return Response{}, fmt.Errorf("chat completion with %s from %s: %w", w.Model, c.where(), err)
 	}
 	r.Content = httpx.Redact(r.Content, c.secrets...)
 	r.Reasoning = httpx.Redact(r.Reasoning, c.secrets...)
+	r.Refusal = httpx.Redact(r.Refusal, c.secrets...)
 	if wr.Usage == nil {
 		estimate(&r, w)
 	}
@@ -419,6 +434,13 @@ func answerCap(w wireRequest) int64 {
 
 func parse(wr wireResponse) (Response, error) {
 	if len(wr.Choices) == 0 {
+		if e := wr.Error; e != nil && e.Message != "" {
+			code := ""
+			if c := strings.Trim(string(e.Code), `"`); c != "" && c != "null" {
+				code = " (code " + c + ")"
+			}
+			return Response{}, fmt.Errorf("the server answered 200 with an error instead of choices: %s%s", e.Message, code)
+		}
 		return Response{}, ErrNoChoices
 	}
 	ch := wr.Choices[0]
@@ -427,6 +449,9 @@ func parse(wr wireResponse) (Response, error) {
 	}
 	var r Response
 	r.FinishReason = ch.FinishReason
+	if ch.Message.Refusal != nil {
+		r.Refusal = *ch.Message.Refusal
+	}
 	if wr.Usage != nil {
 		r.Usage = *wr.Usage
 	}

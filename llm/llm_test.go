@@ -350,6 +350,11 @@ func TestMalformedAnswers(t *testing.T) {
 		"null choices": {`{"id": "x"}`, ErrNoChoices.Error()},
 		"no message":   {`{"choices": [{"finish_reason": "stop"}]}`, `no "message"`},
 		"content type": {`{"choices": [{"message": {"content": 3}}]}`, "content"},
+		// OpenRouter and gateways answer 200 with the error in the body
+		// (OpenRouter's API reference: check the body for an error field
+		// even on a 200); its message was lost as "no choices".
+		"error in a 200": {`{"error": {"message": "Rate limit exceeded: free-models-per-day", "code": 429}}`,
+			`the server answered 200 with an error instead of choices: Rate limit exceeded: free-models-per-day (code 429)`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -379,6 +384,14 @@ func TestKeyNeverInErrors(t *testing.T) {
 	_, err := newClient(t, s, Options{APIKey: key}).Chat(context.Background(), Request{Messages: []Message{User("q")}})
 	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("err %v", err)
+	}
+	// Nor in an error a gateway sends in a 200 answer.
+	s200 := newChatServer(t, func(_ int, _ map[string]any, w http.ResponseWriter) {
+		io.WriteString(w, `{"error": {"message": "key `+key+` is over its quota", "code": 429}}`)
+	})
+	_, err = newClient(t, s200, Options{APIKey: key}).Chat(context.Background(), Request{Messages: []Message{User("q")}})
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "over its quota") {
+		t.Errorf("err %v", err)
 	}
 	c := newClient(t, s, Options{APIKey: key})
 	if d := fmt.Sprint(c.Describe(Request{})); strings.Contains(d, key) {

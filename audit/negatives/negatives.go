@@ -20,6 +20,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/r2med/r2med/audit/minhash"
@@ -62,11 +63,12 @@ type Query struct {
 }
 
 // Options configure Mine. The zero value takes the 15 best-ranked
-// eligible documents between ranks 10 and 210 (FlagEmbedding's
-// hn_mine window) with no judge and no metadata constraint.
+// eligible documents between ranks 11 and 210 (FlagEmbedding's hn_mine
+// window: its range_for_sampling "10-210" is the Python slice [10:210])
+// with no judge and no metadata constraint.
 type Options struct {
 	// From and To bound the rank window (1-based, inclusive) negatives
-	// come from; 0 means 10 and 210. Skipping the top ranks avoids the
+	// come from; 0 means 11 and 210. Skipping the top ranks avoids the
 	// unjudged relevant documents retrievers put there.
 	From, To int
 	// Count is the number of negatives per query; 0 means 15.
@@ -89,7 +91,8 @@ type Options struct {
 	// kept only when it is a positive of another query whose Same fields
 	// equal this query's and whose Differ fields differ from them (e.g.
 	// Same body_system, Differ answer). Documents no query claims have
-	// no metadata and are then never kept.
+	// no metadata and are then never kept; an empty value is unknown and
+	// matches nothing.
 	Same, Differ []string
 	Workers      int // queries filtered and judged in parallel; 0 means GOMAXPROCS
 }
@@ -114,16 +117,19 @@ type Result struct {
 type Stats struct {
 	Queries int
 	// Short counts queries that got fewer than Count negatives; None
-	// those that got none.
-	Short, None int
+	// those that got none. NoPositive counts those that got negatives but
+	// have no positive to pair them with (no positive text, no positive
+	// document in the corpus): Write gives them no line either.
+	Short, None, NoPositive int
 	// Candidates in the window, and those excluded as positives, as
-	// near-duplicates of a positive, by metadata and by the judge.
-	Candidates, Positive, NearDuplicate, Metadata, Judged int
+	// near-duplicates of a positive, as copies of the query (as hn_mine
+	// drops them), by metadata and by the judge.
+	Candidates, Positive, NearDuplicate, QueryCopy, Metadata, Judged int
 }
 
 func (o *Options) defaults() error {
 	if o.From == 0 && o.To == 0 {
-		o.From, o.To = 10, 210
+		o.From, o.To = 11, 210
 	}
 	if o.From < 1 || o.To < o.From {
 		return fmt.Errorf("negatives: rank window %d–%d; want 1 ≤ from ≤ to", o.From, o.To)
@@ -215,8 +221,12 @@ func Mine(ctx context.Context, corpus []ir.Doc, queries []Query, s Searcher, opt
 		st.Candidates += s.Candidates
 		st.Positive += s.Positive
 		st.NearDuplicate += s.NearDuplicate
+		st.QueryCopy += s.QueryCopy
 		st.Metadata += s.Metadata
 		st.Judged += s.Judged
+		if len(results[i].Negatives) > 0 && !hasPositive(queries[i], index) {
+			st.NoPositive++
+		}
 		switch n := len(results[i].Negatives); {
 		case n == 0:
 			st.None++
@@ -226,6 +236,20 @@ func Mine(ctx context.Context, corpus []ir.Doc, queries []Query, s Searcher, opt
 		}
 	}
 	return results, st, nil
+}
+
+// hasPositive reports whether q has a positive text or a positive
+// document in the corpus.
+func hasPositive(q Query, index map[string]int) bool {
+	if len(q.PositiveTexts) > 0 {
+		return true
+	}
+	for _, p := range q.Positives {
+		if _, ok := index[p]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // claim is a query's metadata on a document it judges relevant.
@@ -252,22 +276,28 @@ func docMeta(queries []Query, index map[string]int, opts Options) map[int][]clai
 }
 
 // metaOK reports whether some other query claiming the document has the
-// same Same fields as q and different Differ fields.
+// same Same fields as q and different Differ fields. A field empty or
+// white space only is unknown (R2MED's body_system may be empty): it is
+// neither the same as nor different from anything.
 func metaOK(q Query, claims []claim, opts Options) bool {
+	known := func(m map[string]string, f string) (string, bool) {
+		v := m[f]
+		return v, strings.TrimSpace(v) != ""
+	}
 	for _, c := range claims {
 		if c.query == q.ID {
 			continue
 		}
 		ok := true
 		for _, f := range opts.Same {
-			v, has := q.Meta[f]
-			if w, has2 := c.meta[f]; !has || !has2 || v != w {
+			v, has := known(q.Meta, f)
+			if w, has2 := known(c.meta, f); !has || !has2 || v != w {
 				ok = false
 			}
 		}
 		for _, f := range opts.Differ {
-			v, has := q.Meta[f]
-			if w, has2 := c.meta[f]; !has || !has2 || v == w {
+			v, has := known(q.Meta, f)
+			if w, has2 := known(c.meta, f); !has || !has2 || v == w {
 				ok = false
 			}
 		}
@@ -294,6 +324,18 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 	for _, t := range q.PositiveTexts {
 		posSh = append(posSh, h.Shingles(nil, minhash.Normalize(t)))
 	}
+	// Copies by the audit's exact rule: a text without words has no
+	// shingles for the Jaccard test to see.
+	posKeys := map[string]bool{}
+	for _, p := range q.Positives {
+		if i, ok := index[p]; ok {
+			posKeys[copyKey(corpus[i].Text)] = true
+		}
+	}
+	for _, t := range q.PositiveTexts {
+		posKeys[copyKey(t)] = true
+	}
+	queryKey := copyKey(q.Text)
 	threshold := h.Spec().Threshold
 	var cands []Negative
 	for r, hit := range hits {
@@ -310,8 +352,13 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 			st.Positive++
 			continue
 		}
+		key := copyKey(corpus[i].Text)
+		if key == queryKey {
+			st.QueryCopy++
+			continue
+		}
 		sh := coll.Shingles(i)
-		near := false
+		near := posKeys[key]
 		for _, p := range posSh {
 			if len(sh) > 0 && minhash.Jaccard(sh, p) >= threshold {
 				near = true
@@ -341,6 +388,18 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 	}
 	res.Negatives = cands[:min(len(cands), opts.Count)]
 	return res, st, nil
+}
+
+// copyKey is a text's identity for copies: its normalised form with the
+// spaces dropped (the audit's exact match), or, for a text with no
+// letters or digits (which normalises to nothing), the text itself
+// without its white space.
+func copyKey(text string) string {
+	k := strings.ReplaceAll(minhash.Normalize(text), " ", "")
+	if k == "" {
+		return "\x00" + strings.Join(strings.Fields(text), "")
+	}
+	return k
 }
 
 // judge scores the candidates (and, for a relative bound, the positives)

@@ -316,3 +316,179 @@ func TestTrainingFileAndFormats(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+// TestCopiesWithoutWordsAreNotNegatives: a positive with no letters or
+// digits (symbols, emoji) has no word shingles, so the Jaccard test never
+// fired and its exact copy, under another id or as the training file's
+// own positive text in the pool, was exported as a negative of the very
+// query it answers. Copies are equal texts once normalised (the audit's
+// exact match), words or not.
+func TestCopiesWithoutWordsAreNotNegatives(t *testing.T) {
+	corpus := []ir.Doc{
+		{ID: "p", Text: "★ → ★"},
+		{ID: "copy", Text: "★→★"},
+		{ID: "a", Text: "heparin binds antithrombin"},
+		{ID: "b", Text: "☆ ← ☆"},
+	}
+	s := fixed("copy", "a", "p", "b")
+	qs := []Query{{ID: "q", Text: "stars", Positives: []string{"p"}}}
+	res, st, err := Mine(context.Background(), corpus, qs, s, Options{From: 1, To: 4, Count: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res[0].Negatives); !slices.Equal(got, []string{"a", "b"}) || st.NearDuplicate != 1 {
+		t.Errorf("benchmark positive: negatives %v (stats %+v), want [a b] and copy a near-duplicate", got, st)
+	}
+	qs = []Query{{ID: "q", Text: "stars", PositiveTexts: []string{"★ → ★"}}}
+	res, _, err = Mine(context.Background(), corpus, qs, s, Options{From: 1, To: 4, Count: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res[0].Negatives); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("training positive: negatives %v, want [a b]", got)
+	}
+}
+
+// TestDefaultWindowIsHnMine: FlagEmbedding's hn_mine (FlagOpen/
+// FlagEmbedding scripts/hn_mine.py at 6fee11be) takes
+// all_inxs[i][10:210] for its default range_for_sampling "10-210": a
+// Python slice, the 200 documents at ranks 11 to 210. It also drops a
+// candidate equal to the query text (corpus[inx] != query).
+func TestDefaultWindowIsHnMine(t *testing.T) {
+	var corpus []ir.Doc
+	var ranking []string
+	for i := 1; i <= 300; i++ {
+		id := fmt.Sprintf("d%03d", i)
+		corpus = append(corpus, ir.Doc{ID: id, Text: fmt.Sprintf("document number %d about topic %d", i, i*7)})
+		ranking = append(ranking, id)
+	}
+	corpus[29].Text = "What causes scurvy?" // rank 30: the query's own text
+	qs := []Query{{ID: "q", Text: "what causes SCURVY", Positives: []string{"d050"}}}
+	res, st, err := Mine(context.Background(), corpus, qs, fixed(ranking...), Options{Count: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	negs := res[0].Negatives
+	if st.Candidates != 200 || negs[0].Rank != 11 || negs[len(negs)-1].Rank != 210 {
+		t.Errorf("window: %d candidates, ranks %d–%d; want 200, 11–210", st.Candidates, negs[0].Rank, negs[len(negs)-1].Rank)
+	}
+	for _, n := range negs {
+		if n.ID == "d030" {
+			t.Error("the query's own text is a negative")
+		}
+	}
+	if len(negs) != 198 || st.Positive != 1 || st.QueryCopy != 1 {
+		t.Errorf("%d negatives, stats %+v; want 198, one positive and one copy of the query excluded", len(negs), st)
+	}
+}
+
+// TestWriteTevatron: Tevatron's training set (texttron/tevatron
+// src/tevatron/retriever/dataset.py at 9ea49370) reads each line's
+// group['query'], group['positive_passages'] and
+// group['negative_passages'], each passage as psg['title'] and psg['text']
+// (both required: format_passage(psg['text'], psg['title'])); its encoder
+// names queries by 'query_id' and passages by 'docid'.
+func TestWriteTevatron(t *testing.T) {
+	corpus := []ir.Doc{{ID: "p", Text: "aspirin blocks cyclooxygenase"}, {ID: "a", Text: "heparin binds antithrombin"}, {ID: "b", Text: "warfarin blocks vkorc1"}}
+	res := []Result{
+		{Query: Query{ID: "q1", Text: "how does aspirin work", Positives: []string{"p"}, PositiveTexts: []string{"aspirin is an nsaid"}},
+			Negatives: []Negative{{ID: "a", Text: corpus[1].Text}, {ID: "b", Text: corpus[2].Text}}},
+		{Query: Query{ID: "q2", Text: "no negatives", Positives: []string{"p"}}},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, "tevatron", res, corpus); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d lines: %s", len(lines), buf.String())
+	}
+	type passage struct {
+		DocID *string `json:"docid"`
+		Title *string `json:"title"`
+		Text  *string `json:"text"`
+	}
+	var g struct {
+		QueryID string    `json:"query_id"`
+		Query   string    `json:"query"`
+		Pos     []passage `json:"positive_passages"`
+		Neg     []passage `json:"negative_passages"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.QueryID != "q1" || g.Query != "how does aspirin work" || len(g.Pos) != 2 || len(g.Neg) != 2 {
+		t.Fatalf("line %s", lines[0])
+	}
+	for _, p := range append(g.Pos, g.Neg...) {
+		if p.DocID == nil || p.Title == nil || p.Text == nil || *p.Title != "" {
+			t.Errorf("passage without docid, title or text: %s", lines[0])
+		}
+	}
+	if *g.Pos[0].Text != "aspirin is an nsaid" || *g.Pos[1].DocID != "p" || *g.Neg[1].DocID != "b" || *g.Neg[1].Text != "warfarin blocks vkorc1" {
+		t.Errorf("line %s", lines[0])
+	}
+}
+
+// TestQueriesWithoutPositivesCounted: a query with no positive in the
+// corpus (judged only non-relevant, or its relevant documents missing
+// from a sampled corpus) gets no line, as a training line needs a
+// positive; Stats counts it, where such queries vanished from the output
+// while the summary said none was left out.
+func TestQueriesWithoutPositivesCounted(t *testing.T) {
+	corpus := []ir.Doc{{ID: "p", Text: "aspirin blocks cyclooxygenase"}, {ID: "a", Text: "heparin binds antithrombin"}, {ID: "b", Text: "warfarin blocks vkorc1"}}
+	qs := []Query{
+		{ID: "ok", Text: "aspirin", Positives: []string{"p"}},
+		{ID: "none", Text: "nothing relevant"},
+		{ID: "missing", Text: "sampled away", Positives: []string{"gone"}},
+		{ID: "text", Text: "training", PositiveTexts: []string{"a positive text"}},
+	}
+	res, st, err := Mine(context.Background(), corpus, qs, fixed("a", "b", "p"), Options{From: 1, To: 3, Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NoPositive != 2 || st.None != 0 {
+		t.Errorf("stats %+v; want 2 queries without a positive", st)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, "bge", res, corpus); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != st.Queries-st.None-st.NoPositive {
+		t.Errorf("%d lines for %d queries, %d without negatives and %d without positives", n, st.Queries, st.None, st.NoPositive)
+	}
+}
+
+// TestEmptyMetadataIsUnknown: R2MED's body_system may be empty (the
+// reference notes on query.jsonl: "body_system (str, may be empty)"). An
+// empty value says nothing, so two queries with empty body systems do not
+// share one, where --same body_system paired them as the same system.
+func TestEmptyMetadataIsUnknown(t *testing.T) {
+	raw := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+	task := &ir.Task{
+		Corpus: []ir.Doc{{ID: "p1", Text: "pheochromocytoma secretes catecholamines"}, {ID: "p2", Text: "graves disease stimulates the tsh receptor"}},
+		Queries: []ir.Query{
+			{ID: "q1", Text: "episodic headache and sweating", Extra: map[string]json.RawMessage{"body_system": raw(""), "answer": raw("Pheochromocytoma")}},
+			{ID: "q2", Text: "weight loss and proptosis", Extra: map[string]json.RawMessage{"body_system": raw(""), "answer": raw("Graves disease")}},
+		},
+		Qrels: ir.Qrels{},
+	}
+	task.Qrels.Add("q1", "p1", 1)
+	task.Qrels.Add("q2", "p2", 1)
+	qs, err := FromTask(task, []string{"body_system", "answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, st, err := Mine(context.Background(), task.Corpus, qs, fixed("p1", "p2"), Options{From: 1, To: 2, Same: []string{"body_system"}, Differ: []string{"answer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if len(r.Negatives) > 0 {
+			t.Errorf("%s: negatives %v from a query whose body system is as unknown as its own", r.Query.ID, ids(r.Negatives))
+		}
+	}
+	if st.Metadata != 2 {
+		t.Errorf("stats %+v; want both candidates dropped by metadata", st)
+	}
+}

@@ -384,7 +384,7 @@ func (f *File) Decode(r Row) (Record, error) {
 		role     Role
 		fields   []string
 		required bool
-	}{{Query, l.Fields.Query, true}, {Positive, l.Fields.Positive, true}, {Negative, l.Fields.Negative, false}, {Plain, l.Fields.Text, true}} {
+	}{{Query, l.Fields.Query, true}, {Positive, l.Fields.Positive, true}, {Negative, negativeFields(l, m), false}, {Plain, l.Fields.Text, true}} {
 		if err := add(g.role, g.fields, g.required); err != nil {
 			return errorf("%v", err)
 		}
@@ -415,7 +415,17 @@ func (f *File) Decode(r Row) (Record, error) {
 	return rec, nil
 }
 
-// strings1 reads a text field: a string, or an array of strings.
+// negativeFields are the negative fields read from a row: the layout's,
+// and for sentence-transformers the row's own negative_N beyond them.
+func negativeFields(l Layout, m map[string]json.RawMessage) []string {
+	if !l.numbered {
+		return l.Fields.Negative
+	}
+	return append(slices.Clip(l.Fields.Negative), numberedNegatives(m, l.Fields.Negative)...)
+}
+
+// strings1 reads a text field: a string, or an array of strings or of
+// passages ({title, text} objects, as Tevatron's; see passageText).
 func strings1(raw json.RawMessage) ([]string, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
@@ -428,12 +438,41 @@ func strings1(raw json.RawMessage) ([]string, error) {
 	out := make([]string, 0, len(list))
 	for i, el := range list {
 		var s string
-		if errtext.JSONKind(el) != "a string" || json.Unmarshal(el, &s) != nil {
-			return nil, fmt.Errorf("element %d is %s; want a list of strings", i, errtext.JSONKind(el))
+		switch kind := errtext.JSONKind(el); {
+		case kind == "an object":
+			t, err := passageText(el)
+			if err != nil {
+				return nil, fmt.Errorf("element %d %v", i, err)
+			}
+			out = append(out, t)
+		case kind != "a string" || json.Unmarshal(el, &s) != nil:
+			return nil, fmt.Errorf("element %d is %s; want a list of strings (or of {title, text} passages)", i, kind)
+		default:
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	return out, nil
+}
+
+// passageText is a passage object's text as Tevatron's format_passage
+// makes it (texttron/tevatron src/tevatron/retriever/dataset.py):
+// f'{title.strip()} {text.strip()}'.strip(), the title optional.
+func passageText(raw json.RawMessage) (string, error) {
+	var p struct {
+		Title *string `json:"title"`
+		Text  *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return "", fmt.Errorf("is not a passage: %v", errtext.JSONMsg(err))
+	}
+	if p.Text == nil {
+		return "", errors.New(`has no "text"; a passage is {"title": …, "text": …}`)
+	}
+	title := ""
+	if p.Title != nil {
+		title = strings.TrimSpace(*p.Title)
+	}
+	return strings.TrimSpace(title + " " + strings.TrimSpace(*p.Text)), nil
 }
 
 // scalar reads an id or metadata field: a string, or a number or boolean

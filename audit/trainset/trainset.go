@@ -15,6 +15,7 @@
 //	{query, pos: [...], neg: [...]}              BGE / FlagEmbedding
 //	{anchor, positive, negative…}                sentence-transformers triplets and pairs
 //	{query, positive, negative…}                 sentence-transformers (negative, negative_1, …)
+//	{query_id, query, positive_passages, …}      Tevatron (passages {docid, title, text})
 //	{sentence1, sentence2}                       sentence-transformers pairs
 //	{_id, title, text}                           BEIR corpus (title + " " + text, as BEIR)
 //	{_id, text} / {id, text} / {text}            BEIR or R2MED queries and corpora
@@ -28,6 +29,7 @@
 package trainset
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -93,6 +95,9 @@ type Layout struct {
 	ID string
 	// Title is BEIR's title field, put before Text's first field.
 	Title string
+	// numbered reads sentence-transformers' negative_1, negative_2, …
+	// wherever a row has them, beyond those the first row named.
+	numbered bool
 	// header tells a TSV whose first line names its columns; columns maps
 	// a TSV field name to its cell.
 	header  bool
@@ -115,7 +120,7 @@ func (l Layout) Describe() string {
 }
 
 // knownFields are the field names that make a TSV's first line a header.
-var knownFields = []string{"query", "pos", "neg", "anchor", "positive", "negative", "sentence1", "sentence2", "_id", "id", "title", "text", "document", "passage", "question", "answer", "body_system"}
+var knownFields = []string{"query", "pos", "neg", "anchor", "positive", "negative", "sentence1", "sentence2", "_id", "id", "title", "text", "document", "passage", "question", "answer", "body_system", "query_id", "positive_passages", "negative_passages"}
 
 // detect tells the layout from a row's field names (in file order for TSV).
 func detect(keys []string, fields Fields) (Layout, error) {
@@ -152,10 +157,16 @@ func detect(keys []string, fields Fields) (Layout, error) {
 	case has("query") && has("pos"):
 		// neg is optional: read wherever a row has it.
 		l.Name, l.Fields = "BGE {query, pos, neg}", Fields{Query: []string{"query"}, Positive: []string{"pos"}, Negative: []string{"neg"}}
+	case has("query") && has("positive_passages"):
+		// Tevatron's training groups; negative_passages is optional.
+		l.Name, l.Fields = "Tevatron {query_id, query, positive_passages, negative_passages}", Fields{Query: []string{"query"}, Positive: []string{"positive_passages"}, Negative: []string{"negative_passages"}}
+		if has("query_id") {
+			l.ID = "query_id"
+		}
 	case has("anchor") && has("positive"):
-		l.Name, l.Fields = "sentence-transformers {anchor, positive, negative}", Fields{Query: []string{"anchor"}, Positive: []string{"positive"}, Negative: negatives()}
+		l.Name, l.Fields, l.numbered = "sentence-transformers {anchor, positive, negative}", Fields{Query: []string{"anchor"}, Positive: []string{"positive"}, Negative: negatives()}, true
 	case has("query") && has("positive"):
-		l.Name, l.Fields = "sentence-transformers {query, positive, negative}", Fields{Query: []string{"query"}, Positive: []string{"positive"}, Negative: negatives()}
+		l.Name, l.Fields, l.numbered = "sentence-transformers {query, positive, negative}", Fields{Query: []string{"query"}, Positive: []string{"positive"}, Negative: negatives()}, true
 	case has("sentence1") && has("sentence2"):
 		l.Name, l.Fields = "sentence-transformers {sentence1, sentence2}", Fields{Query: []string{"sentence1"}, Positive: []string{"sentence2"}}
 	case has("_id") && has("title") && has("text"):
@@ -167,7 +178,7 @@ func detect(keys []string, fields Fields) (Layout, error) {
 	case has("text"):
 		l.Name, l.Fields = "{text}", Fields{Text: []string{"text"}}
 	default:
-		return l, fmt.Errorf("has fields %s, which match no known training layout ({query, pos, neg}, {anchor, positive, negative}, {query, positive}, {sentence1, sentence2}, {_id, title, text}, {id, text}, {text}); name them with --query-field, --pos-field, --neg-field or --text-field", strings.Join(keys, ", "))
+		return l, fmt.Errorf("has fields %s, which match no known training layout ({query, pos, neg}, {anchor, positive, negative}, {query, positive}, {sentence1, sentence2}, {query, positive_passages, negative_passages}, {_id, title, text}, {id, text}, {text}); name them with --query-field, --pos-field, --neg-field or --text-field", strings.Join(keys, ", "))
 	}
 	return l, nil
 }
@@ -229,6 +240,23 @@ func detectTSV(cells []string, fields Fields) (Layout, error) {
 		return l, fmt.Errorf("has %d tab-separated columns and no header; add a header line naming them, or say which to read with --query-field/--pos-field/--neg-field/--text-field N (1-based column numbers)", len(cells))
 	}
 	return l, nil
+}
+
+// numberedNegatives lists a row's negative_N fields that named are not
+// among, by N.
+func numberedNegatives(m map[string]json.RawMessage, named []string) []string {
+	var extra []string
+	for k := range m {
+		if strings.HasPrefix(k, "negative_") && isDigits(k[len("negative_"):]) && !slices.Contains(named, k) {
+			extra = append(extra, k)
+		}
+	}
+	slices.SortFunc(extra, func(a, b string) int {
+		x, _ := strconv.Atoi(a[len("negative_"):])
+		y, _ := strconv.Atoi(b[len("negative_"):])
+		return x - y
+	})
+	return extra
 }
 
 func isDigits(s string) bool {

@@ -218,3 +218,79 @@ func TestErrors(t *testing.T) {
 		t.Errorf("missing named field: %v", err)
 	}
 }
+
+// TestTevatron: Tevatron's training layout (texttron/tevatron
+// src/tevatron/retriever/dataset.py at 9ea49370): group['query'],
+// group['positive_passages'] and group['negative_passages'], passages
+// {docid, title, text} read as format_passage does,
+// f'{title.strip()} {text.strip()}'.strip(); queries are named by
+// query_id. It was refused as matching no known layout, and naming its
+// fields failed on the passages being objects.
+func TestTevatron(t *testing.T) {
+	content := `{"query_id":"3","query":"what is x","positive_passages":[{"docid":"d1","title":" T ","text":" x is y "}],"negative_passages":[{"docid":"d2","title":"","text":"z is w"},{"docid":"d3","text":"no title"}]}` + "\n" +
+		`{"query_id":"4","query":"q2","positive_passages":[{"docid":"d4","title":"only title","text":""}]}` + "\n"
+	f, err := Open(write(t, "train.jsonl", content), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Tevatron {query_id, query, positive_passages, negative_passages}"; f.Layout.Name != want {
+		t.Errorf("layout %q, want %q", f.Layout.Name, want)
+	}
+	recs, _ := readAll(t, f, Position{})
+	want := []string{"1:query=what is x|positive=T x is y|negative=z is w|negative=no title#3", "2:query=q2|positive=only title#4"}
+	if got := brief(recs); !reflect.DeepEqual(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+	bad := `{"query_id":"3","query":"x","positive_passages":[{"docid":"d1","title":"t"}]}` + "\n"
+	f, err = Open(write(t, "bad.jsonl", bad), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Decode(firstRow(t, f)); err == nil || !strings.Contains(err.Error(), `element 0 has no "text"`) {
+		t.Errorf("a passage without text: %v", err)
+	}
+}
+
+func firstRow(t *testing.T, f *File) Row {
+	t.Helper()
+	var row Row
+	f.Rows(context.Background(), Position{}, func(r Row) error {
+		if row.Line == 0 {
+			row = r
+		}
+		return nil
+	})
+	return row
+}
+
+// TestNegativeColumnsPerRow: sentence-transformers' negative_1,
+// negative_2, … are read wherever a row has them, where only those the
+// first row had were read and a later row's negative_2 was dropped
+// without a word (its text neither audited nor pooled for mining).
+func TestNegativeColumnsPerRow(t *testing.T) {
+	content := `{"anchor":"a1","positive":"p1","negative_1":"n1"}` + "\n" +
+		`{"anchor":"a2","positive":"p2","negative_1":"n2","negative_10":"n4","negative_2":"n3"}` + "\n" +
+		`{"anchor":"a3","positive":"p3","negative":"n5"}` + "\n"
+	f, err := Open(write(t, "st.jsonl", content), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := readAll(t, f, Position{})
+	want := []string{"1:query=a1|positive=p1|negative=n1", "2:query=a2|positive=p2|negative=n2|negative=n3|negative=n4", "3:query=a3|positive=p3|negative=n5"}
+	if got := brief(recs); !reflect.DeepEqual(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+	// The same rows as one JSON array.
+	rows := strings.Split(strings.TrimSpace(content), "\n")
+	f, err = Open(write(t, "st.json", "[\n"+strings.Join(rows, ",\n")+"\n]\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = readAll(t, f, Position{})
+	for i := range want {
+		want[i] = fmt.Sprint(i+2) + want[i][1:]
+	}
+	if got := brief(recs); !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON array: records %q, want %q", got, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,6 +73,22 @@ func (m *minhashFlags) add(cmd *cobra.Command) {
 	f.Uint64Var(&m.seed, "seed", 0, "seed of every hash (the same seed gives the same results)")
 }
 
+// positiveFlags refuses a value of 0 or less for the named numeric flags:
+// the packages read a zero setting as their default, so 0 given on the
+// command line would silently run with another value.
+func positiveFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil {
+			continue
+		}
+		if v, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && v <= 0 {
+			return fmt.Errorf("--%s %s: want a value above 0 (default %s)", name, fl.Value.String(), fl.DefValue)
+		}
+	}
+	return nil
+}
+
 func (m *minhashFlags) spec() minhash.Spec {
 	return minhash.Spec{Threshold: m.threshold, Shingle: m.shingle, Seed: m.seed}
 }
@@ -110,7 +127,8 @@ training file, line and similarity.
 
 Layouts are detected from the fields: BGE {query, pos: [...], neg: [...]},
 sentence-transformers {anchor, positive, negative…}, {query, positive},
-{sentence1, sentence2}, BEIR corpus {_id, title, text} and queries
+{sentence1, sentence2}, Tevatron {query_id, query, positive_passages,
+negative_passages} (passages {docid, title, text}; JSON lines), BEIR corpus {_id, title, text} and queries
 {_id, text}, {id, text}, {text}; TSV with a header or 1–3 columns; plain
 text, one text per line. --query-field, --pos-field, --neg-field and
 --text-field name other fields (for TSV without a header: 1-based column
@@ -149,6 +167,9 @@ cosine), similarity and train_text.`,
 			}
 			if len(against) == 0 {
 				return fmt.Errorf("no benchmark: give --against with task names (demo, Biology, all, …) or data directories")
+			}
+			if err := positiveFlags(cmd, "threshold", "shingle", "examples", "dense-threshold"); err != nil {
+				return err
 			}
 			format = strings.ToLower(format)
 			if format != "table" && format != "json" && format != "jsonl" {
@@ -366,6 +387,9 @@ an audit file with every entry (--format json) that r2med report shows.`,
 			format = strings.ToLower(format)
 			if format != "table" && format != "json" {
 				return fmt.Errorf("unknown --format %q; want table or json", format)
+			}
+			if err := positiveFlags(cmd, "threshold", "shingle", "short-words", "shared-positives"); err != nil {
+				return err
 			}
 			if withMTEB {
 				return auditMTEBCopies(cmd, d, revision, mtebDataset, format, out, limit)

@@ -292,3 +292,36 @@ func TestAuditLeakageWordEditsCLI(t *testing.T) {
 		t.Errorf("table:\n%s", stdout)
 	}
 }
+
+// TestAuditRefusesZeroSettings: a setting given as 0 (or less), which the
+// packages' zero values read as "the default", is refused naming the flag,
+// where --threshold 0 ran at 0.8, --shingle 0 over single words, --examples
+// 0 showed 5 examples, --dense-threshold 0 matched at 0.95, --short-words 0 counted texts under 3 words and
+// negatives mine --count 0 kept 15, --from 0 --to 0 the window 11–210.
+func TestAuditRefusesZeroSettings(t *testing.T) {
+	needShared(t)
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.txt")
+	os.WriteFile(train, []byte("a training text\n"), 0o644)
+	data := filepath.Join(shared, "nfcorpus")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--threshold", "0"}, "--threshold 0"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--shingle", "0"}, "--shingle 0"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--examples", "0"}, "--examples 0"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--dense-model", "m", "--dense-threshold", "0"}, "--dense-threshold 0"},
+		{[]string{"audit", "dataset", "--data", data, "--threshold", "0"}, "--threshold 0"},
+		{[]string{"audit", "dataset", "--data", data, "--short-words", "0"}, "--short-words 0"},
+		{[]string{"audit", "dataset", "--data", data, "--shared-positives", "-1"}, "--shared-positives -1"},
+		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--threshold", "0"}, "--threshold 0"},
+		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--count", "0"}, "--count 0"},
+		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--from", "0", "--to", "0"}, "--from 0"},
+	} {
+		_, stderr, code := r2med(t, "", c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want an error naming %q", c.args, code, stderr, c.want)
+		}
+	}
+}

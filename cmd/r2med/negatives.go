@@ -46,9 +46,12 @@ func newNegativesMineCmd() *cobra.Command {
 		Use:   "mine (--task T | --data DIR | --train FILE [--corpus FILE]) --out FILE",
 		Short: "Mine hard negatives with any retriever or fusion, excluding positives and their near-duplicates, optionally judged by a reranker",
 		Long: `mine ranks a corpus for each query and keeps the documents in a rank window
-(--from, --to) that are neither positives nor near-duplicates of one
-(word-shingle Jaccard ≥ --threshold, the audit's normalisation): the first
---count of them, or a seeded sample (--sample --seed).
+(--from, --to; the default 11–210 is FlagEmbedding's hn_mine window, its
+range_for_sampling "10-210" being the Python slice [10:210]) that are
+neither positives nor copies or near-duplicates of one (equal once
+normalised as the audit normalises, or word-shingle Jaccard ≥ --threshold)
+nor copies of the query (as hn_mine drops them): the first --count of them,
+or a seeded sample (--sample --seed).
 
 Queries come from a benchmark task (--task, --data: its queries, judged
 positives and corpus) or a training file (--train: any layout r2med audit
@@ -62,11 +65,15 @@ positive score (NV-Retriever's TopK-PercPos: 0.95), dropping the likely
 false negatives. --same and --differ constrain negatives by query metadata:
 --same body_system --differ answer keeps documents that are positives of
 another query of the same body system with another diagnosis (NanoR2MED's
-hard negatives).
+hard negatives); an empty value (R2MED leaves some body systems empty)
+matches nothing.
 
 Output: --format bge gives {query, pos, neg} lines (FlagEmbedding);
-triplet gives {anchor, positive, negative} lines (sentence-transformers).
-Queries left without negatives get no line; the counts go to stderr.
+triplet gives {anchor, positive, negative} lines (sentence-transformers);
+tevatron gives {query_id, query, positive_passages, negative_passages}
+lines, each passage {docid, title, text} (Tevatron).
+Queries left without negatives, or without a positive in the corpus, get
+no line; the counts go to stderr.
 
 The ranking comes from any retriever or fusion r2med runs: --retriever
 bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
@@ -82,8 +89,11 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if out == "" {
 				return fmt.Errorf("--out FILE is required: the mined training file")
 			}
+			if err := positiveFlags(cmd, "threshold", "count", "from", "to"); err != nil {
+				return err
+			}
 			if !slices.Contains(negatives.Formats, format) {
-				return fmt.Errorf("unknown --format %q; want %s", format, strings.Join(negatives.Formats, " or "))
+				return fmt.Errorf("unknown --format %q; want %s", format, strings.Join(negatives.Formats, ", "))
 			}
 			for _, name := range pf.Given() {
 				if !rankFlag(name) {
@@ -173,8 +183,8 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if err := outputTo(cmd, out, func(w io.Writer) error { return negatives.Write(w, format, res, docs) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d by metadata, %d by the judge\n",
-				st.Queries, st.Short, opts.Count, st.None, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.Metadata, st.Judged)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); %d without a positive in the corpus, left out; of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d by the judge\n",
+				st.Queries, st.Short, opts.Count, st.None, st.NoPositive, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.Judged)
 			return nil
 		},
 	}
@@ -187,8 +197,8 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 	f.StringSliceVar(&negFields, "neg-field", nil, "--train: field(s) holding negatives (pooled into the default corpus)")
 	f.StringSliceVar(&textFields, "text-field", nil, "--train: other text field(s)")
 	f.StringVar(&out, "out", "", "the output file (JSON lines), written whole or not at all")
-	f.StringVar(&format, "format", "bge", "output: bge ({query, pos, neg}) or triplet ({anchor, positive, negative})")
-	f.IntVar(&opts.From, "from", 10, "first rank of the window negatives come from (1-based)")
+	f.StringVar(&format, "format", "bge", "output: bge ({query, pos, neg}), triplet ({anchor, positive, negative}) or tevatron ({query_id, query, positive_passages, negative_passages})")
+	f.IntVar(&opts.From, "from", 11, "first rank of the window negatives come from (1-based; 11 with --to 210 is hn_mine's range_for_sampling 10-210)")
 	f.IntVar(&opts.To, "to", 210, "last rank of the window")
 	f.IntVar(&opts.Count, "count", 15, "negatives per query")
 	f.BoolVar(&opts.Sample, "sample", false, "pick --count of the eligible documents at random (seeded) instead of the best-ranked")
