@@ -158,4 +158,18 @@ func TestAlignChecksQueryTexts(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}
+	// One query reworded (a later data revision) is R2MED's own case:
+	// the set is taken, and retrieves with its copy, as R2MED's did.
+	gens[1].Text, gens[2].Text = "q1", "q2 reworded"
+	got, err := Align(qs, gens)
+	if err != nil || got[2].Text != "q2 reworded" {
+		t.Errorf("one reworded query of three: %v, %+v", err, got)
+	}
+	// A set that copies no texts is paired by id alone.
+	for i := range gens {
+		gens[i].Text = ""
+	}
+	if _, err := Align(qs, gens); err != nil {
+		t.Errorf("generations without texts: %v", err)
+	}
 }
