@@ -61,7 +61,17 @@
 // node that just died are sent again for a bounded time (Config.RetryFor),
 // and an error that remains names that node.
 //
-// Hits come in Weaviate's rank order. A document whose id equals the
-// query's id is skipped when SearchOptions.SkipSelf is set (BEIR's rule,
-// which r2med's dense retriever follows).
+// Hits come in Weaviate's rank order, except where scores tie at the
+// cut: Weaviate keeps tied hits in the order it found them (the order the
+// objects were written in), so BM25 and vector searches ask for one hit
+// more than k, and while the hit after the k-th ties it ask for more,
+// then keep the tied hits by document id ascending, as r2med's exact
+// search does: a flat index gives r2med's exact ranking, ties included,
+// and the same collection gives the same hits however it was pushed.
+// Hybrid search is taken as answered (its fused scores depend on how
+// many hits it is asked for). A document whose id equals the query's id
+// is skipped when SearchOptions.SkipSelf is set (BEIR's rule, which
+// r2med's dense retriever follows). An empty BM25 query matches nothing
+// (Weaviate would refuse it and fail the run); asking for more hits than
+// the server's QUERY_MAXIMUM_RESULTS is an error that says so at once.
 package weaviate

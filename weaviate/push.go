@@ -698,10 +698,11 @@ func (c *Collection) objects(ctx context.Context, level string) (map[string]obje
 // with Weaviate's cursor API, at consistency level.
 func (c *Collection) scan(ctx context.Context, level string, vectors bool, fn func(graphql.SearchResult)) error {
 	after := ""
+	page := listPage
 	for {
 		var res []graphql.SearchResult
 		if err := c.retry(ctx, "list objects of", func(ctx context.Context) error {
-			s := c.client.Experimental().Search().WithCollection(c.cfg.Collection).WithLimit(listPage).
+			s := c.client.Experimental().Search().WithCollection(c.cfg.Collection).WithLimit(page).
 				WithProperties(PropDocID, PropHash).WithConsistencyLevel(level).
 				WithMetadata(&graphql.Metadata{ID: true, Vector: vectors})
 			if after != "" {
@@ -711,12 +712,17 @@ func (c *Collection) scan(ctx context.Context, level string, vectors bool, fn fu
 			res, err = s.Do(ctx)
 			return err
 		}); err != nil {
+			if strings.Contains(err.Error(), "query maximum results exceeded") && page > 10 {
+				// A server whose QUERY_MAXIMUM_RESULTS is below a page.
+				page /= 2
+				continue
+			}
 			return err
 		}
 		for _, r := range res {
 			fn(r)
 		}
-		if len(res) < listPage {
+		if len(res) < page {
 			return nil
 		}
 		after = res[len(res)-1].ID

@@ -162,6 +162,16 @@ func TestTransientAndBackoff(t *testing.T) {
 	if transient(ctx, status.Error(codes.InvalidArgument, "bad vector")) {
 		t.Error("InvalidArgument is retried")
 	}
+	// Weaviate answers every search error with Unknown: a node that
+	// went away is retried, a request it refuses is not.
+	if !transient(ctx, status.Error(codes.Unknown, "explorer: get class: vector search: shard s1: connection refused")) {
+		t.Error("Unknown from a node that went away is not retried")
+	}
+	for _, msg := range []string{"explorer: get class: vector search: invalid pagination params: query maximum results exceeded", "keyword search (bm25) must have query set"} {
+		if transient(ctx, status.Error(codes.Unknown, msg)) {
+			t.Errorf("Weaviate's refusal %q is retried", msg)
+		}
+	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if transient(cancelled, status.Error(codes.Unavailable, "x")) {

@@ -1,0 +1,108 @@
+package weaviate_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/vector"
+	"github.com/r2med/r2med/weaviate"
+	"github.com/r2med/r2med/weaviate/weaviatetest"
+)
+
+// TestSearchEdges searches a real node where the answers are decided at
+// their edges: hits that tie at the cut (duplicate documents, the same
+// vectors), an empty query, and more hits asked for than the server
+// gives (QUERY_MAXIMUM_RESULTS).
+func TestSearchEdges(t *testing.T) {
+	node := weaviatetest.Start(t, weaviatetest.Options{Env: map[string]string{"QUERY_MAXIMUM_RESULTS": "60"}})
+	ctx := context.Background()
+	// 24 copies of one text, pushed in reverse id order and 5 at a time,
+	// so that the server's own order among them is not the ids'; and
+	// others that score lower, one of them empty.
+	var docs []ir.Doc
+	for i := 23; i >= 0; i-- {
+		docs = append(docs, ir.Doc{ID: fmt.Sprintf("dup-%02d", i), Text: "aspirin relieves headache pain"})
+	}
+	for i := range 10 {
+		docs = append(docs, ir.Doc{ID: fmt.Sprintf("other-%02d", i), Text: "kidney stones and aspirin" + strings.Repeat(" filler words", i+1)})
+	}
+	docs = append(docs, ir.Doc{ID: "empty", Text: ""})
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.Text
+	}
+	const dim = 16
+	emb := weaviatetest.NewEmbedder(dim, texts)
+	vecs := emb.EmbedAll(texts)
+	c, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Edges", RetryFor: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Ensure(ctx, weaviate.Schema{Index: "flat", Vectors: &weaviate.Vectors{Model: "stand-in", Dim: dim, Metric: "cosine"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(ctx, docs, vecs, weaviate.PushOptions{BatchSize: 5, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.WaitFlushed(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// r2med's exact search keeps hits that tie at the cut by id
+	// ascending (package vector); Weaviate's answers must be that
+	// ranking, whatever order it found the ties in.
+	flat := vector.NewFlat(dim, vector.Cosine)
+	for i, d := range docs {
+		if err := flat.Add(d.ID, vecs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := weaviate.Query{ID: "q", Text: "headache", Vector: emb.Embed("headache")}
+	for _, k := range []int{1, 3, 10, 23, 24, 30} {
+		exact, err := flat.Search([][]float32{q.Vector}, k, vector.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, h := range exact[0] {
+			want = append(want, h.ID)
+		}
+		for _, mode := range []weaviate.Mode{weaviate.Vector, weaviate.BM25} {
+			hits, err := c.Search(ctx, q, weaviate.SearchOptions{Mode: mode, K: k, SkipSelf: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(hits))
+			for i, h := range hits {
+				got[i] = h.DocID
+			}
+			if mode == weaviate.BM25 {
+				// BM25 ranks the copies alike too, the others below
+				// them in an order of its own.
+				want = want[:min(k, 24)]
+				got = got[:min(k, 24, len(got))]
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s k=%d: %v; want the tied copies kept by id ascending, as r2med's exact search keeps them: %v", mode, k, got, want)
+			}
+		}
+	}
+
+	// An empty query matches nothing (Weaviate refuses it: no retries).
+	start := time.Now()
+	hits, err := c.Search(ctx, weaviate.Query{ID: "e", Text: ""}, weaviate.SearchOptions{K: 10})
+	if err != nil || len(hits) != 0 || time.Since(start) > 5*time.Second {
+		t.Errorf("empty BM25 query: %v, %v after %s; want no hits at once", hits, err, time.Since(start))
+	}
+	// More hits than the server gives is an error at once, saying what.
+	start = time.Now()
+	_, err = c.Search(ctx, q, weaviate.SearchOptions{Mode: weaviate.Vector, K: 100})
+	if err == nil || !strings.Contains(err.Error(), "QUERY_MAXIMUM_RESULTS") || !strings.Contains(err.Error(), "--top-k") || time.Since(start) > 5*time.Second {
+		t.Errorf("k 100 above QUERY_MAXIMUM_RESULTS 60: %v after %s", err, time.Since(start))
+	}
+}
