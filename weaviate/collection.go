@@ -285,7 +285,61 @@ func (c *Collection) Ensure(ctx context.Context, s Schema) (created bool, err er
 			return false, fmt.Errorf("collection %s exists with replication factor %d, not %d; recreate it, or leave the replication factor out", name, got, s.Replicas)
 		}
 	}
+	if diff := s.differences(cls, m); len(diff) > 0 {
+		return false, fmt.Errorf("collection %s exists with other settings than those given: %s; a push does not change them: recreate it (--recreate), push into a new collection, or leave those settings out",
+			name, strings.Join(diff, "; "))
+	}
 	return false, nil
+}
+
+// differences lists the settings s gives (beside vectors, shards and
+// replicas, which Ensure checks) that the existing class has otherwise:
+// a push into it must not leave the user believing they apply.
+func (s Schema) differences(cls *models.Class, m *Meta) []string {
+	var out []string
+	vi := vectorIndexOf(cls)
+	if s.Index != "" && s.Index != vi.Type {
+		out = append(out, fmt.Sprintf("vector index %s, not %s", vi.Type, s.Index))
+	}
+	if vi.Type == "hnsw" {
+		ef := vi.EF
+		if m.EFLease != nil {
+			ef = m.EFLease.Restore // a run holds another for its searches
+		}
+		for _, c := range []struct {
+			name      string
+			got, want int
+		}{{"ef", ef, s.EF}, {"efConstruction", vi.EFConstruction, s.EFConstruction}, {"maxConnections", vi.MaxConnections, s.MaxConnections}} {
+			if c.want != 0 && c.want != c.got {
+				out = append(out, fmt.Sprintf("HNSW %s %d, not %d", c.name, c.got, c.want))
+			}
+		}
+	} else if s.EF != 0 || s.EFConstruction != 0 || s.MaxConnections != 0 {
+		out = append(out, fmt.Sprintf("a %s vector index, which takes no HNSW ef, efConstruction or maxConnections", vi.Type))
+	}
+	inv := cls.InvertedIndexConfig
+	if s.BM25 != nil {
+		k1, b := float32(1.2), float32(0.75)
+		if inv != nil && inv.Bm25 != nil {
+			k1, b = inv.Bm25.K1, inv.Bm25.B
+		}
+		if k1 != float32(s.BM25.K1) || b != float32(s.BM25.B) {
+			out = append(out, fmt.Sprintf("BM25 k1 %g, b %g, not k1 %g, b %g", k1, b, s.BM25.K1, s.BM25.B))
+		}
+	}
+	if s.Stopwords != "" {
+		preset := "en"
+		if inv != nil && inv.Stopwords != nil && inv.Stopwords.Preset != "" {
+			preset = inv.Stopwords.Preset
+		}
+		if preset != s.Stopwords {
+			out = append(out, fmt.Sprintf("stopwords %s, not %s", preset, s.Stopwords))
+		}
+	}
+	if s.AsyncReplication && (cls.ReplicationConfig == nil || !cls.ReplicationConfig.AsyncEnabled) {
+		out = append(out, "no asynchronous replication")
+	}
+	return out
 }
 
 // replicationFactor is the number of copies of each shard.

@@ -93,6 +93,43 @@ func TestSearchEdges(t *testing.T) {
 		}
 	}
 
+	// A push into the collection with other settings than it was made
+	// with is refused, naming them; the same settings, or none, pass.
+	vecs16 := &weaviate.Vectors{Model: "stand-in", Dim: dim, Metric: "cosine"}
+	hc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "EdgesHnsw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.Ensure(ctx, weaviate.Schema{EF: 64, EFConstruction: 64, Stopwords: "none", BM25: &weaviate.BM25Params{K1: 0.9, B: 0.4}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []struct {
+		c      *weaviate.Collection
+		schema weaviate.Schema
+		want   string // "": accepted
+	}{
+		{c, weaviate.Schema{Vectors: vecs16}, ""},
+		{c, weaviate.Schema{Index: "flat", Vectors: vecs16}, ""},
+		{c, weaviate.Schema{Index: "hnsw", Vectors: vecs16}, "vector index flat, not hnsw"},
+		{c, weaviate.Schema{EF: 128, Vectors: vecs16}, "a flat vector index, which takes no HNSW ef"},
+		{c, weaviate.Schema{BM25: &weaviate.BM25Params{K1: 0.9, B: 0.4}, Vectors: vecs16}, "BM25 k1 1.2, b 0.75, not k1 0.9, b 0.4"},
+		{c, weaviate.Schema{Stopwords: "none", Vectors: vecs16}, "stopwords en, not none"},
+		{c, weaviate.Schema{AsyncReplication: true, Vectors: vecs16}, "no asynchronous replication"},
+		{hc, weaviate.Schema{}, ""},
+		{hc, weaviate.Schema{Index: "hnsw", EF: 64, EFConstruction: 64, Stopwords: "none", BM25: &weaviate.BM25Params{K1: 0.9, B: 0.4}}, ""},
+		{hc, weaviate.Schema{Index: "flat"}, "vector index hnsw, not flat"},
+		{hc, weaviate.Schema{EF: 100, EFConstruction: 128, MaxConnections: 16}, "HNSW ef 64, not 100; HNSW efConstruction 64, not 128; HNSW maxConnections 32, not 16"},
+		{hc, weaviate.Schema{BM25: &weaviate.BM25Params{K1: 1.2, B: 0.75}, Stopwords: "en"}, "BM25 k1 0.9, b 0.4, not k1 1.2, b 0.75; stopwords none, not en"},
+	} {
+		_, err := e.c.Ensure(ctx, e.schema)
+		switch {
+		case e.want == "" && err != nil:
+			t.Errorf("Ensure %s %+v: %v", e.c.Name(), e.schema, err)
+		case e.want != "" && (err == nil || !strings.Contains(err.Error(), e.want) || !strings.Contains(err.Error(), "recreate")):
+			t.Errorf("Ensure %s %+v: %v; want it refused: %s", e.c.Name(), e.schema, err, e.want)
+		}
+	}
+
 	// An empty query matches nothing (Weaviate refuses it: no retries).
 	start := time.Now()
 	hits, err := c.Search(ctx, weaviate.Query{ID: "e", Text: ""}, weaviate.SearchOptions{K: 10})

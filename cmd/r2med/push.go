@@ -60,7 +60,11 @@ On a collection with one copy the object count must equal the corpus
 size.
 
 A collection holds one corpus: objects of documents the corpus lacks make
-push fail before writing (use another collection, or --recreate).`,
+push fail before writing (use another collection, or --recreate). The
+collection settings (--vector-index, --ef, --ef-construction,
+--max-connections, --k1, --b, --stopwords, --async-replication, --shards,
+--replicas) make a new collection; given for an existing one that has
+others, they fail the push, named, rather than being ignored.`,
 		Example: `  r2med index push --task demo --to weaviate://localhost:8080/Demo
   r2med index push --task Biology --to weaviate://localhost:8080/Biology --model nv --backend openai --base-url http://gpu:8000/v1
   r2med index push --data ../shared/data/nfcorpus --to weaviate://localhost:8080/Nfcorpus --shards 3 --replicas 3
@@ -77,6 +81,11 @@ push fail before writing (use another collection, or --recreate).`,
 			}
 			if cmd.Flags().Changed("k1") || cmd.Flags().Changed("b") {
 				schema.BM25 = &weaviate.BM25Params{K1: k1, B: b}
+			}
+			if !cmd.Flags().Changed("vector-index") {
+				// Settings given are checked against an existing
+				// collection (Ensure): the default is not given.
+				schema.Index = ""
 			}
 			opt.Progress = progress.Auto(quiet)
 			if indexPath != "" {

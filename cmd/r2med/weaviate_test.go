@@ -122,6 +122,23 @@ func TestRunWeaviate(t *testing.T) {
 		t.Errorf("the collection's ef after a run with --ef 12: %+v, %v (want its own, 300)", vi, err)
 	}
 	push("DemoFlat", append(model, "--vector-index", "flat")...)
+	push("DemoFlat", model...) // the default index is not a setting given
+	// Settings given for an existing collection that has others are
+	// refused, named, not ignored.
+	for _, c := range []struct {
+		coll string
+		args []string
+		want string
+	}{
+		{"DemoFlat", append([]string{"--vector-index", "hnsw"}, model...), "vector index flat, not hnsw"},
+		{"DemoText", []string{"--k1", "0.9", "--b", "0.4"}, "BM25 k1 1.2, b 0.75, not k1 0.9, b 0.4"},
+		{"DemoVec", append([]string{"--ef-construction", "64"}, model...), "HNSW efConstruction 128, not 64"},
+	} {
+		_, errOut, code := r2med(t, "", append([]string{"index", "push", "--task", "demo", "--quiet", "--to", "weaviate://" + u.Host + "/" + c.coll, "--weaviate-grpc", node.GRPCAddr()}, c.args...)...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("push %v into %s: exit %d, %s; want refused: %s", c.args, c.coll, code, errOut, c.want)
+		}
+	}
 	out, errOut, code = run(t, "flat", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoFlat", "--check-exact"}, where...), model...)...)
 	if code != 0 || !strings.Contains(out, "weaviate:vector+test-embedder: exact vector index (flat); recall@10 1.0000, recall@100 1.0000") {
 		t.Errorf("flat index: exit %d\n%s%s", code, out, errOut)
