@@ -630,3 +630,29 @@ func (c *Collection) wrap(what string, err error) error {
 	}
 	return fmt.Errorf("weaviate %s: %s %s: %w", c.cfg.URL, what, c.cfg.Collection, err)
 }
+
+// BM25Searcher names the BM25 searcher that answers the collection's BM25
+// (and hybrid's keyword side), as its configuration records it:
+// "blockmax-wand" (Weaviate's default since 1.30) or "exhaustive" (a
+// collection created on a server started with USE_INVERTED_SEARCHABLE=false).
+// They score differently, and Weaviate 1.35.2's BlockMax WAND leaves out of
+// some queries' top hits a document that scores above one it keeps,
+// depending on the segment layout: its answers change as segments compact,
+// without a push (README, Scaling out).
+func (i Info) BM25Searcher() string {
+	inv, _ := i.Config["invertedIndexConfig"].(map[string]any)
+	if on, _ := inv["usingBlockMaxWAND"].(bool); on {
+		return "blockmax-wand"
+	}
+	return "exhaustive"
+}
+
+// BM25Note is the warning line a run's summary carries when a BlockMax WAND
+// searcher answered its BM25 (BM25Searcher); "" for the exhaustive one.
+func BM25Note(name string, info Info) string {
+	if info.BM25Searcher() != "blockmax-wand" {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s: collection %s's BM25 is Weaviate's BlockMax WAND searcher, which in Weaviate %s can leave a document out of a query's top hits that scores above one it keeps, and answer differently as segments compact; a collection pushed to a server started with USE_INVERTED_SEARCHABLE=false uses the exhaustive searcher (README, Scaling out)",
+		name, info.Collection, info.ServerVersion)
+}

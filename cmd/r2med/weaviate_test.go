@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -162,6 +163,15 @@ func TestRunWeaviate(t *testing.T) {
 		}
 		if r := readRun(t, filepath.Join(tmp, c.name, "run.trec")); len(r) != len(dense) {
 			t.Errorf("%s answered %d queries, want %d", c.name, len(r), len(dense))
+		}
+		// The node runs Weaviate's default BM25 searcher, BlockMax WAND,
+		// which leaves qualifying documents out: the summary says so.
+		if !strings.Contains(out, "weaviate:"+map[string]string{"hybrid": "hybrid+test-embedder", "bm25": "bm25", "fused": "bm25"}[c.name]+": collection Demo") ||
+			!strings.Contains(out, "BlockMax WAND searcher") {
+			t.Errorf("%s: the summary does not say that BlockMax WAND answered BM25:\n%s", c.name, out)
+		}
+		if m, err := results.ReadManifest(filepath.Join(tmp, c.name, results.ManifestFile)); err != nil || fmt.Sprint(m.Details["weaviate_bm25_searcher"]) != "blockmax-wand" {
+			t.Errorf("%s: manifest details lack the BM25 searcher: %v %v", c.name, m.Details["weaviate_bm25_searcher"], err)
 		}
 	}
 

@@ -289,6 +289,12 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env retrieve.Env) (ret
 	if err := r.checkReplicas(ctx); err != nil {
 		return nil, err
 	}
+	if o.Mode != weaviate.Vector {
+		env.Note("weaviate_bm25_searcher", w.state.info.BM25Searcher())
+		if line := weaviate.BM25Note(r.name, w.state.info); line != "" {
+			env.Summary(r.name+" bm25", line)
+		}
+	}
 	if w.vectors() {
 		if r.queryEnc, err = w.Query.QueryEncoder(ctx, task.Name, env); err != nil {
 			return nil, err
