@@ -29,7 +29,11 @@
 //   - BM25: Weaviate's BM25F on the text property. Its formula is Lucene 8's
 //     (idf = ln(1 + (N − n + 0.5)/(n + 0.5)), tf/(tf + k1·(1 − b + b·dl/avgdl)),
 //     no (k1+1) factor) with k1 = 1.2 and b = 0.75 unless the collection says
-//     otherwise; document lengths are exact, not Lucene's one-byte norms. The
+//     otherwise; document lengths are exact, not Lucene's one-byte norms:
+//     the number of words for the BlockMax WAND searcher (Weaviate's
+//     default), the number of distinct words for the exhaustive one (a
+//     server started with USE_INVERTED_SEARCHABLE=false; Info.BM25Searcher
+//     says which a collection has), stopwords counted in both. The
 //     text is tokenized by "word" tokenization (split on anything that is not
 //     a letter or digit, lowercased), with no stemming; English stopwords
 //     (the "en" preset) are indexed but dropped from queries. R2MED's BM25

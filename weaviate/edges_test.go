@@ -3,6 +3,7 @@ package weaviate_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // vectors), an empty query, and more hits asked for than the server
 // gives (QUERY_MAXIMUM_RESULTS).
 func TestSearchEdges(t *testing.T) {
-	node := weaviatetest.Start(t, weaviatetest.Options{Env: map[string]string{"QUERY_MAXIMUM_RESULTS": "60"}})
+	node := weaviatetest.Start(t, weaviatetest.Options{Env: map[string]string{"QUERY_MAXIMUM_RESULTS": "60", "USE_INVERTED_SEARCHABLE": "false"}})
 	ctx := context.Background()
 	// 24 copies of one text, pushed in reverse id order and 5 at a time,
 	// so that the server's own order among them is not the ids'; and
@@ -128,6 +129,45 @@ func TestSearchEdges(t *testing.T) {
 		case e.want != "" && (err == nil || !strings.Contains(err.Error(), e.want) || !strings.Contains(err.Error(), "recreate")):
 			t.Errorf("Ensure %s %+v: %v; want it refused: %s", e.c.Name(), e.schema, err, e.want)
 		}
+	}
+
+	// The exhaustive BM25 searcher (USE_INVERTED_SEARCHABLE=false, as
+	// README's recipes start nodes) scores by Lucene 8's formula with a
+	// document's length taken as its number of distinct words (BlockMax
+	// WAND takes all its words), computed here by hand.
+	fc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Formula"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []ir.Doc{
+		{ID: "a", Text: "heart heart disease in children"}, // 5 words, 4 distinct
+		{ID: "b", Text: "heart failure"},
+		{ID: "c", Text: "kidney kidney kidney stones and more stones"}, // 7 words, 4 distinct
+	}
+	if _, err := fc.Ensure(ctx, weaviate.Schema{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fc.Push(ctx, small, nil, weaviate.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.WaitFlushed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := fc.Info(ctx)
+	if err != nil || info.BM25Searcher() != "exhaustive" || weaviate.BM25Note("weaviate:bm25", info) != "" {
+		t.Errorf("searcher %q, note %q, %v; want exhaustive, no note", info.BM25Searcher(), weaviate.BM25Note("weaviate:bm25", info), err)
+	}
+	// heart: in a (tf 2) and b (tf 1), n = 2 of N = 3; distinct lengths
+	// 4, 2, 4, average 10/3.
+	idf := math.Log(1 + (3-2+0.5)/(2+0.5))
+	part := func(tf, dl float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*dl/(10.0/3))) }
+	bm, err := fc.Search(ctx, weaviate.Query{Text: "heart"}, weaviate.SearchOptions{K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ir.Hit{{DocID: "a", Score: part(2, 4)}, {DocID: "b", Score: part(1, 2)}}
+	if len(bm) != 2 || bm[0].DocID != "a" || bm[1].DocID != "b" || math.Abs(bm[0].Score-want[0].Score) > 1e-5 || math.Abs(bm[1].Score-want[1].Score) > 1e-5 {
+		t.Errorf("exhaustive BM25 for \"heart\": %v; want %v (lengths as distinct words)", bm, want)
 	}
 
 	// An empty query matches nothing (Weaviate refuses it: no retries).
