@@ -50,7 +50,11 @@
 //     flat search over the vectors read back from the collection.
 //   - Hybrid: Weaviate fuses its BM25 and vector lists itself, with alpha
 //     (weight of the vector side) and rankedFusion or relativeScoreFusion;
-//     the score is Weaviate's fused score.
+//     the score is Weaviate's fused score. Both are sent with every query
+//     (Weaviate 1.35's own defaults are the same: alpha 0.75,
+//     relativeScoreFusion since 1.24). Each side lists k hits or the
+//     server's QUERY_HYBRID_MAXIMUM_RESULTS (default 100), whichever is
+//     more, and only those are fused: a server setting no manifest sees.
 //
 // # Replicas
 //

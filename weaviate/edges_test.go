@@ -18,9 +18,10 @@ import (
 // TestSearchEdges searches a real node where the answers are decided at
 // their edges: hits that tie at the cut (duplicate documents, the same
 // vectors), an empty query, and more hits asked for than the server
-// gives (QUERY_MAXIMUM_RESULTS).
+// gives (QUERY_MAXIMUM_RESULTS, below the 1000 objects a listing asks
+// for at a time).
 func TestSearchEdges(t *testing.T) {
-	node := weaviatetest.Start(t, weaviatetest.Options{Env: map[string]string{"QUERY_MAXIMUM_RESULTS": "60", "USE_INVERTED_SEARCHABLE": "false"}})
+	node := weaviatetest.Start(t, weaviatetest.Options{Env: map[string]string{"QUERY_MAXIMUM_RESULTS": "100", "USE_INVERTED_SEARCHABLE": "false"}})
 	ctx := context.Background()
 	// 24 copies of one text, pushed in reverse id order and 5 at a time,
 	// so that the server's own order among them is not the ids'; and
@@ -176,10 +177,15 @@ func TestSearchEdges(t *testing.T) {
 	if err != nil || len(hits) != 0 || time.Since(start) > 5*time.Second {
 		t.Errorf("empty BM25 query: %v, %v after %s; want no hits at once", hits, err, time.Since(start))
 	}
+	// Hybrid with an empty text is its vector side.
+	hy, err := c.Search(ctx, weaviate.Query{ID: "e", Text: "", Vector: q.Vector}, weaviate.SearchOptions{Mode: weaviate.Hybrid, Alpha: 0.5, K: 5})
+	if err != nil || len(hy) != 5 {
+		t.Errorf("hybrid with an empty text: %v, %v; want the vector side's 5 hits", hy, err)
+	}
 	// More hits than the server gives is an error at once, saying what.
 	start = time.Now()
 	_, err = c.Search(ctx, q, weaviate.SearchOptions{Mode: weaviate.Vector, K: 100})
 	if err == nil || !strings.Contains(err.Error(), "QUERY_MAXIMUM_RESULTS") || !strings.Contains(err.Error(), "--top-k") || time.Since(start) > 5*time.Second {
-		t.Errorf("k 100 above QUERY_MAXIMUM_RESULTS 60: %v after %s", err, time.Since(start))
+		t.Errorf("k 100 (and one more) above QUERY_MAXIMUM_RESULTS 100: %v after %s", err, time.Since(start))
 	}
 }

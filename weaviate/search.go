@@ -227,7 +227,11 @@ func (c *Collection) searchOnce(ctx context.Context, q Query, o SearchOptions, m
 		return err
 	}); err != nil {
 		if strings.Contains(err.Error(), "query maximum results exceeded") {
-			err = fmt.Errorf("%w: %d hits asked for exceed the server's QUERY_MAXIMUM_RESULTS (Weaviate's default is 10000); ask for fewer (--top-k), or start weaviate-server with a larger QUERY_MAXIMUM_RESULTS", err, limit)
+			asked := fmt.Sprintf("%d hits asked for exceed", limit)
+			if o.Mode == Hybrid {
+				asked = fmt.Sprintf("hybrid search asks each side for %d hits or QUERY_HYBRID_MAXIMUM_RESULTS (default 100), whichever is more, which exceeds", limit)
+			}
+			err = fmt.Errorf("%w: %s the server's QUERY_MAXIMUM_RESULTS (Weaviate's default is 10000); ask for fewer (--top-k), or start weaviate-server with a larger QUERY_MAXIMUM_RESULTS", err, asked)
 		}
 		return nil, false, err
 	}
