@@ -79,7 +79,8 @@
 // Hybrid search is taken as answered (its fused scores depend on how
 // many hits it is asked for). A document whose id equals the query's id
 // is skipped when SearchOptions.SkipSelf is set (BEIR's rule, which
-// r2med's dense retriever follows). An empty BM25 query matches nothing
+// r2med's dense retriever follows; the weaviate retriever sets it for
+// vector and hybrid search, not for BM25, as r2med's BM25 keeps it). An empty BM25 query matches nothing
 // (Weaviate would refuse it and fail the run); asking for more hits than
 // the server's QUERY_MAXIMUM_RESULTS is an error that says so at once.
 package weaviate

@@ -195,6 +195,25 @@ func TestRunWeaviate(t *testing.T) {
 		}
 	}
 
+	// weaviate:bm25 keeps a document whose id is the query's, as r2med's
+	// BM25 does (only dense search skips it, BEIR's rule for its exact
+	// search).
+	self := filepath.Join(tmp, "self")
+	writeBEIR(t, self, []ir.Doc{{ID: "q1", Text: "aspirin and headache"}, {ID: "d2", Text: "headache relief"}, {ID: "d3", Text: "kidney stones"}},
+		&ir.Task{Queries: []ir.Query{{ID: "q1", Text: "aspirin headache"}}, Qrels: ir.Qrels{"q1": {"d2": 1}}})
+	if out, errOut, code := r2med(t, "", "index", "push", "--data", self, "--quiet", "--to", "weaviate://"+u.Host+"/Self", "--weaviate-grpc", node.GRPCAddr()); code != 0 {
+		t.Fatalf("push: %s%s", out, errOut)
+	}
+	for _, c := range [][]string{{"--retriever", "bm25"}, append([]string{"--retriever", "weaviate:bm25", "--collection", "Self"}, where...)} {
+		out := filepath.Join(tmp, "self-"+strings.ReplaceAll(c[1], ":", "-"))
+		if o, errOut, code := r2med(t, "", append([]string{"run", "--data", self, "--quiet", "--out", out}, c...)...); code != 0 {
+			t.Fatalf("%v: %s%s", c, o, errOut)
+		}
+		if hits := readRun(t, filepath.Join(out, "run.trec"))["q1"]; len(hits) < 2 || hits[0].DocID != "q1" || hits[1].DocID != "d2" {
+			t.Errorf("%s: %v; want the document q1 first, as r2med's BM25 ranks it", c[1], hits)
+		}
+	}
+
 	// A collection that holds another corpus is refused.
 	needShared(t)
 	_, errOut, code = r2med(t, "", append([]string{"run", "--data", filepath.Join(shared, "nfcorpus"), "--quiet", "--out", filepath.Join(tmp, "other"),

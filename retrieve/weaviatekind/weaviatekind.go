@@ -138,7 +138,10 @@ func (w Weaviate) options() (weaviate.SearchOptions, error) {
 	if err != nil {
 		return weaviate.SearchOptions{}, err
 	}
-	o := weaviate.SearchOptions{Mode: mode, Alpha: weaviate.DefaultAlpha, Fusion: weaviate.Fusion(w.Fusion), Consistency: w.Consistency, SkipSelf: true}
+	// A document whose id is the query's is skipped where r2med's dense
+	// search skips it (BEIR's exact search), not by BM25, which r2med's
+	// own BM25 ranks it in.
+	o := weaviate.SearchOptions{Mode: mode, Alpha: weaviate.DefaultAlpha, Fusion: weaviate.Fusion(w.Fusion), Consistency: w.Consistency, SkipSelf: mode != weaviate.BM25}
 	if w.Alpha != nil {
 		o.Alpha = *w.Alpha
 	}
