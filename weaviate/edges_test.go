@@ -171,8 +171,38 @@ func TestSearchEdges(t *testing.T) {
 		t.Errorf("exhaustive BM25 for \"heart\": %v; want %v (lengths as distinct words)", bm, want)
 	}
 
-	// An empty query matches nothing (Weaviate refuses it: no retries).
+	// Vectors read back for the exact check come in pages under gRPC's
+	// 4 MB answer limit, however wide they are: 70 of 17,000 dimensions
+	// (4.8 MB in all).
+	const wide = 17000
+	wc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Wide", RetryFor: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wdocs := make([]ir.Doc, 70)
+	for i := range wdocs {
+		wdocs[i] = ir.Doc{ID: fmt.Sprintf("w-%02d", i), Text: "wide"}
+	}
+	wvecs := make([][]float32, len(wdocs))
+	for i := range wvecs {
+		wvecs[i] = make([]float32, wide)
+		wvecs[i][i] = 1
+		wvecs[i][wide-1] = 0.5
+	}
+	if _, err := wc.Ensure(ctx, weaviate.Schema{Index: "flat", Vectors: &weaviate.Vectors{Model: "wide", Dim: wide, Metric: "cosine"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wc.Push(ctx, wdocs, wvecs, weaviate.PushOptions{BatchSize: 20}); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
+	wq := weaviate.Query{ID: "w", Vector: wvecs[3]}
+	if ex, err := wc.ExactRun(ctx, wdocs, []weaviate.Query{wq}, 5); err != nil || len(ex["w"]) != 5 || ex["w"][0].DocID != wdocs[3].ID {
+		t.Errorf("exact run over %d-dim vectors: %v, %v after %s", wide, ex, err, time.Since(start))
+	}
+
+	// An empty query matches nothing (Weaviate refuses it: no retries).
+	start = time.Now()
 	hits, err := c.Search(ctx, weaviate.Query{ID: "e", Text: ""}, weaviate.SearchOptions{K: 10})
 	if err != nil || len(hits) != 0 || time.Since(start) > 5*time.Second {
 		t.Errorf("empty BM25 query: %v, %v after %s; want no hits at once", hits, err, time.Since(start))

@@ -62,7 +62,10 @@ func transient(ctx context.Context, err error) bool {
 			// Weaviate answers every error of a search with Unknown,
 			// a request it refuses too: that one fails again.
 			return !refusedRequest(s.Message())
-		case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		case codes.ResourceExhausted:
+			// An answer over the client's size limit is as large again.
+			return !strings.Contains(s.Message(), "larger than max")
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 			return true
 		}
 		return false

@@ -167,6 +167,9 @@ func TestTransientAndBackoff(t *testing.T) {
 	if !transient(ctx, status.Error(codes.Unknown, "explorer: get class: vector search: shard s1: connection refused")) {
 		t.Error("Unknown from a node that went away is not retried")
 	}
+	if transient(ctx, status.Error(codes.ResourceExhausted, "grpc: received message larger than max (8441431 vs. 4194304)")) {
+		t.Error("an answer over gRPC's size limit is retried")
+	}
 	for _, msg := range []string{"explorer: get class: vector search: invalid pagination params: query maximum results exceeded", "keyword search (bm25) must have query set"} {
 		if transient(ctx, status.Error(codes.Unknown, msg)) {
 			t.Errorf("Weaviate's refusal %q is retried", msg)
