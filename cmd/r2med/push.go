@@ -146,7 +146,7 @@ others, they fail the push, named, rather than being ignored.`,
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&to, "to", "", "the collection: weaviate://HOST:PORT/Collection (weaviates:// for TLS); the name starts with a capital letter")
+	f.StringVar(&to, "to", "", "the collection: weaviate://HOST:PORT/Collection (weaviates:// for TLS, whose gRPC the Weaviate Go client does not verify); the name starts with a capital letter")
 	f.StringVar(&indexPath, "index", "", "push the documents, and the vectors when it holds them, of this index file (r2med index build) instead of a task's")
 	f.StringVar(&grpc, "weaviate-grpc", "", "Weaviate's gRPC address HOST:PORT (default: the same host, port 50051)")
 	f.IntVar(&schema.Shards, "shards", 0, "shards of a new collection (default: Weaviate's, one per node)")
