@@ -207,6 +207,10 @@ func TestSearchEdges(t *testing.T) {
 	if err != nil || len(hits) != 0 || time.Since(start) > 5*time.Second {
 		t.Errorf("empty BM25 query: %v, %v after %s; want no hits at once", hits, err, time.Since(start))
 	}
+	// A query of stopwords only matches nothing, as an empty one.
+	if hits, err := c.Search(ctx, weaviate.Query{ID: "s", Text: "the of and"}, weaviate.SearchOptions{K: 10}); err != nil || len(hits) != 0 {
+		t.Errorf("a query of stopwords: %v, %v", hits, err)
+	}
 	// Hybrid with an empty text is its vector side.
 	hy, err := c.Search(ctx, weaviate.Query{ID: "e", Text: "", Vector: q.Vector}, weaviate.SearchOptions{Mode: weaviate.Hybrid, Alpha: 0.5, K: 5})
 	if err != nil || len(hy) != 5 {
