@@ -75,7 +75,9 @@
 // more than k, and while the hit after the k-th ties it ask for more,
 // then keep the tied hits by document id ascending, as r2med's exact
 // search does: a flat index gives r2med's exact ranking, ties included,
-// and the same collection gives the same hits however it was pushed.
+// and the same collection gives the same hits however it was pushed (a
+// tie longer than the server lists, QUERY_MAXIMUM_RESULTS, is cut where
+// Weaviate cut it).
 // Hybrid search is taken as answered (its fused scores depend on how
 // many hits it is asked for). A document whose id equals the query's id
 // is skipped when SearchOptions.SkipSelf is set (BEIR's rule, which

@@ -207,6 +207,26 @@ func TestSearchEdges(t *testing.T) {
 	if err != nil || len(hits) != 0 || time.Since(start) > 5*time.Second {
 		t.Errorf("empty BM25 query: %v, %v after %s; want no hits at once", hits, err, time.Since(start))
 	}
+	// A tie longer than the server lists (QUERY_MAXIMUM_RESULTS) is cut
+	// where Weaviate cut it, not an error.
+	mc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Many", RetryFor: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := make([]ir.Doc, 130)
+	for i := range many {
+		many[i] = ir.Doc{ID: fmt.Sprintf("m-%03d", i), Text: "aspirin relieves headache pain"}
+	}
+	if _, err := mc.Ensure(ctx, weaviate.Schema{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.Push(ctx, many, nil, weaviate.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := mc.Search(ctx, weaviate.Query{Text: "headache"}, weaviate.SearchOptions{K: 60}); err != nil || len(hits) != 60 {
+		t.Errorf("k 60 of a tie of 130 under QUERY_MAXIMUM_RESULTS 100: %d hits, %v", len(hits), err)
+	}
+
 	// A query of stopwords only matches nothing, as an empty one.
 	if hits, err := c.Search(ctx, weaviate.Query{ID: "s", Text: "the of and"}, weaviate.SearchOptions{K: 10}); err != nil || len(hits) != 0 {
 		t.Errorf("a query of stopwords: %v, %v", hits, err)

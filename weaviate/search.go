@@ -172,8 +172,14 @@ func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOp
 		// No term matches nothing (Weaviate refuses an empty query).
 		return []ir.Hit{}, nil
 	}
+	var tied []ir.Hit // the last answer, whose tie at the cut went on
 	for {
 		hits, more, err := c.searchOnce(ctx, q, o, metric, limit)
+		if err != nil && tied != nil && strings.Contains(err.Error(), "query maximum results exceeded") {
+			// A tie longer than the server lists: the answer before
+			// keeps those of the tie Weaviate found first.
+			hits, more, err = tied, false, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -183,6 +189,7 @@ func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOp
 		// scores depend on how many candidates it is asked for, so it is
 		// taken as answered.
 		if more && o.Mode != Hybrid && len(hits) > k && float32(hits[k-1].Score) == float32(hits[len(hits)-1].Score) {
+			tied = hits
 			limit *= 2
 			continue
 		}
