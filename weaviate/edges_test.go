@@ -41,10 +41,15 @@ func TestSearchEdges(t *testing.T) {
 	const dim = 16
 	emb := weaviatetest.NewEmbedder(dim, texts)
 	vecs := emb.EmbedAll(texts)
-	c, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Edges", RetryFor: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	// Requests are retried for 20 s at most: an error is seen soon.
+	open := func(name string) *weaviate.Collection {
+		c, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: name, RetryFor: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
+	c := open("Edges")
 	if _, err := c.Ensure(ctx, weaviate.Schema{Index: "flat", Vectors: &weaviate.Vectors{Model: "stand-in", Dim: dim, Metric: "cosine"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +103,7 @@ func TestSearchEdges(t *testing.T) {
 	// A push into the collection with other settings than it was made
 	// with is refused, naming them; the same settings, or none, pass.
 	vecs16 := &weaviate.Vectors{Model: "stand-in", Dim: dim, Metric: "cosine"}
-	hc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "EdgesHnsw"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hc := open("EdgesHnsw")
 	if _, err := hc.Ensure(ctx, weaviate.Schema{EF: 64, EFConstruction: 64, Stopwords: "none", BM25: &weaviate.BM25Params{K1: 0.9, B: 0.4}}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +138,7 @@ func TestSearchEdges(t *testing.T) {
 	// README's recipes start nodes) scores by Lucene 8's formula with a
 	// document's length taken as its number of distinct words (BlockMax
 	// WAND takes all its words), computed here by hand.
-	fc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Formula"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fc := open("Formula")
 	small := []ir.Doc{
 		{ID: "a", Text: "heart heart disease in children"}, // 5 words, 4 distinct
 		{ID: "b", Text: "heart failure"},
@@ -175,10 +174,7 @@ func TestSearchEdges(t *testing.T) {
 	// 4 MB answer limit, however wide they are: 70 of 17,000 dimensions
 	// (4.8 MB in all).
 	const wide = 17000
-	wc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Wide", RetryFor: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wc := open("Wide")
 	wdocs := make([]ir.Doc, 70)
 	for i := range wdocs {
 		wdocs[i] = ir.Doc{ID: fmt.Sprintf("w-%02d", i), Text: "wide"}
@@ -209,10 +205,7 @@ func TestSearchEdges(t *testing.T) {
 	}
 	// A tie longer than the server lists (QUERY_MAXIMUM_RESULTS) is cut
 	// where Weaviate cut it, not an error.
-	mc, err := weaviate.Open(weaviate.Config{URL: node.URL(), GRPC: node.GRPCAddr(), Collection: "Many", RetryFor: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := open("Many")
 	many := make([]ir.Doc, 130)
 	for i := range many {
 		many[i] = ir.Doc{ID: fmt.Sprintf("m-%03d", i), Text: "aspirin relieves headache pain"}
