@@ -156,6 +156,9 @@ func (s Schema) validate() error {
 	if s.EF < -1 || s.EFConstruction < 0 || s.MaxConnections < 0 {
 		return fmt.Errorf("HNSW settings must not be negative (ef %d, efConstruction %d, maxConnections %d)", s.EF, s.EFConstruction, s.MaxConnections)
 	}
+	if s.Index == "flat" && (s.EF != 0 || s.EFConstruction != 0 || s.MaxConnections != 0) {
+		return fmt.Errorf("a flat vector index takes no HNSW ef, efConstruction or maxConnections (ef %d, efConstruction %d, maxConnections %d): it searches exactly; drop them, or use hnsw", s.EF, s.EFConstruction, s.MaxConnections)
+	}
 	if s.BM25 != nil && (s.BM25.K1 < 0 || s.BM25.B < 0 || s.BM25.B > 1) {
 		return fmt.Errorf("BM25 k1 %g, b %g: want k1 ≥ 0 and 0 ≤ b ≤ 1", s.BM25.K1, s.BM25.B)
 	}

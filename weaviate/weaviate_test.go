@@ -128,6 +128,7 @@ func TestSchemaClass(t *testing.T) {
 	for _, bad := range []Schema{
 		{Index: "ivf"}, {Stopwords: "de"}, {Replicas: -1}, {EF: -2}, {BM25: &BM25Params{K1: 1, B: 2}},
 		{Vectors: &Vectors{Dim: 0, Metric: "cosine"}}, {Vectors: &Vectors{Dim: 8, Metric: "l2"}},
+		{Index: "flat", EF: 64}, {Index: "flat", EFConstruction: 64}, {Index: "flat", MaxConnections: 8}, // HNSW settings a flat index would ignore
 	} {
 		if err := bad.validate(); err == nil {
 			t.Errorf("%+v validated", bad)
