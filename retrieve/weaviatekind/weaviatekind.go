@@ -292,7 +292,7 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env retrieve.Env) (ret
 	if err := r.checkReplicas(ctx); err != nil {
 		return nil, err
 	}
-	if o.Mode != weaviate.Vector {
+	if o.Mode == weaviate.BM25 || o.Mode == weaviate.Hybrid && o.Alpha < 1 { // alpha 1: the vector side alone
 		env.Note("weaviate_bm25_searcher", w.state.info.BM25Searcher())
 		if line := weaviate.BM25Note(r.name, w.state.info); line != "" {
 			env.Summary(r.name+" bm25", line)
