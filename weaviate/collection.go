@@ -156,6 +156,9 @@ func (s Schema) validate() error {
 	if s.EF < -1 || s.EFConstruction < 0 || s.MaxConnections < 0 {
 		return fmt.Errorf("HNSW settings must not be negative (ef %d, efConstruction %d, maxConnections %d)", s.EF, s.EFConstruction, s.MaxConnections)
 	}
+	if s.Index == "flat" && (s.EF != 0 || s.EFConstruction != 0 || s.MaxConnections != 0) {
+		return fmt.Errorf("a flat vector index takes no HNSW ef, efConstruction or maxConnections (ef %d, efConstruction %d, maxConnections %d): it searches exactly; drop them, or use hnsw", s.EF, s.EFConstruction, s.MaxConnections)
+	}
 	if s.BM25 != nil && (s.BM25.K1 < 0 || s.BM25.B < 0 || s.BM25.B > 1) {
 		return fmt.Errorf("BM25 k1 %g, b %g: want k1 ≥ 0 and 0 ≤ b ≤ 1", s.BM25.K1, s.BM25.B)
 	}
@@ -285,7 +288,61 @@ func (c *Collection) Ensure(ctx context.Context, s Schema) (created bool, err er
 			return false, fmt.Errorf("collection %s exists with replication factor %d, not %d; recreate it, or leave the replication factor out", name, got, s.Replicas)
 		}
 	}
+	if diff := s.differences(cls, m); len(diff) > 0 {
+		return false, fmt.Errorf("collection %s exists with other settings than those given: %s; a push does not change them: recreate it (--recreate), push into a new collection, or leave those settings out",
+			name, strings.Join(diff, "; "))
+	}
 	return false, nil
+}
+
+// differences lists the settings s gives (beside vectors, shards and
+// replicas, which Ensure checks) that the existing class has otherwise:
+// a push into it must not leave the user believing they apply.
+func (s Schema) differences(cls *models.Class, m *Meta) []string {
+	var out []string
+	vi := vectorIndexOf(cls)
+	if s.Index != "" && s.Index != vi.Type {
+		out = append(out, fmt.Sprintf("vector index %s, not %s", vi.Type, s.Index))
+	}
+	if vi.Type == "hnsw" {
+		ef := vi.EF
+		if m.EFLease != nil {
+			ef = m.EFLease.Restore // a run holds another for its searches
+		}
+		for _, c := range []struct {
+			name      string
+			got, want int
+		}{{"ef", ef, s.EF}, {"efConstruction", vi.EFConstruction, s.EFConstruction}, {"maxConnections", vi.MaxConnections, s.MaxConnections}} {
+			if c.want != 0 && c.want != c.got {
+				out = append(out, fmt.Sprintf("HNSW %s %d, not %d", c.name, c.got, c.want))
+			}
+		}
+	} else if s.EF != 0 || s.EFConstruction != 0 || s.MaxConnections != 0 {
+		out = append(out, fmt.Sprintf("a %s vector index, which takes no HNSW ef, efConstruction or maxConnections", vi.Type))
+	}
+	inv := cls.InvertedIndexConfig
+	if s.BM25 != nil {
+		k1, b := float32(1.2), float32(0.75)
+		if inv != nil && inv.Bm25 != nil {
+			k1, b = inv.Bm25.K1, inv.Bm25.B
+		}
+		if k1 != float32(s.BM25.K1) || b != float32(s.BM25.B) {
+			out = append(out, fmt.Sprintf("BM25 k1 %g, b %g, not k1 %g, b %g", k1, b, s.BM25.K1, s.BM25.B))
+		}
+	}
+	if s.Stopwords != "" {
+		preset := "en"
+		if inv != nil && inv.Stopwords != nil && inv.Stopwords.Preset != "" {
+			preset = inv.Stopwords.Preset
+		}
+		if preset != s.Stopwords {
+			out = append(out, fmt.Sprintf("stopwords %s, not %s", preset, s.Stopwords))
+		}
+	}
+	if s.AsyncReplication && (cls.ReplicationConfig == nil || !cls.ReplicationConfig.AsyncEnabled) {
+		out = append(out, "no asynchronous replication")
+	}
+	return out
 }
 
 // replicationFactor is the number of copies of each shard.
@@ -575,4 +632,30 @@ func (c *Collection) wrap(what string, err error) error {
 		return fmt.Errorf("weaviate %s: %s %s: %w (is weaviate-server running there? see README, Scaling out)", c.cfg.URL, what, c.cfg.Collection, err)
 	}
 	return fmt.Errorf("weaviate %s: %s %s: %w", c.cfg.URL, what, c.cfg.Collection, err)
+}
+
+// BM25Searcher names the BM25 searcher that answers the collection's BM25
+// (and hybrid's keyword side), as its configuration records it:
+// "blockmax-wand" (Weaviate's default since 1.30) or "exhaustive" (a
+// collection created on a server started with USE_INVERTED_SEARCHABLE=false).
+// They score differently, and Weaviate 1.35.2's BlockMax WAND leaves out of
+// some queries' top hits a document that scores above one it keeps,
+// depending on the segment layout: its answers change as segments compact,
+// without a push (README, Scaling out).
+func (i Info) BM25Searcher() string {
+	inv, _ := i.Config["invertedIndexConfig"].(map[string]any)
+	if on, _ := inv["usingBlockMaxWAND"].(bool); on {
+		return "blockmax-wand"
+	}
+	return "exhaustive"
+}
+
+// BM25Note is the warning line a run's summary carries when a BlockMax WAND
+// searcher answered its BM25 (BM25Searcher); "" for the exhaustive one.
+func BM25Note(name string, info Info) string {
+	if info.BM25Searcher() != "blockmax-wand" {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s: collection %s's BM25 is Weaviate's BlockMax WAND searcher, which in Weaviate %s can leave a document out of a query's top hits that scores above one it keeps, and answer differently as segments compact; a collection pushed to a server started with USE_INVERTED_SEARCHABLE=false uses the exhaustive searcher (README, Scaling out)",
+		name, info.Collection, info.ServerVersion)
 }

@@ -35,6 +35,12 @@ var collectionName = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
 // ParseTarget reads weaviate://HOST:PORT/Collection (what r2med index push
 // takes after --to) into a Config with URL http://HOST:PORT; weaviates://
 // gives https. The gRPC address is left to the default unless grpc is given.
+//
+// Over TLS the REST requests verify the server's certificate, but the
+// official Go client (v5.5) opens gRPC — the batch writes and every
+// search — with InsecureSkipVerify and no way to change it: its TLS
+// keeps what is sent private from onlookers, not from a server that
+// poses as the one named. Reach a TLS server over a network you trust.
 func ParseTarget(target, grpc string) (Config, error) {
 	u, err := url.Parse(target)
 	if err != nil {

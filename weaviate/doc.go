@@ -29,7 +29,11 @@
 //   - BM25: Weaviate's BM25F on the text property. Its formula is Lucene 8's
 //     (idf = ln(1 + (N − n + 0.5)/(n + 0.5)), tf/(tf + k1·(1 − b + b·dl/avgdl)),
 //     no (k1+1) factor) with k1 = 1.2 and b = 0.75 unless the collection says
-//     otherwise; document lengths are exact, not Lucene's one-byte norms. The
+//     otherwise; document lengths are exact, not Lucene's one-byte norms:
+//     the number of words for the BlockMax WAND searcher (Weaviate's
+//     default), the number of distinct words for the exhaustive one (a
+//     server started with USE_INVERTED_SEARCHABLE=false; Info.BM25Searcher
+//     says which a collection has), stopwords counted in both. The
 //     text is tokenized by "word" tokenization (split on anything that is not
 //     a letter or digit, lowercased), with no stemming; English stopwords
 //     (the "en" preset) are indexed but dropped from queries. R2MED's BM25
@@ -46,7 +50,11 @@
 //     flat search over the vectors read back from the collection.
 //   - Hybrid: Weaviate fuses its BM25 and vector lists itself, with alpha
 //     (weight of the vector side) and rankedFusion or relativeScoreFusion;
-//     the score is Weaviate's fused score.
+//     the score is Weaviate's fused score. Both are sent with every query
+//     (Weaviate 1.35's own defaults are the same: alpha 0.75,
+//     relativeScoreFusion since 1.24). Each side lists k hits or the
+//     server's QUERY_HYBRID_MAXIMUM_RESULTS (default 100), whichever is
+//     more, and only those are fused: a server setting no manifest sees.
 //
 // # Replicas
 //
@@ -61,7 +69,20 @@
 // node that just died are sent again for a bounded time (Config.RetryFor),
 // and an error that remains names that node.
 //
-// Hits come in Weaviate's rank order. A document whose id equals the
-// query's id is skipped when SearchOptions.SkipSelf is set (BEIR's rule,
-// which r2med's dense retriever follows).
+// Hits come in Weaviate's rank order, except where scores tie at the
+// cut: Weaviate keeps tied hits in the order it found them (the order the
+// objects were written in), so BM25 and vector searches ask for one hit
+// more than k, and while the hit after the k-th ties it ask for more,
+// then keep the tied hits by document id ascending, as r2med's exact
+// search does: a flat index gives r2med's exact ranking, ties included,
+// and the same collection gives the same hits however it was pushed (a
+// tie longer than the server lists, QUERY_MAXIMUM_RESULTS, is cut where
+// Weaviate cut it).
+// Hybrid search is taken as answered (its fused scores depend on how
+// many hits it is asked for). A document whose id equals the query's id
+// is skipped when SearchOptions.SkipSelf is set (BEIR's rule, which
+// r2med's dense retriever follows; the weaviate retriever sets it for
+// vector and hybrid search, not for BM25, as r2med's BM25 keeps it). An empty BM25 query matches nothing
+// (Weaviate would refuse it and fail the run); asking for more hits than
+// the server's QUERY_MAXIMUM_RESULTS is an error that says so at once.
 package weaviate

@@ -72,7 +72,7 @@ func (c *Collection) exactIndex(ctx context.Context, docs []ir.Doc) (*vector.Fla
 	flat.Grow(len(docs))
 	var bad []string
 	var addErr error
-	err = c.scan(ctx, "", true, func(r graphql.SearchResult) {
+	err = c.scan(ctx, "", meta.Vectors.Dim, func(r graphql.SearchResult) {
 		id, _ := r.Properties[PropDocID].(string)
 		hash, _ := r.Properties[PropHash].(string)
 		t, ok := text[id]

@@ -685,7 +685,7 @@ const listPage = 1000
 // content hash) with Weaviate's cursor API, at consistency level.
 func (c *Collection) objects(ctx context.Context, level string) (map[string]object, error) {
 	out := map[string]object{}
-	err := c.scan(ctx, level, false, func(r graphql.SearchResult) {
+	err := c.scan(ctx, level, 0, func(r graphql.SearchResult) {
 		id, _ := r.Properties[PropDocID].(string)
 		hash, _ := r.Properties[PropHash].(string)
 		out[r.ID] = object{docID: id, hash: hash}
@@ -693,15 +693,25 @@ func (c *Collection) objects(ctx context.Context, level string) (map[string]obje
 	return out, err
 }
 
+// listBytes bounds the vectors one listing page carries: gRPC clients
+// take answers of up to 4 MB, and Weaviate 1.35 sends each vector twice
+// (as a vector and among the named vectors), 8 bytes a dimension.
+const listBytes = 2 << 20
+
 // scan calls fn with every object of the collection (its docId and
-// contentHash properties, its vector when vectors is set), page by page
-// with Weaviate's cursor API, at consistency level.
-func (c *Collection) scan(ctx context.Context, level string, vectors bool, fn func(graphql.SearchResult)) error {
+// contentHash properties, its vector of dim dimensions when dim > 0),
+// page by page with Weaviate's cursor API, at consistency level.
+func (c *Collection) scan(ctx context.Context, level string, dim int, fn func(graphql.SearchResult)) error {
 	after := ""
+	page := listPage
+	vectors := dim > 0
+	if vectors {
+		page = max(1, min(listPage, listBytes/(8*dim)))
+	}
 	for {
 		var res []graphql.SearchResult
 		if err := c.retry(ctx, "list objects of", func(ctx context.Context) error {
-			s := c.client.Experimental().Search().WithCollection(c.cfg.Collection).WithLimit(listPage).
+			s := c.client.Experimental().Search().WithCollection(c.cfg.Collection).WithLimit(page).
 				WithProperties(PropDocID, PropHash).WithConsistencyLevel(level).
 				WithMetadata(&graphql.Metadata{ID: true, Vector: vectors})
 			if after != "" {
@@ -711,12 +721,18 @@ func (c *Collection) scan(ctx context.Context, level string, vectors bool, fn fu
 			res, err = s.Do(ctx)
 			return err
 		}); err != nil {
+			if (strings.Contains(err.Error(), "query maximum results exceeded") || strings.Contains(err.Error(), "larger than max")) && page > 1 {
+				// A server whose QUERY_MAXIMUM_RESULTS is below a
+				// page, or a page over gRPC's 4 MB.
+				page /= 2
+				continue
+			}
 			return err
 		}
 		for _, r := range res {
 			fn(r)
 		}
-		if len(res) < listPage {
+		if len(res) < page {
 			return nil
 		}
 		after = res[len(res)-1].ID

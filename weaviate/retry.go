@@ -58,7 +58,14 @@ func transient(ctx context.Context, err error) bool {
 	}
 	if s, ok := status.FromError(err); ok {
 		switch s.Code() {
-		case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Internal, codes.Unknown:
+		case codes.Unknown, codes.Internal:
+			// Weaviate answers every error of a search with Unknown,
+			// a request it refuses too: that one fails again.
+			return !refusedRequest(s.Message())
+		case codes.ResourceExhausted:
+			// An answer over the client's size limit is as large again.
+			return !strings.Contains(s.Message(), "larger than max")
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 			return true
 		}
 		return false
@@ -73,6 +80,29 @@ func transient(ctx context.Context, err error) bool {
 	msg := err.Error()
 	for _, s := range []string{"connection reset", "EOF", "context deadline exceeded", "Client.Timeout exceeded", "i/o timeout"} {
 		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusals are what Weaviate 1.35 says, with gRPC code Unknown, of a
+// search it refuses for what the request asks (usecases/traverser,
+// usecases/objects): sending it again cannot help.
+var refusals = []string{
+	"query maximum results exceeded", // offset + limit above QUERY_MAXIMUM_RESULTS
+	"invalid pagination params",
+	"must have query set", // an empty BM25 query
+	"conflict:",           // arguments that exclude each other
+	"vector lengths don't match",
+	"could not find class",
+}
+
+// refusedRequest reports whether a search's error message is one of
+// Weaviate's refusals of the request itself.
+func refusedRequest(msg string) bool {
+	for _, r := range refusals {
+		if strings.Contains(msg, r) {
 			return true
 		}
 	}

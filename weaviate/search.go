@@ -1,9 +1,12 @@
 package weaviate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
 	"golang.org/x/sync/errgroup"
@@ -146,12 +149,15 @@ func (c *Collection) Search(ctx context.Context, q Query, o SearchOptions) ([]ir
 
 func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOptions) ([]ir.Hit, error) {
 	k := o.k()
-	limit := k
+	// One hit beyond k shows whether a tie goes on past the cut (hybrid
+	// is taken as answered: see below).
+	limit := k + 1
+	if o.Mode == Hybrid {
+		limit = k
+	}
 	if o.SkipSelf {
 		limit++
 	}
-	s := c.client.Experimental().Search().WithCollection(c.cfg.Collection).WithLimit(limit).
-		WithProperties(PropDocID).WithConsistencyLevel(o.Consistency)
 	metric := vector.Cosine
 	if o.Mode != BM25 {
 		if meta.Vectors == nil {
@@ -162,6 +168,52 @@ func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOp
 		}
 		metric, _ = vector.ParseMetric(meta.Vectors.Metric)
 	}
+	if o.Mode == BM25 && q.Text == "" {
+		// No term matches nothing (Weaviate refuses an empty query).
+		return []ir.Hit{}, nil
+	}
+	var tied []ir.Hit // the last answer, whose tie at the cut went on
+	for {
+		hits, more, err := c.searchOnce(ctx, q, o, metric, limit)
+		if err != nil && tied != nil && strings.Contains(err.Error(), "query maximum results exceeded") {
+			// A tie longer than the server lists: the answer before
+			// keeps those of the tie Weaviate found first.
+			hits, more, err = tied, false, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Hits that tie the k-th may go on past what Weaviate answered,
+		// which of them it answered is its own (insertion) order: ask
+		// for more until the tie ends inside the answer. Hybrid's fused
+		// scores depend on how many candidates it is asked for, so it is
+		// taken as answered.
+		if more && o.Mode != Hybrid && len(hits) > k && float32(hits[k-1].Score) == float32(hits[len(hits)-1].Score) {
+			tied = hits
+			limit *= 2
+			continue
+		}
+		// Ties at the cut are kept by document id ascending, as r2med's
+		// exact searches keep them (package vector), whatever order the
+		// server found them in.
+		if o.Mode != Hybrid {
+			slices.SortStableFunc(hits, func(a, b ir.Hit) int {
+				if sa, sb := float32(a.Score), float32(b.Score); sa != sb {
+					return cmp.Compare(sb, sa)
+				}
+				return strings.Compare(a.DocID, b.DocID)
+			})
+		}
+		return hits[:min(k, len(hits))], nil
+	}
+}
+
+// searchOnce asks Weaviate for limit hits and returns them in its rank
+// order, less the query's own document under SkipSelf; more reports that
+// Weaviate answered all limit asked for (more may follow).
+func (c *Collection) searchOnce(ctx context.Context, q Query, o SearchOptions, metric vector.Metric, limit int) (hits []ir.Hit, more bool, err error) {
+	s := c.client.Experimental().Search().WithCollection(c.cfg.Collection).WithLimit(limit).
+		WithProperties(PropDocID).WithConsistencyLevel(o.Consistency)
 	switch o.Mode {
 	case BM25:
 		s = s.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(q.Text).WithProperties(PropText)).
@@ -181,19 +233,23 @@ func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOp
 		res, err = s.Do(ctx)
 		return err
 	}); err != nil {
-		return nil, err
+		if strings.Contains(err.Error(), "query maximum results exceeded") {
+			asked := fmt.Sprintf("%d hits asked for exceed", limit)
+			if o.Mode == Hybrid {
+				asked = fmt.Sprintf("hybrid search asks each side for %d hits or QUERY_HYBRID_MAXIMUM_RESULTS (default 100), whichever is more, which exceeds", limit)
+			}
+			err = fmt.Errorf("%w: %s the server's QUERY_MAXIMUM_RESULTS (Weaviate's default is 10000); ask for fewer (--top-k), or start weaviate-server with a larger QUERY_MAXIMUM_RESULTS", err, asked)
+		}
+		return nil, false, err
 	}
-	hits := make([]ir.Hit, 0, min(len(res), k))
+	hits = make([]ir.Hit, 0, len(res))
 	for _, r := range res {
 		id, ok := r.Properties[PropDocID].(string)
 		if !ok {
-			return nil, fmt.Errorf("collection %s: object %s has no %s", c.cfg.Collection, r.ID, PropDocID)
+			return nil, false, fmt.Errorf("collection %s: object %s has no %s", c.cfg.Collection, r.ID, PropDocID)
 		}
 		if o.SkipSelf && id == q.ID {
 			continue
-		}
-		if len(hits) == k {
-			break
 		}
 		score := float64(r.Metadata.Score)
 		if o.Mode == Vector {
@@ -201,7 +257,7 @@ func (c *Collection) search(ctx context.Context, meta *Meta, q Query, o SearchOp
 		}
 		hits = append(hits, ir.Hit{DocID: id, Score: score})
 	}
-	return hits, nil
+	return hits, len(res) == limit, nil
 }
 
 // similarity turns Weaviate's distance into the score r2med's flat search

@@ -128,6 +128,7 @@ func TestSchemaClass(t *testing.T) {
 	for _, bad := range []Schema{
 		{Index: "ivf"}, {Stopwords: "de"}, {Replicas: -1}, {EF: -2}, {BM25: &BM25Params{K1: 1, B: 2}},
 		{Vectors: &Vectors{Dim: 0, Metric: "cosine"}}, {Vectors: &Vectors{Dim: 8, Metric: "l2"}},
+		{Index: "flat", EF: 64}, {Index: "flat", EFConstruction: 64}, {Index: "flat", MaxConnections: 8}, // HNSW settings a flat index would ignore
 	} {
 		if err := bad.validate(); err == nil {
 			t.Errorf("%+v validated", bad)
@@ -161,6 +162,19 @@ func TestTransientAndBackoff(t *testing.T) {
 	}
 	if transient(ctx, status.Error(codes.InvalidArgument, "bad vector")) {
 		t.Error("InvalidArgument is retried")
+	}
+	// Weaviate answers every search error with Unknown: a node that
+	// went away is retried, a request it refuses is not.
+	if !transient(ctx, status.Error(codes.Unknown, "explorer: get class: vector search: shard s1: connection refused")) {
+		t.Error("Unknown from a node that went away is not retried")
+	}
+	if transient(ctx, status.Error(codes.ResourceExhausted, "grpc: received message larger than max (8441431 vs. 4194304)")) {
+		t.Error("an answer over gRPC's size limit is retried")
+	}
+	for _, msg := range []string{"explorer: get class: vector search: invalid pagination params: query maximum results exceeded", "keyword search (bm25) must have query set"} {
+		if transient(ctx, status.Error(codes.Unknown, msg)) {
+			t.Errorf("Weaviate's refusal %q is retried", msg)
+		}
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

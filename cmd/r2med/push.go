@@ -60,7 +60,11 @@ On a collection with one copy the object count must equal the corpus
 size.
 
 A collection holds one corpus: objects of documents the corpus lacks make
-push fail before writing (use another collection, or --recreate).`,
+push fail before writing (use another collection, or --recreate). The
+collection settings (--vector-index, --ef, --ef-construction,
+--max-connections, --k1, --b, --stopwords, --async-replication, --shards,
+--replicas) make a new collection; given for an existing one that has
+others, they fail the push, named, rather than being ignored.`,
 		Example: `  r2med index push --task demo --to weaviate://localhost:8080/Demo
   r2med index push --task Biology --to weaviate://localhost:8080/Biology --model nv --backend openai --base-url http://gpu:8000/v1
   r2med index push --data ../shared/data/nfcorpus --to weaviate://localhost:8080/Nfcorpus --shards 3 --replicas 3
@@ -77,6 +81,11 @@ push fail before writing (use another collection, or --recreate).`,
 			}
 			if cmd.Flags().Changed("k1") || cmd.Flags().Changed("b") {
 				schema.BM25 = &weaviate.BM25Params{K1: k1, B: b}
+			}
+			if !cmd.Flags().Changed("vector-index") {
+				// Settings given are checked against an existing
+				// collection (Ensure): the default is not given.
+				schema.Index = ""
 			}
 			opt.Progress = progress.Auto(quiet)
 			if indexPath != "" {
@@ -137,7 +146,7 @@ push fail before writing (use another collection, or --recreate).`,
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&to, "to", "", "the collection: weaviate://HOST:PORT/Collection (weaviates:// for TLS); the name starts with a capital letter")
+	f.StringVar(&to, "to", "", "the collection: weaviate://HOST:PORT/Collection (weaviates:// for TLS, whose gRPC the Weaviate Go client does not verify); the name starts with a capital letter")
 	f.StringVar(&indexPath, "index", "", "push the documents, and the vectors when it holds them, of this index file (r2med index build) instead of a task's")
 	f.StringVar(&grpc, "weaviate-grpc", "", "Weaviate's gRPC address HOST:PORT (default: the same host, port 50051)")
 	f.IntVar(&schema.Shards, "shards", 0, "shards of a new collection (default: Weaviate's, one per node)")

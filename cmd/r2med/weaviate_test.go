@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -122,6 +123,23 @@ func TestRunWeaviate(t *testing.T) {
 		t.Errorf("the collection's ef after a run with --ef 12: %+v, %v (want its own, 300)", vi, err)
 	}
 	push("DemoFlat", append(model, "--vector-index", "flat")...)
+	push("DemoFlat", model...) // the default index is not a setting given
+	// Settings given for an existing collection that has others are
+	// refused, named, not ignored.
+	for _, c := range []struct {
+		coll string
+		args []string
+		want string
+	}{
+		{"DemoFlat", append([]string{"--vector-index", "hnsw"}, model...), "vector index flat, not hnsw"},
+		{"DemoText", []string{"--k1", "0.9", "--b", "0.4"}, "BM25 k1 1.2, b 0.75, not k1 0.9, b 0.4"},
+		{"DemoVec", append([]string{"--ef-construction", "64"}, model...), "HNSW efConstruction 128, not 64"},
+	} {
+		_, errOut, code := r2med(t, "", append([]string{"index", "push", "--task", "demo", "--quiet", "--to", "weaviate://" + u.Host + "/" + c.coll, "--weaviate-grpc", node.GRPCAddr()}, c.args...)...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("push %v into %s: exit %d, %s; want refused: %s", c.args, c.coll, code, errOut, c.want)
+		}
+	}
 	out, errOut, code = run(t, "flat", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoFlat", "--check-exact"}, where...), model...)...)
 	if code != 0 || !strings.Contains(out, "weaviate:vector+test-embedder: exact vector index (flat); recall@10 1.0000, recall@100 1.0000") {
 		t.Errorf("flat index: exit %d\n%s%s", code, out, errOut)
@@ -146,6 +164,15 @@ func TestRunWeaviate(t *testing.T) {
 		if r := readRun(t, filepath.Join(tmp, c.name, "run.trec")); len(r) != len(dense) {
 			t.Errorf("%s answered %d queries, want %d", c.name, len(r), len(dense))
 		}
+		// The node runs Weaviate's default BM25 searcher, BlockMax WAND,
+		// which leaves qualifying documents out: the summary says so.
+		if !strings.Contains(out, "weaviate:"+map[string]string{"hybrid": "hybrid+test-embedder", "bm25": "bm25", "fused": "bm25"}[c.name]+": collection Demo") ||
+			!strings.Contains(out, "BlockMax WAND searcher") {
+			t.Errorf("%s: the summary does not say that BlockMax WAND answered BM25:\n%s", c.name, out)
+		}
+		if m, err := results.ReadManifest(filepath.Join(tmp, c.name, results.ManifestFile)); err != nil || fmt.Sprint(m.Details["weaviate_bm25_searcher"]) != "blockmax-wand" {
+			t.Errorf("%s: manifest details lack the BM25 searcher: %v %v", c.name, m.Details["weaviate_bm25_searcher"], err)
+		}
 	}
 
 	for _, c := range []struct {
@@ -165,6 +192,25 @@ func TestRunWeaviate(t *testing.T) {
 		_, errOut, code := run(t, "refused", c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+
+	// weaviate:bm25 keeps a document whose id is the query's, as r2med's
+	// BM25 does (only dense search skips it, BEIR's rule for its exact
+	// search).
+	self := filepath.Join(tmp, "self")
+	writeBEIR(t, self, []ir.Doc{{ID: "q1", Text: "aspirin and headache"}, {ID: "d2", Text: "headache relief"}, {ID: "d3", Text: "kidney stones"}},
+		&ir.Task{Queries: []ir.Query{{ID: "q1", Text: "aspirin headache"}}, Qrels: ir.Qrels{"q1": {"d2": 1}}})
+	if out, errOut, code := r2med(t, "", "index", "push", "--data", self, "--quiet", "--to", "weaviate://"+u.Host+"/Self", "--weaviate-grpc", node.GRPCAddr()); code != 0 {
+		t.Fatalf("push: %s%s", out, errOut)
+	}
+	for _, c := range [][]string{{"--retriever", "bm25"}, append([]string{"--retriever", "weaviate:bm25", "--collection", "Self"}, where...)} {
+		out := filepath.Join(tmp, "self-"+strings.ReplaceAll(c[1], ":", "-"))
+		if o, errOut, code := r2med(t, "", append([]string{"run", "--data", self, "--quiet", "--out", out}, c...)...); code != 0 {
+			t.Fatalf("%v: %s%s", c, o, errOut)
+		}
+		if hits := readRun(t, filepath.Join(out, "run.trec"))["q1"]; len(hits) < 2 || hits[0].DocID != "q1" || hits[1].DocID != "d2" {
+			t.Errorf("%s: %v; want the document q1 first, as r2med's BM25 ranks it", c[1], hits)
 		}
 	}
 

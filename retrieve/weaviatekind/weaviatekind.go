@@ -138,7 +138,10 @@ func (w Weaviate) options() (weaviate.SearchOptions, error) {
 	if err != nil {
 		return weaviate.SearchOptions{}, err
 	}
-	o := weaviate.SearchOptions{Mode: mode, Alpha: weaviate.DefaultAlpha, Fusion: weaviate.Fusion(w.Fusion), Consistency: w.Consistency, SkipSelf: true}
+	// A document whose id is the query's is skipped where r2med's dense
+	// search skips it (BEIR's exact search), not by BM25, which r2med's
+	// own BM25 ranks it in.
+	o := weaviate.SearchOptions{Mode: mode, Alpha: weaviate.DefaultAlpha, Fusion: weaviate.Fusion(w.Fusion), Consistency: w.Consistency, SkipSelf: mode != weaviate.BM25}
 	if w.Alpha != nil {
 		o.Alpha = *w.Alpha
 	}
@@ -288,6 +291,12 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env retrieve.Env) (ret
 	env.Note("weaviate", w.state.info)
 	if err := r.checkReplicas(ctx); err != nil {
 		return nil, err
+	}
+	if o.Mode == weaviate.BM25 || o.Mode == weaviate.Hybrid && o.Alpha < 1 { // alpha 1: the vector side alone
+		env.Note("weaviate_bm25_searcher", w.state.info.BM25Searcher())
+		if line := weaviate.BM25Note(r.name, w.state.info); line != "" {
+			env.Summary(r.name+" bm25", line)
+		}
 	}
 	if w.vectors() {
 		if r.queryEnc, err = w.Query.QueryEncoder(ctx, task.Name, env); err != nil {
