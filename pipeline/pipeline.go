@@ -225,7 +225,7 @@ func (r *runner) load(ctx context.Context) error {
 		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
 		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
-	r.fp = fingerprint(m)
+	r.fp = fingerprint(m, r.spec.Rules())
 	m.Config["fingerprint"] = r.fp
 	return nil
 }

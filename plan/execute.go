@@ -159,19 +159,19 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 		}
 	}
 	// The scores of retrieval and every later stage depend on how r2med
-	// computes them, not only on the settings: base carries
-	// retrieve.Revision, so stages kept by a build that scored otherwise
-	// are recomputed, not reused.
+	// computes them, not only on the settings: base carries the rules
+	// (Rules), so stages kept by a build that scored otherwise are
+	// recomputed, not reused.
 	//
 	// Without a Store nothing is kept, and only a resumable stage (the
 	// rerank's checkpoint) needs its fingerprint: a search service's
 	// query does not pay for the others.
 	keyed := env.Store != nil
+	depth := p.spec.Depth()
 	var base string
 	if keyed || s.Rerank != nil {
-		base = reuse.Of(data, map[string]any{"revision": retrieve.Revision}, 0)
+		base = reuse.Of(data, s.Rules(), 0)
 	}
-	depth := p.spec.Depth()
 	followed := p.fused() || s.Rerank != nil
 	runs := make([]ir.Run, len(s.Retrievers))
 	var described []map[string]any
@@ -258,23 +258,30 @@ func (p *Plan) retrieve(ctx context.Context, i int, task *ir.Task, queries []ret
 		r = built
 	}
 	depth := p.spec.Depth()
+	search := max(depth, SearchDepth)
 	var run ir.Run
 	if len(queries) == 1 {
-		hits, err := retrieve.SearchOne(ctx, r, queries[0], depth)
+		hits, err := retrieve.SearchOne(ctx, r, queries[0], search)
 		if err != nil {
 			return nil, err
 		}
 		run = ir.Run{queries[0].ID: hits}
 	} else {
 		var err error
-		if run, err = r.Search(ctx, queries, depth); err != nil {
+		if run, err = r.Search(ctx, queries, search); err != nil {
 			return nil, err
 		}
 	}
 	// What the stage hands on is the ranking its scores mean (a scorer's
 	// ties by doc id, as trec_eval reads them), not the retriever's list
-	// order.
+	// order; cut after, so that its top is the top of R2MED's ranking
+	// (SearchDepth).
 	trec.Rank(run, retrieve.TiesOf(spec))
+	for qid, hits := range run {
+		if len(hits) > depth {
+			run[qid] = hits[:depth]
+		}
+	}
 	return run, nil
 }
 
