@@ -64,6 +64,10 @@ type Dense struct {
 	// top candidates by their float32 scores.
 	Quantize string `yaml:"quantize"`
 	Rescore  bool   `yaml:"rescore"`
+
+	// modelRevision is ModelDir's version (localRevision: its files'
+	// sizes and times), read by Resolve.
+	modelRevision string
 }
 
 func init() {
@@ -173,7 +177,21 @@ func (d Dense) Describe() map[string]any {
 	put("pooling", d.Pooling, d.Pooling != "")
 	put("quantize", d.Quantize, d.Quantize != "")
 	put("rescore", true, d.Rescore)
+	put("model_revision", d.modelRevision, d.modelRevision != "")
 	return m
+}
+
+// Resolve reads the version of the model in ModelDir (the sizes and
+// times of its graph, tokenizer and config, as the embedding cache keys
+// it), so that Describe, and with it the manifest and every fingerprint,
+// carries it: a model replaced in its directory is not taken for the one
+// an earlier run embedded with. A model of the Hub cache is identified by
+// its commit in the cache keys.
+func (d Dense) Resolve(context.Context, *ir.Task) (Spec, error) {
+	if d.ModelDir != "" {
+		d.modelRevision = localRevision(d.ModelDir)
+	}
+	return d, nil
 }
 
 func deref(s *string) string {
