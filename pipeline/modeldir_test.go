@@ -70,3 +70,50 @@ func TestModelReplacedInItsDirectory(t *testing.T) {
 		t.Errorf("overwritten: skipped %v, nDCG@10 %v; fresh %v; the old model's %v", redone.Skipped, redone.Result.Test["ndcg_at_10"], fresh.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
 	}
 }
+
+// TestRerankModelDirChanged: an onnx rerank's cross-encoder is part of
+// what a finished run was made with: another --rerank-model-dir, or the
+// model replaced in its directory, makes a run with other settings
+// (refused, naming the model's revision), not one reused as unchanged.
+func TestRerankModelDirChanged(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := LoadTask("demo", "", dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "cross")
+	put := func(from string) {
+		for _, f := range []string{"config.json", "tokenizer.json", "model.onnx"} {
+			data, err := os.ReadFile(filepath.Join(onnxtest.Model(from), f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(model, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(model, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put("tiny-cross-1")
+	cfg := DefaultConfig()
+	cfg.Rerank = Rerank{Kind: "onnx", ModelDir: model, Depth: 20}
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	other := cfg
+	other.Rerank.ModelDir = onnxtest.Model("tiny-cross-2")
+	for name, c := range map[string]Config{"another directory": other, "replaced": cfg} {
+		if name == "replaced" {
+			put("tiny-cross-2")
+		}
+		out, err := Run(context.Background(), task, c, Options{Out: dir})
+		if err == nil {
+			t.Errorf("%s: skipped %v", name, out.Skipped)
+		} else if !strings.Contains(err.Error(), "other settings (rerank ") || !strings.Contains(err.Error(), `"model_revision":"local:`) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -321,24 +321,17 @@ func (p *Plan) rerankOptions() (rerank.Options, error) {
 // rerankFingerprint names what the reranked lists depend on: the data,
 // every stage's settings (the manifest's description, without the cut
 // and the display name, so a rerun that changes only those reuses the
-// rerank), the depth of the lists it reads and its own depth, and what
-// the description leaves out and changes scores all the same (a local
-// model's folder, a cross-encoder's length and head).
+// rerank), the depth of the lists it reads and its own depth, and a local
+// model's folder (the description has its model's version, once the
+// plan is resolved).
 func (p *Plan) rerankFingerprint(base string, depth int) string {
 	r := p.spec.Rerank
 	stages := p.spec.Describe()
 	delete(stages, "top_k")
 	delete(stages, "name")
 	f := reuse.NewFingerprint().Add(base, map[string]any{"stages": stages, "retrieval_depth": depth}, r.depth())
-	extra := map[string]any{}
 	if d := r.Scorer.ModelDir; d != "" {
-		extra["model_dir"] = d
-	}
-	if ce := r.Scorer.CrossEncoder; ce.MaxLength != 0 || ce.Head != 0 {
-		extra["max_length"], extra["head"] = ce.MaxLength, ce.Head
-	}
-	if len(extra) > 0 {
-		f.Add(extra)
+		f.Add(map[string]any{"model_dir": d})
 	}
 	return f.String()
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
@@ -115,6 +116,10 @@ type Rerank struct {
 	// BatchSize caps the documents of one Score call (0: a query's all);
 	// Workers is how many queries are reranked at once (0: one).
 	BatchSize, Workers int
+
+	// modelRevision is the version of Scorer.ModelDir's model
+	// (models.LocalRevision), read by Spec.Resolve.
+	modelRevision string
 }
 
 // depth is the rerank depth with 0 read as rerank.DefaultDepth.
@@ -318,6 +323,13 @@ func (s Spec) Describe() map[string]any {
 		if r.Ties != "" {
 			d["ties"] = r.Ties
 		}
+		if r.modelRevision != "" {
+			// A local cross-encoder: which model, and how it reads.
+			d["model_revision"] = r.modelRevision
+		}
+		if ce := r.Scorer.CrossEncoder; ce.MaxLength != 0 || ce.Head != 0 {
+			d["max_length"], d["head"] = ce.MaxLength, ce.Head
+		}
 		if settings, _ := r.Scorer.Settings(); settings != nil {
 			// The reasoning rerankers' prompts and knobs change the
 			// rankings.
@@ -331,7 +343,8 @@ func (s Spec) Describe() map[string]any {
 // Resolve reads what the retrievers' rankings and names depend on outside
 // their settings (retrieve.Resolve: a run file's tag, the config a
 // candidate list's name stands for and whether it has scores, an index
-// file, a search server's collection), so that the system's name, its
+// file, a search server's collection, a local model's version), and the
+// version of a local reranker's model, so that the system's name, its
 // description, every fingerprint and the safeguard rule carry it.
 func (s Spec) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 	s.Retrievers = slices.Clone(s.Retrievers)
@@ -340,6 +353,11 @@ func (s Spec) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 		if s.Retrievers[i].Spec, err = retrieve.Resolve(ctx, r.Spec, task); err != nil {
 			return s, err
 		}
+	}
+	if r := s.Rerank; r != nil && r.Scorer.ModelDir != "" {
+		rr := *r
+		rr.modelRevision = models.LocalRevision(r.Scorer.ModelDir)
+		s.Rerank = &rr
 	}
 	return s, nil
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -65,8 +63,8 @@ type Dense struct {
 	Quantize string `yaml:"quantize"`
 	Rescore  bool   `yaml:"rescore"`
 
-	// modelRevision is ModelDir's version (localRevision: its files'
-	// sizes and times), read by Resolve.
+	// modelRevision is ModelDir's version (models.LocalRevision: its
+	// files' sizes and times), read by Resolve.
 	modelRevision string
 }
 
@@ -189,7 +187,7 @@ func (d Dense) Describe() map[string]any {
 // its commit in the cache keys.
 func (d Dense) Resolve(context.Context, *ir.Task) (Spec, error) {
 	if d.ModelDir != "" {
-		d.modelRevision = localRevision(d.ModelDir)
+		d.modelRevision = models.LocalRevision(d.ModelDir)
 	}
 	return d, nil
 }
@@ -507,7 +505,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 				return id, fmt.Errorf("model %s has %d encoders (%s); --model-dir gives one directory, so pull the model instead (r2med model pull %s)", r.model.Name, len(ids), strings.Join(ids, ", "), r.model.Name)
 			}
 			cps = []models.Checkpoint{{HubID: ids[0], Dir: d.ModelDir}}
-			r.revision = localRevision(d.ModelDir)
+			r.revision = models.LocalRevision(d.ModelDir)
 		} else {
 			var err error
 			if cps, err = r.model.Pull(ctx, hub.FromEnv(), ""); err != nil {
@@ -534,7 +532,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 			return id, err
 		}
 		dir, opts.Pooling, opts.Normalize = d.ModelDir, p, d.Normalize
-		r.revision = localRevision(d.ModelDir)
+		r.revision = models.LocalRevision(d.ModelDir)
 		r.served = d.Model
 		id = embed.Identity{Model: d.Model, Revision: r.revision, Backend: models.ONNX, Pooling: p.String(), Normalize: d.Normalize}
 	}
@@ -815,16 +813,3 @@ func (r *denseRecipe) cut(v []float32) []float32 {
 	return v
 }
 
-// localRevision stands for a local model directory's version in cache
-// keys: the size and modification time of the graph, the tokenizer and the
-// config, so replacing any of them (a new export, another truncation
-// length) does not reuse the old vectors.
-func localRevision(dir string) string {
-	var parts []string
-	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
-		}
-	}
-	return "local:" + strings.Join(parts, ",")
-}
