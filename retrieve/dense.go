@@ -812,4 +812,3 @@ func (r *denseRecipe) cut(v []float32) []float32 {
 	}
 	return v
 }
-
