@@ -309,3 +309,36 @@ func TestRunRecordsDataPathPortably(t *testing.T) {
 		t.Fatalf("compare from another directory: exit %d: %s", code, stderr)
 	}
 }
+
+// TestRunSaysHowDeepItsRunIs: a run cut above 100 documents per query
+// reports Recall@100 and MAP@100 of what it holds (trec_eval's numbers for
+// the file), and the summary says how many that is, reused too; a run of
+// the whole corpus (the demo's 79 documents) needs no such line.
+func TestRunSaysHowDeepItsRunIs(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := r2med(t, "", "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", filepath.Join(out, "k10"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(stdout, "run.trec ranks at most 10 documents per query: Recall@100 and MAP@100 count those") {
+		t.Errorf("a run of 10 says nothing of its depth:\n%s", stdout)
+	}
+	stdout, _, _ = r2med(t, "", "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", filepath.Join(out, "k10"))
+	if !strings.Contains(stdout, "(unchanged, reused)") || !strings.Contains(stdout, "ranks at most 10 documents") {
+		t.Errorf("reused:\n%s", stdout)
+	}
+	res, err := results.ReadR2MED(filepath.Join(out, "k10", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r10, r100 := res.Test["recall_at_10"], res.Test["recall_at_100"]; r10 != r100 {
+		t.Errorf("recall@10 %v, recall@100 %v of a run of 10", r10, r100)
+	}
+	stdout, stderr, code = r2med(t, "", "run", "--task", "demo", "--quiet", "--out", filepath.Join(out, "k100"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if strings.Contains(stdout, "ranks at most") {
+		t.Errorf("a run of 100:\n%s", stdout)
+	}
+}
