@@ -29,20 +29,7 @@ func TestModelReplacedInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "model")
-	put := func(from string) {
-		for _, f := range []string{"config.json", "tokenizer.json", "onnx/model.onnx"} {
-			data, err := os.ReadFile(filepath.Join(ref, from, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(filepath.Dir(filepath.Join(model, f)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(model, f), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	put := func(from string) { copyModel(t, filepath.Join(ref, from), model, "onnx/model.onnx") }
 	put("bge-tiny")
 	cfg := Config{Retrievers: []retrieve.Spec{retrieve.Dense{Model: "bge", Backend: "onnx", ModelDir: model}}, TopK: 100}
 	dir := t.TempDir()
@@ -82,20 +69,7 @@ func TestRerankModelDirChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "cross")
-	put := func(from string) {
-		for _, f := range []string{"config.json", "tokenizer.json", "model.onnx"} {
-			data, err := os.ReadFile(filepath.Join(onnxtest.Model(from), f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(model, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(model, f), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	put := func(from string) { copyModel(t, onnxtest.Model(from), model, "model.onnx") }
 	put("tiny-cross-1")
 	cfg := DefaultConfig()
 	cfg.Rerank = Rerank{Kind: "onnx", ModelDir: model, Depth: 20}
@@ -114,6 +88,24 @@ func TestRerankModelDirChanged(t *testing.T) {
 			t.Errorf("%s: skipped %v", name, out.Skipped)
 		} else if !strings.Contains(err.Error(), "other settings (rerank ") || !strings.Contains(err.Error(), `"model_revision":"local:`) {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// copyModel writes a model directory's graph (at graph), tokenizer and
+// config into dir, over what it holds.
+func copyModel(t *testing.T, from, dir, graph string) {
+	t.Helper()
+	for _, f := range []string{"config.json", "tokenizer.json", graph} {
+		data, err := os.ReadFile(filepath.Join(from, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
