@@ -180,7 +180,17 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 }
 
 func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir string) error {
-	t := func(key string) float64 { v, _ := out.Result.Metric(key); return v }
+	t := func(key string) float64 {
+		// The unrounded mean, as trec_eval prints it, where the run was
+		// evaluated (fresh or reused); else the result file's.
+		if out.Eval != nil {
+			if v, ok := out.Eval.Mean(key); ok {
+				return v
+			}
+		}
+		v, _ := out.Result.Metric(key)
+		return v
+	}
 	state := ""
 	if out.Skipped {
 		state = " (unchanged, reused)"
