@@ -21,14 +21,18 @@ import (
 // an in-memory index of synth.Combined, R2MED_BENCH_DOCS
 // documents (default 20,000; 0 = the eight full tasks, 357,080), with one
 // and two searchers, for both schemes or those listed (comma-separated) in
-// R2MED_BENCH_SCHEMES. Package index has the same benchmark over stored
-// indexes, with build and open times (see docs/BENCHMARKS.md).
+// R2MED_BENCH_SCHEMES, keeping R2MED_BENCH_K hits (default 100). Package
+// index has the same benchmark over stored indexes, with build and open
+// times (see docs/BENCHMARKS.md).
 //
 //	go test ./bm25 -run '^$' -bench Search -benchtime 3x -count 3
 func BenchmarkSearch(b *testing.B) {
-	docs := 20000
+	docs, k := 20000, 100
 	if s := os.Getenv("R2MED_BENCH_DOCS"); s != "" {
 		fmt.Sscan(s, &docs)
+	}
+	if s := os.Getenv("R2MED_BENCH_K"); s != "" {
+		fmt.Sscan(s, &k)
 	}
 	task := synth.Combined(docs, 1)
 	an := analysis.LuceneEnglish().(*analysis.Chain)
@@ -69,7 +73,7 @@ func BenchmarkSearch(b *testing.B) {
 							defer wg.Done()
 							s := ix.NewSearcher()
 							for i := int(next.Add(1)) - 1; i < len(queries); i = int(next.Add(1)) - 1 {
-								s.Search(queries[i], 100)
+								s.Search(queries[i], k)
 							}
 						}()
 					}

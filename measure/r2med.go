@@ -61,6 +61,20 @@ func EvaluateR2MED(qrels ir.Qrels, run ir.Run, cutoffs ...int) (*R2MEDResult, er
 	return &R2MEDResult{Result: res, Scores: scores}, nil
 }
 
+// Mean is the mean stored under R2MED's key ("ndcg_at_10", "mrr") before
+// Round5, what trec_eval -c prints to four decimals: a summary printed
+// from it agrees with trec_eval's digits, where one printed from the
+// rounded Scores can differ in the last (0.15465 → 0.1547 for trec_eval's
+// 0.1546).
+func (r *R2MEDResult) Mean(key string) (float64, bool) {
+	for j, m := range r.Measures {
+		if R2MEDKey(m) == key {
+			return r.All[j], true
+		}
+	}
+	return 0, false
+}
+
 // R2MEDKey is the key R2MED's result files store m under ("ndcg_at_10",
 // "mrr"), or m.Name() for measures R2MED does not report.
 func R2MEDKey(m Measure) string {

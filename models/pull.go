@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/r2med/r2med/embed"
@@ -142,4 +144,19 @@ func (m Model) LocalOptions(cps []Checkpoint) (dir string, opts embed.LocalOptio
 		opts.QueryDir = query
 	}
 	return dir, opts, nil
+}
+
+// LocalRevision stands for a local model directory's version (a
+// cross-encoder's or an encoder's, --model-dir) in cache keys, manifests
+// and fingerprints: the size and modification time of the graph, the
+// tokenizer and the config, so replacing any of them (a new export,
+// another truncation length) does not reuse what the old one made.
+func LocalRevision(dir string) string {
+	var parts []string
+	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
+		}
+	}
+	return "local:" + strings.Join(parts, ",")
 }

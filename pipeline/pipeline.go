@@ -225,7 +225,7 @@ func (r *runner) load(ctx context.Context) error {
 		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
 		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
-	r.fp = fingerprint(m)
+	r.fp = fingerprint(m, r.spec.Rules())
 	m.Config["fingerprint"] = r.fp
 	return nil
 }
@@ -239,6 +239,11 @@ func (r *runner) previous() (*Outcome, error) {
 	out, replaced, err := previous(r.opt, r.m, r.fp)
 	if out != nil {
 		out.Name = r.spec.System()
+		// The run file reused is evaluated again (milliseconds), so the
+		// outcome's means are the file's, unrounded, as a fresh run's.
+		if out.Eval, _, _, err = r.score(out.Run); err != nil {
+			return nil, err
+		}
 	}
 	r.replaced = replaced
 	return out, err
@@ -291,18 +296,15 @@ func (r *runner) evaluate(run ir.Run) (*measure.R2MEDResult, error) {
 	task, m := r.task, r.m
 	var ev *measure.R2MEDResult
 	if err := m.Time("evaluate", func() error {
-		// Excluded documents are neither retrieved nor relevant
-		// (ir.Exclusions): retrieval removed them already, so this
-		// removes nothing unless a stage put one back.
-		var dropped int
-		run, dropped = task.Excluded.FilterRun(run)
-		qrels, unjudged := task.Excluded.FilterQrels(task.Qrels)
+		var dropped, unjudged int
+		var err error
+		if ev, dropped, unjudged, err = r.score(run); err != nil {
+			return err
+		}
 		if len(task.Excluded) > 0 {
 			countExclusions(m, task, dropped, unjudged)
 		}
-		var err error
-		ev, err = measure.EvaluateR2MED(qrels, run)
-		return err
+		return nil
 	}); err != nil {
 		return nil, err
 	}
@@ -331,6 +333,18 @@ func (r *runner) evaluate(run ir.Run) (*measure.R2MEDResult, error) {
 			task.Name, unanswered, len(task.Qrels), measure.MeanOverJudged)
 	}
 	return ev, nil
+}
+
+// score evaluates run as R2MED does. Excluded documents are neither
+// retrieved nor relevant (ir.Exclusions): retrieval removed them already,
+// so this removes nothing unless a stage put one back; dropped and
+// unjudged count what it removed from the run and the judgments.
+func (r *runner) score(run ir.Run) (ev *measure.R2MEDResult, dropped, unjudged int, err error) {
+	ex := r.task.Excluded
+	run, dropped = ex.FilterRun(run)
+	qrels, unjudged := ex.FilterQrels(r.task.Qrels)
+	ev, err = measure.EvaluateR2MED(qrels, run)
+	return ev, dropped, unjudged, err
 }
 
 // outcome is the run with its result file, named as R2MED's name their

@@ -18,14 +18,21 @@ import (
 	"github.com/r2med/r2med/trec"
 )
 
-// fingerprint hashes what determines a run's numbers: settings and input
-// checksums, not times or paths.
-func fingerprint(m *results.Manifest) string {
-	f := reuse.NewFingerprint().Add(m.Config, m.Task.Name, m.Task.Split)
+// fingerprint hashes what determines a run's numbers: settings, input
+// checksums and the rules r2med ranks by (plan.Spec.Rules), not times or
+// paths.
+func fingerprint(m *results.Manifest, rules map[string]any) string {
+	f := reuse.NewFingerprint().Add(m.Config, m.Task.Name, m.Task.Split, rules)
 	for _, in := range m.Inputs {
 		f.Add(in.SHA256)
 	}
 	return f.String()
+}
+
+// sameInputs reports whether two manifests record the same input files
+// with the same checksums.
+func sameInputs(a, b *results.Manifest) bool {
+	return slices.EqualFunc(a.Inputs, b.Inputs, func(x, y results.FileDigest) bool { return x.SHA256 == y.SHA256 })
 }
 
 // previous decides what to do with the run already in opt.Out: its
@@ -82,7 +89,12 @@ func previous(opt Options, m *results.Manifest, fp string) (out *Outcome, replac
 	}
 	diff := settingsDiff(prev, m)
 	if diff == "" {
-		logf(opt.Log, "%s: the data changed since the run in %s (same settings); redoing it", m.Task.Name, dir)
+		if sameInputs(prev, m) {
+			// Only the fingerprint's rules differ (plan.Spec.Rules).
+			logf(opt.Log, "%s: the run in %s was made by an r2med that ranks otherwise (same data and settings); redoing it", m.Task.Name, dir)
+		} else {
+			logf(opt.Log, "%s: the data changed since the run in %s (same settings); redoing it", m.Task.Name, dir)
+		}
 		return nil, false, nil
 	}
 	if !opt.Overwrite && !opt.Replace {

@@ -19,6 +19,7 @@ import (
 	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/rerank/reranktest"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
 )
@@ -371,4 +372,90 @@ func TestTiedRunFromAnOlderBuildIsRedone(t *testing.T) {
 		t.Fatalf("the tied run was reused (skipped %v): %s", again.Skipped, log.String())
 	}
 	measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
+}
+
+// TestTopKIsR2MEDsTop: a run cut at k < 100 is the top k of R2MED's
+// ranking — the top 100 its BM25 keeps (a stable sort of every document's
+// score, so zero-score documents fill a short list in corpus order and a
+// tie across rank 100 keeps the earlier documents), as pytrec_eval ranks
+// them (ties by doc id descending) — not a top k chosen by corpus order
+// and ranked after: on NFCorpus the runs of --top-k 1, 10 and 50 are the
+// prefixes of R2MED's own run as trec_eval reads it, and score its
+// nDCG@10 and P@10.
+func TestTopKIsR2MEDsTop(t *testing.T) {
+	task := nfcorpusTest(t)
+	want, err := trec.ReadRunFile(filepath.Join(shared, "eval-reference/nfcorpus.bm25.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Rank(ir.TiesByDocID)
+	ref := readTrecEvalAll(t, filepath.Join(shared, "eval-reference/nfcorpus.bm25.trec_eval"))
+	for _, k := range []int{1, 10, 50} {
+		cfg := DefaultConfig()
+		cfg.TopK = k
+		dir := t.TempDir()
+		out, err := Run(context.Background(), task, cfg, Options{Out: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := measuretest.CheckFile(t, filepath.Join(dir, RunFile), task.Qrels)
+		differ := 0
+		for qid, ids := range top(measuretest.IDs(want), k) {
+			if !slices.Equal(listed[qid], ids) {
+				if differ < 3 {
+					t.Errorf("top %d, query %s: %v, R2MED's %v", k, qid, listed[qid], ids)
+				}
+				differ++
+			}
+		}
+		if differ > 0 {
+			t.Errorf("top %d: %d of %d queries are not the top of R2MED's run", k, differ, len(want))
+		}
+		if k >= 10 {
+			for _, m := range []string{"ndcg_cut_10", "P_10"} {
+				if got := fmtMean(mean(t, out.Eval.Result, m)); got != ref[m] {
+					t.Errorf("top %d: %s %s, trec_eval on R2MED's run %s", k, m, got, ref[m])
+				}
+			}
+		}
+	}
+}
+
+// TestRunOfOldRulesRedone: a finished run whose fingerprint was made
+// without the rules r2med ranks by (an r2med that searched a top 10 only
+// 10 deep) is made again, not reused as up to date, and says why.
+func TestRunOfOldRulesRedone(t *testing.T) {
+	task, err := LoadTask("demo", "", dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.TopK = 10
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), task, cfg, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ManifestFile)
+	m, err := results.ReadManifest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fingerprint as an older r2med made it: settings and inputs only.
+	delete(m.Config, "fingerprint")
+	f := reuse.NewFingerprint().Add(m.Config, m.Task.Name, m.Task.Split)
+	for _, in := range m.Inputs {
+		f.Add(in.SHA256)
+	}
+	m.Config["fingerprint"] = f.String()
+	if err := m.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	out, err := Run(context.Background(), task, cfg, Options{Out: dir, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Skipped || !strings.Contains(log.String(), "made by an r2med that ranks otherwise (same data and settings); redoing it") {
+		t.Errorf("skipped %v; log %q", out.Skipped, log.String())
+	}
 }

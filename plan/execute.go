@@ -159,19 +159,19 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 		}
 	}
 	// The scores of retrieval and every later stage depend on how r2med
-	// computes them, not only on the settings: base carries
-	// retrieve.Revision, so stages kept by a build that scored otherwise
-	// are recomputed, not reused.
+	// computes them, not only on the settings: base carries the rules
+	// (Rules), so stages kept by a build that scored otherwise are
+	// recomputed, not reused.
 	//
 	// Without a Store nothing is kept, and only a resumable stage (the
 	// rerank's checkpoint) needs its fingerprint: a search service's
 	// query does not pay for the others.
 	keyed := env.Store != nil
+	depth := p.spec.Depth()
 	var base string
 	if keyed || s.Rerank != nil {
-		base = reuse.Of(data, map[string]any{"revision": retrieve.Revision}, 0)
+		base = reuse.Of(data, s.Rules(), 0)
 	}
-	depth := p.spec.Depth()
 	followed := p.fused() || s.Rerank != nil
 	runs := make([]ir.Run, len(s.Retrievers))
 	var described []map[string]any
@@ -258,23 +258,30 @@ func (p *Plan) retrieve(ctx context.Context, i int, task *ir.Task, queries []ret
 		r = built
 	}
 	depth := p.spec.Depth()
+	search := max(depth, SearchDepth)
 	var run ir.Run
 	if len(queries) == 1 {
-		hits, err := retrieve.SearchOne(ctx, r, queries[0], depth)
+		hits, err := retrieve.SearchOne(ctx, r, queries[0], search)
 		if err != nil {
 			return nil, err
 		}
 		run = ir.Run{queries[0].ID: hits}
 	} else {
 		var err error
-		if run, err = r.Search(ctx, queries, depth); err != nil {
+		if run, err = r.Search(ctx, queries, search); err != nil {
 			return nil, err
 		}
 	}
 	// What the stage hands on is the ranking its scores mean (a scorer's
 	// ties by doc id, as trec_eval reads them), not the retriever's list
-	// order.
+	// order; cut after, so that its top is the top of R2MED's ranking
+	// (SearchDepth).
 	trec.Rank(run, retrieve.TiesOf(spec))
+	for qid, hits := range run {
+		if len(hits) > depth {
+			run[qid] = hits[:depth]
+		}
+	}
 	return run, nil
 }
 
@@ -314,24 +321,17 @@ func (p *Plan) rerankOptions() (rerank.Options, error) {
 // rerankFingerprint names what the reranked lists depend on: the data,
 // every stage's settings (the manifest's description, without the cut
 // and the display name, so a rerun that changes only those reuses the
-// rerank), the depth of the lists it reads and its own depth, and what
-// the description leaves out and changes scores all the same (a local
-// model's folder, a cross-encoder's length and head).
+// rerank), the depth of the lists it reads and its own depth, and a local
+// model's folder (the description has its model's version, once the
+// plan is resolved).
 func (p *Plan) rerankFingerprint(base string, depth int) string {
 	r := p.spec.Rerank
 	stages := p.spec.Describe()
 	delete(stages, "top_k")
 	delete(stages, "name")
 	f := reuse.NewFingerprint().Add(base, map[string]any{"stages": stages, "retrieval_depth": depth}, r.depth())
-	extra := map[string]any{}
 	if d := r.Scorer.ModelDir; d != "" {
-		extra["model_dir"] = d
-	}
-	if ce := r.Scorer.CrossEncoder; ce.MaxLength != 0 || ce.Head != 0 {
-		extra["max_length"], extra["head"] = ce.MaxLength, ce.Head
-	}
-	if len(extra) > 0 {
-		f.Add(extra)
+		f.Add(map[string]any{"model_dir": d})
 	}
 	return f.String()
 }

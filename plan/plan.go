@@ -3,9 +3,12 @@
 // of their runs, a rerank of the top, the cut to k — with the rules that
 // come with those stages, each written here once:
 //
-//   - depth: how deep each retriever searches (Depth): k; for several,
+//   - depth: how deep each retriever's run is (Depth): k; for several,
 //     fused, each run's top max(k, 100) (fusion.Spec.DepthFor); with a
-//     rerank, at least its depth;
+//     rerank, at least its depth; a retriever searches at least
+//     SearchDepth (R2MED's 100) and its run is cut after its ties are
+//     ranked, so that the cut to k only cuts: a run of k is the top k of
+//     a deeper one;
 //   - naming: the system's name from its stages' short names (System,
 //     by package sysname's rule), and the settings manifests record
 //     (Describe);
@@ -43,6 +46,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/sysname"
@@ -112,6 +116,10 @@ type Rerank struct {
 	// BatchSize caps the documents of one Score call (0: a query's all);
 	// Workers is how many queries are reranked at once (0: one).
 	BatchSize, Workers int
+
+	// modelRevision is the version of Scorer.ModelDir's model
+	// (models.LocalRevision), read by Spec.Resolve.
+	modelRevision string
 }
 
 // depth is the rerank depth with 0 read as rerank.DefaultDepth.
@@ -194,17 +202,46 @@ func (p *Plan) Spec() Spec {
 	return s
 }
 
+// SearchDepth is the least depth a retriever searches, R2MED's (its
+// BM25 keeps each query's top 100 of a stable sort, BEIR's dense search
+// its top 100), whatever the plan's Depth: a retriever's list may hold
+// tied scores in an order of its own at its cutoff (R2MED's and bm25s's
+// BM25 keep ties, zero scores among them, in corpus order; Anserini's by
+// doc id ascending), while its run means them by doc id descending, as
+// trec_eval reads them (retrieve.TiesOf). Searched only k deep, a run's
+// top k would be another set than the top k of the ranking R2MED
+// evaluates, and a run of 10 not the top of a run of 100; searched 100
+// deep, ranked and then cut, every k up to 100 is the top k of R2MED's
+// ranking. (A run deeper than 100 keeps the retriever's own order at its
+// own cutoff, as BRIGHT's 1000 do.)
+const SearchDepth = 100
+
+// Rules is what the plan's outputs depend on besides its settings and
+// data: how r2med ranks (retrieve.Revision) and, for a plan whose Depth
+// is under SearchDepth, that its retrievers search SearchDepth deep
+// (which they did not before). Every stage's fingerprint is chained on
+// it, and a finished run's (the pipeline's), so that an output made by
+// an r2med that ranked otherwise is made again, not reused.
+func (s Spec) Rules() map[string]any {
+	rules := map[string]any{"revision": retrieve.Revision}
+	if s.Depth() < SearchDepth {
+		rules["searched"] = SearchDepth
+	}
+	return rules
+}
+
 // fused reports whether several retrievers' runs are fused.
 func (s Spec) fused() bool { return len(s.Retrievers) > 1 }
 
 func (p *Plan) fused() bool { return p.spec.fused() }
 
-// Depth is how deep each retriever searches, the one depth rule: K; for
+// Depth is how deep each retriever's run is, the one depth rule: K; for
 // several retrievers, fused, the depth each contributes (at least 100,
 // fusion.Spec.DepthFor), since fusing only each run's top k would drop
 // what one run ranks k+1st and another 1st; with a rerank, at least the
 // rerank's depth. The fused run is as deep; the rerank reorders its top,
-// and the cut keeps K.
+// and the cut keeps K. A retriever searches deeper when Depth is under
+// SearchDepth (SearchDepth says why).
 func (s Spec) Depth() int {
 	d := s.K
 	if s.fused() {
@@ -286,6 +323,13 @@ func (s Spec) Describe() map[string]any {
 		if r.Ties != "" {
 			d["ties"] = r.Ties
 		}
+		if r.modelRevision != "" {
+			// A local cross-encoder: which model, and how it reads.
+			d["model_revision"] = r.modelRevision
+		}
+		if ce := r.Scorer.CrossEncoder; ce.MaxLength != 0 || ce.Head != 0 {
+			d["max_length"], d["head"] = ce.MaxLength, ce.Head
+		}
 		if settings, _ := r.Scorer.Settings(); settings != nil {
 			// The reasoning rerankers' prompts and knobs change the
 			// rankings.
@@ -299,7 +343,8 @@ func (s Spec) Describe() map[string]any {
 // Resolve reads what the retrievers' rankings and names depend on outside
 // their settings (retrieve.Resolve: a run file's tag, the config a
 // candidate list's name stands for and whether it has scores, an index
-// file, a search server's collection), so that the system's name, its
+// file, a search server's collection, a local model's version), and the
+// version of a local reranker's model, so that the system's name, its
 // description, every fingerprint and the safeguard rule carry it.
 func (s Spec) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 	s.Retrievers = slices.Clone(s.Retrievers)
@@ -308,6 +353,11 @@ func (s Spec) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 		if s.Retrievers[i].Spec, err = retrieve.Resolve(ctx, r.Spec, task); err != nil {
 			return s, err
 		}
+	}
+	if r := s.Rerank; r != nil && r.Scorer.ModelDir != "" {
+		rr := *r
+		rr.modelRevision = models.LocalRevision(r.Scorer.ModelDir)
+		s.Rerank = &rr
 	}
 	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/fusion"
+	"github.com/r2med/r2med/internal/reuse"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
@@ -393,5 +394,74 @@ func TestRerankCheckpointResumes(t *testing.T) {
 	}
 	if asked != len(task.Queries) || !strings.Contains(log.String(), "starting the rerank afresh") {
 		t.Errorf("another reranker asked %d queries; log %q", asked, log.String())
+	}
+}
+
+// TestTopKIsAPrefix: the cut to k only cuts. A run of k < 100 is the top k
+// of the run of 100, for each BM25 scheme (r2med and robertson keep ties,
+// zero scores among them, in corpus order at their cutoff, lucene by doc
+// id), whose ties at the cutoff are not in the order trec_eval reads, and
+// through the search service's path (one query) too: each retriever
+// searches at least 100 deep, R2MED's depth, before its ties are ranked.
+func TestTopKIsAPrefix(t *testing.T) {
+	task := demoTask(t)
+	ctx := context.Background()
+	robertson := retrieve.DefaultBM25()
+	robertson.Params.Scheme = "robertson"
+	for _, spec := range []retrieve.Spec{retrieve.DefaultBM25(), lucene(), robertson} {
+		exec := func(k int, queries []retrieve.Query) ir.Run {
+			p, err := plan.New(plan.Spec{Retrievers: retrievers(spec), K: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := p.Execute(ctx, plan.Input{Task: task, Queries: queries}, plan.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Run
+		}
+		deep := exec(100, nil)
+		for _, k := range []int{1, 3, 10, 50} {
+			run := exec(k, nil)
+			for _, q := range task.Queries {
+				want := docIDs(deep[q.ID][:min(k, len(deep[q.ID]))])
+				if got := docIDs(run[q.ID]); !slices.Equal(got, want) {
+					t.Errorf("%s top %d, query %s: %v, the top of 100 %v", spec.Name(), k, q.ID, got, want)
+					break
+				}
+			}
+			q := task.Queries[len(task.Queries)-1]
+			if got, want := docIDs(exec(k, retrieve.Queries([]ir.Query{q}))[q.ID]), docIDs(run[q.ID]); !slices.Equal(got, want) {
+				t.Errorf("%s top %d, query %s alone: %v, in the batch %v", spec.Name(), k, q.ID, got, want)
+			}
+		}
+	}
+}
+
+// TestShallowStageOfOldNotReused: a retrieval stage kept by a build that
+// searched only k deep (k < SearchDepth) holds another run than this
+// build makes, so it is not reused; at 100 and deeper, where nothing
+// changed, the fingerprint is what it was.
+func TestShallowStageOfOldNotReused(t *testing.T) {
+	task := demoTask(t)
+	bm := retrieve.DefaultBM25()
+	old := func(depth int) string {
+		return reuse.Of(reuse.Of("data", map[string]any{"revision": retrieve.Revision}, 0), bm.Describe(), depth)
+	}
+	q := task.Queries[0].ID
+	for _, k := range []int{10, 100} {
+		stale := ir.Run{q: {{DocID: task.Corpus[0].ID, Score: 1}}}
+		store := &memory{kept: map[string]ir.Run{"retrieve " + old(k): stale}}
+		p, err := plan.New(plan.Spec{Retrievers: retrievers(bm), K: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Execute(context.Background(), plan.Input{Task: task, Data: "data"}, plan.Env{Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reused := len(res.Run[q]) == 1; reused != (k >= plan.SearchDepth) {
+			t.Errorf("k=%d: the stage kept by the old rule reused: %v", k, reused)
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +62,10 @@ type Dense struct {
 	// top candidates by their float32 scores.
 	Quantize string `yaml:"quantize"`
 	Rescore  bool   `yaml:"rescore"`
+
+	// modelRevision is ModelDir's version (models.LocalRevision: its
+	// files' sizes and times), read by Resolve.
+	modelRevision string
 }
 
 func init() {
@@ -173,7 +175,21 @@ func (d Dense) Describe() map[string]any {
 	put("pooling", d.Pooling, d.Pooling != "")
 	put("quantize", d.Quantize, d.Quantize != "")
 	put("rescore", true, d.Rescore)
+	put("model_revision", d.modelRevision, d.modelRevision != "")
 	return m
+}
+
+// Resolve reads the version of the model in ModelDir (the sizes and
+// times of its graph, tokenizer and config, as the embedding cache keys
+// it), so that Describe, and with it the manifest and every fingerprint,
+// carries it: a model replaced in its directory is not taken for the one
+// an earlier run embedded with. A model of the Hub cache is identified by
+// its commit in the cache keys.
+func (d Dense) Resolve(context.Context, *ir.Task) (Spec, error) {
+	if d.ModelDir != "" {
+		d.modelRevision = models.LocalRevision(d.ModelDir)
+	}
+	return d, nil
 }
 
 func deref(s *string) string {
@@ -489,7 +505,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 				return id, fmt.Errorf("model %s has %d encoders (%s); --model-dir gives one directory, so pull the model instead (r2med model pull %s)", r.model.Name, len(ids), strings.Join(ids, ", "), r.model.Name)
 			}
 			cps = []models.Checkpoint{{HubID: ids[0], Dir: d.ModelDir}}
-			r.revision = localRevision(d.ModelDir)
+			r.revision = models.LocalRevision(d.ModelDir)
 		} else {
 			var err error
 			if cps, err = r.model.Pull(ctx, hub.FromEnv(), ""); err != nil {
@@ -516,7 +532,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 			return id, err
 		}
 		dir, opts.Pooling, opts.Normalize = d.ModelDir, p, d.Normalize
-		r.revision = localRevision(d.ModelDir)
+		r.revision = models.LocalRevision(d.ModelDir)
 		r.served = d.Model
 		id = embed.Identity{Model: d.Model, Revision: r.revision, Backend: models.ONNX, Pooling: p.String(), Normalize: d.Normalize}
 	}
@@ -795,18 +811,4 @@ func (r *denseRecipe) cut(v []float32) []float32 {
 		return v[:r.truncateDimension:r.truncateDimension]
 	}
 	return v
-}
-
-// localRevision stands for a local model directory's version in cache
-// keys: the size and modification time of the graph, the tokenizer and the
-// config, so replacing any of them (a new export, another truncation
-// length) does not reuse the old vectors.
-func localRevision(dir string) string {
-	var parts []string
-	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
-		}
-	}
-	return "local:" + strings.Join(parts, ",")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
@@ -179,7 +180,17 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 }
 
 func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir string) error {
-	t := func(key string) float64 { v, _ := out.Result.Metric(key); return v }
+	t := func(key string) float64 {
+		// The unrounded mean, as trec_eval prints it, where the run was
+		// evaluated (fresh or reused); else the result file's.
+		if out.Eval != nil {
+			if v, ok := out.Eval.Mean(key); ok {
+				return v
+			}
+		}
+		v, _ := out.Result.Metric(key)
+		return v
+	}
 	state := ""
 	if out.Skipped {
 		state = " (unchanged, reused)"
@@ -190,6 +201,13 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 	}
 	if longBright(task) {
 		mean = fmt.Sprintf("  Recall@1 %.4f (BRIGHT's long-document measure)", t("recall_at_1")) + mean
+	}
+	if n := deepest(out.Run); n < 100 && out.Manifest != nil && n < out.Manifest.Counts["documents"] {
+		// Measured at 100 from a shorter list than the corpus allows, as
+		// trec_eval measures the file: said, so that Recall@100 is not
+		// read as a deeper run's.
+		mean += fmt.Sprintf("\n  %s ranks at most %d %s per query: Recall@100 and MAP@100 count those (as trec_eval does from the file)",
+			pipeline.RunFile, n, errtext.Plural(n, "document", "documents"))
 	}
 	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f%s\n",
 		task, system, state,
@@ -220,6 +238,15 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 		}
 	}
 	return nil
+}
+
+// deepest is the most hits any query of run has.
+func deepest(run ir.Run) int {
+	n := 0
+	for _, hits := range run {
+		n = max(n, len(hits))
+	}
+	return n
 }
 
 // longBright says whether the data named name is a BRIGHT task in the

@@ -309,3 +309,69 @@ func TestRunRecordsDataPathPortably(t *testing.T) {
 		t.Fatalf("compare from another directory: exit %d: %s", code, stderr)
 	}
 }
+
+// TestRunSaysHowDeepItsRunIs: a run cut above 100 documents per query
+// reports Recall@100 and MAP@100 of what it holds (trec_eval's numbers for
+// the file), and the summary says how many that is, reused too; a run of
+// the whole corpus (the demo's 79 documents) needs no such line.
+func TestRunSaysHowDeepItsRunIs(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := r2med(t, "", "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", filepath.Join(out, "k10"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(stdout, "run.trec ranks at most 10 documents per query: Recall@100 and MAP@100 count those") {
+		t.Errorf("a run of 10 says nothing of its depth:\n%s", stdout)
+	}
+	stdout, _, _ = r2med(t, "", "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", filepath.Join(out, "k10"))
+	if !strings.Contains(stdout, "(unchanged, reused)") || !strings.Contains(stdout, "ranks at most 10 documents") {
+		t.Errorf("reused:\n%s", stdout)
+	}
+	res, err := results.ReadR2MED(filepath.Join(out, "k10", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r10, r100 := res.Test["recall_at_10"], res.Test["recall_at_100"]; r10 != r100 {
+		t.Errorf("recall@10 %v, recall@100 %v of a run of 10", r10, r100)
+	}
+	stdout, stderr, code = r2med(t, "", "run", "--task", "demo", "--quiet", "--out", filepath.Join(out, "k100"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if strings.Contains(stdout, "ranks at most") {
+		t.Errorf("a run of 100:\n%s", stdout)
+	}
+}
+
+// TestSummaryDigitsAreTrecEvals: the summary's four decimals are
+// trec_eval's for the run file it wrote (r2med eval -c, byte-identical to
+// trec_eval 9.0.8 elsewhere), fresh and reused, not the result file's
+// five-decimal means rounded again: NFCorpus's top 10 has Recall@100
+// 0.154649…, which results.json stores as 0.15465 and trec_eval prints
+// as 0.1546.
+func TestSummaryDigitsAreTrecEvals(t *testing.T) {
+	needShared(t)
+	data := filepath.Join(shared, "nfcorpus")
+	dir := filepath.Join(t.TempDir(), "k10")
+	for _, pass := range []string{"fresh", "reused"} {
+		out, stderr, code := r2med(t, "", "run", "--data", data, "--split", "test", "--top-k", "10", "--quiet", "--out", dir)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		ev, stderr, code := r2med(t, "", "eval", "-c", "-m", "ndcg_cut.10", "-m", "recall.100", "-m", "map_cut.100", "-m", "recip_rank", "-m", "P.10",
+			filepath.Join(data, "qrels", "test.tsv"), filepath.Join(dir, "run.trec"))
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		want := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(ev), "\n") {
+			f := strings.Fields(line)
+			want[f[0]] = f[2]
+		}
+		for label, m := range map[string]string{"nDCG@10": "ndcg_cut_10", "Recall@100": "recall_100", "MAP@100": "map_cut_100", "MRR": "recip_rank", "P@10": "P_10"} {
+			if !strings.Contains(strings.SplitN(out, "\n", 3)[1]+" ", " "+label+" "+want[m]+" ") {
+				t.Errorf("%s: the summary's %s is not trec_eval's %s:\n%s", pass, label, want[m], out)
+			}
+		}
+	}
+}
