@@ -261,7 +261,7 @@ func (p *Plan) retrieve(ctx context.Context, i int, task *ir.Task, queries []ret
 	search := max(depth, SearchDepth)
 	var run ir.Run
 	if len(queries) == 1 {
-		hits, err := retrieve.SearchOne(ctx, r, queries[0], search)
+		hits, err := retrieve.SearchTop(ctx, r, queries[0], depth, search)
 		if err != nil {
 			return nil, err
 		}

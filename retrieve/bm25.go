@@ -205,6 +205,9 @@ func (r *bm25Retriever) Search(ctx context.Context, queries []Query, k int) (ir.
 	return run, err
 }
 
+// Exhaustive: BM25 scores every document (see Exhaustive).
+func (r *bm25Retriever) Exhaustive() bool { return true }
+
 // SearchOne scores one query with a pooled searcher.
 func (r *bm25Retriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {
 	if err := ctx.Err(); err != nil {

@@ -81,6 +81,10 @@ func (e *excluding) record(n int) {
 // Close closes the wrapped retriever.
 func (e *excluding) Close() error { return Close(e.r) }
 
+// Exhaustive is the wrapped retriever's: removing documents keeps the
+// order of the others.
+func (e *excluding) Exhaustive() bool { return exhaustive(e.r) }
+
 // excludingSingle keeps the wrapped retriever's single-query path.
 type excludingSingle struct{ *excluding }
 

@@ -504,6 +504,9 @@ func (r *indexRetriever) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hi
 	return SearchOne(ctx, r.r, q, k)
 }
 
+// Exhaustive is the wrapped retriever's.
+func (r *indexRetriever) Exhaustive() bool { return exhaustive(r.r) }
+
 // Close releases the retriever, then the file.
 func (r *indexRetriever) Close() error {
 	return errors.Join(Close(r.r), r.ix.Close())
@@ -535,6 +538,9 @@ type indexBM25 struct {
 	env  Env
 	name string
 }
+
+// Exhaustive: BM25 scores every document (see Exhaustive).
+func (b *indexBM25) Exhaustive() bool { return true }
 
 // SearchOne ranks the corpus for q.Text.
 func (b *indexBM25) SearchOne(ctx context.Context, q Query, k int) ([]ir.Hit, error) {

@@ -41,6 +41,7 @@ import (
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -87,6 +88,50 @@ func SearchOne(ctx context.Context, r Retriever, q Query, k int) ([]ir.Hit, erro
 		return nil, err
 	}
 	return run[q.ID], nil
+}
+
+// Exhaustive is implemented by retrievers that score every document of
+// the corpus for a query and list them by score (BM25, in memory or from
+// an index file): their first k hits are the first k of any deeper search
+// of theirs, which only adds hits below. SearchTop relies on it;
+// approximate indexes and rescored quantized vectors do not have it.
+type Exhaustive interface{ Exhaustive() bool }
+
+func exhaustive(r Retriever) bool {
+	e, ok := r.(Exhaustive)
+	return ok && e.Exhaustive()
+}
+
+// SearchTop answers one query with what its search deep hits deep holds
+// in its first k once ranked (k ≤ deep; plan's rule: a run of k is the
+// top k of a deeper one): the hits of SearchOne(deep), or fewer that
+// rank the same first k. An exhaustive retriever is searched k+1 deep
+// first, and deep only where its k-th and k+1-th hits tie as their
+// scores are written (trec.AsWritten, by which runs are ranked): without
+// a tie at the cut its first k are the first k of the deep search, in
+// another order only among ties, which ranking settles. A search
+// service's query so pays for k+1 hits, not for 100.
+func SearchTop(ctx context.Context, r Retriever, q Query, k, deep int) ([]ir.Hit, error) {
+	if k >= deep || !exhaustive(r) {
+		return SearchOne(ctx, r, q, deep)
+	}
+	hits, err := SearchOne(ctx, r, q, k+1)
+	if err != nil || len(hits) <= k || settled(hits, k) {
+		return hits, err
+	}
+	return SearchOne(ctx, r, q, deep)
+}
+
+// settled reports whether hits (at least k+1, in the retriever's order)
+// are in score order as written and their k-th scores more than the
+// k+1-th.
+func settled(hits []ir.Hit, k int) bool {
+	for i := range k {
+		if trec.AsWritten(hits[i].Score) < trec.AsWritten(hits[i+1].Score) {
+			return false
+		}
+	}
+	return trec.AsWritten(hits[k-1].Score) != trec.AsWritten(hits[k].Score)
 }
 
 // Close releases what r holds (a local model's session) when it holds
