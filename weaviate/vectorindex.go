@@ -34,6 +34,10 @@ type VectorIndex struct {
 	// Quantization names the compression searched (pq, bq, sq, rq), if
 	// any is enabled.
 	Quantization string `json:"quantization,omitempty"`
+	// Hits is how many hits a run's queries asked for (0: not searched
+	// yet): a fixed EF below it searched with that many candidates
+	// instead (plan searches a retriever at least 100 deep).
+	Hits int `json:"hits,omitempty"`
 }
 
 // vectorIndexOf reads the index from a class's configuration.
@@ -107,6 +111,8 @@ func (v VectorIndex) brief() string {
 	switch {
 	case v.Type == "hnsw" && v.EF < 1:
 		fmt.Fprintf(&b, "HNSW, dynamic ef %d–%d", v.DynamicEFMin, v.DynamicEFMax)
+	case v.Type == "hnsw" && v.Hits > v.EF:
+		fmt.Fprintf(&b, "HNSW, ef %d, raised to %d by the hits asked", v.EF, v.Hits)
 	case v.Type == "hnsw":
 		fmt.Fprintf(&b, "HNSW, ef %d", v.EF)
 	default:

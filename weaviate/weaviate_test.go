@@ -315,6 +315,16 @@ func TestVectorIndexOf(t *testing.T) {
 	if note := ApproximateNote("weaviate:vector", hnsw, nil); note != "weaviate:vector: approximate vector index (HNSW, dynamic ef 100–500); recall not measured (--check-exact)" {
 		t.Errorf("note without recall: %q", note)
 	}
+	// A run of 10 asks for 100 hits (plan.SearchDepth): an ef of 64 is
+	// then not what searched, and the summary must not say it was.
+	fixed.Hits = 100
+	if note := ApproximateNote("weaviate:vector", fixed, nil); note != "weaviate:vector: approximate vector index (HNSW, ef 64, raised to 100 by the hits asked); recall not measured (--check-exact)" {
+		t.Errorf("note of ef 64 searched for 100 hits: %q", note)
+	}
+	fixed.Hits = 50
+	if note := ApproximateNote("weaviate:vector", fixed, nil); !strings.Contains(note, "(HNSW, ef 64)") {
+		t.Errorf("note of ef 64 searched for 50 hits: %q", note)
+	}
 }
 
 // TestRetryTransientNodeErrors: for a few seconds after a node of a

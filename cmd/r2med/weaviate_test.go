@@ -103,7 +103,9 @@ func TestRunWeaviate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("weaviate:vector --check-exact --ef 12: exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "weaviate:vector+test-embedder: approximate vector index (HNSW, ef 12); recall@10 ") || !strings.Contains(out, "against exact search") {
+	// A run of 100 asks for 100 hits, and Weaviate searches with as many
+	// candidates at least: the summary says so, not ef 12 alone.
+	if !strings.Contains(out, "weaviate:vector+test-embedder: approximate vector index (HNSW, ef 12, raised to 100 by the hits asked); recall@10 ") || !strings.Contains(out, "against exact search") {
 		t.Errorf("summary of an approximate run:\n%s", out)
 	}
 	m, err = results.ReadManifest(filepath.Join(tmp, "vector-ef", results.ManifestFile))
@@ -144,7 +146,7 @@ func TestRunWeaviate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "weaviate:vector+test-embedder: exact vector index (flat); recall@10 1.0000, recall@100 1.0000") {
 		t.Errorf("flat index: exit %d\n%s%s", code, out, errOut)
 	}
-	if out, _, _ := run(t, "vector-ef", exactArgs...); !strings.Contains(out, "unchanged, reused") || !strings.Contains(out, ": approximate vector index (HNSW, ef 12)") {
+	if out, _, _ := run(t, "vector-ef", exactArgs...); !strings.Contains(out, "unchanged, reused") || !strings.Contains(out, ": approximate vector index (HNSW, ef 12, raised to 100 by the hits asked)") {
 		t.Errorf("a reused approximate run's summary does not say so:\n%s", out)
 	}
 

@@ -392,6 +392,10 @@ func (r *weaviateRetriever) Search(ctx context.Context, queries []retrieve.Query
 		run, err = r.c.SearchAll(ctx, wq, o)
 		return err
 	})
+	if err == nil && r.queryEnc != nil && !r.index.Exact {
+		r.index.Hits = k // what searched: a fixed ef below k is raised to k
+		r.env.Summary(r.name, weaviate.ApproximateNote(r.name, r.index, nil))
+	}
 	if err != nil || !r.checkExact {
 		return run, err
 	}
