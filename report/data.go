@@ -227,9 +227,51 @@ func (t *TaskData) Query(id string) (ir.Query, bool) {
 	return t.Queries[i], true
 }
 
+// dataKey says which runs share their task's data: those whose
+// manifests name the same task, source, split and revision and the same
+// input files by checksum (a run re-run on data corrected on disk has
+// its own).
 func dataKey(r results.Run) string {
 	ti := r.Manifest.Task
-	return ti.Name + "\x00" + ti.Source + "\x00" + ti.Split + "\x00" + ti.Revision
+	parts := []string{ti.Name, ti.Source, ti.Split, ti.Revision}
+	for _, in := range r.Manifest.Inputs {
+		parts = append(parts, in.Path, in.SHA256)
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// KeepTaskData wraps load so that the data of a task, once loaded, is
+// loaded again only when it failed: a viewer reads its results directory
+// again whenever a run changes (a new Data each time) and must not read
+// every corpus again with it. Runs share data by dataKey, as within one
+// Data.
+func KeepTaskData(load TaskLoader) TaskLoader {
+	type entry struct {
+		once sync.Once
+		task *ir.Task
+		err  error
+	}
+	var mu sync.Mutex
+	loaded := map[string]*entry{}
+	return func(ctx context.Context, r results.Run) (*ir.Task, error) {
+		key := dataKey(r)
+		mu.Lock()
+		e := loaded[key]
+		if e == nil {
+			e = &entry{}
+			loaded[key] = e
+		}
+		mu.Unlock()
+		e.once.Do(func() { e.task, e.err = load(ctx, r) })
+		if e.err != nil {
+			mu.Lock()
+			if loaded[key] == e {
+				delete(loaded, key) // the next request tries again
+			}
+			mu.Unlock()
+		}
+		return e.task, e.err
+	}
 }
 
 func (d *Data) taskData(ctx context.Context, r results.Run) (*TaskData, error) {

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
-	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/internal/httpserve"
-	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/report"
-	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/server"
 )
 
@@ -82,7 +77,7 @@ it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 			if err := checkResultsDir(cmd, dir); err != nil {
 				return err
 			}
-			taskData := keepTaskData(pipeline.LoadRunTask) // across reloads of --results
+			taskData := report.KeepTaskData(pipeline.LoadRunTask) // across reloads of --results
 			load := func() (*report.Data, error) {
 				return report.Load(dir, leaderboard.Sources{Published: published, External: external}, taskData)
 			}
@@ -115,45 +110,4 @@ it rather than the numbers read before. Ctrl-C stops the server gracefully.`,
 	fl.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer whose terms decide which words are highlighted as matching the query")
 	fl.IntVar(&topK, "top-k", 10, "hits shown per system in the drill-down (a page can ask ?k=N)")
 	return cmd
-}
-
-// keepTaskData wraps load so that the data of a task, once loaded, is
-// loaded again only when it failed: the viewer reads --results again
-// whenever a run changes, and must not read every corpus again with it.
-// Runs share a task's data when their manifests name the same task,
-// source, split and revision, as within one report.Data, and the same
-// input files by checksum: a run re-run on data changed on disk (qrels
-// corrected) has its data loaded again, not the copy read for the first.
-func keepTaskData(load report.TaskLoader) report.TaskLoader {
-	type entry struct {
-		once sync.Once
-		task *ir.Task
-		err  error
-	}
-	var mu sync.Mutex
-	loaded := map[string]*entry{}
-	return func(ctx context.Context, r results.Run) (*ir.Task, error) {
-		ti := r.Manifest.Task
-		parts := []string{ti.Name, ti.Source, ti.Split, ti.Revision}
-		for _, in := range r.Manifest.Inputs {
-			parts = append(parts, in.Path, in.SHA256)
-		}
-		key := strings.Join(parts, "\x00")
-		mu.Lock()
-		e := loaded[key]
-		if e == nil {
-			e = &entry{}
-			loaded[key] = e
-		}
-		mu.Unlock()
-		e.once.Do(func() { e.task, e.err = load(ctx, r) })
-		if e.err != nil {
-			mu.Lock()
-			if loaded[key] == e {
-				delete(loaded, key) // the next request tries again
-			}
-			mu.Unlock()
-		}
-		return e.task, e.err
-	}
 }
