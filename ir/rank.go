@@ -101,6 +101,15 @@ func (r Run) Rank(t Ties) {
 	}
 }
 
+// Cut keeps the first k hits of every query's list.
+func (r Run) Cut(k int) {
+	for qid, hits := range r {
+		if len(hits) > k {
+			r[qid] = hits[:k]
+		}
+	}
+}
+
 // TieAt returns the index of the first hit whose float32 score is not
 // strictly below the one before it, or −1 when the scores strictly
 // decrease: a list Rank has made, which every evaluator reads in list

@@ -220,11 +220,7 @@ func (p *Plan) Execute(ctx context.Context, in Input, env Env) (*Result, error) 
 			return nil, err
 		}
 	}
-	for qid, hits := range run {
-		if len(hits) > s.K {
-			run[qid] = hits[:s.K]
-		}
-	}
+	run.Cut(s.K)
 	res.Run = run
 	return res, nil
 }
@@ -277,11 +273,7 @@ func (p *Plan) retrieve(ctx context.Context, i int, task *ir.Task, queries []ret
 	// order; cut after, so that its top is the top of R2MED's ranking
 	// (SearchDepth).
 	trec.Rank(run, retrieve.TiesOf(spec))
-	for qid, hits := range run {
-		if len(hits) > depth {
-			run[qid] = hits[:depth]
-		}
-	}
+	run.Cut(depth)
 	return run, nil
 }
 

@@ -330,13 +330,3 @@ func New(ctx context.Context, spec Spec, task *ir.Task, env Env) (Retriever, err
 	}
 	return Exclude(r, task.Excluded, env), nil
 }
-
-// cut keeps the first k hits of every list.
-func cut(run ir.Run, k int) ir.Run {
-	for qid, hits := range run {
-		if len(hits) > k {
-			run[qid] = hits[:k]
-		}
-	}
-	return run
-}
