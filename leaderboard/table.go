@@ -390,3 +390,38 @@ func (t *Table) best() {
 
 // IsBest reports whether a row's average is the best of the table's.
 func (t *Table) IsBest(r Row) bool { return r.ranked(ByAverage) && r.Mean == t.BestAverage }
+
+// WhyEmpty says why a table built from systems with opt has no row,
+// given that there are systems: none of the kind asked for, or none with
+// a value of the metric (external rows without one are left out: MTEB's
+// results have no R2MED MRR, papers print nDCG@10 only).
+func WhyEmpty(systems []System, opt Options) string {
+	n, kind := len(systems), ""
+	if opt.Kind != "" {
+		n = 0
+		for _, s := range systems {
+			if s.Kind == opt.Kind {
+				n++
+			}
+		}
+		if n == 0 && len(systems) == 1 {
+			return fmt.Sprintf("the one system on the board is not of kind %s", opt.Kind)
+		}
+		if n == 0 {
+			return fmt.Sprintf("none of the %d systems on the board is of kind %s", len(systems), opt.Kind)
+		}
+		kind = " of kind " + string(opt.Kind)
+	}
+	label := opt.Metric.Label
+	if label == "" {
+		label = DefaultMetric.Label
+	}
+	s := fmt.Sprintf("none of the %d systems%s on the board has a value of %s", n, kind, label)
+	if n == 1 {
+		s = fmt.Sprintf("the one system%s on the board has no value of %s", kind, label)
+	}
+	if opt.Family != "" || len(opt.Tasks) > 0 {
+		s += " on the tasks chosen"
+	}
+	return s
+}

@@ -266,9 +266,8 @@ func exitCode(err error) int {
 }
 
 // emptyBoard says why a board shows no row: no systems at all (no runs,
-// and the other sources turned off), none of the kind asked for, or none
-// with a value of the metric (external rows without one are left out:
-// MTEB's results have no R2MED MRR, papers print nDCG@10 only).
+// and the other sources turned off, named by their flags), else
+// leaderboard.WhyEmpty.
 func emptyBoard(systems []leaderboard.System, opt leaderboard.Options, dir string, noPublished, noExternal bool) string {
 	if len(systems) == 0 {
 		var off []string
@@ -284,32 +283,5 @@ func emptyBoard(systems []leaderboard.System, opt leaderboard.Options, dir strin
 		}
 		return s
 	}
-	n, kind := len(systems), ""
-	if opt.Kind != "" {
-		n = 0
-		for _, s := range systems {
-			if s.Kind == opt.Kind {
-				n++
-			}
-		}
-		if n == 0 && len(systems) == 1 {
-			return fmt.Sprintf("the one system on the board is not of kind %s", opt.Kind)
-		}
-		if n == 0 {
-			return fmt.Sprintf("none of the %d systems on the board is of kind %s", len(systems), opt.Kind)
-		}
-		kind = " of kind " + string(opt.Kind)
-	}
-	label := opt.Metric.Label
-	if label == "" {
-		label = leaderboard.DefaultMetric.Label
-	}
-	s := fmt.Sprintf("none of the %d systems%s on the board has a value of %s", n, kind, label)
-	if n == 1 {
-		s = fmt.Sprintf("the one system%s on the board has no value of %s", kind, label)
-	}
-	if opt.Family != "" || len(opt.Tasks) > 0 {
-		s += " on the tasks chosen"
-	}
-	return s
+	return leaderboard.WhyEmpty(systems, opt)
 }
