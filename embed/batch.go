@@ -281,7 +281,12 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 		return out, use, nil
 	}
 	prepared := b.opts.prepare(texts)
-	g, gctx := errgroup.WithContext(ctx)
+	// A failed batch cancels gctx before it frees its slot, so the slot
+	// it frees never starts another batch (errgroup's own context is
+	// cancelled only after the function returns, which is too late).
+	gctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var g errgroup.Group
 	var mu sync.Mutex
 	done := 0
 	for lo := 0; lo < len(prepared); {
@@ -289,6 +294,10 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 		// it goes out.
 		if err := b.adapt.acquire(gctx); err != nil {
 			break // a batch failed, or the caller gave up: start no more
+		}
+		if gctx.Err() != nil {
+			b.adapt.release(-1, 0, 0, false)
+			break
 		}
 		sp := span{lo, cut(prepared, lo, b.adapt.batchSize(), b.opts.MaxTokens, b.opts.Tokens)}
 		lo = sp.hi
@@ -310,9 +319,13 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 					tokens += usage.EstimateTokens(s)
 				}
 			}
+			if err != nil {
+				err = fmt.Errorf("%s: texts %d-%d of %d: %w", b.name, sp.lo+1, sp.hi, len(texts), err)
+				stop(err)
+			}
 			b.adapt.release(res.server, len(batch), tokens, err == nil)
 			if err != nil {
-				return fmt.Errorf("%s: texts %d-%d of %d: %w", b.name, sp.lo+1, sp.hi, len(texts), err)
+				return err
 			}
 			copy(out[sp.lo:sp.hi], res.vecs)
 			apportion(use[sp.lo:sp.hi], batch, res.tokens, time.Since(start).Seconds())
@@ -325,15 +338,17 @@ func (b *batcher) embed(ctx context.Context, texts []string, f send) ([][]float3
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		// The caller's cancellation says more than a batch that saw it.
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, err
-	}
+	werr := g.Wait()
+	// The caller's cancellation says more than a batch that saw it, and
+	// the first batch to fail more than those it stopped.
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
+	}
+	if gctx.Err() != nil {
+		return nil, nil, context.Cause(gctx)
+	}
+	if werr != nil {
+		return nil, nil, werr
 	}
 	return out, use, nil
 }

@@ -46,7 +46,12 @@ func Chunks(ctx context.Context, e Embedder, n, size int, fn func(ctx context.Co
 		// Two at least: the next chunk is out while one drains.
 		return min(maxChunksInFlight, max(2, (2*texts+size-1)/size))
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	// A failed chunk cancels gctx before it frees its place, so the place
+	// it frees never starts another chunk (errgroup's own context is
+	// cancelled only after the function and its defers return).
+	gctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var g errgroup.Group
 	var mu sync.Mutex
 	free := sync.NewCond(&mu)
 	running := 0
@@ -69,12 +74,19 @@ func Chunks(ctx context.Context, e Embedder, n, size int, fn func(ctx context.Co
 				free.Broadcast()
 				mu.Unlock()
 			}()
-			return fn(gctx, lo, hi)
+			err := fn(gctx, lo, hi)
+			if err != nil {
+				stop(err)
+			}
+			return err
 		})
 	}
 	err := g.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if gctx.Err() != nil {
+		return context.Cause(gctx) // the first chunk to fail
 	}
 	return err
 }
