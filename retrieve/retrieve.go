@@ -127,11 +127,11 @@ func SearchTop(ctx context.Context, r Retriever, q Query, k, deep int) ([]ir.Hit
 // k+1-th.
 func settled(hits []ir.Hit, k int) bool {
 	for i := range k {
-		if trec.AsWritten(hits[i].Score) < trec.AsWritten(hits[i+1].Score) {
+		if trec.CompareWritten(hits[i].Score, hits[i+1].Score) < 0 {
 			return false
 		}
 	}
-	return trec.AsWritten(hits[k-1].Score) != trec.AsWritten(hits[k].Score)
+	return trec.CompareWritten(hits[k-1].Score, hits[k].Score) != 0
 }
 
 // Close releases what r holds (a local model's session) when it holds

@@ -6,6 +6,7 @@ package trec
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -397,6 +398,21 @@ func AsWritten(s float64) float64 {
 		return s
 	}
 	return back
+}
+
+// CompareWritten compares scores a and b as AsWritten gives them back
+// (cmp.Compare's order), formatting neither where that cannot change the
+// answer: two float32 values (every BM25 score) or two values that are
+// not float32 compare as they are, because AsWritten leaves a value that
+// is not a float32 as it is, and gives each float32 a number inside its
+// own rounding interval, so distinct float32 values keep their order. A
+// float32 against a value that is not one (0.1 against float32(0.1)) is
+// formatted.
+func CompareWritten(a, b float64) int {
+	if (float64(float32(a)) == a) == (float64(float32(b)) == b) {
+		return cmp.Compare(a, b)
+	}
+	return cmp.Compare(AsWritten(a), AsWritten(b))
 }
 
 // Rank makes run what a stage hands on: ranked by the tie rule t

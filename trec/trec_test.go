@@ -2,6 +2,7 @@ package trec
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -536,5 +537,38 @@ func TestWrongKindOfFile(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: %v\nwant %s", c.text, err, c.want)
 		}
+	}
+}
+
+// CompareWritten is cmp.Compare over AsWritten for every kind of pair:
+// float32 neighbours, float64 values, a float32 against the float64 its
+// digits name (0.1 and float32(0.1) are equal as written), infinities and
+// NaN.
+func TestCompareWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var vals []float64
+	for range 2000 {
+		f := float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(12)-6)))
+		vals = append(vals, float64(f), float64(math.Nextafter32(f, float32(math.Inf(1)))),
+			rng.NormFloat64()*math.Pow(10, float64(rng.IntN(12)-6)))
+	}
+	for _, d := range []float64{0.1, 0.2, 0.3, 1.1, 12.34, 1e-7, 3.4028235e38} {
+		vals = append(vals, d, float64(float32(d)), AsWritten(float64(float32(d))))
+	}
+	vals = append(vals, 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN())
+	mixedEqual := 0
+	for i, a := range vals {
+		for _, b := range []float64{vals[(i+1)%len(vals)], vals[(i+2)%len(vals)], vals[(i*7+3)%len(vals)], a} {
+			want := cmp.Compare(AsWritten(a), AsWritten(b))
+			if got := CompareWritten(a, b); got != want {
+				t.Fatalf("CompareWritten(%v, %v) = %d, AsWritten gives %d", a, b, got, want)
+			}
+			if want == 0 && a != b && !math.IsNaN(a) {
+				mixedEqual++
+			}
+		}
+	}
+	if mixedEqual == 0 {
+		t.Error("no pair of different values equal as written was compared")
 	}
 }
