@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/r2med/r2med/internal/httpserve"
 )
 
 // An answer is written as it is made: held in memory up to spoolBytes, so
@@ -19,15 +21,6 @@ import (
 
 // spoolBytes is how much of an answer is held before it is sent.
 const spoolBytes = 256 << 10
-
-// Sending is bounded in proportion to what is sent: each write must go
-// through within sendStall, and the answer as a whole at sendRate after
-// sendStall of grace, so a client that stops reading or reads at a
-// trickle frees what its request holds.
-const (
-	sendStall = 10 * time.Second
-	sendRate  = 256 << 10 // bytes per second
-)
 
 // answerWriter writes one answer of at most max bytes.
 type answerWriter struct {
@@ -105,13 +98,9 @@ func (a *answerWriter) flush() {
 		a.w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		a.w.WriteHeader(http.StatusOK)
 	}
-	total := a.sent + int64(a.buf.Len())
-	deadline := now.Add(sendStall)
-	if d := a.started.Add(sendStall + time.Duration(total)*time.Second/sendRate); d.Before(deadline) {
-		deadline = d
-	}
+	// Sending is bounded in proportion to what is sent (httpserve.Send).
 	rc := http.NewResponseController(a.w)
-	rc.SetWriteDeadline(deadline) // unsupported only by test recorders, which do not block
+	rc.SetWriteDeadline(httpserve.DefaultSend.Deadline(a.started, now, a.sent+int64(a.buf.Len()))) // unsupported only by test recorders, which do not block
 	n, err := a.w.Write(a.buf.Bytes())
 	a.sent += int64(n)
 	a.buf.Reset()

@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/r2med/r2med/demo"
+	"github.com/r2med/r2med/internal/httpserve"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
@@ -313,5 +315,80 @@ func TestMarksWorkedOnce(t *testing.T) {
 	}
 	if code, _, body := get(t, ts.URL+"/api/leaderboard?baseline=nobody"); code != 400 || !strings.Contains(body, "nobody") {
 		t.Errorf("an unknown baseline: %d %.300s", code, body)
+	}
+}
+
+// smallBuffers makes accepted connections' send buffers small, so that a
+// client that does not read blocks the server's writes after a few KiB
+// rather than after the megabytes loopback buffers hold.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(4 << 10)
+	}
+	return c, err
+}
+
+// TestDrillDownFreedBySlowReader: a client that asks for a drill-down
+// and never reads it frees the page's share of MaxInFlightBytes within
+// Options.Send's bound, where it was held until the server's write
+// timeout (5 minutes; never, with no timeout), so a few such clients
+// kept every drill-down busy.
+func TestDrillDownFreedBySlowReader(t *testing.T) {
+	task, _ := demo.Load()
+	root := t.TempDir()
+	for _, name := range []string{"a", "b", "c"} {
+		writeRun(t, reporttest.Run{Dir: filepath.Join(root, name), Task: "demo", System: name, Ranked: reporttest.Perfect(task)})
+	}
+	d, err := report.Load(root, leaderboard.Sources{}, reporttest.Loader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(d, Options{Send: httpserve.Send{Stall: 3 * time.Second, Rate: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(s)
+	ts.Listener = smallBuffers{ts.Listener}
+	ts.Start()
+	defer ts.Close()
+	q := task.Queries[0].ID
+	for _, path := range []string{"/api/query/demo/" + q + "?k=100", "/query/demo/" + q + "?k=100"} {
+		_, _, body := get(t, ts.URL+path)
+		if len(body) < 128<<10 {
+			t.Fatalf("%s is %d bytes: too small to fill the connection's buffers", path, len(body))
+		}
+		d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10) })
+		}}
+		c, err := d.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		// The page is admitted and being sent (its status line has come),
+		// and the client reads nothing more: its share is held, and comes
+		// back once the bound runs out.
+		line, err := bufio.NewReaderSize(c, 64).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "HTTP/1.1 200") {
+			t.Fatalf("%s: %q %v", path, line, err)
+		}
+		start := time.Now()
+		if s.inflight.TryAcquire(MaxInFlightBytes) {
+			t.Fatalf("%s: the page being sent holds no share", path)
+		}
+		for !s.inflight.TryAcquire(MaxInFlightBytes) {
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("%s: the page unread holds its share after %v", path, time.Since(start))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.inflight.Release(MaxInFlightBytes)
+		t.Logf("%s: freed after %v", path, time.Since(start).Round(time.Millisecond))
 	}
 }

@@ -10,6 +10,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -79,6 +80,11 @@ type Options struct {
 	// viewer shows the Data it was given.
 	Results string
 	Reload  func() (*report.Data, error)
+	// Send bounds how long sending a page or an answer may take, in
+	// proportion to its size; the zero value is httpserve.DefaultSend. A
+	// client that stops reading a drill-down frees its share of
+	// MaxInFlightBytes by then, not at the server's write timeout.
+	Send httpserve.Send
 }
 
 // MaxK bounds ?k= in the drill-down.
@@ -369,12 +375,22 @@ func (s *viewer) table(r *http.Request) (*leaderboard.Table, []string, error) {
 	return t, notes, nil
 }
 
+// writeJSON answers v as indented JSON, made whole, then sent within
+// Options.Send (a drill-down's share of MaxInFlightBytes is held until it
+// is sent).
 func (s *viewer) writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	enc.Encode(v) // the status is sent; a failed write is the client gone
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		b.Reset()
+		json.NewEncoder(&b).Encode(map[string]string{"error": err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(code)
+	s.opt.Send.Write(w, b.Bytes()) // the status is sent; a failed write is the client gone
 }
 
 func (s *viewer) jsonError(w http.ResponseWriter, err error) {
@@ -820,7 +836,7 @@ func (s *viewer) page(w http.ResponseWriter, name string, data map[string]any) {
 	if c, ok := data["Code"].(int); ok {
 		w.WriteHeader(c)
 	}
-	w.Write([]byte(b.String())) // a failed write is the client gone
+	s.opt.Send.Write(w, []byte(b.String())) // a failed write is the client gone (or too slow: Options.Send)
 }
 
 // retryAfter asks a client answered 503 (busy, results being rewritten)

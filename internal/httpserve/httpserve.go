@@ -239,6 +239,59 @@ func (t Timeouts) orDefault() Timeouts {
 	return t
 }
 
+// Send bounds how long sending one answer may take, in proportion to its
+// size: each write must go through within Stall, and the answer as a
+// whole within Stall plus its bytes at Rate, so a client that stops
+// reading, or reads at a trickle, frees what its request holds (its
+// answer's memory, its share of a bounded capacity) long before the
+// server's write timeout. The zero value is DefaultSend.
+type Send struct {
+	Stall time.Duration
+	Rate  int64 // bytes per second
+}
+
+// DefaultSend lets an answer of 1 MiB take 14 s, and one of 32 MiB about
+// 2 minutes.
+var DefaultSend = Send{Stall: 10 * time.Second, Rate: 256 << 10}
+
+func (s Send) orDefault() Send {
+	if s.Stall <= 0 {
+		s.Stall = DefaultSend.Stall
+	}
+	if s.Rate <= 0 {
+		s.Rate = DefaultSend.Rate
+	}
+	return s
+}
+
+// Deadline is when the next write of an answer must be through: the
+// answer's first bytes went at started (now for the first write), and
+// total bytes will have been sent after it.
+func (s Send) Deadline(started, now time.Time, total int64) time.Time {
+	s = s.orDefault()
+	deadline := now.Add(s.Stall)
+	if d := started.Add(s.Stall + time.Duration(total)*time.Second/time.Duration(s.Rate)); d.Before(deadline) {
+		deadline = d
+	}
+	return deadline
+}
+
+// Write sends body, an answer made whole before it is sent, within
+// Deadline, and flushes it; a failed write is the client gone (or too
+// slow), and closes the connection.
+func (s Send) Write(w http.ResponseWriter, body []byte) error {
+	now := time.Now()
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(s.Deadline(now, now, int64(len(body)))) // unsupported only by test recorders, which do not block
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
 // MaxHeaderBytes bounds a request's headers (and so a GET's query string).
 const MaxHeaderBytes = 64 << 10
 

@@ -165,3 +165,29 @@ func TestServeShutdownCutsOff(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 }
+
+// A Send deadline is the sooner of Stall from now and Stall plus the
+// answer's bytes at Rate from its first write; the zero value is
+// DefaultSend's.
+func TestSendDeadline(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := Send{Stall: 10 * time.Second, Rate: 1 << 20}
+	for _, c := range []struct {
+		now   time.Duration // after t0
+		total int64
+		want  time.Duration // after t0
+	}{
+		{0, 0, 10 * time.Second},                       // a first write: Stall
+		{0, 100 << 20, 10 * time.Second},               // a large answer's first write: still Stall
+		{5 * time.Second, 100 << 20, 15 * time.Second}, // each write within Stall
+		{100 * time.Second, 4 << 20, 14 * time.Second}, // the whole at Rate: already past
+		{2 * time.Second, 4 << 20, 12 * time.Second},
+	} {
+		if got := s.Deadline(t0, t0.Add(c.now), c.total).Sub(t0); got != c.want {
+			t.Errorf("now +%v, %d bytes: deadline +%v, want +%v", c.now, c.total, got, c.want)
+		}
+	}
+	if got, want := (Send{}).Deadline(t0, t0, 1<<20), DefaultSend.Deadline(t0, t0, 1<<20); !got.Equal(want) {
+		t.Errorf("zero Send: %v, want DefaultSend's %v", got, want)
+	}
+}
