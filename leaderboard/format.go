@@ -1,10 +1,12 @@
 package leaderboard
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,6 +211,80 @@ func (t *Table) Legend() []string {
 	if t.anyCut() {
 		out = append(out, CutLegend)
 	}
+	out = append(out, t.twinNotes()...)
+	return out
+}
+
+// maxTwinSettings bounds the settings a twin note names per system.
+const maxTwinSettings = 3
+
+// twinNotes say, for the shown systems of ours that share a name (told
+// apart by a short hash of their settings, sysname.Disambiguate), which
+// settings set them apart, a line per name: "bm25 #14f7: top_k=100;
+// bm25 #7648: top_k=10". A hash alone names a system but does not say
+// what it is.
+func (t *Table) twinNotes() []string {
+	var order []string
+	twins := map[string][]*System{}
+	for _, r := range t.Rows {
+		base, suffix := sysname.Base(r.System.Name)
+		if suffix == "" || r.System.Origin() != OriginOurs {
+			continue
+		}
+		if twins[base] == nil {
+			order = append(order, base)
+		}
+		twins[base] = append(twins[base], r.System)
+	}
+	var out []string
+	for _, base := range order {
+		group := twins[base]
+		if len(group) < 2 {
+			continue
+		}
+		settings := make([]map[string]string, len(group))
+		var keys []string
+		for i, s := range group {
+			var pairs []string
+			flatten(&pairs, "", s.Config)
+			settings[i] = map[string]string{}
+			for _, p := range pairs {
+				k, _, _ := strings.Cut(p, "=")
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+				settings[i][k] = p
+			}
+		}
+		var differ []string
+		for _, k := range keys {
+			for _, set := range settings[1:] {
+				if set[k] != settings[0][k] {
+					differ = append(differ, k)
+					break
+				}
+			}
+		}
+		// In SettingsText's order: what a system is first, then by name.
+		slices.SortStableFunc(differ, func(a, b string) int {
+			ha, _, _ := strings.Cut(a, ".")
+			hb, _, _ := strings.Cut(b, ".")
+			return cmp.Or(keyRank(ha)-keyRank(hb), strings.Compare(a, b))
+		})
+		parts := make([]string, len(group))
+		for i, s := range group {
+			var shown []string
+			for _, k := range differ[:min(len(differ), maxTwinSettings)] {
+				shown = append(shown, cmp.Or(settings[i][k], k+"=none"))
+			}
+			parts[i] = s.DisplayName() + ": " + strings.Join(shown, " ")
+		}
+		line := strings.Join(parts, "; ")
+		if n := len(differ) - maxTwinSettings; n > 0 {
+			line += fmt.Sprintf(" (and %d more settings differ: --format json has them all)", n)
+		}
+		out = append(out, line)
+	}
 	return out
 }
 
@@ -268,7 +344,7 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 // hasLegend reports whether the table needs its legend: anything beyond
 // R2MED's own published table.
 func (t *Table) hasLegend() bool {
-	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut()
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0
 }
 
 func (t *Table) mixed() bool {

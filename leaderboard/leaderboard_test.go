@@ -485,6 +485,17 @@ func TestOurs(t *testing.T) {
 	if !r.Complete || tb.AverageText(r) != "45.00" || r.System.Published {
 		t.Errorf("our bm25 row %+v", r)
 	}
+	// The legend says what the hashes stand for: the settings that set
+	// the two apart, not all of them.
+	var twins []string
+	for _, l := range tb.Legend() {
+		if strings.Contains(l, "#612c") {
+			twins = append(twins, l)
+		}
+	}
+	if want := "bm25 #612c: k1=0.9; bm25 #8545: k1=1.2"; len(twins) != 1 || twins[0] != want {
+		t.Errorf("legend lines naming bm25 #612c: %q, want [%q]", twins, want)
+	}
 }
 
 func TestLoad(t *testing.T) {
@@ -578,5 +589,29 @@ func TestBordaTiesOnPublished(t *testing.T) {
 		if r.Rank != rank || math.Abs(r.Borda-want) > 1e-9 {
 			t.Errorf("%s: rank %d Borda %v; want rank %d Borda %.4f (%d points)", r.System.Name, r.Rank, r.Borda, rank, want, p)
 		}
+	}
+}
+
+// A twin note names at most maxTwinSettings settings per system, says
+// how many more differ, and shows a setting one twin lacks as none.
+func TestTwinNotesBounded(t *testing.T) {
+	mk := func(name string, cfg map[string]any) System {
+		return System{ID: "ours/" + name, Name: name, Kind: Base, Config: cfg,
+			Tasks: map[string]TaskResult{"Biology": {Metrics: map[string]float64{"ndcg_at_10": 0.5}}}}
+	}
+	a := mk("dense #aaaa", map[string]any{"model": "m1", "batch": 8.0, "pooling": "cls", "max_length": 512.0, "query_prompt": "q: "})
+	b := mk("dense #bbbb", map[string]any{"model": "m2", "batch": 8.0, "pooling": "mean", "max_length": 256.0, "doc_prompt": "d: "})
+	c := mk("bm25", map[string]any{"retriever": "bm25"})
+	tb := build(t, []System{a, b, c}, Options{Kind: Base})
+	var got []string
+	for _, l := range tb.Legend() {
+		if strings.Contains(l, "#aaaa") {
+			got = append(got, l)
+		}
+	}
+	// Keys in SettingsText's order: model first, then by name.
+	want := "dense #aaaa: model=m1 doc_prompt=none max_length=512; dense #bbbb: model=m2 doc_prompt=\"d: \" max_length=256 (and 2 more settings differ: --format json has them all)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("twin notes %q\nwant [%q]", got, want)
 	}
 }

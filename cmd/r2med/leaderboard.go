@@ -44,7 +44,8 @@ NFCorpus) are columns after the average.
 Systems are named by their stages: bm25, rrf(bm25,bge), hyde/gpt4 → bm25,
 bm25 → insertrank:deepseek-r1@20, run:TAG for a run file; two of ours that
 share a name and differ in settings get a short hash of their settings
-(bm25 #3f2a). The full settings are in the csv and json formats' settings.
+(bm25 #3f2a), and a line under the table names the settings that set
+them apart. The full settings are in the csv and json formats' settings.
 
 The average is R2MED's: the unweighted mean of the per-task values ×100, two
 decimals, shown and ranked only for systems with every task ("— (k/8)" and no
