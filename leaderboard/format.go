@@ -215,28 +215,30 @@ func (t *Table) Legend() []string {
 	return out
 }
 
-// maxTwinSettings bounds the settings a twin note names per system.
+// maxTwinSettings bounds the settings Apart names per system.
 const maxTwinSettings = 3
 
-// twinNotes say, for the shown systems of ours that share a name (told
-// apart by a short hash of their settings, sysname.Disambiguate), which
-// settings set them apart, a line per name: "bm25 #14f7: top_k=100;
-// bm25 #7648: top_k=10". A hash alone names a system but does not say
-// what it is.
-func (t *Table) twinNotes() []string {
+// Apart says, for systems of ours that share a name (told apart by a
+// short hash of their settings, sysname.Disambiguate), which settings
+// set each apart from the others of its name: "top_k=100" for bm25 #14f7
+// beside bm25 #7648's "top_k=10", at most maxTwinSettings of them in
+// SettingsText's order, then how many more differ. A hash alone names a
+// system but does not say what it is. Systems without a twin among
+// systems have no entry; the map is keyed by index into systems.
+func Apart(systems []*System) map[int]string {
 	var order []string
-	twins := map[string][]*System{}
-	for _, r := range t.Rows {
-		base, suffix := sysname.Base(r.System.Name)
-		if suffix == "" || r.System.Origin() != OriginOurs {
+	twins := map[string][]int{}
+	for i, s := range systems {
+		base, suffix := sysname.Base(s.Name)
+		if suffix == "" || s.Origin() != OriginOurs {
 			continue
 		}
 		if twins[base] == nil {
 			order = append(order, base)
 		}
-		twins[base] = append(twins[base], r.System)
+		twins[base] = append(twins[base], i)
 	}
-	var out []string
+	out := map[int]string{}
 	for _, base := range order {
 		group := twins[base]
 		if len(group) < 2 {
@@ -244,16 +246,16 @@ func (t *Table) twinNotes() []string {
 		}
 		settings := make([]map[string]string, len(group))
 		var keys []string
-		for i, s := range group {
+		for j, i := range group {
 			var pairs []string
-			flatten(&pairs, "", s.Config)
-			settings[i] = map[string]string{}
+			flatten(&pairs, "", systems[i].Config)
+			settings[j] = map[string]string{}
 			for _, p := range pairs {
 				k, _, _ := strings.Cut(p, "=")
 				if !slices.Contains(keys, k) {
 					keys = append(keys, k)
 				}
-				settings[i][k] = p
+				settings[j][k] = p
 			}
 		}
 		var differ []string
@@ -271,19 +273,48 @@ func (t *Table) twinNotes() []string {
 			hb, _, _ := strings.Cut(b, ".")
 			return cmp.Or(keyRank(ha)-keyRank(hb), strings.Compare(a, b))
 		})
-		parts := make([]string, len(group))
-		for i, s := range group {
+		more := ""
+		if n := len(differ) - maxTwinSettings; n > 0 {
+			more = fmt.Sprintf(" (+%d more)", n)
+		}
+		for j, i := range group {
 			var shown []string
 			for _, k := range differ[:min(len(differ), maxTwinSettings)] {
-				shown = append(shown, cmp.Or(settings[i][k], k+"=none"))
+				shown = append(shown, cmp.Or(settings[j][k], k+"=none"))
 			}
-			parts[i] = s.DisplayName() + ": " + strings.Join(shown, " ")
+			out[i] = strings.Join(shown, " ") + more
 		}
-		line := strings.Join(parts, "; ")
-		if n := len(differ) - maxTwinSettings; n > 0 {
-			line += fmt.Sprintf(" (and %d more settings differ: --format json has them all)", n)
+	}
+	return out
+}
+
+// twinNotes are Apart's words for the shown rows, a line per name shared:
+// "bm25 #14f7: top_k=100; bm25 #7648: top_k=10".
+func (t *Table) twinNotes() []string {
+	systems := make([]*System, len(t.Rows))
+	for i, r := range t.Rows {
+		systems[i] = r.System
+	}
+	apart := Apart(systems)
+	var order []string
+	lines := map[string][]string{}
+	for i, s := range systems {
+		a, ok := apart[i]
+		if !ok {
+			continue
 		}
-		out = append(out, line)
+		base, _ := sysname.Base(s.Name)
+		if lines[base] == nil {
+			order = append(order, base)
+		}
+		lines[base] = append(lines[base], s.DisplayName()+": "+a)
+	}
+	out := make([]string, len(order))
+	for i, base := range order {
+		out[i] = strings.Join(lines[base], "; ")
+		if strings.HasSuffix(out[i], " more)") {
+			out[i] += "; every setting: --format csv or json"
+		}
 	}
 	return out
 }

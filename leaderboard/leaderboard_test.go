@@ -610,7 +610,7 @@ func TestTwinNotesBounded(t *testing.T) {
 		}
 	}
 	// Keys in SettingsText's order: model first, then by name.
-	want := "dense #aaaa: model=m1 doc_prompt=none max_length=512; dense #bbbb: model=m2 doc_prompt=\"d: \" max_length=256 (and 2 more settings differ: --format json has them all)"
+	want := "dense #aaaa: model=m1 doc_prompt=none max_length=512 (+2 more); dense #bbbb: model=m2 doc_prompt=\"d: \" max_length=256 (+2 more); every setting: --format csv or json"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("twin notes %q\nwant [%q]", got, want)
 	}

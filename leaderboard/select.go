@@ -177,7 +177,8 @@ func KnownOrigin(name string) Origin {
 
 // NameInputs labels the systems a comparison opened by their names, as
 // the leaderboard names them (DisplayName: told apart by their settings
-// where names clash, cut by the one rule, the whole name in FullName),
+// where names clash, with what sets them apart in Apart, cut by the one
+// rule, the whole name in FullName),
 // instead of by path. An input whose runs carry no
 // manifest and result file (a bare run file), whose runs name several
 // systems, or whose name another input shares keeps its path.
@@ -196,10 +197,17 @@ func NameInputs(inputs []significance.Input) {
 	byDir := map[string]*System{}
 	systems, _ := Ours(&results.Listing{Runs: runs})
 	ShortenNames(systems)
+	ptrs := make([]*System, len(systems))
 	for i := range systems {
+		ptrs[i] = &systems[i]
 		for _, tr := range systems[i].Tasks {
 			byDir[tr.Source] = &systems[i]
 		}
+	}
+	// What sets systems of one name apart, by the name shown.
+	apart := map[string]string{}
+	for i, a := range Apart(ptrs) {
+		apart[systems[i].DisplayName()] = a
 	}
 	names := make([]string, len(inputs))
 	count := map[string]int{}
@@ -220,7 +228,7 @@ func NameInputs(inputs []significance.Input) {
 	}
 	for i := range inputs {
 		if n := names[i]; n != "" && count[n] == 1 {
-			inputs[i].Name, inputs[i].FullName = n, full[n]
+			inputs[i].Name, inputs[i].FullName, inputs[i].Apart = n, full[n], apart[n]
 		}
 	}
 }

@@ -23,7 +23,10 @@ type System struct {
 	Name string
 	// FullName is the whole name where Name is cut to fit; "" otherwise.
 	FullName string
-	Values   map[string]float64
+	// Apart is what sets the system apart from others of its name
+	// (Input.Apart); "" otherwise.
+	Apart  string
+	Values map[string]float64
 	// Unanswered are the judged queries the system's runs returned
 	// nothing for (their value is 0 in Values); Gather fills it.
 	Unanswered []string
@@ -63,6 +66,9 @@ type Report struct {
 	// FullNames gives the whole name of each system whose name the
 	// report shows cut (sysname.Short), by the name shown.
 	FullNames map[string]string `json:"full_names,omitempty"`
+	// Apart gives, by name, what sets each system apart from others of
+	// its name told apart by a hash of their settings ("top_k=10").
+	Apart map[string]string `json:"apart,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -134,6 +140,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 				rep.FullNames = map[string]string{}
 			}
 			rep.FullNames[s.Name] = s.FullName
+		}
+		if s.Apart != "" {
+			if rep.Apart == nil {
+				rep.Apart = map[string]string{}
+			}
+			rep.Apart[s.Name] = s.Apart
 		}
 		if s.Cost != nil {
 			if rep.Costs == nil {

@@ -31,7 +31,11 @@ type Input struct {
 	// FullName is the system's whole name where Name is cut to fit
 	// (leaderboard.NameInputs); "" otherwise.
 	FullName string
-	Path     string // the path it was opened from, cleaned
+	// Apart is what sets the system apart from others of its name that
+	// a hash tells apart ("top_k=10" for bm25 #7648, leaderboard.Apart);
+	// "" otherwise.
+	Apart string
+	Path  string // the path it was opened from, cleaned
 	// Runs are its run files by task, in R2MED's spelling of registry
 	// tasks; "" for a bare run file or a run directory without a manifest.
 	Runs map[string]Run
@@ -282,7 +286,7 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			return nil, nil, fmt.Errorf("%s: no run on a task every system has", in.Path)
 		}
 		slices.Sort(unanswered)
-		sys := System{Name: in.Name, FullName: in.FullName, Values: vals, Unanswered: unanswered}
+		sys := System{Name: in.Name, FullName: in.FullName, Apart: in.Apart, Values: vals, Unanswered: unanswered}
 		if c, ok := usage.CostOf(sums); ok {
 			sys.Cost = &c
 		}

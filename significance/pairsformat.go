@@ -126,6 +126,23 @@ func pairsLegend(reps []*Report) []string {
 	if cut := cutNames(reps); len(cut) > 0 {
 		out = append(out, "…: names cut in the middle to fit; "+strings.Join(cut, "; "))
 	}
+	if apart := apartNames(reps); len(apart) > 0 {
+		out = append(out, "#: names shared by systems of other settings, told apart by a hash of their settings; "+strings.Join(apart, "; "))
+	}
+	return out
+}
+
+// apartNames are the systems told apart by a hash, each with what sets
+// it apart: "bm25 #7648: top_k=10".
+func apartNames(reps []*Report) []string {
+	apart := map[string]string{}
+	for _, r := range reps {
+		maps.Copy(apart, r.Apart)
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(apart)) {
+		out = append(out, n+": "+apart[n])
+	}
 	return out
 }
 

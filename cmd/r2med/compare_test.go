@@ -126,3 +126,39 @@ func TestCompareVerifiesRunFile(t *testing.T) {
 		t.Errorf("the cut file by its own path: exit %d, %s", code, stderr)
 	}
 }
+
+// Two runs of one system name with other settings: compare, as the
+// leaderboard, labels them by the name and a hash, and says what each
+// hash stands for (the settings that differ), in text and JSON.
+func TestCompareSaysWhatSetsTwinsApart(t *testing.T) {
+	dir := t.TempDir()
+	for name, extra := range map[string][]string{"deep": nil, "shallow": {"--top-k", "10"}} {
+		args := append([]string{"run", "--task", "demo", "--quiet", "--out", filepath.Join(dir, name)}, extra...)
+		if _, stderr, code := r2med(t, "", args...); code != 0 {
+			t.Fatalf("run: %s", stderr)
+		}
+	}
+	deep, shallow := filepath.Join(dir, "deep"), filepath.Join(dir, "shallow")
+	stdout, stderr, code := r2med(t, "", "compare", deep, shallow, "--format", "json")
+	var rep significance.Report
+	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
+		t.Fatalf("compare (%d): %s%s", code, stdout, stderr)
+	}
+	if len(rep.Apart) != 2 || rep.Apart[rep.Baseline] != "top_k=100" || rep.Apart[rep.Rows[0].System] != "top_k=10" ||
+		!strings.HasPrefix(rep.Baseline, "bm25 #") || !strings.HasPrefix(rep.Rows[0].System, "bm25 #") {
+		t.Fatalf("baseline %q, system %q, apart %q", rep.Baseline, rep.Rows[0].System, rep.Apart)
+	}
+	text, _, _ := r2med(t, "", "compare", deep, shallow)
+	flat := strings.Join(strings.Fields(text), " ")
+	want := rep.Baseline + ": top_k=100; " + rep.Rows[0].System + ": top_k=10"
+	if rep.Rows[0].System < rep.Baseline {
+		want = rep.Rows[0].System + ": top_k=10; " + rep.Baseline + ": top_k=100"
+	}
+	if !strings.Contains(flat, "told apart by a hash of their settings; "+want) {
+		t.Errorf("compare does not say what the hashes stand for (%q):\n%s", want, text)
+	}
+	board, _, _ := r2med(t, "", "leaderboard", "--results", dir, "--no-published", "--no-external")
+	if !strings.Contains(strings.Join(strings.Fields(board), " "), rep.Baseline+": top_k=100") {
+		t.Errorf("the leaderboard does not say what %s stands for:\n%s", rep.Baseline, board)
+	}
+}
