@@ -288,13 +288,18 @@ func Apart(systems []*System) map[int]string {
 	return out
 }
 
-// twinNotes are Apart's words for the shown rows, a line per name shared:
-// "bm25 #14f7: top_k=100; bm25 #7648: top_k=10".
+// twinNotes are Apart's words for the shown rows (apartLines).
 func (t *Table) twinNotes() []string {
 	systems := make([]*System, len(t.Rows))
 	for i, r := range t.Rows {
 		systems[i] = r.System
 	}
+	return apartLines(systems)
+}
+
+// apartLines are Apart's words, a line per name shared: "bm25 #14f7:
+// top_k=100; bm25 #7648: top_k=10".
+func apartLines(systems []*System) []string {
 	apart := Apart(systems)
 	var order []string
 	lines := map[string][]string{}

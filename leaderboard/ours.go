@@ -44,26 +44,44 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 		}
 		g.latest[task] = r
 	}
-	var names []string
+	named := systemNames(l.Runs)
 	for _, key := range order {
 		g := groups[key]
 		for task, r := range g.latest {
 			m, style := Normalize(r.Result.Test)
 			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage}
 		}
+		g.sys.Name = named[key]
+		g.sys.ID = "ours/" + g.sys.Name
 		systems = append(systems, *g.sys)
-		names = append(names, g.sys.Name)
-	}
-	// Systems that share a name and differ in settings get a short hash
-	// of their key: the same on every rerun, never a dump of the settings
-	// (those are SettingsText, on hover and in exports).
-	names = sysname.Disambiguate(names, order)
-	for i := range systems {
-		systems[i].Name = names[i]
-		systems[i].ID = "ours/" + systems[i].Name
 	}
 	slices.SortFunc(systems, func(a, b System) int { return strings.Compare(a.ID, b.ID) })
 	return systems, superseded
+}
+
+// systemNames names the systems behind runs, by SystemKey: the name
+// its stages give (and its suite, where not R2MED's), and where systems
+// that differ in settings share one, a short hash of their key: the same
+// on every rerun, never a dump of the settings (those are SettingsText,
+// on hover and in exports; Apart says which differ).
+func systemNames(runs []results.Run) map[string]string {
+	var keys, names []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		key := SystemKey(r)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		keys = append(keys, key)
+		names = append(names, oursSystem(r).Name)
+	}
+	names = sysname.Disambiguate(names, keys)
+	out := make(map[string]string, len(keys))
+	for i, k := range keys {
+		out[k] = names[i]
+	}
+	return out
 }
 
 // Settings is the run's settings that make it the system it is: the

@@ -37,6 +37,7 @@ var runMetrics = []Metric{DefaultMetric, {Key: "recall_at_100", Label: "Recall@1
 // Runs describes every finished run of a listing, in its order.
 func Runs(l *results.Listing) []RunInfo {
 	out := make([]RunInfo, 0, len(l.Runs))
+	named := systemNames(l.Runs)
 	for _, r := range l.Runs {
 		task, ok := r.Task()
 		m, _ := Normalize(r.Result.Test)
@@ -44,7 +45,10 @@ func Runs(l *results.Listing) []RunInfo {
 		if !ok && suite == tasks.R2MED {
 			suite = "" // the demo, a BEIR set: no benchmark's task
 		}
-		info := RunInfo{Task: task, R2MED: ok, Suite: string(suite), System: displayName(r), Kind: KindOf(r.Result),
+		// The leaderboard's name (its hash where systems share a name),
+		// the suite in a column of its own.
+		_, hash := sysname.Base(named[SystemKey(r)])
+		info := RunInfo{Task: task, R2MED: ok, Suite: string(suite), System: displayName(r) + hash, Kind: KindOf(r.Result),
 			Metrics: map[string]float64{}, Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
 		for _, mt := range runMetrics {
 			if v, ok := m[mt.Key]; ok {
@@ -141,6 +145,18 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	}
 	if cut {
 		if _, err := fmt.Fprintln(w, CutLegend); err != nil {
+			return err
+		}
+	}
+	// What the hashes of systems sharing a name stand for, as the
+	// leaderboard says it.
+	systems, _ := Ours(l)
+	ptrs := make([]*System, len(systems))
+	for i := range systems {
+		ptrs[i] = &systems[i]
+	}
+	for _, line := range apartLines(ptrs) {
+		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}
 	}

@@ -161,4 +161,9 @@ func TestCompareSaysWhatSetsTwinsApart(t *testing.T) {
 	if !strings.Contains(strings.Join(strings.Fields(board), " "), rep.Baseline+": top_k=100") {
 		t.Errorf("the leaderboard does not say what %s stands for:\n%s", rep.Baseline, board)
 	}
+	// results lists the runs under the same names, and says the same.
+	list, _, _ := r2med(t, "", "results", "--results", dir)
+	if !strings.Contains(list, "demo  "+rep.Baseline+" ") || !strings.Contains(list, "demo  "+rep.Rows[0].System+" ") || !strings.Contains(list, want) {
+		t.Errorf("results does not name the runs %s and %s as the leaderboard does:\n%s", rep.Baseline, rep.Rows[0].System, list)
+	}
 }
