@@ -63,9 +63,13 @@ type Dense struct {
 	Quantize string `yaml:"quantize"`
 	Rescore  bool   `yaml:"rescore"`
 
-	// modelRevision is ModelDir's version (models.LocalRevision: its
-	// files' sizes and times), read by Resolve.
+	// modelRevision is the version of the model that embeds, read by
+	// Resolve: ModelDir's (models.LocalRevision: its files' sizes and
+	// times), or the commits a registry model's checkpoints resolve to in
+	// the Hub cache ("+" between a dual encoder's two), which New then
+	// loads (commits), whatever refs/main names by then.
 	modelRevision string
+	commits       []string
 }
 
 func init() {
@@ -179,17 +183,72 @@ func (d Dense) Describe() map[string]any {
 	return m
 }
 
-// Resolve reads the version of the model in ModelDir (the sizes and
-// times of its graph, tokenizer and config, as the embedding cache keys
-// it), so that Describe, and with it the manifest and every fingerprint,
-// carries it: a model replaced in its directory is not taken for the one
-// an earlier run embedded with. A model of the Hub cache is identified by
-// its commit in the cache keys.
-func (d Dense) Resolve(context.Context, *ir.Task) (Spec, error) {
+// Resolve reads the version of the local model that embeds, so that
+// Describe, and with it the manifest and every fingerprint, carries it:
+// for ModelDir, the sizes and times of its graph, tokenizer and config (as
+// the embedding cache keys it), so a model replaced in its directory is
+// not taken for the one an earlier run embedded with; for a registry
+// model run from the Hub cache, the commit of each checkpoint (what
+// refs/main names now; fetched when online and missing, as New would),
+// which New then loads, so a newer main pulled later is another model, not
+// the one a finished run or a kept stage was made with. A model behind a
+// server has no version to read.
+func (d Dense) Resolve(ctx context.Context, _ *ir.Task) (Spec, error) {
+	d.modelRevision, d.commits = "", nil
 	if d.ModelDir != "" {
 		d.modelRevision = models.LocalRevision(d.ModelDir)
+		return d, nil
+	}
+	if m, ok := d.hubModel(); ok {
+		cps, err := d.checkpoints(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		for _, cp := range cps {
+			d.commits = append(d.commits, cp.Commit)
+		}
+		d.modelRevision = strings.Join(d.commits, "+")
 	}
 	return d, nil
+}
+
+// hubModel is the registry model d runs from the Hub cache: a registry
+// model, on the local ONNX backend (given, or the registry's first), with
+// no ModelDir.
+func (d Dense) hubModel() (models.Model, bool) {
+	m, ok := models.Lookup(d.Model)
+	if !ok || d.ModelDir != "" || !m.Local() {
+		return m, false
+	}
+	b := strings.ToLower(d.Backend)
+	if b == "" {
+		b = m.Backends[0]
+	}
+	return m, b == models.ONNX
+}
+
+// checkpoints are the Hub cache's files of registry model m: at the
+// commits Resolve read, else at main.
+func (d Dense) checkpoints(ctx context.Context, m models.Model) ([]models.Checkpoint, error) {
+	c := hub.FromEnv()
+	var cps []models.Checkpoint
+	var err error
+	if ids := m.HubIDs(); len(d.commits) == len(ids) {
+		for i, id := range ids {
+			var cp models.Checkpoint
+			if cp, err = models.Pull(ctx, c, id, d.commits[i]); err != nil {
+				err = fmt.Errorf("model %s: %w", m.Name, err)
+				break
+			}
+			cps = append(cps, cp)
+		}
+	} else {
+		cps, err = m.Pull(ctx, c, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, m.Name)
+	}
+	return cps, nil
 }
 
 func deref(s *string) string {
@@ -508,8 +567,8 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 			r.revision = models.LocalRevision(d.ModelDir)
 		} else {
 			var err error
-			if cps, err = r.model.Pull(ctx, hub.FromEnv(), ""); err != nil {
-				return id, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, r.model.Name)
+			if cps, err = d.checkpoints(ctx, r.model); err != nil {
+				return id, err
 			}
 			var revs []string
 			for _, cp := range cps {
