@@ -67,7 +67,8 @@ type Dense struct {
 	// Resolve: ModelDir's (models.LocalRevision: its files' sizes and
 	// times), or the commits a registry model's checkpoints resolve to in
 	// the Hub cache ("+" between a dual encoder's two), which New then
-	// loads (commits), whatever refs/main names by then.
+	// loads (commits), whatever refs/main names by then. An index file's
+	// recipe pins the commits its vectors were made with (StoredDense).
 	modelRevision string
 	commits       []string
 }
@@ -179,9 +180,12 @@ func (d Dense) Describe() map[string]any {
 	put("pooling", d.Pooling, d.Pooling != "")
 	put("quantize", d.Quantize, d.Quantize != "")
 	put("rescore", true, d.Rescore)
-	put("model_revision", d.modelRevision, d.modelRevision != "")
+	put(modelRevisionKey, d.modelRevision, d.modelRevision != "")
 	return m
 }
+
+// modelRevisionKey is where Describe records the model's revision.
+const modelRevisionKey = "model_revision"
 
 // Resolve reads the version of the local model that embeds, so that
 // Describe, and with it the manifest and every fingerprint, carries it:
@@ -191,25 +195,47 @@ func (d Dense) Describe() map[string]any {
 // model run from the Hub cache, the commit of each checkpoint (what
 // refs/main names now; fetched when online and missing, as New would),
 // which New then loads, so a newer main pulled later is another model, not
-// the one a finished run or a kept stage was made with. A model behind a
-// server has no version to read.
+// the one a finished run or a kept stage was made with; commits already
+// pinned (an index file's, StoredDense) are the ones checked and loaded. A
+// model behind a server has no version to read.
 func (d Dense) Resolve(ctx context.Context, _ *ir.Task) (Spec, error) {
-	d.modelRevision, d.commits = "", nil
-	if d.ModelDir != "" {
-		d.modelRevision = models.LocalRevision(d.ModelDir)
-		return d, nil
-	}
-	if m, ok := d.hubModel(); ok {
+	m, fromHub := d.hubModel()
+	switch {
+	case d.ModelDir != "":
+		d.modelRevision, d.commits = models.LocalRevision(d.ModelDir), nil
+	case fromHub:
 		cps, err := d.checkpoints(ctx, m)
 		if err != nil {
 			return nil, err
 		}
+		d.commits = nil
 		for _, cp := range cps {
 			d.commits = append(d.commits, cp.Commit)
 		}
 		d.modelRevision = strings.Join(d.commits, "+")
+	default:
+		d.modelRevision, d.commits = "", nil
 	}
 	return d, nil
+}
+
+// pin makes d load the registry model's checkpoints at the commits
+// revision names (as Resolve records them), when d runs a registry model
+// from the Hub cache and revision is such a record; it reports whether it
+// did.
+func (d *Dense) pin(revision string) bool {
+	m, ok := d.hubModel()
+	commits := strings.Split(revision, "+")
+	if !ok || len(commits) != len(m.HubIDs()) {
+		return false
+	}
+	for _, c := range commits {
+		if !hub.IsCommit(c) {
+			return false
+		}
+	}
+	d.commits, d.modelRevision = commits, revision
+	return true
 }
 
 // hubModel is the registry model d runs from the Hub cache: a registry
@@ -228,25 +254,24 @@ func (d Dense) hubModel() (models.Model, bool) {
 }
 
 // checkpoints are the Hub cache's files of registry model m: at the
-// commits Resolve read, else at main.
+// commits Resolve read or an index pinned, else at main.
 func (d Dense) checkpoints(ctx context.Context, m models.Model) ([]models.Checkpoint, error) {
 	c := hub.FromEnv()
-	var cps []models.Checkpoint
-	var err error
-	if ids := m.HubIDs(); len(d.commits) == len(ids) {
-		for i, id := range ids {
-			var cp models.Checkpoint
-			if cp, err = models.Pull(ctx, c, id, d.commits[i]); err != nil {
-				err = fmt.Errorf("model %s: %w", m.Name, err)
-				break
-			}
-			cps = append(cps, cp)
+	ids := m.HubIDs()
+	if len(d.commits) != len(ids) {
+		cps, err := m.Pull(ctx, c, "")
+		if err != nil {
+			return nil, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, m.Name)
 		}
-	} else {
-		cps, err = m.Pull(ctx, c, "")
+		return cps, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, m.Name)
+	var cps []models.Checkpoint
+	for i, id := range ids {
+		cp, err := models.Pull(ctx, c, id, d.commits[i])
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w (r2med model pull %s --revision %s fetches that commit; --model-dir DIR uses a local copy)", m.Name, err, id, d.commits[i])
+		}
+		cps = append(cps, cp)
 	}
 	return cps, nil
 }
