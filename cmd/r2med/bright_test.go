@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,6 +60,33 @@ func TestCLITasksBright(t *testing.T) {
 		if f := strings.Fields(line); len(f) > 1 && f[0] == "theoremqa_theorems" && f[1] != "Theorem-based" {
 			t.Errorf("family of %q", line)
 		}
+	}
+}
+
+// TestCLITasksBrightAllRow: the "all" row of r2med tasks --suite bright
+// sums the task rows' queries, and their documents with the corpus that
+// aops and theoremqa_questions share (one corpus of 188,177 documents for
+// AoPS and TheoremQA in BRIGHT's data card) counted once, saying so; it
+// added the shared corpus twice (1,333,166 documents).
+func TestCLITasksBrightAllRow(t *testing.T) {
+	queries, documents := 0, 0
+	var all []string
+	for _, line := range strings.Split(strings.TrimSpace(mustRun(t, "tasks", "--suite", "bright")), "\n")[1:] {
+		f := strings.Fields(line)
+		if f[0] == "all" {
+			all = f
+			break
+		}
+		q, _ := strconv.Atoi(f[2])
+		d, _ := strconv.Atoi(f[3])
+		queries += q
+		if f[0] != "theoremqa_questions" { // aops's corpus
+			documents += d
+		}
+	}
+	if len(all) < 3 || all[1] != fmt.Sprint(queries) || all[2] != fmt.Sprint(documents) ||
+		strings.Join(all[3:], " ") != "documents of 11 corpora: aops and theoremqa_questions search one" {
+		t.Errorf("all row %q, want %d queries, %d documents and what they count", all, queries, documents)
 	}
 }
 
