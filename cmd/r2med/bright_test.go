@@ -354,3 +354,35 @@ func TestRerankExcludes(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIBrightMRRDepth: BRIGHT's MRR reads each query's top 1000, so the
+// summary of a BRIGHT run kept 10 deep names its MRR MRR@10 and says why,
+// in the per-task table and r2med rerank's too, where it printed "MRR" for
+// a number BRIGHT's run.py would not give; kept as deep as BRIGHT's (or holding the whole
+// corpus) its MRR is BRIGHT's and plain "MRR", as an R2MED task's is.
+func TestCLIBrightMRRDepth(t *testing.T) {
+	fakeBrightEnv(t)
+	dir := t.TempDir()
+	shallow := mustRun(t, "run", "--suite", "bright", "--task", "biology,leetcode", "--top-k", "10", "--out", filepath.Join(dir, "10"), "--quiet")
+	lines := strings.Split(shallow, "\n")
+	if !strings.Contains(shallow, "  MRR@10 0.") || strings.Contains(shallow, "  MRR 0.") ||
+		!strings.Contains(shallow, "MRR@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (--top-k 1000)") ||
+		!slices.ContainsFunc(lines, func(l string) bool { f := strings.Fields(l); return len(f) == 4 && f[0] == "task" && f[3] == "MRR@10" }) {
+		t.Errorf("10 deep:\n%s", shallow)
+	}
+	deep := mustRun(t, "run", "--suite", "bright", "--task", "biology", "--top-k", "1000", "--out", filepath.Join(dir, "1000"), "--quiet")
+	if !strings.Contains(deep, "  MRR 0.") || strings.Contains(deep, "MRR@") {
+		t.Errorf("1000 deep:\n%s", deep)
+	}
+	// r2med rerank's table names the MRR of its input and its output.
+	srv, _ := teiLoopback(t, nil)
+	reranked := mustRun(t, "rerank", "--suite", "bright", "--task", "biology", "--run", filepath.Join(dir, "10", "BRIGHT-biology", pipeline.RunFile),
+		"--rerank", "tei", "--rerank-url", srv.URL, "--out", filepath.Join(dir, "tei.trec"), "--quiet")
+	if !strings.Contains(reranked, "Recall@100     MRR@10\n") {
+		t.Errorf("rerank of the 10-deep run:\n%s", reranked)
+	}
+	r2med := mustRun(t, "run", "--task", "demo", "--top-k", "10", "--out", filepath.Join(dir, "demo"), "--quiet")
+	if !strings.Contains(r2med, "  MRR 0.") || strings.Contains(r2med, "MRR@") {
+		t.Errorf("the demo task:\n%s", r2med)
+	}
+}
