@@ -61,7 +61,7 @@ func (rc repoCache) readRef(rev string) string {
 	if err != nil {
 		return ""
 	}
-	if c := strings.TrimSpace(string(b)); isCommit(c) {
+	if c := strings.TrimSpace(string(b)); IsCommit(c) {
 		return c
 	}
 	return ""
@@ -82,7 +82,7 @@ func (rc repoCache) writeRef(rev, commit string) error {
 // commitFor resolves rev without the network: a full sha stands for
 // itself, anything else goes through refs/.
 func (rc repoCache) commitFor(rev string) string {
-	if isCommit(rev) {
+	if IsCommit(rev) {
 		return rev
 	}
 	return rc.readRef(rev)
@@ -143,7 +143,7 @@ func cachedFile(snapshot, rel string) (File, bool) {
 		switch etag := filepath.Base(target); {
 		case sha256RE.MatchString(etag):
 			f.SHA256 = etag
-		case isCommit(etag): // 40 hex digits: a git blob id
+		case IsCommit(etag): // 40 hex digits: a git blob id
 			f.BlobID = etag
 		}
 	}

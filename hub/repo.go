@@ -64,9 +64,9 @@ func (r Repo) validate() error {
 
 var commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// isCommit reports whether rev is a full commit sha rather than a branch or
+// IsCommit reports whether rev is a full commit sha rather than a branch or
 // tag; only full shas name snapshot directories.
-func isCommit(rev string) bool { return commitRE.MatchString(rev) }
+func IsCommit(rev string) bool { return commitRE.MatchString(rev) }
 
 // validRevision rejects revisions that could escape refs/ when used as a
 // path. Slashes are allowed: branches such as refs/convert/parquet are

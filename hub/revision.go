@@ -97,7 +97,7 @@ type apiInfo struct {
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func (info *apiInfo) revision(repo Repo, revision, endpoint string) (*Revision, error) {
-	if !isCommit(info.SHA) {
+	if !IsCommit(info.SHA) {
 		return nil, newError(fmt.Sprintf("%s@%s: %s gave no commit sha for the revision (got %q); is HF_ENDPOINT a Hub or a mirror of it?",
 			repo, revision, endpoint, info.SHA))
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/hub/hubtest"
 	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/retrieve"
 )
@@ -29,7 +30,7 @@ func TestModelReplacedInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "model")
-	put := func(from string) { copyModel(t, filepath.Join(ref, from), model, "onnx/model.onnx") }
+	put := func(from string) { copyModel(t, filepath.Join(ref, from), model) }
 	put("bge-tiny")
 	cfg := Config{Retrievers: []retrieve.Spec{retrieve.Dense{Model: "bge", Backend: "onnx", ModelDir: model}}, TopK: 100}
 	dir := t.TempDir()
@@ -54,7 +55,7 @@ func TestModelReplacedInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	if redone.Skipped || redone.Result.Test["ndcg_at_10"] != fresh.Result.Test["ndcg_at_10"] || fresh.Result.Test["ndcg_at_10"] == first.Result.Test["ndcg_at_10"] {
-		t.Errorf("overwritten: skipped %v, nDCG@10 %v; fresh %v; the old model's %v", redone.Skipped, redone.Result.Test["ndcg_at_10"], fresh.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
+		t.Errorf("renamed in its place: skipped %v, nDCG@10 %v; fresh %v; the old model's %v", redone.Skipped, redone.Result.Test["ndcg_at_10"], fresh.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
 	}
 }
 
@@ -69,7 +70,7 @@ func TestRerankModelDirChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "cross")
-	put := func(from string) { copyModel(t, onnxtest.Model(from), model, "model.onnx") }
+	put := func(from string) { copyModel(t, onnxtest.Model(from), model) }
 	put("tiny-cross-1")
 	cfg := DefaultConfig()
 	cfg.Rerank = Rerank{Kind: "onnx", ModelDir: model, Depth: 20}
@@ -92,20 +93,94 @@ func TestRerankModelDirChanged(t *testing.T) {
 	}
 }
 
-// copyModel writes a model directory's graph (at graph), tokenizer and
-// config into dir, over what it holds.
-func copyModel(t *testing.T, from, dir, graph string) {
+// copyModel writes a model directory's graph, tokenizer and config into
+// dir, over what it holds.
+func copyModel(t *testing.T, from, dir string) {
 	t.Helper()
-	for _, f := range []string{"config.json", "tokenizer.json", graph} {
-		data, err := os.ReadFile(filepath.Join(from, f))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for f, data := range onnxtest.Files(t, from) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestHubModelMainMoved: a registry model of the Hugging Face Hub cache
+// is the commit its refs/main names when the run loads it. After a newer
+// main is pulled (a second snapshot, refs/main moved to it), a finished run
+// made with the old commit is refused as a run with other settings,
+// naming the model's revision, where it was reused as "unchanged" with
+// the old model's numbers; and the run renamed in its place (Replace)
+// does not reuse the old commit's kept retrieval stage either: it ranks
+// as a fresh run with the new commit. The cache
+// is built here (two snapshots of BAAI/bge-large-en-v1.5: bge-tiny, then
+// contriever-tiny's weights), and read offline, and online with a Hub
+// that fails the test if asked anything.
+func TestHubModelMainMoved(t *testing.T) {
+	onnxtest.Require(t)
+	needShared(t)
+	for _, offline := range []bool{true, false} {
+		t.Run(map[bool]string{true: "offline", false: "online"}[offline], func(t *testing.T) {
+			ref := filepath.Join(shared, "encoder-reference")
+			hf := hubtest.NewCache(t, t.TempDir())
+			if offline {
+				hf.Use("")
+			} else {
+				// A Hub with no repositories: asked anything, the run fails.
+				srv := hubtest.NewServer(t)
+				hf.Use(srv.URL())
+				defer func() {
+					if n := srv.Requests(); n > 0 {
+						t.Errorf("the Hub was asked %d requests; the cache holds every file", n)
+					}
+				}()
+			}
+			const repo = "models/BAAI/bge-large-en-v1.5"
+			const old, newer = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+			task, err := LoadTask("demo", "", dataset.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Retrievers: []retrieve.Spec{retrieve.Dense{Model: "bge", Backend: "onnx"}}, TopK: 100}
+			dir := t.TempDir()
+			hf.Put(repo, old, onnxtest.Files(t, filepath.Join(ref, "bge-tiny")))
+			first, err := Run(context.Background(), task, cfg, Options{Out: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := first.Manifest.Config["model_revision"]; got != old {
+				t.Errorf("first run's model_revision %v, want the commit loaded, %s", got, old)
+			}
+			// A newer main pulled (hf download): contriever-tiny's weights.
+			hf.Put(repo, newer, onnxtest.Files(t, filepath.Join(ref, "contriever-tiny")))
+			again, err := Run(context.Background(), task, cfg, Options{Out: dir})
+			if err == nil {
+				t.Fatalf("rerun after main moved: skipped %v, nDCG@10 %v, first %v", again.Skipped, again.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
+			}
+			if !strings.Contains(err.Error(), "other settings (model_revision") || !strings.Contains(err.Error(), newer) {
+				t.Errorf("refused: %v", err)
+			}
+			// Renamed, in its place (Replace), it is another run whose
+			// retrieval stage is the first's but for the model: the old
+			// commit's kept stage must not be reused.
+			renamed := cfg
+			renamed.Name = "bge, renamed"
+			redone, err := Run(context.Background(), task, renamed, Options{Out: dir, Replace: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := Run(context.Background(), task, renamed, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if redone.Skipped || redone.Result.Test["ndcg_at_10"] != fresh.Result.Test["ndcg_at_10"] || fresh.Result.Test["ndcg_at_10"] == first.Result.Test["ndcg_at_10"] {
+				t.Errorf("renamed in its place: skipped %v, nDCG@10 %v; fresh %v; the old commit's %v", redone.Skipped, redone.Result.Test["ndcg_at_10"], fresh.Result.Test["ndcg_at_10"], first.Result.Test["ndcg_at_10"])
+			}
+			if got := redone.Manifest.Config["model_revision"]; got != newer {
+				t.Errorf("redone run's model_revision %v, want %s", got, newer)
+			}
+		})
 	}
 }

@@ -239,8 +239,10 @@ func (g *GroupRank) judge(ctx context.Context, prompts *Prompts, qid, query stri
 
 // groupPair is one "[n]": score of a GroupRank answer: the key quoted,
 // with or without brackets (and with a doubled closing bracket, a slip
-// DIVER's parser mends), or bracketed without quotes.
-var groupPair = regexp.MustCompile(`(?:"\s*\[?\s*(\d+)\s*\]*\s*"|\[\s*(\d+)\s*\])\s*:\s*(-?\d+(?:\.\d+)?)`)
+// DIVER's parser mends), or bracketed without quotes; the score a number,
+// or a number in double or single quotes with nothing else inside them
+// ("3", '4.5'; not "3 points" or "three").
+var groupPair = regexp.MustCompile(`(?:"\s*\[?\s*(\d+)\s*\]*\s*"|\[\s*(\d+)\s*\])\s*:\s*(?:(-?\d+(?:\.\d+)?)|"(-?\d+(?:\.\d+)?)"|'(-?\d+(?:\.\d+)?)')`)
 
 // jsonFence is a ```json block.
 var jsonFence = regexp.MustCompile("(?s)```json\\s*(.*?)(?:```|$)")
@@ -252,7 +254,9 @@ var jsonFence = regexp.MustCompile("(?s)```json\\s*(.*?)(?:```|$)")
 // from the whole answer. Numbers outside 1..n are dropped (OutOfRange), a
 // passage scored twice keeps its last score (Repeated), scores outside
 // the scale are clamped to it (clamped counts them), and passages never
-// scored are Missing. Named 0 means nothing usable was found.
+// scored are Missing. A score written as a string that is exactly a
+// number ("3") is read as that number and counted (Quoted); any other
+// string is no score. Named 0 means nothing usable was found.
 func ParseGroupScores(answer string, n int) (scores []float64, r Repair, clamped int) {
 	if ms := jsonFence.FindAllStringSubmatch(answer, -1); len(ms) > 0 {
 		answer = ms[len(ms)-1][1]
@@ -271,10 +275,17 @@ func ParseGroupScores(answer string, n int) (scores []float64, r Repair, clamped
 			r.OutOfRange++
 			continue
 		}
-		v, err := strconv.ParseFloat(m[3], 64)
+		score, quoted := m[3], m[3] == ""
+		if quoted {
+			score = m[4] + m[5]
+		}
+		v, err := strconv.ParseFloat(score, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			r.OutOfRange++
 			continue
+		}
+		if quoted {
+			r.Quoted++
 		}
 		if v < 0 || v > GroupScale {
 			v = min(max(v, 0), GroupScale)

@@ -36,6 +36,9 @@ func TestParseGroupScores(t *testing.T) {
 		{"repeated keeps the last", `{"[1]": 5, "[2]": 1, "[1]": 8}`, 2, []float64{8, 1}, Repair{Named: 2, Repeated: 1}, 0},
 		{"out of range", `{"[0]": 5, "[1]": 2, "[4]": 9, "[2]": 3}`, 2, []float64{2, 3}, Repair{Named: 2, OutOfRange: 2}, 0},
 		{"clamped", `{"[1]": 12, "[2]": -3}`, 2, []float64{10, 0}, Repair{Named: 2}, 2},
+		{"quoted", `{"[1]": "3", "[2]": '4.5', "[3]": 7}`, 3, []float64{3, 4.5, 7}, Repair{Named: 3, Quoted: 2}, 0},
+		{"quoted, clamped", `{"[1]": "12", "[2]": "-1"}`, 2, []float64{10, 0}, Repair{Named: 2, Quoted: 2}, 2},
+		{"quoted words", `{"[1]": "3 points", "[2]": "three", "[3]": " 5", "[4]": "6'}`, 4, []float64{-1, -1, -1, -1}, Repair{Missing: 4}, 0},
 		{"prose", "The first passage is the best one.", 2, []float64{-1, -1}, Repair{Missing: 2}, 0},
 		{"empty", "", 1, []float64{-1}, Repair{Missing: 1}, 0},
 	} {
@@ -163,6 +166,13 @@ func TestGroupRankRepairs(t *testing.T) {
 			a.Reasoning = ""
 			return a
 		}, []float64{0.9, 0.6, 0.4, 0.1}, Stats{Clamped: 2, NoReasoning: 1}, false},
+		// Scores written as strings are read when the string is exactly a
+		// number, and counted; "4 points" is no score.
+		{"quoted", func(req chatReq) reply {
+			return groupAnswer(req, func(d string) string {
+				return map[string]string{"d1": `"10"`, "d2": `'6'`, "d3": `"4 points"`, "d4": `"2.0"`}[d]
+			})
+		}, []float64{0.9, 0.6, 0.4, 0.2}, Stats{Partial: 1, Missing: 1, Quoted: 3}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
@@ -206,6 +216,19 @@ func TestGroupRankRepairs(t *testing.T) {
 			if tc.name == "missing" {
 				if i := slices.Index(traces[0].Docs, "d2"); traces[0].Scores[i] != nil {
 					t.Errorf("the missing passage's trace score %v", *traces[0].Scores[i])
+				}
+			}
+			if tc.name == "quoted" {
+				// The trace says the scores were quoted, and the notes.
+				b, err := json.Marshal(traces[0])
+				if err != nil || traces[0].Repair.Quoted != 3 || !strings.Contains(string(b), `"Quoted":3`) {
+					t.Errorf("trace %s %v", b, err)
+				}
+				if b, _ := json.Marshal(traces[1]); strings.Contains(string(b), "Quoted") {
+					t.Errorf("an answer without quoted scores: %s", b)
+				}
+				if !slices.Contains(got.Notes(), "3 scores written as quoted numbers, read as numbers") || got.Counts()["quoted_scores"] != 3 {
+					t.Errorf("notes %q, counts %v", got.Notes(), got.Counts())
 				}
 			}
 		})

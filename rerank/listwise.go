@@ -252,6 +252,9 @@ type Repair struct {
 	Missing    int // passages never named, appended in their input order
 	Repeated   int // numbers naming a passage already named (dropped)
 	OutOfRange int // numbers outside 1..n (dropped)
+	// Quoted counts GroupRank scores written as quoted numbers ("3"),
+	// read as the numbers.
+	Quoted int `json:",omitempty"`
 }
 
 // Clean reports an answer that named every passage exactly once and

@@ -95,6 +95,9 @@ type Stats struct {
 	NoReasoning int64
 	// Clamped: GroupRank scores outside its 0–10 scale, clamped to it.
 	Clamped int64
+	// Quoted: GroupRank scores written as quoted numbers ("3"), read as
+	// the numbers.
+	Quoted int64
 }
 
 func (s *Stats) snapshot() Stats {
@@ -106,7 +109,7 @@ func (s *Stats) snapshot() Stats {
 		Partial: atomic.LoadInt64(&s.Partial), Missing: atomic.LoadInt64(&s.Missing),
 		Repeated: atomic.LoadInt64(&s.Repeated), OutOfRange: atomic.LoadInt64(&s.OutOfRange),
 		Truncated: atomic.LoadInt64(&s.Truncated), NoReasoning: atomic.LoadInt64(&s.NoReasoning),
-		Clamped: atomic.LoadInt64(&s.Clamped),
+		Clamped: atomic.LoadInt64(&s.Clamped), Quoted: atomic.LoadInt64(&s.Quoted),
 	}
 }
 
@@ -118,7 +121,7 @@ func (s Stats) plus(o Stats) Stats {
 		NoLogprobs: s.NoLogprobs + o.NoLogprobs, Undecided: s.Undecided + o.Undecided, Unparsed: s.Unparsed + o.Unparsed,
 		Partial: s.Partial + o.Partial, Missing: s.Missing + o.Missing, Repeated: s.Repeated + o.Repeated,
 		OutOfRange: s.OutOfRange + o.OutOfRange, Truncated: s.Truncated + o.Truncated,
-		NoReasoning: s.NoReasoning + o.NoReasoning, Clamped: s.Clamped + o.Clamped,
+		NoReasoning: s.NoReasoning + o.NoReasoning, Clamped: s.Clamped + o.Clamped, Quoted: s.Quoted + o.Quoted,
 	}
 }
 
@@ -146,6 +149,7 @@ func (s *Stats) repaired(r Repair) {
 	atomic.AddInt64(&s.Missing, int64(r.Missing))
 	atomic.AddInt64(&s.Repeated, int64(r.Repeated))
 	atomic.AddInt64(&s.OutOfRange, int64(r.OutOfRange))
+	atomic.AddInt64(&s.Quoted, int64(r.Quoted))
 }
 
 // Counts are the statistics by name, for a run manifest's counts (the
@@ -159,6 +163,7 @@ func (s Stats) Counts() map[string]int {
 		"unparsed": int(s.Unparsed), "partial": int(s.Partial),
 		"missing_ids": int(s.Missing), "repeated_ids": int(s.Repeated), "out_of_range_ids": int(s.OutOfRange),
 		"truncated": int(s.Truncated), "no_reasoning": int(s.NoReasoning), "clamped_scores": int(s.Clamped),
+		"quoted_scores": int(s.Quoted),
 	}
 }
 
@@ -181,6 +186,7 @@ func (s Stats) Notes() []string {
 	add(s.Truncated, "%d cut off at max_tokens")
 	add(s.NoReasoning, "%d came without reasoning")
 	add(s.Clamped, "%d scores outside 0–10 clamped")
+	add(s.Quoted, "%d scores written as quoted numbers, read as numbers")
 	return notes
 }
 

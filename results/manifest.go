@@ -226,6 +226,23 @@ const (
 	QueriesWithoutResults = "queries_without_results"
 )
 
+// MRRLabel names the MRR of the run m describes (its task, its top k, its
+// corpus's documents; MRRLabel): "MRR@100" for a BRIGHT run kept 100
+// deep. m may be nil.
+func (m *Manifest) MRRLabel() string {
+	if m == nil {
+		return "MRR"
+	}
+	k := 0
+	switch v := m.Config["top_k"].(type) { // an int as written, a float64 read back
+	case int:
+		k = v
+	case float64:
+		k = int(v)
+	}
+	return MRRLabel(m.Task.Name, k, m.Counts["documents"])
+}
+
 // MeanNote says in words which queries res's means are over, with the
 // counts m records: "means over all judged queries (323; 15 without
 // results count 0)". It is "" when res does not say (R2MED's own files);

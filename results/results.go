@@ -18,6 +18,7 @@ import (
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/internal/pynum"
+	"github.com/r2med/r2med/tasks"
 )
 
 // Cutoffs are the k values in R2MED's result files.
@@ -262,4 +263,25 @@ func (r *R2MED) Metric(key string) (float64, bool) {
 	}
 	v, ok := r.Test[upperKey(key)]
 	return v, ok
+}
+
+// BrightMRRDepth is how deep BRIGHT's MRR reads: its retrievers keep each
+// query's top 1000 (retrievers.py), and run.py's
+// calculate_retrieval_metrics takes pytrec_eval's recip_rank over them.
+const BrightMRRDepth = 1000
+
+// MRRLabel names the MRR (trec_eval's recip_rank over the run file) of a
+// run on task, the name its data carries, whose lists hold at most depth
+// documents of a corpus of documents: "MRR", or "MRR@depth" for a BRIGHT
+// task evaluated from lists shorter than BRIGHT's 1000 and than the
+// corpus, whose MRR counts 0 for a query whose first relevant document
+// lies below depth, where BRIGHT's counts its reciprocal rank. (R2MED's
+// MRR is over its top 100, as the run's default depth.) depth or
+// documents 0 means unknown: the label is then "MRR".
+func MRRLabel(task string, depth, documents int) string {
+	_, s, err := tasks.Resolve(task)
+	if err != nil || s.Benchmark() != tasks.Bright || depth <= 0 || depth >= BrightMRRDepth || documents <= 0 || depth >= documents {
+		return "MRR"
+	}
+	return "MRR@" + strconv.Itoa(depth)
 }

@@ -155,3 +155,42 @@ func TestMeanOver(t *testing.T) {
 		}
 	}
 }
+
+// TestMRRLabel: BRIGHT's MRR reads each query's top 1000 (retrievers.py
+// keeps 1000, run.py's calculate_retrieval_metrics takes pytrec_eval's
+// recip_rank), so a BRIGHT run kept shallower than that and than its
+// corpus names its depth; one as deep, or holding the whole corpus, is
+// BRIGHT's MRR; R2MED's and other data's MRR is the run's own.
+func TestMRRLabel(t *testing.T) {
+	for _, c := range []struct {
+		task             string
+		depth, documents int
+		want             string
+	}{
+		{"BRIGHT-biology", 100, 57359, "MRR@100"},
+		{"BRIGHT-biology", 10, 79, "MRR@10"},
+		{"BRIGHT-biology-long", 100, 524, "MRR@100"},
+		{"BRIGHT-biology", 1000, 57359, "MRR"},
+		{"BRIGHT-biology", 2000, 57359, "MRR"},
+		{"BRIGHT-pony-long", 600, 577, "MRR"},
+		{"BRIGHT-biology", 0, 57359, "MRR"},
+		{"BRIGHT-biology", 100, 0, "MRR"},
+		{"Biology", 100, 57359, "MRR"},
+		{"demo", 10, 79, "MRR"},
+	} {
+		if got := MRRLabel(c.task, c.depth, c.documents); got != c.want {
+			t.Errorf("MRRLabel(%s, %d, %d) = %s, want %s", c.task, c.depth, c.documents, got, c.want)
+		}
+	}
+	m := &Manifest{Task: TaskInfo{Name: "BRIGHT-biology"}, Config: map[string]any{"top_k": float64(100)}, Counts: map[string]int{"documents": 57359}}
+	if got := m.MRRLabel(); got != "MRR@100" {
+		t.Errorf("a manifest read back: %s", got)
+	}
+	m.Config["top_k"] = 1000
+	if got := m.MRRLabel(); got != "MRR" {
+		t.Errorf("a manifest 1000 deep: %s", got)
+	}
+	if got := (*Manifest)(nil).MRRLabel(); got != "MRR" {
+		t.Errorf("no manifest: %s", got)
+	}
+}

@@ -63,9 +63,14 @@ type Dense struct {
 	Quantize string `yaml:"quantize"`
 	Rescore  bool   `yaml:"rescore"`
 
-	// modelRevision is ModelDir's version (models.LocalRevision: its
-	// files' sizes and times), read by Resolve.
+	// modelRevision is the version of the model that embeds, read by
+	// Resolve: ModelDir's (models.LocalRevision: its files' sizes and
+	// times), or the commits a registry model's checkpoints resolve to in
+	// the Hub cache ("+" between a dual encoder's two), which New then
+	// loads (commits), whatever refs/main names by then. An index file's
+	// recipe pins the commits its vectors were made with (StoredDense).
 	modelRevision string
+	commits       []string
 }
 
 func init() {
@@ -175,21 +180,100 @@ func (d Dense) Describe() map[string]any {
 	put("pooling", d.Pooling, d.Pooling != "")
 	put("quantize", d.Quantize, d.Quantize != "")
 	put("rescore", true, d.Rescore)
-	put("model_revision", d.modelRevision, d.modelRevision != "")
+	put(modelRevisionKey, d.modelRevision, d.modelRevision != "")
 	return m
 }
 
-// Resolve reads the version of the model in ModelDir (the sizes and
-// times of its graph, tokenizer and config, as the embedding cache keys
-// it), so that Describe, and with it the manifest and every fingerprint,
-// carries it: a model replaced in its directory is not taken for the one
-// an earlier run embedded with. A model of the Hub cache is identified by
-// its commit in the cache keys.
-func (d Dense) Resolve(context.Context, *ir.Task) (Spec, error) {
-	if d.ModelDir != "" {
-		d.modelRevision = models.LocalRevision(d.ModelDir)
+// modelRevisionKey is where Describe records the model's revision.
+const modelRevisionKey = "model_revision"
+
+// Resolve reads the version of the local model that embeds, so that
+// Describe, and with it the manifest and every fingerprint, carries it:
+// for ModelDir, the sizes and times of its graph, tokenizer and config (as
+// the embedding cache keys it), so a model replaced in its directory is
+// not taken for the one an earlier run embedded with; for a registry
+// model run from the Hub cache, the commit of each checkpoint (what
+// refs/main names now; fetched when online and missing, as New would),
+// which New then loads, so a newer main pulled later is another model, not
+// the one a finished run or a kept stage was made with; commits already
+// pinned (an index file's, StoredDense) are the ones checked and loaded. A
+// model behind a server has no version to read.
+func (d Dense) Resolve(ctx context.Context, _ *ir.Task) (Spec, error) {
+	m, fromHub := d.hubModel()
+	switch {
+	case d.ModelDir != "":
+		d.modelRevision, d.commits = models.LocalRevision(d.ModelDir), nil
+	case fromHub:
+		cps, err := d.checkpoints(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		d.commits = nil
+		for _, cp := range cps {
+			d.commits = append(d.commits, cp.Commit)
+		}
+		d.modelRevision = strings.Join(d.commits, "+")
+	default:
+		d.modelRevision, d.commits = "", nil
 	}
 	return d, nil
+}
+
+// pin makes d load the registry model's checkpoints at the commits
+// revision names (as Resolve records them), when d runs a registry model
+// from the Hub cache and revision is such a record; it reports whether it
+// did.
+func (d *Dense) pin(revision string) bool {
+	m, ok := d.hubModel()
+	commits := strings.Split(revision, "+")
+	if !ok || len(commits) != len(m.HubIDs()) {
+		return false
+	}
+	for _, c := range commits {
+		if !hub.IsCommit(c) {
+			return false
+		}
+	}
+	d.commits, d.modelRevision = commits, revision
+	return true
+}
+
+// hubModel is the registry model d runs from the Hub cache: a registry
+// model, on the local ONNX backend (given, or the registry's first), with
+// no ModelDir.
+func (d Dense) hubModel() (models.Model, bool) {
+	m, ok := models.Lookup(d.Model)
+	if !ok || d.ModelDir != "" || !m.Local() {
+		return m, false
+	}
+	b := strings.ToLower(d.Backend)
+	if b == "" {
+		b = m.Backends[0]
+	}
+	return m, b == models.ONNX
+}
+
+// checkpoints are the Hub cache's files of registry model m: at the
+// commits Resolve read or an index pinned, else at main.
+func (d Dense) checkpoints(ctx context.Context, m models.Model) ([]models.Checkpoint, error) {
+	c := hub.FromEnv()
+	ids := m.HubIDs()
+	if len(d.commits) != len(ids) {
+		cps, err := m.Pull(ctx, c, "")
+		if err != nil {
+			return nil, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, m.Name)
+		}
+		return cps, nil
+	}
+	var cps []models.Checkpoint
+	for i, id := range ids {
+		cp, err := models.Pull(ctx, c, id, d.commits[i])
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w (r2med model pull %s --revision %s fetches that commit; --model-dir DIR uses a local copy)", m.Name, err, id, d.commits[i])
+		}
+		cps = append(cps, cp)
+	}
+	return cps, nil
 }
 
 func deref(s *string) string {
@@ -508,8 +592,8 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 			r.revision = models.LocalRevision(d.ModelDir)
 		} else {
 			var err error
-			if cps, err = r.model.Pull(ctx, hub.FromEnv(), ""); err != nil {
-				return id, fmt.Errorf("%w (r2med model pull %s fetches it; --model-dir DIR uses a local copy)", err, r.model.Name)
+			if cps, err = d.checkpoints(ctx, r.model); err != nil {
+				return id, err
 			}
 			var revs []string
 			for _, cp := range cps {

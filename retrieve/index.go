@@ -64,6 +64,9 @@ type indexFile struct {
 	path   string
 	digest string // index.Index.Digest
 	spec   Spec   // the stored retriever, with the settings given that apply
+	// docRevision is the revision of the model that embedded the
+	// documents, as the dense recipe records it (model_revision).
+	docRevision string
 }
 
 // Index parts.
@@ -241,6 +244,7 @@ func (x Index) load(path string) (Index, error) {
 			return x, fmt.Errorf("index %s: %w", path, err)
 		}
 		f.spec = stored
+		f.docRevision, _ = m.Dense.Recipe[modelRevisionKey].(string)
 	}
 	x.file = f
 	return x, nil
@@ -361,7 +365,9 @@ func (x Index) Validate() error {
 
 // Describe is the stored retriever's description with the index file's
 // identity (index.Index.Digest, not its path or time): a rebuilt index
-// with other contents is another retriever.
+// with other contents is another retriever. For the dense part, the
+// description's model_revision is the query model's, once resolved, and
+// document_model_revision the one the recipe records for the documents'.
 func (x Index) Describe() map[string]any {
 	if x.file == nil {
 		m := map[string]any{"retriever": x.Part, "index": x.Path}
@@ -373,6 +379,9 @@ func (x Index) Describe() map[string]any {
 	}
 	m := x.file.spec.Describe()
 	m["index_digest"] = x.file.digest
+	if x.file.docRevision != "" {
+		m["document_model_revision"] = x.file.docRevision
+	}
 	return m
 }
 
@@ -406,8 +415,13 @@ func Underlying(spec Spec) Spec {
 }
 
 // Resolve reads the task's index file (the path with {task} replaced),
-// which must still give the retriever the name announced before.
-func (x Index) Resolve(_ context.Context, task *ir.Task) (Spec, error) {
+// which must still give the retriever the name announced before, and
+// resolves the dense part's query model as the dense retriever resolves
+// its model (Dense.Resolve: a --model-dir's version, a registry model's
+// commits, those the recipe pinned), so that the description carries the
+// model that embeds the queries beside the one that embedded the
+// documents: another query model, or one changed, is another run.
+func (x Index) Resolve(ctx context.Context, task *ir.Task) (Spec, error) {
 	y, err := x.load(x.path(task.Name))
 	if err != nil {
 		return nil, err
@@ -415,6 +429,11 @@ func (x Index) Resolve(_ context.Context, task *ir.Task) (Spec, error) {
 	if y.Name() != x.Name() {
 		return nil, fmt.Errorf("index %s searches as %s, and the pipeline named its retriever %s before reading it: give the index's settings in the pipeline (e.g. --bm25, --model) so the run is named for what it searches",
 			y.file.path, y.Name(), x.Name())
+	}
+	if d, ok := y.file.spec.(Dense); ok {
+		if y.file.spec, err = d.Resolve(ctx, task); err != nil {
+			return nil, fmt.Errorf("index %s: the model that embeds its queries: %w", y.file.path, err)
+		}
 	}
 	return y, nil
 }
@@ -597,13 +616,18 @@ func (b *indexBM25) Search(ctx context.Context, qs []Query, k int) (ir.Run, erro
 // is what run's manifest records for the retriever that made them, read
 // by the dense kind's own parser, so an unknown setting is an error
 // rather than ignored. Queries are embedded with them, so they match the
-// stored documents' vectors.
+// stored documents' vectors: the model's revision the recipe records
+// (model_revision, Dense.Resolve's), when it is the commits of a registry
+// model of the Hub cache, pins the query model to those commits, whatever
+// main names now.
 func StoredDense(recipe map[string]any) (Dense, error) {
 	if recipe == nil {
 		return Dense{}, errors.New("its vectors carry no recipe, so there is no knowing how to embed queries for them; rebuild it recording the dense retriever's settings (r2med index build --retriever dense)")
 	}
 	m := maps.Clone(recipe)
 	delete(m, "retriever") // Describe's kind marker
+	revision, _ := m[modelRevisionKey].(string)
+	delete(m, modelRevisionKey) // read, not set
 	b, err := yaml.Marshal(m)
 	if err != nil {
 		return Dense{}, err
@@ -624,5 +648,6 @@ func StoredDense(recipe map[string]any) (Dense, error) {
 	if err := d.Validate(); err != nil {
 		return d, fmt.Errorf("its dense recipe: %w", err)
 	}
+	d.pin(revision)
 	return d, nil
 }

@@ -72,6 +72,52 @@ func TestBrightSuites(t *testing.T) {
 	}
 }
 
+// TestSuiteTotal: a suite's documents count each corpus once. BRIGHT's
+// data card (Dataset_documentation.md) lists one corpus of 188,177
+// documents for AoPS and TheoremQA, so the twelve tasks search eleven
+// corpora and the total is the tasks' documents without
+// theoremqa_questions' (1,333,166 − 188,002), where the two were added;
+// queries and judgments are the tasks' sums. A task sharing a corpus
+// names a task of its suite with as many documents.
+func TestSuiteTotal(t *testing.T) {
+	for _, c := range []struct {
+		suite   Suite
+		corpora int
+		shared  [][]string
+		without string // the task whose documents are counted with another's
+	}{
+		{R2MED, 8, nil, ""}, {Nano, 8, nil, ""},
+		{Bright, 11, [][]string{{"aops", "theoremqa_questions"}}, "theoremqa_questions"},
+		{BrightLong, 8, nil, ""},
+	} {
+		var want Size
+		for _, task := range c.suite.Tasks() {
+			size := task.SizeIn(c.suite)
+			want.Queries += size.Queries
+			want.PositiveQrels += size.PositiveQrels
+			if task.Name != c.without {
+				want.Documents += size.Documents
+			}
+			if task.CorpusOf != "" {
+				owner, err := LookupIn(c.suite, task.CorpusOf)
+				if err != nil || owner.Name != task.CorpusOf || owner.SizeIn(c.suite).Documents != size.Documents {
+					t.Errorf("%s: %s searches %s's corpus: %+v, %v", c.suite, task.Name, task.CorpusOf, owner.SizeIn(c.suite), err)
+				}
+			}
+		}
+		got := c.suite.Total()
+		if got.Size != want || got.Corpora != c.corpora || !reflect.DeepEqual(got.Shared, c.shared) {
+			t.Errorf("%s: total %+v, want %+v over %d corpora, shared %v", c.suite, got, want, c.corpora, c.shared)
+		}
+	}
+	if tot := Bright.Total(); tot.Documents != 1145164 || tot.Note() != "documents of 11 corpora: aops and theoremqa_questions search one" {
+		t.Errorf("BRIGHT's documents: %d (%s), want 1,145,164", tot.Documents, tot.Note())
+	}
+	if n := R2MED.Total().Note(); n != "" {
+		t.Errorf("R2MED's note %q", n)
+	}
+}
+
 func TestParseSuite(t *testing.T) {
 	for in, want := range map[string]Suite{"r2med": R2MED, "NANO": Nano, " bright ": Bright, "Bright-Long": BrightLong} {
 		if got, err := ParseSuite(in); err != nil || got != want {

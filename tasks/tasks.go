@@ -180,6 +180,10 @@ type Task struct {
 	// ("BrightBiologyRetrieval"); its long-document form puts "Long"
 	// before "Retrieval".
 	MTEBName string
+	// CorpusOf names the task whose corpus this one searches, where
+	// tasks share one (BRIGHT's theoremqa_questions searches aops's);
+	// "" for a corpus of its own.
+	CorpusOf string
 
 	aliases []string // BRIGHT's short names (the paper's column heads)
 }
@@ -460,6 +464,61 @@ func Resolve(name string) (Task, Suite, error) {
 func (t Task) HubURI(s Suite) string {
 	repo, rev := t.HubRepo(s)
 	return "hf://datasets/" + repo + "@" + rev
+}
+
+// Total is a suite's size over its tasks: queries and judgments summed,
+// and documents summed over its corpora, a corpus that several tasks
+// search (Task.CorpusOf) counted once.
+type Total struct {
+	Size
+	// Corpora is the number of corpora the documents count; Shared lists
+	// each corpus several tasks search, as the tasks' names ("aops",
+	// "theoremqa_questions").
+	Corpora int
+	Shared  [][]string
+}
+
+// Note says what Documents counts where tasks share a corpus
+// ("documents of 11 corpora: aops and theoremqa_questions search one"),
+// "" where each task has its own.
+func (t Total) Note() string {
+	if len(t.Shared) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, names := range t.Shared {
+		parts = append(parts, strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1]+" search one")
+	}
+	return fmt.Sprintf("documents of %d corpora: %s", t.Corpora, strings.Join(parts, "; "))
+}
+
+// Total is suite s's size over its tasks (Suite.Tasks, SizeIn).
+func (s Suite) Total() Total {
+	var tot Total
+	shared := map[string]int{} // the corpus's task → its index in tot.Shared
+	for _, t := range s.Tasks() {
+		size := t.SizeIn(s)
+		tot.Queries += size.Queries
+		tot.PositiveQrels += size.PositiveQrels
+		owner := t.Name
+		if t.CorpusOf != "" {
+			owner = t.CorpusOf
+		}
+		i, seen := shared[owner]
+		switch {
+		case !seen:
+			shared[owner] = -1
+			tot.Documents += size.Documents
+			tot.Corpora++
+			continue
+		case i < 0:
+			i = len(tot.Shared)
+			shared[owner] = i
+			tot.Shared = append(tot.Shared, []string{owner})
+		}
+		tot.Shared[i] = append(tot.Shared[i], t.Name)
+	}
+	return tot
 }
 
 // SizeIn returns the task's size in suite s.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,6 +60,33 @@ func TestCLITasksBright(t *testing.T) {
 		if f := strings.Fields(line); len(f) > 1 && f[0] == "theoremqa_theorems" && f[1] != "Theorem-based" {
 			t.Errorf("family of %q", line)
 		}
+	}
+}
+
+// TestCLITasksBrightAllRow: the "all" row of r2med tasks --suite bright
+// sums the task rows' queries, and their documents with the corpus that
+// aops and theoremqa_questions share (one corpus of 188,177 documents for
+// AoPS and TheoremQA in BRIGHT's data card) counted once, saying so; it
+// added the shared corpus twice (1,333,166 documents).
+func TestCLITasksBrightAllRow(t *testing.T) {
+	queries, documents := 0, 0
+	var all []string
+	for _, line := range strings.Split(strings.TrimSpace(mustRun(t, "tasks", "--suite", "bright")), "\n")[1:] {
+		f := strings.Fields(line)
+		if f[0] == "all" {
+			all = f
+			break
+		}
+		q, _ := strconv.Atoi(f[2])
+		d, _ := strconv.Atoi(f[3])
+		queries += q
+		if f[0] != "theoremqa_questions" { // aops's corpus
+			documents += d
+		}
+	}
+	if len(all) < 3 || all[1] != fmt.Sprint(queries) || all[2] != fmt.Sprint(documents) ||
+		strings.Join(all[3:], " ") != "documents of 11 corpora: aops and theoremqa_questions search one" {
+		t.Errorf("all row %q, want %d queries, %d documents and what they count", all, queries, documents)
 	}
 }
 
@@ -324,5 +352,37 @@ func TestRerankExcludes(t *testing.T) {
 		if !slices.Equal(ids, want[qid]) {
 			t.Errorf("%s: %v, want %v", qid, ids, want[qid])
 		}
+	}
+}
+
+// TestCLIBrightMRRDepth: BRIGHT's MRR reads each query's top 1000, so the
+// summary of a BRIGHT run kept 10 deep names its MRR MRR@10 and says why,
+// in the per-task table and r2med rerank's too, where it printed "MRR" for
+// a number BRIGHT's run.py would not give; kept as deep as BRIGHT's (or holding the whole
+// corpus) its MRR is BRIGHT's and plain "MRR", as an R2MED task's is.
+func TestCLIBrightMRRDepth(t *testing.T) {
+	fakeBrightEnv(t)
+	dir := t.TempDir()
+	shallow := mustRun(t, "run", "--suite", "bright", "--task", "biology,leetcode", "--top-k", "10", "--out", filepath.Join(dir, "10"), "--quiet")
+	lines := strings.Split(shallow, "\n")
+	if !strings.Contains(shallow, "  MRR@10 0.") || strings.Contains(shallow, "  MRR 0.") ||
+		!strings.Contains(shallow, "MRR@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (--top-k 1000)") ||
+		!slices.ContainsFunc(lines, func(l string) bool { f := strings.Fields(l); return len(f) == 4 && f[0] == "task" && f[3] == "MRR@10" }) {
+		t.Errorf("10 deep:\n%s", shallow)
+	}
+	deep := mustRun(t, "run", "--suite", "bright", "--task", "biology", "--top-k", "1000", "--out", filepath.Join(dir, "1000"), "--quiet")
+	if !strings.Contains(deep, "  MRR 0.") || strings.Contains(deep, "MRR@") {
+		t.Errorf("1000 deep:\n%s", deep)
+	}
+	// r2med rerank's table names the MRR of its input and its output.
+	srv, _ := teiLoopback(t, nil)
+	reranked := mustRun(t, "rerank", "--suite", "bright", "--task", "biology", "--run", filepath.Join(dir, "10", "BRIGHT-biology", pipeline.RunFile),
+		"--rerank", "tei", "--rerank-url", srv.URL, "--out", filepath.Join(dir, "tei.trec"), "--quiet")
+	if !strings.Contains(reranked, "Recall@100     MRR@10\n") {
+		t.Errorf("rerank of the 10-deep run:\n%s", reranked)
+	}
+	r2med := mustRun(t, "run", "--task", "demo", "--top-k", "10", "--out", filepath.Join(dir, "demo"), "--quiet")
+	if !strings.Contains(r2med, "  MRR 0.") || strings.Contains(r2med, "MRR@") {
+		t.Errorf("the demo task:\n%s", r2med)
 	}
 }

@@ -150,12 +150,19 @@ retriever would (with "--retriever dense" its vectors), and
 				}
 				if withDense {
 					// The corpus embedded exactly as --retriever dense
-					// embeds it in a run, and its settings as the recipe.
-					flat, err := spec.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
+					// embeds it in a run, and its settings as the recipe,
+					// with the model's revision resolved as a run resolves
+					// it (the commit loaded, a --model-dir's version).
+					resolved, err := retrieve.Resolve(cmd.Context(), spec, task)
 					if err != nil {
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
-					c.Dense, c.Recipe = flat, spec.Describe()
+					rs := resolved.(retrieve.Dense)
+					flat, err := rs.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
+					if err != nil {
+						return fmt.Errorf("%s: %w", task.Name, err)
+					}
+					c.Dense, c.Recipe = flat, rs.Describe()
 					if spec.Quantize != "" {
 						c.Quantized = []string{spec.Quantize}
 					}

@@ -15,8 +15,10 @@ import (
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/embed/embedtest"
+	"github.com/r2med/r2med/hub/hubtest"
 	"github.com/r2med/r2med/index"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -361,6 +363,95 @@ func writeBEIR(t *testing.T, dir string, docs []ir.Doc, task *ir.Task) {
 	for name, b := range map[string][]byte{"corpus.jsonl": corpus.Bytes(), "queries.jsonl": queries.Bytes(), "qrels/test.tsv": qrels.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestRunIndexQueryModel: a dense index file's queries are embedded by a
+// model resolved and recorded as the documents' was. Built from a
+// registry model of the Hub cache, the index records the commit its
+// documents were embedded with (model_revision in its recipe), and after
+// a newer main is pulled its queries are still embedded at that commit:
+// the run is the in-memory run made at that commit, byte for byte, with
+// the commit recorded for both sides, where the queries were embedded by
+// the newer main's model. Built with --model-dir and searched with it,
+// the model replaced in its directory, or another directory, makes a run
+// with other settings (refused, naming the model's revision), where the
+// run was reused as unchanged. The encoders are encoder-reference's tiny
+// ones (random weights: bge-tiny, then contriever-tiny's weights).
+func TestRunIndexQueryModel(t *testing.T) {
+	onnxtest.Require(t)
+	needShared(t)
+	ref := filepath.Join(shared, "encoder-reference")
+	dir := t.TempDir()
+	hf := hubtest.NewCache(t, filepath.Join(dir, "hf"))
+	hf.Use("")
+	const repo = "models/BAAI/bge-large-en-v1.5"
+	const old, newer = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	hf.Put(repo, old, onnxtest.Files(t, filepath.Join(ref, "bge-tiny")))
+	dense := []string{"--retriever", "dense", "--model", "bge", "--backend", "onnx"}
+	run := func(out string, args ...string) (string, int) {
+		t.Helper()
+		_, stderr, code := r2med(t, "", append(append([]string{"run", "--quiet", "--task", "demo", "--no-cache", "--out", out}, dense...), args...)...)
+		return stderr, code
+	}
+	mem := filepath.Join(dir, "memory")
+	if stderr, code := run(mem); code != 0 {
+		t.Fatal(stderr)
+	}
+	idx := filepath.Join(dir, "hub.idx")
+	if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--task", "demo", "--no-cache", "--out", idx}, dense...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	hf.Put(repo, newer, onnxtest.Files(t, filepath.Join(ref, "contriever-tiny")))
+	got := filepath.Join(dir, "index")
+	if stderr, code := run(got, "--index", idx); code != 0 {
+		t.Fatal(stderr)
+	}
+	sameOutputs(t, "hub model, main moved", got, mem)
+	var m struct{ Config map[string]any }
+	b, err := os.ReadFile(filepath.Join(got, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Config["model_revision"] != old || m.Config["document_model_revision"] != old {
+		t.Errorf("manifest: model_revision %v, document_model_revision %v; want the index's commit %s for both", m.Config["model_revision"], m.Config["document_model_revision"], old)
+	}
+
+	model := filepath.Join(dir, "model")
+	put := func(from string) {
+		for f, data := range onnxtest.Files(t, filepath.Join(ref, from)) {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(model, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(model, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put("bge-tiny")
+	local := filepath.Join(dir, "local.idx")
+	if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--task", "demo", "--no-cache", "--out", local, "--model-dir", model}, dense...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	out := filepath.Join(dir, "local")
+	if stderr, code := run(out, "--index", local, "--model-dir", model); code != 0 {
+		t.Fatal(stderr)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.CopyFS(other, os.DirFS(model)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, dir string }{{"another directory", other}, {"replaced", model}} {
+		if c.name == "replaced" {
+			put("contriever-tiny")
+		}
+		stderr, code := run(out, "--index", local, "--model-dir", c.dir)
+		if code == 0 || !strings.Contains(stderr, "other settings (model_revision") {
+			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
 		}
 	}
 }

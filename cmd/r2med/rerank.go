@@ -233,7 +233,7 @@ work but are deprecated.`,
 			if noEval || len(t.Qrels) == 0 {
 				return nil
 			}
-			return printRerankEval(w, t.Qrels, res.Ranked, res.Run)
+			return printRerankEval(w, t, res.Ranked, res.Run)
 		},
 	}
 	addDataFlags(cmd, &d)
@@ -281,17 +281,24 @@ func printRerankStats(w io.Writer, s rerank.Stats) {
 	}
 }
 
-// printRerankEval prints trec_eval's numbers (R2MED's) before and after.
-func printRerankEval(w io.Writer, qrels ir.Qrels, before, after ir.Run) error {
-	b, err := measure.EvaluateR2MED(qrels, before)
+// printRerankEval prints trec_eval's numbers (R2MED's) before and after,
+// the MRR named for the lists' depth where a BRIGHT task's MRR would read
+// deeper (results.MRRLabel).
+func printRerankEval(w io.Writer, t *ir.Task, before, after ir.Run) error {
+	b, err := measure.EvaluateR2MED(t.Qrels, before)
 	if err != nil {
 		return err
 	}
-	a, err := measure.EvaluateR2MED(qrels, after)
+	a, err := measure.EvaluateR2MED(t.Qrels, after)
 	if err != nil {
 		return err
 	}
-	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_10", "Recall@10"}, {"recall_at_100", "Recall@100"}, {"mrr", "MRR"}}
+	mrr := results.MRRLabel(t.Name, deepest(after), len(t.Corpus))
+	if in := results.MRRLabel(t.Name, deepest(before), len(t.Corpus)); in != mrr {
+		fmt.Fprintf(w, "  MRR: the input's is its %s, the reranked run's its %s (BRIGHT's run.py reads each query's top %d)\n", in, mrr, results.BrightMRRDepth)
+		mrr = "MRR"
+	}
+	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_10", "Recall@10"}, {"recall_at_100", "Recall@100"}, {"mrr", mrr}}
 	fmt.Fprintf(w, "  %-8s", "")
 	for _, k := range keys {
 		fmt.Fprintf(w, " %10s", k.label)

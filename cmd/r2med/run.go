@@ -209,9 +209,15 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 		mean += fmt.Sprintf("\n  %s ranks at most %d %s per query: Recall@100 and MAP@100 count those (as trec_eval does from the file)",
 			pipeline.RunFile, n, errtext.Plural(n, "document", "documents"))
 	}
-	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  MRR %.4f  P@10 %.4f%s\n",
+	mrr := out.Manifest.MRRLabel()
+	if mrr != "MRR" {
+		// BRIGHT's MRR reads each query's top 1000; this run's, its top k.
+		mean += fmt.Sprintf("\n  %s: MRR over each query's top %s, where BRIGHT's run.py reads its top %d (--top-k %[3]d)",
+			mrr, strings.TrimPrefix(mrr, "MRR@"), results.BrightMRRDepth)
+	}
+	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  %s %.4f  P@10 %.4f%s\n",
 		task, system, state,
-		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), t("mrr"), t("precision_at_10"), mean)
+		t("ndcg_at_10"), t("recall_at_100"), t("map_at_100"), mrr, t("mrr"), t("precision_at_10"), mean)
 	if err != nil {
 		return err
 	}
@@ -260,7 +266,15 @@ func longBright(name string) bool {
 // printAverages prints the per-task means and the unweighted mean over
 // tasks, ×100 with two decimals, as R2MED's tables report them.
 func printAverages(w io.Writer, done []*pipeline.Outcome) error {
-	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_100", "Recall@100"}, {"mrr", "MRR"}}
+	mrr := "MRR"
+	for _, o := range done {
+		// One top k for the tasks of one command: the label a shallow
+		// BRIGHT run takes holds for every row.
+		if l := o.Manifest.MRRLabel(); l != "MRR" {
+			mrr = l
+		}
+	}
+	keys := []struct{ key, label string }{{"ndcg_at_10", "nDCG@10"}, {"recall_at_100", "Recall@100"}, {"mrr", mrr}}
 	if longBright(done[0].Result.DatasetName) {
 		keys = append(keys, struct{ key, label string }{"recall_at_1", "Recall@1"})
 	}

@@ -33,25 +33,23 @@ files and result directories use it.`,
 			if s.Benchmark() == tasks.Bright {
 				w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{1, 5}, Below: 7}) // the repository under its task
 				fmt.Fprintf(w, "task\tfamily\tqueries\tdocuments\trelevant\truns as\trepository (suite %s)\n", s)
-				q, d := 0, 0
 				for _, t := range s.Tasks() {
 					size := t.SizeIn(s)
 					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", t.Name, t.Family.Title(), size.Queries, size.Documents, size.PositiveQrels, t.NameIn(s), t.HubURI(s))
-					q += size.Queries
-					d += size.Documents
 				}
-				fmt.Fprintf(w, "all\t\t%d\t%d\t\t\t\n", q, d)
+				// A corpus two tasks search is counted once, and the row
+				// says so.
+				tot := s.Total()
+				fmt.Fprintf(w, "all\t\t%d\t%d\t\t\t%s\n", tot.Queries, tot.Documents, tot.Note())
 				return w.Flush()
 			}
 			w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{1, 4}, Below: 7})
 			fmt.Fprintln(w, "task\tfamily\tqueries\tdocuments\tnano split\tnano docs\trepository (suite r2med)")
-			q, d := 0, 0
 			for _, t := range tasks.All() {
 				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%d\t%s\n", t.Name, t.Family.Title(), t.Size.Queries, t.Size.Documents, t.NanoSplit, t.NanoSize.Documents, t.HubURI(tasks.R2MED))
-				q += t.Size.Queries
-				d += t.Size.Documents
 			}
-			fmt.Fprintf(w, "all\t\t%d\t%d\t\t\t%s\n", q, d, "suite nano: "+tasks.All()[0].HubURI(tasks.Nano))
+			tot := tasks.R2MED.Total()
+			fmt.Fprintf(w, "all\t\t%d\t%d\t\t\t%s\n", tot.Queries, tot.Documents, "suite nano: "+tasks.All()[0].HubURI(tasks.Nano))
 			return w.Flush()
 		},
 	}

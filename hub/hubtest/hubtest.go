@@ -409,11 +409,16 @@ func (s *Server) AddRepoFiles(id string, files []File, opts ...RepoOption) (comm
 // key turns an id into "datasets/OWNER/NAME" or "models/OWNER/NAME".
 func (s *Server) key(id string) string {
 	s.t.Helper()
+	return repoKey(s.t, id)
+}
+
+func repoKey(tb testing.TB, id string) string {
+	tb.Helper()
 	if !strings.HasPrefix(id, "datasets/") && !strings.HasPrefix(id, "models/") {
 		id = "datasets/" + id
 	}
 	if parts := strings.Split(id, "/"); len(parts) != 3 || parts[1] == "" || parts[2] == "" {
-		s.t.Fatalf("hubtest: repository %q: want OWNER/NAME, datasets/OWNER/NAME or models/OWNER/NAME", id)
+		tb.Fatalf("hubtest: repository %q: want OWNER/NAME, datasets/OWNER/NAME or models/OWNER/NAME", id)
 	}
 	return id
 }

@@ -48,6 +48,27 @@ func Model(name string) string {
 	return filepath.Join(repoRoot(), "onnx", "testdata", name)
 }
 
+// Files are what a model directory holds for the local ONNX backend, by
+// path: its graph (onnx/model.onnx, else model.onnx), tokenizer.json and
+// config.json, to be laid out elsewhere (another model directory, a Hub
+// cache's snapshot).
+func Files(tb testing.TB, dir string) map[string][]byte {
+	tb.Helper()
+	graph := filepath.Join("onnx", "model.onnx")
+	if _, err := os.Stat(filepath.Join(dir, graph)); err != nil {
+		graph = "model.onnx"
+	}
+	files := map[string][]byte{}
+	for _, f := range []string{graph, "tokenizer.json", "config.json"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files[filepath.ToSlash(f)] = data
+	}
+	return files
+}
+
 // Script returns the absolute path of the fixture generator.
 func Script() string {
 	return filepath.Join(repoRoot(), "onnx", "testdata", "gen", "make_tiny_bert.py")
