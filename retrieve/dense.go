@@ -238,6 +238,21 @@ func (d *Dense) pin(revision string) bool {
 	return true
 }
 
+// ModelRevision is the version of the model that embeds, as Resolve read
+// it (or PinnedTo set it) and Describe records it as model_revision: ""
+// before Resolve, and for a model behind a server.
+func (d Dense) ModelRevision() string { return d.modelRevision }
+
+// PinnedTo is d loading a registry model's checkpoints from the Hub cache
+// at the commits revision names (as ModelRevision records them), whatever
+// refs/main names: the model that embedded stored vectors (an index file,
+// a Weaviate collection) embeds their queries. Where d runs no such model
+// or revision is no such record, d is returned as it is.
+func (d Dense) PinnedTo(revision string) Dense {
+	d.pin(revision)
+	return d
+}
+
 // hubModel is the registry model d runs from the Hub cache: a registry
 // model, on the local ONNX backend (given, or the registry's first), with
 // no ModelDir.

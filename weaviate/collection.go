@@ -69,9 +69,23 @@ func (c *Collection) Name() string { return c.cfg.Collection }
 // Vectors says what made the collection's vectors, as recorded when r2med
 // created it.
 type Vectors struct {
-	Model  string `json:"model"` // the embedding recipe's name, as the manifest records it
-	Dim    int    `json:"dim"`
-	Metric string `json:"metric"` // cosine or dot
+	Model string `json:"model"` // the embedding recipe's name, as the manifest records it
+	// Revision is the version of the model that embedded the documents,
+	// as the manifest's model_revision records it (a Hub commit, a local
+	// model directory's version); "" for a model behind a server, and in
+	// collections pushed before r2med recorded it.
+	Revision string `json:"revision,omitempty"`
+	Dim      int    `json:"dim"`
+	Metric   string `json:"metric"` // cosine or dot
+}
+
+// String is the vectors' model, its revision, dimension and metric.
+func (v Vectors) String() string {
+	s := v.Model
+	if v.Revision != "" {
+		s += " at revision " + v.Revision
+	}
+	return fmt.Sprintf("%s (dimension %d, %s)", s, v.Dim, v.Metric)
 }
 
 // Meta is what r2med records in the collection's description.
@@ -275,8 +289,7 @@ func (c *Collection) Ensure(ctx context.Context, s Schema) (created bool, err er
 	case m.Vectors != nil && s.Vectors == nil:
 		return false, fmt.Errorf("collection %s holds vectors of %s (dimension %d); give the same dense flags, or push BM25-only into a new collection", name, m.Vectors.Model, m.Vectors.Dim)
 	case m.Vectors != nil && *m.Vectors != *s.Vectors:
-		return false, fmt.Errorf("collection %s holds vectors of %s (dimension %d, %s), not %s (dimension %d, %s); push into a new collection, or recreate it",
-			name, m.Vectors.Model, m.Vectors.Dim, m.Vectors.Metric, s.Vectors.Model, s.Vectors.Dim, s.Vectors.Metric)
+		return false, fmt.Errorf("collection %s holds vectors of %s, not of %s; push into a new collection, or recreate it", name, m.Vectors, s.Vectors)
 	}
 	if s.Shards > 0 {
 		if got := shardCount(cls); got != s.Shards {

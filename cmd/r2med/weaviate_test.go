@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/embed/embedtest"
+	"github.com/r2med/r2med/hub/hubtest"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/weaviate"
@@ -232,4 +236,99 @@ func readRun(t *testing.T, path string) ir.Run {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestRunWeaviateQueryModel: a collection's queries are embedded by the
+// model that embedded its documents. A registry model of the Hub cache
+// is pushed at its commit; after a newer main is pulled, weaviate:vector
+// still embeds queries at the pushed commit (the run equals the dense
+// run made before main moved) and the manifest records both revisions,
+// where it embedded them with the newer main's model and recorded
+// neither. A local model directory replaced since the push is refused.
+func TestRunWeaviateQueryModel(t *testing.T) {
+	onnxtest.Require(t)
+	needShared(t)
+	node := weaviatetest.Start(t, weaviatetest.Options{})
+	u, _ := url.Parse(node.URL())
+	ref := filepath.Join(shared, "encoder-reference")
+	dir := t.TempDir()
+	hf := hubtest.NewCache(t, filepath.Join(dir, "hf"))
+	hf.Use("")
+	const repo = "models/BAAI/bge-large-en-v1.5"
+	const old, newer = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	hf.Put(repo, old, onnxtest.Files(t, filepath.Join(ref, "bge-tiny")))
+	model := []string{"--model", "bge", "--backend", "onnx", "--no-cache"}
+	where := []string{"--weaviate-url", node.URL(), "--weaviate-grpc", node.GRPCAddr()}
+	push := func(coll string, args ...string) {
+		t.Helper()
+		out, errOut, code := r2med(t, "", append([]string{"index", "push", "--task", "demo", "--quiet", "--vector-index", "flat", "--to", "weaviate://" + u.Host + "/" + coll, "--weaviate-grpc", node.GRPCAddr()}, args...)...)
+		if code != 0 {
+			t.Fatalf("push into %s: exit %d\n%s%s", coll, code, out, errOut)
+		}
+	}
+	run := func(out string, args ...string) (string, int) {
+		t.Helper()
+		_, stderr, code := r2med(t, "", append([]string{"run", "--task", "demo", "--quiet", "--out", filepath.Join(dir, out)}, args...)...)
+		return stderr, code
+	}
+	push("DemoHub", model...)
+	if stderr, code := run("dense", append([]string{"--retriever", "dense"}, model...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	hf.Put(repo, newer, onnxtest.Files(t, filepath.Join(ref, "contriever-tiny")))
+	if stderr, code := run("vector", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoHub"}, where...), model...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	// The tiny model scores every document within 1e-5 of 1, so the
+	// order of its hits is float noise: each hit's score is compared with
+	// the pushed model's score of that document instead.
+	dense, vec := readRun(t, filepath.Join(dir, "dense", "run.trec")), readRun(t, filepath.Join(dir, "vector", "run.trec"))
+	if len(vec) != len(dense) {
+		t.Fatalf("weaviate:vector answered %d queries, dense %d", len(vec), len(dense))
+	}
+	for qid, want := range dense {
+		score := map[string]float64{}
+		for _, h := range want {
+			score[h.DocID] = h.Score
+		}
+		for i, h := range vec[qid][:min(10, len(vec[qid]))] {
+			if s, ok := score[h.DocID]; !ok || math.Abs(h.Score-s) > 1e-6 {
+				t.Fatalf("query %s rank %d: weaviate:vector scores %s %v, the pushed model %v", qid, i+1, h.DocID, h.Score, s)
+			}
+		}
+	}
+	m, err := results.ReadManifest(filepath.Join(dir, "vector", results.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := m.Config["query_embedding"].(map[string]any)
+	if q["model_revision"] != old || m.Config["document_model_revision"] != old {
+		t.Errorf("manifest: query model_revision %v, document_model_revision %v; want the pushed commit %s for both", q["model_revision"], m.Config["document_model_revision"], old)
+	}
+
+	// A local model directory: the version pushed, or a refusal.
+	local := filepath.Join(dir, "model")
+	put := func(from string) {
+		t.Helper()
+		for f, data := range onnxtest.Files(t, filepath.Join(ref, from)) {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(local, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(local, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put("bge-tiny")
+	localModel := append(append([]string{}, model...), "--model-dir", local)
+	push("DemoLocal", localModel...)
+	if stderr, code := run("local", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoLocal"}, where...), localModel...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	time.Sleep(10 * time.Millisecond) // a replaced file's time differs
+	put("contriever-tiny")
+	stderr, code := run("replaced", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoLocal"}, where...), localModel...)...)
+	if code == 0 || !strings.Contains(stderr, "would be embedded by another model than its documents") {
+		t.Errorf("a model directory replaced since the push: exit %d: %s", code, stderr)
+	}
 }

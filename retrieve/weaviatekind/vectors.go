@@ -16,12 +16,19 @@ import (
 // index push` writes into a collection, so that weaviate:vector searches
 // what --retriever dense would. Vectors records what made them, for the
 // collection.
+// The model is resolved first (retrieve.Dense.Resolve), so the vectors
+// record its revision and are made by that revision.
 func CorpusVectors(ctx context.Context, d retrieve.Dense, task *ir.Task, env retrieve.Env) (*vector.Flat, weaviate.Vectors, error) {
+	rs, err := d.Resolve(ctx, task)
+	if err != nil {
+		return nil, weaviate.Vectors{}, err
+	}
+	d = rs.(retrieve.Dense)
 	flat, err := d.CorpusVectors(ctx, task, env)
 	if err != nil {
 		return nil, weaviate.Vectors{}, err
 	}
-	return flat, weaviate.Vectors{Model: d.Model, Dim: flat.Dim(), Metric: vector.Cosine.String()}, nil
+	return flat, weaviate.Vectors{Model: d.Model, Revision: d.ModelRevision(), Dim: flat.Dim(), Metric: vector.Cosine.String()}, nil
 }
 
 // IndexVectors are an index file's document vectors in corpus order and
@@ -40,5 +47,8 @@ func IndexVectors(ix *index.Index) (*vector.Flat, weaviate.Vectors, error) {
 	if err != nil {
 		return nil, weaviate.Vectors{}, err
 	}
-	return flat, weaviate.Vectors{Model: d.Model, Dim: flat.Dim(), Metric: m.Metric}, nil
+	// The revision the recipe records for the documents' model (a Hub
+	// commit, a model directory's version).
+	revision, _ := m.Recipe["model_revision"].(string)
+	return flat, weaviate.Vectors{Model: d.Model, Revision: revision, Dim: flat.Dim(), Metric: m.Metric}, nil
 }

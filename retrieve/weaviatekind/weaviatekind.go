@@ -13,6 +13,7 @@
 package weaviatekind
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,9 @@ type Weaviate struct {
 	Query retrieve.Dense `yaml:",inline"`
 
 	state *weaviateState // read by Resolve
+	// docRevision is the revision of the model that embedded the
+	// collection's vectors, as its push recorded it (Resolve).
+	docRevision string
 }
 
 // weaviateState is the collection as Resolve found it.
@@ -200,6 +204,9 @@ func (w Weaviate) Describe() map[string]any {
 		q := w.Query.Describe()
 		delete(q, "retriever")
 		m["query_embedding"] = q
+		if w.docRevision != "" {
+			m["document_model_revision"] = w.docRevision
+		}
 		if w.EF != nil {
 			m["ef"] = *w.EF
 		}
@@ -249,6 +256,20 @@ func (w Weaviate) Resolve(ctx context.Context, task *ir.Task) (retrieve.Spec, er
 		case m.Vectors.Model != w.Query.Model:
 			return nil, fmt.Errorf("collection %s holds vectors of %s; its queries must be embedded by the same model, not %s", w.Collection, m.Vectors.Model, w.Query.Model)
 		}
+		// The query model resolved as the dense retriever resolves its
+		// own: a registry model of the Hub cache at the commit that
+		// embedded the documents, whatever main names since; a local
+		// model directory must still be the version that did.
+		q, err := w.Query.PinnedTo(m.Vectors.Revision).Resolve(ctx, task)
+		if err != nil {
+			return nil, err
+		}
+		w.Query = q.(retrieve.Dense)
+		if got, want := w.Query.ModelRevision(), m.Vectors.Revision; want != "" && got != want {
+			return nil, fmt.Errorf("collection %s holds vectors of %s at revision %s, and the query model %s is at revision %s: its queries would be embedded by another model than its documents; push again (r2med index push --recreate) or use the model that made them",
+				w.Collection, m.Vectors.Model, want, w.Query.Model, cmp.Or(got, "none (a model behind a server)"))
+		}
+		w.docRevision = m.Vectors.Revision
 		// The ef recorded must be the one searched with.
 		if err := c.CheckLease(ctx); err != nil {
 			return nil, err
