@@ -175,13 +175,10 @@ func TestSlowClient(t *testing.T) {
 	}
 }
 
-// TestDrillDownBounded: a drill-down larger than MaxPageBytes is refused
-// naming the k that fits, and one that does not fit beside the pages
-// being sent (slow readers hold theirs) is answered 503 with
-// Retry-After, where every request was made whole in memory however
-// many were under way (40 drill-downs at once of k=1000 over 12
-// NFCorpus runs took the viewer to 2.3 GB).
-func TestDrillDownBounded(t *testing.T) {
+// threeRuns is the data of three perfect runs of the demo task, and the
+// task.
+func threeRuns(t *testing.T) (*ir.Task, *report.Data) {
+	t.Helper()
 	task, _ := demo.Load()
 	root := t.TempDir()
 	for _, name := range []string{"a", "b", "c"} {
@@ -191,6 +188,17 @@ func TestDrillDownBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return task, d
+}
+
+// TestDrillDownBounded: a drill-down larger than MaxPageBytes is refused
+// naming the k that fits, and one that does not fit beside the pages
+// being sent (slow readers hold theirs) is answered 503 with
+// Retry-After, where every request was made whole in memory however
+// many were under way (40 drill-downs at once of k=1000 over 12
+// NFCorpus runs took the viewer to 2.3 GB).
+func TestDrillDownBounded(t *testing.T) {
+	task, d := threeRuns(t)
 	oldPage, oldAll := MaxPageBytes, MaxInFlightBytes
 	defer func() { MaxPageBytes, MaxInFlightBytes = oldPage, oldAll }()
 	MaxPageBytes, MaxInFlightBytes = 40*hitBytes, 60*hitBytes
@@ -337,15 +345,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // timeout (5 minutes; never, with no timeout), so a few such clients
 // kept every drill-down busy.
 func TestDrillDownFreedBySlowReader(t *testing.T) {
-	task, _ := demo.Load()
-	root := t.TempDir()
-	for _, name := range []string{"a", "b", "c"} {
-		writeRun(t, reporttest.Run{Dir: filepath.Join(root, name), Task: "demo", System: name, Ranked: reporttest.Perfect(task)})
-	}
-	d, err := report.Load(root, leaderboard.Sources{}, reporttest.Loader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	task, d := threeRuns(t)
 	s, err := New(d, Options{Send: httpserve.Send{Stall: 3 * time.Second, Rate: 64 << 10}})
 	if err != nil {
 		t.Fatal(err)

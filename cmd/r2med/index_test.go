@@ -422,16 +422,7 @@ func TestRunIndexQueryModel(t *testing.T) {
 	}
 
 	model := filepath.Join(dir, "model")
-	put := func(from string) {
-		for f, data := range onnxtest.Files(t, filepath.Join(ref, from)) {
-			if err := os.MkdirAll(filepath.Dir(filepath.Join(model, f)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(model, f), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	put := func(from string) { writeModelDir(t, model, filepath.Join(ref, from)) }
 	put("bge-tiny")
 	local := filepath.Join(dir, "local.idx")
 	if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--task", "demo", "--no-cache", "--out", local, "--model-dir", model}, dense...)...); code != 0 {
@@ -452,6 +443,20 @@ func TestRunIndexQueryModel(t *testing.T) {
 		stderr, code := run(out, "--index", local, "--model-dir", c.dir)
 		if code == 0 || !strings.Contains(stderr, "other settings (model_revision") {
 			t.Errorf("%s: exit %d: %s", c.name, code, stderr)
+		}
+	}
+}
+
+// writeModelDir writes the model files of the reference encoder in from
+// into dir (a --model-dir), over what is there.
+func writeModelDir(t *testing.T, dir, from string) {
+	t.Helper()
+	for f, data := range onnxtest.Files(t, from) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

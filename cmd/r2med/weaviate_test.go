@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -308,17 +307,7 @@ func TestRunWeaviateQueryModel(t *testing.T) {
 
 	// A local model directory: the version pushed, or a refusal.
 	local := filepath.Join(dir, "model")
-	put := func(from string) {
-		t.Helper()
-		for f, data := range onnxtest.Files(t, filepath.Join(ref, from)) {
-			if err := os.MkdirAll(filepath.Dir(filepath.Join(local, f)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(local, f), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	put := func(from string) { writeModelDir(t, local, filepath.Join(ref, from)) }
 	put("bge-tiny")
 	localModel := append(append([]string{}, model...), "--model-dir", local)
 	push("DemoLocal", localModel...)
