@@ -288,19 +288,23 @@ func Apart(systems []*System) map[int]string {
 	return out
 }
 
-// twinNotes are Apart's words for the shown rows (apartLines).
+// twinNotes are Apart's words for the shown rows (apartLines), reckoned
+// over every system the table was built from.
 func (t *Table) twinNotes() []string {
 	systems := make([]*System, len(t.Rows))
+	apart := map[int]string{}
 	for i, r := range t.Rows {
 		systems[i] = r.System
+		if a, ok := t.apart[r.System]; ok {
+			apart[i] = a
+		}
 	}
-	return apartLines(systems)
+	return apartLines(systems, apart)
 }
 
-// apartLines are Apart's words, a line per name shared: "bm25 #14f7:
-// top_k=100; bm25 #7648: top_k=10".
-func apartLines(systems []*System) []string {
-	apart := Apart(systems)
+// apartLines are Apart's words for systems, a line per name shared:
+// "bm25 #14f7: top_k=100; bm25 #7648: top_k=10".
+func apartLines(systems []*System, apart map[int]string) []string {
 	var order []string
 	lines := map[string][]string{}
 	for i, s := range systems {

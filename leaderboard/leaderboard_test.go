@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -613,5 +614,10 @@ func TestTwinNotesBounded(t *testing.T) {
 	want := "dense #aaaa: model=m1 doc_prompt=none max_length=512 (+2 more); dense #bbbb: model=m2 doc_prompt=\"d: \" max_length=256 (+2 more); every setting: --format csv or json"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("twin notes %q\nwant [%q]", got, want)
+	}
+	// A twin shown alone still says what its hash stands for.
+	alone := build(t, []System{a, b, c}, Options{Kind: Base, Systems: []string{"dense #bbbb"}})
+	if l := alone.Legend(); !slices.Contains(l, "dense #bbbb: model=m2 doc_prompt=\"d: \" max_length=256 (+2 more); every setting: --format csv or json") {
+		t.Errorf("legend of dense #bbbb alone: %q", l)
 	}
 }

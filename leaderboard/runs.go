@@ -155,7 +155,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	for i := range systems {
 		ptrs[i] = &systems[i]
 	}
-	for _, line := range apartLines(ptrs) {
+	for _, line := range apartLines(ptrs, Apart(ptrs)) {
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}

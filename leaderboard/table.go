@@ -88,6 +88,11 @@ type Table struct {
 	// BoardSize is how many rows the whole board has; more than len(Rows)
 	// when Systems or Top chose the rows (ranks are the board's).
 	BoardSize int
+
+	// apart is what sets each of our systems that shares its name apart
+	// (Apart), reckoned over every system the table was built from, so a
+	// row shown without its twins still says what its hash stands for.
+	apart map[*System]string
 }
 
 // Row is one system on the leaderboard.
@@ -146,6 +151,14 @@ func Build(systems []System, opt Options) (*Table, error) {
 		return nil, fmt.Errorf("leaderboard: unknown ranking %q", opt.Ranking)
 	}
 	t := &Table{Metric: opt.Metric, Family: opt.Family, Ranking: opt.Ranking, Tasks: TaskNames(opt.Family), OtherTasks: OtherTasks(systems)}
+	all := make([]*System, len(systems))
+	for i := range systems {
+		all[i] = &systems[i]
+	}
+	t.apart = map[*System]string{}
+	for i, a := range Apart(all) {
+		t.apart[all[i]] = a
+	}
 	if len(opt.Tasks) > 0 {
 		if opt.Family != "" {
 			return nil, &UsageError{"give a family or a list of tasks, not both"}
