@@ -64,6 +64,15 @@ type Hit struct {
 // metrics such as HAKARI-Bench's.
 type Run map[string][]Hit
 
+// Depth is the length of the run's longest list: how deep it ranks.
+func (r Run) Depth() int {
+	n := 0
+	for _, hits := range r {
+		n = max(n, len(hits))
+	}
+	return n
+}
+
 // Layout names the directory layout a task was read from.
 type Layout string
 

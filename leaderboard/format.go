@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/usage"
@@ -92,13 +93,44 @@ func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), true
 }
 
-// CellText is a cell as printed: the value ×100 and its mark, "—" when
-// missing.
+// CellText is a cell as printed: the value ×100, its mark and its
+// Label's depth mark ("34.50 @100", results.MRRMark), "—" when missing.
 func CellText(s Score) string {
 	if !s.OK {
 		return "—"
 	}
+	if d := results.MRRMark(s.Label); d != "" {
+		return Pct(s.Value) + s.Mark + " " + d
+	}
 	return Pct(s.Value) + s.Mark
+}
+
+// labels are the Labels of a row's shown cells that have one, by task.
+func (t *Table) labels(r Row) map[string]string {
+	out := map[string]string{}
+	for j, s := range r.Scores {
+		if s.OK && s.Label != "" {
+			out[t.Tasks[j]] = s.Label
+		}
+	}
+	for j, s := range r.Other {
+		if s.OK && s.Label != "" {
+			out[t.OtherTasks[j]] = s.Label
+		}
+	}
+	return out
+}
+
+// depthNotes explain the depth marks of the shown cells
+// (results.MRRMarkNotes).
+func (t *Table) depthNotes() []string {
+	var labels []string
+	for _, r := range t.Rows {
+		for _, l := range t.labels(r) {
+			labels = append(labels, l)
+		}
+	}
+	return results.MRRMarkNotes(labels)
 }
 
 // CostColumns are the headings of the cost columns a table with Costs
@@ -202,6 +234,7 @@ func (t *Table) Legend() []string {
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
+	out = append(out, t.depthNotes()...)
 	if t.Costs {
 		out = append(out, costLegend)
 	}
@@ -384,7 +417,7 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 // hasLegend reports whether the table needs its legend: anything beyond
 // R2MED's own published table.
 func (t *Table) hasLegend() bool {
-	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0 || len(t.depthNotes()) > 0
 }
 
 func (t *Table) mixed() bool {
@@ -497,6 +530,9 @@ func (t *Table) writeCSV(w io.Writer) error {
 	if t.Baseline != "" {
 		head = append(head, "marks")
 	}
+	if t.Metric.Key == "mrr" {
+		head = append(head, "mrr_labels")
+	}
 	if t.Costs {
 		head = append(head, "usd_per_query", "tokens_per_query", "seconds_per_query")
 	}
@@ -558,6 +594,14 @@ func (t *Table) writeCSV(w io.Writer) error {
 		line = append(line, printed, ref, r.System.SettingsText())
 		if t.Baseline != "" {
 			line = append(line, strings.Join(marks, " "))
+		}
+		if t.Metric.Key == "mrr" {
+			var labels []string
+			for task, l := range t.labels(r) {
+				labels = append(labels, task+"="+l)
+			}
+			slices.Sort(labels)
+			line = append(line, strings.Join(labels, " "))
 		}
 		if t.Costs {
 			usd, tok, sec := "", "", ""
@@ -629,6 +673,10 @@ type JSONRow struct {
 	// Cost is what our run's model calls cost per query over the tasks
 	// shown (usage.CostOf); absent where no manifest recorded it.
 	Cost *usage.Cost `json:"cost,omitempty"`
+	// MRRLabels name, by task, the scores that are not the metric as
+	// the column names it (Score.Label): {"BRIGHT-biology": "MRR@100"}
+	// for a BRIGHT run kept 100 deep in an MRR table.
+	MRRLabels map[string]string `json:"mrr_labels,omitempty"`
 }
 
 // JSON returns the table in its JSON form.
@@ -661,6 +709,9 @@ func (t *Table) JSON() JSONTable {
 		}
 		for j, task := range t.OtherTasks {
 			cell(task, r.Other[j])
+		}
+		if l := t.labels(r); len(l) > 0 {
+			jr.MRRLabels = l
 		}
 		if r.ranked(ByAverage) {
 			m, a := r.Mean, r.Average

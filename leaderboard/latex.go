@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/r2med/r2med/results"
 )
 
 // LaTeXFloatRows is the most rows writeLaTeX puts in one table float;
@@ -68,6 +70,9 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	for _, n := range t.printedCellNotes() {
 		caption += " " + TeX(n) + "."
 	}
+	for _, n := range t.depthNotes() {
+		caption += " " + TeX(n) + "."
+	}
 	if t.BoardSize > len(t.Rows) {
 		caption += fmt.Sprintf(` \#: rank among all %d systems.`, t.BoardSize)
 	}
@@ -110,6 +115,9 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 			v += `$^{\dagger}$`
 		case Mark01:
 			v += `$^{\ddagger}$`
+		}
+		if d := results.MRRMark(s.Label); d != "" {
+			v += `\textsuperscript{` + d + `}`
 		}
 		return v
 	}

@@ -49,7 +49,7 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 		g := groups[key]
 		for task, r := range g.latest {
 			m, style := Normalize(r.Result.Test)
-			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage}
+			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage, MRRLabel: mrrLabel(r)}
 		}
 		g.sys.Name = named[key]
 		g.sys.ID = "ours/" + g.sys.Name
@@ -245,4 +245,13 @@ func oursSystem(r results.Run) *System {
 		s.Retriever = f.Name()
 	}
 	return s
+}
+
+// mrrLabel is TaskResult.MRRLabel of a run: its manifest's MRRLabel
+// where that is not plain "MRR".
+func mrrLabel(r results.Run) string {
+	if l := r.Manifest.MRRLabel(); l != "MRR" {
+		return l
+	}
+	return ""
 }

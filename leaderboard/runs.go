@@ -25,10 +25,14 @@ type RunInfo struct {
 	// Metrics are the stored values (0–1) of nDCG@10, Recall@100 and MRR;
 	// absent when the result file lacks them.
 	Metrics map[string]float64 `json:"metrics"`
-	Seconds float64            `json:"seconds"` // the manifest's stage times, summed
-	Started time.Time          `json:"started"`
-	Dir     string             `json:"dir"`
-	Config  map[string]any     `json:"config"`
+	// MRRLabel names the MRR in Metrics (results.Manifest.MRRLabel):
+	// "MRR", or "MRR@100" for a BRIGHT run kept 100 deep, whose MRR
+	// BRIGHT reads over each query's top 1000.
+	MRRLabel string         `json:"mrr_label"`
+	Seconds  float64        `json:"seconds"` // the manifest's stage times, summed
+	Started  time.Time      `json:"started"`
+	Dir      string         `json:"dir"`
+	Config   map[string]any `json:"config"`
 }
 
 // runMetrics are the columns `r2med results` shows.
@@ -49,7 +53,7 @@ func Runs(l *results.Listing) []RunInfo {
 		// the suite in a column of its own.
 		_, hash := sysname.Base(named[SystemKey(r)])
 		info := RunInfo{Task: task, R2MED: ok, Suite: string(suite), System: displayName(r) + hash, Kind: KindOf(r.Result),
-			Metrics: map[string]float64{}, Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
+			Metrics: map[string]float64{}, MRRLabel: r.Manifest.MRRLabel(), Seconds: r.Seconds(), Started: r.Started(), Dir: r.Dir, Config: r.Manifest.Config}
 		for _, mt := range runMetrics {
 			if v, ok := m[mt.Key]; ok {
 				info.Metrics[mt.Key] = v
@@ -81,7 +85,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 		for _, m := range runMetrics {
 			head = append(head, m.Key)
 		}
-		cw.Write(append(head, "seconds", "started", "dir"))
+		cw.Write(append(head, "mrr_label", "seconds", "started", "dir"))
 		for _, r := range runs {
 			line := []string{r.Task, r.Suite, r.System, string(r.Kind)}
 			for _, m := range runMetrics {
@@ -92,7 +96,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 					line = append(line, "")
 				}
 			}
-			cw.Write(append(line, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), r.Dir))
+			cw.Write(append(line, r.MRRLabel, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), r.Dir))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -112,6 +116,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	}
 	shown := sysname.ShortAll(names, sysname.Width) // whole in csv and json
 	cut := false
+	var labels []string // of the MRRs shown
 	for i, r := range runs {
 		cut = cut || shown[i] != r.System
 		suite := r.Suite
@@ -121,7 +126,12 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 		line := []string{r.Task, shown[i], suite}
 		for _, m := range runMetrics {
 			if v, ok := r.Metrics[m.Key]; ok {
-				line = append(line, Pct(v))
+				cell := Score{Value: v, OK: true}
+				if l := m.labelOf(r.MRRLabel); l != m.Label {
+					cell.Label = l
+					labels = append(labels, l)
+				}
+				line = append(line, CellText(cell))
 			} else {
 				line = append(line, "—")
 			}
@@ -145,6 +155,11 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	}
 	if cut {
 		if _, err := fmt.Fprintln(w, CutLegend); err != nil {
+			return err
+		}
+	}
+	for _, line := range results.MRRMarkNotes(labels) {
+		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}
 	}

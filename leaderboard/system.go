@@ -143,6 +143,26 @@ type TaskResult struct {
 	// Usage is what our run's model calls cost, from its manifest; nil
 	// for other rows and for runs made before usage was recorded.
 	Usage *usage.Summary `json:"usage,omitempty"`
+	// MRRLabel names our run's MRR where it is not the benchmark's
+	// (results.Manifest.MRRLabel): "MRR@100" for a BRIGHT run kept 100
+	// deep, whose MRR BRIGHT reads over the top 1000; "" where the
+	// stored mrr is the benchmark's MRR (R2MED's, published and external
+	// rows).
+	MRRLabel string `json:"mrr_label,omitempty"`
+}
+
+// Label names the value of metric m in this result: m's label, or the
+// run's MRRLabel for MRR ("MRR@100"). Every view of a run's MRR names it
+// by this, and marks a cell whose Label is not its column's (results.MRRMark).
+func (tr TaskResult) Label(m Metric) string { return m.labelOf(tr.MRRLabel) }
+
+// labelOf names m's value in a run whose MRR is named mrr ("" or "MRR"
+// for the benchmark's MRR): m's label, or mrr for MRR.
+func (m Metric) labelOf(mrr string) string {
+	if m.Key == "mrr" && mrr != "" {
+		return mrr
+	}
+	return m.Label
 }
 
 // Key styles of R2MED result files.

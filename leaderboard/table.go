@@ -136,6 +136,11 @@ type Score struct {
 	// P is the Holm-adjusted p-value of the comparison with the
 	// baseline; NaN when the cell was not tested.
 	P float64
+	// Label names the value where it is not the column's metric:
+	// "MRR@100" in an MRR column for a BRIGHT run kept 100 deep
+	// (TaskResult.Label); "" otherwise. The cell shows its results.MRRMark and
+	// the legend says what it means (results.MRRMarkNotes).
+	Label string
 }
 
 // Build lays systems out as a leaderboard. Systems of another kind than
@@ -184,17 +189,12 @@ func Build(systems []System, opt Options) (*Table, error) {
 		r := Row{System: s, Scores: make([]Score, len(t.Tasks)), Other: make([]Score, len(t.OtherTasks))}
 		vals := make([]float64, 0, len(t.Tasks))
 		for j, task := range t.Tasks {
-			r.Scores[j].P = math.NaN()
-			if v, ok := s.Tasks[task].Metrics[opt.Metric.Key]; ok {
-				r.Scores[j].Value, r.Scores[j].OK = v, true
-				vals = append(vals, v)
+			if r.Scores[j] = scoreOf(s.Tasks[task], opt.Metric); r.Scores[j].OK {
+				vals = append(vals, r.Scores[j].Value)
 			}
 		}
 		for j, task := range t.OtherTasks {
-			r.Other[j].P = math.NaN()
-			if v, ok := s.Tasks[task].Metrics[opt.Metric.Key]; ok {
-				r.Other[j].Value, r.Other[j].OK = v, true
-			}
+			r.Other[j] = scoreOf(s.Tasks[task], opt.Metric)
 		}
 		r.Have = len(vals)
 		r.Cost = costOf(s, t.Tasks, t.OtherTasks)
@@ -235,6 +235,17 @@ func Build(systems []System, opt Options) (*Table, error) {
 		})
 	}
 	return t, nil
+}
+
+// scoreOf is the cell of metric m for a task result: its value, and its
+// Label where that is not m's.
+func scoreOf(tr TaskResult, m Metric) Score {
+	c := Score{P: math.NaN()}
+	c.Value, c.OK = tr.Metrics[m.Key]
+	if l := tr.Label(m); c.OK && l != m.Label {
+		c.Label = l
+	}
+	return c
 }
 
 // costOf is the system's cost per query over the tasks shown.

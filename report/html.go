@@ -267,6 +267,30 @@ func scoreCell(s leaderboard.Score, best float64, baseline string) Cell {
 	if !math.IsNaN(s.P) {
 		c.Title = fmt.Sprintf("vs %s: p = %.4g (Holm)", baseline, s.P)
 	}
+	return c.depth(s.Label)
+}
+
+// ScoreCell is the cell of metric m in a task result outside a
+// leaderboard table (a task's own board): its value ×100, marked as a
+// table marks it where the result names m otherwise (MRR@100).
+func ScoreCell(tr leaderboard.TaskResult, m leaderboard.Metric) Cell {
+	v, ok := tr.Metrics[m.Key]
+	if !ok {
+		return Cell{Text: "—"}
+	}
+	return Cell{Text: leaderboard.Pct(v), Sort: strconv.FormatFloat(v*100, 'f', -1, 64)}.depth(tr.Label(m))
+}
+
+// depth marks a cell whose value is named label where its column names
+// another (Score.Label): its results.MRRMark under the value, what it means on
+// hover (the table's legend says it too).
+func (c Cell) depth(label string) Cell {
+	notes := results.MRRMarkNotes([]string{label}) // none for a plain label
+	if len(notes) == 0 {
+		return c
+	}
+	c.Note = results.MRRMark(label)
+	c.Title = strings.TrimPrefix(c.Title+"; "+notes[0], "; ")
 	return c
 }
 

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/significance"
 	"github.com/r2med/r2med/sysname"
 )
@@ -150,6 +151,7 @@ func Build(ctx context.Context, d *Data, opt Options) (*Report, error) {
 	r.bars()
 	r.curves()
 	r.cost()
+	r.Notes = append(r.Notes, r.depthNotes()...)
 	if !opt.NoScatter {
 		if err := r.scatter(ctx, d); err != nil {
 			return nil, err
@@ -262,6 +264,45 @@ func (r *Report) bars() {
 	r.Bars = BarChart{ID: "bars", Title: r.Metric.Label + " per task",
 		Desc:   fmt.Sprintf("Grouped bars: %s ×100 of %s on %s (%s).", r.Metric.Label, count(len(r.Charted), "system"), count(len(cats), "task"), strings.Join(cats, ", ")),
 		XLabel: "task", YLabel: r.Metric.Label + " ×100", Categories: short, Series: r.chartedNames(), Full: r.chartedFullNames(), Values: vals}
+}
+
+// depthNotes say which of the charted values are not the metric the
+// charts name, and what they are (LabelNotes), "charts: " before each.
+func (r *Report) depthNotes() []string {
+	var out []string
+	for _, s := range r.Charted {
+		for _, n := range LabelNotes(s, r.Metric, r.Tasks) {
+			out = append(out, "charts: "+n)
+		}
+	}
+	return out
+}
+
+// LabelNotes say where the system's value of m on tasks is not m as
+// named (leaderboard.TaskResult.Label), and what it is, a line per
+// label (results.MRRLabelNote): "bm25 (bright) #5729's MRR on
+// BRIGHT-biology is its MRR@100, MRR over each query's top 100, where
+// BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)". Tasks it
+// has no value of m on add nothing.
+func LabelNotes(s *leaderboard.System, m leaderboard.Metric, tasks []string) []string {
+	on := map[string][]string{}
+	var labels, out []string
+	for _, task := range tasks {
+		tr, ok := s.Tasks[task]
+		if _, scored := tr.Metrics[m.Key]; !ok || !scored {
+			continue
+		}
+		if l := tr.Label(m); l != m.Label {
+			if on[l] == nil {
+				labels = append(labels, l)
+			}
+			on[l] = append(on[l], task)
+		}
+	}
+	for _, l := range labels {
+		out = append(out, results.MRRLabelNote(s.DisplayName(), on[l], l))
+	}
+	return out
 }
 
 // recallCutoffs lists the k of the recall@k values a system has on a task.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"image"
 	"image/png"
 	"math"
@@ -658,5 +659,43 @@ func TestRunFileVerified(t *testing.T) {
 	}
 	if _, err := load().RunFile("ours/buried", "demo"); err == nil || !strings.Contains(err.Error(), runPath+" changed since the run wrote it") {
 		t.Errorf("a cut run file: %v, want it named as changed", err)
+	}
+}
+
+// TestBrightMRRDepth: the report's MRR leaderboard marks the MRR of a
+// BRIGHT run kept 10 deep "@10" (BRIGHT's MRR reads each query's top
+// 1000), says what that is under the table, on hover and under the
+// charts, where it showed it as plain MRR beside BRIGHT's; the run as
+// deep as BRIGHT's is unmarked, and an nDCG@10 report marks nothing.
+func TestBrightMRRDepth(t *testing.T) {
+	root := t.TempDir()
+	if err := reporttest.WriteBrightDepths(root); err != nil {
+		t.Fatal(err)
+	}
+	const note = "@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)"
+	page := func(m leaderboard.Metric) string {
+		_, r := build(t, root, false, Options{Metric: m})
+		var b bytes.Buffer
+		if err := r.WriteHTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		return html.UnescapeString(b.String())
+	}
+	mrr := page(leaderboard.Metric{Key: "mrr", Label: "MRR"})
+	cell := regexp.MustCompile(`<td class="num[^"]*"[^>]* title="([^"]*)">0\.00<span class="note">@10</span></td>`)
+	if m := cell.FindAllStringSubmatch(mrr, -1); len(m) != 1 || m[0][1] != note {
+		t.Errorf("want the 10-deep run's MRR cell marked @10 with the note on hover, got %q", m)
+	}
+	if n := strings.Count(mrr, `<span class="note">@10</span>`); n != 1 {
+		t.Errorf("%d cells marked @10, want 1: the 10-deep run's", n)
+	}
+	if !strings.Contains(mrr, "<li>"+note+"</li>") {
+		t.Errorf("no legend line %q", note)
+	}
+	if !regexp.MustCompile(`<li>charts: bm25 \(bright\) #[0-9a-f]{4}'s MRR on BRIGHT-biology is its MRR@10, MRR over each query's top 10`).MatchString(mrr) {
+		t.Errorf("no note on the charts' MRR@10: %s", regexp.MustCompile(`<li>[^<]*</li>`).FindAllString(mrr, -1))
+	}
+	if ndcg := page(leaderboard.DefaultMetric); strings.Contains(ndcg, "@10</span>") || strings.Contains(ndcg, note) {
+		t.Errorf("an nDCG@10 report marks the MRR's depth")
 	}
 }

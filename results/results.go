@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -284,4 +285,59 @@ func MRRLabel(task string, depth, documents int) string {
 		return "MRR"
 	}
 	return "MRR@" + strconv.Itoa(depth)
+}
+
+// MRRNote says what an MRR named label (MRRLabel) is and how to get
+// BRIGHT's: "MRR over each query's top 100, where BRIGHT's run.py reads
+// its top 1000 (r2med run --top-k 1000)" for "MRR@100"; "" for "MRR".
+// Every view that names a run's MRR by its depth explains it in these
+// words.
+func MRRNote(label string) string {
+	depth, ok := strings.CutPrefix(label, "MRR@")
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("MRR over each query's top %s, where BRIGHT's run.py reads its top %d (r2med run --top-k %[2]d)", depth, BrightMRRDepth)
+}
+
+// MRRLabelNote says that the MRR a view shows of system on tasks is its
+// label, and what that is: "bm25 #5729's MRR on BRIGHT-biology is its
+// MRR@100, MRR over each query's top 100, where BRIGHT's run.py reads its
+// top 1000 (r2med run --top-k 1000)"; "" for "MRR".
+func MRRLabelNote(system string, tasks []string, label string) string {
+	note := MRRNote(label)
+	if note == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s's MRR on %s is its %s, %s", system, strings.Join(tasks, ", "), label, note)
+}
+
+// MRRMark is what a view shows beside an MRR named label where its
+// column or heading says MRR: "@100" for "MRR@100" (a cell reads
+// "34.50 @100"); "" for "MRR" and "".
+func MRRMark(label string) string {
+	if d, ok := strings.CutPrefix(label, "MRR@"); ok {
+		return "@" + d
+	}
+	return ""
+}
+
+// MRRMarkNotes explain the MRRMarks of labels, a line per mark, the
+// shallowest first: "@100: MRR over each query's top 100, where BRIGHT's
+// run.py reads its top 1000 (r2med run --top-k 1000)" (MRRNote). Labels
+// without a mark add none.
+func MRRMarkNotes(labels []string) []string {
+	var depths []int
+	for _, l := range labels {
+		if d, err := strconv.Atoi(strings.TrimPrefix(MRRMark(l), "@")); err == nil && !slices.Contains(depths, d) {
+			depths = append(depths, d)
+		}
+	}
+	slices.Sort(depths)
+	out := make([]string, len(depths))
+	for i, d := range depths {
+		l := "MRR@" + strconv.Itoa(d)
+		out[i] = MRRMark(l) + ": " + MRRNote(l)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -192,5 +193,30 @@ func TestMRRLabel(t *testing.T) {
 	}
 	if got := (*Manifest)(nil).MRRLabel(); got != "MRR" {
 		t.Errorf("no manifest: %s", got)
+	}
+}
+
+// TestMRRMarkNotes: the mark a view puts beside an MRR named by its depth,
+// and the one line per depth that explains it, shallowest first; plain
+// MRR (and other metrics' labels) get neither.
+func TestMRRMarkNotes(t *testing.T) {
+	for label, want := range map[string]string{"MRR@100": "@100", "MRR@10": "@10", "MRR": "", "": "", "nDCG@10": ""} {
+		if got := MRRMark(label); got != want {
+			t.Errorf("MRRMark(%q) = %q, want %q", label, got, want)
+		}
+	}
+	got := MRRMarkNotes([]string{"MRR@100", "MRR", "", "MRR@10", "MRR@100", "nDCG@10"})
+	want := []string{
+		"@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)",
+		"@100: MRR over each query's top 100, where BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("MRRMarkNotes: %q, want %q", got, want)
+	}
+	if n := MRRLabelNote("bm25 #5729", []string{"BRIGHT-biology", "BRIGHT-leetcode"}, "MRR@100"); n != "bm25 #5729's MRR on BRIGHT-biology, BRIGHT-leetcode is its MRR@100, "+want[1][len("@100: "):] {
+		t.Errorf("MRRLabelNote: %q", n)
+	}
+	if n := MRRLabelNote("bm25", []string{"Biology"}, "MRR"); n != "" {
+		t.Errorf("MRRLabelNote of plain MRR: %q", n)
 	}
 }

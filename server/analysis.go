@@ -13,6 +13,7 @@ import (
 
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/report"
 	"github.com/r2med/r2med/taskstats"
 )
 
@@ -252,7 +253,8 @@ func (s *viewer) renderDiff(w http.ResponseWriter, r *http.Request, task string,
 	data := map[string]any{"Task": task, "A": a, "B": b, "Rows": rows, "N": len(rows), "Wins": wins, "Losses": losses,
 		"Ties": len(rows) - wins - losses, "UnA": len(va.Unanswered), "UnB": len(vb.Unanswered), "Metric": metric,
 		"Systems": systems, "Sel": sel, "K": k, "Pooled": isPooled, "JudgedK": judgedK,
-		"JudgedA": fmt.Sprintf("%.2f", judgedAt(runA, td.Qrels, judgedK)), "JudgedB": fmt.Sprintf("%.2f", judgedAt(runB, td.Qrels, judgedK))}
+		"JudgedA": fmt.Sprintf("%.2f", judgedAt(runA, td.Qrels, judgedK)), "JudgedB": fmt.Sprintf("%.2f", judgedAt(runB, td.Qrels, judgedK)),
+		"DepthNotes": append(report.LabelNotes(a, metric, []string{task}), report.LabelNotes(b, metric, []string{task})...)}
 	if sel != "" {
 		if _, ok := va.ByQuery[sel]; !ok {
 			s.errorPage(w, notFound("no judged query %q in %s", sel, task))

@@ -482,6 +482,10 @@ type SystemResults struct {
 	About    string   `json:"-"`         // the hover: leaderboard's System.About
 	Series   int      `json:"-"`
 	Value    *float64 `json:"value"` // the metric on this query; null when not evaluated
+	// Label names Value: the metric's label, or the run's name for its
+	// MRR where that is not the benchmark's ("MRR@100" for a BRIGHT run
+	// kept 100 deep; leaderboard.TaskResult.Label).
+	Label string `json:"label"`
 	// RelevantRanks maps each relevant document to its rank in the run, 0
 	// when the run does not retrieve it.
 	RelevantRanks map[string]int `json:"relevant_ranks"`
@@ -611,7 +615,8 @@ func (s *viewer) query(ctx context.Context, task, qid string, k int, metric lead
 				out.Relevant = append(out.Relevant, dj)
 			}
 		}
-		sr := SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), About: sys.About(), Series: series[sys.ID] % len(report.Palette), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
+		sr := SystemResults{ID: sys.ID, Name: sys.DisplayName(), FullName: sys.FullName(), About: sys.About(), Series: series[sys.ID] % len(report.Palette),
+			Label: sys.Tasks[task].Label(metric), RelevantRanks: map[string]int{}, Hits: []HitJSON{}}
 		run, err := s.data.RunFile(sys.ID, task)
 		if err != nil {
 			sr.Error = err.Error()
@@ -916,12 +921,7 @@ func (s *viewer) taskBoard(task string, metric leaderboard.Metric) []taskRow {
 		}
 		row := taskRow{Sys: sys}
 		for _, m := range taskMetrics {
-			v := report.Value(sys, task, m.Key)
-			if math.IsNaN(v) {
-				row.Cells = append(row.Cells, report.Cell{Text: "—"})
-			} else {
-				row.Cells = append(row.Cells, report.Cell{Text: leaderboard.Pct(v), Sort: strconv.FormatFloat(v*100, 'f', -1, 64)})
-			}
+			row.Cells = append(row.Cells, report.ScoreCell(sys.Tasks[task], m))
 		}
 		rows = append(rows, row)
 	}
@@ -1031,10 +1031,23 @@ func (s *viewer) taskPage(w http.ResponseWriter, r *http.Request) {
 	if len(systems) >= 2 {
 		diff = "/diff/" + url.PathEscape(task) + "?a=" + url.QueryEscape(systems[0].ID) + "&b=" + url.QueryEscape(systems[1].ID)
 	}
+	// MRRs named by their depth (MRR@100 of a BRIGHT run kept 100
+	// deep): marked in the board and the per-query columns, said under
+	// the board.
+	var labels, marks []string
+	for _, row := range rows {
+		if _, ok := row.Sys.Tasks[task].Metrics["mrr"]; ok {
+			labels = append(labels, row.Sys.Tasks[task].MRRLabel)
+		}
+	}
+	for _, sys := range systems {
+		marks = append(marks, results.MRRMark(sys.Tasks[task].Label(metric)))
+	}
 	s.page(w, "task", map[string]any{
 		"Task": task, "Family": family, "Metrics": taskMetrics, "Rows": rows, "Systems": systems, "Queries": queries,
 		"Unanswered": unanswered, "LoadError": loadErr, "Curve": curve, "Legend": legend, "Metric": metric, "Diff": diff,
 		"HasData": len(systems) > 0, "Judged": judged, "JudgedK": judgedK, "Pooled": isPooled,
+		"DepthNotes": results.MRRMarkNotes(labels), "Marks": marks,
 	})
 }
 
@@ -1098,7 +1111,11 @@ func (s *viewer) queryPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.page(w, "query", map[string]any{"Q": q, "Fields": fields, "K": k, "Metric": m, "Grid": grid, "Cols": len(q.Systems),
+	var labels []string
+	for _, sys := range q.Systems {
+		labels = append(labels, sys.Label)
+	}
+	s.page(w, "query", map[string]any{"Q": q, "Fields": fields, "K": k, "Metric": m, "Grid": grid, "Cols": len(q.Systems), "DepthNotes": results.MRRMarkNotes(labels),
 		"QuerySegs": s.hl.Segments(q.Query.Text, shared)})
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"html"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -370,4 +372,95 @@ func perfectServer(t *testing.T, task *ir.Task, loader report.TaskLoader) *httpt
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// TestBrightMRRDepth: the viewer names the MRR of a BRIGHT run kept 10
+// deep by its depth wherever it shows it, and says what that is, where
+// it showed it as plain MRR beside BRIGHT's (each query's top 1000): the
+// leaderboard's and the task board's cells read "@10" under the value,
+// the per-query columns' heading too, the query page names it MRR@10,
+// the diff says whose MRR it is; /api/runs, /api/query and
+// /leaderboard.csv carry the label. The run as deep as BRIGHT's is
+// unmarked.
+func TestBrightMRRDepth(t *testing.T) {
+	root := t.TempDir()
+	if err := reporttest.WriteBrightDepths(root); err != nil {
+		t.Fatal(err)
+	}
+	ts := serveRuns(t, root, reporttest.Loader)
+	task, _ := demo.Load()
+	const note = "@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)"
+	page := func(path string) string {
+		t.Helper()
+		code, _, body := get(t, ts.URL+path)
+		if code != 200 {
+			t.Fatalf("%s: %d\n%s", path, code, body)
+		}
+		return html.UnescapeString(body)
+	}
+	for _, path := range []string{"/?metric=mrr", "/task/BRIGHT-biology", "/task/BRIGHT-biology?metric=mrr"} {
+		p := page(path)
+		want := 1
+		if strings.Contains(path, "/task/") && strings.Contains(path, "metric=mrr") {
+			want = 2 // the board's cell and the per-query column's heading
+		}
+		if n := strings.Count(p, `<span class="note">@10</span>`); n != want || !strings.Contains(p, "<li>"+note+"</li>") {
+			t.Errorf("%s: %d marks (want %d) or no note %q", path, n, want, note)
+		}
+	}
+	if p := page("/task/BRIGHT-biology?metric=ndcg@10"); strings.Count(p, `<span class="note">@10</span>`) != 1 {
+		t.Errorf("/task/BRIGHT-biology?metric=ndcg@10: the MRR column's mark, and no other, wanted")
+	}
+	q := task.Queries[0].ID
+	if p := page("/query/BRIGHT-biology/" + q + "?metric=mrr"); strings.Count(p, "MRR@10 0.000") != 1 || strings.Count(p, "MRR 1.000") != 1 || !strings.Contains(p, note) {
+		t.Errorf("query page: want one MRR@10 0.000, one MRR 1.000 and the note")
+	}
+	if p := page("/diff/BRIGHT-biology?metric=mrr"); !regexp.MustCompile(`bm25 \(bright\) #[0-9a-f]{4}'s MRR on BRIGHT-biology is its MRR@10, MRR over each query's top 10`).MatchString(p) {
+		t.Errorf("diff page: no note on the MRR@10")
+	}
+	var runs struct {
+		Runs []struct {
+			Dir      string `json:"dir"`
+			MRRLabel string `json:"mrr_label"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(page("/api/runs")), &runs); err != nil || len(runs.Runs) != 2 {
+		t.Fatalf("/api/runs: %v %+v", err, runs)
+	}
+	for _, r := range runs.Runs {
+		if want := map[string]string{"shallow": "MRR@10", "deep": "MRR"}[filepath.Base(r.Dir)]; r.MRRLabel != want {
+			t.Errorf("/api/runs: %s's mrr_label %q, want %q", r.Dir, r.MRRLabel, want)
+		}
+	}
+	var qj struct {
+		Systems []struct {
+			Label string  `json:"label"`
+			Value float64 `json:"value"`
+		} `json:"systems"`
+	}
+	if err := json.Unmarshal([]byte(page("/api/query/BRIGHT-biology/"+q+"?metric=mrr")), &qj); err != nil || len(qj.Systems) != 2 {
+		t.Fatalf("/api/query: %v %+v", err, qj)
+	}
+	for _, s := range qj.Systems {
+		if want := map[float64]string{0: "MRR@10", 1: "MRR"}[s.Value]; s.Label != want {
+			t.Errorf("/api/query: label %q for value %v, want %q", s.Label, s.Value, want)
+		}
+	}
+	rows, err := csv.NewReader(strings.NewReader(page("/leaderboard.csv?metric=mrr"))).ReadAll()
+	if err != nil || !slices.Contains(rows[0], "mrr_labels") {
+		t.Fatalf("/leaderboard.csv: %v %q", err, rows[0])
+	}
+	col, id := slices.Index(rows[0], "mrr_labels"), slices.Index(rows[0], "id")
+	var ours, others []string
+	for _, r := range rows[1:] {
+		if strings.HasPrefix(r[id], "ours/") {
+			ours = append(ours, r[col])
+		} else {
+			others = append(others, r[col])
+		}
+	}
+	slices.Sort(ours)
+	if !slices.Equal(ours, []string{"", "BRIGHT-biology=MRR@10"}) || slices.ContainsFunc(others, func(l string) bool { return l != "" }) {
+		t.Errorf("/leaderboard.csv: mrr_labels %q of ours, %q of the others", ours, others)
+	}
 }

@@ -91,15 +91,16 @@ var pageBodies = map[string]string{
 <h2>Leaderboard on {{.Task}}</h2>
 <p class="sub">Sorted by {{.Metric.Label}}; ranks by it (ties share a rank).</p>
 <div class="table-wrap"><table class="sortable" id="task-board"><thead><tr><th class="num" data-type="num" data-key="rank">#</th><th data-key="system" class="sysname">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys sysname" title="{{.Sys.About}}">{{.Sys.DisplayName}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
+<tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys sysname" title="{{.Sys.About}}">{{.Sys.DisplayName}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}{{if .Note}}<span class="note">{{.Note}}</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
+{{if .DepthNotes}}<ul class="legend-line" id="depth-notes">{{range .DepthNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Curve}}<h2>Recall@k</h2><figure>{{.Curve}}</figure>{{end}}
 <h2>Queries</h2>
 {{if .LoadError}}<p class="notes">Per-query values unavailable: {{.LoadError}}</p>
 {{else if not .Systems}}<p class="sub">No system of ours has a run file on this task; published and external systems have only aggregate results.</p>
 {{else}}<p class="sub">Per-query {{.Metric.Label}} of our systems on every judged query ({{len .Queries}}); a query a system did not answer scores 0 (unanswered: {{range $i, $s := .Systems}}{{if $i}}, {{end}}{{$s.DisplayName}} {{index $.Unanswered $i}}{{end}}). Sort a column to find the queries a system fails; open one to see what each retrieved.</p>
 <p class="sub" id="judged">judged@{{.JudgedK}}, the share of each system's top {{.JudgedK}} that the judgments cover{{if not .Pooled}} (they list relevant documents only, so here it is the share judged relevant){{end}}: {{range $i, $s := .Systems}}{{if $i}}, {{end}}{{$s.DisplayName}} {{index $.Judged $i}}{{end}}.</p>
-<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range .Systems}}<th class="num sysname" data-type="num" data-key="{{.ID}}" title="{{.About}}">{{.DisplayName}}</th>{{end}}</tr></thead>
+<div class="table-wrap"><table class="sortable" id="queries"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th>{{range $i, $s := .Systems}}<th class="num sysname" data-type="num" data-key="{{$s.ID}}" title="{{$s.About}}">{{$s.DisplayName}}{{with index $.Marks $i}} <span class="note">{{.}}</span>{{end}}</th>{{end}}</tr></thead>
 <tbody>{{range .Queries}}<tr><td><a href="/query/{{path $.Task}}/{{path .ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.90s" .Text}}</td>{{range .Cells}}<td class="num" data-v="{{.Sort}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}
 {{end}}`,
@@ -124,7 +125,8 @@ var pageBodies = map[string]string{
 {{if .Fields}}<table class="fields"><tbody>{{range $k, $v := .Fields}}<tr><th scope="row">{{$k}}</th><td>{{$v}}</td></tr>{{end}}</tbody></table>{{end}}
 <p class="terms">Index terms ({{len .Q.Terms}}): {{range $i, $t := .Q.Terms}}{{if $i}}, {{end}}{{$t}}{{end}}. Highlighted: words whose index term the query and the document share.</p>
 <h2>What each system retrieved (top {{.K}})</h2>
-<ul class="relat">{{range .Q.Systems}}<li data-system="{{.ID}}"><span class="sw c{{.Series}}"></span><b title="{{.About}}">{{.Name}}</b>: {{if .Error}}<span class="notes">{{.Error}}</span>{{else if not .Retrieved}}<span class="unanswered">no answer: its run ranks no document for this query, so it scores {{$.Metric.Label}} 0{{with len $.Q.Relevant}} and retrieves none of the {{.}} relevant{{end}}</span>{{else}}{{$.Metric.Label}} {{f3 .Value}} · {{template "relat" .}} · <span title="the share of its top {{.JudgedOf}} that the judgments cover (relevant or not)">judged@{{.JudgedOf}} {{.Judged}}/{{.JudgedOf}}</span>{{if .FewerJudged}} · <span class="warn">its top {{.JudgedOf}} holds {{.Unjudged}} unjudged document{{if ne .Unjudged 1}}s{{end}}: its score may understate it</span>{{end}}{{end}}</li>{{end}}</ul>
+<ul class="relat">{{range .Q.Systems}}<li data-system="{{.ID}}"><span class="sw c{{.Series}}"></span><b title="{{.About}}">{{.Name}}</b>: {{if .Error}}<span class="notes">{{.Error}}</span>{{else if not .Retrieved}}<span class="unanswered">no answer: its run ranks no document for this query, so it scores {{$.Metric.Label}} 0{{with len $.Q.Relevant}} and retrieves none of the {{.}} relevant{{end}}</span>{{else}}{{.Label}} {{f3 .Value}} · {{template "relat" .}} · <span title="the share of its top {{.JudgedOf}} that the judgments cover (relevant or not)">judged@{{.JudgedOf}} {{.Judged}}/{{.JudgedOf}}</span>{{if .FewerJudged}} · <span class="warn">its top {{.JudgedOf}} holds {{.Unjudged}} unjudged document{{if ne .Unjudged 1}}s{{end}}: its score may understate it</span>{{end}}{{end}}</li>{{end}}</ul>
+{{if .DepthNotes}}<ul class="legend-line" id="depth-notes">{{range .DepthNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if not .Q.PooledJudgments}}<p class="sub">The judgments list relevant documents only: a document not marked ✓ is unjudged, not judged irrelevant.</p>{{end}}
 <div class="{{cols .Cols}}" id="rank-grid">
 <div class="head rk">#</div>{{range .Q.Systems}}<div class="head" title="{{.About}}"><span class="sw c{{.Series}}"></span>{{.Name}}</div>{{end}}
@@ -146,6 +148,7 @@ var pageBodies = map[string]string{
 <label>Metric <input name="metric" value="{{.Metric.Label}}" size="10"></label>
 <button class="btn" type="submit">Compare</button></form>
 <p class="sub" id="diff-summary">{{.Metric.Label}} on every judged query: N = {{.N}} ({{.UnA}} unanswered by A, {{.UnB}} by B, scored 0). B better on {{.Wins}}, A on {{.Losses}}, equal on {{.Ties}}. judged@{{.JudgedK}}: A {{.JudgedA}}, B {{.JudgedB}}{{if not .Pooled}} (the judgments list relevant documents only){{end}}.</p>
+{{if .DepthNotes}}<ul class="legend-line" id="depth-notes">{{range .DepthNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Query}}<h2>Query {{.Query.ID}}: {{f3v .SelA}} → {{f3v .SelB}}</h2>
 <div class="query">{{.Query.Text}}</div>
 <div class="grid2">

@@ -14,6 +14,7 @@ import (
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/textwrap"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/usage"
 )
 
@@ -33,6 +34,10 @@ type System struct {
 	// Cost is what the system's model calls cost per query on the runs
 	// compared (their manifests' usage); nil when none recorded it.
 	Cost *usage.Cost
+	// MRRLabels name, by task, the system's MRR where it is not the
+	// benchmark's (results.MRRLabel: "MRR@100" for a BRIGHT run 100
+	// deep); nil for other measures and where every one is.
+	MRRLabels map[string]string
 }
 
 // Grouping assigns queries to groups for a breakdown: R2MED's body_system
@@ -69,6 +74,9 @@ type Report struct {
 	// Apart gives, by name, what sets each system apart from others of
 	// its name told apart by a hash of their settings ("top_k=10").
 	Apart map[string]string `json:"apart,omitempty"`
+	// MRRLabels gives, by name, System.MRRLabels: {"bm25 #5729":
+	// {"BRIGHT-biology": "MRR@100"}}.
+	MRRLabels map[string]map[string]string `json:"mrr_labels,omitempty"`
 }
 
 // Row is one system against the baseline.
@@ -146,6 +154,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 				rep.Apart = map[string]string{}
 			}
 			rep.Apart[s.Name] = s.Apart
+		}
+		if s.MRRLabels != nil {
+			if rep.MRRLabels == nil {
+				rep.MRRLabels = map[string]map[string]string{}
+			}
+			rep.MRRLabels[s.Name] = s.MRRLabels
 		}
 		if s.Cost != nil {
 			if rep.Costs == nil {
@@ -392,6 +406,11 @@ func (r *Report) write(w io.Writer, f Format, width int) error {
 			}
 		}
 	}
+	for _, l := range r.labelNotes() {
+		for _, l := range textwrap.Lines("note: "+l, width) {
+			b.WriteString(l + "\n")
+		}
+	}
 	if !md {
 		b.WriteByte('\n')
 	}
@@ -423,6 +442,42 @@ func (r *Report) write(w io.Writer, f Format, width int) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// labelCaption is labelNotes as sentences for a caption, "" without
+// any.
+func (r *Report) labelCaption() string {
+	var out string
+	for _, l := range r.labelNotes() {
+		out += " " + l + "."
+	}
+	return out
+}
+
+// labelNotes say, a line per system and label in the systems' order,
+// which of their MRRs are not the benchmark's (MRRLabels,
+// results.MRRLabelNote).
+func (r *Report) labelNotes() []string {
+	var out []string
+	names := []string{r.Baseline}
+	for _, row := range r.Rows {
+		names = append(names, row.System)
+	}
+	for _, name := range names {
+		on := map[string][]string{}
+		var labels []string
+		for _, task := range slices.Sorted(maps.Keys(r.MRRLabels[name])) {
+			l := r.MRRLabels[name][task]
+			if on[l] == nil {
+				labels = append(labels, l)
+			}
+			on[l] = append(on[l], task)
+		}
+		for _, l := range labels {
+			out = append(out, results.MRRLabelNote(name, on[l], l))
+		}
+	}
+	return out
 }
 
 // writeCosts prints the systems' cost per query beside the comparison,
@@ -574,8 +629,8 @@ func (r *Report) writeLaTeX(w io.Writer) error {
 	if !all {
 		test = fmt.Sprintf("two-sided paired randomization test (%d random sign flips where more than %d queries differ)", perms, ExactLimit)
 	}
-	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s of each system against the baseline %s on %s. $^{\\dagger}$ $p<0.05$, $^{\\ddagger}$ $p<0.01$: %s, Holm--Bonferroni over the systems. $\\Delta$: mean difference with its %.0f\\%% bootstrap interval; $d$: Cohen's $d$ (paired). Best mean in bold.}\n",
-		tex(MetricLabel(r.Metric)), tex(r.Baseline), tex(r.scope()), test, r.level()*100)
+	fmt.Fprintf(&b, "\\begin{table}[t]\n\\centering\n\\small\n\\caption{%s of each system against the baseline %s on %s. $^{\\dagger}$ $p<0.05$, $^{\\ddagger}$ $p<0.01$: %s, Holm--Bonferroni over the systems. $\\Delta$: mean difference with its %.0f\\%% bootstrap interval; $d$: Cohen's $d$ (paired). Best mean in bold.%s}\n",
+		tex(MetricLabel(r.Metric)), tex(r.Baseline), tex(r.scope()), test, r.level()*100, tex(r.labelCaption()))
 	b.WriteString("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n\\begin{tabular}{lrrrrrr}\n\\toprule\nSystem & Mean & $\\Delta$ & CI & W/L/T & $p$ (Holm) & $d$ \\\\\n\\midrule\n")
 	best := 0.0
 	for _, row := range r.Rows {

@@ -1,6 +1,7 @@
 package significance
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -219,6 +220,7 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 	var out []System
 	for _, in := range inputs {
 		vals := map[string]float64{}
+		mrr := map[string]string{}
 		var unanswered []string
 		var sums []*usage.Summary
 		for name, r := range in.Runs {
@@ -254,6 +256,9 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			if name != "" {
 				label = name
 			}
+			if l := mrrLabel(m, r, t, run); l != "MRR" {
+				mrr[label] = l
+			}
 			fam := ""
 			if rt, err := tasks.Lookup(label); err == nil {
 				fam = rt.Family.Title()
@@ -287,6 +292,9 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 		}
 		slices.Sort(unanswered)
 		sys := System{Name: in.Name, FullName: in.FullName, Apart: in.Apart, Values: vals, Unanswered: unanswered}
+		if len(mrr) > 0 {
+			sys.MRRLabels = mrr
+		}
 		if c, ok := usage.CostOf(sums); ok {
 			sys.Cost = &c
 		}
@@ -300,6 +308,23 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 		gs = append(gs, task, family)
 	}
 	return out, gs, nil
+}
+
+// mrrLabel names m where it is MRR and run, r's file on the data t,
+// gives another than the benchmark's (results.MRRLabel: "MRR@100" for a
+// BRIGHT run 100 deep): by the task r's manifest or t names, the run's
+// depth and the corpus t holds or the manifest counts. It is "MRR"
+// otherwise, and for other measures.
+func mrrLabel(m measure.Measure, r Run, t *ir.Task, run ir.Run) string {
+	if m.Family != measure.RecipRank {
+		return "MRR"
+	}
+	task, docs := t.Name, len(t.Corpus)
+	if r.Manifest != nil {
+		task = cmp.Or(r.Manifest.Task.Name, task)
+		docs = cmp.Or(docs, r.Manifest.Counts["documents"])
+	}
+	return results.MRRLabel(task, run.Depth(), docs)
 }
 
 // everyone reports whether every input has a run on task.

@@ -5,11 +5,13 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/results"
 )
 
 // minNameWidth is the narrowest a text table's system column is
@@ -62,6 +64,30 @@ type pairColumn struct {
 }
 
 func (c pairColumn) g() PairGroup { return c.rep.AllPairs.Groups[c.group] }
+
+// mark is the depth mark of system i's value in the column ("@100" for
+// a BRIGHT run's MRR 100 deep, results.MRRMark), "" for none.
+func (c pairColumn) mark(i int) string {
+	return results.MRRMark(c.rep.mrrLabel(c.g(), c.rep.AllPairs.Systems[i]))
+}
+
+// mrrLabel names the system's value in group g where it is not the
+// benchmark's MRR (Report.MRRLabels): its task's label, or for the
+// pooled group, and one that names no task, the shallowest of its
+// labels; "" for none.
+func (r *Report) mrrLabel(g PairGroup, system string) string {
+	labels := r.MRRLabels[system]
+	if !g.Pooled && g.Task != "" {
+		return labels[g.Task]
+	}
+	out, depth := "", 0
+	for _, l := range labels {
+		if d, err := strconv.Atoi(strings.TrimPrefix(results.MRRMark(l), "@")); err == nil && (out == "" || d < depth) {
+			out, depth = l, d
+		}
+	}
+	return out
+}
 
 func groupLabel(g PairGroup) string {
 	switch {
@@ -129,7 +155,14 @@ func pairsLegend(reps []*Report) []string {
 	if apart := apartNames(reps); len(apart) > 0 {
 		out = append(out, "#: names shared by systems of other settings, told apart by a hash of their settings; "+strings.Join(apart, "; "))
 	}
-	return out
+	var labels []string
+	cols, _ := pairsColumns(reps)
+	for _, c := range cols {
+		for _, s := range p.Systems {
+			labels = append(labels, c.rep.mrrLabel(c.g(), s))
+		}
+	}
+	return append(out, results.MRRMarkNotes(labels)...)
 }
 
 // apartNames are the systems told apart by a hash, each with what sets
@@ -211,7 +244,11 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 	fmt.Fprintf(&b, "All pairs: %s of %d systems, every system against every other\n", strings.Join(metrics, ", "), len(p.Systems))
 	cell := func(c pairColumn, i int) string {
 		g := c.g()
-		return f4(g.Means[i]) + superscript(c.rep.AllPairs.Letters(g, i))
+		v := f4(g.Means[i]) + superscript(c.rep.AllPairs.Letters(g, i))
+		if m := c.mark(i); m != "" {
+			v += " " + m
+		}
+		return v
 	}
 	nameW := utf8.RuneCountInString("system")
 	for _, s := range p.Systems {
@@ -327,6 +364,9 @@ func writePairsMarkdown(w io.Writer, reps []*Report) error {
 			if l := c.rep.AllPairs.Letters(c.g(), i); l != "" {
 				v += "<sup>" + l + "</sup>"
 			}
+			if m := c.mark(i); m != "" {
+				v += " " + m
+			}
 			b.WriteString(" " + v + " |")
 		}
 		b.WriteString("\n")
@@ -349,6 +389,11 @@ func writePairsLaTeX(w io.Writer, reps []*Report) error {
 	caption := fmt.Sprintf("Every system against every other. Superscripts: the systems (lettered in the first column) a value is significantly better than (%s). Values: %s.", strings.TrimPrefix(legend[0], "superscript letters: the systems (lettered in the first column) a value is significantly better than: "), strings.TrimPrefix(legend[1], "values: "))
 	if slices.ContainsFunc(legend, func(l string) bool { return strings.HasPrefix(l, "pooled:") }) {
 		caption += " Pooled: every task's queries together, tested as one set."
+	}
+	for _, l := range legend {
+		if strings.HasPrefix(l, "@") {
+			caption += " " + l + "."
+		}
 	}
 	caption += " Best per column in bold."
 	b.WriteString("% r2med compare: needs \\usepackage{booktabs,graphicx} in the preamble\n")
@@ -402,6 +447,9 @@ func writePairsLaTeX(w io.Writer, reps []*Report) error {
 			}
 			if lacks.Len() > 0 {
 				v += `\hphantom{$^{` + lacks.String() + `}$}`
+			}
+			if m := c.mark(i); m != "" {
+				v += `\textsuperscript{` + tex(m) + `}`
 			}
 			b.WriteString(" & " + v)
 		}

@@ -5,11 +5,14 @@ package main
 // --exclude against trec_eval's own output, and a real Weaviate.
 
 import (
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -366,7 +369,7 @@ func TestCLIBrightMRRDepth(t *testing.T) {
 	shallow := mustRun(t, "run", "--suite", "bright", "--task", "biology,leetcode", "--top-k", "10", "--out", filepath.Join(dir, "10"), "--quiet")
 	lines := strings.Split(shallow, "\n")
 	if !strings.Contains(shallow, "  MRR@10 0.") || strings.Contains(shallow, "  MRR 0.") ||
-		!strings.Contains(shallow, "MRR@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (--top-k 1000)") ||
+		!strings.Contains(shallow, "MRR@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)") ||
 		!slices.ContainsFunc(lines, func(l string) bool { f := strings.Fields(l); return len(f) == 4 && f[0] == "task" && f[3] == "MRR@10" }) {
 		t.Errorf("10 deep:\n%s", shallow)
 	}
@@ -384,5 +387,127 @@ func TestCLIBrightMRRDepth(t *testing.T) {
 	r2med := mustRun(t, "run", "--task", "demo", "--top-k", "10", "--out", filepath.Join(dir, "demo"), "--quiet")
 	if !strings.Contains(r2med, "  MRR 0.") || strings.Contains(r2med, "MRR@") {
 		t.Errorf("the demo task:\n%s", r2med)
+	}
+}
+
+// TestCLIBrightMRRLabels: r2med results, r2med leaderboard --metric mrr
+// (recip_rank too) and r2med compare --metric mrr name the MRR of a
+// BRIGHT run kept 10 deep by its depth, where they printed it as plain
+// MRR beside BRIGHT's: its cell reads "… @10", a line under the table
+// says what that is and how to get BRIGHT's, CSV and JSON carry the
+// label; a run as deep as BRIGHT's (here: holding the whole corpus) is
+// unmarked.
+func TestCLIBrightMRRLabels(t *testing.T) {
+	fakeBrightEnv(t)
+	dir := t.TempDir()
+	shallow, deep := filepath.Join(dir, "10"), filepath.Join(dir, "1000")
+	mustRun(t, "run", "--suite", "bright", "--task", "biology", "--top-k", "10", "--out", shallow, "--quiet")
+	mustRun(t, "run", "--suite", "bright", "--task", "biology", "--top-k", "1000", "--out", deep, "--quiet")
+	const note = "@10: MRR over each query's top 10, where BRIGHT's run.py reads its top 1000 (r2med run --top-k 1000)"
+	marked := regexp.MustCompile(`\d\.\d{2,4} @10\b`)
+	// One marked cell, and the line that says what it is.
+	once := func(what, out string) {
+		t.Helper()
+		if n := len(marked.FindAllString(out, -1)); n != 1 || !strings.Contains(strings.Join(strings.Fields(out), " "), note) {
+			t.Errorf("%s: %d cells marked @10, want 1 and the note:\n%s", what, n, out)
+		}
+	}
+	for _, f := range []string{"table", "markdown"} {
+		out := mustRun(t, "results", "--results", dir, "--format", f)
+		once("results --format "+f, out)
+		for _, l := range strings.Split(out, "\n") {
+			if marked.MatchString(l) {
+				if !strings.HasSuffix(strings.TrimRight(l, " |"), " 10") {
+					t.Errorf("results --format %s: the mark is not on the 10-deep run's row: %q", f, l)
+				}
+			}
+		}
+	}
+	rows, err := csv.NewReader(strings.NewReader(mustRun(t, "results", "--results", dir, "--format", "csv"))).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("results csv: %v %q", err, rows)
+	}
+	col := slices.Index(rows[0], "mrr_label")
+	for _, r := range rows[1:] {
+		want := map[string]string{shallow: "MRR@10", deep: "MRR"}[r[len(r)-1]]
+		if col < 0 || r[col] != want {
+			t.Errorf("results csv: mrr_label of %s is not %s: %q", r[len(r)-1], want, rows)
+		}
+	}
+	var listed struct {
+		Runs []struct {
+			Dir      string `json:"dir"`
+			MRRLabel string `json:"mrr_label"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "results", "--results", dir, "--format", "json")), &listed); err != nil || len(listed.Runs) != 2 {
+		t.Fatalf("results json: %v %+v", err, listed)
+	}
+	for _, r := range listed.Runs {
+		if want := map[string]string{shallow: "MRR@10", deep: "MRR"}[r.Dir]; r.MRRLabel != want {
+			t.Errorf("results json: mrr_label of %s is %q, want %q", r.Dir, r.MRRLabel, want)
+		}
+	}
+
+	board := []string{"leaderboard", "--results", dir, "--no-published", "--no-external"}
+	for _, metric := range []string{"mrr", "recip_rank"} {
+		once("leaderboard --metric "+metric, mustRun(t, append(board, "--metric", metric)...))
+	}
+	once("leaderboard --format markdown", mustRun(t, append(board, "--metric", "mrr", "--format", "markdown")...))
+	if tex := mustRun(t, append(board, "--metric", "mrr", "--format", "latex")...); strings.Count(tex, `\textsuperscript{@10}`) != 1 || !strings.Contains(tex, "@10: MRR over each query's top 10") {
+		t.Errorf("leaderboard --format latex:\n%s", tex)
+	}
+	if nd := mustRun(t, append(board, "--metric", "ndcg@10")...); strings.Contains(nd, "@10: MRR") || strings.Contains(nd, " @10") {
+		t.Errorf("an nDCG@10 board marks MRR's depth:\n%s", nd)
+	}
+	rows, err = csv.NewReader(strings.NewReader(mustRun(t, append(board, "--metric", "recip_rank", "--format", "csv")...))).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("leaderboard csv: %v %q", err, rows)
+	}
+	col, settings := slices.Index(rows[0], "mrr_labels"), slices.Index(rows[0], "settings")
+	for _, r := range rows[1:] {
+		want := ""
+		if strings.HasSuffix(r[settings], "top_k=10") {
+			want = "BRIGHT-biology=MRR@10"
+		}
+		if col < 0 || r[col] != want {
+			t.Errorf("leaderboard csv: mrr_labels of %s is not %q: %q", r[settings], want, rows)
+		}
+	}
+	var table struct {
+		Rows []struct {
+			Sources   map[string]string `json:"sources"`
+			MRRLabels map[string]string `json:"mrr_labels"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(board, "--metric", "mrr", "--format", "json")...)), &table); err != nil || len(table.Rows) != 2 {
+		t.Fatalf("leaderboard json: %v %+v", err, table)
+	}
+	for _, r := range table.Rows {
+		if got, want := r.MRRLabels["BRIGHT-biology"], map[string]string{shallow: "MRR@10", deep: ""}[r.Sources["BRIGHT-biology"]]; got != want {
+			t.Errorf("leaderboard json: mrr_labels of %s: %q, want %q", r.Sources["BRIGHT-biology"], got, want)
+		}
+	}
+
+	for _, f := range []string{"table", "markdown"} {
+		out := mustRun(t, "compare", deep, shallow, "--metric", "mrr", "--format", f)
+		once("compare --format "+f, out)
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), "'s MRR on BRIGHT-biology is its MRR@10, MRR over each query's top 10") {
+			t.Errorf("compare --format %s: no note under the comparison with the baseline:\n%s", f, out)
+		}
+	}
+	var reps []struct {
+		MRRLabels map[string]map[string]string `json:"mrr_labels"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "compare", deep, shallow, "--metric", "recip_rank", "--metric", "ndcg@10", "--format", "json")), &reps); err != nil || len(reps) != 2 {
+		t.Fatalf("compare json: %v", err)
+	}
+	if len(reps[0].MRRLabels) != 1 || reps[1].MRRLabels != nil {
+		t.Errorf("compare json: mrr_labels %v (MRR), %v (nDCG@10)", reps[0].MRRLabels, reps[1].MRRLabels)
+	}
+	for _, l := range reps[0].MRRLabels {
+		if l["BRIGHT-biology"] != "MRR@10" {
+			t.Errorf("compare json: mrr_labels %v", reps[0].MRRLabels)
+		}
 	}
 }

@@ -293,8 +293,8 @@ func printRerankEval(w io.Writer, t *ir.Task, before, after ir.Run) error {
 	if err != nil {
 		return err
 	}
-	mrr := results.MRRLabel(t.Name, deepest(after), len(t.Corpus))
-	if in := results.MRRLabel(t.Name, deepest(before), len(t.Corpus)); in != mrr {
+	mrr := results.MRRLabel(t.Name, after.Depth(), len(t.Corpus))
+	if in := results.MRRLabel(t.Name, before.Depth(), len(t.Corpus)); in != mrr {
 		fmt.Fprintf(w, "  MRR: the input's is its %s, the reranked run's its %s (BRIGHT's run.py reads each query's top %d)\n", in, mrr, results.BrightMRRDepth)
 		mrr = "MRR"
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/r2med/r2med/config"
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
-	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
@@ -202,7 +201,7 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 	if longBright(task) {
 		mean = fmt.Sprintf("  Recall@1 %.4f (BRIGHT's long-document measure)", t("recall_at_1")) + mean
 	}
-	if n := deepest(out.Run); n < 100 && out.Manifest != nil && n < out.Manifest.Counts["documents"] {
+	if n := out.Run.Depth(); n < 100 && out.Manifest != nil && n < out.Manifest.Counts["documents"] {
 		// Measured at 100 from a shorter list than the corpus allows, as
 		// trec_eval measures the file: said, so that Recall@100 is not
 		// read as a deeper run's.
@@ -210,10 +209,9 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 			pipeline.RunFile, n, errtext.Plural(n, "document", "documents"))
 	}
 	mrr := out.Manifest.MRRLabel()
-	if mrr != "MRR" {
+	if note := results.MRRNote(mrr); note != "" {
 		// BRIGHT's MRR reads each query's top 1000; this run's, its top k.
-		mean += fmt.Sprintf("\n  %s: MRR over each query's top %s, where BRIGHT's run.py reads its top %d (--top-k %[3]d)",
-			mrr, strings.TrimPrefix(mrr, "MRR@"), results.BrightMRRDepth)
+		mean += "\n  " + mrr + ": " + note
 	}
 	_, err := fmt.Fprintf(w, "%s  %s%s\n  nDCG@10 %.4f  Recall@100 %.4f  MAP@100 %.4f  %s %.4f  P@10 %.4f%s\n",
 		task, system, state,
@@ -244,15 +242,6 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 		}
 	}
 	return nil
-}
-
-// deepest is the most hits any query of run has.
-func deepest(run ir.Run) int {
-	n := 0
-	for _, hits := range run {
-		n = max(n, len(hits))
-	}
-	return n
 }
 
 // longBright says whether the data named name is a BRIGHT task in the

@@ -129,7 +129,34 @@ func Write(r Run) error {
 	if m.Config == nil {
 		m.Config = map[string]any{"retriever": r.System}
 	}
+	m.Counts = map[string]int{"documents": len(t.Corpus)}
 	return m.WriteFile(filepath.Join(r.Dir, results.ManifestFile))
+}
+
+// WriteBrightDepths writes two runs of one retriever on BRIGHT-biology
+// (the demo task's data) under root: "shallow", kept 10 deep, whose MRR
+// is MRR@10 (results.MRRLabel: BRIGHT's reads the top 1000), each
+// query's relevant documents after its 10th hit so that its MRR is 0;
+// and "deep", kept 1000 deep (the whole corpus), relevant documents
+// first, whose MRR is BRIGHT's.
+func WriteBrightDepths(root string) error {
+	t, err := demo.Load()
+	if err != nil {
+		return err
+	}
+	shallow := Shifted(t, func(string) int { return 10 })
+	for q, hits := range shallow {
+		shallow[q] = hits[:min(10, len(hits))]
+	}
+	for _, r := range []Run{
+		{Dir: filepath.Join(root, "shallow"), Task: "BRIGHT-biology", System: "bm25", Config: map[string]any{"retriever": "bm25", "top_k": 10}, Ranked: shallow},
+		{Dir: filepath.Join(root, "deep"), Task: "BRIGHT-biology", System: "bm25", Config: map[string]any{"retriever": "bm25", "top_k": 1000}, Ranked: Perfect(t)},
+	} {
+		if err := Write(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Chromium returns the headless browser the page tests use: $R2MED_CHROMIUM,
