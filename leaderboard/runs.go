@@ -148,21 +148,14 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	if err != nil {
 		return err
 	}
+	var notes []string
 	if len(runs) == 0 {
-		if _, err := fmt.Fprintf(w, "no finished runs under %s\n", l.Root); err != nil {
-			return err
-		}
+		notes = append(notes, "no finished runs under "+l.Root)
 	}
 	if cut {
-		if _, err := fmt.Fprintln(w, CutLegend); err != nil {
-			return err
-		}
+		notes = append(notes, CutLegend)
 	}
-	for _, line := range results.MRRMarkNotes(labels) {
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return err
-		}
-	}
+	notes = append(notes, results.MRRMarkNotes(labels)...)
 	// What the hashes of systems sharing a name stand for, as the
 	// leaderboard says it.
 	systems, _ := Ours(l)
@@ -170,15 +163,25 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	for i := range systems {
 		ptrs[i] = &systems[i]
 	}
-	for _, line := range apartLines(ptrs, Apart(ptrs)) {
-		if _, err := fmt.Fprintln(w, line); err != nil {
+	notes = append(notes, apartLines(ptrs, Apart(ptrs))...)
+	if len(l.Unfinished) > 0 {
+		notes = append(notes, fmt.Sprintf("%d unfinished (no manifest.json: interrupted or still running): %s", len(l.Unfinished), strings.Join(l.Unfinished, ", ")))
+	}
+	// In Markdown the notes are a list after a blank line, as the
+	// leaderboard's legend is, so no renderer reads them as table rows.
+	prefix := ""
+	if f == Markdown && len(notes) > 0 {
+		prefix = "- "
+		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
 	}
-	if len(l.Unfinished) > 0 {
-		_, err = fmt.Fprintf(w, "%d unfinished (no manifest.json: interrupted or still running): %s\n", len(l.Unfinished), strings.Join(l.Unfinished, ", "))
+	for _, n := range notes {
+		if _, err := fmt.Fprintln(w, prefix+n); err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 func formatSeconds(s float64) string {

@@ -166,4 +166,9 @@ func TestCompareSaysWhatSetsTwinsApart(t *testing.T) {
 	if !strings.Contains(list, "demo  "+rep.Baseline+" ") || !strings.Contains(list, "demo  "+rep.Rows[0].System+" ") || !strings.Contains(list, want) {
 		t.Errorf("results does not name the runs %s and %s as the leaderboard does:\n%s", rep.Baseline, rep.Rows[0].System, list)
 	}
+	// In Markdown the note is a list item after the table, not a row.
+	md, _, _ := r2med(t, "", "results", "--results", dir, "--format", "markdown")
+	if !strings.Contains(md, "|\n\n- "+want+"\n") {
+		t.Errorf("results --format markdown: the note is not a list after a blank line:\n%s", md)
+	}
 }
