@@ -303,18 +303,30 @@ func TestRetries(t *testing.T) {
 			}
 		})
 	}
+	// Requests that arrive before the first timeout take longer than
+	// it; the retry gets a minute and a prompt answer, so a loaded
+	// machine can neither time out the retry nor answer the first
+	// attempt in time.
 	t.Run("timeout", func(t *testing.T) {
+		var retrying atomic.Bool
 		s := newChatServer(t, func(n int, body map[string]any, w http.ResponseWriter) {
-			if n == 1 {
+			if !retrying.Load() {
 				time.Sleep(300 * time.Millisecond)
 			}
 			echo(n, body, w)
 		})
 		h := fastRetry()
 		h.Timeout = 50 * time.Millisecond
-		r, err := newClient(t, s, Options{HTTP: h}).Chat(context.Background(), Request{Messages: []Message{User("q")}})
-		if err != nil || r.Content != "answer to q" {
-			t.Fatalf("%+v %v", r, err)
+		c := newClient(t, s, Options{HTTP: h})
+		var notes []string
+		c.http.Notify = func(_ int, _ time.Duration, err error) {
+			notes = append(notes, err.Error())
+			retrying.Store(true)
+			c.http.Timeout = time.Minute
+		}
+		r, err := c.Chat(context.Background(), Request{Messages: []Message{User("q")}})
+		if err != nil || r.Content != "answer to q" || len(notes) != 1 || !strings.Contains(notes[0], "timed out") {
+			t.Fatalf("%+v %v after retries %q; want the answer after one retry, after a timeout", r, err, notes)
 		}
 	})
 	t.Run("gives up", func(t *testing.T) {

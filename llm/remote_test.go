@@ -171,12 +171,20 @@ func TestAnswerBoundedByMaxTokens(t *testing.T) {
 	huge := newChatServer(t, func(_ int, _ map[string]any, w http.ResponseWriter) {
 		answer(w, map[string]any{"content": strings.Repeat("word ", 400_000)})
 	})
+	// A 2 MB answer takes seconds to write and read on a loaded machine
+	// under the race detector, past fastRetry's 2 s for an attempt; the
+	// bound, not the timeout, is what this test is about.
+	patient := func() *httpx.Client {
+		h := fastRetry()
+		h.Timeout = time.Minute
+		return h
+	}
 	store := &MemoryStore{}
-	_, err := newClient(t, huge, Options{Cache: store}).Chat(context.Background(), Request{Messages: []Message{User("q")}, MaxTokens: 10})
+	_, err := newClient(t, huge, Options{Cache: store, HTTP: patient()}).Chat(context.Background(), Request{Messages: []Message{User("q")}, MaxTokens: 10})
 	if !errors.Is(err, httpx.ErrTooLarge) || store.Len() != 0 {
 		t.Errorf("2 MB answer for max_tokens 10: %v, %d cached", err, store.Len())
 	}
-	if r, err := newClient(t, huge, Options{}).Chat(context.Background(), Request{Messages: []Message{User("q")}, MaxTokens: 800_000}); err != nil || len(r.Content) < 2_000_000-1 {
+	if r, err := newClient(t, huge, Options{HTTP: patient()}).Chat(context.Background(), Request{Messages: []Message{User("q")}, MaxTokens: 800_000}); err != nil || len(r.Content) < 2_000_000-1 {
 		t.Errorf("within the bound: %v", err)
 	}
 }

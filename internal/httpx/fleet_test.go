@@ -147,7 +147,8 @@ func TestFleetTakesFailingServerOut(t *testing.T) {
 }
 
 // After its cool-down a server gets one trial request: success brings it
-// back, failure takes it out for twice as long.
+// back, failure takes it out for twice as long. The fleet's clock is a
+// fake one the test moves, so a slow machine cannot end a cool-down early.
 func TestFleetTrialRequest(t *testing.T) {
 	var healthy atomic.Bool
 	flaky := newServer(t, 0, func(n int64, w http.ResponseWriter, r *http.Request) {
@@ -165,6 +166,8 @@ func TestFleetTrialRequest(t *testing.T) {
 		events = append(events, m)
 		mu.Unlock()
 	}}, flaky, good)
+	clock := fakeClock{t: time.Unix(1e9, 0)}
+	f.now = clock.now
 	c := &Client{Fleet: f}
 	do := func() {
 		t.Helper()
@@ -177,22 +180,23 @@ func TestFleetTrialRequest(t *testing.T) {
 	if flaky.hits.Load() != 1 {
 		t.Fatalf("flaky got %d requests", flaky.hits.Load())
 	}
+	clock.advance(99 * time.Millisecond)
 	do()
 	if flaky.hits.Load() != 1 {
 		t.Error("a server in its cool-down got a request")
 	}
-	time.Sleep(120 * time.Millisecond)
+	clock.advance(time.Millisecond)
 	do() // the trial fails: out for 200 ms
 	if flaky.hits.Load() != 2 {
 		t.Fatalf("no trial request after the cool-down (%d requests)", flaky.hits.Load())
 	}
-	time.Sleep(100 * time.Millisecond)
+	clock.advance(199 * time.Millisecond)
 	do()
 	if flaky.hits.Load() != 2 {
 		t.Error("a failed trial did not double the cool-down")
 	}
 	healthy.Store(true)
-	time.Sleep(120 * time.Millisecond)
+	clock.advance(time.Millisecond)
 	do() // the trial succeeds: back
 	if flaky.hits.Load() != 3 || !f.Stats()[0].Healthy {
 		t.Fatalf("flaky not back after a good trial: %d requests, %+v", flaky.hits.Load(), f.Stats())
@@ -202,6 +206,24 @@ func TestFleetTrialRequest(t *testing.T) {
 	if len(events) != 2 || !strings.Contains(events[1], "back in the fleet") {
 		t.Errorf("events %q", events)
 	}
+}
+
+// fakeClock is a Fleet's clock that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
 }
 
 // A 429's Retry-After holds that server back; the request goes on at once
