@@ -332,12 +332,13 @@ func (t *Table) twinNotes() []string {
 			apart[i] = a
 		}
 	}
-	return apartLines(systems, apart)
+	return apartLines(systems, apart, (*System).DisplayName)
 }
 
-// apartLines are Apart's words for systems, a line per name shared:
-// "bm25 #14f7: top_k=100; bm25 #7648: top_k=10".
-func apartLines(systems []*System, apart map[int]string) []string {
+// apartLines are Apart's words for systems, each named as the view shows
+// it (shown), a line per name shared: "bm25 #14f7: top_k=100; bm25
+// #7648: top_k=10".
+func apartLines(systems []*System, apart map[int]string, shown func(*System) string) []string {
 	var order []string
 	lines := map[string][]string{}
 	for i, s := range systems {
@@ -349,7 +350,7 @@ func apartLines(systems []*System, apart map[int]string) []string {
 		if lines[base] == nil {
 			order = append(order, base)
 		}
-		lines[base] = append(lines[base], s.DisplayName()+": "+a)
+		lines[base] = append(lines[base], shown(s)+": "+a)
 	}
 	out := make([]string, len(order))
 	for i, base := range order {

@@ -163,7 +163,19 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 	for i := range systems {
 		ptrs[i] = &systems[i]
 	}
-	notes = append(notes, apartLines(ptrs, Apart(ptrs))...)
+	// Named as the list shows them (the suite in a column of its own).
+	listed := map[string]string{}
+	for _, r := range runs {
+		listed[r.Dir] = r.System
+	}
+	notes = append(notes, apartLines(ptrs, Apart(ptrs), func(s *System) string {
+		for _, tr := range s.Tasks {
+			if n, ok := listed[tr.Source]; ok {
+				return n
+			}
+		}
+		return s.DisplayName()
+	})...)
 	if len(l.Unfinished) > 0 {
 		notes = append(notes, fmt.Sprintf("%d unfinished (no manifest.json: interrupted or still running): %s", len(l.Unfinished), strings.Join(l.Unfinished, ", ")))
 	}

@@ -422,6 +422,11 @@ func TestCLIBrightMRRLabels(t *testing.T) {
 				}
 			}
 		}
+		// The two runs' names, and the line saying what their hashes
+		// stand for, as the list shows them (the suite has its column).
+		if !regexp.MustCompile(`bm25 #[0-9a-f]{4}: top_k=10; bm25 #[0-9a-f]{4}: top_k=1000`).MatchString(out) {
+			t.Errorf("results --format %s: no line saying what the hashes stand for, named as listed:\n%s", f, out)
+		}
 	}
 	rows, err := csv.NewReader(strings.NewReader(mustRun(t, "results", "--results", dir, "--format", "csv"))).ReadAll()
 	if err != nil || len(rows) != 3 {
