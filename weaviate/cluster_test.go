@@ -60,7 +60,10 @@ func TestCluster(t *testing.T) {
 		_, err := c.Push(ctx, docs, f.vecs, weaviate.PushOptions{Consistency: "QUORUM"})
 		pushed <- err
 	}()
-	for {
+	// A push that ends (or fails) before a third is written, or that
+	// makes no headway for two minutes, fails the test rather than
+	// keeping it waiting for the package's timeout.
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		n, err := c.Count(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +71,14 @@ func TestCluster(t *testing.T) {
 		if n >= len(docs)/3 {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case err := <-pushed:
+			t.Fatalf("the push ended with %d of %d objects counted, before a node could be killed during it: %v", n, len(docs), err)
+		default:
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("the push wrote %d of %d objects in %v", n, len(docs), time.Since(start))
+		}
 	}
 	victim.Kill()
 	t.Logf("killed %s during the push", victim.Name)

@@ -251,8 +251,11 @@ func TestSingleNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Present != before || st.Written != len(docs)-before || st.Objects != len(docs) {
-			t.Fatalf("resumed push: %+v; want %d present, %d written, %d in all", st, before, len(docs)-before, len(docs))
+		// (A batch the interrupt cancelled may still land after the count
+		// stood still on a loaded machine: at least what was counted is
+		// present, and only what was not is written.)
+		if st.Present < before || st.Written != len(docs)-st.Present || st.Objects != len(docs) {
+			t.Fatalf("resumed push: %+v; want at least %d present, the rest written, %d in all", st, before, len(docs))
 		}
 		// A changed document is rewritten, the rest skipped.
 		changed := append([]ir.Doc(nil), docs...)
