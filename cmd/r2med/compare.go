@@ -44,7 +44,9 @@ the viewer count the same way). Breakdown groups under 5 queries are listed
 without tests; the footer says "exact" only where every sign flip was
 enumerated; Cohen's d is "—" where the differences do not vary; † and ‡ mark
 Holm p < 0.05 and < 0.01. Systems are labelled by their names as the
-leaderboard gives them (a bare run file by its path). A cost section appears
+leaderboard gives them (a bare run file by its path; two of one name told
+apart by a hash of their settings, and a line saying which settings differ).
+A cost section appears
 when some run called a model, a breakdown when it has two groups or more.
 
 Each argument is a run file (TREC format), a run directory (run.trec and
