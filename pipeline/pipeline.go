@@ -321,6 +321,7 @@ func (r *runner) evaluate(run ir.Run) (*measure.R2MEDResult, error) {
 	}
 	m.Counts[results.QueriesRanked] = ranked
 	m.Counts["hits"] = hits
+	m.Counts[results.RunDepth] = run.Depth()
 	unanswered := 0
 	for qid := range task.Qrels {
 		if len(run[qid]) == 0 {

@@ -224,21 +224,28 @@ const (
 	QueriesEvaluated      = "queries_evaluated"
 	QueriesRanked         = "queries_ranked"
 	QueriesWithoutResults = "queries_without_results"
+	// RunDepth is the most documents run.trec ranks for one query: the
+	// depth every measure of the run reads (a rerank that keeps only its
+	// depth makes it shallower than top_k).
+	RunDepth = "run_depth"
 )
 
-// MRRLabel names the MRR of the run m describes (its task, its top k, its
+// MRRLabel names the MRR of the run m describes (its task, its depth, its
 // corpus's documents; MRRLabel): "MRR@100" for a BRIGHT run kept 100
-// deep. m may be nil.
+// deep. The depth is the run file's (RunDepth), or for a manifest written
+// before r2med recorded it, the run's top_k. m may be nil.
 func (m *Manifest) MRRLabel() string {
 	if m == nil {
 		return "MRR"
 	}
-	k := 0
-	switch v := m.Config["top_k"].(type) { // an int as written, a float64 read back
-	case int:
-		k = v
-	case float64:
-		k = int(v)
+	k, ok := m.Counts[RunDepth]
+	if !ok {
+		switch v := m.Config["top_k"].(type) { // an int as written, a float64 read back
+		case int:
+			k = v
+		case float64:
+			k = int(v)
+		}
 	}
 	return MRRLabel(m.Task.Name, k, m.Counts["documents"])
 }

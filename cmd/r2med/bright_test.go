@@ -384,6 +384,13 @@ func TestCLIBrightMRRDepth(t *testing.T) {
 	if !strings.Contains(reranked, "Recall@100     MRR@10\n") {
 		t.Errorf("rerank of the 10-deep run:\n%s", reranked)
 	}
+	// A run 1000 deep whose rerank keeps only its top 10 is 10 deep: its
+	// MRR is named by the run file's depth, not by --top-k.
+	cut := mustRun(t, "run", "--suite", "bright", "--task", "biology", "--top-k", "1000", "--rerank", "tei", "--rerank-url", srv.URL, "--rerank-depth", "10",
+		"--out", filepath.Join(dir, "cut"), "--quiet")
+	if !strings.Contains(cut, "  MRR@10 0.") || !strings.Contains(mustRun(t, "results", "--results", filepath.Join(dir, "cut")), " @10 ") {
+		t.Errorf("1000 deep, reranked to 10:\n%s", cut)
+	}
 	r2med := mustRun(t, "run", "--task", "demo", "--top-k", "10", "--out", filepath.Join(dir, "demo"), "--quiet")
 	if !strings.Contains(r2med, "  MRR 0.") || strings.Contains(r2med, "MRR@") {
 		t.Errorf("the demo task:\n%s", r2med)
