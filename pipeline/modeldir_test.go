@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ func TestModelReplacedInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "model")
-	put := func(from string) { copyModel(t, filepath.Join(ref, from), model) }
+	put := func(from string) { onnxtest.WriteModel(t, filepath.Join(ref, from), model) }
 	put("bge-tiny")
 	cfg := Config{Retrievers: []retrieve.Spec{retrieve.Dense{Model: "bge", Backend: "onnx", ModelDir: model}}, TopK: 100}
 	dir := t.TempDir()
@@ -70,7 +69,7 @@ func TestRerankModelDirChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "cross")
-	put := func(from string) { copyModel(t, onnxtest.Model(from), model) }
+	put := func(from string) { onnxtest.WriteModel(t, onnxtest.Model(from), model) }
 	put("tiny-cross-1")
 	cfg := DefaultConfig()
 	cfg.Rerank = Rerank{Kind: "onnx", ModelDir: model, Depth: 20}
@@ -89,20 +88,6 @@ func TestRerankModelDirChanged(t *testing.T) {
 			t.Errorf("%s: skipped %v", name, out.Skipped)
 		} else if !strings.Contains(err.Error(), "other settings (rerank ") || !strings.Contains(err.Error(), `"model_revision":"local:`) {
 			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
-// copyModel writes a model directory's graph, tokenizer and config into
-// dir, over what it holds.
-func copyModel(t *testing.T, from, dir string) {
-	t.Helper()
-	for f, data := range onnxtest.Files(t, from) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
 		}
 	}
 }

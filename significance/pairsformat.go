@@ -168,27 +168,25 @@ func pairsLegend(reps []*Report) []string {
 // apartNames are the systems told apart by a hash, each with what sets
 // it apart: "bm25 #7648: top_k=10".
 func apartNames(reps []*Report) []string {
-	apart := map[string]string{}
-	for _, r := range reps {
-		maps.Copy(apart, r.Apart)
-	}
-	var out []string
-	for _, n := range slices.Sorted(maps.Keys(apart)) {
-		out = append(out, n+": "+apart[n])
-	}
-	return out
+	return nameNotes(reps, func(r *Report) map[string]string { return r.Apart }, ": ")
 }
 
 // cutNames are the systems whose names the reports show cut, each with
 // its whole name: "rrf(bm25,bge…deepseek-r1@20 is rrf(bm25,bge,nv) → …".
 func cutNames(reps []*Report) []string {
-	full := map[string]string{}
+	return nameNotes(reps, func(r *Report) map[string]string { return r.FullNames }, " is ")
+}
+
+// nameNotes gathers a per-name note of the reports (of), by name, each as
+// the name, sep and the note.
+func nameNotes(reps []*Report, of func(*Report) map[string]string, sep string) []string {
+	notes := map[string]string{}
 	for _, r := range reps {
-		maps.Copy(full, r.FullNames)
+		maps.Copy(notes, of(r))
 	}
 	var out []string
-	for _, n := range slices.Sorted(maps.Keys(full)) {
-		out = append(out, n+" is "+full[n])
+	for _, n := range slices.Sorted(maps.Keys(notes)) {
+		out = append(out, n+sep+notes[n])
 	}
 	return out
 }

@@ -384,11 +384,9 @@ func TestRunIndexQueryModel(t *testing.T) {
 	needShared(t)
 	ref := filepath.Join(shared, "encoder-reference")
 	dir := t.TempDir()
-	hf := hubtest.NewCache(t, filepath.Join(dir, "hf"))
-	hf.Use("")
-	const repo = "models/BAAI/bge-large-en-v1.5"
-	const old, newer = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
-	hf.Put(repo, old, onnxtest.Files(t, filepath.Join(ref, "bge-tiny")))
+	bgeAt := bgeHubCache(t, filepath.Join(dir, "hf"))
+	bgeAt(oldCommit, "bge-tiny")
+	old := oldCommit
 	dense := []string{"--retriever", "dense", "--model", "bge", "--backend", "onnx"}
 	run := func(out string, args ...string) (string, int) {
 		t.Helper()
@@ -403,7 +401,7 @@ func TestRunIndexQueryModel(t *testing.T) {
 	if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--task", "demo", "--no-cache", "--out", idx}, dense...)...); code != 0 {
 		t.Fatal(stderr)
 	}
-	hf.Put(repo, newer, onnxtest.Files(t, filepath.Join(ref, "contriever-tiny")))
+	bgeAt(newerCommit, "contriever-tiny")
 	got := filepath.Join(dir, "index")
 	if stderr, code := run(got, "--index", idx); code != 0 {
 		t.Fatal(stderr)
@@ -422,7 +420,7 @@ func TestRunIndexQueryModel(t *testing.T) {
 	}
 
 	model := filepath.Join(dir, "model")
-	put := func(from string) { writeModelDir(t, model, filepath.Join(ref, from)) }
+	put := func(from string) { onnxtest.WriteModel(t, filepath.Join(ref, from), model) }
 	put("bge-tiny")
 	local := filepath.Join(dir, "local.idx")
 	if _, stderr, code := r2med(t, "", append([]string{"index", "build", "--quiet", "--task", "demo", "--no-cache", "--out", local, "--model-dir", model}, dense...)...); code != 0 {
@@ -447,16 +445,18 @@ func TestRunIndexQueryModel(t *testing.T) {
 	}
 }
 
-// writeModelDir writes the model files of the reference encoder in from
-// into dir (a --model-dir), over what is there.
-func writeModelDir(t *testing.T, dir, from string) {
-	t.Helper()
-	for f, data := range onnxtest.Files(t, from) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+// The Hub cache commits a test moves main between.
+const oldCommit, newerCommit = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+
+// bgeHubCache makes a Hub cache at dir, in use for the test, and returns
+// a function that puts the reference encoder from (under
+// encoder-reference) into it as bge's checkpoint at commit, refs/main then
+// naming that commit.
+func bgeHubCache(t *testing.T, dir string) func(commit, from string) {
+	hf := hubtest.NewCache(t, dir)
+	hf.Use("")
+	return func(commit, from string) {
+		t.Helper()
+		hf.Put("models/BAAI/bge-large-en-v1.5", commit, onnxtest.Files(t, filepath.Join(shared, "encoder-reference", from)))
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/embed/embedtest"
-	"github.com/r2med/r2med/hub/hubtest"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/results"
@@ -251,11 +250,9 @@ func TestRunWeaviateQueryModel(t *testing.T) {
 	u, _ := url.Parse(node.URL())
 	ref := filepath.Join(shared, "encoder-reference")
 	dir := t.TempDir()
-	hf := hubtest.NewCache(t, filepath.Join(dir, "hf"))
-	hf.Use("")
-	const repo = "models/BAAI/bge-large-en-v1.5"
-	const old, newer = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
-	hf.Put(repo, old, onnxtest.Files(t, filepath.Join(ref, "bge-tiny")))
+	bgeAt := bgeHubCache(t, filepath.Join(dir, "hf"))
+	bgeAt(oldCommit, "bge-tiny")
+	old := oldCommit
 	model := []string{"--model", "bge", "--backend", "onnx", "--no-cache"}
 	where := []string{"--weaviate-url", node.URL(), "--weaviate-grpc", node.GRPCAddr()}
 	push := func(coll string, args ...string) {
@@ -274,7 +271,7 @@ func TestRunWeaviateQueryModel(t *testing.T) {
 	if stderr, code := run("dense", append([]string{"--retriever", "dense"}, model...)...); code != 0 {
 		t.Fatal(stderr)
 	}
-	hf.Put(repo, newer, onnxtest.Files(t, filepath.Join(ref, "contriever-tiny")))
+	bgeAt(newerCommit, "contriever-tiny")
 	if stderr, code := run("vector", append(append([]string{"--retriever", "weaviate:vector", "--collection", "DemoHub"}, where...), model...)...); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -307,7 +304,7 @@ func TestRunWeaviateQueryModel(t *testing.T) {
 
 	// A local model directory: the version pushed, or a refusal.
 	local := filepath.Join(dir, "model")
-	put := func(from string) { writeModelDir(t, local, filepath.Join(ref, from)) }
+	put := func(from string) { onnxtest.WriteModel(t, filepath.Join(ref, from), local) }
 	put("bge-tiny")
 	localModel := append(append([]string{}, model...), "--model-dir", local)
 	push("DemoLocal", localModel...)

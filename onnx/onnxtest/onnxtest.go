@@ -69,6 +69,20 @@ func Files(tb testing.TB, dir string) map[string][]byte {
 	return files
 }
 
+// WriteModel lays the model directory from's Files out in dir (a
+// --model-dir), over what dir holds.
+func WriteModel(tb testing.TB, from, dir string) {
+	tb.Helper()
+	for f, data := range Files(tb, from) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
 // Script returns the absolute path of the fixture generator.
 func Script() string {
 	return filepath.Join(repoRoot(), "onnx", "testdata", "gen", "make_tiny_bert.py")
