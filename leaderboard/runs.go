@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/sysname"
 	"github.com/r2med/r2med/tasks"
@@ -66,8 +67,10 @@ func Runs(l *results.Listing) []RunInfo {
 
 // WriteRuns lists the runs of l in format f (Terminal, Markdown, CSV or
 // JSON); terminal and markdown show the systems' names cut by sysname's
-// one rule (csv and json whole) and add a line for unfinished runs.
-func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
+// one rule (csv and json whole) and add notes under the table (names cut,
+// MRR depths, what hashes stand for, unfinished runs), the terminal's
+// wrapped at width (0: not wrapped).
+func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 	runs := Runs(l)
 	switch f {
 	case JSON:
@@ -189,8 +192,14 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format) error {
 		}
 	}
 	for _, n := range notes {
-		if _, err := fmt.Fprintln(w, prefix+n); err != nil {
-			return err
+		lines := []string{prefix + n}
+		if f != Markdown {
+			lines = textwrap.Lines(n, width)
+		}
+		for _, l := range lines {
+			if _, err := fmt.Fprintln(w, l); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

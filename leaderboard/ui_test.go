@@ -469,7 +469,7 @@ func TestRunsSuiteOnlyForBenchmarkTasks(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := WriteRuns(&b, l, Markdown); err != nil {
+	if err := WriteRuns(&b, l, Markdown, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, task := range []string{"demo", "nfcorpus"} {

@@ -42,7 +42,7 @@ results export writes the runs in MTEB's results layout.`,
 			if err != nil {
 				return err
 			}
-			return leaderboard.WriteRuns(cmd.OutOrStdout(), l, f)
+			return leaderboard.WriteRuns(cmd.OutOrStdout(), l, f, terminalWidth(cmd.OutOrStdout()))
 		},
 	}
 	cmd.Flags().StringVar(&dir, "results", resultsDir(), "results directory searched for runs, at any depth; default $R2MED_RESULTS, else out")
