@@ -39,6 +39,20 @@ type Sweep struct {
 	Pipelines []config.Config
 	// Prices is the sweep file's price table (prices:), nil without one.
 	Prices usage.Prices
+	// AllowMissingDocs accepts judgments of documents a corpus lacks (a
+	// sampled corpus), as `r2med run --allow-missing-docs` does; set it
+	// with AllowMissing.
+	AllowMissingDocs bool
+}
+
+// AllowMissing accepts, in every task of the sweep, judgments of
+// documents its corpus lacks: they count as relevant documents no run can
+// retrieve, and each cell's manifest says they were allowed.
+func (s *Sweep) AllowMissing() {
+	s.AllowMissingDocs = true
+	for i := range s.Sources {
+		s.Sources[i].Options.AllowMissingDocs = true
+	}
 }
 
 // SetRemote lays the settings of calls to model servers given on the
@@ -64,6 +78,7 @@ func (s *Sweep) SetRemote(apply func(config.Remote) (config.Remote, error)) erro
 //	  - name: bm25-lucene    # or a pipeline written inline
 //	    retrieve: [{bm25: {scheme: lucene}}]
 //	prices: prices.yaml      # model → dollars per million tokens (usage.ParsePrices)
+//	allow_missing_docs: true # a sampled corpus (Sweep.AllowMissing)
 //	request_timeout: 90s     # calls to model servers, for every pipeline
 //	retries: 3               # that does not set its own
 //	endpoint_concurrency: 4
@@ -75,6 +90,8 @@ type File struct {
 	Split     string      `yaml:"split"`
 	Pipelines []yaml.Node `yaml:"pipelines"`
 	Prices    string      `yaml:"prices"`
+	// AllowMissingDocs is `r2med run --allow-missing-docs` for every cell.
+	AllowMissingDocs bool `yaml:"allow_missing_docs"`
 
 	RequestTimeout      string `yaml:"request_timeout"`
 	Retries             *int   `yaml:"retries"`
@@ -157,6 +174,9 @@ func Parse(data []byte, dir string) (*Sweep, error) {
 	}
 	if len(s.Sources) == 0 {
 		return nil, errors.New("no tasks: give tasks: [NAME, …] or tasks: [all], or data: [DIR, …]")
+	}
+	if f.AllowMissingDocs {
+		s.AllowMissing()
 	}
 	if len(f.Pipelines) == 0 {
 		return nil, errors.New("no pipelines: give pipelines: with file: entries or inline pipelines")
@@ -254,7 +274,7 @@ func (s *Sweep) Run(ctx context.Context, opt Options) (failed int, err error) {
 				prices = s.Prices
 			}
 			out, err := pipeline.Run(ctx, task, cfg, pipeline.Options{Out: c.Dir, Overwrite: opt.Overwrite, Replace: true, Progress: progress.Factory{}, Log: opt.Log, Command: opt.Command, Cache: opt.Cache,
-				Replay: opt.Replay, Prices: prices, Warn: opt.Warn})
+				Replay: opt.Replay, Prices: prices, Warn: opt.Warn, AllowMissingDocs: s.AllowMissingDocs})
 			if ctx.Err() != nil {
 				return failed, &CellError{Cell: c, Err: ctx.Err()}
 			}

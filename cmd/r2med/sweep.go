@@ -17,7 +17,7 @@ import (
 func init() { register(newSweepCmd) }
 
 func newSweepCmd() *cobra.Command {
-	var overwrite, quiet, noCache bool
+	var overwrite, quiet, noCache, allowMissing bool
 	var out, cacheDir string
 	var calls callFlags
 	var rf *config.RemoteFlags
@@ -35,12 +35,13 @@ again.
 
   out: results                 # default: $R2MED_RESULTS, else out
   tasks: [all]                 # registry tasks; or data: [DIR, …]
-  suite: r2med                 # or nano
+  suite: r2med                 # or nano, bright, bright-long
   pipelines:
     - file: hybrid.yaml        # a pipeline file (see r2med run --help)
     - name: bm25-lucene        # or a pipeline inline
       retrieve: [{bm25: {scheme: lucene}}]
   prices: prices.yaml          # --prices: dollars in each cell's usage
+  allow_missing_docs: true     # --allow-missing-docs: a sampled corpus
   request_timeout: 90s         # --request-timeout, --retries and
   retries: 3                   # --endpoint-concurrency: model servers, for
   endpoint_concurrency: 4      # pipelines that set none (flags: for all)`,
@@ -55,6 +56,9 @@ again.
 			if out != "" {
 				s.Out = out
 			}
+			if allowMissing {
+				s.AllowMissing()
+			}
 			if err := s.SetRemote(rf.Apply); err != nil {
 				return err
 			}
@@ -63,6 +67,7 @@ again.
 				return err
 			}
 			w := cmd.OutOrStdout()
+			var cellErrs []error
 			var store *cache.Store
 			if !noCache && s.NeedsCache() {
 				if store, err = cache.Open(cacheDir, cache.Options{}); err != nil {
@@ -74,6 +79,7 @@ again.
 				Done: func(c sweep.Cell, o *pipeline.Outcome, err error) {
 					switch {
 					case err != nil:
+						cellErrs = append(cellErrs, err)
 						fmt.Fprintf(w, "FAIL   %-18s %-28s %v\n", c.Task, c.Pipeline, err)
 					default:
 						v, _ := o.Result.Metric("ndcg_at_10")
@@ -96,7 +102,7 @@ again.
 			}
 			cells := len(s.Sources) * len(s.Pipelines)
 			if failed > 0 {
-				return fmt.Errorf("%d of %d cells failed (see FAIL lines); rerun the sweep to retry them, finished cells are kept", failed, cells)
+				return &cellsFailed{failed, cells, cellErrs}
 			}
 			fmt.Fprintf(w, "%d cells in %s\n", cells, s.Out)
 			return nil
@@ -110,6 +116,20 @@ again.
 		"price table (as r2med run --prices) for every cell, instead of the sweep file's prices:")
 	rf = config.AddRemoteFlags(f)
 	f.BoolVar(&overwrite, "overwrite", false, "redo cells whose outputs are up to date")
+	f.BoolVar(&allowMissing, "allow-missing-docs", false, "accept judgments of documents a corpus lacks (a sampled corpus), as the sweep file's allow_missing_docs: true; they count as unretrievable relevant documents")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd
 }
+
+// cellsFailed is a sweep's error when cells failed; it wraps their errors,
+// so that the hint for a kind of error (flagHint) follows.
+type cellsFailed struct {
+	failed, cells int
+	errs          []error
+}
+
+func (e *cellsFailed) Error() string {
+	return fmt.Sprintf("%d of %d cells failed (see FAIL lines); rerun the sweep to retry them, finished cells are kept", e.failed, e.cells)
+}
+
+func (e *cellsFailed) Unwrap() []error { return e.errs }

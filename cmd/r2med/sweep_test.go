@@ -151,3 +151,42 @@ pipelines:
 		t.Errorf("the sweep's index cell ranks differently from its in-memory cell")
 	}
 }
+
+// TestSweepSampledCorpus: a sweep over a sampled corpus (judgments of
+// documents it lacks) fails its cells with the way out, and runs them when
+// the sweep file says allow_missing_docs: true or --allow-missing-docs is
+// given, as `r2med run --allow-missing-docs` would.
+func TestSweepSampledCorpus(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "task")
+	if err := os.CopyFS(data, os.DirFS("../../demo/data")); err != nil {
+		t.Fatal(err)
+	}
+	q, err := os.OpenFile(filepath.Join(data, "qrels.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.WriteString(`{"q_id": "q1", "p_id": "not-in-the-sample", "score": 1}` + "\n")
+	q.Close()
+	sw := filepath.Join(dir, "sweep.yaml")
+	body := "data: [task]\npipelines: [{retrieve: [{bm25: {}}]}]\n"
+	os.WriteFile(sw, []byte(body), 0o644)
+	out := filepath.Join(dir, "res")
+	stdout, stderr, code := r2med(t, "", "sweep", sw, "--out", out, "--quiet")
+	if code != 1 || !strings.Contains(stdout, "FAIL") || !strings.Contains(stderr, "--allow-missing-docs") || !strings.Contains(stderr, "allow_missing_docs: true") {
+		t.Fatalf("sampled corpus without leave: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = r2med(t, "", "sweep", sw, "--out", out, "--quiet", "--allow-missing-docs")
+	if code != 0 || strings.Count(stdout, "done ") != 1 {
+		t.Fatalf("--allow-missing-docs: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	os.WriteFile(sw, []byte("allow_missing_docs: true\n"+body), 0o644)
+	stdout, stderr, code = r2med(t, "", "sweep", sw, "--out", out, "--quiet")
+	if code != 0 || strings.Count(stdout, "kept ") != 1 {
+		t.Fatalf("allow_missing_docs: true should keep the cell just made:\n%s\n%s", stdout, stderr)
+	}
+	m, err := os.ReadFile(filepath.Join(out, "bm25", "task", "manifest.json"))
+	if err != nil || !strings.Contains(string(m), `"allow_missing_docs": true`) {
+		t.Errorf("the cell's manifest should say it allowed missing documents: %v\n%s", err, m)
+	}
+}

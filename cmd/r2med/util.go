@@ -102,8 +102,12 @@ var flagHints = []struct {
 	kind error
 	flag string
 	hint string
+	// file is, for a command that also reads the leave from its file,
+	// how the file says it.
+	file map[string]string
 }{
-	{dataset.ErrMissingDocs, "allow-missing-docs", "if the corpus is a deliberate sample, run again with --allow-missing-docs"},
+	{dataset.ErrMissingDocs, "allow-missing-docs", "if the corpus is a deliberate sample, run again with --allow-missing-docs",
+		map[string]string{"sweep": "allow_missing_docs: true in the sweep file"}},
 }
 
 // flagHint is the hint for err, if any, where the command that failed has
@@ -114,6 +118,9 @@ func flagHint(cmd *cobra.Command, err error) string {
 	}
 	for _, h := range flagHints {
 		if errors.Is(err, h.kind) && cmd.Flags().Lookup(h.flag) != nil {
+			if f, ok := h.file[cmd.Name()]; ok {
+				return h.hint + " (or " + f + ")"
+			}
 			return h.hint
 		}
 	}
