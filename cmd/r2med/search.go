@@ -45,6 +45,9 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 			if (server == "") == (len(sf.indexes) == 0) {
 				return errors.New("give --index INDEX (search in process) or --server URL (ask a running r2med serve-search), one of the two")
 			}
+			if k < 1 { // 0 is not "the default", as the API refuses k: 0
+				return usage(fmt.Errorf("-k must be at least 1, got %d (leave -k out for %d)", k, searchapi.DefaultK))
+			}
 			if id != "" && len(args) > 1 {
 				return errors.New("--id names one query; give one query with it")
 			}

@@ -224,6 +224,8 @@ func TestSearchCommand(t *testing.T) {
 		{[]string{"search", "fever"}, "give --index INDEX"},
 		{[]string{"search", "--index", idx, "--server", base, "fever"}, "give --index INDEX"},
 		{[]string{"search", "--index", idx, "-k", "5000", "fever"}, "k must be between"},
+		{[]string{"search", "--index", idx, "-k", "0", "fever"}, "-k must be at least 1, got 0"}, // as the API refuses k: 0
+		{[]string{"search", "--server", base, "-k", "0", "fever"}, "-k must be at least 1, got 0"},
 		{[]string{"search", "--server", base, "--retriever", "nope", "fever"}, `unknown retriever "nope"`},
 	} {
 		if _, stderr, code := r2med(t, "", c.args...); code == 0 || !strings.Contains(stderr, c.msg) {
