@@ -325,7 +325,7 @@ func (r Rerank) validate() error {
 		return keyErrorf("rerank.kind", "unknown reranker %q (%s)", r.Kind, strings.Join(rerank.Kinds, ", "))
 	}
 	if r.Depth < 0 {
-		return keyErrorf("rerank.depth", "rerank depth must be positive, got %d", r.Depth)
+		return keyErrorf("rerank.depth", "rerank depth must be positive (R2MED: 10 or 100), got %d", r.Depth)
 	}
 	if r.Decimals < 0 {
 		return keyErrorf("rerank.decimals", "insertrank decimals must be positive, got %d", r.Decimals)
@@ -532,6 +532,10 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 	if f.Rerank != nil {
 		if f.Rerank.Kind == "" {
 			return Config{}, LineOf(doc, keyErrorf("rerank", "rerank: needs a kind (%s)", strings.Join(rerank.Kinds, ", ")))
+		}
+		// depth: 0 written out is refused, not read as the default (100).
+		if yamlx.Get(yamlx.Get(doc, "rerank"), "depth") != nil && f.Rerank.Depth == 0 {
+			return Config{}, LineOf(doc, keyErrorf("rerank.depth", "rerank depth must be positive (R2MED: 10 or 100), got 0"))
 		}
 		cfg.Rerank = *f.Rerank
 	}

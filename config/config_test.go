@@ -72,6 +72,7 @@ func TestParseFileErrors(t *testing.T) {
 		{"retrieve:\n  - bm25: {}\nrerank: {kind: tei, dept: 10}", `line 3: unknown key "dept" in rerank (did you mean "depth"?)`},
 		{"retrieve:\n  - bm25: {}\nexpand:\n  generate: {model: m, temprature: 1}", `line 4: unknown key "temprature" in expand.generate (did you mean "temperature"?)`},
 		{"top_k: -1\nretrieve:\n  - bm25: {}", "line 1: top-k must be positive"},
+		{"retrieve:\n  - bm25: {}\nrerank:\n  kind: tei\n  depth: 0", "line 5: rerank depth must be positive (R2MED: 10 or 100), got 0"}, // 0 is not "the default"
 		{"top_k: many\nretrieve:\n  - bm25: {}", `line 1: top_k in the pipeline must be a whole number, not "many"`},
 		{"retrieve: bm25", "line 1: retrieve in the pipeline must be a list"},
 		{"retrieve:\n  - bm25: {}\n  bad", "line 3: "},
