@@ -231,10 +231,12 @@ func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	// k is read apart: 0 is refused, where leaving it out means DefaultK.
+	// k and rerank_depth are read apart: 0 is refused, where leaving one
+	// out means its default.
 	var in struct {
 		SearchBody
-		K *int `json:"k"`
+		K           *int `json:"k"`
+		RerankDepth *int `json:"rerank_depth"`
 	}
 	if err := dec.Decode(&in); err != nil {
 		writeError(w, badRequest("request body: %s", errtext.JSONMsg(err)))
@@ -251,6 +253,13 @@ func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sb.K = *in.K
+	}
+	if in.RerankDepth != nil {
+		if *in.RerankDepth == 0 {
+			writeError(w, badRequest(rerankDepthZero))
+			return
+		}
+		sb.RerankDepth = *in.RerankDepth
 	}
 	reqs, batch, err := sb.Requests()
 	if err != nil {
@@ -342,6 +351,10 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 	}
 	aw.finish(err)
 }
+
+// rerankDepthZero refuses rerank_depth=0, which would otherwise read as
+// "the reranker's own depth".
+const rerankDepthZero = "rerank_depth must be at least 1, got 0 (leave rerank_depth out for the service's reranking depth)"
 
 // searchParams are GET /v1/search's parameters.
 var searchParams = []string{"q", "id", "k", "retriever", "fuse", "rrf_k", "norm", "weights", "fuse_depth", "gar", "rerank", "rerank_depth", "snippet"}
@@ -444,6 +457,9 @@ func parseSearchQuery(r *http.Request) (Request, error) {
 		req.Rerank = b
 	}
 	num("rerank_depth", &req.RerankDepth)
+	if v.Has("rerank_depth") && req.RerankDepth == 0 && err == nil {
+		err = badRequest(rerankDepthZero)
+	}
 	if v.Has("snippet") {
 		n := 0
 		num("snippet", &n)
