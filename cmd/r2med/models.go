@@ -51,7 +51,9 @@ its source (repository, path, commit); r2med model show NAME prints them.`,
 }
 
 func writeModelsTable(cmd *cobra.Command, ms []models.Model) error {
-	w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{0, 5, 8}, Below: 2}) // the checkpoint under its model
+	// The name stays whole (it is what --model takes); the checkpoint goes
+	// under its model.
+	w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{8, 5}, Below: 2})
 	fmt.Fprintln(w, "model\tcheckpoint\tpooling\tmax len\tnormalized\tbackends\tR2MED nDCG@10\treported\tinstructions from")
 	for _, m := range ms {
 		length := fmt.Sprint(m.MaxLength)

@@ -160,3 +160,34 @@ func TestCLIModelPull(t *testing.T) {
 		t.Errorf("HTTP-only model: exit %d %s", code, stderr)
 	}
 }
+
+// TestCLIModelsNamesWhole: at 120 columns `r2med models` keeps every
+// model's name whole on one line (a name is what --model takes; split,
+// "reasonembed-llama-3.1-" read as a name of its own), and keeps to the
+// width.
+func TestCLIModelsNamesWhole(t *testing.T) {
+	t.Setenv("COLUMNS", "120")
+	stdout := mustRun(t, "models")
+	js := mustRun(t, "models", "--format", "json")
+	var ms []struct{ Name string }
+	if err := json.Unmarshal([]byte(js), &ms); err != nil || len(ms) == 0 {
+		t.Fatalf("models --format json: %v", err)
+	}
+	lines := strings.Split(stdout, "\n")
+	for _, m := range ms {
+		found := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, m.Name+" ") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no line starts with the whole name %q:\n%s", m.Name, stdout)
+		}
+	}
+	for _, l := range lines {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+}
