@@ -92,7 +92,7 @@ func flagError(cmd *cobra.Command, err error) error {
 			err = fmt.Errorf("%w (did you mean --%s?)", err, s)
 		}
 	}
-	return usage(fmt.Errorf("%w; r2med %s --help lists the flags", err, cmd.Name()))
+	return usage(fmt.Errorf("%w; %s --help lists the flags", err, cmd.CommandPath()))
 }
 
 // usageArgs makes every command's argument-count errors usage errors.

@@ -72,6 +72,9 @@ func TestUsageErrorsAndSuggestions(t *testing.T) {
 		{[]string{"stats", "--task", "Biolgy"}, `(did you mean "Biology"?)`},
 		{[]string{"model", "show", "nv", "--task", "MedQA-Dag"}, `(did you mean "MedQA-Diag"?)`},
 		{[]string{"leaderboard", "--resuls", out}, "unknown flag: --resuls (did you mean --results?)"},
+		// A subcommand's help is named by its whole path.
+		{[]string{"index", "build", "--bogus"}, "r2med index build --help lists the flags"},
+		{[]string{"audit", "dataset", "--quiet"}, "r2med audit dataset --help lists the flags"},
 		{[]string{"runn"}, `unknown command "runn"`},
 		{[]string{"index", "biuld"}, `unknown command "biuld" for "r2med index" (did you mean "build"?)`},
 		{[]string{"results", "expotr"}, `unknown command "expotr" for "r2med results" (did you mean "export"?)`},
