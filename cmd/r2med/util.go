@@ -50,7 +50,7 @@ func checkAliases(cmd *cobra.Command, _ []string) error {
 			err = fmt.Errorf("--%s and --%s are the same flag (--%s is its deprecated name); give --%s only", fl.Name, now[0], fl.Name, now[0])
 			return
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "r2med %s: --%s is deprecated; use --%s\n", cmd.Name(), fl.Name, now[0])
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: --%s is deprecated; use --%s\n", cmd.CommandPath(), fl.Name, now[0])
 	})
 	return err
 }
