@@ -17,7 +17,7 @@ import (
 // FileFormat names the audit file format (File.Format).
 const FileFormat = "r2med-audit/1"
 
-// File is an audit file: what r2med audit --format json writes and what
+// File is an audit file: what r2med audit leakage|dataset --format json writes and what
 // r2med report shows (audit.json or NAME.audit.json in the results
 // directory).
 type File struct {
@@ -50,7 +50,7 @@ func ReadFile(path string) (*File, error) {
 		return nil, fileio.Errorf(path, 0, "not an audit file: %v; write one with r2med audit leakage|dataset --format json", err)
 	}
 	if f.Format != FileFormat {
-		return nil, fileio.Errorf(path, 0, "format %q, want %q; write it again with this version's r2med audit --format json", f.Format, FileFormat)
+		return nil, fileio.Errorf(path, 0, "format %q, want %q; write it again with this version's r2med audit leakage|dataset --format json", f.Format, FileFormat)
 	}
 	return &f, nil
 }

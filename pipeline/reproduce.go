@@ -98,15 +98,15 @@ func Reproduce(ctx context.Context, s *reproduce.Spec, opt ReproduceOptions) (*r
 	return rep, nil
 }
 
-// pullCommand is the command that puts a spec's data in the Hub cache.
+// pullCommand is the command that puts a spec's data in the Hub cache:
+// `r2med pull` takes the suite's tasks as arguments, all without any.
 func pullCommand(s *reproduce.Spec, only []string) string {
-	which := "all"
-	if len(only) > 0 {
-		which = strings.Join(only, ",")
-	}
-	cmd := "r2med pull --task " + which
+	cmd := "r2med pull"
 	if s.Data.Suite == reproduce.SuiteNano {
 		cmd += " --suite nano"
+	}
+	for _, t := range only {
+		cmd += " " + t
 	}
 	return cmd
 }

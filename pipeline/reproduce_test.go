@@ -188,7 +188,7 @@ func TestReproduceHubFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Status() != "skip" || len(rep.Unmet) != 1 || rep.Unmet[0] != "its data cached (r2med pull --task biology --suite nano)" {
+	if rep.Status() != "skip" || len(rep.Unmet) != 1 || rep.Unmet[0] != "its data cached (r2med pull --suite nano biology)" {
 		t.Fatalf("offline with an empty cache: %+v", rep)
 	}
 	on := off
