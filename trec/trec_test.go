@@ -338,6 +338,8 @@ func TestMalformed(t *testing.T) {
 			`run/five-fields.run:2: run line has 5 fields, want 6 (query-id Q0 doc-id rank score tag)`},
 		{"run/float-rank.run",
 			`run/float-rank.run:2: rank "2.0" is not an integer`},
+		{"run/hex-score.run",
+			`run/hex-score.run:2: score "0x1p3" is not a decimal number (digits, an optional '.' and exponent): it is hexadecimal, which Python's float() (pytrec_eval, ranx) refuses; write the score in decimal`},
 		{"run/inf-score.run",
 			`run/inf-score.run:2: score "-Inf" is not finite; a run needs real-valued scores`},
 		{"run/invalid-utf8-qid.run",
@@ -350,6 +352,8 @@ func TestMalformed(t *testing.T) {
 			`run/overflow-score.run:2: score "1e400" is out of range for a float64`},
 		{"run/seven-fields.run",
 			`run/seven-fields.run:2: run line has 7 fields, want 6 (query-id Q0 doc-id rank score tag)`},
+		{"run/underscore-score.run",
+			`run/underscore-score.run:2: score "1_000" is not a decimal number (digits, an optional '.' and exponent): trec_eval reads only what comes before the '_' but Python's float() skips it; write the score without '_'`},
 		{"run/word-score.run",
 			`run/word-score.run:2: score "high" is not a number`},
 	}
