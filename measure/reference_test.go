@@ -110,3 +110,48 @@ func firstDiff(got, want string) string {
 	}
 	return "outputs differ"
 }
+
+// TestCraftedTrecEval compares the evaluator with trec_eval's output for
+// hand-written edge cases (testdata/crafted/README.md says what they hold
+// and which command printed each file).
+func TestCraftedTrecEval(t *testing.T) {
+	ms := MustParse("num_ret num_rel num_rel_ret map Rprec bpref recip_rank ndcg P.1,3,5,10,25,50,100,1000 recall.1,3,5,10,25,50,100,1000 " +
+		"ndcg_cut.1,3,5,10,25,50,100,1000 map_cut.1,3,5,10,25,50,100,1000 success.1,3,5,10,25,50,100,1000")
+	for _, c := range []struct {
+		qrels, want string
+		opt         Options
+		perQuery    bool
+	}{
+		{"edges.qrels", "edges.trec_eval", Options{}, true},
+		{"edges.qrels", "edges.l2.trec_eval", Options{RelevanceLevel: 2}, true},
+		{"edges.c.qrels", "edges.c.trec_eval", Options{Complete: true}, false},
+		{"edges.c.qrels", "edges.c.l2.trec_eval", Options{Complete: true, RelevanceLevel: 2}, false},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			dir := filepath.Join("testdata", "crafted")
+			qrels, err := trec.ReadQrelsFile(filepath.Join(dir, c.qrels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := trec.ReadRunFile(filepath.Join(dir, "edges.run"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, c.want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Evaluate(qrels, run, ms, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteTrecEval(&got, res, c.perQuery); err != nil {
+				t.Fatal(err)
+			}
+			if d := firstDiff(got.String(), string(want)); d != "" {
+				t.Errorf("%s: %s", c.want, d)
+			}
+		})
+	}
+}
