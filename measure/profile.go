@@ -91,3 +91,34 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 	}
 	return parseOne(tok)
 }
+
+// NamedTwice lists, in table order, the trec_eval families with cutoffs
+// that spec names in more than one of its white-space separated
+// specifications under profile p ("P.5 P.10", "ndcg_cut.10 ndcg@100").
+// trec_eval keeps only the first list of such a family ("-m P.5 -m P.10"
+// prints P_5 alone); Evaluate computes the union of the cutoffs, so a tool
+// that prints both says so. Specifications that do not parse are
+// skipped: ParseIn reports them.
+func NamedTwice(spec string, p Profile) []Family {
+	if p == HakariProfile {
+		return nil
+	}
+	var count [numFamilies]int
+	for _, tok := range strings.Fields(spec) {
+		if tok == "-m" {
+			continue
+		}
+		ms, err := parseIn(tok, p)
+		if err != nil || len(ms) == 0 || !ms[0].Family.HasCutoff() {
+			continue
+		}
+		count[ms[0].Family]++
+	}
+	var out []Family
+	for f, n := range count {
+		if n > 1 {
+			out = append(out, Family(f))
+		}
+	}
+	return out
+}

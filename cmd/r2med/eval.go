@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,6 +83,21 @@ What it removed is said on stderr.`,
 			ms, err := measure.ParseIn(spec, p)
 			if err != nil {
 				return usage(err)
+			}
+			for _, f := range measure.NamedTwice(spec, p) {
+				var cuts []int
+				for _, m := range ms {
+					if m.Family == f {
+						cuts = append(cuts, m.Cutoff)
+					}
+				}
+				slices.Sort(cuts)
+				var list []string
+				for _, c := range slices.Compact(cuts) {
+					list = append(list, strconv.Itoa(c))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %s is named by more than one -m; trec_eval keeps the first list only, r2med evaluates every cutoff named (give them in one -m, %s.%s, for output trec_eval prints too)\n",
+					f, f, strings.Join(list, ","))
 			}
 			// measure.Options reads a level of 0 as its default, 1: -l 0
 			// (trec_eval's "grade 0 is relevant") must not become that.

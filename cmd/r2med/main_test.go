@@ -191,6 +191,24 @@ func TestEvalSaysWhichRunQueriesAreUnjudged(t *testing.T) {
 	}
 }
 
+// TestEvalSaysFamilyNamedTwice: "-m P.5 -m P.10" prints P_5 and P_10,
+// where trec_eval keeps the first list and prints P_5 alone; the help
+// promises trec_eval's output, so eval says on stderr where it differs.
+func TestEvalSaysFamilyNamedTwice(t *testing.T) {
+	qrels, run := evalFiles(t, "1 0 d1 1\n", "1 Q0 d1 1 2 t\n")
+	out, stderr, code := r2med(t, "", "eval", "-m", "P.10", "-m", "map", "-m", "P.5", qrels, run)
+	if code != 0 || out != "map                   \tall\t1.0000\nP_5                   \tall\t0.2000\nP_10                  \tall\t0.1000\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	want := "r2med eval: note: P is named by more than one -m; trec_eval keeps the first list only, r2med evaluates every cutoff named (give them in one -m, P.5,10, for output trec_eval prints too)\n"
+	if stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if _, stderr, _ = r2med(t, "", "eval", "-m", "P.5,10", "-m", "map", qrels, run); stderr != "" {
+		t.Errorf("one -m per family: stderr %q, want none", stderr)
+	}
+}
+
 // TestEvalRefusesLevelBelowOne: -l 0 made grade-0 (judged non-relevant)
 // documents relevant in trec_eval but was read by eval as "the default,
 // 1", so a user asking for it got level-1 numbers without a word; levels
