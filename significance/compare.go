@@ -328,8 +328,9 @@ func WriteAllWith(w io.Writer, reps []*Report, f Format, width int) error {
 }
 
 // exact reports whether every tested row's randomization p-value was
-// enumerated exactly, and the largest number of random flips drawn.
-func (r *Report) exact() (all bool, perms int) {
+// enumerated exactly, and the largest number of random flips drawn; same,
+// whether a tested row has no query that differs (its t-test undefined).
+func (r *Report) exact() (all bool, perms int, same bool) {
 	all = true
 	check := func(rows []Row) {
 		for _, row := range rows {
@@ -340,6 +341,7 @@ func (r *Report) exact() (all bool, perms int) {
 				all = false
 				perms = max(perms, row.Permutations)
 			}
+			same = same || row.Wins+row.Losses == 0
 		}
 	}
 	check(r.Rows)
@@ -348,18 +350,22 @@ func (r *Report) exact() (all bool, perms int) {
 			check(g.Rows)
 		}
 	}
-	return all, perms
+	return all, perms, same
 }
 
 // Footer explains the columns and says how the randomization test ran:
 // "exact" only when every p-value was enumerated over all sign flips.
 func (r *Report) Footer() string {
-	all, perms := r.exact()
+	all, perms, same := r.exact()
 	rand := "rand = paired randomization test, exact (every sign flip enumerated)"
 	if !all {
 		rand = fmt.Sprintf("rand = paired randomization test, %d random sign flips (exact, marked so, where at most %d queries differ)", perms, ExactLimit)
 	}
-	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems compared with the baseline (" + Mark05 + " Holm p < 0.05, " + Mark01 + " Holm p < 0.01); d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
+	t := "t = paired t-test"
+	if same {
+		t += " (p 1 where no query differs; SciPy's ttest_rel gives nan there)"
+	}
+	return "p: two-sided; " + rand + ", " + t + ", Holm = rand p adjusted over the systems compared with the baseline (" + Mark05 + " Holm p < 0.05, " + Mark01 + " Holm p < 0.01); d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
 }
 
 func (r *Report) scope() string {
@@ -624,7 +630,7 @@ var texReplacer = strings.NewReplacer(
 func (r *Report) writeLaTeX(w io.Writer) error {
 	tex := texReplacer.Replace
 	var b strings.Builder
-	all, perms := r.exact()
+	all, perms, _ := r.exact()
 	test := "two-sided paired randomization test (exact, all sign flips)"
 	if !all {
 		test = fmt.Sprintf("two-sided paired randomization test (%d random sign flips where more than %d queries differ)", perms, ExactLimit)

@@ -94,3 +94,28 @@ func TestFooterSmallGroupsCohen(t *testing.T) {
 	}
 	latextest.Compile(t, sb.String())
 }
+
+// TestFooterSaysTTestOfNoDifference: where no query differs, the t-test
+// is undefined (SciPy's ttest_rel returns nan) and the table prints p 1;
+// the footer says so, and only then, where it printed 1.0000 as if SciPy
+// had computed it.
+func TestFooterSaysTTestOfNoDifference(t *testing.T) {
+	vals := map[string]float64{"q1": .1, "q2": .5, "q3": .7, "q4": 0, "q5": 1, "q6": .3}
+	shifted := map[string]float64{"q1": .2, "q2": .5, "q3": .6, "q4": .4, "q5": 1, "q6": .3}
+	const note = "t = paired t-test (p 1 where no query differs; SciPy's ttest_rel gives nan there)"
+	for _, c := range []struct {
+		b    map[string]float64
+		want bool
+	}{{vals, true}, {shifted, false}} {
+		rep, err := Compare("ndcg_cut.10", []System{{Name: "a", Values: vals}, {Name: "b", Values: c.b}}, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(rep.Footer(), note); got != c.want {
+			t.Errorf("identical %v: footer %q", c.want, rep.Footer())
+		}
+		if c.want && (rep.Rows[0].TTestP != 1 || rep.Rows[0].RandP != 1) {
+			t.Errorf("identical systems: t p %v, rand p %v, want 1", rep.Rows[0].TTestP, rep.Rows[0].RandP)
+		}
+	}
+}
