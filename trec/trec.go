@@ -73,7 +73,7 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 			if truncated(sc) {
 				return nil, truncatedError(name, line)
 			}
-			return nil, fileio.Errorf(name, line, "grade %q is not an integer", f[3])
+			return nil, fileio.Errorf(name, line, "grade %q is not an integer; TREC qrels grades are whole numbers (0 not relevant, 1 and up relevant)", f[3])
 		}
 		if !q.Add(f[0], f[2], grade) {
 			return nil, fileio.Errorf(name, line, "document %q is judged twice for query %q; keep one judgment per pair", f[2], f[0])
@@ -141,20 +141,20 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 			if isJSON(b) {
 				return nil, fileio.Errorf(name, line, "the line is JSON, not a run line (query-id Q0 doc-id rank score tag)%s", notJSON)
 			}
-			return nil, fileio.Errorf(name, line, "rank %q is not an integer", f[3])
+			return nil, fileio.Errorf(name, line, "rank %q is not an integer; the fourth column is the rank, a whole number (trec_eval ignores its value)", f[3])
 		}
 		score, err := strconv.ParseFloat(string(f[4]), 64)
 		if errors.Is(err, strconv.ErrRange) {
-			return nil, fileio.Errorf(name, line, "score %q is out of range for a float64", f[4])
+			return nil, fileio.Errorf(name, line, "score %q is out of range for a float64; scale the run's scores down", f[4])
 		}
 		if err != nil {
 			if truncated(sc) {
 				return nil, truncatedError(name, line)
 			}
-			return nil, fileio.Errorf(name, line, "score %q is not a number", f[4])
+			return nil, fileio.Errorf(name, line, "score %q is not a number; the fifth column is the score, a decimal number such as 12.5", f[4])
 		}
 		if math.IsNaN(score) || math.IsInf(score, 0) {
-			return nil, fileio.Errorf(name, line, "score %q is not finite; a run needs real-valued scores", f[4])
+			return nil, fileio.Errorf(name, line, "score %q is not finite; a run needs real-valued scores: give the document a finite score or leave it out", f[4])
 		}
 		if why := notDecimal(f[4]); why != "" {
 			return nil, fileio.Errorf(name, line, "score %q is not a decimal number (digits, an optional '.' and exponent): %s", f[4], why)
