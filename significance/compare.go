@@ -31,6 +31,9 @@ type System struct {
 	// Unanswered are the judged queries the system's runs returned
 	// nothing for (their value is 0 in Values); Gather fills it.
 	Unanswered []string
+	// Unjudged are the queries the system's runs rank that the
+	// judgments lack: they are in no test; Gather fills it.
+	Unjudged []string
 	// Cost is what the system's model calls cost per query on the runs
 	// compared (their manifests' usage); nil when none recorded it.
 	Cost *usage.Cost
@@ -57,6 +60,10 @@ type Report struct {
 	// (trec_eval -c's rule); Missing counts those per system.
 	Queries int            `json:"queries"`
 	Missing map[string]int `json:"missing"`
+	// Unjudged lists, per system, the queries its runs rank that the
+	// judgments lack (System.Unjudged): left out, as trec_eval leaves
+	// them out.
+	Unjudged map[string][]string `json:"unjudged,omitempty"`
 	// Pooled names the tasks whose queries the overall test pools, when
 	// there are several; the breakdown by task then tests each alone.
 	Pooled []string `json:"pooled_tasks,omitempty"`
@@ -166,6 +173,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 				rep.Costs = map[string]usage.Cost{}
 			}
 			rep.Costs[s.Name] = *s.Cost
+		}
+		if len(s.Unjudged) > 0 {
+			if rep.Unjudged == nil {
+				rep.Unjudged = map[string][]string{}
+			}
+			rep.Unjudged[s.Name] = s.Unjudged
 		}
 		rep.Missing[s.Name] += len(s.Unanswered)
 		for _, q := range queries {
@@ -408,6 +421,12 @@ func (r *Report) write(w io.Writer, f Format, width int) error {
 	for _, name := range names {
 		if n := r.Missing[name]; n > 0 {
 			for _, l := range textwrap.Lines(fmt.Sprintf("note: %s has no value for %d of the %d queries (unanswered); they count as 0", name, n, r.Queries), width) {
+				b.WriteString(l + "\n")
+			}
+		}
+		if qs := r.Unjudged[name]; len(qs) > 0 {
+			for _, l := range textwrap.Lines(fmt.Sprintf("note: %s ranks %d %s the judgments lack (%s); %s left out, as trec_eval leaves them",
+				name, len(qs), errtext.Plural(len(qs), "query", "queries"), errtext.QuoteList(qs, 3), errtext.Plural(len(qs), "it is", "they are")), width) {
 				b.WriteString(l + "\n")
 			}
 		}
