@@ -55,31 +55,39 @@ func TestTrecEvalReference(t *testing.T) {
 	ms := refMeasures(t)
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			qrels, err := trec.ReadQrelsFile(refPath(t, c.qrels))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := trec.ReadRunFile(refPath(t, c.run))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(refPath(t, c.want))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Evaluate(qrels, run, ms, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := WriteTrecEval(&got, res, true); err != nil {
-				t.Fatal(err)
-			}
-			if d := firstDiff(got.String(), string(want)); d != "" {
+			if d := trecEvalDiff(t, refPath(t, c.qrels), refPath(t, c.run), refPath(t, c.want), ms, c.opt, true); d != "" {
 				t.Errorf("trec_eval -q %s%s %s: %s", optFlags(c.opt), c.qrels, c.run, d)
 			}
 		})
 	}
+}
+
+// trecEvalDiff evaluates the run file against the qrels file and
+// describes where what WriteTrecEval prints differs from the want file
+// ("" where it does not).
+func trecEvalDiff(t *testing.T, qrelsPath, runPath, wantPath string, ms []Measure, opt Options, perQuery bool) string {
+	t.Helper()
+	qrels, err := trec.ReadQrelsFile(qrelsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := trec.ReadRunFile(runPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(wantPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Evaluate(qrels, run, ms, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := WriteTrecEval(&got, res, perQuery); err != nil {
+		t.Fatal(err)
+	}
+	return firstDiff(got.String(), string(want))
 }
 
 func optFlags(o Options) string {
@@ -129,27 +137,7 @@ func TestCraftedTrecEval(t *testing.T) {
 	} {
 		t.Run(c.want, func(t *testing.T) {
 			dir := filepath.Join("testdata", "crafted")
-			qrels, err := trec.ReadQrelsFile(filepath.Join(dir, c.qrels))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := trec.ReadRunFile(filepath.Join(dir, "edges.run"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join(dir, c.want))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Evaluate(qrels, run, ms, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := WriteTrecEval(&got, res, c.perQuery); err != nil {
-				t.Fatal(err)
-			}
-			if d := firstDiff(got.String(), string(want)); d != "" {
+			if d := trecEvalDiff(t, filepath.Join(dir, c.qrels), filepath.Join(dir, "edges.run"), filepath.Join(dir, c.want), ms, c.opt, c.perQuery); d != "" {
 				t.Errorf("%s: %s", c.want, d)
 			}
 		})
