@@ -189,6 +189,12 @@ func TestEvalSaysWhichRunQueriesAreUnjudged(t *testing.T) {
 			t.Errorf("-c %v: stderr %q, want %q", complete, stderr, want)
 		}
 	}
+	// HAKARI-Bench counts every query of the run: said so.
+	out, stderr, code := r2med(t, "", "eval", "--profile", "hakari", "-m", "mrr@10", qrels, run)
+	want := `r2med eval: note: 2 queries of the run ("x8", "x9") have no judgments in the qrels and score 0 in the means (HAKARI-Bench's rule: every query of the run counts)` + "\n"
+	if code != 0 || out != "mrr@10                \tall\t0.5000\n" || stderr != want {
+		t.Errorf("hakari: exit %d, stdout %q, stderr %q, want %q", code, out, stderr, want)
+	}
 }
 
 // TestEvalSaysFamilyNamedTwice: "-m P.5 -m P.10" prints P_5 and P_10,
