@@ -53,6 +53,9 @@ func TestNamedTwice(t *testing.T) {
 		"ndcg_cut.10 ndcg@100 P.1 p@3": "[P ndcg_cut]",
 		"map map":                      "[]",
 		"recall.5 bogus recall.10":     "[recall]",
+		"P.1 P.1":                      "[]", // the same list: trec_eval prints the same
+		"P.5,10 -m P.10":               "[]",
+		"P.10 -m P.5,10":               "[P]",
 	} {
 		if got := fmt.Sprint(NamedTwice(spec, TrecProfile)); got != want {
 			t.Errorf("NamedTwice(%q) = %s, want %s", spec, got, want)
