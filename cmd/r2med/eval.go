@@ -33,7 +33,10 @@ func newEvalCmd() *cobra.Command {
 		Long: `eval scores a TREC run (qid Q0 docid rank score tag) against TREC qrels
 (qid iter docid grade) with trec_eval 9.0.8's semantics, the version inside
 pytrec_eval: scores read as float32, ties broken by docid descending, the
-rank column ignored. Output is byte-identical to trec_eval's.
+rank column ignored. Output is byte-identical to trec_eval's; notes on
+stderr say where a choice differs (a family named by two -m is evaluated
+at every cutoff named, trec_eval keeps the first list) and which queries
+one side lacks (run queries without judgments are not evaluated).
 
 QRELS may also be a task's own judgments: R2MED's qrels.jsonl
 ({"q_id","p_id","score"} per line) or BEIR's qrels TSV (a header, then
