@@ -3,6 +3,7 @@ package fusion
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/r2med/r2med/ir"
@@ -87,8 +88,8 @@ func (s Spec) Validate(runs int) error {
 	}
 	switch s.Name() {
 	case "rrf":
-		if s.K < 0 {
-			return bad("k", "RRF k must be ≥ 0, got %v", s.K)
+		if !(s.K >= 0) || math.IsInf(s.K, 0) {
+			return bad("k", "RRF k must be a finite number ≥ 0 (0 means %d), got %v", DefaultRRFK, s.K)
 		}
 	case "combsum":
 		if _, err := s.Normalization(); err != nil {
@@ -96,6 +97,11 @@ func (s Spec) Validate(runs int) error {
 		}
 		if s.Weights != nil && len(s.Weights) != runs {
 			return bad("weights", "%d fusion weights for %d retrievers; give one per retriever", len(s.Weights), runs)
+		}
+		for i, w := range s.Weights {
+			if !(w >= 0) || math.IsInf(w, 0) {
+				return bad("weights", "fusion weight %d is %v; weights must be finite numbers ≥ 0", i+1, w)
+			}
 		}
 	default:
 		return bad("method", "unknown fusion method %q (rrf or combsum)", s.Method)

@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 
@@ -40,6 +41,15 @@ func TestSpecValidate(t *testing.T) {
 		{Spec{Method: "combsum", Norm: "l2"}, "norm"},
 		{Spec{Method: "combsum", Weights: []float64{1}}, "weights"},
 		{Spec{Depth: -3}, "depth"},
+		// A NaN or infinite weight made every fused score NaN or ±Inf,
+		// which no run file can hold; a negative one turned a run's best
+		// documents into its worst. `r2med fuse --weights` refused them
+		// all, pipeline files and the search service did not.
+		{Spec{Method: "combsum", Weights: []float64{math.NaN(), 1}}, "weights"},
+		{Spec{Method: "combsum", Weights: []float64{1, math.Inf(1)}}, "weights"},
+		{Spec{Method: "combsum", Weights: []float64{-0.5, 1}}, "weights"},
+		{Spec{K: math.Inf(1)}, "k"},
+		{Spec{K: math.NaN()}, "k"},
 	} {
 		err := c.s.Validate(2)
 		var fe *FieldError

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -90,4 +91,43 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 		}
 	}
 	return parseOne(tok)
+}
+
+// NamedTwice lists, in table order, the trec_eval families with cutoffs
+// whose first specification in spec (white-space separated, read under
+// profile p) lacks a cutoff that a later one names ("P.5 P.10",
+// "ndcg_cut.10 ndcg@100"). trec_eval keeps only the first list of such a
+// family ("-m P.5 -m P.10" prints P_5 alone); Evaluate computes the union
+// of the cutoffs, so a tool that prints both says so. Specifications that
+// do not parse are skipped: ParseIn reports them.
+func NamedTwice(spec string, p Profile) []Family {
+	if p == HakariProfile {
+		return nil
+	}
+	var first [numFamilies][]Measure
+	var more [numFamilies]bool
+	for _, tok := range strings.Fields(spec) {
+		if tok == "-m" {
+			continue
+		}
+		ms, err := parseIn(tok, p)
+		if err != nil || len(ms) == 0 || !ms[0].Family.HasCutoff() {
+			continue
+		}
+		f := ms[0].Family
+		if first[f] == nil {
+			first[f] = ms
+			continue
+		}
+		for _, m := range ms {
+			more[f] = more[f] || !slices.Contains(first[f], m)
+		}
+	}
+	var out []Family
+	for f, m := range more {
+		if m {
+			out = append(out, Family(f))
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,25 @@ func TestParseInProfiles(t *testing.T) {
 	}
 	if _, err := ParseProfile("bm25"); err == nil {
 		t.Error("ParseProfile(bm25) accepted")
+	}
+}
+
+func TestNamedTwice(t *testing.T) {
+	for spec, want := range map[string]string{
+		"P.5 P.10":                     "[P]",
+		"-m P.5,10 -m map":             "[]",
+		"ndcg_cut.10 ndcg@100 P.1 p@3": "[P ndcg_cut]",
+		"map map":                      "[]",
+		"recall.5 bogus recall.10":     "[recall]",
+		"P.1 P.1":                      "[]", // the same list: trec_eval prints the same
+		"P.5,10 -m P.10":               "[]",
+		"P.10 -m P.5,10":               "[P]",
+	} {
+		if got := fmt.Sprint(NamedTwice(spec, TrecProfile)); got != want {
+			t.Errorf("NamedTwice(%q) = %s, want %s", spec, got, want)
+		}
+	}
+	if got := NamedTwice("ndcg@10 ndcg@100", HakariProfile); got != nil {
+		t.Errorf("hakari profile: %v, want none (HAKARI's names are one measure each)", got)
 	}
 }

@@ -55,31 +55,39 @@ func TestTrecEvalReference(t *testing.T) {
 	ms := refMeasures(t)
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			qrels, err := trec.ReadQrelsFile(refPath(t, c.qrels))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := trec.ReadRunFile(refPath(t, c.run))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(refPath(t, c.want))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Evaluate(qrels, run, ms, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := WriteTrecEval(&got, res, true); err != nil {
-				t.Fatal(err)
-			}
-			if d := firstDiff(got.String(), string(want)); d != "" {
+			if d := trecEvalDiff(t, refPath(t, c.qrels), refPath(t, c.run), refPath(t, c.want), ms, c.opt, true); d != "" {
 				t.Errorf("trec_eval -q %s%s %s: %s", optFlags(c.opt), c.qrels, c.run, d)
 			}
 		})
 	}
+}
+
+// trecEvalDiff evaluates the run file against the qrels file and
+// describes where what WriteTrecEval prints differs from the want file
+// ("" where it does not).
+func trecEvalDiff(t *testing.T, qrelsPath, runPath, wantPath string, ms []Measure, opt Options, perQuery bool) string {
+	t.Helper()
+	qrels, err := trec.ReadQrelsFile(qrelsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := trec.ReadRunFile(runPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(wantPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Evaluate(qrels, run, ms, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := WriteTrecEval(&got, res, perQuery); err != nil {
+		t.Fatal(err)
+	}
+	return firstDiff(got.String(), string(want))
 }
 
 func optFlags(o Options) string {
@@ -109,4 +117,29 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return "outputs differ"
+}
+
+// TestCraftedTrecEval compares the evaluator with trec_eval's output for
+// hand-written edge cases (testdata/crafted/README.md says what they hold
+// and which command printed each file).
+func TestCraftedTrecEval(t *testing.T) {
+	ms := MustParse("num_ret num_rel num_rel_ret map Rprec bpref recip_rank ndcg P.1,3,5,10,25,50,100,1000 recall.1,3,5,10,25,50,100,1000 " +
+		"ndcg_cut.1,3,5,10,25,50,100,1000 map_cut.1,3,5,10,25,50,100,1000 success.1,3,5,10,25,50,100,1000")
+	for _, c := range []struct {
+		qrels, want string
+		opt         Options
+		perQuery    bool
+	}{
+		{"edges.qrels", "edges.trec_eval", Options{}, true},
+		{"edges.qrels", "edges.l2.trec_eval", Options{RelevanceLevel: 2}, true},
+		{"edges.c.qrels", "edges.c.trec_eval", Options{Complete: true}, false},
+		{"edges.c.qrels", "edges.c.l2.trec_eval", Options{Complete: true, RelevanceLevel: 2}, false},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			dir := filepath.Join("testdata", "crafted")
+			if d := trecEvalDiff(t, filepath.Join(dir, c.qrels), filepath.Join(dir, "edges.run"), filepath.Join(dir, c.want), ms, c.opt, c.perQuery); d != "" {
+				t.Errorf("%s: %s", c.want, d)
+			}
+		})
+	}
 }

@@ -31,6 +31,9 @@ type System struct {
 	// Unanswered are the judged queries the system's runs returned
 	// nothing for (their value is 0 in Values); Gather fills it.
 	Unanswered []string
+	// Unjudged are the queries the system's runs rank that the
+	// judgments lack: they are in no test; Gather fills it.
+	Unjudged []string
 	// Cost is what the system's model calls cost per query on the runs
 	// compared (their manifests' usage); nil when none recorded it.
 	Cost *usage.Cost
@@ -57,6 +60,10 @@ type Report struct {
 	// (trec_eval -c's rule); Missing counts those per system.
 	Queries int            `json:"queries"`
 	Missing map[string]int `json:"missing"`
+	// Unjudged lists, per system, the queries its runs rank that the
+	// judgments lack (System.Unjudged): left out, as trec_eval leaves
+	// them out.
+	Unjudged map[string][]string `json:"unjudged,omitempty"`
 	// Pooled names the tasks whose queries the overall test pools, when
 	// there are several; the breakdown by task then tests each alone.
 	Pooled []string `json:"pooled_tasks,omitempty"`
@@ -166,6 +173,12 @@ func Compare(metric string, systems []System, groupings []Grouping, opt Options)
 				rep.Costs = map[string]usage.Cost{}
 			}
 			rep.Costs[s.Name] = *s.Cost
+		}
+		if len(s.Unjudged) > 0 {
+			if rep.Unjudged == nil {
+				rep.Unjudged = map[string][]string{}
+			}
+			rep.Unjudged[s.Name] = s.Unjudged
 		}
 		rep.Missing[s.Name] += len(s.Unanswered)
 		for _, q := range queries {
@@ -328,8 +341,9 @@ func WriteAllWith(w io.Writer, reps []*Report, f Format, width int) error {
 }
 
 // exact reports whether every tested row's randomization p-value was
-// enumerated exactly, and the largest number of random flips drawn.
-func (r *Report) exact() (all bool, perms int) {
+// enumerated exactly, and the largest number of random flips drawn; same,
+// whether a tested row has no query that differs (its t-test undefined).
+func (r *Report) exact() (all bool, perms int, same bool) {
 	all = true
 	check := func(rows []Row) {
 		for _, row := range rows {
@@ -340,6 +354,7 @@ func (r *Report) exact() (all bool, perms int) {
 				all = false
 				perms = max(perms, row.Permutations)
 			}
+			same = same || row.Wins+row.Losses == 0
 		}
 	}
 	check(r.Rows)
@@ -348,18 +363,22 @@ func (r *Report) exact() (all bool, perms int) {
 			check(g.Rows)
 		}
 	}
-	return all, perms
+	return all, perms, same
 }
 
 // Footer explains the columns and says how the randomization test ran:
 // "exact" only when every p-value was enumerated over all sign flips.
 func (r *Report) Footer() string {
-	all, perms := r.exact()
+	all, perms, same := r.exact()
 	rand := "rand = paired randomization test, exact (every sign flip enumerated)"
 	if !all {
 		rand = fmt.Sprintf("rand = paired randomization test, %d random sign flips (exact, marked so, where at most %d queries differ)", perms, ExactLimit)
 	}
-	return "p: two-sided; " + rand + ", t = paired t-test, Holm = rand p adjusted over the systems compared with the baseline (" + Mark05 + " Holm p < 0.05, " + Mark01 + " Holm p < 0.01); d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
+	t := "t = paired t-test"
+	if same {
+		t += " (p 1 where no query differs; SciPy's ttest_rel gives nan there)"
+	}
+	return "p: two-sided; " + rand + ", " + t + ", Holm = rand p adjusted over the systems compared with the baseline (" + Mark05 + " Holm p < 0.05, " + Mark01 + " Holm p < 0.01); d = Cohen's d (paired; — where the differences do not vary); CI = bootstrap percentile interval of the mean difference; groups under " + fmt.Sprint(MinQueries) + " queries are listed without tests"
 }
 
 func (r *Report) scope() string {
@@ -402,6 +421,12 @@ func (r *Report) write(w io.Writer, f Format, width int) error {
 	for _, name := range names {
 		if n := r.Missing[name]; n > 0 {
 			for _, l := range textwrap.Lines(fmt.Sprintf("note: %s has no value for %d of the %d queries (unanswered); they count as 0", name, n, r.Queries), width) {
+				b.WriteString(l + "\n")
+			}
+		}
+		if qs := r.Unjudged[name]; len(qs) > 0 {
+			for _, l := range textwrap.Lines(fmt.Sprintf("note: %s ranks %d %s the judgments lack (%s); %s left out, as trec_eval leaves them",
+				name, len(qs), errtext.Plural(len(qs), "query", "queries"), errtext.QuoteList(qs, 3), errtext.Plural(len(qs), "it is", "they are")), width) {
 				b.WriteString(l + "\n")
 			}
 		}
@@ -624,7 +649,7 @@ var texReplacer = strings.NewReplacer(
 func (r *Report) writeLaTeX(w io.Writer) error {
 	tex := texReplacer.Replace
 	var b strings.Builder
-	all, perms := r.exact()
+	all, perms, _ := r.exact()
 	test := "two-sided paired randomization test (exact, all sign flips)"
 	if !all {
 		test = fmt.Sprintf("two-sided paired randomization test (%d random sign flips where more than %d queries differ)", perms, ExactLimit)

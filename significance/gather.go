@@ -221,7 +221,7 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 	for _, in := range inputs {
 		vals := map[string]float64{}
 		mrr := map[string]string{}
-		var unanswered []string
+		var unanswered, unjudged []string
 		var sums []*usage.Summary
 		for name, r := range in.Runs {
 			if multi && !everyone(inputs, name) {
@@ -277,6 +277,9 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			for _, q := range v.Unanswered {
 				unanswered = append(unanswered, key(q))
 			}
+			for _, q := range v.Unjudged {
+				unjudged = append(unjudged, key(q))
+			}
 			for _, q := range t.Queries {
 				if raw, ok := q.Extra["body_system"]; ok {
 					var v string
@@ -291,7 +294,8 @@ func perQuery(inputs []Input, data map[string]*ir.Task, m measure.Measure, multi
 			return nil, nil, fmt.Errorf("%s: no run on a task every system has", in.Path)
 		}
 		slices.Sort(unanswered)
-		sys := System{Name: in.Name, FullName: in.FullName, Apart: in.Apart, Values: vals, Unanswered: unanswered}
+		slices.Sort(unjudged)
+		sys := System{Name: in.Name, FullName: in.FullName, Apart: in.Apart, Values: vals, Unanswered: unanswered, Unjudged: unjudged}
 		if len(mrr) > 0 {
 			sys.MRRLabels = mrr
 		}

@@ -27,6 +27,9 @@ func TestEvaluateRule(t *testing.T) {
 	if !reflect.DeepEqual(v.ByQuery, map[string]float64{"q1": 1, "q2": 0, "q3": 0}) || !reflect.DeepEqual(v.Unanswered, []string{"q3"}) || v.N() != 3 {
 		t.Errorf("values %+v", v)
 	}
+	if !reflect.DeepEqual(v.Unjudged, []string{"zz"}) {
+		t.Errorf("unjudged %v, want [zz]", v.Unjudged)
+	}
 	if _, err := Evaluate(nil, run, ms[0]); err == nil {
 		t.Error("no qrels accepted")
 	}
@@ -93,4 +96,52 @@ func TestFooterSmallGroupsCohen(t *testing.T) {
 		}
 	}
 	latextest.Compile(t, sb.String())
+}
+
+// TestFooterSaysTTestOfNoDifference: where no query differs, the t-test
+// is undefined (SciPy's ttest_rel returns nan) and the table prints p 1;
+// the footer says so, and only then, where it printed 1.0000 as if SciPy
+// had computed it.
+func TestFooterSaysTTestOfNoDifference(t *testing.T) {
+	vals := map[string]float64{"q1": .1, "q2": .5, "q3": .7, "q4": 0, "q5": 1, "q6": .3}
+	shifted := map[string]float64{"q1": .2, "q2": .5, "q3": .6, "q4": .4, "q5": 1, "q6": .3}
+	const note = "t = paired t-test (p 1 where no query differs; SciPy's ttest_rel gives nan there)"
+	for _, c := range []struct {
+		b    map[string]float64
+		want bool
+	}{{vals, true}, {shifted, false}} {
+		rep, err := Compare("ndcg_cut.10", []System{{Name: "a", Values: vals}, {Name: "b", Values: c.b}}, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(rep.Footer(), note); got != c.want {
+			t.Errorf("identical %v: footer %q", c.want, rep.Footer())
+		}
+		if c.want && (rep.Rows[0].TTestP != 1 || rep.Rows[0].RandP != 1) {
+			t.Errorf("identical systems: t p %v, rand p %v, want 1", rep.Rows[0].TTestP, rep.Rows[0].RandP)
+		}
+	}
+}
+
+// TestReportSaysUnjudgedQueries: the queries a system ranks that the
+// judgments lack are left out of every test, and the report says how
+// many, where they vanished without a word (a run with half its query
+// ids rewritten was compared on the other half).
+func TestReportSaysUnjudgedQueries(t *testing.T) {
+	vals := map[string]float64{"q1": .1, "q2": .5, "q3": .7, "q4": 0, "q5": 1}
+	rep, err := Compare("ndcg_cut.10", []System{{Name: "a", Values: vals}, {Name: "b", Values: vals, Unjudged: []string{"x1", "x2"}}}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Unjudged["b"]) != 2 || len(rep.Unjudged["a"]) != 0 {
+		t.Errorf("Unjudged %v", rep.Unjudged)
+	}
+	var sb strings.Builder
+	if err := rep.Write(&sb, Text); err != nil {
+		t.Fatal(err)
+	}
+	want := `note: b ranks 2 queries the judgments lack ("x1", "x2"); they are left out, as trec_eval leaves them`
+	if !strings.Contains(strings.Join(strings.Fields(sb.String()), " "), want) {
+		t.Errorf("report lacks %q:\n%s", want, sb.String())
+	}
 }

@@ -21,6 +21,9 @@ type Values struct {
 	// Unanswered are the judged queries the run returned no document for,
 	// sorted; they score 0 in ByQuery.
 	Unanswered []string
+	// Unjudged are the run's queries the qrels do not judge, sorted;
+	// they do not count (trec_eval's rule), and reports say so.
+	Unjudged []string
 }
 
 // N is the number of queries counted.
@@ -48,6 +51,11 @@ func Evaluate(qrels ir.Qrels, run ir.Run, m measure.Measure) (Values, error) {
 		}
 		if len(run[q]) == 0 {
 			v.Unanswered = append(v.Unanswered, q)
+		}
+	}
+	for _, q := range slices.Sorted(maps.Keys(run)) {
+		if _, judged := qrels[q]; !judged {
+			v.Unjudged = append(v.Unjudged, q)
 		}
 	}
 	return v, nil

@@ -29,7 +29,7 @@ q2 Q0 d3 1 7 bm25
 	// Output:
 	// q1 [{d2 0.5} {d1 1.25}]
 	// q2 [{d3 7}]
-	// bad.trec:1: rank "one" is not an integer
+	// bad.trec:1: rank "one" is not an integer; the fourth column is the rank, a whole number (trec_eval ignores its value)
 }
 
 // WriteRun writes queries in byte order, hits in list order with ranks

@@ -73,7 +73,7 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 			if truncated(sc) {
 				return nil, truncatedError(name, line)
 			}
-			return nil, fileio.Errorf(name, line, "grade %q is not an integer", f[3])
+			return nil, fileio.Errorf(name, line, "grade %q is not an integer; TREC qrels grades are whole numbers (0 not relevant, 1 and up relevant)", f[3])
 		}
 		if !q.Add(f[0], f[2], grade) {
 			return nil, fileio.Errorf(name, line, "document %q is judged twice for query %q; keep one judgment per pair", f[2], f[0])
@@ -87,7 +87,8 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 
 // ReadRun parses a TREC run: "qid Q0 docid rank score tag" per line. The rank
 // column must be an integer but is otherwise ignored, as trec_eval ignores
-// it. Scores must be finite, and a document may appear once per query. As
+// it. Scores must be finite decimal numbers (no hexadecimal, no '_'), and a
+// document may appear once per query. As
 // in ReadQrels, a leading byte-order mark is skipped and ids must be UTF-8.
 //
 // Runs are large (a million lines for 1,000 queries at depth 1,000), so the
@@ -140,20 +141,23 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 			if isJSON(b) {
 				return nil, fileio.Errorf(name, line, "the line is JSON, not a run line (query-id Q0 doc-id rank score tag)%s", notJSON)
 			}
-			return nil, fileio.Errorf(name, line, "rank %q is not an integer", f[3])
+			return nil, fileio.Errorf(name, line, "rank %q is not an integer; the fourth column is the rank, a whole number (trec_eval ignores its value)", f[3])
 		}
 		score, err := strconv.ParseFloat(string(f[4]), 64)
 		if errors.Is(err, strconv.ErrRange) {
-			return nil, fileio.Errorf(name, line, "score %q is out of range for a float64", f[4])
+			return nil, fileio.Errorf(name, line, "score %q is out of range for a float64; scale the run's scores down", f[4])
 		}
 		if err != nil {
 			if truncated(sc) {
 				return nil, truncatedError(name, line)
 			}
-			return nil, fileio.Errorf(name, line, "score %q is not a number", f[4])
+			return nil, fileio.Errorf(name, line, "score %q is not a number; the fifth column is the score, a decimal number such as 12.5", f[4])
 		}
 		if math.IsNaN(score) || math.IsInf(score, 0) {
-			return nil, fileio.Errorf(name, line, "score %q is not finite; a run needs real-valued scores", f[4])
+			return nil, fileio.Errorf(name, line, "score %q is not finite; a run needs real-valued scores: give the document a finite score or leave it out", f[4])
+		}
+		if why := notDecimal(f[4]); why != "" {
+			return nil, fileio.Errorf(name, line, "score %q is not a decimal number (digits, an optional '.' and exponent): %s", f[4], why)
 		}
 		if hits == nil || qid != string(f[0]) {
 			flush()
@@ -222,6 +226,22 @@ func splitFields(f *[6][]byte, b []byte) int {
 		}
 	}
 	return n
+}
+
+// notDecimal says why a score strconv.ParseFloat accepted is still not
+// one every evaluator reads alike, or returns "". Go reads hexadecimal
+// floats and '_' between digits; trec_eval's C reader stops at a '_'
+// ("1_000" is 1) and Python's float(), which pytrec_eval and ranx use,
+// skips it (1000) and refuses hexadecimal, so the same line would rank
+// differently in each.
+func notDecimal(b []byte) string {
+	switch {
+	case bytes.IndexByte(b, '_') >= 0:
+		return "trec_eval reads only what comes before the '_' but Python's float() skips it; write the score without '_'"
+	case bytes.IndexAny(b, "xX") >= 0:
+		return "it is hexadecimal, which Python's float() (pytrec_eval, ranx) refuses; write the score in decimal"
+	}
+	return ""
 }
 
 // notJSON ends the error of a JSON line where a TREC line is wanted.

@@ -87,6 +87,17 @@ $COLUMNS (else the terminal's width, else 80), a table per few tasks.`,
 			if !(opt.MaxP > 0 && opt.MaxP < 1) {
 				return usage(fmt.Errorf("--max-p %v: give a significance level between 0 and 1, such as 0.05", opt.MaxP))
 			}
+			// significance.Options reads each of these at 0 as its
+			// default: a 0 given here must not become 10,000 or 95%.
+			if opt.Permutations < 1 {
+				return usage(fmt.Errorf("--permutations %d: give how many random sign flips to draw, 1 or more (such as 10000)", opt.Permutations))
+			}
+			if opt.Resamples < 1 {
+				return usage(fmt.Errorf("--bootstrap %d: give how many bootstrap resamples to draw, 1 or more (such as 10000)", opt.Resamples))
+			}
+			if !(opt.Level > 0 && opt.Level < 1) {
+				return usage(fmt.Errorf("--level %v: give a confidence level between 0 and 1, such as 0.95", opt.Level))
+			}
 			var ms []measure.Measure
 			for _, metric := range metrics {
 				parsed, err := measure.ParseIn(metric, measure.TrecProfile)

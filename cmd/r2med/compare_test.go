@@ -172,3 +172,23 @@ func TestCompareSaysWhatSetsTwinsApart(t *testing.T) {
 		t.Errorf("results --format markdown: the note is not a list after a blank line:\n%s", md)
 	}
 }
+
+// TestCompareRefusesZeroSettings: --permutations 0, --bootstrap 0 and
+// --level 0 were taken for "the default" (10,000 flips, 10,000
+// resamples, 95%) by significance.Options' zero values, so the report
+// said 95% where the user asked for something else; each is refused,
+// naming the flag, before any run is read.
+func TestCompareRefusesZeroSettings(t *testing.T) {
+	for _, c := range []struct{ flag, value, want string }{
+		{"--permutations", "0", "--permutations 0: give how many random sign flips to draw, 1 or more (such as 10000)"},
+		{"--permutations", "-5", "--permutations -5: give how many random sign flips to draw, 1 or more (such as 10000)"},
+		{"--bootstrap", "0", "--bootstrap 0: give how many bootstrap resamples to draw, 1 or more (such as 10000)"},
+		{"--level", "0", "--level 0: give a confidence level between 0 and 1, such as 0.95"},
+		{"--level", "95", "--level 95: give a confidence level between 0 and 1, such as 0.95"},
+	} {
+		_, stderr, code := r2med(t, "", "compare", "a.trec", "b.trec", "--qrels", "q.txt", c.flag, c.value)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s %s: exit %d, stderr %q; want %q", c.flag, c.value, code, stderr, c.want)
+		}
+	}
+}

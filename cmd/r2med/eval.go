@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +33,10 @@ func newEvalCmd() *cobra.Command {
 		Long: `eval scores a TREC run (qid Q0 docid rank score tag) against TREC qrels
 (qid iter docid grade) with trec_eval 9.0.8's semantics, the version inside
 pytrec_eval: scores read as float32, ties broken by docid descending, the
-rank column ignored. Output is byte-identical to trec_eval's.
+rank column ignored. Output is byte-identical to trec_eval's; notes on
+stderr say where a choice differs (a family named by two -m is evaluated
+at every cutoff named, trec_eval keeps the first list) and which queries
+one side lacks (run queries without judgments are not evaluated).
 
 QRELS may also be a task's own judgments: R2MED's qrels.jsonl
 ({"q_id","p_id","score"} per line) or BEIR's qrels TSV (a header, then
@@ -82,6 +87,26 @@ What it removed is said on stderr.`,
 			if err != nil {
 				return usage(err)
 			}
+			for _, f := range measure.NamedTwice(spec, p) {
+				var cuts []int
+				for _, m := range ms {
+					if m.Family == f {
+						cuts = append(cuts, m.Cutoff)
+					}
+				}
+				slices.Sort(cuts)
+				var list []string
+				for _, c := range slices.Compact(cuts) {
+					list = append(list, strconv.Itoa(c))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %s is named by more than one -m; trec_eval keeps the first list only, r2med evaluates every cutoff named (give them in one -m, %s.%s, for output trec_eval prints too)\n",
+					f, f, strings.Join(list, ","))
+			}
+			// measure.Options reads a level of 0 as its default, 1: -l 0
+			// (trec_eval's "grade 0 is relevant") must not become that.
+			if level < 1 {
+				return usage(fmt.Errorf("-l %d: the relevance level must be 1 or more; below 1, judged non-relevant documents (grade 0) would count as relevant", level))
+			}
 			qrels, err := dataset.ReadQrelsFile(args[0])
 			if err != nil {
 				return err
@@ -108,6 +133,22 @@ What it removed is said on stderr.`,
 			if err != nil {
 				return err
 			}
+			var unjudged []string
+			for qid := range run {
+				if _, ok := qrels[qid]; !ok {
+					unjudged = append(unjudged, qid)
+				}
+			}
+			if len(unjudged) > 0 {
+				slices.Sort(unjudged)
+				how := "are not evaluated (trec_eval's rule); check the query ids if they should be"
+				if p == measure.HakariProfile {
+					how = "score 0 in the means (HAKARI-Bench's rule: every query of the run counts)"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %d %s of the run (%s) %s no judgments in the qrels and %s\n",
+					len(unjudged), errtext.Plural(len(unjudged), "query", "queries"), errtext.QuoteList(unjudged, 5),
+					errtext.Plural(len(unjudged), "has", "have"), how)
+			}
 			if !complete {
 				// trec_eval's default, kept; said when -c would average
 				// otherwise.
@@ -128,7 +169,7 @@ What it removed is said on stderr.`,
 	f := cmd.Flags()
 	f.BoolVarP(&perQuery, "query", "q", false, "print every query's values before the summary")
 	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0 (R2MED's rule; without it, the run's queries, trec_eval's default)")
-	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant")
+	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant (1 or more)")
 	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition)")
 	f.StringVar(&profile, "profile", "trec", "which definitions measure names mean: trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
 	f.StringVar(&exclude, "exclude", "", "exclusions file (QUERY-ID DOC-ID per line): pairs removed from the run and the qrels first")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -65,6 +66,9 @@ read with file:line errors and the output is written atomically.`,
 				spec.Ties = fusion.DocID
 			default:
 				return fmt.Errorf("unknown --ties %q (best-rank or docid)", ties)
+			}
+			if strings.ContainsFunc(tag, unicode.IsSpace) {
+				return fmt.Errorf("--tag %q contains white space; a run's tag is one column: join its words with _ or -", tag)
 			}
 			if depth < 0 {
 				return fmt.Errorf("--depth must be ≥ 0 (0 keeps every document), got %d", depth)

@@ -217,6 +217,10 @@ func TestFuseErrors(t *testing.T) {
 		{[]string{"--method", "combsum", "--norm", "l2", runs[0], runs[1], "--out", out}, `unknown --norm "l2"`},
 		{[]string{"--ties", "random", runs[0], runs[1], "--out", out}, `unknown --ties`},
 		{[]string{"--rrf-k", "-1", runs[0], runs[1], "--out", out}, "--rrf-k must be"},
+		// A tag with a space would split the file's last column: said
+		// before the runs are read, naming the flag, where the write
+		// failed with "run tag ... contains white space".
+		{[]string{"--tag", "my run", runs[0], runs[1], "--out", out}, `--tag "my run" contains white space; a run's tag is one column: join its words with _ or -`},
 		{[]string{runs[0], runs[2], "--out", out}, runs[2] + ":1:"},
 		{[]string{runs[0], runs[1] + ".missing", "--out", out}, ".missing"},
 		// An empty run (a run that failed before its first line) would

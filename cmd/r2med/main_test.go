@@ -169,6 +169,69 @@ func TestEvalSaysWhichMean(t *testing.T) {
 	}
 }
 
+// TestEvalSaysWhichRunQueriesAreUnjudged: run queries without judgments
+// are left out of the means, as trec_eval leaves them out, and eval says
+// how many and which, where they were dropped without a word (a run whose
+// ids were half rewritten showed a mean over the other half).
+func TestEvalSaysWhichRunQueriesAreUnjudged(t *testing.T) {
+	qrels, run := evalFiles(t, "1 0 d1 1\n2 0 d2 1\n", "1 Q0 d1 1 2 t\n2 Q0 d2 1 2 t\nx9 Q0 d1 1 2 t\nx8 Q0 d1 1 2 t\n")
+	for _, complete := range []bool{false, true} {
+		args := []string{"eval", "-m", "recip_rank", qrels, run}
+		if complete {
+			args = append([]string{"eval", "-c"}, args[1:]...)
+		}
+		out, stderr, code := r2med(t, "", args...)
+		if code != 0 || out != "recip_rank            \tall\t1.0000\n" {
+			t.Fatalf("-c %v: exit %d, stdout %q: %s", complete, code, out, stderr)
+		}
+		want := `r2med eval: note: 2 queries of the run ("x8", "x9") have no judgments in the qrels and are not evaluated (trec_eval's rule); check the query ids if they should be` + "\n"
+		if stderr != want {
+			t.Errorf("-c %v: stderr %q, want %q", complete, stderr, want)
+		}
+	}
+	// HAKARI-Bench counts every query of the run: said so.
+	out, stderr, code := r2med(t, "", "eval", "--profile", "hakari", "-m", "mrr@10", qrels, run)
+	want := `r2med eval: note: 2 queries of the run ("x8", "x9") have no judgments in the qrels and score 0 in the means (HAKARI-Bench's rule: every query of the run counts)` + "\n"
+	if code != 0 || out != "mrr@10                \tall\t0.5000\n" || stderr != want {
+		t.Errorf("hakari: exit %d, stdout %q, stderr %q, want %q", code, out, stderr, want)
+	}
+}
+
+// TestEvalSaysFamilyNamedTwice: "-m P.5 -m P.10" prints P_5 and P_10,
+// where trec_eval keeps the first list and prints P_5 alone; the help
+// promises trec_eval's output, so eval says on stderr where it differs.
+func TestEvalSaysFamilyNamedTwice(t *testing.T) {
+	qrels, run := evalFiles(t, "1 0 d1 1\n", "1 Q0 d1 1 2 t\n")
+	out, stderr, code := r2med(t, "", "eval", "-m", "P.10", "-m", "map", "-m", "P.5", qrels, run)
+	if code != 0 || out != "map                   \tall\t1.0000\nP_5                   \tall\t0.2000\nP_10                  \tall\t0.1000\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	want := "r2med eval: note: P is named by more than one -m; trec_eval keeps the first list only, r2med evaluates every cutoff named (give them in one -m, P.5,10, for output trec_eval prints too)\n"
+	if stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if _, stderr, _ = r2med(t, "", "eval", "-m", "P.5,10", "-m", "map", qrels, run); stderr != "" {
+		t.Errorf("one -m per family: stderr %q, want none", stderr)
+	}
+}
+
+// TestEvalRefusesLevelBelowOne: -l 0 made grade-0 (judged non-relevant)
+// documents relevant in trec_eval but was read by eval as "the default,
+// 1", so a user asking for it got level-1 numbers without a word; levels
+// below 1 are now refused.
+func TestEvalRefusesLevelBelowOne(t *testing.T) {
+	qrels, run := evalFiles(t, "1 0 d1 0\n1 0 d2 1\n", "1 Q0 d1 1 2 t\n1 Q0 d2 2 1 t\n")
+	for _, l := range []string{"0", "-1"} {
+		out, stderr, code := r2med(t, "", "eval", "-l", l, "-m", "P.1", qrels, run)
+		if code != 2 || out != "" || !strings.Contains(stderr, "-l "+l+": the relevance level must be 1 or more") {
+			t.Errorf("-l %s: exit %d, stdout %q, stderr %q", l, code, out, stderr)
+		}
+	}
+	if out, _, code := r2med(t, "", "eval", "-l", "2", "-m", "num_rel", qrels, run); code != 0 || out != "num_rel               \tall\t0\n" {
+		t.Errorf("-l 2: exit %d, stdout %q", code, out)
+	}
+}
+
 func TestEvalHakariProfile(t *testing.T) {
 	// List order is authoritative for HAKARI: d2 is second whatever its score.
 	qrels, run := evalFiles(t, "1 0 d2 1\n2 0 d9 1\n", "1 Q0 d1 1 1.0 t\n1 Q0 d2 2 5.0 t\n2 Q0 d3 1 1.0 t\n")
