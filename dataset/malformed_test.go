@@ -73,6 +73,9 @@ func TestMalformed(t *testing.T) {
 			`qrels-jsonl/fraction-score.jsonl:2: "score" 1.5 is not an integer grade`},
 		{"qrels-jsonl/huge-score.jsonl",
 			`qrels-jsonl/huge-score.jsonl:1: "score" 1e30 is out of range for a grade`},
+		// Past float64's range: ParseFloat gives +Inf and ErrRange.
+		{"qrels-jsonl/overflow-score.jsonl",
+			`qrels-jsonl/overflow-score.jsonl:1: "score" 1e400 is out of range for a grade`},
 		{"qrels-jsonl/invalid-utf8-id.jsonl",
 			`qrels-jsonl/invalid-utf8-id.jsonl:2: invalid UTF-8 (byte 0x80) at byte offset 24 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"qrels-jsonl/missing-p_id.jsonl",

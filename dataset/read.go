@@ -372,7 +372,7 @@ func jsonGrade(raw json.RawMessage) (int, error) {
 		return int(g), nil
 	}
 	f, ferr := strconv.ParseFloat(s, 64)
-	if errors.Is(err, strconv.ErrRange) || ferr == nil && (f < math.MinInt || f >= math.MaxInt) {
+	if errors.Is(err, strconv.ErrRange) || errors.Is(ferr, strconv.ErrRange) || ferr == nil && (f < math.MinInt || f >= math.MaxInt) {
 		return 0, fmt.Errorf(`"score" %s is out of range for a grade`, s)
 	}
 	if ferr != nil || f != math.Trunc(f) {
