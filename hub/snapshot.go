@@ -96,8 +96,8 @@ func cachedSnapshot(rc repoCache, revision string, pats patterns) *Snapshot {
 			return nil
 		}
 		for _, f := range sel {
-			if !present(rc.pointer(commit, f.Path), f.Size) {
-				return nil
+			if ok, _ := rc.reusable(rc.pointer(commit, f.Path), f); !ok {
+				return nil // fetched (again) by the caller
 			}
 		}
 		files = sel
@@ -108,6 +108,9 @@ func cachedSnapshot(rc repoCache, revision string, pats patterns) *Snapshot {
 		for _, p := range pats.sortedLiterals() {
 			f, ok := cachedFile(dir, p)
 			if !ok {
+				return nil
+			}
+			if ok, _ := rc.reusable(filepath.Join(dir, filepath.FromSlash(p)), f); !ok {
 				return nil
 			}
 			files = append(files, f)
@@ -167,6 +170,21 @@ func (c *Client) offlineSnapshot(rc repoCache, repo Repo, revision string, pats 
 	if len(missing) > 0 {
 		return nil, newError(fmt.Sprintf("%s@%s: %d file(s) asked for are not in the cache: %s; %s",
 			repo, revision, len(missing), listSome(missing), why), ErrOffline)
+	}
+	for _, f := range files {
+		ptr := rc.pointer(commit, f.Path)
+		bad, err := rc.damaged(ptr, blobName(ptr, f), f)
+		if err != nil {
+			return nil, err
+		}
+		if bad != "" {
+			real, err := filepath.EvalSymlinks(ptr)
+			if err != nil {
+				real = ptr
+			}
+			return nil, newError(fmt.Sprintf("%s@%s: %q is damaged in the cache (%s: %s); delete it (rm %s) and run once with HF_HUB_OFFLINE unset to fetch it again",
+				repo, revision, f.Path, real, bad, real), ErrOffline, ErrCorrupt)
+		}
 	}
 	return &Snapshot{Dir: dir, Commit: commit, Files: files}, nil
 }
