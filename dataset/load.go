@@ -382,11 +382,12 @@ func (s source) load(dir string, opts Options) (*ir.Task, error) {
 	for _, q := range queries {
 		queryIDs[q.ID] = true
 	}
-	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.show(f.queries)); err != nil {
+	locate := func(bad func(qid, did string) bool) int { return s.firstJudgment(f, bad) }
+	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.show(f.queries), locate); err != nil {
 		return nil, err
 	}
 	if !opts.AllowMissingDocs {
-		if err := checkKnown(t.Qrels, nil, docIDs, qrelsName, s.show(f.corpus)); err != nil {
+		if err := checkKnown(t.Qrels, nil, docIDs, qrelsName, s.show(f.corpus), locate); err != nil {
 			return nil, err
 		}
 	}
@@ -439,8 +440,10 @@ const maxListed = 5
 
 // checkKnown reports judgments whose query (queries != nil) or document
 // (docs != nil) is unknown, quoting the first few ids in byte order so the
-// message is the same on every run.
-func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
+// message is the same on every run. locate, when not nil, finds the line
+// of the file's first judgment that bad says is such a one (0 when it
+// cannot), which the error then names.
+func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string, locate func(bad func(qid, did string) bool) int) error {
 	unknown := make(map[string]bool)
 	rows := 0
 	for qid, m := range q {
@@ -467,14 +470,81 @@ func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 	}
 	sort.Strings(ids)
 	list := errtext.QuoteList(ids, maxListed)
-	if queries != nil {
-		return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; the qrels must come from the same task as the queries",
-			len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
+	line := 0
+	if locate != nil {
+		line = locate(func(qid, did string) bool {
+			if queries != nil {
+				return !queries[qid]
+			}
+			_, ok := docs[did]
+			return !ok
+		})
 	}
-	e := fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
-		len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
+	judgments := fmt.Sprintf("%d %s", rows, errtext.Plural(rows, "judgment", "judgments"))
+	if line > 0 && rows > 1 {
+		judgments += ", the first on this line"
+	}
+	if queries != nil {
+		return fileio.Errorf(qrelsName, line, "%d judged %s not in %s (%s): %s; the qrels must come from the same task as the queries",
+			len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, judgments, list)
+	}
+	e := fileio.Errorf(qrelsName, line, "%d judged %s not in %s (%s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
+		len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, judgments, list)
 	e.Err = ErrMissingDocs
 	return e
+}
+
+// firstJudgment reads the task's qrels file again, which has been read
+// whole once, and returns the line of its first judgment that bad says
+// is wrong, or 0 when none is (or the file cannot be read again). Only an
+// error message needs it, so the readers keep no line numbers.
+func (s source) firstJudgment(f files, bad func(qid, did string) bool) int {
+	rc, err := s.open(f.qrels)
+	if err != nil {
+		return 0
+	}
+	defer rc.Close()
+	lr := newLineReader(rc, s.show(f.qrels))
+	qk, pk := keys{id: "q_id"}, keys{id: "p_id"}
+	header := f.qrelsFormat == "beir"
+	var fields []string
+	for {
+		line, ok := lr.next()
+		if !ok {
+			return 0
+		}
+		var qid, did string
+		switch f.qrelsFormat {
+		case "jsonl":
+			m, err := errtext.DecodeObject(line)
+			if err != nil {
+				return 0
+			}
+			if qid, err = idField(m, qk, "judgment"); err != nil {
+				return 0
+			}
+			if did, err = idField(m, pk, "judgment"); err != nil {
+				return 0
+			}
+		default: // BEIR's TSV (after its header) or TREC qrels
+			fields = fileio.Fields(fields, string(line))
+			if header {
+				header = false
+				continue
+			}
+			switch {
+			case f.qrelsFormat == "beir" && len(fields) == 3:
+				qid, did = fields[0], fields[1]
+			case f.qrelsFormat == "trec" && len(fields) == 4:
+				qid, did = fields[0], fields[2]
+			default:
+				return 0
+			}
+		}
+		if bad(qid, did) {
+			return lr.line
+		}
+	}
 }
 
 // ErrMissingDocs is the error (errors.Is) of qrels that judge documents

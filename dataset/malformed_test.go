@@ -138,14 +138,18 @@ func TestMalformed(t *testing.T) {
 			`tasks/excluded-judged/query.jsonl (query "q2"): query "q2" excludes document "d2", which its judgments grade 1; a document cannot be both excluded and judged (BRIGHT's run.py asserts the same), so remove the judgment or the exclusion`},
 		{"tasks/excluded-unknown-query",
 			`tasks/excluded-unknown-query/excluded_ids.tsv:2: query "q7" is not one of the task's queries; the exclusions must come from the same task as the queries`},
+		// The line of the first unknown judgment counts the header and
+		// the blank line (CRLF line ends) as an editor does.
+		{"tasks/beir-unknown-docs",
+			`tasks/beir-unknown-docs/qrels/test.tsv:4: 1 judged document is not in tasks/beir-unknown-docs/corpus.jsonl (1 judgment): "d9"; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
 		{"tasks/r2med-no-qrels",
 			`tasks/r2med-no-qrels (R2MED layout) is missing corpus.jsonl and qrels.jsonl (or qrels.txt); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
 		{"tasks/r2med-two-qrels",
 			`tasks/r2med-two-qrels holds both qrels.jsonl and qrels.txt; R2MED's code reads qrels.jsonl, so move qrels.txt away unless it is the one you mean`},
 		{"tasks/unknown-docs",
-			`tasks/unknown-docs/qrels.jsonl: 7 judged documents are not in tasks/unknown-docs/corpus.jsonl (8 judgments): "x1", "x2", "x3", "x4", "x5" and 2 more; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
+			`tasks/unknown-docs/qrels.jsonl:2: 7 judged documents are not in tasks/unknown-docs/corpus.jsonl (8 judgments, the first on this line): "x1", "x2", "x3", "x4", "x5" and 2 more; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
 		{"tasks/unknown-queries",
-			`tasks/unknown-queries/qrels.txt: 1 judged query is not in tasks/unknown-queries/query.jsonl (2 judgments): "7"; the qrels must come from the same task as the queries`},
+			`tasks/unknown-queries/qrels.txt:2: 1 judged query is not in tasks/unknown-queries/query.jsonl (2 judgments, the first on this line): "7"; the qrels must come from the same task as the queries`},
 	}
 	files, err := filepath.Glob("*/*")
 	if err != nil {

@@ -154,7 +154,7 @@ func ReadCorpusLines(r io.Reader, name string, layout ir.Layout, fn func(ir.Doc)
 // (docs != nil) is unknown, naming the first few ids; qrelsName and
 // otherName name the files in the message.
 func CheckKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
-	return checkKnown(q, queries, docs, qrelsName, otherName)
+	return checkKnown(q, queries, docs, qrelsName, otherName, nil)
 }
 
 // KeepJudged appends the queries with judgments to t.Queries, in order,
