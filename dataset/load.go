@@ -382,7 +382,9 @@ func (s source) load(dir string, opts Options) (*ir.Task, error) {
 	for _, q := range queries {
 		queryIDs[q.ID] = true
 	}
-	locate := func(bad func(qid, did string) bool) int { return s.firstJudgment(f, bad) }
+	locate := func(bad func(qid, did string) bool) (string, int, int) {
+		return s.show(f.qrels), s.firstJudgment(f, bad), 0
+	}
 	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.show(f.queries), locate); err != nil {
 		return nil, err
 	}
@@ -440,10 +442,11 @@ const maxListed = 5
 
 // checkKnown reports judgments whose query (queries != nil) or document
 // (docs != nil) is unknown, quoting the first few ids in byte order so the
-// message is the same on every run. locate, when not nil, finds the line
-// of the file's first judgment that bad says is such a one (0 when it
-// cannot), which the error then names.
-func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string, locate func(bad func(qid, did string) bool) int) error {
+// message is the same on every run. locate, when not nil, finds the
+// first judgment that bad says is such a one: its file and line, or its
+// row in a table file (line and row 0 when it cannot), which the error
+// then names.
+func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string, locate Locate) error {
 	unknown := make(map[string]bool)
 	rows := 0
 	for qid, m := range q {
@@ -470,29 +473,43 @@ func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 	}
 	sort.Strings(ids)
 	list := errtext.QuoteList(ids, maxListed)
-	line := 0
+	file, line, row := qrelsName, 0, 0
 	if locate != nil {
-		line = locate(func(qid, did string) bool {
+		if f, l, r := locate(func(qid, did string) bool {
 			if queries != nil {
 				return !queries[qid]
 			}
 			_, ok := docs[did]
 			return !ok
-		})
+		}); l > 0 || r > 0 {
+			file, line, row = f, l, r
+		}
 	}
 	judgments := fmt.Sprintf("%d %s", rows, errtext.Plural(rows, "judgment", "judgments"))
-	if line > 0 && rows > 1 {
+	prefix := ""
+	switch {
+	case line > 0 && rows > 1:
 		judgments += ", the first on this line"
+	case row > 0:
+		prefix = fmt.Sprintf("row %d: ", row)
+		if rows > 1 {
+			judgments += ", the first in this row"
+		}
 	}
 	if queries != nil {
-		return fileio.Errorf(qrelsName, line, "%d judged %s not in %s (%s): %s; the qrels must come from the same task as the queries",
-			len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, judgments, list)
+		return fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; the qrels must come from the same task as the queries",
+			prefix, len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, judgments, list)
 	}
-	e := fileio.Errorf(qrelsName, line, "%d judged %s not in %s (%s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
-		len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, judgments, list)
+	e := fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
+		prefix, len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, judgments, list)
 	e.Err = ErrMissingDocs
 	return e
 }
+
+// Locate finds the first judgment that bad says is wrong: the file it is
+// in, and its line, or its row in a table file (parquet); line and row
+// are 0 when it finds none.
+type Locate func(bad func(qid, did string) bool) (file string, line, row int)
 
 // firstJudgment reads the task's qrels file again, which has been read
 // whole once, and returns the line of its first judgment that bad says
