@@ -25,6 +25,8 @@ func TestMalformed(t *testing.T) {
 			`corpus/array-line.jsonl:2: line holds a JSON array, want one JSON object per line`},
 		{"corpus/bad-escape.jsonl",
 			`corpus/bad-escape.jsonl:2: malformed JSON at column 26: invalid character 'p' in string escape code; each line must be one complete JSON object`},
+		{"corpus/joined-bom.jsonl",
+			`corpus/joined-bom.jsonl:2: line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\xEF\xBB\xBF//' FILE)`},
 		{"corpus/bad-json.jsonl",
 			`corpus/bad-json.jsonl:2: malformed JSON at column 35: unexpected end of JSON input; each line must be one complete JSON object`},
 		{"corpus/beir-id.jsonl",

@@ -29,6 +29,8 @@ type lineReader struct {
 	line int
 	// unterminated is set when the last token had no newline after it.
 	unterminated bool
+	// bad is why next stopped at a line it would not hand out.
+	bad error
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
@@ -59,6 +61,12 @@ func (lr *lineReader) next() ([]byte, bool) {
 		if lr.line == 1 {
 			// Windows tools write a byte-order mark; it is not data.
 			b = bytes.TrimPrefix(b, utf8BOM)
+		} else if bytes.HasPrefix(b, utf8BOM) {
+			// One inside the file is where files were joined (cat a b);
+			// JSON parsers (Python's json.loads among them) refuse it, and
+			// an editor does not show it.
+			lr.bad = lr.errorf("line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\\xEF\\xBB\\xBF//' FILE)")
+			return nil, false
 		}
 		if !isBlank(b) {
 			return b, true
@@ -82,6 +90,9 @@ func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
 }
 
 func (lr *lineReader) err() error {
+	if lr.bad != nil {
+		return lr.bad
+	}
 	err := lr.sc.Err()
 	switch {
 	case err == nil:
