@@ -54,6 +54,12 @@
 // when online, and is an error naming it when offline, where Python would
 // read it.
 //
+// A commit's files never change on the Hub. When the server lists other
+// files for a commit than the cache recorded for it, or an LFS file with
+// another sha256 than its snapshot entry links to, the call fails
+// (ErrChanged) rather than mix the two in one snapshot; Python would
+// fetch the new file beside the old ones.
+//
 // With HF_HUB_OFFLINE set, nothing is requested: the revision is resolved
 // through refs/ (or taken as a commit) and the files must be in the cache.
 // Without it, a Hub that cannot be reached is an error that says so, rather

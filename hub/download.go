@@ -371,6 +371,15 @@ func rangeStart(h string) (int64, bool) {
 // only when no blob of that ETag is in the cache yet.
 func (c *Client) fetchFile(ctx context.Context, rc repoCache, repo Repo, commit string, f File) error {
 	ptr := rc.pointer(commit, f.Path)
+	if t, err := os.Readlink(ptr); err == nil && f.SHA256 != "" {
+		// A commit's LFS file is named by its sha256 for good: a link
+		// to another (in a cache with no listing to compare, one that
+		// Python filled) means the server now serves other content.
+		if was := filepath.Base(t); sha256RE.MatchString(was) && was != f.SHA256 {
+			return newError(fmt.Sprintf("%s@%s: %q is listed with sha256 %s, but this cache fetched it for that commit as %s; a commit's files never change on the Hub, so the server (or a proxy in between) is not serving that commit as it was, and nothing was fetched. If the new file is the one you mean, remove the old one (rm %s) and run again",
+				repo, commit, f.Path, f.SHA256, was, ptr), ErrChanged)
+		}
+	}
 	if ok, err := rc.reusable(ptr, f); ok || err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ var (
 	ErrOffline = errors.New("not in the cache while offline")
 	// ErrCorrupt: downloaded bytes do not match the size or hash the Hub gave.
 	ErrCorrupt = errors.New("corrupted download")
+	// ErrChanged: the server lists other files for a commit than it did
+	// when the cache fetched that commit.
+	ErrChanged = errors.New("files of a commit changed on the server")
 )
 
 // hubError carries a complete message and the classes (and cause) it

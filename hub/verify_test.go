@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -118,4 +119,51 @@ func TestDamagedPythonCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkContents(t, s, files[3:4])
+}
+
+// changedBiology is biologyFiles with the corpus and the queries
+// replaced, as a server that swapped them under the same commit serves
+// them.
+func changedBiology() []hubtest.File {
+	files := biologyFiles()
+	files[1].Content = append(bytes.Clone(files[1].Content), `{"id":"d2","text":"new"}`+"\n"...)
+	files[2].Content = []byte(`{"id":"0","text":"how?"}` + "\n")
+	return files
+}
+
+// TestCommitChangedOnServer: a server that lists other files for a
+// pinned commit than when the cache fetched it is refused, naming the
+// files, and the cached snapshot is left as it was, not silently mixed
+// with the new files.
+func TestCommitChangedOnServer(t *testing.T) {
+	h, c, commit := setup(t)
+	ctx := context.Background()
+	if _, err := c.Snapshot(ctx, bio, commit, "README.md", "corpus/corpus.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	h.AddRepoFiles(bio.String(), changedBiology(), hubtest.Commit(commit))
+	h.Reset()
+	_, err := c.Snapshot(ctx, bio, commit)
+	rc, _ := c.repoCache(bio)
+	mustErr(t, err, ErrChanged, "commit "+commit, `"corpus/corpus.jsonl" has sha256`, `"query/query.jsonl" has sha256`, "rm -r "+rc.snapshotDir(commit))
+	if n := h.Count("cdn", "GET", "") + h.Count("hub", "GET", "/resolve/"); n != 0 {
+		t.Errorf("%d downloads after the change was seen", n)
+	}
+	s := &Snapshot{Dir: rc.snapshotDir(commit)}
+	checkContents(t, s, biologyFiles()[:2])
+}
+
+// TestCommitChangedUnderPythonCache: with no listing to compare (a cache
+// Python filled), a snapshot entry linked to another sha256 than the
+// server now lists is refused, not relinked to the new file.
+func TestCommitChangedUnderPythonCache(t *testing.T) {
+	h := hubtest.NewServer(t)
+	commit := h.AddRepoFiles(bio.String(), biologyFiles())
+	c := newClient(t, h)
+	pythonCache(t, c.CacheDir, commit, biologyFiles())
+	h.AddRepoFiles(bio.String(), changedBiology(), hubtest.Commit(commit))
+	_, err := c.Snapshot(context.Background(), bio, "main")
+	mustErr(t, err, ErrChanged, `"corpus/corpus.jsonl" is listed with sha256 `+hubtest.SHA256(changedBiology()[1].Content), "fetched it for that commit as "+biologyFiles()[1].ETag(), "rm ")
+	s := &Snapshot{Dir: filepath.Join(c.CacheDir, "datasets--R2MED--Biology", "snapshots", commit)}
+	checkContents(t, s, biologyFiles())
 }
