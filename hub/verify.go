@@ -23,8 +23,9 @@ import (
 // passed is recorded beside the blob's size and modification time in
 // .r2med/verified/ETAG (one "SIZE MTIME-NS" line per copy checked); a file
 // whose size and time still match a line is taken as checked. A file
-// rewritten in place gets a new time and is hashed again. A cache that
-// cannot be written to (a shared, read-only one) is hashed on every reuse.
+// rewritten in place gets a new time and is hashed again. Where the cache
+// cannot be written to (a shared, read-only one), the record goes to the
+// user's own cache directory (r2med/hub-verified/REPO-FOLDER/ETAG).
 
 // reuseSums says what a cached file can be checked against: the name of
 // its blob when that is a sha256, or a git blob id that the listing gives
@@ -43,6 +44,19 @@ func (rc repoCache) stampPath(name string) string {
 	return filepath.Join(rc.dir, ".r2med", "verified", name)
 }
 
+// stampPaths are where a check of the blob name may be recorded: in the
+// cache, else in the user's cache directory.
+func (rc repoCache) stampPaths(name string) []string {
+	paths := []string{rc.stampPath(name)}
+	if d, err := userCacheDir(); err == nil {
+		paths = append(paths, filepath.Join(d, "r2med", "hub-verified", filepath.Base(rc.dir), name))
+	}
+	return paths
+}
+
+// userCacheDir is a variable so that tests can point it elsewhere.
+var userCacheDir = os.UserCacheDir
+
 // stampLine identifies one state of a file: its size and modification
 // time.
 func stampLine(st os.FileInfo) string {
@@ -50,36 +64,44 @@ func stampLine(st os.FileInfo) string {
 }
 
 func (rc repoCache) stamped(name, line string) bool {
-	b, err := os.ReadFile(rc.stampPath(name))
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if l == line {
-			return true
+	for _, p := range rc.stampPaths(name) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l == line {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// stamp records that the file in the state line hashed to name. Errors
-// are ignored: the record only saves hashing the file again.
+// stamp records that the file in the state line hashed to name, in the
+// first place that can be written. Errors are ignored: the record only
+// saves hashing the file again.
 func (rc repoCache) stamp(name, line string) {
 	if rc.stamped(name, line) {
 		return
 	}
-	old, _ := os.ReadFile(rc.stampPath(name))
-	_ = fileio.WriteAtomic(rc.stampPath(name), func(w io.Writer) error {
-		var buf bytes.Buffer
-		for _, l := range strings.Split(string(old), "\n") {
-			if l != "" {
-				buf.WriteString(l + "\n")
+	for _, p := range rc.stampPaths(name) {
+		old, _ := os.ReadFile(p)
+		err := fileio.WriteAtomic(p, func(w io.Writer) error {
+			var buf bytes.Buffer
+			for _, l := range strings.Split(string(old), "\n") {
+				if l != "" {
+					buf.WriteString(l + "\n")
+				}
 			}
+			buf.WriteString(line + "\n")
+			_, err := w.Write(buf.Bytes())
+			return err
+		})
+		if err == nil {
+			return
 		}
-		buf.WriteString(line + "\n")
-		_, err := w.Write(buf.Bytes())
-		return err
-	})
+	}
 }
 
 // damaged checks the cached file p (a snapshot entry, a symlink to its

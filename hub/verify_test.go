@@ -167,3 +167,40 @@ func TestCommitChangedUnderPythonCache(t *testing.T) {
 	s := &Snapshot{Dir: filepath.Join(c.CacheDir, "datasets--R2MED--Biology", "snapshots", commit)}
 	checkContents(t, s, biologyFiles())
 }
+
+// TestCheckRecordedOutsideReadOnlyCache: where the cache cannot take the
+// record of a check (here .r2med is a file, so nothing can be made under
+// it), the record goes to the user's cache directory, and the next reuse
+// is not hashed again.
+func TestCheckRecordedOutsideReadOnlyCache(t *testing.T) {
+	h := hubtest.NewServer(t)
+	files := biologyFiles()
+	commit := h.AddRepoFiles(bio.String(), files)
+	c := newClient(t, h)
+	pythonCache(t, c.CacheDir, commit, files)
+	rc, _ := c.repoCache(bio)
+	if err := os.WriteFile(filepath.Join(rc.dir, ".r2med"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	user := t.TempDir()
+	old := userCacheDir
+	userCacheDir = func() (string, error) { return user, nil }
+	t.Cleanup(func() { userCacheDir = old })
+
+	c.Offline = true
+	if _, err := c.Snapshot(context.Background(), bio, "main", "corpus/corpus.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	corpus := files[1]
+	rec := filepath.Join(user, "r2med", "hub-verified", "datasets--R2MED--Biology", corpus.ETag())
+	if _, err := os.Stat(rec); err != nil {
+		t.Fatalf("no record of the check in the user's cache directory: %v", err)
+	}
+	st, err := os.Stat(rc.blob(corpus.ETag()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rc.stamped(corpus.ETag(), stampLine(st)) {
+		t.Error("the record is not found again")
+	}
+}
