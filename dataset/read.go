@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
@@ -246,14 +248,24 @@ func idField(m map[string]json.RawMessage, k keys, what string) (string, error) 
 	return id, nil
 }
 
-// checkID rejects ids that TREC's whitespace-separated files cannot carry.
+// checkID rejects ids that TREC's whitespace-separated files cannot carry:
+// ASCII white space, which trec_eval splits on, and the other characters
+// Python's str.split() splits on (Unicode white space, and the separators
+// U+001C to U+001F), which pytrec_eval's parse_run and parse_qrel use.
 func checkID(id string) error {
 	if id == "" {
 		return errors.New(`is empty; give every record a non-empty id`)
 	}
 	for i := 0; i < len(id); i++ {
-		if fileio.IsSpace(id[i]) {
+		c := id[i]
+		if fileio.IsSpace(c) {
 			return fmt.Errorf("%q contains whitespace at byte %d; TREC run and qrels files separate fields by whitespace, so rename the id", id, i)
+		}
+		if c >= 0x1c && c <= 0x1f || c >= utf8.RuneSelf {
+			r, _ := utf8.DecodeRuneInString(id[i:])
+			if r >= 0x1c && r <= 0x1f || unicode.IsSpace(r) {
+				return fmt.Errorf("%q contains %U, which Python's str.split() takes for whitespace, at byte %d; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it", id, r, i)
+			}
 		}
 	}
 	return nil
@@ -426,6 +438,11 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 		grade, err := strconv.Atoi(f[2])
 		if err != nil {
 			return nil, lr.errorf("score %q is not an integer grade", f[2])
+		}
+		for j, what := range []string{"query-id", "corpus-id"} {
+			if err := checkID(f[j]); err != nil {
+				return nil, lr.errorf("%s %v", what, err)
+			}
 		}
 		if !q.Add(f[0], f[1], grade) {
 			return nil, lr.errorf("document %q is judged twice for query %q; keep one judgment per pair", f[1], f[0])
