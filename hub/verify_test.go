@@ -92,15 +92,22 @@ func TestDamagedCacheIsNotReused(t *testing.T) {
 	}
 }
 
+// pythonServed serves biologyFiles and lays them out in the client's
+// cache as huggingface_hub would have (no listing, no record of checks).
+func pythonServed(t *testing.T) (*hubtest.Server, *Client, string) {
+	h := hubtest.NewServer(t)
+	commit := h.AddRepoFiles(bio.String(), biologyFiles())
+	c := newClient(t, h)
+	pythonCache(t, c.CacheDir, commit, biologyFiles())
+	return h, c, commit
+}
+
 // TestDamagedPythonCache: a cache filled by huggingface_hub has no record
 // of checks; its blobs are hashed at their first reuse, and a damaged one
 // is found.
 func TestDamagedPythonCache(t *testing.T) {
-	h := hubtest.NewServer(t)
+	_, c, _ := pythonServed(t)
 	files := biologyFiles()
-	commit := h.AddRepoFiles(bio.String(), files)
-	c := newClient(t, h)
-	pythonCache(t, c.CacheDir, commit, files)
 	c.Offline = true
 	ctx := context.Background()
 	if _, err := c.Snapshot(ctx, bio, "main", "corpus/corpus.jsonl"); err != nil {
@@ -157,10 +164,7 @@ func TestCommitChangedOnServer(t *testing.T) {
 // Python filled), a snapshot entry linked to another sha256 than the
 // server now lists is refused, not relinked to the new file.
 func TestCommitChangedUnderPythonCache(t *testing.T) {
-	h := hubtest.NewServer(t)
-	commit := h.AddRepoFiles(bio.String(), biologyFiles())
-	c := newClient(t, h)
-	pythonCache(t, c.CacheDir, commit, biologyFiles())
+	h, c, commit := pythonServed(t)
 	h.AddRepoFiles(bio.String(), changedBiology(), hubtest.Commit(commit))
 	_, err := c.Snapshot(context.Background(), bio, "main")
 	mustErr(t, err, ErrChanged, `"corpus/corpus.jsonl" is listed with sha256 `+hubtest.SHA256(changedBiology()[1].Content), "fetched it for that commit as "+biologyFiles()[1].ETag(), "rm ")
@@ -173,11 +177,8 @@ func TestCommitChangedUnderPythonCache(t *testing.T) {
 // it), the record goes to the user's cache directory, and the next reuse
 // is not hashed again.
 func TestCheckRecordedOutsideReadOnlyCache(t *testing.T) {
-	h := hubtest.NewServer(t)
+	_, c, _ := pythonServed(t)
 	files := biologyFiles()
-	commit := h.AddRepoFiles(bio.String(), files)
-	c := newClient(t, h)
-	pythonCache(t, c.CacheDir, commit, files)
 	rc, _ := c.repoCache(bio)
 	if err := os.WriteFile(filepath.Join(rc.dir, ".r2med"), nil, 0o644); err != nil {
 		t.Fatal(err)
