@@ -190,7 +190,30 @@ func (s source) detect(dir string) (ir.Layout, error) {
 	case beir:
 		return ir.LayoutBEIR, nil
 	}
-	return "", fmt.Errorf("%s has no query file (query.jsonl or queries.jsonl); %s", dir, needFiles)
+	return "", fmt.Errorf("%s has no query file (query.jsonl or queries.jsonl); %s%s", dir, needFiles, s.tableHint())
+}
+
+// tableHint says what to do with a directory of parquet files (or JSON
+// lines under config folders) that names no layout's files: it is a Hub
+// repository's export, which its dataset card (README.md) describes.
+func (s source) tableHint() string {
+	found := ""
+	_ = fs.WalkDir(s.fsys, s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return fs.SkipAll
+		}
+		if d.IsDir() && strings.Count(s.rel(p), "/") >= 2 {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			found = s.rel(p)
+		}
+		return nil
+	})
+	if found == "" {
+		return ""
+	}
+	return fmt.Sprintf("; it holds parquet files (%s), as a Hugging Face dataset repository does: copy the repository's README.md (its dataset card, whose configs say which files hold what) beside them, or give hf://datasets/OWNER/NAME", found)
 }
 
 // Load reads the task in directory dir, detecting its layout. Files may be

@@ -150,6 +150,9 @@ func TestMalformed(t *testing.T) {
 		// the blank line (CRLF line ends) as an editor does.
 		{"tasks/beir-unknown-docs",
 			`tasks/beir-unknown-docs/qrels/test.tsv:4: 1 judged document is not in tasks/beir-unknown-docs/corpus.jsonl (1 judgment): "d9"; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
+		// A Hub export without its card: the error says what is missing.
+		{"tasks/parquet-no-card",
+			`tasks/parquet-no-card has no query file (query.jsonl or queries.jsonl); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added; it holds parquet files (corpus/train-00000-of-00001.parquet), as a Hugging Face dataset repository does: copy the repository's README.md (its dataset card, whose configs say which files hold what) beside them, or give hf://datasets/OWNER/NAME`},
 		{"tasks/r2med-no-qrels",
 			`tasks/r2med-no-qrels (R2MED layout) is missing corpus.jsonl and qrels.jsonl (or qrels.txt); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
 		{"tasks/r2med-two-qrels",
