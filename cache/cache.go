@@ -71,6 +71,32 @@ var ErrNotExist = errors.New("no cache")
 // ErrInUse is returned by Open when another process holds the cache.
 var ErrInUse = errors.New("cache in use")
 
+// ErrDamaged is the error of a read or write that found the cache file
+// damaged.
+var ErrDamaged = errors.New("cache file damaged")
+
+// view and update run a bbolt transaction. bbolt panics (an assertion, or
+// a bad slice) where a page of the file is damaged, rather than return an
+// error; that panic becomes an error naming the file and what to do, and
+// bbolt rolls the transaction back as the panic passes through it.
+func (s *Store) view(fn func(*bolt.Tx) error) error {
+	return s.guard(func() error { return s.db.View(fn) })
+}
+
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	return s.guard(func() error { return s.db.Update(fn) })
+}
+
+func (s *Store) guard(tx func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s could not be read (%v); delete it (rm %s) or use --cache DIR for another: what it held is computed again as needed",
+				ErrDamaged, s.path, r, s.path)
+		}
+	}()
+	return tx()
+}
+
 // DefaultDir is $R2MED_CACHE, else r2med under the user's cache directory
 // (~/.cache/r2med on Linux).
 func DefaultDir() string {
@@ -101,9 +127,36 @@ func Open(dir string, opts Options) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if !opts.ReadOnly {
+		// Opened for writing, bbolt rebuilds its free list by walking
+		// every page in a goroutine of its own, where a damaged page's
+		// panic cannot be recovered and ends the process with a stack
+		// trace. Walking the pages here first, opened read-only, where it
+		// can be, turns that into ErrDamaged. It reads the branch and leaf
+		// pages once more, as bbolt's own walk does.
+		if _, err := os.Stat(path); err == nil {
+			ro, err := openBolt(dir, path, true, timeout)
+			if err != nil {
+				return nil, err
+			}
+			err = ro.view(func(tx *bolt.Tx) error {
+				return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+					return b.ForEach(func(_, _ []byte) error { return nil })
+				})
+			})
+			ro.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return openBolt(dir, path, opts.ReadOnly, timeout)
+}
+
+func openBolt(dir, path string, readOnly bool, timeout time.Duration) (*Store, error) {
 	db, err := bolt.Open(path, 0o644, &bolt.Options{
 		Timeout:  timeout,
-		ReadOnly: opts.ReadOnly,
+		ReadOnly: readOnly,
 		// The free list is rebuilt on open instead of written on every
 		// commit: commits stay small while a run writes batch after batch.
 		NoFreelistSync: true,
@@ -115,7 +168,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the cache %s: %w (if the file is damaged, delete it or use --cache DIR)", path, err)
 	}
-	return &Store{db: db, dir: dir, ro: opts.ReadOnly, now: time.Now, path: path}, nil
+	return &Store{db: db, dir: dir, ro: readOnly, now: time.Now, path: path}, nil
 }
 
 // Dir is the directory the store lives in.
@@ -200,7 +253,7 @@ func (s *Store) GetMany(bucket string, keys [][]byte) ([][]byte, error) {
 		return nil, err
 	}
 	out := make([][]byte, len(keys))
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -241,7 +294,7 @@ func (s *Store) PutMany(bucket string, keys [][]byte, vals [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -276,7 +329,7 @@ type BucketStats struct {
 // Stats describes every bucket, sorted by name.
 func (s *Store) Stats() ([]BucketStats, error) {
 	var out []BucketStats
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			st := BucketStats{Name: string(name)}
 			st.Kind, st.Label = SplitBucket(st.Name)
@@ -335,7 +388,7 @@ func (s *Store) Prune(f Filter) (removed int, err error) {
 		return 0, fmt.Errorf("cache %s was opened read-only", s.dir)
 	}
 	var names [][]byte
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			if f.bucket(string(name)) {
 				names = append(names, bytes.Clone(name))
@@ -359,7 +412,7 @@ func (s *Store) Prune(f Filter) (removed int, err error) {
 func (s *Store) pruneBucket(name []byte, before time.Time) (removed int, err error) {
 	for {
 		done := true
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			if b == nil {
 				return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -248,4 +249,50 @@ func TestDefaultDir(t *testing.T) {
 	if d := DefaultDir(); d != filepath.Join("/xdg", "r2med") {
 		t.Errorf("DefaultDir = %q", d)
 	}
+}
+
+// TestDamagedFileIsAnError: a cache file whose pages are damaged (all but
+// its two meta pages overwritten) is an error naming it and what to do,
+// whether it is opened for writing or read, where bbolt's assertion
+// panicked and ended the process with a stack trace.
+func TestDamagedFileIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, "embed/m", 3000, time.Now())
+	s.Close()
+	path := filepath.Join(dir, FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := os.Getpagesize()
+	for i := 2 * page; i < len(b); i++ {
+		b[i] = 0xAB
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "rm "+path) {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// Opened for writing: bbolt would walk the damaged pages at once.
+	_, err = Open(dir, Options{})
+	check("Open", err)
+
+	s, err = Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, _, err = s.Get("embed/m", Key("x"))
+	check("Get", err)
+	_, err = s.Stats()
+	check("Stats", err)
 }

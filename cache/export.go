@@ -89,7 +89,7 @@ func (s *Store) Export(w io.Writer, sel Selection) (int, error) {
 		n++
 		return enc.Encode(exportEntry{Bucket: bucket, Key: hex.EncodeToString(k), Written: t.Unix(), Value: base64.StdEncoding.EncodeToString(v)})
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if sel.Filter != nil {
 			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 				if !sel.Filter.bucket(string(name)) {
@@ -174,7 +174,7 @@ func (s *Store) Import(path string, o ImportOptions) (ImportStats, error) {
 	st := ImportStats{Entries: n}
 	var batch []Entry
 	flush := func() error {
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			for _, e := range batch {
 				b, err := tx.CreateBucketIfNotExists([]byte(e.Bucket))
 				if err != nil {

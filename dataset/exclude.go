@@ -127,6 +127,11 @@ func ReadExclusions(r io.Reader, name string) ([]Exclusion, error) {
 		if len(f) != 2 {
 			return nil, lr.errorf("line has %d fields, want 2: a query id and the id of a document it must not retrieve", len(f))
 		}
+		for j, what := range []string{"query id", "document id"} {
+			if err := checkID(f[j]); err != nil {
+				return nil, lr.errorf("%s %v", what, err)
+			}
+		}
 		pair := [2]string{f[0], f[1]}
 		if prev, dup := seen[pair]; dup {
 			return nil, lr.errorf("document %q is excluded for query %q again (first on line %d); list each pair once", f[1], f[0], prev)

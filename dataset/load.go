@@ -190,7 +190,30 @@ func (s source) detect(dir string) (ir.Layout, error) {
 	case beir:
 		return ir.LayoutBEIR, nil
 	}
-	return "", fmt.Errorf("%s has no query file (query.jsonl or queries.jsonl); %s", dir, needFiles)
+	return "", fmt.Errorf("%s has no query file (query.jsonl or queries.jsonl); %s%s", dir, needFiles, s.tableHint())
+}
+
+// tableHint says what to do with a directory of parquet files (or JSON
+// lines under config folders) that names no layout's files: it is a Hub
+// repository's export, which its dataset card (README.md) describes.
+func (s source) tableHint() string {
+	found := ""
+	_ = fs.WalkDir(s.fsys, s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return fs.SkipAll
+		}
+		if d.IsDir() && strings.Count(s.rel(p), "/") >= 2 {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			found = s.rel(p)
+		}
+		return nil
+	})
+	if found == "" {
+		return ""
+	}
+	return fmt.Sprintf("; it holds parquet files (%s), as a Hugging Face dataset repository does: copy the repository's README.md (its dataset card, whose configs say which files hold what) beside them, or give hf://datasets/OWNER/NAME", found)
 }
 
 // Load reads the task in directory dir, detecting its layout. Files may be
@@ -382,11 +405,14 @@ func (s source) load(dir string, opts Options) (*ir.Task, error) {
 	for _, q := range queries {
 		queryIDs[q.ID] = true
 	}
-	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.show(f.queries)); err != nil {
+	locate := func(bad func(qid, did string) bool) (string, int, int) {
+		return s.show(f.qrels), s.firstJudgment(f, bad), 0
+	}
+	if err := checkKnown(t.Qrels, queryIDs, nil, qrelsName, s.show(f.queries), locate); err != nil {
 		return nil, err
 	}
 	if !opts.AllowMissingDocs {
-		if err := checkKnown(t.Qrels, nil, docIDs, qrelsName, s.show(f.corpus)); err != nil {
+		if err := checkKnown(t.Qrels, nil, docIDs, qrelsName, s.show(f.corpus), locate); err != nil {
 			return nil, err
 		}
 	}
@@ -439,8 +465,11 @@ const maxListed = 5
 
 // checkKnown reports judgments whose query (queries != nil) or document
 // (docs != nil) is unknown, quoting the first few ids in byte order so the
-// message is the same on every run.
-func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
+// message is the same on every run. locate, when not nil, finds the
+// first judgment that bad says is such a one: its file and line, or its
+// row in a table file (line and row 0 when it cannot), which the error
+// then names.
+func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string, locate Locate) error {
 	unknown := make(map[string]bool)
 	rows := 0
 	for qid, m := range q {
@@ -467,14 +496,95 @@ func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 	}
 	sort.Strings(ids)
 	list := errtext.QuoteList(ids, maxListed)
-	if queries != nil {
-		return fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; the qrels must come from the same task as the queries",
-			len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
+	file, line, row := qrelsName, 0, 0
+	if locate != nil {
+		if f, l, r := locate(func(qid, did string) bool {
+			if queries != nil {
+				return !queries[qid]
+			}
+			_, ok := docs[did]
+			return !ok
+		}); l > 0 || r > 0 {
+			file, line, row = f, l, r
+		}
 	}
-	e := fileio.Errorf(qrelsName, 0, "%d judged %s not in %s (%d %s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
-		len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, rows, errtext.Plural(rows, "judgment", "judgments"), list)
+	judgments := fmt.Sprintf("%d %s", rows, errtext.Plural(rows, "judgment", "judgments"))
+	prefix := ""
+	switch {
+	case line > 0 && rows > 1:
+		judgments += ", the first on this line"
+	case row > 0:
+		prefix = fmt.Sprintf("row %d: ", row)
+		if rows > 1 {
+			judgments += ", the first in this row"
+		}
+	}
+	if queries != nil {
+		return fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; the qrels must come from the same task as the queries",
+			prefix, len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, judgments, list)
+	}
+	e := fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
+		prefix, len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, judgments, list)
 	e.Err = ErrMissingDocs
 	return e
+}
+
+// Locate finds the first judgment that bad says is wrong: the file it is
+// in, and its line, or its row in a table file (parquet); line and row
+// are 0 when it finds none.
+type Locate func(bad func(qid, did string) bool) (file string, line, row int)
+
+// firstJudgment reads the task's qrels file again, which has been read
+// whole once, and returns the line of its first judgment that bad says
+// is wrong, or 0 when none is (or the file cannot be read again). Only an
+// error message needs it, so the readers keep no line numbers.
+func (s source) firstJudgment(f files, bad func(qid, did string) bool) int {
+	rc, err := s.open(f.qrels)
+	if err != nil {
+		return 0
+	}
+	defer rc.Close()
+	lr := newLineReader(rc, s.show(f.qrels))
+	qk, pk := keys{id: "q_id"}, keys{id: "p_id"}
+	header := f.qrelsFormat == "beir"
+	var fields []string
+	for {
+		line, ok := lr.next()
+		if !ok {
+			return 0
+		}
+		var qid, did string
+		switch f.qrelsFormat {
+		case "jsonl":
+			m, err := errtext.DecodeObject(line)
+			if err != nil {
+				return 0
+			}
+			if qid, err = idField(m, qk, "judgment"); err != nil {
+				return 0
+			}
+			if did, err = idField(m, pk, "judgment"); err != nil {
+				return 0
+			}
+		default: // BEIR's TSV (after its header) or TREC qrels
+			fields = fileio.Fields(fields, string(line))
+			if header {
+				header = false
+				continue
+			}
+			switch {
+			case f.qrelsFormat == "beir" && len(fields) == 3:
+				qid, did = fields[0], fields[1]
+			case f.qrelsFormat == "trec" && len(fields) == 4:
+				qid, did = fields[0], fields[2]
+			default:
+				return 0
+			}
+		}
+		if bad(qid, did) {
+			return lr.line
+		}
+	}
 }
 
 // ErrMissingDocs is the error (errors.Is) of qrels that judge documents

@@ -117,8 +117,8 @@ func TestLoadR2MEDDemo(t *testing.T) {
 	dir := sharedData(t, "r2med-biology-demo")
 	// The demo's two documents are not the ones its qrels judge.
 	_, err := Load(dir, Options{})
-	wantErr := filepath.Join(dir, "qrels.jsonl") + `: 2 judged documents are not in ` + filepath.Join(dir, "corpus.jsonl") +
-		` (2 judgments): "insects_attracted_to_light/Phototaxis_3.txt", "insects_attracted_to_light/Proximate_and_ultimate_causation_0.txt"; ` +
+	wantErr := filepath.Join(dir, "qrels.jsonl") + `:1: 2 judged documents are not in ` + filepath.Join(dir, "corpus.jsonl") +
+		` (2 judgments, the first on this line): "insects_attracted_to_light/Phototaxis_3.txt", "insects_attracted_to_light/Proximate_and_ultimate_causation_0.txt"; ` +
 		`check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`
 	if err == nil || err.Error() != wantErr {
 		t.Fatalf("error\n got: %v\nwant: %s", err, wantErr)

@@ -25,6 +25,14 @@ func TestMalformed(t *testing.T) {
 			`corpus/array-line.jsonl:2: line holds a JSON array, want one JSON object per line`},
 		{"corpus/bad-escape.jsonl",
 			`corpus/bad-escape.jsonl:2: malformed JSON at column 26: invalid character 'p' in string escape code; each line must be one complete JSON object`},
+		{"corpus/nbsp-id.jsonl",
+			`corpus/nbsp-id.jsonl:2: id "d\u00a02" contains U+00A0, which Python's str.split() takes for whitespace, at byte 1; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it`},
+		{"qrels-tsv/unicode-space-id.tsv",
+			`qrels-tsv/unicode-space-id.tsv:2: corpus-id "d\u20031" contains U+2003, which Python's str.split() takes for whitespace, at byte 1; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it`},
+		{"exclusions/separator-id.tsv",
+			`exclusions/separator-id.tsv:1: document id "d\x1c1" contains U+001C, which Python's str.split() takes for whitespace, at byte 1; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it`},
+		{"corpus/joined-bom.jsonl",
+			`corpus/joined-bom.jsonl:2: line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\xEF\xBB\xBF//' FILE)`},
 		{"corpus/bad-json.jsonl",
 			`corpus/bad-json.jsonl:2: malformed JSON at column 35: unexpected end of JSON input; each line must be one complete JSON object`},
 		{"corpus/beir-id.jsonl",
@@ -73,6 +81,9 @@ func TestMalformed(t *testing.T) {
 			`qrels-jsonl/fraction-score.jsonl:2: "score" 1.5 is not an integer grade`},
 		{"qrels-jsonl/huge-score.jsonl",
 			`qrels-jsonl/huge-score.jsonl:1: "score" 1e30 is out of range for a grade`},
+		// Past float64's range: ParseFloat gives +Inf and ErrRange.
+		{"qrels-jsonl/overflow-score.jsonl",
+			`qrels-jsonl/overflow-score.jsonl:1: "score" 1e400 is out of range for a grade`},
 		{"qrels-jsonl/invalid-utf8-id.jsonl",
 			`qrels-jsonl/invalid-utf8-id.jsonl:2: invalid UTF-8 (byte 0x80) at byte offset 24 of the line; the file must be UTF-8 text: convert it from its real encoding (iconv -f WINDOWS-1252 -t UTF-8 for text from Windows tools, say), or drop the bad bytes with iconv -c -f UTF-8 -t UTF-8`},
 		{"qrels-jsonl/missing-p_id.jsonl",
@@ -135,14 +146,21 @@ func TestMalformed(t *testing.T) {
 			`tasks/excluded-judged/query.jsonl (query "q2"): query "q2" excludes document "d2", which its judgments grade 1; a document cannot be both excluded and judged (BRIGHT's run.py asserts the same), so remove the judgment or the exclusion`},
 		{"tasks/excluded-unknown-query",
 			`tasks/excluded-unknown-query/excluded_ids.tsv:2: query "q7" is not one of the task's queries; the exclusions must come from the same task as the queries`},
+		// The line of the first unknown judgment counts the header and
+		// the blank line (CRLF line ends) as an editor does.
+		{"tasks/beir-unknown-docs",
+			`tasks/beir-unknown-docs/qrels/test.tsv:4: 1 judged document is not in tasks/beir-unknown-docs/corpus.jsonl (1 judgment): "d9"; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
+		// A Hub export without its card: the error says what is missing.
+		{"tasks/parquet-no-card",
+			`tasks/parquet-no-card has no query file (query.jsonl or queries.jsonl); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added; it holds parquet files (corpus/train-00000-of-00001.parquet), as a Hugging Face dataset repository does: copy the repository's README.md (its dataset card, whose configs say which files hold what) beside them, or give hf://datasets/OWNER/NAME`},
 		{"tasks/r2med-no-qrels",
 			`tasks/r2med-no-qrels (R2MED layout) is missing corpus.jsonl and qrels.jsonl (or qrels.txt); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
 		{"tasks/r2med-two-qrels",
 			`tasks/r2med-two-qrels holds both qrels.jsonl and qrels.txt; R2MED's code reads qrels.jsonl, so move qrels.txt away unless it is the one you mean`},
 		{"tasks/unknown-docs",
-			`tasks/unknown-docs/qrels.jsonl: 7 judged documents are not in tasks/unknown-docs/corpus.jsonl (8 judgments): "x1", "x2", "x3", "x4", "x5" and 2 more; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
+			`tasks/unknown-docs/qrels.jsonl:2: 7 judged documents are not in tasks/unknown-docs/corpus.jsonl (8 judgments, the first on this line): "x1", "x2", "x3", "x4", "x5" and 2 more; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
 		{"tasks/unknown-queries",
-			`tasks/unknown-queries/qrels.txt: 1 judged query is not in tasks/unknown-queries/query.jsonl (2 judgments): "7"; the qrels must come from the same task as the queries`},
+			`tasks/unknown-queries/qrels.txt:2: 1 judged query is not in tasks/unknown-queries/query.jsonl (2 judgments, the first on this line): "7"; the qrels must come from the same task as the queries`},
 	}
 	files, err := filepath.Glob("*/*")
 	if err != nil {

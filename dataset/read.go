@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
@@ -29,6 +31,8 @@ type lineReader struct {
 	line int
 	// unterminated is set when the last token had no newline after it.
 	unterminated bool
+	// bad is why next stopped at a line it would not hand out.
+	bad error
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
@@ -59,6 +63,12 @@ func (lr *lineReader) next() ([]byte, bool) {
 		if lr.line == 1 {
 			// Windows tools write a byte-order mark; it is not data.
 			b = bytes.TrimPrefix(b, utf8BOM)
+		} else if bytes.HasPrefix(b, utf8BOM) {
+			// One inside the file is where files were joined (cat a b);
+			// JSON parsers (Python's json.loads among them) refuse it, and
+			// an editor does not show it.
+			lr.bad = lr.errorf("line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\\xEF\\xBB\\xBF//' FILE)")
+			return nil, false
 		}
 		if !isBlank(b) {
 			return b, true
@@ -82,6 +92,9 @@ func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
 }
 
 func (lr *lineReader) err() error {
+	if lr.bad != nil {
+		return lr.bad
+	}
 	err := lr.sc.Err()
 	switch {
 	case err == nil:
@@ -235,14 +248,24 @@ func idField(m map[string]json.RawMessage, k keys, what string) (string, error) 
 	return id, nil
 }
 
-// checkID rejects ids that TREC's whitespace-separated files cannot carry.
+// checkID rejects ids that TREC's whitespace-separated files cannot carry:
+// ASCII white space, which trec_eval splits on, and the other characters
+// Python's str.split() splits on (Unicode white space, and the separators
+// U+001C to U+001F), which pytrec_eval's parse_run and parse_qrel use.
 func checkID(id string) error {
 	if id == "" {
 		return errors.New(`is empty; give every record a non-empty id`)
 	}
 	for i := 0; i < len(id); i++ {
-		if fileio.IsSpace(id[i]) {
+		c := id[i]
+		if fileio.IsSpace(c) {
 			return fmt.Errorf("%q contains whitespace at byte %d; TREC run and qrels files separate fields by whitespace, so rename the id", id, i)
+		}
+		if c >= 0x1c && c <= 0x1f || c >= utf8.RuneSelf {
+			r, _ := utf8.DecodeRuneInString(id[i:])
+			if r >= 0x1c && r <= 0x1f || unicode.IsSpace(r) {
+				return fmt.Errorf("%q contains %U, which Python's str.split() takes for whitespace, at byte %d; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it", id, r, i)
+			}
 		}
 	}
 	return nil
@@ -372,7 +395,7 @@ func jsonGrade(raw json.RawMessage) (int, error) {
 		return int(g), nil
 	}
 	f, ferr := strconv.ParseFloat(s, 64)
-	if errors.Is(err, strconv.ErrRange) || ferr == nil && (f < math.MinInt || f >= math.MaxInt) {
+	if errors.Is(err, strconv.ErrRange) || errors.Is(ferr, strconv.ErrRange) || ferr == nil && (f < math.MinInt || f >= math.MaxInt) {
 		return 0, fmt.Errorf(`"score" %s is out of range for a grade`, s)
 	}
 	if ferr != nil || f != math.Trunc(f) {
@@ -415,6 +438,11 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 		grade, err := strconv.Atoi(f[2])
 		if err != nil {
 			return nil, lr.errorf("score %q is not an integer grade", f[2])
+		}
+		for j, what := range []string{"query-id", "corpus-id"} {
+			if err := checkID(f[j]); err != nil {
+				return nil, lr.errorf("%s %v", what, err)
+			}
 		}
 		if !q.Add(f[0], f[1], grade) {
 			return nil, lr.errorf("document %q is judged twice for query %q; keep one judgment per pair", f[1], f[0])

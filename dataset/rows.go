@@ -152,9 +152,10 @@ func ReadCorpusLines(r io.Reader, name string, layout ir.Layout, fn func(ir.Doc)
 
 // CheckKnown reports judgments whose query (queries != nil) or document
 // (docs != nil) is unknown, naming the first few ids; qrelsName and
-// otherName name the files in the message.
-func CheckKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string) error {
-	return checkKnown(q, queries, docs, qrelsName, otherName)
+// otherName name the files in the message. locate, when not nil, places
+// the error at the first such judgment (Load places it at its line).
+func CheckKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsName, otherName string, locate Locate) error {
+	return checkKnown(q, queries, docs, qrelsName, otherName, locate)
 }
 
 // KeepJudged appends the queries with judgments to t.Queries, in order,

@@ -371,12 +371,25 @@ func rangeStart(h string) (int64, bool) {
 // only when no blob of that ETag is in the cache yet.
 func (c *Client) fetchFile(ctx context.Context, rc repoCache, repo Repo, commit string, f File) error {
 	ptr := rc.pointer(commit, f.Path)
-	if present(ptr, f.Size) {
-		return nil
+	if t, err := os.Readlink(ptr); err == nil && f.SHA256 != "" {
+		// A commit's LFS file is named by its sha256 for good: a link
+		// to another (in a cache with no listing to compare, one that
+		// Python filled) means the server now serves other content.
+		if was := filepath.Base(t); sha256RE.MatchString(was) && was != f.SHA256 {
+			return newError(fmt.Sprintf("%s@%s: %q is listed with sha256 %s, but this cache fetched it for that commit as %s; a commit's files never change on the Hub, so the server (or a proxy in between) is not serving that commit as it was, and nothing was fetched. If the new file is the one you mean, remove the old one (rm %s) and run again",
+				repo, commit, f.Path, f.SHA256, was, ptr), ErrChanged)
+		}
+	}
+	if ok, err := rc.reusable(ptr, f); ok || err != nil {
+		return err
 	}
 	// The listing already names the blob: another revision may have it.
-	if e := f.etag(); etagRE.MatchString(e) && present(rc.blob(e), f.Size) {
-		return link(rc.blob(e), ptr)
+	if e := f.etag(); etagRE.MatchString(e) {
+		if ok, err := rc.reusable(rc.blob(e), f); err != nil {
+			return err
+		} else if ok {
+			return link(rc.blob(e), ptr)
+		}
 	}
 	t := target{repo: repo, revision: commit, file: f.Path}
 	meta, err := c.head(ctx, t)
@@ -393,15 +406,32 @@ func (c *Client) fetchFile(ctx context.Context, rc repoCache, repo Repo, commit 
 		return err
 	}
 	defer unlock()
-	if !present(blob, size) { // absent, or a damaged blob of the wrong size
+	// Absent, or damaged: of the wrong size, or with content its name
+	// does not hash to (checked under the lock, which a download holds).
+	fine := present(blob, size)
+	if fine {
+		bad, err := rc.damaged(blob, meta.etag, f)
+		if err != nil {
+			return err
+		}
+		fine = bad == ""
+	}
+	if !fine {
 		if err := os.Remove(blob); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
 			return err
 		}
-		if err := c.download(ctx, t, meta.location, blob, size, expect(f, meta, size)); err != nil {
+		want := expect(f, meta, size)
+		if err := c.download(ctx, t, meta.location, blob, size, want); err != nil {
 			return err
+		}
+		if reuseSums(meta.etag, f) == want {
+			// Checked as it arrived: no need to hash it at its first reuse.
+			if st, err := os.Stat(blob); err == nil {
+				rc.stamp(meta.etag, stampLine(st))
+			}
 		}
 	}
 	return link(blob, ptr)

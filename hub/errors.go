@@ -30,6 +30,9 @@ var (
 	ErrOffline = errors.New("not in the cache while offline")
 	// ErrCorrupt: downloaded bytes do not match the size or hash the Hub gave.
 	ErrCorrupt = errors.New("corrupted download")
+	// ErrChanged: the server lists other files for a commit than it did
+	// when the cache fetched that commit.
+	ErrChanged = errors.New("files of a commit changed on the server")
 )
 
 // hubError carries a complete message and the classes (and cause) it
@@ -159,9 +162,22 @@ func (c *Client) statusError(resp *http.Response, t target) error {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return newError(detail(fmt.Sprintf("access to %s denied (HTTP %d at %s; %s): %s of an account with access; if the repository is gated, accept its terms at %s",
 			t.repo, status, where, tokenState, setToken, page)), ErrUnauthorized)
-	case status == http.StatusTooManyRequests || status >= 500:
+	case status == http.StatusTooManyRequests:
+		// The Hub limits requests per IP address, and allows an
+		// authenticated account more (huggingface_hub's docs on rate
+		// limits say the same).
+		advice := "wait a few minutes and run again"
+		if c.Token == "" {
+			advice += ", with HF_TOKEN set (" + setToken + "): the Hub allows a logged-in account more requests"
+		}
 		return &transient{
-			err:   newError(detail(fmt.Sprintf("%s: HTTP %d from %s", t.repo, status, where))),
+			err:   newError(detail(fmt.Sprintf("%s: HTTP 429 (too many requests) from %s: the Hub is rate-limiting this machine; %s", t.repo, where, advice))),
+			after: retryAfter(resp.Header.Get("Retry-After")),
+		}
+	case status >= 500:
+		return &transient{
+			err: newError(detail(fmt.Sprintf("%s: HTTP %d from %s: the server is failing; run again later, or set HF_HUB_OFFLINE=1 to use what the cache holds",
+				t.repo, status, where))),
 			after: retryAfter(resp.Header.Get("Retry-After")),
 		}
 	}

@@ -62,6 +62,12 @@ func (c *Client) Snapshot(ctx context.Context, repo Repo, revision string, patte
 	if err != nil {
 		return nil, err
 	}
+	if old, ok := rc.readListing(rev.Commit); ok {
+		if diff := changedFiles(old, rev); diff != "" {
+			return nil, newError(fmt.Sprintf("%s@%s: %s lists other files for commit %s than it did when this cache fetched that commit (%s); a commit's files never change on the Hub, so the server (or a proxy in between) is not serving that commit as it was, and nothing was fetched. If the new files are the ones you mean, remove the old ones (rm -r %s %s) and run again",
+				repo, revision, c.endpointString(), rev.Commit, diff, rc.snapshotDir(rev.Commit), rc.listingPath(rev.Commit)), ErrChanged)
+		}
+	}
 	if err := rc.writeRef(revision, rev.Commit); err != nil {
 		return nil, fmt.Errorf("%s: recording %s → %s in the cache: %w", repo, revision, rev.Commit, err)
 	}
@@ -77,6 +83,35 @@ func (c *Client) Snapshot(ctx context.Context, repo Repo, revision string, patte
 		return nil, err
 	}
 	return &Snapshot{Dir: rc.snapshotDir(rev.Commit), Commit: rev.Commit, Files: files}, nil
+}
+
+// changedFiles describes how two listings of one commit differ (a file's
+// size, blob id or LFS sha256, or a file only one has), "" when they
+// agree.
+func changedFiles(old, cur *Revision) string {
+	was := make(map[string]File, len(old.Files))
+	for _, f := range old.Files {
+		was[f.Path] = f
+	}
+	var diffs []string
+	for _, f := range cur.Files {
+		o, ok := was[f.Path]
+		delete(was, f.Path)
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%q is new", f.Path))
+		case o.SHA256 != f.SHA256:
+			diffs = append(diffs, fmt.Sprintf("%q has sha256 %s, was %s", f.Path, f.SHA256, o.SHA256))
+		case o.BlobID != f.BlobID || o.Size != f.Size:
+			diffs = append(diffs, fmt.Sprintf("%q has blob %s of %d bytes, was %s of %d", f.Path, f.BlobID, f.Size, o.BlobID, o.Size))
+		}
+	}
+	for _, f := range old.Files {
+		if _, gone := was[f.Path]; gone {
+			diffs = append(diffs, fmt.Sprintf("%q is gone", f.Path))
+		}
+	}
+	return listSome(diffs)
 }
 
 // cachedSnapshot answers from the cache alone when it knows the commit and
@@ -96,8 +131,8 @@ func cachedSnapshot(rc repoCache, revision string, pats patterns) *Snapshot {
 			return nil
 		}
 		for _, f := range sel {
-			if !present(rc.pointer(commit, f.Path), f.Size) {
-				return nil
+			if ok, _ := rc.reusable(rc.pointer(commit, f.Path), f); !ok {
+				return nil // fetched (again) by the caller
 			}
 		}
 		files = sel
@@ -108,6 +143,9 @@ func cachedSnapshot(rc repoCache, revision string, pats patterns) *Snapshot {
 		for _, p := range pats.sortedLiterals() {
 			f, ok := cachedFile(dir, p)
 			if !ok {
+				return nil
+			}
+			if ok, _ := rc.reusable(filepath.Join(dir, filepath.FromSlash(p)), f); !ok {
 				return nil
 			}
 			files = append(files, f)
@@ -167,6 +205,21 @@ func (c *Client) offlineSnapshot(rc repoCache, repo Repo, revision string, pats 
 	if len(missing) > 0 {
 		return nil, newError(fmt.Sprintf("%s@%s: %d file(s) asked for are not in the cache: %s; %s",
 			repo, revision, len(missing), listSome(missing), why), ErrOffline)
+	}
+	for _, f := range files {
+		ptr := rc.pointer(commit, f.Path)
+		bad, err := rc.damaged(ptr, blobName(ptr, f), f)
+		if err != nil {
+			return nil, err
+		}
+		if bad != "" {
+			real, err := filepath.EvalSymlinks(ptr)
+			if err != nil {
+				real = ptr
+			}
+			return nil, newError(fmt.Sprintf("%s@%s: %q is damaged in the cache (%s: %s); delete it (rm %s) and run once with HF_HUB_OFFLINE unset to fetch it again",
+				repo, revision, f.Path, real, bad, real), ErrOffline, ErrCorrupt)
+		}
 	}
 	return &Snapshot{Dir: dir, Commit: commit, Files: files}, nil
 }

@@ -184,7 +184,18 @@ func (s repo) loadBright(hc *Configs, dir, defaultName string, spec Spec) (*ir.T
 		return nil, fmt.Errorf("%s: no query has a %s entry; a task needs at least one judgment to be evaluated", examplesName, goldField)
 	}
 	if !spec.AllowMissingDocs {
-		if err := dataset.CheckKnown(t.Qrels, nil, docs, examplesName+" ("+goldField+")", corpusName); err != nil {
+		locate := s.firstJudgment(exampleFiles, []string{"id", goldField}, func(m table.Row) (string, []string) {
+			qid, err := dataset.ID(m, brightIDs, "query")
+			if err != nil {
+				return "", nil
+			}
+			gold, err := idsField(m, dataset.IDKeys{ID: goldField}, "gold document")
+			if err != nil {
+				return "", nil
+			}
+			return qid, gold
+		})
+		if err := dataset.CheckKnown(t.Qrels, nil, docs, examplesName+" ("+goldField+")", corpusName, locate); err != nil {
 			return nil, err
 		}
 	}

@@ -291,7 +291,19 @@ func (s repo) loadHub(dir, defaultName string, spec Spec) (*ir.Task, error) {
 	for id := range emptyQueries {
 		queryIDs[id] = true
 	}
-	if err := dataset.CheckKnown(t.Qrels, queryIDs, nil, qrelsName, s.showFiles(queryFiles)); err != nil {
+	qk, pk := qrelsKeys(sh.nano)
+	locate := s.firstJudgment(qrelsFiles, []string{qk.ID, pk.ID}, func(m table.Row) (string, []string) {
+		qid, err := dataset.ID(m, qk, "judgment")
+		if err != nil {
+			return "", nil
+		}
+		dids, err := idsField(m, pk, "judgment")
+		if err != nil {
+			return "", nil
+		}
+		return qid, dids
+	})
+	if err := dataset.CheckKnown(t.Qrels, queryIDs, nil, qrelsName, s.showFiles(queryFiles), locate); err != nil {
 		return nil, err
 	}
 	for id := range emptyQueries {
@@ -305,7 +317,7 @@ func (s repo) loadHub(dir, defaultName string, spec Spec) (*ir.Task, error) {
 		known[id] = 0
 	}
 	if !spec.AllowMissingDocs {
-		if err := dataset.CheckKnown(t.Qrels, nil, known, qrelsName, corpusName); err != nil {
+		if err := dataset.CheckKnown(t.Qrels, nil, known, qrelsName, corpusName, locate); err != nil {
 			return nil, err
 		}
 	}
@@ -538,11 +550,7 @@ func (s repo) readHubQueries(t *ir.Task, files []string, sh hubShape) ([]ir.Quer
 // unless the row has a score.
 func (s repo) readHubQrels(t *ir.Task, files []string, nano bool) (ir.Qrels, error) {
 	q := make(ir.Qrels)
-	const r2medHint = `R2MED's qrels name their fields "q_id", "p_id" and "score"`
-	qk, pk := dataset.IDKeys{ID: "q_id", AltID: "query-id", Hint: r2medHint}, dataset.IDKeys{ID: "p_id", AltID: "corpus-id", Hint: r2medHint}
-	if nano {
-		qk, pk = dataset.IDKeys{ID: "query-id", AltID: "q_id", Hint: nanoHint}, dataset.IDKeys{ID: "corpus-id", AltID: "p_id", Hint: nanoHint}
-	}
+	qk, pk := qrelsKeys(nano)
 	for _, rel := range files {
 		t.Files = append(t.Files, s.Show(rel))
 		err := table.Each(s.Dir, rel, []string{qk.ID, pk.ID, "score"}, func(m map[string]json.RawMessage, at table.At) error {
@@ -587,6 +595,46 @@ func (s repo) readHubQrels(t *ir.Task, files []string, nano bool) (ir.Qrels, err
 		}
 	}
 	return q, nil
+}
+
+// qrelsKeys names the query and document fields of a judgment: R2MED's
+// q_id and p_id, or a Nano set's query-id and corpus-id.
+func qrelsKeys(nano bool) (qk, pk dataset.IDKeys) {
+	if nano {
+		return dataset.IDKeys{ID: "query-id", AltID: "q_id", Hint: nanoHint}, dataset.IDKeys{ID: "corpus-id", AltID: "p_id", Hint: nanoHint}
+	}
+	const r2medHint = `R2MED's qrels name their fields "q_id", "p_id" and "score"`
+	return dataset.IDKeys{ID: "q_id", AltID: "query-id", Hint: r2medHint}, dataset.IDKeys{ID: "p_id", AltID: "corpus-id", Hint: r2medHint}
+}
+
+// firstJudgment is a dataset.Locate over the rows of files, read again
+// (only an error message needs it): judgments gives a row's query id and
+// the documents it judges, and the first row with a judgment bad says is
+// wrong is the answer.
+func (s repo) firstJudgment(files, cols []string, judgments func(table.Row) (string, []string)) dataset.Locate {
+	return func(bad func(qid, did string) bool) (string, int, int) {
+		found := errors.New("found")
+		for _, rel := range files {
+			var at table.At
+			err := table.Each(s.Dir, rel, cols, func(m table.Row, a table.At) error {
+				qid, dids := judgments(m)
+				for _, did := range dids {
+					if bad(qid, did) {
+						at = a
+						return found
+					}
+				}
+				return nil
+			})
+			if errors.Is(err, found) {
+				return at.File, at.Line, at.Row
+			}
+			if err != nil {
+				break
+			}
+		}
+		return "", 0, 0
+	}
 }
 
 // idsField reads a field holding one id or a list of ids.

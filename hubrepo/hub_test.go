@@ -349,7 +349,7 @@ func TestLoadHubMalformed(t *testing.T) {
 		{"r2med nano names", r2med(map[string]string{"qrels.jsonl": `{"query-id": "q1", "corpus-id": "d1"}`}),
 			`qrels.jsonl:1: missing "q_id" field (the line has "query-id": R2MED's qrels name their fields "q_id", "p_id" and "score")`},
 		{"r2med unknown doc", r2med(map[string]string{"qrels.jsonl": `{"q_id": "q1", "p_id": "d9", "score": 1}`}),
-			`qrels.jsonl: 1 judged document is not in corpus.jsonl (1 judgment): "d9"; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
+			`qrels.jsonl:1: 1 judged document is not in corpus.jsonl (1 judgment): "d9"; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
 		{"r2med no qrels file", r2med(map[string]string{"qrels.jsonl": ""}),
 			`. has no config "qrels"; its configs (inferred from file names): corpus, query`},
 		{"no kind", hubFS(map[string]string{"corpus.jsonl": `{"id": "d1", "text": "a"}`}),
@@ -389,8 +389,16 @@ func TestLoadHubMalformed(t *testing.T) {
 			`queries/N.jsonl: every judged query has an empty text, so no query is left to evaluate`},
 		{"nano dup query", nano(map[string]string{"queries/N.jsonl": `{"_id": "q1", "text": "x"}` + "\n" + `{"_id": "q1", "text": ""}`}),
 			`queries/N.jsonl:2: query id "q1" already appeared at queries/N.jsonl:1; ids must be unique, remove or rename one of the two`},
+		// In the split's second file, after a row that lists good ids.
+		{"nano unknown doc in a list", hubFS(map[string]string{
+			"README.md":       "---\nconfigs:\n- config_name: corpus\n  data_files: [{split: N, path: corpus/N.jsonl}]\n- config_name: queries\n  data_files: [{split: N, path: queries/N.jsonl}]\n- config_name: qrels\n  data_files: [{split: N, path: qrels/N-*.jsonl}]\n---\n",
+			"corpus/N.jsonl":  `{"_id": "d1", "text": "a"}` + "\n" + `{"_id": "d2", "text": "b"}`,
+			"queries/N.jsonl": `{"_id": "q1", "text": "x"}` + "\n" + `{"_id": "q2", "text": "y"}`,
+			"qrels/N-0.jsonl": `{"query-id": "q1", "corpus-id": ["d1", "d2"]}`,
+			"qrels/N-1.jsonl": `{"query-id": "q1", "corpus-id": "d2"}` + "\n\n" + `{"query-id": "q2", "corpus-id": ["d1", "d7", "d8"]}`,
+		}), `qrels/N-1.jsonl:3: 2 judged documents are not in corpus/N.jsonl (2 judgments, the first on this line): "d7", "d8"; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
 		{"nano unknown query", nano(map[string]string{"qrels/N.jsonl": `{"query-id": "q2", "corpus-id": "d1"}`}),
-			`qrels/N.jsonl: 1 judged query is not in queries/N.jsonl (1 judgment): "q2"; the qrels must come from the same task as the queries`},
+			`qrels/N.jsonl:1: 1 judged query is not in queries/N.jsonl (1 judgment): "q2"; the qrels must come from the same task as the queries`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadFS(c.fsys, ".", Spec{})

@@ -1,6 +1,7 @@
 package nano
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -71,8 +72,8 @@ var writerOptions = []parquet.WriterOption{
 	parquet.MaxRowsPerRowGroup(0),
 }
 
-func writeParquet[T any](path string, rows []T) error {
-	return fileio.WriteAtomic(path, func(w io.Writer) error {
+func writeParquet[T any](st *stage, path string, rows []T) error {
+	return st.write(path, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[T](w, writerOptions...)
 		if _, err := pw.Write(rows); err != nil {
 			return err
@@ -81,14 +82,79 @@ func writeParquet[T any](path string, rows []T) error {
 	})
 }
 
+// stage writes a split's files beside their places under temporary names
+// (".NAME.tmp-*", as fileio.WriteAtomic names them) and moves them in
+// together once every one is written, so that a split is replaced whole:
+// a failure or an interrupt while writing leaves the split as it was,
+// never a new corpus beside the old judgments and candidate lists.
+type stage struct{ tmp, path []string }
+
+func (st *stage) write(path string, write func(io.Writer) error) (err error) {
+	if err := fileio.NotDir(path); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	st.tmp, st.path = append(st.tmp, f.Name()), append(st.path, path)
+	return nil
+}
+
+// commit moves the staged files into place.
+func (st *stage) commit() error {
+	for i, tmp := range st.tmp {
+		if err := os.Rename(tmp, st.path[i]); err != nil {
+			return err
+		}
+		st.tmp[i] = ""
+	}
+	return nil
+}
+
+// discard removes what commit did not move.
+func (st *stage) discard() {
+	for _, tmp := range st.tmp {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+	}
+}
+
 // WriteHub writes s as split of a hub dataset rooted at dir: one parquet
 // file per config ({config}/{split}-00000-of-00001.parquet: corpus, queries,
 // qrels, bm25, and the dense and reranking_hybrid configs when built),
 // metadata/{split}.json, and README.md, whose configs front matter lists
 // every split found under dir, so writing the tasks of a collection one by
 // one into one dir yields one dataset. Writing a split again replaces it,
-// candidate files of configs the new set lacks included. An empty split
-// means s.Split.
+// candidate files of configs the new set lacks included; the split's data
+// and metadata files are staged and moved in together, so a write that
+// fails leaves the split as it was. An empty split means s.Split.
 //
 // The same set always gives the same bytes. The reranking_hybrid safeguard
 // is seeded with the split name, so a set that has one can only be written
@@ -110,21 +176,23 @@ func WriteHub(s *Set, dir, split string) error {
 	meta.SplitName = split
 	path := func(config string) string { return filepath.Join(dir, filepath.FromSlash(DataFile(config, split))) }
 
+	st := &stage{}
+	defer st.discard()
 	corpus := make([]TextRow, len(s.Corpus))
 	for i, d := range s.Corpus {
 		corpus[i] = TextRow{ID: d.ID, Text: d.Text}
 	}
-	if err := writeParquet(path("corpus"), corpus); err != nil {
+	if err := writeParquet(st, path("corpus"), corpus); err != nil {
 		return err
 	}
 	queries := make([]TextRow, len(s.Queries))
 	for i, q := range s.Queries {
 		queries[i] = TextRow{ID: q.ID, Text: q.Text}
 	}
-	if err := writeParquet(path("queries"), queries); err != nil {
+	if err := writeParquet(st, path("queries"), queries); err != nil {
 		return err
 	}
-	if err := writeParquet(path("qrels"), s.qrelsRows()); err != nil {
+	if err := writeParquet(st, path("qrels"), s.qrelsRows()); err != nil {
 		return err
 	}
 	for i := range s.Subsets {
@@ -133,11 +201,14 @@ func WriteHub(s *Set, dir, split string) error {
 		for j, q := range s.Queries {
 			rows[j] = CandidatesRow{QueryID: q.ID, CorpusIDs: docIDs(sub.Run[q.ID])}
 		}
-		if err := writeParquet(path(sub.Config), rows); err != nil {
+		if err := writeParquet(st, path(sub.Config), rows); err != nil {
 			return err
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, "metadata", split+".json"), meta); err != nil {
+	if err := writeJSON(st, filepath.Join(dir, "metadata", split+".json"), meta); err != nil {
+		return err
+	}
+	if err := st.commit(); err != nil {
 		return err
 	}
 	if err := removeStale(dir, split, s); err != nil {
@@ -195,7 +266,7 @@ func docIDs(hits []ir.Hit) []string {
 
 // writeJSON writes v as json.dumps(v, ensure_ascii=False, indent=2) + "\n"
 // would.
-func writeJSON(path string, v any) error {
+func writeJSON(st *stage, path string, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -203,7 +274,7 @@ func writeJSON(path string, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return fileio.WriteAtomic(path, func(w io.Writer) error {
+	return st.write(path, func(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	})

@@ -442,3 +442,57 @@ func TestMetadataInvalidUTF8(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestRewriteIsWholeOrNothing: a split rewritten with a failure partway
+// (here its dense file cannot be written) keeps every file it had, never
+// a new corpus beside the old judgments and candidate lists, and leaves
+// no temporary files.
+func TestRewriteIsWholeOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := Build(task, Options{Split: "NanoDemo", DocLimit: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHub(old, dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			before[p], _ = os.ReadFile(p)
+		}
+		return err
+	})
+
+	// The new set has more documents and a dense list, whose file's place
+	// is taken by a directory.
+	s := demoSet(t, 5)
+	blocked := filepath.Join(dir, filepath.FromSlash(DataFile("dense", "NanoDemo")))
+	if err := os.MkdirAll(blocked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHub(s, dir, ""); err == nil {
+		t.Fatal("no error writing over a directory")
+	}
+	after := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		after++
+		b, _ := os.ReadFile(p)
+		if want, ok := before[p]; !ok {
+			t.Errorf("%s left behind", p)
+		} else if !bytes.Equal(b, want) {
+			t.Errorf("%s was replaced by a write that failed", p)
+		}
+		return nil
+	})
+	if after != len(before) {
+		t.Errorf("%d files after, %d before", after, len(before))
+	}
+}

@@ -49,6 +49,13 @@ type Counts struct {
 	// Rows left out for an empty text (Task.EmptyDocs, Task.EmptyQueries).
 	EmptyDocuments int `json:"empty_documents,omitempty"`
 	EmptyQueries   int `json:"empty_queries,omitempty"`
+	// Documents and evaluated queries kept although their text is empty
+	// or only white space, as R2MED's and BEIR's layouts keep them (a
+	// Nano set leaves them out instead, counted above): such a document
+	// is in the corpus, but no lexical retriever can find it, and such a
+	// query finds nothing; both still count in every mean.
+	BlankDocuments int `json:"blank_documents,omitempty"`
+	BlankQueries   int `json:"blank_queries,omitempty"`
 }
 
 // PositivesPerQuery describes how many documents with grade > 0 each
@@ -118,12 +125,18 @@ func Of(t *ir.Task) Profile {
 			}
 		}
 		qchars += utf8.RuneCountInString(q.Text)
+		if blank(q.Text) {
+			p.Counts.BlankQueries++
+		}
 	}
 	p.PositivesPerQuery = positives(pos)
 	p.TextStatsChars.QueryMean = mean(qchars, len(t.Queries))
 	dchars := 0
 	for _, d := range t.Corpus {
 		dchars += utf8.RuneCountInString(d.Text)
+		if blank(d.Text) {
+			p.Counts.BlankDocuments++
+		}
 	}
 	p.TextStatsChars.DocumentMean = mean(dchars, len(t.Corpus))
 	return p
@@ -157,6 +170,10 @@ func positives(pos []int) PositivesPerQuery {
 	s.MultiPositiveQueryPercent = 100 * float64(s.MultiPositiveQueries) / float64(n)
 	return s
 }
+
+// blank is a text with nothing but white space, which HAKARI-Bench's
+// scripts (Python's str.strip) count as empty.
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // mean is 0 for an empty set, so that a profile always encodes as JSON
 // (which has no NaN).
@@ -242,11 +259,23 @@ func (p Profile) WriteText(w io.Writer) error {
 	}
 	row("task", "%s (%s)", p.Name, layout)
 	row("queries", "%d evaluated, %d without judgments", p.Counts.Queries, p.Counts.UnjudgedQueries)
-	if p.Counts.EmptyDocuments > 0 || p.Counts.EmptyQueries > 0 {
-		row("documents", "%d (%d with an empty text left out)", p.Counts.Documents, p.Counts.EmptyDocuments)
-		row("empty queries left out", "%d", p.Counts.EmptyQueries)
+	var docNotes []string
+	if p.Counts.BlankDocuments > 0 {
+		docNotes = append(docNotes, fmt.Sprintf("%d with an empty text, kept", p.Counts.BlankDocuments))
+	}
+	if p.Counts.EmptyDocuments > 0 {
+		docNotes = append(docNotes, fmt.Sprintf("%d with an empty text left out", p.Counts.EmptyDocuments))
+	}
+	if len(docNotes) > 0 {
+		row("documents", "%d (%s)", p.Counts.Documents, strings.Join(docNotes, "; "))
 	} else {
 		row("documents", "%d", p.Counts.Documents)
+	}
+	if p.Counts.EmptyDocuments > 0 || p.Counts.EmptyQueries > 0 {
+		row("empty queries left out", "%d", p.Counts.EmptyQueries)
+	}
+	if p.Counts.BlankQueries > 0 {
+		row("empty queries kept", "%d (evaluated, and counted in every mean)", p.Counts.BlankQueries)
 	}
 	row("judgments", "%d (%d positive)", p.Counts.QrelsRows, p.Counts.PositiveQrels)
 	gs := make([]string, len(p.Grades))

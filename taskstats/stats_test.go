@@ -103,7 +103,7 @@ func TestStatsSmall(t *testing.T) {
 	got := Of(smallTask())
 	want := Profile{
 		Name: "small", Layout: ir.LayoutR2MED,
-		Counts: Counts{Queries: 4, Documents: 4, PositiveQrels: 7, QrelsRows: 10, UnjudgedQueries: 2},
+		Counts: Counts{Queries: 4, Documents: 4, PositiveQrels: 7, QrelsRows: 10, UnjudgedQueries: 2, BlankDocuments: 1},
 		// Positives per query 2, 0, 1, 4 → sorted 0 1 2 4, median (1+2)/2.
 		PositivesPerQuery: PositivesPerQuery{Average: 1.75, Min: 0, Median: 1.5, Max: 4,
 			MultiPositiveQueries: 2, MultiPositiveQueryPercent: 50, QueriesWithoutPositives: 1},
@@ -119,7 +119,7 @@ func TestStatsSmall(t *testing.T) {
 	}
 	wantText := `task                       small (R2MED)
 queries                    4 evaluated, 2 without judgments
-documents                  4
+documents                  4 (1 with an empty text, kept)
 judgments                  10 (7 positive)
 grades                     -1: 1, 0: 2, 1: 6, 2: 1
 positives per query        mean 1.75, min 0, median 1.5, max 4
@@ -137,12 +137,54 @@ mean document length       4.0 chars
 		t.Fatal(err)
 	}
 	wantJSON := `{"name":"small","layout":"r2med",` +
-		`"counts":{"queries":4,"documents":4,"positive_qrels":7,"qrels_rows":10,"unjudged_queries":2},` +
+		`"counts":{"queries":4,"documents":4,"positive_qrels":7,"qrels_rows":10,"unjudged_queries":2,"blank_documents":1},` +
 		`"positives_per_query":{"average":1.75,"min":0,"median":1.5,"max":4,"multi_positive_queries":2,"multi_positive_query_percent":50,"queries_without_positives":1},` +
 		`"text_stats_chars":{"query_mean":2.75,"document_mean":4},` +
 		`"grades":[{"grade":-1,"count":1},{"grade":0,"count":2},{"grade":1,"count":6},{"grade":2,"count":1}]}`
 	if string(js) != wantJSON {
 		t.Errorf("JSON:\n%s\nwant:\n%s", js, wantJSON)
+	}
+}
+
+// TestStatsBlankTexts: R2MED's and BEIR's layouts keep a document or a
+// query whose text is empty or only white space; the profile counts them
+// where a user reads it, since they are in every mean and no lexical
+// retriever can match them.
+func TestStatsBlankTexts(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"corpus.jsonl": `{"id": "d1", "text": "alpha"}` + "\n" + `{"id": "d2", "text": ""}` + "\n" + `{"id": "d3", "text": " \t\n"}` + "\n",
+		"query.jsonl":  `{"id": "q1", "text": "alpha?"}` + "\n" + `{"id": "q2", "text": "   "}` + "\n" + `{"id": "q3", "text": ""}` + "\n",
+		"qrels.jsonl":  `{"q_id": "q1", "p_id": "d1", "score": 1}` + "\n" + `{"q_id": "q2", "p_id": "d2", "score": 1}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task, err := dataset.Load(dir, dataset.Options{Name: "blank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Of(task)
+	// q3 has no judgments: it is not evaluated, so not counted as blank.
+	if p.Counts.BlankDocuments != 2 || p.Counts.BlankQueries != 1 || p.Counts.Documents != 3 || p.Counts.Queries != 2 {
+		t.Errorf("counts %+v, want 3 documents (2 blank), 2 queries (1 blank)", p.Counts)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"documents                  3 (2 with an empty text, kept)\n",
+		"empty queries kept         1 (evaluated, and counted in every mean)\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("WriteText lacks %q:\n%s", want, buf.String())
+		}
+	}
+	js, _ := json.Marshal(p.Counts)
+	if !strings.Contains(string(js), `"blank_documents":2,"blank_queries":1`) {
+		t.Errorf("JSON counts %s", js)
 	}
 }
 

@@ -18,7 +18,8 @@ func newTasksCmd() *cobra.Command {
 		Use:   "tasks",
 		Short: "List a suite's tasks: family, sizes, Hugging Face repositories and pinned revisions",
 		Long: `tasks lists the tasks of a suite: R2MED's eight (--suite r2med, the
-default, with their NanoR2MED splits; --suite nano), or BRIGHT's twelve
+default, with their NanoR2MED splits), their NanoR2MED splits with the
+sizes of HAKARI-Bench's task cards (--suite nano), or BRIGHT's twelve
 (--suite bright) and the eight with long documents (--suite bright-long).
 A task's data carries the name shown under "runs as": manifests, result
 files and result directories use it.`,
@@ -30,7 +31,7 @@ files and result directories use it.`,
 			if err != nil {
 				return err
 			}
-			if s.Benchmark() == tasks.Bright {
+			if s != tasks.R2MED { // NanoR2MED's splits or BRIGHT's tasks, in one repository
 				w := newTableWriter(cmd.OutOrStdout(), textwrap.Layout{Wrap: []int{1, 5}, Below: 7}) // the repository under its task
 				fmt.Fprintf(w, "task\tfamily\tqueries\tdocuments\trelevant\truns as\trepository (suite %s)\n", s)
 				for _, t := range s.Tasks() {
@@ -53,7 +54,7 @@ files and result directories use it.`,
 			return w.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&suite, "suite", string(tasks.R2MED), "r2med or nano (R2MED's tasks and NanoR2MED splits), bright or bright-long (BRIGHT's)")
+	cmd.Flags().StringVar(&suite, "suite", string(tasks.R2MED), "r2med (R2MED's tasks), nano (their NanoR2MED splits), bright or bright-long (BRIGHT's)")
 	return cmd
 }
 
