@@ -493,14 +493,14 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s |", rankText(r), strings.ReplaceAll(name, "|", `\|`))
 		for j, s := range r.Scores {
-			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.Best[j]) + " |")
+			b.WriteString(" " + bold(CellText(s), s.OK && AtBest(s.Value, t.Best[j])) + " |")
 		}
 		b.WriteString(" " + bold(t.AverageText(r), t.IsBest(r)) + " |")
 		if t.Ranking == ByBorda {
 			b.WriteString(" " + bordaText(r) + " |")
 		}
 		for j, s := range r.Other {
-			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.OtherBest[j]) + " |")
+			b.WriteString(" " + bold(CellText(s), s.OK && AtBest(s.Value, t.OtherBest[j])) + " |")
 		}
 		for _, c := range t.CostCells(r) {
 			b.WriteString(" " + c + " |")

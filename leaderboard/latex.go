@@ -107,7 +107,7 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 			return "--"
 		}
 		v := Pct(s.Value)
-		if s.Value == best {
+		if AtBest(s.Value, best) {
 			v = `\textbf{` + v + `}`
 		}
 		switch s.Mark {

@@ -156,16 +156,6 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		}
 		v.Columns = append(v.Columns, c)
 	}
-	otherBest := map[int]float64{}
-	for _, j := range others {
-		b := math.NaN()
-		for _, r := range t.Rows {
-			if c := r.Other[j]; c.OK && (math.IsNaN(b) || c.Value > b) {
-				b = c.Value
-			}
-		}
-		otherBest[j] = b
-	}
 	order := rankOrder(t)
 	for _, r := range t.Rows {
 		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.About()}
@@ -184,7 +174,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		if r.Complete || r.AverageOnly {
 			avg.Text = strconv.FormatFloat(r.Average, 'f', 2, 64)
 			avg.Sort = avg.Text
-			avg.Best = r.Mean == t.BestAverage
+			avg.Best = t.IsBest(r)
 			if r.AverageOnly {
 				avg.Note, avg.Title = "printed", "average printed by the paper; no per-task values"
 			} else if p, ok := t.PrintedDiffers(r); ok {
@@ -204,7 +194,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			rv.Cells = append(rv.Cells, avg)
 		}
 		for _, j := range others {
-			rv.Cells = append(rv.Cells, scoreCell(r.Other[j], otherBest[j], t.Baseline))
+			rv.Cells = append(rv.Cells, scoreCell(r.Other[j], t.OtherBest[j], t.Baseline))
 		}
 		rv.Cells = append(rv.Cells, costCells(t, r)...)
 		v.Rows = append(v.Rows, rv)
@@ -263,7 +253,7 @@ func scoreCell(s leaderboard.Score, best float64, baseline string) Cell {
 	if !s.OK {
 		return Cell{Text: "—"}
 	}
-	c := Cell{Text: leaderboard.Pct(s.Value), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: s.Value == best, Mark: s.Mark}
+	c := Cell{Text: leaderboard.Pct(s.Value), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: leaderboard.AtBest(s.Value, best), Mark: s.Mark}
 	if !math.IsNaN(s.P) {
 		c.Title = fmt.Sprintf("vs %s: p = %.4g (Holm)", baseline, s.P)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/results"
 )
 
 // TestLeaderboardAndResultsCLI makes a demo run and a run of the demo
@@ -168,5 +171,66 @@ func TestFusedRunFromFileOnBoard(t *testing.T) {
 	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), fused)
 	if !strings.Contains(stdout, "on 15 queries") || !strings.Contains(stdout, "By body_system:") {
 		t.Errorf("compare:\n%s", stdout)
+	}
+}
+
+// writeTiedRuns writes two systems of ours (bm25 at k1 0.9 and 1.2) on
+// R2MED's eight tasks whose values differ unrounded and print alike:
+// Biology 0.12346 and 0.12354 (12.35 both), 0.5 elsewhere, averages
+// 45.29325 and 45.29425 (45.29 both). It returns the results directory.
+func writeTiedRuns(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for i, bio := range []float64{0.12346, 0.12354} {
+		k1 := []float64{0.9, 1.2}[i]
+		for _, task := range leaderboard.TaskNames("") {
+			v := 0.5
+			if task == "Biology" {
+				v = bio
+			}
+			dir := filepath.Join(root, fmt.Sprintf("bm25-%v", k1), task)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			res := &results.R2MED{DatasetName: task, ModelName: "bm25", MeanOver: measure.MeanOverJudged, Test: map[string]float64{"ndcg_at_10": v}}
+			if err := res.WriteFile(filepath.Join(dir, results.ResultsFile)); err != nil {
+				t.Fatal(err)
+			}
+			m := results.NewManifest(nil)
+			m.Task = results.TaskInfo{Name: task}
+			m.Config = map[string]any{"retriever": "bm25", "k1": k1, "fingerprint": fmt.Sprint(k1, task)}
+			if err := m.WriteFile(filepath.Join(dir, results.ManifestFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// TestLeaderboardBestAsPrinted: two values that print alike (12.35 and
+// 12.35, averages 45.29 and 45.29) are both marked best in every format
+// that marks one (the terminal's *, Markdown's and LaTeX's bold, the
+// report's bold), where only the higher unrounded one was, so that a
+// reader saw one 12.35 marked best and the other not.
+func TestLeaderboardBestAsPrinted(t *testing.T) {
+	root := writeTiedRuns(t)
+	count := func(format, want string) int {
+		out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", format)
+		return strings.Count(out, want)
+	}
+	for _, c := range []struct{ format, bio, avg string }{
+		{"table", "12.35*", "45.29*"},
+		{"markdown", "**12.35**", "**45.29**"},
+		{"latex", `\textbf{12.35}`, `\textbf{45.29}`},
+	} {
+		if n, m := count(c.format, c.bio), count(c.format, c.avg); n != 2 || m != 2 {
+			t.Errorf("--format %s: %d of the two 12.35 and %d of the two 45.29 marked best, want both", c.format, n, m)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	html := readFileString(t, page)
+	if n, m := strings.Count(html, `best" data-v="12.3`), strings.Count(html, `best avg" data-v="45.29"`); n != 2 || m != 2 {
+		t.Errorf("report: %d of the two 12.35 and %d of the two 45.29 bold, want both", n, m)
 	}
 }
