@@ -231,6 +231,7 @@ func (t *Table) Legend() []string {
 		out = append(out, "external: figures printed by later papers and R2MED's website, with their source; not R2MED's released files")
 	}
 	out = append(out, t.printedCellNotes()...)
+	out = append(out, t.RankNotes()...)
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
@@ -378,6 +379,43 @@ func (t *Table) printedCellNotes() []string {
 	return out
 }
 
+// RankNotes say where shown rows print the same average and hold
+// different ranks: the ranking is by the unrounded average, as R2MED's
+// summary ranks hyde/llama-70b → nv 12th and hyde/qwq-32b → nv 13th,
+// both 36.82, so the note gives the averages to four decimals. Under
+// Borda the ranks are by Borda points, and there is nothing to say.
+func (t *Table) RankNotes() []string {
+	if t.Ranking != ByAverage {
+		return nil
+	}
+	var order []string
+	groups := map[string][]Row{}
+	for _, r := range t.Rows {
+		if r.Rank == 0 || r.AverageOnly {
+			continue
+		}
+		p := Pct(r.Mean)
+		if groups[p] == nil {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], r)
+	}
+	var out []string
+	for _, p := range order {
+		g := groups[p]
+		slices.SortStableFunc(g, func(a, b Row) int { return a.Rank - b.Rank })
+		if g[0].Rank == g[len(g)-1].Rank {
+			continue
+		}
+		var each []string
+		for _, r := range g {
+			each = append(each, fmt.Sprintf("%s for %s (#%d)", strconv.FormatFloat(r.Mean*100, 'f', 4, 64), r.System.FullName(), r.Rank))
+		}
+		out = append(out, fmt.Sprintf("ranked by the unrounded average, as R2MED ranks: %s is %s", p, strings.Join(each, ", ")))
+	}
+	return out
+}
+
 // CutLegend explains a name cut to sysname.Width.
 var CutLegend = fmt.Sprintf("%s: a name over %d characters cut in its middle; whole on hover in the report and viewer and in --format csv or json", sysname.Ellipsis, sysname.Width)
 
@@ -418,7 +456,7 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 // hasLegend reports whether the table needs its legend: anything beyond
 // R2MED's own published table.
 func (t *Table) hasLegend() bool {
-	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0 || len(t.depthNotes()) > 0
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0 || len(t.depthNotes()) > 0 || len(t.RankNotes()) > 0
 }
 
 func (t *Table) mixed() bool {

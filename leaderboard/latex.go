@@ -70,6 +70,9 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	for _, n := range t.printedCellNotes() {
 		caption += " " + TeX(n) + "."
 	}
+	for _, n := range t.RankNotes() {
+		caption += " " + TeX(n) + "."
+	}
 	for _, n := range t.depthNotes() {
 		caption += " " + TeX(n) + "."
 	}

@@ -234,3 +234,31 @@ func TestLeaderboardBestAsPrinted(t *testing.T) {
 		t.Errorf("report: %d of the two 12.35 and %d of the two 45.29 bold, want both", n, m)
 	}
 }
+
+// TestLeaderboardRankNote: rows that print the same average and hold
+// different ranks (ranked, as R2MED ranks, by the unrounded average) get
+// a note giving the unrounded averages, in every format with a legend:
+// R2MED's own 36.82 at ranks 12 and 13, and two runs of ours at 45.29.
+func TestLeaderboardRankNote(t *testing.T) {
+	out := mustRun(t, "leaderboard", "--results", t.TempDir(), "--no-external", "--format", "markdown")
+	if !strings.Contains(out, "| 12 | hyde/llama-70b → nv | 31.21 |") || !strings.Contains(out, "| 13 | hyde/qwq-32b → nv | 32.26 |") ||
+		!strings.Contains(out, "36.82 is 36.8231 for hyde/llama-70b → nv (#12), 36.8195 for hyde/qwq-32b → nv (#13)") {
+		t.Errorf("R2MED's board does not say why two 36.82 rank 12 and 13:\n%s", out)
+	}
+	root := writeTiedRuns(t)
+	for _, format := range []string{"table", "markdown", "latex"} {
+		out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", format)
+		hash := "#"
+		if format == "latex" {
+			hash = `\#`
+		}
+		if !strings.Contains(out, "45.29 is 45.2943 for bm25 "+hash) || !strings.Contains(out, "("+hash+"1), 45.2933 for bm25 "+hash) {
+			t.Errorf("--format %s does not say why two 45.29 rank 1 and 2:\n%s", format, out)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	if html := readFileString(t, page); !strings.Contains(html, "45.29 is 45.2943 for bm25 #") {
+		t.Error("the report does not say why two 45.29 rank 1 and 2")
+	}
+}
