@@ -232,6 +232,7 @@ func (t *Table) Legend() []string {
 	}
 	out = append(out, t.printedCellNotes()...)
 	out = append(out, t.RankNotes()...)
+	out = append(out, t.unansweredNotes()...)
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
@@ -374,6 +375,24 @@ func (t *Table) printedCellNotes() []string {
 	for _, r := range t.Rows {
 		if e := r.System.External; e != nil && e.Note != "" && !e.AverageOnly && !e.AverageComputed {
 			out = append(out, r.System.FullName()+": "+e.Note)
+		}
+	}
+	return out
+}
+
+// unansweredNotes say, for each shown cell of our runs whose run left
+// judged queries without a result, how many: they count 0 in the cell's
+// mean (results.UnansweredNote), which the number alone does not tell.
+func (t *Table) unansweredNotes() []string {
+	var out []string
+	for _, r := range t.Rows {
+		for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+			for _, task := range cols {
+				tr := r.System.Tasks[task]
+				if n := results.UnansweredNote(task, tr.Unanswered, tr.Queries); n != "" {
+					out = append(out, r.System.FullName()+" on "+n)
+				}
+			}
 		}
 	}
 	return out

@@ -70,7 +70,7 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	for _, n := range t.printedCellNotes() {
 		caption += " " + TeX(n) + "."
 	}
-	for _, n := range t.RankNotes() {
+	for _, n := range append(t.RankNotes(), t.unansweredNotes()...) {
 		caption += " " + TeX(n) + "."
 	}
 	for _, n := range t.depthNotes() {

@@ -250,6 +250,32 @@ func (m *Manifest) MRRLabel() string {
 	return MRRLabel(m.Task.Name, k, m.Counts["documents"])
 }
 
+// Unanswered is what m records of the judged queries its run's means are
+// over (QueriesEvaluated) and of those that got no result
+// (QueriesWithoutResults), which count 0 in every mean; judged is 0 for
+// a manifest that does not say (a run made before the counts were kept).
+// m may be nil.
+func (m *Manifest) Unanswered() (without, judged int) {
+	if m == nil {
+		return 0, 0
+	}
+	return m.Counts[QueriesWithoutResults], m.Counts[QueriesEvaluated]
+}
+
+// UnansweredNote says that without of the judged queries of a run on
+// task got no result and count 0 in its means: "nfcorpus: 32 of 323
+// judged queries got no results and count 0 in the means". It is ""
+// when every query got results.
+func UnansweredNote(task string, without, judged int) string {
+	if without <= 0 {
+		return ""
+	}
+	if judged > 0 {
+		return fmt.Sprintf("%s: %d of %d judged queries got no results and count 0 in the means", task, without, judged)
+	}
+	return fmt.Sprintf("%s: %d judged queries got no results and count 0 in the means", task, without)
+}
+
 // MeanNote says in words which queries res's means are over, with the
 // counts m records: "means over all judged queries (323; 15 without
 // results count 0)". It is "" when res does not say (R2MED's own files);

@@ -262,3 +262,65 @@ func TestLeaderboardRankNote(t *testing.T) {
 		t.Error("the report does not say why two 45.29 rank 1 and 2")
 	}
 }
+
+// TestUnansweredQueriesSaid: a run that left judged queries without a
+// result (they count 0 in its means, as R2MED's files count them) says
+// so wherever its numbers are read: r2med results (a line under the
+// table; queries and queries_without_results in csv and json), the
+// leaderboard's notes in every format, and the report. Before, only
+// r2med run said it.
+func TestUnansweredQueriesSaid(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "out")
+	mustRun(t, "run", "--task", "demo", "--quiet", "--out", filepath.Join(root, "bm25"))
+	// The run without its first three queries, as a run file.
+	var kept []string
+	skip := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(readFileString(t, filepath.Join(root, "bm25", "run.trec"))), "\n") {
+		q := strings.Fields(l)[0]
+		if len(skip) < 3 && !skip[q] {
+			skip[q] = true
+		}
+		if !skip[q] {
+			kept = append(kept, l)
+		}
+	}
+	file := filepath.Join(dir, "partial.trec")
+	if err := os.WriteFile(file, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "run", "--task", "demo", "--quiet", "--retriever", "run:"+file, "--out", filepath.Join(root, "partial"))
+	const note = "run:bm25 on demo: 3 of 15 judged queries got no results and count 0 in the means"
+	if out := mustRun(t, "results", "--results", root); !strings.Contains(out, note) || strings.Count(out, "got no results") != 1 {
+		t.Errorf("results does not say which run left queries unanswered:\n%s", out)
+	}
+	if out := mustRun(t, "results", "--results", root, "--format", "csv"); !strings.Contains(strings.Split(out, "\n")[0], ",queries,queries_without_results") ||
+		!strings.Contains(out, ",15,3\n") || !strings.Contains(out, ",15,0\n") {
+		t.Errorf("results --format csv lacks the counts:\n%s", out)
+	}
+	var listing struct {
+		Runs []struct {
+			System         string
+			Queries        int `json:"queries"`
+			WithoutResults int `json:"queries_without_results"`
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "results", "--results", root, "--format", "json")), &listing); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range listing.Runs {
+		if want := map[string]int{"bm25": 0, "run:bm25": 3}[r.System]; r.Queries != 15 || r.WithoutResults != want {
+			t.Errorf("results json: %s has %d queries, %d without results; want 15, %d", r.System, r.Queries, r.WithoutResults, want)
+		}
+	}
+	for _, format := range []string{"table", "markdown", "latex"} {
+		if out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", format); !strings.Contains(out, note) {
+			t.Errorf("leaderboard --format %s does not say it:\n%s", format, out)
+		}
+	}
+	page := filepath.Join(dir, "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	if !strings.Contains(readFileString(t, page), note) {
+		t.Error("the report does not say it")
+	}
+}
