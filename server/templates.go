@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/r2med/r2med/internal/numtext"
 	"github.com/r2med/r2med/leaderboard"
 )
 
@@ -21,7 +22,7 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(*v, 'f', 3, 64)
 	},
 	"f3v":   func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
-	"delta": func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
+	"delta": func(v float64) string { return numtext.Signed(v, 3) },
 	"score": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"rank": func(n int) string {
 		if n == 0 {
