@@ -233,6 +233,7 @@ func (t *Table) Legend() []string {
 	out = append(out, t.printedCellNotes()...)
 	out = append(out, t.RankNotes()...)
 	out = append(out, t.unansweredNotes()...)
+	out = append(out, t.shallowNotes()...)
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
@@ -393,6 +394,43 @@ func (t *Table) unansweredNotes() []string {
 					out = append(out, r.System.FullName()+" on "+n)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// shallowNotes say, for each shown system that ranks fewer documents per
+// query than the table's metric reaches (Recall@100 of a list of 10),
+// on which tasks and that the metric counts those: R2MED's reranker
+// files rank their retriever's top 10 (their Recall@100 is their
+// Recall@10), and our runs kept shallower than k (TaskResult.Depth).
+func (t *Table) shallowNotes() []string {
+	_, cut, ok := strings.Cut(t.Metric.Key, "_at_")
+	k, err := strconv.Atoi(cut)
+	if !ok || err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range t.Rows {
+		s := r.System
+		if s.Published && s.Kind == Reranker && s.TopK > 0 && s.TopK < k {
+			out = append(out, s.FullName()+" (R2MED's reranker files: its retriever's top "+strconv.Itoa(s.TopK)+" reranked) "+results.ShallowNote(s.TopK, t.Metric.Label))
+			continue
+		}
+		byDepth := map[int][]string{}
+		var depths []int
+		for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+			for _, task := range cols {
+				if d := s.Tasks[task].Depth; d > 0 && d < k {
+					if byDepth[d] == nil {
+						depths = append(depths, d)
+					}
+					byDepth[d] = append(byDepth[d], task)
+				}
+			}
+		}
+		for _, d := range depths {
+			out = append(out, s.FullName()+" on "+strings.Join(byDepth[d], ", ")+" "+results.ShallowNote(d, t.Metric.Label))
 		}
 	}
 	return out

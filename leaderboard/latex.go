@@ -70,7 +70,10 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	for _, n := range t.printedCellNotes() {
 		caption += " " + TeX(n) + "."
 	}
-	for _, n := range append(t.RankNotes(), t.unansweredNotes()...) {
+	for _, n := range t.RankNotes() {
+		caption += " R" + TeX(strings.TrimPrefix(n, "r")) + "." // a sentence: "Ranked by …"
+	}
+	for _, n := range append(t.unansweredNotes(), t.shallowNotes()...) {
 		caption += " " + TeX(n) + "."
 	}
 	for _, n := range t.depthNotes() {

@@ -51,6 +51,7 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 			m, style := Normalize(r.Result.Test)
 			tr := TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage, MRRLabel: mrrLabel(r)}
 			tr.Unanswered, tr.Queries = r.Manifest.Unanswered()
+			tr.Depth = r.Manifest.ShallowDepth()
 			g.sys.Tasks[task] = tr
 		}
 		g.sys.Name = named[key]

@@ -34,12 +34,16 @@ type RunInfo struct {
 	// WithoutResults how many of them got no result, counting 0 in every
 	// mean (results.Manifest.Unanswered); Queries is 0 where the manifest
 	// does not say.
-	Queries        int            `json:"queries"`
-	WithoutResults int            `json:"queries_without_results"`
-	Seconds        float64        `json:"seconds"` // the manifest's stage times, summed
-	Started        time.Time      `json:"started"`
-	Dir            string         `json:"dir"`
-	Config         map[string]any `json:"config"`
+	Queries        int `json:"queries"`
+	WithoutResults int `json:"queries_without_results"`
+	// Depth is the most documents the run ranks per query where that is
+	// fewer than its corpus holds (results.Manifest.ShallowDepth), else
+	// 0: below 100, its Recall@100 counts those.
+	Depth   int            `json:"shallow_depth,omitempty"`
+	Seconds float64        `json:"seconds"` // the manifest's stage times, summed
+	Started time.Time      `json:"started"`
+	Dir     string         `json:"dir"`
+	Config  map[string]any `json:"config"`
 }
 
 // runMetrics are the columns `r2med results` shows.
@@ -67,6 +71,7 @@ func Runs(l *results.Listing) []RunInfo {
 			}
 		}
 		info.WithoutResults, info.Queries = r.Manifest.Unanswered()
+		info.Depth = r.Manifest.ShallowDepth()
 		out = append(out, info)
 	}
 	return out
@@ -173,6 +178,9 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 	for i, r := range runs {
 		if n := results.UnansweredNote(r.Task, r.WithoutResults, r.Queries); n != "" {
 			notes = append(notes, shown[i]+" on "+n)
+		}
+		if _, ok := r.Metrics["recall_at_100"]; ok && r.Depth > 0 && r.Depth < 100 {
+			notes = append(notes, shown[i]+" on "+r.Task+" "+results.ShallowNote(r.Depth, "Recall@100"))
 		}
 	}
 	// What the hashes of systems sharing a name stand for, as the

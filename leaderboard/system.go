@@ -155,6 +155,10 @@ type TaskResult struct {
 	// and for other rows.
 	Queries    int `json:"queries,omitempty"`
 	Unanswered int `json:"queries_without_results,omitempty"`
+	// Depth is the most documents our run ranks per query where that is
+	// fewer than its corpus holds (results.Manifest.ShallowDepth), else
+	// 0; a metric at a deeper k counts those documents.
+	Depth int `json:"shallow_depth,omitempty"`
 }
 
 // Label names the value of metric m in this result: m's label, or the

@@ -324,3 +324,38 @@ func TestUnansweredQueriesSaid(t *testing.T) {
 		t.Error("the report does not say it")
 	}
 }
+
+// TestShallowRunSaid: a run kept 10 deep (r2med run --top-k 10) has a
+// Recall@100 that counts its 10 documents, as trec_eval measures the
+// file; r2med run said so, and now r2med results, the leaderboard at
+// recall@100 (in every format) and the report say it too. R2MED's three
+// reranker rows rank their retriever's top 10 alone (in all 24 files
+// their Recall@100 is their Recall@10), which the board at recall@100
+// says; at nDCG@10 there is nothing to say.
+func TestShallowRunSaid(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", filepath.Join(root, "top10"))
+	const note = "bm25 on demo ranks at most 10 documents per query: its Recall@100 counts those, as trec_eval measures the file"
+	unwrapped := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if out := mustRun(t, "results", "--results", root); !strings.Contains(unwrapped(out), note) {
+		t.Errorf("results does not say the run is 10 deep:\n%s", out)
+	}
+	if out := mustRun(t, "results", "--results", root, "--format", "json"); !strings.Contains(out, `"shallow_depth": 10`) {
+		t.Errorf("results json lacks the depth:\n%s", out)
+	}
+	for _, format := range []string{"table", "markdown", "latex"} {
+		out := mustRun(t, "leaderboard", "--results", root, "--no-external", "--metric", "recall@100", "--format", format)
+		out = strings.ReplaceAll(unwrapped(out), `\_`, "_")
+		if !strings.Contains(out, note) || strings.Count(out, "(R2MED's reranker files: its retriever's top 10 reranked) ranks at most 10 documents per query: its Recall@100 counts those") != 3 {
+			t.Errorf("leaderboard --metric recall@100 --format %s does not say which rows rank 10 documents:\n%s", format, out)
+		}
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-external"); strings.Contains(out, "ranks at most") {
+		t.Errorf("the nDCG@10 board speaks of depths:\n%s", out)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--metric", "recall@100", "--out", page)
+	if !strings.Contains(readFileString(t, page), note) {
+		t.Error("the report at recall@100 does not say the run is 10 deep")
+	}
+}
