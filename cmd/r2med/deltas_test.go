@@ -18,15 +18,13 @@ import (
 	"github.com/r2med/r2med/trec"
 )
 
-// TestDeltasNeverNegativeZero: two runs of NFCorpus that differ by a
-// swap at ranks 9 and 10 of one query (nDCG@10's mean drops by about
-// 8e-06) and at ranks 99 and 100 of another (that query's MAP@100 drops
-// by about 1e-05). The report's test of the two printed that mean
-// difference "-0.0000" (its interval "[-0.0000, +0.0000]") and the
-// viewer's per-query changes "-0.000": a sign on a zero. A difference
-// that rounds to zero is written with two significant digits, an exact
-// zero unsigned (numtext.Signed).
-func TestDeltasNeverNegativeZero(t *testing.T) {
+// writeNearRuns writes two runs of NFCorpus, run:base and run:tweak, that
+// differ by a swap at ranks 9 and 10 of one query (shallow: nDCG@10's
+// mean drops by about 1e-05, both print 31.97) and at ranks 99 and 100
+// of another (deep: that query's MAP@100 drops by about 1e-05), and
+// returns their results directory and the two queries.
+func writeNearRuns(t *testing.T) (root, shallow, deep string) {
+	t.Helper()
 	needShared(t)
 	run, err := trec.ReadRunFile(filepath.Join(shared, "eval-reference", "nfcorpus.bm25.run"))
 	if err != nil {
@@ -53,10 +51,10 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 		t.Fatalf("no query with a relevant document at rank %d followed by another", i+1)
 		return ""
 	}
-	shallow := swap(8, "")
-	deep := swap(98, shallow)
+	shallow = swap(8, "")
+	deep = swap(98, shallow)
 	dir := t.TempDir()
-	root := filepath.Join(dir, "out")
+	root = filepath.Join(dir, "out")
 	for _, name := range []string{"base", "tweak"} {
 		var b strings.Builder
 		for _, q := range slices.Sorted(func(yield func(string) bool) {
@@ -84,6 +82,20 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 		}
 		mustRun(t, "run", "--data", filepath.Join(shared, "nfcorpus"), "--split", "test", "--quiet", "--retriever", "run:"+file, "--out", filepath.Join(root, name))
 	}
+	return root, shallow, deep
+}
+
+// TestDeltasNeverNegativeZero: two runs of NFCorpus that differ by a
+// swap at ranks 9 and 10 of one query (nDCG@10's mean drops by about
+// 8e-06) and at ranks 99 and 100 of another (that query's MAP@100 drops
+// by about 1e-05). The report's test of the two printed that mean
+// difference "-0.0000" (its interval "[-0.0000, +0.0000]") and the
+// viewer's per-query changes "-0.000": a sign on a zero. A difference
+// that rounds to zero is written with two significant digits, an exact
+// zero unsigned (numtext.Signed).
+func TestDeltasNeverNegativeZero(t *testing.T) {
+	root, shallow, deep := writeNearRuns(t)
+	dir := t.TempDir()
 	signedZero := regexp.MustCompile(`[-+]0\.0+\b`)
 	small := regexp.MustCompile(`-\d\.\de-0[5-6]`)
 	page := filepath.Join(dir, "report.html")
@@ -122,5 +134,26 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 	}
 	if !small.MatchString(cells[0][1]) { // sorted by change, the smaller loss first
 		t.Errorf("the smaller change is %q, want it with two significant digits", cells[0][1])
+	}
+}
+
+// TestTaskBoardTiesAsPrinted: the viewer's task page ranks "ties share a
+// rank"; two runs that print 31.97 on NFCorpus (unrounded 1e-05 apart)
+// were ranked 1 and 2. Values that print alike now share a rank.
+func TestTaskBoardTiesAsPrinted(t *testing.T) {
+	root, _, _ := writeNearRuns(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, _ := startServe(t, ctx, root)
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get(base + "task/nfcorpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ranks := regexp.MustCompile(`<tr class="ours"><td class="num" data-v="\d+">(\d+)</td><td class="sys sysname" title="run:(base|tweak)`).FindAllStringSubmatch(string(body), -1)
+	if len(ranks) != 2 || ranks[0][1] != "1" || ranks[1][1] != "1" || strings.Count(string(body), ">31.97<") != 2 {
+		t.Errorf("two runs that print 31.97 ranked %q, want both 1:\n%s", ranks, body)
 	}
 }
