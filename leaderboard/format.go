@@ -405,11 +405,7 @@ func (t *Table) unansweredNotes() []string {
 // files rank their retriever's top 10 (their Recall@100 is their
 // Recall@10), and our runs kept shallower than k (TaskResult.Depth).
 func (t *Table) shallowNotes() []string {
-	_, cut, ok := strings.Cut(t.Metric.Key, "_at_")
-	k, err := strconv.Atoi(cut)
-	if !ok || err != nil {
-		return nil
-	}
+	k := t.metricK()
 	var out []string
 	for _, r := range t.Rows {
 		s := r.System
@@ -632,6 +628,19 @@ func (t *Table) writeCSV(w io.Writer) error {
 	if t.Costs {
 		head = append(head, "usd_per_query", "tokens_per_query", "seconds_per_query")
 	}
+	// What the notes under the table say of our runs, by task, in columns
+	// of their own where some row has any.
+	var anyUnanswered, anyShallow bool
+	for _, r := range t.Rows {
+		u, s := t.rowCounts(r)
+		anyUnanswered, anyShallow = anyUnanswered || u != nil, anyShallow || s != nil
+	}
+	if anyUnanswered {
+		head = append(head, "queries_without_results")
+	}
+	if anyShallow {
+		head = append(head, "shallow_depths")
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -709,12 +718,33 @@ func (t *Table) writeCSV(w io.Writer) error {
 			}
 			line = append(line, usd, tok, sec)
 		}
+		u, s := t.rowCounts(r)
+		if anyUnanswered {
+			line = append(line, t.byTaskText(u))
+		}
+		if anyShallow {
+			line = append(line, t.byTaskText(s))
+		}
 		if err := cw.Write(line); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// byTaskText writes counts by task as the csv format's label columns do,
+// in the table's column order: "Biology=10 Bioinformatics=10".
+func (t *Table) byTaskText(m map[string]int) string {
+	var out []string
+	for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+		for _, task := range cols {
+			if n, ok := m[task]; ok {
+				out = append(out, task+"="+strconv.Itoa(n))
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // JSONTable is the JSON form of a Table.
@@ -773,6 +803,53 @@ type JSONRow struct {
 	// the column names it (Score.Label): {"BRIGHT-biology": "MRR@100"}
 	// for a BRIGHT run kept 100 deep in an MRR table.
 	MRRLabels map[string]string `json:"mrr_labels,omitempty"`
+	// Unanswered counts, by task, the judged queries our run left without
+	// a result (they count 0 in its mean), and ShallowDepths the depth of
+	// a run ranking fewer documents per query than the table's metric
+	// reaches (Recall@100 of a list of 10): what the notes under the
+	// table say, by task.
+	Unanswered    map[string]int `json:"queries_without_results,omitempty"`
+	ShallowDepths map[string]int `json:"shallow_depths,omitempty"`
+}
+
+// rowCounts are, by task shown, the judged queries row's run left
+// without a result and, where it ranks fewer documents than the metric's
+// k, its depth (the notes' unansweredNotes and shallowNotes, by task).
+func (t *Table) rowCounts(r Row) (unanswered, shallow map[string]int) {
+	k := t.metricK()
+	for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+		for _, task := range cols {
+			tr, ok := r.System.Tasks[task]
+			if !ok {
+				continue
+			}
+			if tr.Unanswered > 0 {
+				if unanswered == nil {
+					unanswered = map[string]int{}
+				}
+				unanswered[task] = tr.Unanswered
+			}
+			d := tr.Depth
+			if s := r.System; s.Published && s.Kind == Reranker {
+				d = s.TopK
+			}
+			if d > 0 && d < k {
+				if shallow == nil {
+					shallow = map[string]int{}
+				}
+				shallow[task] = d
+			}
+		}
+	}
+	return unanswered, shallow
+}
+
+// metricK is the k of the table's metric (100 for recall@100), 0 for
+// one without (MRR).
+func (t *Table) metricK() int {
+	_, cut, _ := strings.Cut(t.Metric.Key, "_at_")
+	k, _ := strconv.Atoi(cut)
+	return k
 }
 
 // JSON returns the table in its JSON form.
@@ -809,6 +886,7 @@ func (t *Table) JSON() JSONTable {
 		if l := t.labels(r); len(l) > 0 {
 			jr.MRRLabels = l
 		}
+		jr.Unanswered, jr.ShallowDepths = t.rowCounts(r)
 		if r.ranked(ByAverage) {
 			m, a := r.Mean, r.Average
 			jr.Mean, jr.Average = &m, &a

@@ -20,7 +20,7 @@ import (
 
 // writeNearRuns writes two runs of NFCorpus, run:base and run:tweak, that
 // differ by a swap at ranks 9 and 10 of one query (shallow: nDCG@10's
-// mean drops by about 1e-05, both print 31.97) and at ranks 99 and 100
+// mean drops by about 8e-06, both print 31.97) and at ranks 99 and 100
 // of another (deep: that query's MAP@100 drops by about 1e-05), and
 // returns their results directory and the two queries.
 func writeNearRuns(t *testing.T) (root, shallow, deep string) {

@@ -318,6 +318,12 @@ func TestUnansweredQueriesSaid(t *testing.T) {
 			t.Errorf("leaderboard --format %s does not say it:\n%s", format, out)
 		}
 	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", "csv"); !strings.HasSuffix(strings.Split(out, "\n")[0], ",queries_without_results") || !strings.Contains(out, ",demo=3\n") {
+		t.Errorf("leaderboard --format csv lacks the count:\n%s", out)
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", "json"); !strings.Contains(out, "\"queries_without_results\": {\n        \"demo\": 3") {
+		t.Errorf("leaderboard --format json lacks the count:\n%s", out)
+	}
 	page := filepath.Join(dir, "report.html")
 	mustRun(t, "report", "--results", root, "--out", page)
 	if !strings.Contains(readFileString(t, page), note) {
@@ -349,6 +355,12 @@ func TestShallowRunSaid(t *testing.T) {
 		if !strings.Contains(out, note) || strings.Count(out, "(R2MED's reranker files: its retriever's top 10 reranked) ranks at most 10 documents per query: its Recall@100 counts those") != 3 {
 			t.Errorf("leaderboard --metric recall@100 --format %s does not say which rows rank 10 documents:\n%s", format, out)
 		}
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-external", "--metric", "recall@100", "--format", "csv"); !strings.Contains(out, ",demo=10\n") || strings.Count(out, ",Biology=10 Bioinformatics=10 Medical-Sciences=10") != 3 {
+		t.Errorf("leaderboard --format csv lacks the depths:\n%s", out)
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-external", "--metric", "recall@100", "--format", "json"); strings.Count(out, "\"shallow_depths\"") != 4 {
+		t.Errorf("leaderboard --format json lacks the depths of 4 rows:\n%s", out)
 	}
 	if out := mustRun(t, "leaderboard", "--results", root, "--no-external"); strings.Contains(out, "ranks at most") {
 		t.Errorf("the nDCG@10 board speaks of depths:\n%s", out)
