@@ -231,6 +231,9 @@ func (t *Table) Legend() []string {
 		out = append(out, "external: figures printed by later papers and R2MED's website, with their source; not R2MED's released files")
 	}
 	out = append(out, t.printedCellNotes()...)
+	out = append(out, t.RankNotes()...)
+	out = append(out, t.unansweredNotes()...)
+	out = append(out, t.shallowNotes()...)
 	if len(t.OtherTasks) > 0 {
 		out = append(out, "columns after Avg: our runs on data that is no R2MED task, outside the average")
 	}
@@ -378,6 +381,94 @@ func (t *Table) printedCellNotes() []string {
 	return out
 }
 
+// unansweredNotes say, for each shown cell of our runs whose run left
+// judged queries without a result, how many: they count 0 in the cell's
+// mean (results.UnansweredNote), which the number alone does not tell.
+func (t *Table) unansweredNotes() []string {
+	var out []string
+	for _, r := range t.Rows {
+		for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+			for _, task := range cols {
+				tr := r.System.Tasks[task]
+				if n := results.UnansweredNote(task, tr.Unanswered, tr.Queries); n != "" {
+					out = append(out, r.System.FullName()+" on "+n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// shallowNotes say, for each shown system that ranks fewer documents per
+// query than the table's metric reaches (Recall@100 of a list of 10),
+// on which tasks and that the metric counts those: R2MED's reranker
+// files rank their retriever's top 10 (their Recall@100 is their
+// Recall@10), and our runs kept shallower than k (TaskResult.Depth).
+func (t *Table) shallowNotes() []string {
+	k := t.metricK()
+	var out []string
+	for _, r := range t.Rows {
+		s := r.System
+		if s.Published && s.Kind == Reranker && s.TopK > 0 && s.TopK < k {
+			out = append(out, s.FullName()+" (R2MED's reranker files: its retriever's top "+strconv.Itoa(s.TopK)+" reranked) "+results.ShallowNote(s.TopK, t.Metric.Label))
+			continue
+		}
+		byDepth := map[int][]string{}
+		var depths []int
+		for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+			for _, task := range cols {
+				if d := s.Tasks[task].Depth; d > 0 && d < k {
+					if byDepth[d] == nil {
+						depths = append(depths, d)
+					}
+					byDepth[d] = append(byDepth[d], task)
+				}
+			}
+		}
+		for _, d := range depths {
+			out = append(out, s.FullName()+" on "+strings.Join(byDepth[d], ", ")+" "+results.ShallowNote(d, t.Metric.Label))
+		}
+	}
+	return out
+}
+
+// RankNotes say where shown rows print the same average and hold
+// different ranks: the ranking is by the unrounded average, as R2MED's
+// summary ranks hyde/llama-70b → nv 12th and hyde/qwq-32b → nv 13th,
+// both 36.82, so the note gives the averages to four decimals. Under
+// Borda the ranks are by Borda points, and there is nothing to say.
+func (t *Table) RankNotes() []string {
+	if t.Ranking != ByAverage {
+		return nil
+	}
+	var order []string
+	groups := map[string][]Row{}
+	for _, r := range t.Rows {
+		if r.Rank == 0 || r.AverageOnly {
+			continue
+		}
+		p := Pct(r.Mean)
+		if groups[p] == nil {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], r)
+	}
+	var out []string
+	for _, p := range order {
+		g := groups[p]
+		slices.SortStableFunc(g, func(a, b Row) int { return a.Rank - b.Rank })
+		if g[0].Rank == g[len(g)-1].Rank {
+			continue
+		}
+		var each []string
+		for _, r := range g {
+			each = append(each, fmt.Sprintf("%s for %s (#%d)", strconv.FormatFloat(r.Mean*100, 'f', 4, 64), r.System.FullName(), r.Rank))
+		}
+		out = append(out, fmt.Sprintf("ranked by the unrounded average, as R2MED ranks: %s is %s", p, strings.Join(each, ", ")))
+	}
+	return out
+}
+
 // CutLegend explains a name cut to sysname.Width.
 var CutLegend = fmt.Sprintf("%s: a name over %d characters cut in its middle; whole on hover in the report and viewer and in --format csv or json", sysname.Ellipsis, sysname.Width)
 
@@ -418,7 +509,7 @@ func (t *Table) writeLegend(w io.Writer, prefix string) error {
 // hasLegend reports whether the table needs its legend: anything beyond
 // R2MED's own published table.
 func (t *Table) hasLegend() bool {
-	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0 || len(t.depthNotes()) > 0
+	return t.Baseline != "" || t.mixed() || len(t.OtherTasks) > 0 || t.Costs || t.BoardSize > len(t.Rows) || t.anyCut() || len(t.twinNotes()) > 0 || len(t.depthNotes()) > 0 || len(t.RankNotes()) > 0
 }
 
 func (t *Table) mixed() bool {
@@ -493,14 +584,14 @@ func (t *Table) writeMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s |", rankText(r), strings.ReplaceAll(name, "|", `\|`))
 		for j, s := range r.Scores {
-			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.Best[j]) + " |")
+			b.WriteString(" " + bold(CellText(s), s.OK && AtBest(s.Value, t.Best[j])) + " |")
 		}
 		b.WriteString(" " + bold(t.AverageText(r), t.IsBest(r)) + " |")
 		if t.Ranking == ByBorda {
 			b.WriteString(" " + bordaText(r) + " |")
 		}
 		for j, s := range r.Other {
-			b.WriteString(" " + bold(CellText(s), s.OK && s.Value == t.OtherBest[j]) + " |")
+			b.WriteString(" " + bold(CellText(s), s.OK && AtBest(s.Value, t.OtherBest[j])) + " |")
 		}
 		for _, c := range t.CostCells(r) {
 			b.WriteString(" " + c + " |")
@@ -536,6 +627,19 @@ func (t *Table) writeCSV(w io.Writer) error {
 	}
 	if t.Costs {
 		head = append(head, "usd_per_query", "tokens_per_query", "seconds_per_query")
+	}
+	// What the notes under the table say of our runs, by task, in columns
+	// of their own where some row has any.
+	var anyUnanswered, anyShallow bool
+	for _, r := range t.Rows {
+		u, s := t.rowCounts(r)
+		anyUnanswered, anyShallow = anyUnanswered || u != nil, anyShallow || s != nil
+	}
+	if anyUnanswered {
+		head = append(head, "queries_without_results")
+	}
+	if anyShallow {
+		head = append(head, "shallow_depths")
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -614,12 +718,33 @@ func (t *Table) writeCSV(w io.Writer) error {
 			}
 			line = append(line, usd, tok, sec)
 		}
+		u, s := t.rowCounts(r)
+		if anyUnanswered {
+			line = append(line, t.byTaskText(u))
+		}
+		if anyShallow {
+			line = append(line, t.byTaskText(s))
+		}
 		if err := cw.Write(line); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// byTaskText writes counts by task as the csv format's label columns do,
+// in the table's column order: "Biology=10 Bioinformatics=10".
+func (t *Table) byTaskText(m map[string]int) string {
+	var out []string
+	for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+		for _, task := range cols {
+			if n, ok := m[task]; ok {
+				out = append(out, task+"="+strconv.Itoa(n))
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // JSONTable is the JSON form of a Table.
@@ -678,6 +803,53 @@ type JSONRow struct {
 	// the column names it (Score.Label): {"BRIGHT-biology": "MRR@100"}
 	// for a BRIGHT run kept 100 deep in an MRR table.
 	MRRLabels map[string]string `json:"mrr_labels,omitempty"`
+	// Unanswered counts, by task, the judged queries our run left without
+	// a result (they count 0 in its mean), and ShallowDepths the depth of
+	// a run ranking fewer documents per query than the table's metric
+	// reaches (Recall@100 of a list of 10): what the notes under the
+	// table say, by task.
+	Unanswered    map[string]int `json:"queries_without_results,omitempty"`
+	ShallowDepths map[string]int `json:"shallow_depths,omitempty"`
+}
+
+// rowCounts are, by task shown, the judged queries row's run left
+// without a result and, where it ranks fewer documents than the metric's
+// k, its depth (the notes' unansweredNotes and shallowNotes, by task).
+func (t *Table) rowCounts(r Row) (unanswered, shallow map[string]int) {
+	k := t.metricK()
+	for _, cols := range [][]string{t.Tasks, t.OtherTasks} {
+		for _, task := range cols {
+			tr, ok := r.System.Tasks[task]
+			if !ok {
+				continue
+			}
+			if tr.Unanswered > 0 {
+				if unanswered == nil {
+					unanswered = map[string]int{}
+				}
+				unanswered[task] = tr.Unanswered
+			}
+			d := tr.Depth
+			if s := r.System; s.Published && s.Kind == Reranker {
+				d = s.TopK
+			}
+			if d > 0 && d < k {
+				if shallow == nil {
+					shallow = map[string]int{}
+				}
+				shallow[task] = d
+			}
+		}
+	}
+	return unanswered, shallow
+}
+
+// metricK is the k of the table's metric (100 for recall@100), 0 for
+// one without (MRR).
+func (t *Table) metricK() int {
+	_, cut, _ := strings.Cut(t.Metric.Key, "_at_")
+	k, _ := strconv.Atoi(cut)
+	return k
 }
 
 // JSON returns the table in its JSON form.
@@ -714,6 +886,7 @@ func (t *Table) JSON() JSONTable {
 		if l := t.labels(r); len(l) > 0 {
 			jr.MRRLabels = l
 		}
+		jr.Unanswered, jr.ShallowDepths = t.rowCounts(r)
 		if r.ranked(ByAverage) {
 			m, a := r.Mean, r.Average
 			jr.Mean, jr.Average = &m, &a

@@ -70,6 +70,12 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 	for _, n := range t.printedCellNotes() {
 		caption += " " + TeX(n) + "."
 	}
+	for _, n := range t.RankNotes() {
+		caption += " R" + TeX(strings.TrimPrefix(n, "r")) + "." // a sentence: "Ranked by …"
+	}
+	for _, n := range append(t.unansweredNotes(), t.shallowNotes()...) {
+		caption += " " + TeX(n) + "."
+	}
 	for _, n := range t.depthNotes() {
 		caption += " " + TeX(n) + "."
 	}
@@ -107,7 +113,7 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 			return "--"
 		}
 		v := Pct(s.Value)
-		if s.Value == best {
+		if AtBest(s.Value, best) {
 			v = `\textbf{` + v + `}`
 		}
 		switch s.Mark {

@@ -49,7 +49,10 @@ func Ours(l *results.Listing) (systems []System, superseded []results.Run) {
 		g := groups[key]
 		for task, r := range g.latest {
 			m, style := Normalize(r.Result.Test)
-			g.sys.Tasks[task] = TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage, MRRLabel: mrrLabel(r)}
+			tr := TaskResult{Metrics: m, Style: style, EvaluationTime: r.Result.EvaluationTime, Source: r.Dir, Usage: r.Manifest.Usage, MRRLabel: mrrLabel(r)}
+			tr.Unanswered, tr.Queries = r.Manifest.Unanswered()
+			tr.Depth = r.Manifest.ShallowDepth()
+			g.sys.Tasks[task] = tr
 		}
 		g.sys.Name = named[key]
 		g.sys.ID = "ours/" + g.sys.Name

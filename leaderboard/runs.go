@@ -29,11 +29,21 @@ type RunInfo struct {
 	// MRRLabel names the MRR in Metrics (results.Manifest.MRRLabel):
 	// "MRR", or "MRR@100" for a BRIGHT run kept 100 deep, whose MRR
 	// BRIGHT reads over each query's top 1000.
-	MRRLabel string         `json:"mrr_label"`
-	Seconds  float64        `json:"seconds"` // the manifest's stage times, summed
-	Started  time.Time      `json:"started"`
-	Dir      string         `json:"dir"`
-	Config   map[string]any `json:"config"`
+	MRRLabel string `json:"mrr_label"`
+	// Queries is the number of judged queries the means are over and
+	// WithoutResults how many of them got no result, counting 0 in every
+	// mean (results.Manifest.Unanswered); Queries is 0 where the manifest
+	// does not say.
+	Queries        int `json:"queries"`
+	WithoutResults int `json:"queries_without_results"`
+	// Depth is the most documents the run ranks per query where that is
+	// fewer than its corpus holds (results.Manifest.ShallowDepth), else
+	// 0: below 100, its Recall@100 counts those.
+	Depth   int            `json:"shallow_depth,omitempty"`
+	Seconds float64        `json:"seconds"` // the manifest's stage times, summed
+	Started time.Time      `json:"started"`
+	Dir     string         `json:"dir"`
+	Config  map[string]any `json:"config"`
 }
 
 // runMetrics are the columns `r2med results` shows.
@@ -60,6 +70,8 @@ func Runs(l *results.Listing) []RunInfo {
 				info.Metrics[mt.Key] = v
 			}
 		}
+		info.WithoutResults, info.Queries = r.Manifest.Unanswered()
+		info.Depth = r.Manifest.ShallowDepth()
 		out = append(out, info)
 	}
 	return out
@@ -88,7 +100,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 		for _, m := range runMetrics {
 			head = append(head, m.Key)
 		}
-		cw.Write(append(head, "mrr_label", "seconds", "started", "dir"))
+		cw.Write(append(head, "mrr_label", "seconds", "started", "dir", "queries", "queries_without_results"))
 		for _, r := range runs {
 			line := []string{r.Task, r.Suite, r.System, string(r.Kind)}
 			for _, m := range runMetrics {
@@ -99,7 +111,11 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 					line = append(line, "")
 				}
 			}
-			cw.Write(append(line, r.MRRLabel, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), r.Dir))
+			queries := ""
+			if r.Queries > 0 {
+				queries = strconv.Itoa(r.Queries)
+			}
+			cw.Write(append(line, r.MRRLabel, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), r.Dir, queries, strconv.Itoa(r.WithoutResults)))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -159,6 +175,14 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 		notes = append(notes, CutLegend)
 	}
 	notes = append(notes, results.MRRMarkNotes(labels)...)
+	for i, r := range runs {
+		if n := results.UnansweredNote(r.Task, r.WithoutResults, r.Queries); n != "" {
+			notes = append(notes, shown[i]+" on "+n)
+		}
+		if _, ok := r.Metrics["recall_at_100"]; ok && r.Depth > 0 && r.Depth < 100 {
+			notes = append(notes, shown[i]+" on "+r.Task+" "+results.ShallowNote(r.Depth, "Recall@100"))
+		}
+	}
 	// What the hashes of systems sharing a name stand for, as the
 	// leaderboard says it.
 	systems, _ := Ours(l)

@@ -149,6 +149,16 @@ type TaskResult struct {
 	// stored mrr is the benchmark's MRR (R2MED's, published and external
 	// rows).
 	MRRLabel string `json:"mrr_label,omitempty"`
+	// Queries is the number of judged queries our run's means are over,
+	// and Unanswered how many of them got no result and count 0 in them
+	// (results.Manifest.Unanswered); 0 where the manifest does not say
+	// and for other rows.
+	Queries    int `json:"queries,omitempty"`
+	Unanswered int `json:"queries_without_results,omitempty"`
+	// Depth is the most documents our run ranks per query where that is
+	// fewer than its corpus holds (results.Manifest.ShallowDepth), else
+	// 0; a metric at a deeper k counts those documents.
+	Depth int `json:"shallow_depth,omitempty"`
 }
 
 // Label names the value of metric m in this result: m's label, or the

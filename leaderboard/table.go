@@ -412,8 +412,16 @@ func (t *Table) best() {
 	t.BestAverage = colBest(func(r Row) (float64, bool) { return r.Mean, r.ranked(ByAverage) })
 }
 
-// IsBest reports whether a row's average is the best of the table's.
-func (t *Table) IsBest(r Row) bool { return r.ranked(ByAverage) && r.Mean == t.BestAverage }
+// IsBest reports whether a row's average is the best of the table's, as
+// printed (AtBest).
+func (t *Table) IsBest(r Row) bool { return r.ranked(ByAverage) && AtBest(r.Mean, t.BestAverage) }
+
+// AtBest reports whether the value v is its column's best as the tables
+// print them (×100, two decimals: Pct), best being the column's highest
+// value (NaN where the column has none). Values that print alike are
+// marked alike: a 12.35 is not bold beside an unmarked 12.35 because
+// their unrounded values differ, which a reader cannot see.
+func AtBest(v, best float64) bool { return !math.IsNaN(best) && Pct(v) == Pct(best) }
 
 // WhyEmpty says why a table built from systems with opt has no row,
 // given that there are systems: none of the kind asked for, or none with

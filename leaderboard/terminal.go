@@ -61,7 +61,7 @@ func (t *Table) terminalRows(compact bool) (rows [][]string, stars bool, notes [
 		if math.IsNaN(best) || !ok {
 			return ""
 		}
-		if v == best {
+		if AtBest(v, best) {
 			stars = true
 			return "*"
 		}

@@ -273,3 +273,24 @@ func TestDarkPaletteContrast(t *testing.T) {
 		t.Error("dark palettes differ in length from the light ones")
 	}
 }
+
+// TestBrowserBoldIsBest opens the wide report and checks what its caption
+// says, "bold: best in column": a number cell of the leaderboard is drawn
+// bold exactly where it is its column's best. The Avg column drew every
+// average at weight 600, which the page's fonts show as bold, so the best
+// average did not stand out from the others.
+func TestBrowserBoldIsBest(t *testing.T) {
+	reporttest.Chromium(t)
+	path, _ := writeWideReport(t)
+	p := reporttest.Open(t, "file://"+path, 1400, 900, false)
+	var wrong []string
+	p.Eval(`Array.from(document.querySelectorAll("#leaderboard tbody td.num")).filter(td => td.textContent.trim() !== "—" && (parseInt(getComputedStyle(td).fontWeight) >= 600) !== td.classList.contains("best")).map(td => td.className + " " + td.textContent.trim() + " weight " + getComputedStyle(td).fontWeight)`, &wrong)
+	if len(wrong) > 0 {
+		t.Errorf("%d number cells bold where not best or plain where best, e.g. %q", len(wrong), wrong[:min(3, len(wrong))])
+	}
+	var bestAvg int
+	p.Eval(`document.querySelectorAll("#leaderboard tbody td.avg.best").length`, &bestAvg)
+	if bestAvg != 1 {
+		t.Errorf("%d averages marked best, want 1", bestAvg)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/r2med/r2med/internal/fileio"
+	"github.com/r2med/r2med/internal/numtext"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
@@ -156,16 +157,6 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		}
 		v.Columns = append(v.Columns, c)
 	}
-	otherBest := map[int]float64{}
-	for _, j := range others {
-		b := math.NaN()
-		for _, r := range t.Rows {
-			if c := r.Other[j]; c.OK && (math.IsNaN(b) || c.Value > b) {
-				b = c.Value
-			}
-		}
-		otherBest[j] = b
-	}
 	order := rankOrder(t)
 	for _, r := range t.Rows {
 		rv := RowView{System: r.System, Series: -1, Rank: "—", Order: order[r.System.ID], Title: r.System.About()}
@@ -184,7 +175,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		if r.Complete || r.AverageOnly {
 			avg.Text = strconv.FormatFloat(r.Average, 'f', 2, 64)
 			avg.Sort = avg.Text
-			avg.Best = r.Mean == t.BestAverage
+			avg.Best = t.IsBest(r)
 			if r.AverageOnly {
 				avg.Note, avg.Title = "printed", "average printed by the paper; no per-task values"
 			} else if p, ok := t.PrintedDiffers(r); ok {
@@ -204,7 +195,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 			rv.Cells = append(rv.Cells, avg)
 		}
 		for _, j := range others {
-			rv.Cells = append(rv.Cells, scoreCell(r.Other[j], otherBest[j], t.Baseline))
+			rv.Cells = append(rv.Cells, scoreCell(r.Other[j], t.OtherBest[j], t.Baseline))
 		}
 		rv.Cells = append(rv.Cells, costCells(t, r)...)
 		v.Rows = append(v.Rows, rv)
@@ -263,7 +254,7 @@ func scoreCell(s leaderboard.Score, best float64, baseline string) Cell {
 	if !s.OK {
 		return Cell{Text: "—"}
 	}
-	c := Cell{Text: leaderboard.Pct(s.Value), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: s.Value == best, Mark: s.Mark}
+	c := Cell{Text: leaderboard.Pct(s.Value), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: leaderboard.AtBest(s.Value, best), Mark: s.Mark}
 	if !math.IsNaN(s.P) {
 		c.Title = fmt.Sprintf("vs %s: p = %.4g (Holm)", baseline, s.P)
 	}
@@ -365,10 +356,10 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </html>
 `))
 
-var testsTmpl = template.Must(template.New("tests").Parse(`<div class="table-wrap"><table class="tests" id="pair-tests">
+var testsTmpl = template.Must(template.New("tests").Funcs(template.FuncMap{"signed": func(v float64) string { return numtext.Signed(v, 4) }}).Parse(`<div class="table-wrap"><table class="tests" id="pair-tests">
 <caption class="sub">{{.B}} − {{.A}} per task on every judged query (a query a system did not answer scores 0); two-sided paired randomization test ({{.Exact}}), paired t-test, {{.Level}} bootstrap interval of the mean difference. The pooled row tests all tasks' queries together and says so.</caption>
 <thead><tr><th>Task</th><th class="num">N</th><th class="num">unanswered ({{.A}} / {{.B}})</th><th class="num">{{.A}}</th><th class="num">{{.B}}</th><th class="num">diff</th><th class="num">CI</th><th class="num">W/L/T</th><th class="num">rand p</th><th class="num">t p</th></tr></thead>
-<tbody>{{range .Tests}}<tr{{if .Pooled}} class="pooled"{{end}}><td>{{.Task}}</td><td class="num n">{{.N}}</td><td class="num">{{.UnansweredA}} / {{.UnansweredB}}</td><td class="num">{{printf "%.4f" .MeanA}}</td><td class="num">{{printf "%.4f" .MeanB}}</td><td class="num">{{printf "%+.4f" .Diff}}</td><td class="num">[{{printf "%+.4f" .CILow}}, {{printf "%+.4f" .CIHigh}}]</td><td class="num">{{.Wins}}/{{.Losses}}/{{.Ties}}</td><td class="num">{{printf "%.4f" .RandP}}{{if .Exact}} (exact){{end}}</td><td class="num">{{printf "%.4f" .TTestP}}</td></tr>
+<tbody>{{range .Tests}}<tr{{if .Pooled}} class="pooled"{{end}}><td>{{.Task}}</td><td class="num n">{{.N}}</td><td class="num">{{.UnansweredA}} / {{.UnansweredB}}</td><td class="num">{{printf "%.4f" .MeanA}}</td><td class="num">{{printf "%.4f" .MeanB}}</td><td class="num">{{signed .Diff}}</td><td class="num">[{{signed .CILow}}, {{signed .CIHigh}}]</td><td class="num">{{.Wins}}/{{.Losses}}/{{.Ties}}</td><td class="num">{{printf "%.4f" .RandP}}{{if .Exact}} (exact){{end}}</td><td class="num">{{printf "%.4f" .TTestP}}</td></tr>
 {{end}}</tbody></table></div>`))
 
 // TestsHTML renders the scatter's per-task and pooled tests.

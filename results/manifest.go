@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/r2med/r2med/internal/errtext"
@@ -248,6 +249,60 @@ func (m *Manifest) MRRLabel() string {
 		}
 	}
 	return MRRLabel(m.Task.Name, k, m.Counts["documents"])
+}
+
+// Unanswered is what m records of the judged queries its run's means are
+// over (QueriesEvaluated) and of those that got no result
+// (QueriesWithoutResults), which count 0 in every mean; judged is 0 for
+// a manifest that does not say (a run made before the counts were kept).
+// m may be nil.
+func (m *Manifest) Unanswered() (without, judged int) {
+	if m == nil {
+		return 0, 0
+	}
+	return m.Counts[QueriesWithoutResults], m.Counts[QueriesEvaluated]
+}
+
+// ShallowDepth is the most documents m's run ranks per query (RunDepth)
+// when that is fewer than its corpus holds, else 0: such a run's
+// measures at a deeper k (Recall@100 of a run kept 10 deep) count the
+// documents it ranks, as trec_eval measures the file. 0 also for a
+// manifest that does not record the depth; m may be nil.
+func (m *Manifest) ShallowDepth() int {
+	if m == nil {
+		return 0
+	}
+	d, ok := m.Counts[RunDepth]
+	if !ok || d <= 0 || d >= m.Counts["documents"] {
+		return 0
+	}
+	return d
+}
+
+// ShallowNote says that a run ranks at most depth documents per query,
+// so that its measures named labels (deeper than depth) count those:
+// "ranks at most 10 documents per query: its Recall@100 counts those, as
+// trec_eval measures the file".
+func ShallowNote(depth int, labels ...string) string {
+	docs := "documents"
+	if depth == 1 {
+		docs = "document"
+	}
+	return fmt.Sprintf("ranks at most %d %s per query: its %s counts those, as trec_eval measures the file", depth, docs, strings.Join(labels, " and "))
+}
+
+// UnansweredNote says that without of the judged queries of a run on
+// task got no result and count 0 in its means: "nfcorpus: 32 of 323
+// judged queries got no results and count 0 in the means". It is ""
+// when every query got results.
+func UnansweredNote(task string, without, judged int) string {
+	if without <= 0 {
+		return ""
+	}
+	if judged > 0 {
+		return fmt.Sprintf("%s: %d of %d judged queries got no results and count 0 in the means", task, without, judged)
+	}
+	return fmt.Sprintf("%s: %d judged queries got no results and count 0 in the means", task, without)
 }
 
 // MeanNote says in words which queries res's means are over, with the

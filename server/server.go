@@ -911,7 +911,8 @@ type queryRow struct {
 
 // taskBoard is the task's leaderboard: every system with a value of
 // metric on it (ours, published, external; average-only rows have none),
-// best first, with competition ranks.
+// best first, with competition ranks: values that print alike (×100, two
+// decimals) share a rank, as the page shows them and says.
 func (s *viewer) taskBoard(task string, metric leaderboard.Metric) []taskRow {
 	var rows []taskRow
 	for i := range s.data.Board.Systems {
@@ -942,7 +943,7 @@ func (s *viewer) taskBoard(task string, metric leaderboard.Metric) []taskRow {
 		switch {
 		case math.IsNaN(val(rows[i])):
 			rows[i].Rank = "—"
-		case i > 0 && val(rows[i-1]) == val(rows[i]):
+		case i > 0 && leaderboard.Pct(val(rows[i-1])) == leaderboard.Pct(val(rows[i])):
 			rows[i].Rank = rows[i-1].Rank
 		default:
 			rows[i].Rank = strconv.Itoa(i + 1)

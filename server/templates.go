@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/r2med/r2med/internal/numtext"
 	"github.com/r2med/r2med/leaderboard"
 )
 
@@ -21,7 +22,7 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(*v, 'f', 3, 64)
 	},
 	"f3v":   func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
-	"delta": func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
+	"delta": func(v float64) string { return numtext.Signed(v, 3) },
 	"score": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"rank": func(n int) string {
 		if n == 0 {
@@ -89,7 +90,7 @@ var pageBodies = map[string]string{
 	"task": `{{define "title"}}{{.Task}} — {{.Title}}{{end}}{{define "content"}}<h1>{{.Task}}</h1>
 <p class="sub">{{if .Family}}{{.Family}} · {{end}}{{len .Rows}} systems · {{if .HasData}}<a href="/task/{{path .Task}}/data">dataset profile</a>{{else}}<span title="no run of ours on {{.Task}} names its data">dataset profile: r2med stats --task {{.Task}}</span>{{end}}{{if .Diff}} · <a href="{{.Diff}}">compare two systems</a>{{end}}</p>
 <h2>Leaderboard on {{.Task}}</h2>
-<p class="sub">Sorted by {{.Metric.Label}}; ranks by it (ties share a rank).</p>
+<p class="sub">Sorted by {{.Metric.Label}}; ranks by it as printed (values that print alike share a rank).</p>
 <div class="table-wrap"><table class="sortable" id="task-board"><thead><tr><th class="num" data-type="num" data-key="rank">#</th><th data-key="system" class="sysname">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr class="{{.Sys.Origin}}"><td class="num" data-v="{{.Rank}}">{{.Rank}}</td><td class="sys sysname" title="{{.Sys.About}}">{{.Sys.DisplayName}}</td><td><span class="tag {{.Sys.Origin}}">{{.Sys.Origin}}</span></td>{{range .Cells}}<td class="num" data-v="{{.Sort}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}{{if .Note}}<span class="note">{{.Note}}</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>

@@ -47,9 +47,12 @@ share a name and differ in settings get a short hash of their settings
 (bm25 #3f2a), and a line under the table names the settings that set
 them apart. The full settings are in the csv and json formats' settings.
 
-The average is R2MED's: the unweighted mean of the per-task values ×100, two
-decimals, shown and ranked only for systems with every task ("— (k/8)" and no
-rank otherwise). A metric a system's files lack (dense retrievers have no MRR)
+The average is R2MED's: the unweighted mean of the unrounded per-task values
+×100, two decimals, shown and ranked only for systems with every task ("—
+(k/8)" and no rank otherwise). Ranks follow the unrounded average, as R2MED's
+do: rows that print the same average and rank apart get a line giving it to
+four decimals. Best in column is by the value as printed: values that print
+alike are marked alike. A metric a system's files lack (dense retrievers have no MRR)
 is missing, not 0. An external system whose printed average is not its
 printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
 does.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/r2med/r2med/internal/latextest"
 	"github.com/r2med/r2med/leaderboard"
+	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/results"
 )
 
 // TestLeaderboardAndResultsCLI makes a demo run and a run of the demo
@@ -168,5 +171,203 @@ func TestFusedRunFromFileOnBoard(t *testing.T) {
 	stdout = mustRun(t, "compare", filepath.Join(root, "bm25", "demo"), fused)
 	if !strings.Contains(stdout, "on 15 queries") || !strings.Contains(stdout, "By body_system:") {
 		t.Errorf("compare:\n%s", stdout)
+	}
+}
+
+// writeTiedRuns writes two systems of ours (bm25 at k1 0.9 and 1.2) on
+// R2MED's eight tasks whose values differ unrounded and print alike:
+// Biology 0.12346 and 0.12354 (12.35 both), 0.5 elsewhere, averages
+// 45.29325 and 45.29425 (45.29 both). It returns the results directory.
+func writeTiedRuns(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for i, bio := range []float64{0.12346, 0.12354} {
+		k1 := []float64{0.9, 1.2}[i]
+		for _, task := range leaderboard.TaskNames("") {
+			v := 0.5
+			if task == "Biology" {
+				v = bio
+			}
+			dir := filepath.Join(root, fmt.Sprintf("bm25-%v", k1), task)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			res := &results.R2MED{DatasetName: task, ModelName: "bm25", MeanOver: measure.MeanOverJudged, Test: map[string]float64{"ndcg_at_10": v}}
+			if err := res.WriteFile(filepath.Join(dir, results.ResultsFile)); err != nil {
+				t.Fatal(err)
+			}
+			m := results.NewManifest(nil)
+			m.Task = results.TaskInfo{Name: task}
+			m.Config = map[string]any{"retriever": "bm25", "k1": k1, "fingerprint": fmt.Sprint(k1, task)}
+			if err := m.WriteFile(filepath.Join(dir, results.ManifestFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// TestLeaderboardBestAsPrinted: two values that print alike (12.35 and
+// 12.35, averages 45.29 and 45.29) are both marked best in every format
+// that marks one (the terminal's *, Markdown's and LaTeX's bold, the
+// report's bold), where only the higher unrounded one was, so that a
+// reader saw one 12.35 marked best and the other not.
+func TestLeaderboardBestAsPrinted(t *testing.T) {
+	root := writeTiedRuns(t)
+	count := func(format, want string) int {
+		out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", format)
+		return strings.Count(out, want)
+	}
+	for _, c := range []struct{ format, bio, avg string }{
+		{"table", "12.35*", "45.29*"},
+		{"markdown", "**12.35**", "**45.29**"},
+		{"latex", `\textbf{12.35}`, `\textbf{45.29}`},
+	} {
+		if n, m := count(c.format, c.bio), count(c.format, c.avg); n != 2 || m != 2 {
+			t.Errorf("--format %s: %d of the two 12.35 and %d of the two 45.29 marked best, want both", c.format, n, m)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	html := readFileString(t, page)
+	if n, m := strings.Count(html, `best" data-v="12.3`), strings.Count(html, `best avg" data-v="45.29"`); n != 2 || m != 2 {
+		t.Errorf("report: %d of the two 12.35 and %d of the two 45.29 bold, want both", n, m)
+	}
+}
+
+// TestLeaderboardRankNote: rows that print the same average and hold
+// different ranks (ranked, as R2MED ranks, by the unrounded average) get
+// a note giving the unrounded averages, in every format with a legend:
+// R2MED's own 36.82 at ranks 12 and 13, and two runs of ours at 45.29.
+func TestLeaderboardRankNote(t *testing.T) {
+	out := mustRun(t, "leaderboard", "--results", t.TempDir(), "--no-external", "--format", "markdown")
+	if !strings.Contains(out, "| 12 | hyde/llama-70b → nv | 31.21 |") || !strings.Contains(out, "| 13 | hyde/qwq-32b → nv | 32.26 |") ||
+		!strings.Contains(out, "36.82 is 36.8231 for hyde/llama-70b → nv (#12), 36.8195 for hyde/qwq-32b → nv (#13)") {
+		t.Errorf("R2MED's board does not say why two 36.82 rank 12 and 13:\n%s", out)
+	}
+	root := writeTiedRuns(t)
+	for _, format := range []string{"table", "markdown", "latex"} {
+		out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", format)
+		hash := "#"
+		if format == "latex" {
+			hash = `\#`
+		}
+		if !strings.Contains(out, "45.29 is 45.2943 for bm25 "+hash) || !strings.Contains(out, "("+hash+"1), 45.2933 for bm25 "+hash) {
+			t.Errorf("--format %s does not say why two 45.29 rank 1 and 2:\n%s", format, out)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	if html := readFileString(t, page); !strings.Contains(html, "45.29 is 45.2943 for bm25 #") {
+		t.Error("the report does not say why two 45.29 rank 1 and 2")
+	}
+}
+
+// TestUnansweredQueriesSaid: a run that left judged queries without a
+// result (they count 0 in its means, as R2MED's files count them) says
+// so wherever its numbers are read: r2med results (a line under the
+// table; queries and queries_without_results in csv and json), the
+// leaderboard's notes in every format, and the report. Before, only
+// r2med run said it.
+func TestUnansweredQueriesSaid(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "out")
+	mustRun(t, "run", "--task", "demo", "--quiet", "--out", filepath.Join(root, "bm25"))
+	// The run without its first three queries, as a run file.
+	var kept []string
+	skip := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(readFileString(t, filepath.Join(root, "bm25", "run.trec"))), "\n") {
+		q := strings.Fields(l)[0]
+		if len(skip) < 3 && !skip[q] {
+			skip[q] = true
+		}
+		if !skip[q] {
+			kept = append(kept, l)
+		}
+	}
+	file := filepath.Join(dir, "partial.trec")
+	if err := os.WriteFile(file, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "run", "--task", "demo", "--quiet", "--retriever", "run:"+file, "--out", filepath.Join(root, "partial"))
+	const note = "run:bm25 on demo: 3 of 15 judged queries got no results and count 0 in the means"
+	if out := mustRun(t, "results", "--results", root); !strings.Contains(out, note) || strings.Count(out, "got no results") != 1 {
+		t.Errorf("results does not say which run left queries unanswered:\n%s", out)
+	}
+	if out := mustRun(t, "results", "--results", root, "--format", "csv"); !strings.Contains(strings.Split(out, "\n")[0], ",queries,queries_without_results") ||
+		!strings.Contains(out, ",15,3\n") || !strings.Contains(out, ",15,0\n") {
+		t.Errorf("results --format csv lacks the counts:\n%s", out)
+	}
+	var listing struct {
+		Runs []struct {
+			System         string
+			Queries        int `json:"queries"`
+			WithoutResults int `json:"queries_without_results"`
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "results", "--results", root, "--format", "json")), &listing); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range listing.Runs {
+		if want := map[string]int{"bm25": 0, "run:bm25": 3}[r.System]; r.Queries != 15 || r.WithoutResults != want {
+			t.Errorf("results json: %s has %d queries, %d without results; want 15, %d", r.System, r.Queries, r.WithoutResults, want)
+		}
+	}
+	for _, format := range []string{"table", "markdown", "latex"} {
+		if out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", format); !strings.Contains(out, note) {
+			t.Errorf("leaderboard --format %s does not say it:\n%s", format, out)
+		}
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", "csv"); !strings.HasSuffix(strings.Split(out, "\n")[0], ",queries_without_results") || !strings.Contains(out, ",demo=3\n") {
+		t.Errorf("leaderboard --format csv lacks the count:\n%s", out)
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-published", "--no-external", "--format", "json"); !strings.Contains(out, "\"queries_without_results\": {\n        \"demo\": 3") {
+		t.Errorf("leaderboard --format json lacks the count:\n%s", out)
+	}
+	page := filepath.Join(dir, "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	if !strings.Contains(readFileString(t, page), note) {
+		t.Error("the report does not say it")
+	}
+}
+
+// TestShallowRunSaid: a run kept 10 deep (r2med run --top-k 10) has a
+// Recall@100 that counts its 10 documents, as trec_eval measures the
+// file; r2med run said so, and now r2med results, the leaderboard at
+// recall@100 (in every format) and the report say it too. R2MED's three
+// reranker rows rank their retriever's top 10 alone (in all 24 files
+// their Recall@100 is their Recall@10), which the board at recall@100
+// says; at nDCG@10 there is nothing to say.
+func TestShallowRunSaid(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", filepath.Join(root, "top10"))
+	const note = "bm25 on demo ranks at most 10 documents per query: its Recall@100 counts those, as trec_eval measures the file"
+	unwrapped := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if out := mustRun(t, "results", "--results", root); !strings.Contains(unwrapped(out), note) {
+		t.Errorf("results does not say the run is 10 deep:\n%s", out)
+	}
+	if out := mustRun(t, "results", "--results", root, "--format", "json"); !strings.Contains(out, `"shallow_depth": 10`) {
+		t.Errorf("results json lacks the depth:\n%s", out)
+	}
+	for _, format := range []string{"table", "markdown", "latex"} {
+		out := mustRun(t, "leaderboard", "--results", root, "--no-external", "--metric", "recall@100", "--format", format)
+		out = strings.ReplaceAll(unwrapped(out), `\_`, "_")
+		if !strings.Contains(out, note) || strings.Count(out, "(R2MED's reranker files: its retriever's top 10 reranked) ranks at most 10 documents per query: its Recall@100 counts those") != 3 {
+			t.Errorf("leaderboard --metric recall@100 --format %s does not say which rows rank 10 documents:\n%s", format, out)
+		}
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-external", "--metric", "recall@100", "--format", "csv"); !strings.Contains(out, ",demo=10\n") || strings.Count(out, ",Biology=10 Bioinformatics=10 Medical-Sciences=10") != 3 {
+		t.Errorf("leaderboard --format csv lacks the depths:\n%s", out)
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-external", "--metric", "recall@100", "--format", "json"); strings.Count(out, "\"shallow_depths\"") != 4 {
+		t.Errorf("leaderboard --format json lacks the depths of 4 rows:\n%s", out)
+	}
+	if out := mustRun(t, "leaderboard", "--results", root, "--no-external"); strings.Contains(out, "ranks at most") {
+		t.Errorf("the nDCG@10 board speaks of depths:\n%s", out)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--metric", "recall@100", "--out", page)
+	if !strings.Contains(readFileString(t, page), note) {
+		t.Error("the report at recall@100 does not say the run is 10 deep")
 	}
 }

@@ -25,6 +25,12 @@ func newResultsCmd() *cobra.Command {
 		Long: `results lists every run directory under the results directory (default
 ` + leaderboard.DefaultDir + `/), at any depth: a directory holding results.json, finished when
 its manifest.json is there too. Unfinished runs are listed at the end.
+The table and markdown print the metrics ×100 with two decimals, as the
+leaderboard does; csv and json carry the stored values (0–1, as
+results.json has them), the judged queries the means are over (queries)
+and how many got no result and count 0 (queries_without_results). A line
+under the table names a run that left queries without results, or that
+ranks fewer than 100 documents per query (its Recall@100 counts those).
 results export writes the runs in MTEB's results layout.`,
 		Example: `  r2med results
   r2med results --results out/bm25 --format csv

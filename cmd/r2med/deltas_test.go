@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/r2med/r2med/dataset"
+	"github.com/r2med/r2med/trec"
+)
+
+// writeNearRuns writes two runs of NFCorpus, run:base and run:tweak, that
+// differ by a swap at ranks 9 and 10 of one query (shallow: nDCG@10's
+// mean drops by about 8e-06, both print 31.97) and at ranks 99 and 100
+// of another (deep: that query's MAP@100 drops by about 1e-05), and
+// returns their results directory and the two queries.
+func writeNearRuns(t *testing.T) (root, shallow, deep string) {
+	t.Helper()
+	needShared(t)
+	run, err := trec.ReadRunFile(filepath.Join(shared, "eval-reference", "nfcorpus.bm25.run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qrels, err := dataset.ReadQrelsFile(filepath.Join(shared, "nfcorpus", "qrels", "test.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// swap finds a query (not skip) whose documents at ranks i+1 and i+2
+	// are relevant and not.
+	swap := func(i int, skip string) string {
+		for _, q := range slices.Sorted(func(yield func(string) bool) {
+			for q := range run {
+				if !yield(q) {
+					return
+				}
+			}
+		}) {
+			if h := run[q]; q != skip && len(h) > i+1 && qrels[q][h[i].DocID] > 0 && qrels[q][h[i+1].DocID] == 0 {
+				return q
+			}
+		}
+		t.Fatalf("no query with a relevant document at rank %d followed by another", i+1)
+		return ""
+	}
+	shallow = swap(8, "")
+	deep = swap(98, shallow)
+	dir := t.TempDir()
+	root = filepath.Join(dir, "out")
+	for _, name := range []string{"base", "tweak"} {
+		var b strings.Builder
+		for _, q := range slices.Sorted(func(yield func(string) bool) {
+			for q := range run {
+				if !yield(q) {
+					return
+				}
+			}
+		}) {
+			ids := make([]string, len(run[q]))
+			for i, h := range run[q] {
+				ids[i] = h.DocID
+			}
+			if name == "tweak" && (q == shallow || q == deep) {
+				i := map[bool]int{true: 8, false: 98}[q == shallow]
+				ids[i], ids[i+1] = ids[i+1], ids[i]
+			}
+			for i, id := range ids {
+				fmt.Fprintf(&b, "%s Q0 %s %d %d %s\n", q, id, i+1, 1000-i, name)
+			}
+		}
+		file := filepath.Join(dir, name+".trec")
+		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, "run", "--data", filepath.Join(shared, "nfcorpus"), "--split", "test", "--quiet", "--retriever", "run:"+file, "--out", filepath.Join(root, name))
+	}
+	return root, shallow, deep
+}
+
+// TestDeltasNeverNegativeZero: two runs of NFCorpus that differ by a
+// swap at ranks 9 and 10 of one query (nDCG@10's mean drops by about
+// 8e-06) and at ranks 99 and 100 of another (that query's MAP@100 drops
+// by about 1e-05). The report's test of the two printed that mean
+// difference "-0.0000" (its interval "[-0.0000, +0.0000]") and the
+// viewer's per-query changes "-0.000": a sign on a zero. A difference
+// that rounds to zero is written with two significant digits, an exact
+// zero unsigned (numtext.Signed).
+func TestDeltasNeverNegativeZero(t *testing.T) {
+	root, shallow, deep := writeNearRuns(t)
+	dir := t.TempDir()
+	signedZero := regexp.MustCompile(`[-+]0\.0+\b`)
+	small := regexp.MustCompile(`-\d\.\de-0[5-6]`)
+	page := filepath.Join(dir, "report.html")
+	mustRun(t, "report", "--results", root, "--systems", "run:base,run:tweak", "--out", page)
+	html := readFileString(t, page)
+	tests := html[strings.Index(html, `id="pair-tests"`):]
+	tests = tests[:strings.Index(tests, "</table>")]
+	if z := signedZero.FindAllString(tests, -1); len(z) > 0 || !small.MatchString(tests) {
+		t.Errorf("the report's tests print signed zeros %q, or not the difference of about -8e-06:\n%s", z, tests)
+	}
+	if m := regexp.MustCompile(`mean run:tweak − run:base (\S+),`).FindStringSubmatch(html); m == nil || !small.MatchString(m[1]) {
+		t.Errorf("the scatter's description gives the mean difference as %q", m)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, _ := startServe(t, ctx, root)
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get(base + "diff/nfcorpus?a=" + url.QueryEscape("ours/run:base") + "&b=" + url.QueryEscape("ours/run:tweak") + "&metric=map@100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("diff page: %d\n%s", resp.StatusCode, body)
+	}
+	cells := regexp.MustCompile(`delta-neg" data-v="[^"]*">([^<]*)<`).FindAllStringSubmatch(string(body), -1)
+	if len(cells) != 2 {
+		t.Fatalf("%d queries lost MAP@100 on the diff page, want 2 (%s and %s)", len(cells), shallow, deep)
+	}
+	for _, c := range cells {
+		if signedZero.MatchString(c[1]) {
+			t.Errorf("the viewer prints a per-query change as %q", c[1])
+		}
+	}
+	if !small.MatchString(cells[0][1]) { // sorted by change, the smaller loss first
+		t.Errorf("the smaller change is %q, want it with two significant digits", cells[0][1])
+	}
+}
+
+// TestTaskBoardTiesAsPrinted: the viewer's task page ranks "ties share a
+// rank"; two runs that print 31.97 on NFCorpus (unrounded 1e-05 apart)
+// were ranked 1 and 2. Values that print alike now share a rank.
+func TestTaskBoardTiesAsPrinted(t *testing.T) {
+	root, _, _ := writeNearRuns(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, _ := startServe(t, ctx, root)
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get(base + "task/nfcorpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ranks := regexp.MustCompile(`<tr class="ours"><td class="num" data-v="\d+">(\d+)</td><td class="sys sysname" title="run:(base|tweak)`).FindAllStringSubmatch(string(body), -1)
+	if len(ranks) != 2 || ranks[0][1] != "1" || ranks[1][1] != "1" || strings.Count(string(body), ">31.97<") != 2 {
+		t.Errorf("two runs that print 31.97 ranked %q, want both 1:\n%s", ranks, body)
+	}
+}

@@ -1,0 +1,37 @@
+// Package numtext writes the signed numbers r2med's outputs print
+// (differences between systems, per-query changes) so that a value never
+// reads as a negative zero.
+package numtext
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Signed writes v with prec decimals and its sign: "+0.0031", "-0.0046".
+// Zero is "0.0000", with no sign. A value that is not zero but rounds to
+// zero at prec decimals, which %+.4f prints "-0.0000" or "+0.0000", is
+// written with two significant digits instead ("-8.3e-06"), so that its
+// sign is the sign of something shown. NaN is "NaN", infinities "+Inf"
+// and "-Inf".
+func Signed(v float64, prec int) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case v == 0:
+		return strconv.FormatFloat(0, 'f', prec, 64)
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', prec, 64)
+	if strings.Trim(s, "0.") == "" {
+		s = strconv.FormatFloat(math.Abs(v), 'e', 1, 64)
+	}
+	if v < 0 {
+		return "-" + s
+	}
+	return "+" + s
+}
