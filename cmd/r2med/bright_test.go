@@ -439,11 +439,11 @@ func TestCLIBrightMRRLabels(t *testing.T) {
 	if err != nil || len(rows) != 3 {
 		t.Fatalf("results csv: %v %q", err, rows)
 	}
-	col := slices.Index(rows[0], "mrr_label")
+	col, dirCol := slices.Index(rows[0], "mrr_label"), slices.Index(rows[0], "dir")
 	for _, r := range rows[1:] {
-		want := map[string]string{shallow: "MRR@10", deep: "MRR"}[r[len(r)-1]]
-		if col < 0 || r[col] != want {
-			t.Errorf("results csv: mrr_label of %s is not %s: %q", r[len(r)-1], want, rows)
+		want := map[string]string{shallow: "MRR@10", deep: "MRR"}[r[dirCol]]
+		if col < 0 || dirCol < 0 || r[col] != want {
+			t.Errorf("results csv: mrr_label of %s is not %s: %q", r[dirCol], want, rows)
 		}
 	}
 	var listed struct {

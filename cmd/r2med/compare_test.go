@@ -168,7 +168,7 @@ func TestCompareSaysWhatSetsTwinsApart(t *testing.T) {
 	}
 	// In Markdown the note is a list item after the table, not a row.
 	md, _, _ := r2med(t, "", "results", "--results", dir, "--format", "markdown")
-	if !strings.Contains(md, "|\n\n- "+want+"\n") {
+	if !strings.Contains(md, "|\n\n- ") || !strings.Contains(md, "\n- "+want+"\n") {
 		t.Errorf("results --format markdown: the note is not a list after a blank line:\n%s", md)
 	}
 }
