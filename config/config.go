@@ -527,6 +527,12 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		}
 	}
 	if f.Fuse != nil {
+		fz := yamlx.Get(doc, "fuse")
+		for field, zero := range map[string]bool{"k": f.Fuse.K == 0, "depth": f.Fuse.Depth == 0} {
+			if zero && yamlx.Get(fz, field) != nil {
+				return Config{}, LineOf(doc, keyErrorf("fuse."+field, "%v", fusion.WrittenZero(field)))
+			}
+		}
 		cfg.Fuse = *f.Fuse
 	}
 	if f.Rerank != nil {

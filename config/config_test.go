@@ -67,6 +67,9 @@ func TestParseFileErrors(t *testing.T) {
 		{"retrieve:\n  - bm25: {}\n  - bm25: {scheme: lucene}\nfuse: {method: max}", `line 4: unknown fusion method "max"`},
 		{"retrieve:\n  - bm25: {}\n  - bm25: {scheme: lucene}\nfuse:\n  method: combsum\n  weights: [1]", "line 6: 1 fusion weights for 2 retrievers"},
 		{"retrieve:\n  - bm25: {}\nfuse: {k: high}", `line 3: k in fuse must be a number, not "high"`},
+		// A 0 written out is refused, not read as the default.
+		{"retrieve:\n  - bm25: {}\n  - bm25: {scheme: lucene}\nfuse:\n  k: 0", "line 5: RRF k must be above 0, got 0 (leave k out for 60)"},
+		{"retrieve:\n  - bm25: {}\n  - bm25: {scheme: lucene}\nfuse:\n  depth: 0", "line 5: fusion depth must be above 0, got 0 (leave depth out for"},
 		{"retrieve:\n  - bm25: {}\nexpand: {method: hyde}", "line 3: --gar and --gar-llm go together"},
 		{"retrieve:\n  - bm25: {}\nrerank: {depth: 10}", "line 3: rerank: needs a kind"},
 		{"retrieve:\n  - bm25: {}\nrerank: {kind: tei, dept: 10}", `line 3: unknown key "dept" in rerank (did you mean "depth"?)`},

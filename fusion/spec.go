@@ -74,6 +74,18 @@ func (e *FieldError) Error() string { return e.Err.Error() }
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// WrittenZero is the error for k or depth written out as 0 in a file or
+// request: a Spec reads their zero as the default (DefaultRRFK, DepthFor's
+// depth), so a reader that can tell a 0 written from one left out refuses
+// it rather than fuse otherwise than asked. Errors are *FieldError.
+func WrittenZero(field string) error {
+	msg := fmt.Sprintf("RRF k must be above 0, got 0 (leave k out for %d)", DefaultRRFK)
+	if field == "depth" {
+		msg = fmt.Sprintf("fusion depth must be above 0, got 0 (leave depth out for the default: the top k, at least %d)", DefaultDepth)
+	}
+	return &FieldError{Field: field, Err: errors.New(msg)}
+}
+
 // Validate checks the settings for fusing runs runs; errors are
 // *FieldError.
 func (s Spec) Validate(runs int) error {
@@ -81,7 +93,7 @@ func (s Spec) Validate(runs int) error {
 		return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 	}
 	if s.Depth < 0 {
-		return bad("depth", "fusion depth must be ≥ 0, got %d", s.Depth)
+		return bad("depth", "fusion depth must be above 0 (left out, the top k, at least %d), got %d", DefaultDepth, s.Depth)
 	}
 	if s.Ties > DocID {
 		return bad("ties", "unknown fusion tie order %d", s.Ties)
@@ -89,7 +101,7 @@ func (s Spec) Validate(runs int) error {
 	switch s.Name() {
 	case "rrf":
 		if !(s.K >= 0) || math.IsInf(s.K, 0) {
-			return bad("k", "RRF k must be a finite number ≥ 0 (0 means %d), got %v", DefaultRRFK, s.K)
+			return bad("k", "RRF k must be a finite number above 0 (left out, %d), got %v", DefaultRRFK, s.K)
 		}
 	case "combsum":
 		if _, err := s.Normalization(); err != nil {

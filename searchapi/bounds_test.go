@@ -217,8 +217,8 @@ func TestAdmission(t *testing.T) {
 
 // TestStrictRequests: POST bodies must be declared JSON, be UTF-8
 // without lone surrogate escapes (as GET's query strings must), and give
-// each key once; k=0 and rerank_depth=0 are refused, not read as the
-// defaults.
+// each key once; k, rerank_depth, the fusion's k and depth written out as
+// 0 are refused, not read as their defaults.
 func TestStrictRequests(t *testing.T) {
 	task := demoTask(t)
 	r := start(t, one(bm25File(t, t.TempDir(), task, bm25.R2MED, nil)), searchapi.Options{}, searchapi.HandlerOptions{})
@@ -240,6 +240,9 @@ func TestStrictRequests(t *testing.T) {
 		{`{"queries": [{"id": "a", "query": "x", "id": "b"}]}`, "application/json", 400, `duplicate object member name "id" within "/queries/0"`},
 		{`{"query": "fever", "k": 0}`, "application/json", 400, "k must be between 1 and 1000, got 0"},
 		{`{"query": "fever", "rerank_depth": 0}`, "application/json", 400, "rerank_depth must be at least 1, got 0"},
+		{`{"query": "fever", "fuse": {"k": 0}}`, "application/json", 400, "RRF k must be above 0, got 0"},
+		{`{"query": "fever", "fuse": {"method": "rrf", "depth": 0}}`, "application/json", 400, "fusion depth must be above 0, got 0"},
+		{`{"query": "fever", "fuse": {"method": "rrf", "k": 60}}`, "application/json", 200, ""},
 		// JSON is UTF-8 (RFC 8259): a body declared in another charset
 		// was read as UTF-8 all the same.
 		{"{\"query\": \"fi\xe8vre\"}", "application/json; charset=iso-8859-1", 415, "charset=iso-8859-1"},
@@ -262,7 +265,7 @@ func TestStrictRequests(t *testing.T) {
 	if code, body := post(t, u, `{"query": "fever"}`, "Content-Encoding", "identity"); code != 200 {
 		t.Errorf("POST identity: %d %s", code, body)
 	}
-	for _, q := range []string{"k=0", "rerank_depth=0"} {
+	for _, q := range []string{"k=0", "rerank_depth=0", "rrf_k=0", "fuse_depth=0"} {
 		if code, _, body := get(t, u+"?q=fever&"+q); code != 400 || !strings.Contains(body, "got 0") {
 			t.Errorf("GET %s: %d %s", q, code, body)
 		}

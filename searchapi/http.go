@@ -261,6 +261,12 @@ func (s *Service) postSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		sb.RerankDepth = *in.RerankDepth
 	}
+	if f := sb.Fuse; f != nil && (f.K == 0 || f.Depth == 0) {
+		if err := fuseZeros(data); err != nil {
+			writeError(w, badRequest("fuse: %v", err))
+			return
+		}
+	}
 	reqs, batch, err := sb.Requests()
 	if err != nil {
 		writeError(w, err)
@@ -350,6 +356,26 @@ func (s *Service) respond(w http.ResponseWriter, r *http.Request, reqs []Request
 		_, err = io.WriteString(aw, "]}\n")
 	}
 	aw.finish(err)
+}
+
+// fuseZeros refuses a body whose fuse writes k or depth out as 0
+// (fusion.WrittenZero); it reads the body again, only when the decoded
+// fuse holds a zero.
+func fuseZeros(body []byte) error {
+	var in struct {
+		Fuse struct {
+			K     *float64 `json:"k"`
+			Depth *int     `json:"depth"`
+		} `json:"fuse"`
+	}
+	json.Unmarshal(body, &in) // decoded strictly before
+	switch {
+	case in.Fuse.K != nil && *in.Fuse.K == 0:
+		return fusion.WrittenZero("k")
+	case in.Fuse.Depth != nil && *in.Fuse.Depth == 0:
+		return fusion.WrittenZero("depth")
+	}
+	return nil
 }
 
 // rerankDepthZero refuses rerank_depth=0, which would otherwise read as
@@ -443,6 +469,12 @@ func parseSearchQuery(r *http.Request) (Request, error) {
 				}
 				f.Weights = append(f.Weights, x)
 			}
+		}
+		if err == nil && v.Has("rrf_k") && f.K == 0 {
+			err = badRequest("rrf_k: %v", fusion.WrittenZero("k"))
+		}
+		if err == nil && v.Has("fuse_depth") && f.Depth == 0 {
+			err = badRequest("fuse_depth: %v", fusion.WrittenZero("depth"))
 		}
 		req.Fuse = f
 	}
