@@ -519,14 +519,38 @@ func checkKnown(q ir.Qrels, queries map[string]bool, docs map[string]int, qrelsN
 			judgments += ", the first in this row"
 		}
 	}
+	twin := floatTwin(ids, func(id string) bool {
+		if queries != nil {
+			return queries[id]
+		}
+		_, ok := docs[id]
+		return ok
+	}, otherName)
 	if queries != nil {
-		return fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; the qrels must come from the same task as the queries",
-			prefix, len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, judgments, list)
+		return fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; %sthe qrels must come from the same task as the queries",
+			prefix, len(ids), errtext.Plural(len(ids), "query is", "queries are"), otherName, judgments, list, twin)
 	}
-	e := fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
-		prefix, len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, judgments, list)
+	e := fileio.Errorf(file, line, "%s%d judged %s not in %s (%s): %s; %scheck that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)",
+		prefix, len(ids), errtext.Plural(len(ids), "document is", "documents are"), otherName, judgments, list, twin)
 	e.Err = ErrMissingDocs
 	return e
+}
+
+// floatTwin explains an unknown id whose other file has it written as a
+// float ("1" and "1.0", either way round): ids are read by their text, and
+// pandas writes an integer column that has a missing value as floats.
+// It returns "" when no unknown id has such a twin.
+func floatTwin(unknown []string, known func(string) bool, otherName string) string {
+	for _, id := range unknown {
+		other := id + ".0"
+		if base, ok := strings.CutSuffix(id, ".0"); ok {
+			other = base
+		}
+		if known(other) {
+			return fmt.Sprintf("%s has %q where the qrels have %q: ids are compared as text, and pandas writes an integer column with a missing value as floats (1.0), so write the ids as strings in both files; ", otherName, other, id)
+		}
+	}
+	return ""
 }
 
 // Locate finds the first judgment that bad says is wrong: the file it is

@@ -153,6 +153,9 @@ func TestMalformed(t *testing.T) {
 		// A Hub export without its card: the error says what is missing.
 		{"tasks/parquet-no-card",
 			`tasks/parquet-no-card has no query file (query.jsonl or queries.jsonl); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added; it holds parquet files (corpus/train-00000-of-00001.parquet), as a Hugging Face dataset repository does: copy the repository's README.md (its dataset card, whose configs say which files hold what) beside them, or give hf://datasets/OWNER/NAME`},
+		// Ids compared as text: pandas' float ids are told apart.
+		{"tasks/float-ids",
+			`tasks/float-ids/qrels.jsonl:1: 1 judged document is not in tasks/float-ids/corpus.jsonl (1 judgment): "2"; tasks/float-ids/corpus.jsonl has "2.0" where the qrels have "2": ids are compared as text, and pandas writes an integer column with a missing value as floats (1.0), so write the ids as strings in both files; check that the qrels belong to this corpus, or, if the corpus is a deliberate sample, allow missing documents (they then count as relevant but unretrievable)`},
 		{"tasks/r2med-no-qrels",
 			`tasks/r2med-no-qrels (R2MED layout) is missing corpus.jsonl and qrels.jsonl (or qrels.txt); an R2MED task needs corpus.jsonl, query.jsonl and qrels.jsonl (or TREC qrels.txt); a BEIR task needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; any of them may be gzipped with .gz added`},
 		{"tasks/r2med-two-qrels",

@@ -386,6 +386,16 @@ func jsonGrade(raw json.RawMessage) (int, error) {
 	case "nothing":
 		return 0, errors.New(`missing "score" field; every judgment needs an integer grade`)
 	case "a number":
+	case "a string":
+		// A parquet float column's NaN and infinities reach here as the
+		// strings "NaN", "+Inf" and "-Inf" (JSON has no such numbers).
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if f, err := strconv.ParseFloat(s, 64); err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+				return 0, fmt.Errorf(`"score" is %s, not a number a grade can be; give every judgment an integer grade`, s)
+			}
+		}
+		return 0, errors.New(`"score" is a string, want an integer grade`)
 	default:
 		return 0, fmt.Errorf(`"score" is %s, want an integer grade`, errtext.JSONKind(raw))
 	}

@@ -3,6 +3,7 @@ package hubrepo
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -499,5 +500,35 @@ func TestCandidatesRun(t *testing.T) {
 	}
 	if !reflect.DeepEqual(run, want) {
 		t.Errorf("run %v, want %v", run, want)
+	}
+}
+
+// TestParquetNaNScore: a parquet float score column holding NaN (or an
+// infinity) is an error naming the value and the row, where it was called
+// a string (the form JSON, having no NaN, gives it on the way).
+func TestParquetNaNScore(t *testing.T) {
+	dir := t.TempDir()
+	type text struct {
+		ID   string `parquet:"id"`
+		Text string `parquet:"text"`
+	}
+	type judgment struct {
+		QID   string  `parquet:"q_id"`
+		PID   string  `parquet:"p_id"`
+		Score float64 `parquet:"score"`
+	}
+	writeParquetFile(t, filepath.Join(dir, "corpus", "corpus", "0000.parquet"), []text{{"d1", "a"}, {"d2", "b"}})
+	writeParquetFile(t, filepath.Join(dir, "query", "query", "0000.parquet"), []text{{"q1", "x"}})
+	for _, c := range []struct {
+		score float64
+		want  string
+	}{{math.NaN(), "NaN"}, {math.Inf(-1), "-Inf"}} {
+		qrels := filepath.Join(dir, "qrels", "qrels", "0000.parquet")
+		writeParquetFile(t, qrels, []judgment{{"q1", "d1", 1}, {"q1", "d2", c.score}})
+		_, err := Load(dir, Spec{Shape: R2MED})
+		want := qrels + `: row 2: "score" is ` + c.want + `, not a number a grade can be; give every judgment an integer grade`
+		if err == nil || err.Error() != want {
+			t.Errorf("\n got %v\nwant %s", err, want)
+		}
 	}
 }

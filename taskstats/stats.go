@@ -56,6 +56,11 @@ type Counts struct {
 	// query finds nothing; both still count in every mean.
 	BlankDocuments int `json:"blank_documents,omitempty"`
 	BlankQueries   int `json:"blank_queries,omitempty"`
+	// Judgments of documents the corpus lacks, accepted for a sampled
+	// corpus (dataset.Options.AllowMissingDocs): those with a grade > 0
+	// count as relevant documents no system can retrieve.
+	MissingDocQrels         int `json:"missing_document_qrels,omitempty"`
+	MissingDocPositiveQrels int `json:"missing_document_positive_qrels,omitempty"`
 }
 
 // PositivesPerQuery describes how many documents with grade > 0 each
@@ -101,12 +106,22 @@ func Of(t *ir.Task) Profile {
 		EmptyQueries:    t.EmptyQueries,
 	}
 
+	inCorpus := make(map[string]bool, len(t.Corpus))
+	for _, d := range t.Corpus {
+		inCorpus[d.ID] = true
+	}
 	grades := make(map[int]int)
 	for _, m := range t.Qrels {
-		for _, g := range m {
+		for did, g := range m {
 			grades[g]++
 			if g > 0 {
 				p.Counts.PositiveQrels++
+			}
+			if !inCorpus[did] {
+				p.Counts.MissingDocQrels++
+				if g > 0 {
+					p.Counts.MissingDocPositiveQrels++
+				}
 			}
 		}
 	}
@@ -278,6 +293,9 @@ func (p Profile) WriteText(w io.Writer) error {
 		row("empty queries kept", "%d (evaluated, and counted in every mean)", p.Counts.BlankQueries)
 	}
 	row("judgments", "%d (%d positive)", p.Counts.QrelsRows, p.Counts.PositiveQrels)
+	if p.Counts.MissingDocQrels > 0 {
+		row("judged, not in the corpus", "%d (%d positive: relevant, but no system can retrieve them)", p.Counts.MissingDocQrels, p.Counts.MissingDocPositiveQrels)
+	}
 	gs := make([]string, len(p.Grades))
 	for i, g := range p.Grades {
 		gs[i] = fmt.Sprintf("%d: %d", g.Grade, g.Count)

@@ -294,3 +294,30 @@ func TestNanoCandidateMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsMissingDocs: R2MED's demo files judge two documents their
+// corpus sample lacks; loaded with AllowMissingDocs, the profile counts
+// those judgments where a user reads it, since they are relevant
+// documents no system can retrieve (checked by hand: both of query 0's
+// judgments name documents absent from corpus.jsonl).
+func TestStatsMissingDocs(t *testing.T) {
+	dir := sharedData(t, "r2med-biology-demo")
+	task, err := dataset.Load(dir, dataset.Options{AllowMissingDocs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Of(task)
+	if p.Counts.MissingDocQrels != 2 || p.Counts.MissingDocPositiveQrels != 2 || p.Counts.QrelsRows != 2 {
+		t.Errorf("counts %+v, want 2 judgments (2 positive) of missing documents", p.Counts)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if want := "judged, not in the corpus  2 (2 positive: relevant, but no system can retrieve them)\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("WriteText lacks %q:\n%s", want, buf.String())
+	}
+	if p := Of(smallTask()); p.Counts.MissingDocQrels != 0 {
+		t.Errorf("a task whose judgments are all in its corpus: %+v", p.Counts)
+	}
+}
