@@ -56,7 +56,9 @@ func TestSelectRows(t *testing.T) {
 	}
 	_, err := Build(board(t), Options{Systems: []string{"bm52"}})
 	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `unknown system "bm52" (did you mean "bm25"?)`) {
+	// (This board keeps ReasonEmbed's reprint of R2MED's BM25 as a row of
+	// its own, printed 15.13 as R2MED's is: either name is the nearest.)
+	if !errors.As(err, &ue) || !strings.Contains(strings.ToLower(err.Error()), `unknown system "bm52" (did you mean "bm25"?)`) {
 		t.Errorf("misspelt system: %v", err)
 	}
 	if _, err := Build(board(t), Options{Top: -1}); !errors.As(err, &ue) {

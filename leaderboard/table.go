@@ -200,6 +200,13 @@ func Build(systems []System, opt Options) (*Table, error) {
 		r.Cost = costOf(s, t.Tasks, t.OtherTasks)
 		if r.Complete = r.Have == len(t.Tasks); r.Complete {
 			r.Mean, r.Average = average(vals)
+			// A paper's printed average that agrees with its printed
+			// values (PrintedAgrees) is its figure from the unrounded ones:
+			// shown and ranked as printed, where the mean of the rounded
+			// values may round the other way (35.215 printed 35.21).
+			if e := s.External; e != nil && !e.AverageOnly && !e.AverageComputed && opt.Family == "" && !t.Subset && opt.Metric.Key == DefaultMetric.Key && PrintedAgrees(s) {
+				r.Average, r.Mean = e.PrintedAverage, e.PrintedAverage/100
+			}
 		}
 		if e := s.External; e != nil {
 			switch {
