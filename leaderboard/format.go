@@ -70,9 +70,9 @@ func Pct(v float64) string { return strconv.FormatFloat(v*100, 'f', 2, 64) }
 func (t *Table) AverageText(r Row) string {
 	switch {
 	case r.AverageOnly:
-		return strconv.FormatFloat(r.Average, 'f', 2, 64) + " (printed)"
+		return r.AverageNumber() + " (printed)"
 	case r.Complete:
-		s := strconv.FormatFloat(r.Average, 'f', 2, 64)
+		s := r.AverageNumber()
 		if p, ok := t.PrintedDiffers(r); ok {
 			s += " (printed " + p + ")"
 		}
@@ -90,7 +90,7 @@ func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Subset || t.Metric.Key != DefaultMetric.Key || !r.Complete || PrintedAgrees(r.System) {
 		return "", false
 	}
-	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), true
+	return e.PrintedText(), true
 }
 
 // CellText is a cell as printed: the value ×100, its mark and its
@@ -663,7 +663,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		avg := ""
 		if r.ranked(ByAverage) {
-			avg = strconv.FormatFloat(r.Average, 'f', 2, 64)
+			avg = r.AverageNumber()
 		}
 		line = append(line, avg, strconv.Itoa(r.Have))
 		if t.Ranking == ByBorda {
@@ -685,7 +685,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
-			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Source()
+			printed, ref = e.PrintedText(), e.Source()
 			if e.AverageComputed || t.Family != "" || t.Subset {
 				printed = "" // none printed, or not over this view's tasks
 			}

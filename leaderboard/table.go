@@ -419,6 +419,16 @@ func (t *Table) best() {
 	t.BestAverage = colBest(func(r Row) (float64, bool) { return r.Mean, r.ranked(ByAverage) })
 }
 
+// AverageNumber is the row's average as the formats print it: two
+// decimals, or the source's own digits where the row shows a printed
+// average printed with fewer (InsertRank's 51.1, not 51.10).
+func (r Row) AverageNumber() string {
+	if e := r.System.External; e != nil && e.AverageAsPrinted != "" && r.Average == e.PrintedAverage {
+		return e.AverageAsPrinted
+	}
+	return strconv.FormatFloat(r.Average, 'f', 2, 64)
+}
+
 // IsBest reports whether a row's average is the best of the table's, as
 // printed (AtBest).
 func (t *Table) IsBest(r Row) bool { return r.ranked(ByAverage) && AtBest(r.Mean, t.BestAverage) }

@@ -173,7 +173,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		}
 		avg := Cell{Text: t.AverageText(r), Class: "avg"}
 		if r.Complete || r.AverageOnly {
-			avg.Text = strconv.FormatFloat(r.Average, 'f', 2, 64)
+			avg.Text = r.AverageNumber()
 			avg.Sort = avg.Text
 			avg.Best = t.IsBest(r)
 			if r.AverageOnly {

@@ -371,3 +371,26 @@ func TestShallowRunSaid(t *testing.T) {
 		t.Error("the report at recall@100 does not say the run is 10 deep")
 	}
 }
+
+// TestAverageAsPrinted: InsertRank's abstract prints its average as 51.1;
+// every format shows 51.1, where they showed 51.10, a hundredths digit
+// the source never printed.
+func TestAverageAsPrinted(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct{ format, want string }{
+		{"table", "51.1 (printed)"},
+		{"markdown", "**51.1 (printed)**"},
+		{"csv", ",51.1,0,51.1,"},
+		{"latex", `\textbf{51.1}$^{p}$`},
+	} {
+		out := mustRun(t, "leaderboard", "--results", empty, "--no-published", "--format", c.format)
+		if !strings.Contains(out, c.want) || strings.Contains(out, "51.10") {
+			t.Errorf("--format %s: want %q and no 51.10:\n%s", c.format, c.want, out)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", empty, "--external", "--out", page)
+	if html := readFileString(t, page); !strings.Contains(html, `data-v="51.1" title="average printed by the paper; no per-task values">51.1<`) || strings.Contains(html, "51.10") {
+		t.Error("the report does not show InsertRank's 51.1 as printed")
+	}
+}
