@@ -294,8 +294,8 @@ func TestUnansweredQueriesSaid(t *testing.T) {
 	if out := mustRun(t, "results", "--results", root); !strings.Contains(out, note) || strings.Count(out, "got no results") != 1 {
 		t.Errorf("results does not say which run left queries unanswered:\n%s", out)
 	}
-	if out := mustRun(t, "results", "--results", root, "--format", "csv"); !strings.Contains(strings.Split(out, "\n")[0], ",queries,queries_without_results") ||
-		!strings.Contains(out, ",15,3\n") || !strings.Contains(out, ",15,0\n") {
+	if out := mustRun(t, "results", "--results", root, "--format", "csv"); !strings.Contains(strings.Split(out, "\n")[0], ",queries,queries_without_results,dir") ||
+		!strings.Contains(out, ",15,3,"+filepath.Join(root, "partial")+"\n") || !strings.Contains(out, ",15,0,"+filepath.Join(root, "bm25")+"\n") {
 		t.Errorf("results --format csv lacks the counts:\n%s", out)
 	}
 	var listing struct {
