@@ -136,7 +136,7 @@ func readExternalTable(path, reference string, published []System) ([]System, er
 			if decimals(rec[3+j]) < 2 {
 				coarse = append(coarse, task+" "+strings.TrimSpace(rec[3+j]))
 			}
-			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: filepath.Base(path) + ":" + strconv.Itoa(line)}
+			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: filepath.Base(path) + ":" + strconv.Itoa(line), AsPrinted: asPrinted(rec[3+j])}
 		}
 		if len(coarse) > 0 {
 			s.External.Note = "printed with fewer than two decimals (a digit may be lost): " + strings.Join(coarse, ", ")

@@ -100,9 +100,9 @@ func CellText(s Score) string {
 		return "—"
 	}
 	if d := results.MRRMark(s.Label); d != "" {
-		return Pct(s.Value) + s.Mark + " " + d
+		return s.Number() + s.Mark + " " + d
 	}
-	return Pct(s.Value) + s.Mark
+	return s.Number() + s.Mark
 }
 
 // labels are the Labels of a row's shown cells that have one, by task.
@@ -653,7 +653,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		var marks []string
 		for j, s := range r.Scores {
 			if s.OK {
-				line = append(line, Pct(s.Value))
+				line = append(line, s.Number())
 			} else {
 				line = append(line, "")
 			}
@@ -675,7 +675,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		for j, s := range r.Other {
 			if s.OK {
-				line = append(line, Pct(s.Value))
+				line = append(line, s.Number())
 			} else {
 				line = append(line, "")
 			}

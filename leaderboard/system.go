@@ -173,6 +173,10 @@ type TaskResult struct {
 	// fewer than its corpus holds (results.Manifest.ShallowDepth), else
 	// 0; a metric at a deeper k counts those documents.
 	Depth int `json:"shallow_depth,omitempty"`
+	// AsPrinted is the value's text where its source printed it with
+	// fewer than two decimals (an external row's "7.8"): shown so, never
+	// with a digit the source did not print.
+	AsPrinted string `json:"as_printed,omitempty"`
 }
 
 // Label names the value of metric m in this result: m's label, or the

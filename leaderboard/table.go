@@ -130,6 +130,9 @@ type Row struct {
 type Score struct {
 	Value float64
 	OK    bool
+	// Printed is the value's text where its source printed it with fewer
+	// than two decimals (TaskResult.AsPrinted), else "".
+	Printed string
 	// Mark is "†" or "‡" where the cell differs from the baseline's
 	// significantly (see MarkAgainst), else "".
 	Mark string
@@ -251,6 +254,9 @@ func scoreOf(tr TaskResult, m Metric) Score {
 	c.Value, c.OK = tr.Metrics[m.Key]
 	if l := tr.Label(m); c.OK && l != m.Label {
 		c.Label = l
+	}
+	if c.OK && m.Key == DefaultMetric.Key {
+		c.Printed = tr.AsPrinted
 	}
 	return c
 }
@@ -417,6 +423,15 @@ func (t *Table) best() {
 		t.OtherBest[j] = colBest(func(r Row) (float64, bool) { return r.Other[j].Value, r.Other[j].OK })
 	}
 	t.BestAverage = colBest(func(r Row) (float64, bool) { return r.Mean, r.ranked(ByAverage) })
+}
+
+// Number is the cell's value as the formats print it: ×100 with two
+// decimals (Pct), or as its source printed it with fewer (7.8, not 7.80).
+func (s Score) Number() string {
+	if s.Printed != "" {
+		return s.Printed
+	}
+	return Pct(s.Value)
 }
 
 // AverageNumber is the row's average as the formats print it: two

@@ -254,7 +254,7 @@ func scoreCell(s leaderboard.Score, best float64, baseline string) Cell {
 	if !s.OK {
 		return Cell{Text: "—"}
 	}
-	c := Cell{Text: leaderboard.Pct(s.Value), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: leaderboard.AtBest(s.Value, best), Mark: s.Mark}
+	c := Cell{Text: s.Number(), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: leaderboard.AtBest(s.Value, best), Mark: s.Mark}
 	if !math.IsNaN(s.P) {
 		c.Title = fmt.Sprintf("vs %s: p = %.4g (Holm)", baseline, s.P)
 	}
@@ -269,7 +269,11 @@ func ScoreCell(tr leaderboard.TaskResult, m leaderboard.Metric) Cell {
 	if !ok {
 		return Cell{Text: "—"}
 	}
-	return Cell{Text: leaderboard.Pct(v), Sort: strconv.FormatFloat(v*100, 'f', -1, 64)}.depth(tr.Label(m))
+	text := leaderboard.Pct(v)
+	if tr.AsPrinted != "" && m.Key == leaderboard.DefaultMetric.Key {
+		text = tr.AsPrinted // as the source printed it (7.8)
+	}
+	return Cell{Text: text, Sort: strconv.FormatFloat(v*100, 'f', -1, 64)}.depth(tr.Label(m))
 }
 
 // depth marks a cell whose value is named label where its column names
