@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,13 +38,7 @@ func writeNearRuns(t *testing.T) (root, shallow, deep string) {
 	// swap finds a query (not skip) whose documents at ranks i+1 and i+2
 	// are relevant and not.
 	swap := func(i int, skip string) string {
-		for _, q := range slices.Sorted(func(yield func(string) bool) {
-			for q := range run {
-				if !yield(q) {
-					return
-				}
-			}
-		}) {
+		for _, q := range slices.Sorted(maps.Keys(run)) {
 			if h := run[q]; q != skip && len(h) > i+1 && qrels[q][h[i].DocID] > 0 && qrels[q][h[i+1].DocID] == 0 {
 				return q
 			}
@@ -57,13 +52,7 @@ func writeNearRuns(t *testing.T) (root, shallow, deep string) {
 	root = filepath.Join(dir, "out")
 	for _, name := range []string{"base", "tweak"} {
 		var b strings.Builder
-		for _, q := range slices.Sorted(func(yield func(string) bool) {
-			for q := range run {
-				if !yield(q) {
-					return
-				}
-			}
-		}) {
+		for _, q := range slices.Sorted(maps.Keys(run)) {
 			ids := make([]string, len(run[q]))
 			for i, h := range run[q] {
 				ids[i] = h.DocID
@@ -110,20 +99,8 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 		t.Errorf("the scatter's description gives the mean difference as %q", m)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	base, _ := startServe(t, ctx, root)
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Get(base + "diff/nfcorpus?a=" + url.QueryEscape("ours/run:base") + "&b=" + url.QueryEscape("ours/run:tweak") + "&metric=map@100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("diff page: %d\n%s", resp.StatusCode, body)
-	}
-	cells := regexp.MustCompile(`delta-neg" data-v="[^"]*">([^<]*)<`).FindAllStringSubmatch(string(body), -1)
+	body := viewerPage(t, root, "diff/nfcorpus?a="+url.QueryEscape("ours/run:base")+"&b="+url.QueryEscape("ours/run:tweak")+"&metric=map@100")
+	cells := regexp.MustCompile(`delta-neg" data-v="[^"]*">([^<]*)<`).FindAllStringSubmatch(body, -1)
 	if len(cells) != 2 {
 		t.Fatalf("%d queries lost MAP@100 on the diff page, want 2 (%s and %s)", len(cells), shallow, deep)
 	}
@@ -142,18 +119,28 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 // were ranked 1 and 2. Values that print alike now share a rank.
 func TestTaskBoardTiesAsPrinted(t *testing.T) {
 	root, _, _ := writeNearRuns(t)
+	body := viewerPage(t, root, "task/nfcorpus")
+	ranks := regexp.MustCompile(`<tr class="ours"><td class="num" data-v="\d+">(\d+)</td><td class="sys sysname" title="run:(base|tweak)`).FindAllStringSubmatch(body, -1)
+	if len(ranks) != 2 || ranks[0][1] != "1" || ranks[1][1] != "1" || strings.Count(body, ">31.97<") != 2 {
+		t.Errorf("two runs that print 31.97 ranked %q, want both 1:\n%s", ranks, body)
+	}
+}
+
+// viewerPage starts r2med serve on root and returns the page at path
+// (below its base URL), failing the test unless it is 200 OK.
+func viewerPage(t *testing.T, root, path string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, _ := startServe(t, ctx, root)
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Get(base + "task/nfcorpus")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(base + path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	ranks := regexp.MustCompile(`<tr class="ours"><td class="num" data-v="\d+">(\d+)</td><td class="sys sysname" title="run:(base|tweak)`).FindAllStringSubmatch(string(body), -1)
-	if len(ranks) != 2 || ranks[0][1] != "1" || ranks[1][1] != "1" || strings.Count(string(body), ">31.97<") != 2 {
-		t.Errorf("two runs that print 31.97 ranked %q, want both 1:\n%s", ranks, body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /%s: %d\n%s", path, resp.StatusCode, body)
 	}
+	return string(body)
 }
