@@ -144,3 +144,44 @@ func viewerPage(t *testing.T, root, path string) string {
 	}
 	return string(body)
 }
+
+// TestReportPValuesAsCompare: the report's paired tests printed p-values
+// with four decimals, so a t-test p of 6e-06 read "0.0000", a p of zero,
+// and a randomization p of 1/10001 "0.0001" where compare prints the same
+// test's "1.0e-04". The report writes them as compare does (numtext.P).
+func TestReportPValuesAsCompare(t *testing.T) {
+	needShared(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "out")
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(readFileString(t, filepath.Join(shared, "eval-reference", "nfcorpus.partial.run"))), "\n") {
+		if !strings.HasPrefix(l, "UNJUDGED") {
+			kept = append(kept, l)
+		}
+	}
+	partial := filepath.Join(dir, "partial.run")
+	if err := os.WriteFile(partial, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(shared, "nfcorpus")
+	mustRun(t, "run", "--data", data, "--split", "test", "--quiet", "--retriever", "run:"+filepath.Join(shared, "eval-reference", "nfcorpus.bm25.run"), "--out", filepath.Join(root, "full"))
+	mustRun(t, "run", "--data", data, "--split", "test", "--quiet", "--retriever", "run:"+partial, "--out", filepath.Join(root, "partial"))
+	text := mustRun(t, "compare", filepath.Join(root, "full"), filepath.Join(root, "partial"))
+	line := regexp.MustCompile(`(?m)^\s+run:\S+\s+0\.\d{4}\s+0\.\d{4}.*$`).FindString(text)
+	ps := regexp.MustCompile(`\d\.\d{4} \(exact\)|\d\.\d{4}|\d\.\de-\d\d`).FindAllString(line, -1)
+	if len(ps) < 8 {
+		t.Fatalf("no compare row to read the p-values from:\n%s", text)
+	}
+	randP, tP := ps[5], ps[6] // baseline, system, diff, CI low, CI high, rand p, t p
+	page := filepath.Join(dir, "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	html := readFileString(t, page)
+	tests := html[strings.Index(html, `id="pair-tests"`):]
+	tests = tests[:strings.Index(tests, "</table>")]
+	if !strings.Contains(tests, ">"+randP+"</td><td class=\"num\">"+tP+"</td>") {
+		t.Errorf("compare's rand p %s and t p %s are not the report's:\n%s", randP, tP, tests)
+	}
+	if strings.Contains(tests, ">0.0000<") {
+		t.Errorf("the report prints a p-value of 0.0000:\n%s", tests)
+	}
+}
