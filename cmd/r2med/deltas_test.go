@@ -112,6 +112,11 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 	if !small.MatchString(cells[0][1]) { // sorted by change, the smaller loss first
 		t.Errorf("the smaller change is %q, want it with two significant digits", cells[0][1])
 	}
+	// The query's heading gives the change its values (0.065 → 0.065) hide.
+	body = viewerPage(t, root, "diff/nfcorpus?a="+url.QueryEscape("ours/run:base")+"&b="+url.QueryEscape("ours/run:tweak")+"&metric=map@100&q="+deep)
+	if h := regexp.MustCompile(`<h2>Query [^<]*</h2>`).FindString(body); !regexp.MustCompile(`(\d\.\d{3}) → (\d\.\d{3}) \(Δ -\d\.\de-0[5-6]\)`).MatchString(h) {
+		t.Errorf("the diff page's heading for %s is %q, want the change beside its values", deep, h)
+	}
 }
 
 // TestTaskBoardTiesAsPrinted: the viewer's task page ranks "ties share a
