@@ -460,9 +460,24 @@ func (t *Table) RankNotes() []string {
 		if g[0].Rank == g[len(g)-1].Rank {
 			continue
 		}
+		// Four decimals, more where four would print two ranks alike.
+		digits := 4
+		for ; digits < 10; digits++ {
+			seen := map[string]bool{}
+			for _, r := range g {
+				seen[strconv.FormatFloat(r.Mean*100, 'f', digits, 64)+"#"+strconv.Itoa(r.Rank)] = true
+			}
+			distinct := map[string]bool{}
+			for _, r := range g {
+				distinct[strconv.FormatFloat(r.Mean*100, 'f', digits, 64)] = true
+			}
+			if len(distinct) == len(seen) {
+				break
+			}
+		}
 		var each []string
 		for _, r := range g {
-			each = append(each, fmt.Sprintf("%s for %s (#%d)", strconv.FormatFloat(r.Mean*100, 'f', 4, 64), r.System.FullName(), r.Rank))
+			each = append(each, fmt.Sprintf("%s for %s (#%d)", strconv.FormatFloat(r.Mean*100, 'f', digits, 64), r.System.FullName(), r.Rank))
 		}
 		out = append(out, fmt.Sprintf("ranked by the unrounded average, as R2MED ranks: %s is %s", p, strings.Join(each, ", ")))
 	}
