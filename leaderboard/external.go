@@ -86,6 +86,7 @@ func ReadExternal(dir string) ([]System, error) {
 		if s.External.PrintedAverage, err = pct(path, line, "avg", rec[1]); err != nil {
 			return nil, err
 		}
+		s.External.AverageAsPrinted = asPrinted(rec[1])
 		out = append(out, s)
 	}
 	seen := map[string]bool{}
@@ -125,6 +126,7 @@ func readExternalTable(path, reference string, published []System) ([]System, er
 		if s.External.PrintedAverage, err = pct(path, line, "avg", rec[2]); err != nil {
 			return nil, err
 		}
+		s.External.AverageAsPrinted = asPrinted(rec[2])
 		var coarse []string
 		for j, task := range TaskNames("") {
 			v, err := pct(path, line, task, rec[3+j])
@@ -134,7 +136,7 @@ func readExternalTable(path, reference string, published []System) ([]System, er
 			if decimals(rec[3+j]) < 2 {
 				coarse = append(coarse, task+" "+strings.TrimSpace(rec[3+j]))
 			}
-			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: filepath.Base(path) + ":" + strconv.Itoa(line)}
+			s.Tasks[task] = TaskResult{Metrics: map[string]float64{DefaultMetric.Key: math.Round(v*100) / 10000}, Style: "printed", Source: filepath.Base(path) + ":" + strconv.Itoa(line), AsPrinted: asPrinted(rec[3+j])}
 		}
 		if len(coarse) > 0 {
 			s.External.Note = "printed with fewer than two decimals (a digit may be lost): " + strings.Join(coarse, ", ")
@@ -145,6 +147,15 @@ func readExternalTable(path, reference string, published []System) ([]System, er
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// asPrinted is a printed average's text where it has fewer than two
+// decimals ("51.1"), "" otherwise (External.AverageAsPrinted).
+func asPrinted(s string) string {
+	if s = strings.TrimSpace(s); decimals(s) < 2 {
+		return s
+	}
+	return ""
 }
 
 // decimals counts the digits a printed number has after its point.

@@ -3,6 +3,8 @@ package leaderboard
 import (
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -108,7 +110,8 @@ func TestExternalReprintsFolded(t *testing.T) {
 // not its printed per-task values' mean rounded to two decimals, the
 // mean taken exactly. BM25's mean is exactly 15.125, printed 15.13 (half
 // up): a rounding tie, not a quirk, whatever binary floats make of the
-// sum. RaDeR (35.215 printed 35.19) and R2MED's website row o3-mini + BM25
+// sum, and shown as printed (it showed 15.12, the binary rounding of the
+// mean, where the paper and R2MED's own files say 15.13). RaDeR (35.215 printed 35.19) and R2MED's website row o3-mini + BM25
 // (41.00125 printed 41.01) are flagged; o3-mini + NV-Embed-v2 (41.3475,
 // printed 41.35) is not.
 func TestPrintedAverageRule(t *testing.T) {
@@ -119,7 +122,7 @@ func TestPrintedAverageRule(t *testing.T) {
 	}
 	tb := build(t, all, Options{})
 	for name, want := range map[string]string{
-		"BM25":                  "15.12",
+		"BM25":                  "15.13",
 		"RaDeR-gte-Qwen2-7B":    "35.22 (printed 35.19)",
 		"o3-mini + BM25":        "41.00 (printed 41.01)",
 		"o3-mini + NV-Embed-v2": "41.35",
@@ -161,5 +164,46 @@ func TestWebsiteRows(t *testing.T) {
 	}
 	if n := es["o3-mini + NV-Embed-v2"].External.Note; n != "" {
 		t.Errorf("o3-mini + NV-Embed-v2 note %q", n)
+	}
+}
+
+// TestExternalShowsPrintedAverage: an external row whose printed average
+// agrees with its printed values' mean (within the half unit rounding
+// allows, PrintedAgrees) shows and ranks by the printed average, the
+// paper's figure from its unrounded values, in every format. A row with
+// RaDeR's values (mean 35.215) printed 35.21 showed 35.22, the binary
+// rounding of the mean, with no note: a number the paper does not print.
+func TestExternalShowsPrintedAverage(t *testing.T) {
+	dir := t.TempDir()
+	head := "system,size,avg,Biology,Bioinformatics,Medical-Sciences,MedXpertQA-Exam,MedQA-Diag,PMC-Treatment,PMC-Clinical,IIYi-Clinical,group,evaluated_by\n"
+	rows := "Agrees,7B,35.21,36.02,53.58,50.32,15.41,20.31,49.94,34.31,21.83,reasoning-tailored,someone\n" +
+		"Other,7B,35.22,36.02,53.58,50.32,15.41,20.31,49.94,34.31,21.83,reasoning-tailored,someone\n"
+	for name, body := range map[string]string{ExternalTableFile: head + rows, ExternalWebsiteFile: head, ExternalAveragesFile: "system,avg,tasks,source,note\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ss, err := ReadExternal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := build(t, ss, Options{})
+	want := map[string]string{"Agrees": "35.21", "Other": "35.22"}
+	for _, r := range tb.Rows {
+		if got := tb.AverageText(r); got != want[r.System.Name] {
+			t.Errorf("%s: average %q, want the printed %q", r.System.Name, got, want[r.System.Name])
+		}
+	}
+	if tb.Rows[0].System.Name != "Other" || tb.Rows[0].Rank != 1 || tb.Rows[1].Rank != 2 {
+		t.Errorf("ranked %s first (%d, %d), want Other (35.22) before Agrees (35.21)", tb.Rows[0].System.Name, tb.Rows[0].Rank, tb.Rows[1].Rank)
+	}
+	for _, f := range []Format{CSV, Markdown, LaTeX} {
+		var b strings.Builder
+		if err := tb.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if n, m := strings.Count(b.String(), "35.21"), strings.Count(b.String(), "35.22"); n != m || n == 0 {
+			t.Errorf("%s: Agrees is not 35.21 (printed) and Other 35.22:\n%s", f, b.String())
+		}
 	}
 }

@@ -70,9 +70,9 @@ func Pct(v float64) string { return strconv.FormatFloat(v*100, 'f', 2, 64) }
 func (t *Table) AverageText(r Row) string {
 	switch {
 	case r.AverageOnly:
-		return strconv.FormatFloat(r.Average, 'f', 2, 64) + " (printed)"
+		return r.AverageNumber() + " (printed)"
 	case r.Complete:
-		s := strconv.FormatFloat(r.Average, 'f', 2, 64)
+		s := r.AverageNumber()
 		if p, ok := t.PrintedDiffers(r); ok {
 			s += " (printed " + p + ")"
 		}
@@ -90,7 +90,7 @@ func (t *Table) PrintedDiffers(r Row) (string, bool) {
 	if e == nil || e.AverageOnly || e.AverageComputed || t.Family != "" || t.Subset || t.Metric.Key != DefaultMetric.Key || !r.Complete || PrintedAgrees(r.System) {
 		return "", false
 	}
-	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), true
+	return e.PrintedText(), true
 }
 
 // CellText is a cell as printed: the value ×100, its mark and its
@@ -100,9 +100,9 @@ func CellText(s Score) string {
 		return "—"
 	}
 	if d := results.MRRMark(s.Label); d != "" {
-		return Pct(s.Value) + s.Mark + " " + d
+		return s.Number() + s.Mark + " " + d
 	}
-	return Pct(s.Value) + s.Mark
+	return s.Number() + s.Mark
 }
 
 // labels are the Labels of a row's shown cells that have one, by task.
@@ -460,9 +460,24 @@ func (t *Table) RankNotes() []string {
 		if g[0].Rank == g[len(g)-1].Rank {
 			continue
 		}
+		// Four decimals, more where four would print two ranks alike.
+		digits := 4
+		for ; digits < 10; digits++ {
+			seen := map[string]bool{}
+			for _, r := range g {
+				seen[strconv.FormatFloat(r.Mean*100, 'f', digits, 64)+"#"+strconv.Itoa(r.Rank)] = true
+			}
+			distinct := map[string]bool{}
+			for _, r := range g {
+				distinct[strconv.FormatFloat(r.Mean*100, 'f', digits, 64)] = true
+			}
+			if len(distinct) == len(seen) {
+				break
+			}
+		}
 		var each []string
 		for _, r := range g {
-			each = append(each, fmt.Sprintf("%s for %s (#%d)", strconv.FormatFloat(r.Mean*100, 'f', 4, 64), r.System.FullName(), r.Rank))
+			each = append(each, fmt.Sprintf("%s for %s (#%d)", strconv.FormatFloat(r.Mean*100, 'f', digits, 64), r.System.FullName(), r.Rank))
 		}
 		out = append(out, fmt.Sprintf("ranked by the unrounded average, as R2MED ranks: %s is %s", p, strings.Join(each, ", ")))
 	}
@@ -653,7 +668,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		var marks []string
 		for j, s := range r.Scores {
 			if s.OK {
-				line = append(line, Pct(s.Value))
+				line = append(line, s.Number())
 			} else {
 				line = append(line, "")
 			}
@@ -663,7 +678,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		avg := ""
 		if r.ranked(ByAverage) {
-			avg = strconv.FormatFloat(r.Average, 'f', 2, 64)
+			avg = r.AverageNumber()
 		}
 		line = append(line, avg, strconv.Itoa(r.Have))
 		if t.Ranking == ByBorda {
@@ -675,7 +690,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		for j, s := range r.Other {
 			if s.OK {
-				line = append(line, Pct(s.Value))
+				line = append(line, s.Number())
 			} else {
 				line = append(line, "")
 			}
@@ -685,7 +700,7 @@ func (t *Table) writeCSV(w io.Writer) error {
 		}
 		printed, ref := "", ""
 		if e := r.System.External; e != nil {
-			printed, ref = strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64), e.Source()
+			printed, ref = e.PrintedText(), e.Source()
 			if e.AverageComputed || t.Family != "" || t.Subset {
 				printed = "" // none printed, or not over this view's tasks
 			}

@@ -112,7 +112,7 @@ func (t *Table) writeLaTeX(w io.Writer) error {
 		if !s.OK {
 			return "--"
 		}
-		v := Pct(s.Value)
+		v := s.Number()
 		if AtBest(s.Value, best) {
 			v = `\textbf{` + v + `}`
 		}

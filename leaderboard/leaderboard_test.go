@@ -629,3 +629,20 @@ func TestTwinNotesBounded(t *testing.T) {
 		t.Errorf("legend of dense #bbbb alone: %q", l)
 	}
 }
+
+// TestRankNoteDigits: the line under the table that gives tied printed
+// averages unrounded uses four decimals, more where four would print two
+// ranks alike (45.00001 and 45.00002 ×100 apart by 1e-7), and says
+// nothing of rows that share their rank.
+func TestRankNoteDigits(t *testing.T) {
+	ss := synthetic(map[string][]float64{
+		"a": {.45, .45, .45, .45, .45, .45, .45, .4500008},
+		"b": {.45, .45, .45, .45, .45, .45, .45, .4500016},
+		"c": {.45, .45, .45, .45, .45, .45, .45, .4500016},
+	})
+	notes := build(t, ss, Options{}).RankNotes()
+	want := "ranked by the unrounded average, as R2MED ranks: 45.00 is 45.00002 for b (#1), 45.00002 for c (#1), 45.00001 for a (#3)"
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want [%q]", notes, want)
+	}
+}

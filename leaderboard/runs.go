@@ -100,7 +100,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 		for _, m := range runMetrics {
 			head = append(head, m.Key)
 		}
-		cw.Write(append(head, "mrr_label", "seconds", "started", "dir", "queries", "queries_without_results"))
+		cw.Write(append(head, "mrr_label", "seconds", "started", "queries", "queries_without_results", "dir"))
 		for _, r := range runs {
 			line := []string{r.Task, r.Suite, r.System, string(r.Kind)}
 			for _, m := range runMetrics {
@@ -115,7 +115,7 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 			if r.Queries > 0 {
 				queries = strconv.Itoa(r.Queries)
 			}
-			cw.Write(append(line, r.MRRLabel, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), r.Dir, queries, strconv.Itoa(r.WithoutResults)))
+			cw.Write(append(line, r.MRRLabel, strconv.FormatFloat(r.Seconds, 'f', 3, 64), r.Started.Format(time.RFC3339), queries, strconv.Itoa(r.WithoutResults), r.Dir))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -175,14 +175,6 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 		notes = append(notes, CutLegend)
 	}
 	notes = append(notes, results.MRRMarkNotes(labels)...)
-	for i, r := range runs {
-		if n := results.UnansweredNote(r.Task, r.WithoutResults, r.Queries); n != "" {
-			notes = append(notes, shown[i]+" on "+n)
-		}
-		if _, ok := r.Metrics["recall_at_100"]; ok && r.Depth > 0 && r.Depth < 100 {
-			notes = append(notes, shown[i]+" on "+r.Task+" "+results.ShallowNote(r.Depth, "Recall@100"))
-		}
-	}
 	// What the hashes of systems sharing a name stand for, as the
 	// leaderboard says it.
 	systems, _ := Ours(l)
@@ -203,6 +195,14 @@ func WriteRuns(w io.Writer, l *results.Listing, f Format, width int) error {
 		}
 		return s.DisplayName()
 	})...)
+	for i, r := range runs {
+		if n := results.UnansweredNote(r.Task, r.WithoutResults, r.Queries); n != "" {
+			notes = append(notes, shown[i]+" on "+n)
+		}
+		if _, ok := r.Metrics["recall_at_100"]; ok && r.Depth > 0 && r.Depth < 100 {
+			notes = append(notes, shown[i]+" on "+r.Task+" "+results.ShallowNote(r.Depth, "Recall@100"))
+		}
+	}
 	if len(l.Unfinished) > 0 {
 		notes = append(notes, fmt.Sprintf("%d unfinished (no manifest.json: interrupted or still running): %s", len(l.Unfinished), strings.Join(l.Unfinished, ", ")))
 	}

@@ -56,7 +56,9 @@ func TestSelectRows(t *testing.T) {
 	}
 	_, err := Build(board(t), Options{Systems: []string{"bm52"}})
 	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `unknown system "bm52" (did you mean "bm25"?)`) {
+	// (This board keeps ReasonEmbed's reprint of R2MED's BM25 as a row of
+	// its own, printed 15.13 as R2MED's is: either name is the nearest.)
+	if !errors.As(err, &ue) || !strings.Contains(strings.ToLower(err.Error()), `unknown system "bm52" (did you mean "bm25"?)`) {
 		t.Errorf("misspelt system: %v", err)
 	}
 	if _, err := Build(board(t), Options{Top: -1}); !errors.As(err, &ue) {
@@ -131,7 +133,7 @@ func TestTerminalFitsWidth(t *testing.T) {
 		t.Errorf("the table is %d columns wide, want at most 120:\n%s", w, narrow.String())
 	}
 	out := narrow.String()
-	for _, want := range []string{" 1  InsertRank (DeepSeek-…given BM25 ", "\n    scores)", " ext ", "51.10ᵖ*", "…: a name over 40 characters cut in its middle;", "ᵖ InsertRank (DeepSeek-R1 listwise reranker given BM25 scores): 51.10 (printed)", "ᵖ RaDeR-gte-Qwen2-7B: 35.22 (printed 35.19)", "pub = R2MED's released"} {
+	for _, want := range []string{" 1  InsertRank (DeepSeek-…given BM25 ", "\n    scores)", " ext ", "51.1ᵖ*", "…: a name over 40 characters cut in its middle;", "ᵖ InsertRank (DeepSeek-R1 listwise reranker given BM25 scores): 51.1 (printed)", "ᵖ RaDeR-gte-Qwen2-7B: 35.22 (printed 35.19)", "pub = R2MED's released"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the 120-column table lacks %q:\n%s", want, out[:min(len(out), 1500)])
 		}

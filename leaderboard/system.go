@@ -70,6 +70,10 @@ type External struct {
 	// differ from the mean of the printed per-task values (RaDeR's 35.19
 	// against 35.215), and both are shown.
 	PrintedAverage float64 `json:"printed_average"`
+	// AverageAsPrinted is the printed average's text where the source
+	// printed it with fewer than two decimals (InsertRank's "51.1"): the
+	// formats show it so, never with a digit the source did not print.
+	AverageAsPrinted string `json:"average_as_printed,omitempty"`
 	// AverageOnly marks a row with no per-task values: it appears in
 	// average views only.
 	AverageOnly bool   `json:"average_only,omitempty"`
@@ -86,6 +90,16 @@ type External struct {
 	// results files): PrintedAverage is unset and the row shows R2MED's
 	// average of its values alone.
 	AverageComputed bool `json:"average_computed,omitempty"`
+}
+
+// PrintedText is the printed average as the formats show it: two
+// decimals, or the source's own digits where it printed fewer
+// (AverageAsPrinted).
+func (e *External) PrintedText() string {
+	if e.AverageAsPrinted != "" {
+		return e.AverageAsPrinted
+	}
+	return strconv.FormatFloat(e.PrintedAverage, 'f', 2, 64)
 }
 
 // System is one retrieval system and its per-task results.
@@ -159,6 +173,10 @@ type TaskResult struct {
 	// fewer than its corpus holds (results.Manifest.ShallowDepth), else
 	// 0; a metric at a deeper k counts those documents.
 	Depth int `json:"shallow_depth,omitempty"`
+	// AsPrinted is the value's text where its source printed it with
+	// fewer than two decimals (an external row's "7.8"): shown so, never
+	// with a digit the source did not print.
+	AsPrinted string `json:"as_printed,omitempty"`
 }
 
 // Label names the value of metric m in this result: m's label, or the

@@ -130,6 +130,9 @@ type Row struct {
 type Score struct {
 	Value float64
 	OK    bool
+	// Printed is the value's text where its source printed it with fewer
+	// than two decimals (TaskResult.AsPrinted), else "".
+	Printed string
 	// Mark is "†" or "‡" where the cell differs from the baseline's
 	// significantly (see MarkAgainst), else "".
 	Mark string
@@ -200,6 +203,13 @@ func Build(systems []System, opt Options) (*Table, error) {
 		r.Cost = costOf(s, t.Tasks, t.OtherTasks)
 		if r.Complete = r.Have == len(t.Tasks); r.Complete {
 			r.Mean, r.Average = average(vals)
+			// A paper's printed average that agrees with its printed
+			// values (PrintedAgrees) is its figure from the unrounded ones:
+			// shown and ranked as printed, where the mean of the rounded
+			// values may round the other way (35.215 printed 35.21).
+			if e := s.External; e != nil && !e.AverageOnly && !e.AverageComputed && opt.Family == "" && !t.Subset && opt.Metric.Key == DefaultMetric.Key && PrintedAgrees(s) {
+				r.Average, r.Mean = e.PrintedAverage, e.PrintedAverage/100
+			}
 		}
 		if e := s.External; e != nil {
 			switch {
@@ -244,6 +254,9 @@ func scoreOf(tr TaskResult, m Metric) Score {
 	c.Value, c.OK = tr.Metrics[m.Key]
 	if l := tr.Label(m); c.OK && l != m.Label {
 		c.Label = l
+	}
+	if c.OK && m.Key == DefaultMetric.Key {
+		c.Printed = tr.AsPrinted
 	}
 	return c
 }
@@ -410,6 +423,25 @@ func (t *Table) best() {
 		t.OtherBest[j] = colBest(func(r Row) (float64, bool) { return r.Other[j].Value, r.Other[j].OK })
 	}
 	t.BestAverage = colBest(func(r Row) (float64, bool) { return r.Mean, r.ranked(ByAverage) })
+}
+
+// Number is the cell's value as the formats print it: ×100 with two
+// decimals (Pct), or as its source printed it with fewer (7.8, not 7.80).
+func (s Score) Number() string {
+	if s.Printed != "" {
+		return s.Printed
+	}
+	return Pct(s.Value)
+}
+
+// AverageNumber is the row's average as the formats print it: two
+// decimals, or the source's own digits where the row shows a printed
+// average printed with fewer (InsertRank's 51.1, not 51.10).
+func (r Row) AverageNumber() string {
+	if e := r.System.External; e != nil && e.AverageAsPrinted != "" && r.Average == e.PrintedAverage {
+		return e.AverageAsPrinted
+	}
+	return strconv.FormatFloat(r.Average, 'f', 2, 64)
 }
 
 // IsBest reports whether a row's average is the best of the table's, as

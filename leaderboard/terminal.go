@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -105,7 +104,7 @@ func (t *Table) printedNote(r Row) (number, note string, ok bool) {
 	if !r.AverageOnly && !strings.Contains(full, "(printed") {
 		return "", "", false
 	}
-	return strconv.FormatFloat(r.Average, 'f', 2, 64), full, true
+	return r.AverageNumber(), full, true
 }
 
 func columnWidths(rows [][]string) []int {

@@ -57,8 +57,8 @@ func TestExternal(t *testing.T) {
 	}
 	tb := build(t, append(pubSystems(t), es...), Options{})
 	top := tb.Rows[0]
-	if !top.AverageOnly || !strings.HasPrefix(top.System.Name, "InsertRank") || tb.AverageText(top) != "51.10 (printed)" || top.Rank != 1 {
-		t.Errorf("first row %s (%s, rank %d), want InsertRank's printed 51.10", top.System.Name, tb.AverageText(top), top.Rank)
+	if !top.AverageOnly || !strings.HasPrefix(top.System.Name, "InsertRank") || tb.AverageText(top) != "51.1 (printed)" || top.Rank != 1 {
+		t.Errorf("first row %s (%s, rank %d), want InsertRank's printed 51.1", top.System.Name, tb.AverageText(top), top.Rank)
 	}
 	re := row(t, tb, "ReasonEmbed-Qwen3-8B")
 	if got := tb.AverageText(re); got != "43.18" || re.Scores[0].Value != 0.5401 || re.Rank != 2 {

@@ -173,7 +173,7 @@ func Leaderboard(t *leaderboard.Table, taskCols []string, series map[string]int)
 		}
 		avg := Cell{Text: t.AverageText(r), Class: "avg"}
 		if r.Complete || r.AverageOnly {
-			avg.Text = strconv.FormatFloat(r.Average, 'f', 2, 64)
+			avg.Text = r.AverageNumber()
 			avg.Sort = avg.Text
 			avg.Best = t.IsBest(r)
 			if r.AverageOnly {
@@ -254,9 +254,9 @@ func scoreCell(s leaderboard.Score, best float64, baseline string) Cell {
 	if !s.OK {
 		return Cell{Text: "—"}
 	}
-	c := Cell{Text: leaderboard.Pct(s.Value), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: leaderboard.AtBest(s.Value, best), Mark: s.Mark}
+	c := Cell{Text: s.Number(), Sort: strconv.FormatFloat(s.Value*100, 'f', -1, 64), Best: leaderboard.AtBest(s.Value, best), Mark: s.Mark}
 	if !math.IsNaN(s.P) {
-		c.Title = fmt.Sprintf("vs %s: p = %.4g (Holm)", baseline, s.P)
+		c.Title = fmt.Sprintf("vs %s: p = %s (Holm)", baseline, numtext.P(s.P))
 	}
 	return c.depth(s.Label)
 }
@@ -269,7 +269,11 @@ func ScoreCell(tr leaderboard.TaskResult, m leaderboard.Metric) Cell {
 	if !ok {
 		return Cell{Text: "—"}
 	}
-	return Cell{Text: leaderboard.Pct(v), Sort: strconv.FormatFloat(v*100, 'f', -1, 64)}.depth(tr.Label(m))
+	text := leaderboard.Pct(v)
+	if tr.AsPrinted != "" && m.Key == leaderboard.DefaultMetric.Key {
+		text = tr.AsPrinted // as the source printed it (7.8)
+	}
+	return Cell{Text: text, Sort: strconv.FormatFloat(v*100, 'f', -1, 64)}.depth(tr.Label(m))
 }
 
 // depth marks a cell whose value is named label where its column names
@@ -356,10 +360,10 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </html>
 `))
 
-var testsTmpl = template.Must(template.New("tests").Funcs(template.FuncMap{"signed": func(v float64) string { return numtext.Signed(v, 4) }}).Parse(`<div class="table-wrap"><table class="tests" id="pair-tests">
+var testsTmpl = template.Must(template.New("tests").Funcs(template.FuncMap{"signed": func(v float64) string { return numtext.Signed(v, 4) }, "p": numtext.P}).Parse(`<div class="table-wrap"><table class="tests" id="pair-tests">
 <caption class="sub">{{.B}} − {{.A}} per task on every judged query (a query a system did not answer scores 0); two-sided paired randomization test ({{.Exact}}), paired t-test, {{.Level}} bootstrap interval of the mean difference. The pooled row tests all tasks' queries together and says so.</caption>
 <thead><tr><th>Task</th><th class="num">N</th><th class="num">unanswered ({{.A}} / {{.B}})</th><th class="num">{{.A}}</th><th class="num">{{.B}}</th><th class="num">diff</th><th class="num">CI</th><th class="num">W/L/T</th><th class="num">rand p</th><th class="num">t p</th></tr></thead>
-<tbody>{{range .Tests}}<tr{{if .Pooled}} class="pooled"{{end}}><td>{{.Task}}</td><td class="num n">{{.N}}</td><td class="num">{{.UnansweredA}} / {{.UnansweredB}}</td><td class="num">{{printf "%.4f" .MeanA}}</td><td class="num">{{printf "%.4f" .MeanB}}</td><td class="num">{{signed .Diff}}</td><td class="num">[{{signed .CILow}}, {{signed .CIHigh}}]</td><td class="num">{{.Wins}}/{{.Losses}}/{{.Ties}}</td><td class="num">{{printf "%.4f" .RandP}}{{if .Exact}} (exact){{end}}</td><td class="num">{{printf "%.4f" .TTestP}}</td></tr>
+<tbody>{{range .Tests}}<tr{{if .Pooled}} class="pooled"{{end}}><td>{{.Task}}</td><td class="num n">{{.N}}</td><td class="num">{{.UnansweredA}} / {{.UnansweredB}}</td><td class="num">{{printf "%.4f" .MeanA}}</td><td class="num">{{printf "%.4f" .MeanB}}</td><td class="num">{{signed .Diff}}</td><td class="num">[{{signed .CILow}}, {{signed .CIHigh}}]</td><td class="num">{{.Wins}}/{{.Losses}}/{{.Ties}}</td><td class="num">{{p .RandP}}{{if .Exact}} (exact){{end}}</td><td class="num">{{p .TTestP}}</td></tr>
 {{end}}</tbody></table></div>`))
 
 // TestsHTML renders the scatter's per-task and pooled tests.

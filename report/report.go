@@ -427,8 +427,8 @@ func (r *Report) scatter(ctx context.Context, d *Data) error {
 	}
 	var parts []string
 	for _, t := range r.Tests {
-		parts = append(parts, fmt.Sprintf("%s: N = %d, %s better on %d, %s on %d, equal on %d; mean %s − %s %s, randomization p = %.4f",
-			t.Task, t.N, b.DisplayName(), t.Wins, a.DisplayName(), t.Losses, t.Ties, b.DisplayName(), a.DisplayName(), numtext.Signed(t.Diff, 4), t.RandP))
+		parts = append(parts, fmt.Sprintf("%s: N = %d, %s better on %d, %s on %d, equal on %d; mean %s − %s %s, randomization p = %s",
+			t.Task, t.N, b.DisplayName(), t.Wins, a.DisplayName(), t.Losses, t.Ties, b.DisplayName(), a.DisplayName(), numtext.Signed(t.Diff, 4), numtext.P(t.RandP)))
 	}
 	c.Desc = fmt.Sprintf("Every judged query of each task counts (a query a system did not answer scores 0). Points above the diagonal favour %s. %s.", b.DisplayName(), strings.Join(parts, "; "))
 	r.Scatter = c

@@ -23,6 +23,7 @@ var funcs = template.FuncMap{
 	},
 	"f3v":   func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
 	"delta": func(v float64) string { return numtext.Signed(v, 3) },
+	"sub":   func(a, b float64) float64 { return a - b },
 	"score": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"rank": func(n int) string {
 		if n == 0 {
@@ -150,7 +151,7 @@ var pageBodies = map[string]string{
 <button class="btn" type="submit">Compare</button></form>
 <p class="sub" id="diff-summary">{{.Metric.Label}} on every judged query: N = {{.N}} ({{.UnA}} unanswered by A, {{.UnB}} by B, scored 0). B better on {{.Wins}}, A on {{.Losses}}, equal on {{.Ties}}. judged@{{.JudgedK}}: A {{.JudgedA}}, B {{.JudgedB}}{{if not .Pooled}} (the judgments list relevant documents only){{end}}.</p>
 {{if .DepthNotes}}<ul class="legend-line" id="depth-notes">{{range .DepthNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Query}}<h2>Query {{.Query.ID}}: {{f3v .SelA}} → {{f3v .SelB}}</h2>
+{{if .Query}}<h2>Query {{.Query.ID}}: {{f3v .SelA}} → {{f3v .SelB}}{{if ne .SelA .SelB}} (Δ {{delta (sub .SelB .SelA)}}){{end}}</h2>
 <div class="query">{{.Query.Text}}</div>
 <div class="grid2">
 <section><h3>Only in A's top {{.K}} ({{len .OnlyA}}{{with .RelOnlyA}}, {{.}} relevant{{end}})</h3>{{if .OnlyA}}<ul id="only-a">{{range .OnlyA}}<li{{if gt .Grade 0}} class="rel"{{end}}>#{{.RankA}} {{.DocID}} {{template "judgment" .}} <span class="sub">{{if .RankB}}(B: #{{.RankB}}){{else}}(not in B's run){{end}}</span></li>{{end}}</ul>{{else}}<p class="sub" id="only-a">B's top {{.K}} holds every one of them.</p>{{end}}</section>

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,13 +38,7 @@ func writeNearRuns(t *testing.T) (root, shallow, deep string) {
 	// swap finds a query (not skip) whose documents at ranks i+1 and i+2
 	// are relevant and not.
 	swap := func(i int, skip string) string {
-		for _, q := range slices.Sorted(func(yield func(string) bool) {
-			for q := range run {
-				if !yield(q) {
-					return
-				}
-			}
-		}) {
+		for _, q := range slices.Sorted(maps.Keys(run)) {
 			if h := run[q]; q != skip && len(h) > i+1 && qrels[q][h[i].DocID] > 0 && qrels[q][h[i+1].DocID] == 0 {
 				return q
 			}
@@ -57,13 +52,7 @@ func writeNearRuns(t *testing.T) (root, shallow, deep string) {
 	root = filepath.Join(dir, "out")
 	for _, name := range []string{"base", "tweak"} {
 		var b strings.Builder
-		for _, q := range slices.Sorted(func(yield func(string) bool) {
-			for q := range run {
-				if !yield(q) {
-					return
-				}
-			}
-		}) {
+		for _, q := range slices.Sorted(maps.Keys(run)) {
 			ids := make([]string, len(run[q]))
 			for i, h := range run[q] {
 				ids[i] = h.DocID
@@ -110,20 +99,8 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 		t.Errorf("the scatter's description gives the mean difference as %q", m)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	base, _ := startServe(t, ctx, root)
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Get(base + "diff/nfcorpus?a=" + url.QueryEscape("ours/run:base") + "&b=" + url.QueryEscape("ours/run:tweak") + "&metric=map@100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("diff page: %d\n%s", resp.StatusCode, body)
-	}
-	cells := regexp.MustCompile(`delta-neg" data-v="[^"]*">([^<]*)<`).FindAllStringSubmatch(string(body), -1)
+	body := viewerPage(t, root, "diff/nfcorpus?a="+url.QueryEscape("ours/run:base")+"&b="+url.QueryEscape("ours/run:tweak")+"&metric=map@100")
+	cells := regexp.MustCompile(`delta-neg" data-v="[^"]*">([^<]*)<`).FindAllStringSubmatch(body, -1)
 	if len(cells) != 2 {
 		t.Fatalf("%d queries lost MAP@100 on the diff page, want 2 (%s and %s)", len(cells), shallow, deep)
 	}
@@ -135,6 +112,11 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 	if !small.MatchString(cells[0][1]) { // sorted by change, the smaller loss first
 		t.Errorf("the smaller change is %q, want it with two significant digits", cells[0][1])
 	}
+	// The query's heading gives the change its values (0.065 → 0.065) hide.
+	body = viewerPage(t, root, "diff/nfcorpus?a="+url.QueryEscape("ours/run:base")+"&b="+url.QueryEscape("ours/run:tweak")+"&metric=map@100&q="+deep)
+	if h := regexp.MustCompile(`<h2>Query [^<]*</h2>`).FindString(body); !regexp.MustCompile(`(\d\.\d{3}) → (\d\.\d{3}) \(Δ -\d\.\de-0[5-6]\)`).MatchString(h) {
+		t.Errorf("the diff page's heading for %s is %q, want the change beside its values", deep, h)
+	}
 }
 
 // TestTaskBoardTiesAsPrinted: the viewer's task page ranks "ties share a
@@ -142,18 +124,69 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 // were ranked 1 and 2. Values that print alike now share a rank.
 func TestTaskBoardTiesAsPrinted(t *testing.T) {
 	root, _, _ := writeNearRuns(t)
+	body := viewerPage(t, root, "task/nfcorpus")
+	ranks := regexp.MustCompile(`<tr class="ours"><td class="num" data-v="\d+">(\d+)</td><td class="sys sysname" title="run:(base|tweak)`).FindAllStringSubmatch(body, -1)
+	if len(ranks) != 2 || ranks[0][1] != "1" || ranks[1][1] != "1" || strings.Count(body, ">31.97<") != 2 {
+		t.Errorf("two runs that print 31.97 ranked %q, want both 1:\n%s", ranks, body)
+	}
+}
+
+// viewerPage starts r2med serve on root and returns the page at path
+// (below its base URL), failing the test unless it is 200 OK.
+func viewerPage(t *testing.T, root, path string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, _ := startServe(t, ctx, root)
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Get(base + "task/nfcorpus")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(base + path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	ranks := regexp.MustCompile(`<tr class="ours"><td class="num" data-v="\d+">(\d+)</td><td class="sys sysname" title="run:(base|tweak)`).FindAllStringSubmatch(string(body), -1)
-	if len(ranks) != 2 || ranks[0][1] != "1" || ranks[1][1] != "1" || strings.Count(string(body), ">31.97<") != 2 {
-		t.Errorf("two runs that print 31.97 ranked %q, want both 1:\n%s", ranks, body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /%s: %d\n%s", path, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// TestReportPValuesAsCompare: the report's paired tests printed p-values
+// with four decimals, so a t-test p of 6e-06 read "0.0000", a p of zero,
+// and a randomization p of 1/10001 "0.0001" where compare prints the same
+// test's "1.0e-04". The report writes them as compare does (numtext.P).
+func TestReportPValuesAsCompare(t *testing.T) {
+	needShared(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "out")
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(readFileString(t, filepath.Join(shared, "eval-reference", "nfcorpus.partial.run"))), "\n") {
+		if !strings.HasPrefix(l, "UNJUDGED") {
+			kept = append(kept, l)
+		}
+	}
+	partial := filepath.Join(dir, "partial.run")
+	if err := os.WriteFile(partial, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(shared, "nfcorpus")
+	mustRun(t, "run", "--data", data, "--split", "test", "--quiet", "--retriever", "run:"+filepath.Join(shared, "eval-reference", "nfcorpus.bm25.run"), "--out", filepath.Join(root, "full"))
+	mustRun(t, "run", "--data", data, "--split", "test", "--quiet", "--retriever", "run:"+partial, "--out", filepath.Join(root, "partial"))
+	text := mustRun(t, "compare", filepath.Join(root, "full"), filepath.Join(root, "partial"))
+	line := regexp.MustCompile(`(?m)^\s+run:\S+\s+0\.\d{4}\s+0\.\d{4}.*$`).FindString(text)
+	ps := regexp.MustCompile(`\d\.\d{4} \(exact\)|\d\.\d{4}|\d\.\de-\d\d`).FindAllString(line, -1)
+	if len(ps) < 8 {
+		t.Fatalf("no compare row to read the p-values from:\n%s", text)
+	}
+	randP, tP := ps[5], ps[6] // baseline, system, diff, CI low, CI high, rand p, t p
+	page := filepath.Join(dir, "report.html")
+	mustRun(t, "report", "--results", root, "--out", page)
+	html := readFileString(t, page)
+	tests := html[strings.Index(html, `id="pair-tests"`):]
+	tests = tests[:strings.Index(tests, "</table>")]
+	if !strings.Contains(tests, ">"+randP+"</td><td class=\"num\">"+tP+"</td>") {
+		t.Errorf("compare's rand p %s and t p %s are not the report's:\n%s", randP, tP, tests)
+	}
+	if strings.Contains(tests, ">0.0000<") {
+		t.Errorf("the report prints a p-value of 0.0000:\n%s", tests)
 	}
 }

@@ -53,8 +53,10 @@ The average is R2MED's: the unweighted mean of the unrounded per-task values
 do: rows that print the same average and rank apart get a line giving it to
 four decimals. Best in column is by the value as printed: values that print
 alike are marked alike. A metric a system's files lack (dense retrievers have no MRR)
-is missing, not 0. An external system whose printed average is not its
-printed values' mean, rounded, shows both. --rank borda ranks as HAKARI-Bench
+is missing, not 0. An external system shows and ranks by its printed
+average where that is its printed values' mean, rounded (the paper's figure,
+from unrounded values: ReasonEmbed's BM25 15.13, whose values' mean is
+15.125), and shows both where it is not. --rank borda ranks as HAKARI-Bench
 does.
 
 --mteb DIR adds the results of R2MED's tasks in a folder of MTEB results

@@ -294,8 +294,8 @@ func TestUnansweredQueriesSaid(t *testing.T) {
 	if out := mustRun(t, "results", "--results", root); !strings.Contains(out, note) || strings.Count(out, "got no results") != 1 {
 		t.Errorf("results does not say which run left queries unanswered:\n%s", out)
 	}
-	if out := mustRun(t, "results", "--results", root, "--format", "csv"); !strings.Contains(strings.Split(out, "\n")[0], ",queries,queries_without_results") ||
-		!strings.Contains(out, ",15,3\n") || !strings.Contains(out, ",15,0\n") {
+	if out := mustRun(t, "results", "--results", root, "--format", "csv"); !strings.Contains(strings.Split(out, "\n")[0], ",queries,queries_without_results,dir") ||
+		!strings.Contains(out, ",15,3,"+filepath.Join(root, "partial")+"\n") || !strings.Contains(out, ",15,0,"+filepath.Join(root, "bm25")+"\n") {
 		t.Errorf("results --format csv lacks the counts:\n%s", out)
 	}
 	var listing struct {
@@ -369,5 +369,31 @@ func TestShallowRunSaid(t *testing.T) {
 	mustRun(t, "report", "--results", root, "--metric", "recall@100", "--out", page)
 	if !strings.Contains(readFileString(t, page), note) {
 		t.Error("the report at recall@100 does not say the run is 10 deep")
+	}
+}
+
+// TestValuesAsPrinted: InsertRank's abstract prints its average as 51.1,
+// R2MED's website o3-mini + BM25's IIYi-Clinical as 7.8; every format
+// shows 51.1 and 7.8, where they showed 51.10 and 7.80, a hundredths
+// digit the source never printed (the note under the table says a digit
+// may be lost).
+func TestValuesAsPrinted(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct{ format, avg, cell string }{
+		{"table", "51.1 (printed)", " 7.8  41.00"},
+		{"markdown", "**51.1 (printed)**", "| 7.8 | 41.00 (printed 41.01) |"},
+		{"csv", ",51.1,0,51.1,", ",7.8,41.00,8,41.01,"},
+		{"latex", `\textbf{51.1}$^{p}$`, ` & 7.8 & 41.00$^{p}$`},
+	} {
+		out := mustRun(t, "leaderboard", "--results", empty, "--no-published", "--format", c.format)
+		if !strings.Contains(out, c.avg) || !strings.Contains(out, c.cell) || strings.Contains(out, "51.10") || strings.Contains(out, "7.80") {
+			t.Errorf("--format %s: want %q and %q, no 51.10 or 7.80:\n%s", c.format, c.avg, c.cell, out)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", empty, "--external", "--out", page)
+	html := readFileString(t, page)
+	if !strings.Contains(html, `data-v="51.1" title="average printed by the paper; no per-task values">51.1<`) || !strings.Contains(html, `data-v="7.8">7.8<`) || strings.Contains(html, "51.10") || strings.Contains(html, ">7.80<") {
+		t.Error("the report does not show InsertRank's 51.1 and o3-mini + BM25's 7.8 as printed")
 	}
 }

@@ -1,6 +1,6 @@
-// Package numtext writes the signed numbers r2med's outputs print
-// (differences between systems, per-query changes) so that a value never
-// reads as a negative zero.
+// Package numtext writes the numbers r2med's outputs print where a fixed
+// number of decimals would misstate them: signed differences (never a
+// negative zero) and p-values (never 0).
 package numtext
 
 import (
@@ -34,4 +34,13 @@ func Signed(v float64, prec int) string {
 		return "-" + s
 	}
 	return "+" + s
+}
+
+// P writes a p-value as compare prints it: four decimals, or from below
+// 0.0001 two significant digits ("6.3e-06"), so that no p reads 0.0000.
+func P(p float64) string {
+	if p < 0.0001 {
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
 }

@@ -29,3 +29,11 @@ func TestSigned(t *testing.T) {
 		}
 	}
 }
+
+func TestP(t *testing.T) {
+	for p, want := range map[float64]string{1: "1.0000", 0.04999: "0.0500", 0.0001: "0.0001", 1 / 10001.0: "1.0e-04", 6.3e-06: "6.3e-06", 0: "0.0e+00"} {
+		if got := P(p); got != want {
+			t.Errorf("P(%v) = %q, want %q", p, got, want)
+		}
+	}
+}
