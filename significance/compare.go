@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/numtext"
 	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/usage"
@@ -621,7 +621,11 @@ func writeRows(b *strings.Builder, rows []Row, md, extremes bool, limit int) {
 			}
 			var parts []string
 			for _, q := range x.qs {
-				parts = append(parts, fmt.Sprintf("%s %s→%s", q.Query, f4(q.Baseline), f4(q.System)))
+				part := fmt.Sprintf("%s %s→%s", q.Query, f4(q.Baseline), f4(q.System))
+				if f4(q.Baseline) == f4(q.System) { // a change too small for four decimals
+					part += " (Δ " + signed(q.System-q.Baseline) + ")"
+				}
+				parts = append(parts, part)
 			}
 			if md {
 				fmt.Fprintf(b, "\n%s, %s: %s\n", r.System, x.label, strings.Join(parts, "; "))
@@ -693,16 +697,30 @@ func (r *Report) writeLaTeX(w io.Writer) error {
 }
 
 // texSigned is a signed number in math mode, so that a minus and a plus
-// are set alike: $-0.0046$, $+0.0031$.
-func texSigned(v float64) string { return "$" + signed(v) + "$" }
+// are set alike: $-0.0046$, $+0.0031$, $-8.0 \times 10^{-6}$.
+func texSigned(v float64) string { return "$" + texExp(signed(v)) + "$" }
 
 // texP is a p-value, in math mode when written with an exponent.
 func texP(p float64) string {
 	s := pval(p)
-	if mant, exp, ok := strings.Cut(s, "e"); ok {
-		return fmt.Sprintf("$%s \\times 10^{%s}$", mant, strings.TrimPrefix(exp, "+"))
+	if strings.Contains(s, "e") {
+		return "$" + texExp(s) + "$"
 	}
 	return s
+}
+
+// texExp writes a number's exponent as LaTeX sets one ("6.3e-06" is
+// "6.3 \times 10^{-6}"); a number without one is left as it is.
+func texExp(s string) string {
+	mant, exp, ok := strings.Cut(s, "e")
+	if !ok {
+		return s
+	}
+	n, err := strconv.Atoi(exp)
+	if err != nil {
+		return s
+	}
+	return fmt.Sprintf("%s \\times 10^{%d}", mant, n)
 }
 
 func (r *Report) level() float64 {
@@ -716,19 +734,11 @@ func (r *Report) level() float64 {
 
 func f4(v float64) string { return fmt.Sprintf("%.4f", v) }
 
-func signed(v float64) string {
-	if math.IsInf(v, 0) {
-		return fmt.Sprintf("%+v", v)
-	}
-	return fmt.Sprintf("%+.4f", v)
-}
+// signed and pval write differences and p-values as the report and the
+// viewer do (numtext): never a signed zero, never a p of 0.0000.
+func signed(v float64) string { return numtext.Signed(v, 4) }
 
-func pval(p float64) string {
-	if p < 0.0001 {
-		return fmt.Sprintf("%.1e", p)
-	}
-	return fmt.Sprintf("%.4f", p)
-}
+func pval(p float64) string { return numtext.P(p) }
 
 // The marks of a row whose Holm-adjusted p is below 0.05 or 0.01, as the
 // leaderboard prints them.

@@ -86,3 +86,30 @@ func TestWriteMissingOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareNeverNegativeZero: a mean difference too small for four
+// decimals keeps its sign on something shown ("-8.0e-06", never
+// "-0.0000" or "+0.0000"), in every format, as the report and the viewer
+// print it (numtext.Signed); no difference at all is "0.0000".
+func TestCompareNeverNegativeZero(t *testing.T) {
+	base := System{Name: "bm25", Values: map[string]float64{"q1": .5, "q2": .6, "q3": .7, "q4": .8}}
+	near := System{Name: "near", Values: map[string]float64{"q1": .5 - 32e-6, "q2": .6, "q3": .7, "q4": .8}}
+	same := System{Name: "same", Values: base.Values}
+	rep, err := Compare("ndcg_cut.10", []System{base, near, same}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{Text, Markdown, LaTeX} {
+		var sb strings.Builder
+		if err := rep.Write(&sb, f); err != nil {
+			t.Fatal(err)
+		}
+		out := sb.String()
+		if strings.Contains(out, "-0.0000") || strings.Contains(out, "+0.0000") {
+			t.Errorf("%s prints a signed zero:\n%s", f, out)
+		}
+		if want := map[Format]string{Text: "q1 0.5000→0.5000 (Δ -3.2e-05)", Markdown: "-8.0e-06", LaTeX: `$-8.0 \times 10^{-6}$`}[f]; !strings.Contains(out, want) {
+			t.Errorf("%s does not print %s:\n%s", f, want, out)
+		}
+	}
+}
