@@ -3,8 +3,8 @@ package measure
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
