@@ -59,6 +59,9 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 			return nil, err
 		}
 		for _, m := range ms {
+			if !m.Family.Hakari() && len(ms) > 1 && ms[0].Family != ms[len(ms)-1].Family {
+				return nil, fmt.Errorf("measure set %q is trec_eval's; the hakari profile computes HAKARI-Bench's measures (ndcg@10, recall@100, mrr@10, hit@10…): use the trec profile for trec_eval's", tok)
+			}
 			if !m.Family.Hakari() {
 				return nil, fmt.Errorf("measure %q is trec_eval's %s; the hakari profile computes HAKARI-Bench's measures (ndcg@10, recall@100, mrr@10, hit@10…): use the trec profile for trec_eval's", tok, m)
 			}

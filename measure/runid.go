@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"unicode/utf8"
+
+	"github.com/r2med/r2med/internal/fileio"
 )
 
 // ReadRunID returns the run id trec_eval's runid measure prints for a TREC
@@ -16,7 +19,7 @@ func ReadRunID(r io.Reader) (string, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var tag []byte
 	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
+		f := bytes.FieldsFunc(sc.Bytes(), func(r rune) bool { return r < utf8.RuneSelf && fileio.IsSpace(byte(r)) })
 		if len(f) >= 6 {
 			tag = append(tag[:0], f[5]...)
 		}
