@@ -111,6 +111,9 @@ func TestOfficialNames(t *testing.T) {
 	if _, err := ParseIn("gm_map", HakariProfile); err == nil {
 		t.Error("gm_map accepted under the hakari profile")
 	}
+	if _, err := ParseIn("official", HakariProfile); err == nil || !strings.Contains(err.Error(), `set "official" is trec_eval's`) {
+		t.Errorf("official under the hakari profile: %v; want an error calling it trec_eval's set", err)
+	}
 	for spec, want := range map[string]string{
 		"official -m P.10":                       "[P]", // trec_eval: P_10 alone
 		"P -m P.10":                              "[P]",
