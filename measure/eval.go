@@ -31,6 +31,9 @@ type Options struct {
 	// evaluated. For HAKARI measures it likewise adds the judged queries the
 	// run lacks, as zeros, to the run's queries.
 	Complete bool
+	// RunID is the run's tag, which the runid measure prints: trec_eval
+	// prints the sixth column of the run file's last line (ReadRunID).
+	RunID string
 }
 
 func (o Options) level() (int, error) {
@@ -53,10 +56,13 @@ type Result struct {
 	// query of the run.
 	Queries []QueryResult
 	// All is the summary row ("all" in trec_eval's output), parallel to
-	// Measures: the sum for counts (Measure.Integer), the mean otherwise.
+	// Measures: the sum for counts (Measure.Integer), the number of queries
+	// for num_q, the geometric mean for gm_map, the mean otherwise.
 	All []float64
 	// NumQueries is the number of queries the means are taken over.
 	NumQueries int
+	// RunID is what the runid measure prints (Options.RunID).
+	RunID string
 }
 
 // QueryResult is one query's values, parallel to Result.Measures.
@@ -146,6 +152,7 @@ func Evaluate(qrels ir.Qrels, run ir.Run, measures []Measure, opt Options) (*Res
 		Measures: ms,
 		Queries:  make([]QueryResult, len(qids)),
 		All:      make([]float64, len(ms)),
+		RunID:    opt.RunID,
 	}
 	vals := make([]float64, len(qids)*len(ms))
 	for i, qid := range qids {
@@ -177,7 +184,7 @@ type plan struct {
 // (false) and hakariQuery (true). newPlan refuses any other, so a family
 // added to the table but to neither pass is an error, never a 0.
 var computedBy = map[bool][]Family{
-	false: {NumRet, NumRel, NumRelRet, MAP, RPrec, BPref, RecipRank, P, Recall, NDCG, NDCGCut, MAPCut, Success},
+	false: {RunID, NumQ, NumRet, NumRel, NumRelRet, MAP, GMMAP, RPrec, BPref, RecipRank, IPrecAtRecall, P, Recall, NDCG, NDCGCut, MAPCut, Success},
 	true:  {Hit, HakariPrecision, HakariRecall, HakariMRR, HakariNDCG, HakariMAP},
 }
 
@@ -189,7 +196,7 @@ func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, q
 		}
 	}
 	for _, m := range ms {
-		if m.Cutoff > 0 {
+		if m.Family.HasCutoff() {
 			p.cuts = append(p.cuts, m.Cutoff)
 		}
 		p.ideal = p.ideal || m.Family == NDCG || m.Family == NDCGCut
@@ -198,7 +205,7 @@ func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, q
 	p.cuts = slices.Compact(p.cuts)
 	for i, m := range ms {
 		p.cutAt[i] = -1
-		if m.Cutoff > 0 {
+		if m.Family.HasCutoff() {
 			p.cutAt[i], _ = slices.BinarySearch(p.cuts, m.Cutoff)
 		}
 	}
@@ -379,6 +386,9 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			c = snaps[k]
 		}
 		switch m.Family {
+		case RunID:
+		case NumQ:
+			v = 1
 		case NumRet:
 			v = float64(len(rels))
 		case NumRel:
@@ -389,6 +399,14 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			if relRet > 0 {
 				v = ap / float64(numRel)
 			}
+		case GMMAP:
+			// trec_eval keeps the log per query and averages the logs.
+			if relRet > 0 {
+				v = ap / float64(numRel)
+			}
+			v = math.Log(max(v, minGeoMean))
+		case IPrecAtRecall:
+			v = iprecAtRecall(rels, level, numRel, relRet, m.RecallLevel())
 		case RPrec:
 			if numRel > 0 && len(rels) > 0 {
 				v = float64(relAtR) / float64(numRel)
@@ -432,6 +450,40 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 		out[j] = v
 	}
 	return nil
+}
+
+// minGeoMean is trec_eval's MIN_GEO_MEAN, the floor of a value whose log
+// a geometric mean averages.
+const minGeoMean = .00001
+
+// iprecAtRecall is trec_eval 9.0.8's interpolated precision at recall
+// level r for a query with numRel relevant documents, relRet of them
+// retrieved, rels in rank order: the highest precision at any rank from
+// that of the c-th relevant document retrieved down to the last, where c
+// is (long)(r·numRel + 0.9) (9.0.8's rounding; 10.0 uses lround), or 0
+// when fewer than c are retrieved.
+func iprecAtRecall(rels []int32, level, numRel, relRet int, r float64) float64 {
+	// The conversion keeps the product from being fused with the addition,
+	// as C on x86-64 computes it.
+	c := int(float64(r*float64(numRel)) + 0.9)
+	if c > relRet || len(rels) == 0 {
+		return 0
+	}
+	// Walking up from the last rank, as trec_eval does, the running
+	// maximum at the c-th relevant document is the value; c = 0 takes it
+	// at the first relevant document, where trec_eval's walk stops.
+	best := float64(relRet) / float64(len(rels))
+	relSoFar := relRet
+	for i := len(rels); i > 0 && relSoFar > 0; i-- {
+		best = max(best, float64(relSoFar)/float64(i))
+		if int(rels[i-1]) >= level {
+			if relSoFar == c {
+				return best
+			}
+			relSoFar--
+		}
+	}
+	return best
 }
 
 // rank orders hits as trec_eval does and returns their grades in rank
@@ -561,6 +613,15 @@ func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
 			}
 		}
 		switch {
+		case m.Family == NumQ:
+			sum = float64(n)
+		case m.Family == GMMAP:
+			// trec_eval adds log(MIN_GEO_MEAN) for each judged query -c
+			// adds, then takes the exp of the mean.
+			sum += float64(n-len(res.Queries)) * math.Log(minGeoMean)
+			if n > 0 {
+				sum = math.Exp(sum / float64(n))
+			}
 		case m.Family == NumRel && complete:
 			// trec_eval recounts num_rel from the whole qrels here, and
 			// counts grades above zero whatever the relevance level.

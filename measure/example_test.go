@@ -65,3 +65,36 @@ func ExampleWriteTrecEval() {
 	// P_1                   	all	0.0000
 	// P_2                   	all	0.5000
 }
+
+// trec_eval's official set adds runid, num_q and gm_map, which it prints
+// in the summary only, and iprec_at_recall, interpolated precision at
+// recall levels (Measure.Cutoff holds the level in hundredths).
+func ExampleWriteTrecEval_official() {
+	qrels := ir.Qrels{"q1": {"d1": 1, "d2": 1}, "q2": {"d9": 1}}
+	run := ir.Run{
+		"q1": {{DocID: "d1", Score: 3}, {DocID: "d5", Score: 2}, {DocID: "d2", Score: 1}},
+		"q2": {{DocID: "d7", Score: 1}},
+	}
+	ms := measure.MustParse("runid num_q map gm_map iprec_at_recall.0.5,1")
+	res, err := measure.Evaluate(qrels, run, ms, measure.Options{RunID: "bm25"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := measure.WriteTrecEval(os.Stdout, res, true); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// map                   	q1	0.8333
+	// iprec_at_recall_0.50  	q1	1.0000
+	// iprec_at_recall_1.00  	q1	0.6667
+	// map                   	q2	0.0000
+	// iprec_at_recall_0.50  	q2	0.0000
+	// iprec_at_recall_1.00  	q2	0.0000
+	// runid                 	all	bm25
+	// num_q                 	all	2
+	// map                   	all	0.4167
+	// gm_map                	all	0.0029
+	// iprec_at_recall_0.50  	all	0.5000
+	// iprec_at_recall_1.00  	all	0.3333
+}

@@ -3,9 +3,10 @@
 // Two families of measures live here, and one evaluator computes any set of
 // either kind in a single pass per query:
 //
-//   - trec_eval measures (num_ret num_rel num_rel_ret map Rprec bpref
-//     recip_rank P recall ndcg ndcg_cut map_cut success), computed exactly as
-//     trec_eval 9.0.8 computes them. That is the trec_eval inside pytrec_eval,
+//   - trec_eval measures (runid num_q num_ret num_rel num_rel_ret map gm_map
+//     Rprec bpref recip_rank iprec_at_recall P recall ndcg ndcg_cut map_cut
+//     success, and the set official), computed exactly as trec_eval 9.0.8
+//     computes them. That is the trec_eval inside pytrec_eval,
 //     so these are also the numbers R2MED and BEIR report. WriteTrecEval
 //     prints them byte for byte as "trec_eval -q -m ..." does.
 //   - HAKARI-Bench measures (hit@k precision@k recall@k mrr@k ndcg@k map@k),
@@ -18,7 +19,13 @@
 //
 //   - trec_eval's "-m" syntax: "map", "P.5", "ndcg_cut.1,10,100". A family
 //     that takes cutoffs and is named without them gets trec_eval's default
-//     list (5,10,15,20,30,100,200,500,1000; success: 1,5,10).
+//     list (5,10,15,20,30,100,200,500,1000; success: 1,5,10);
+//     iprec_at_recall takes recall levels ("iprec_at_recall.0,.5,1", with at
+//     most two decimals), by default 0.0 to 1.0 by tenths. "official" is
+//     trec_eval's default set: runid num_q num_ret num_rel num_rel_ret map
+//     gm_map Rprec bpref recip_rank iprec_at_recall P, at their defaults.
+//     trec_eval's other sets (all_trec…) hold measures r2med lacks and are
+//     refused, the error listing what is supported.
 //   - "family@k" always means the HAKARI-Bench measure, because "@k" is
 //     HAKARI's own spelling and its definitions differ from trec_eval's
 //     (list order instead of score order, map divided by min(R,k), mrr cut at
@@ -39,6 +46,18 @@
 // negative grades mark a document as judged-but-unjudged (trec_eval's pool
 // convention), which bpref skips and nothing counts as relevant. ndcg and
 // ndcg_cut use the grade itself as the gain, whatever the relevance level.
+//
+// runid, num_q and gm_map are printed in the summary only, as trec_eval
+// prints them. Per query, a Result holds trec_eval's own per-query values,
+// which pytrec_eval returns: 1 for num_q, log(max(AP, 0.00001)) for gm_map,
+// 0 for runid (its text is Result.RunID). gm_map's summary is the exp of
+// the mean of those logs, a judged query that -c adds counting
+// log(0.00001); Go's math.Log and math.Exp compute it where trec_eval calls
+// glibc's, and the two agree to within an ulp, far below the four decimals
+// printed. iprec_at_recall at level r is the highest precision at or below
+// the rank of the (long)(r·R+0.9)-th relevant document retrieved (0 when
+// fewer are retrieved), 9.0.8's rule: trec_eval 10.0 rounds r·R instead
+// and prints other values.
 //
 // Two trec_eval rules are not reproduced: a family named twice ("-m P.5 -m
 // P.10") is evaluated at the union of its cutoffs, where trec_eval keeps only
@@ -63,19 +82,23 @@ type Family uint8
 
 // trec_eval families.
 const (
-	NumRet    Family = iota // num_ret: documents retrieved
-	NumRel                  // num_rel: relevant documents judged
-	NumRelRet               // num_rel_ret: relevant documents retrieved
-	MAP                     // map: mean average precision
-	RPrec                   // Rprec: precision after R documents
-	BPref                   // bpref: binary preference
-	RecipRank               // recip_rank: reciprocal rank of the first relevant document
-	P                       // P.k: precision at k
-	Recall                  // recall.k: recall at k
-	NDCG                    // ndcg: nDCG over the whole ranking
-	NDCGCut                 // ndcg_cut.k: nDCG at k
-	MAPCut                  // map_cut.k: average precision at k, over all R relevant documents
-	Success                 // success.k: 1 when a relevant document is in the top k
+	RunID         Family = iota // runid: the run's tag, printed in the summary only
+	NumQ                        // num_q: queries averaged over, printed in the summary only
+	NumRet                      // num_ret: documents retrieved
+	NumRel                      // num_rel: relevant documents judged
+	NumRelRet                   // num_rel_ret: relevant documents retrieved
+	MAP                         // map: mean average precision
+	GMMAP                       // gm_map: geometric mean of average precision, printed in the summary only
+	RPrec                       // Rprec: precision after R documents
+	BPref                       // bpref: binary preference
+	RecipRank                   // recip_rank: reciprocal rank of the first relevant document
+	IPrecAtRecall               // iprec_at_recall.r: interpolated precision at recall level r
+	P                           // P.k: precision at k
+	Recall                      // recall.k: recall at k
+	NDCG                        // ndcg: nDCG over the whole ranking
+	NDCGCut                     // ndcg_cut.k: nDCG at k
+	MAPCut                      // map_cut.k: average precision at k, over all R relevant documents
+	Success                     // success.k: 1 when a relevant document is in the top k
 )
 
 // HAKARI-Bench families.
@@ -92,7 +115,9 @@ const (
 type familyInfo struct {
 	name     string
 	cutoffs  []int // default cutoffs; nil for families that take none
+	levels   []int // default recall levels in hundredths (iprec_at_recall)
 	integer  bool  // printed with %ld and summed, not averaged
+	summary  bool  // printed in the summary row only, never per query
 	hakari   bool
 	r2medKey string // R2MED result-key stem, "" if R2MED has none
 }
@@ -101,14 +126,22 @@ type familyInfo struct {
 // map_cut.
 var trecCutoffs = []int{5, 10, 15, 20, 30, 100, 200, 500, 1000}
 
+// recallLevels are trec_eval's default iprec_at_recall levels, 0.0 to 1.0
+// by tenths, in hundredths.
+var recallLevels = []int{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
+
 var families = [numFamilies]familyInfo{
+	RunID:           {name: "runid", summary: true},
+	NumQ:            {name: "num_q", integer: true, summary: true},
 	NumRet:          {name: "num_ret", integer: true},
 	NumRel:          {name: "num_rel", integer: true},
 	NumRelRet:       {name: "num_rel_ret", integer: true},
 	MAP:             {name: "map"},
+	GMMAP:           {name: "gm_map", summary: true},
 	RPrec:           {name: "Rprec"},
 	BPref:           {name: "bpref"},
 	RecipRank:       {name: "recip_rank", r2medKey: "mrr"},
+	IPrecAtRecall:   {name: "iprec_at_recall", levels: recallLevels},
 	P:               {name: "P", cutoffs: trecCutoffs, r2medKey: "precision"},
 	Recall:          {name: "recall", cutoffs: trecCutoffs, r2medKey: "recall"},
 	NDCG:            {name: "ndcg"},
@@ -130,6 +163,14 @@ func (f Family) HasCutoff() bool {
 	return f.valid() && (families[f].cutoffs != nil || families[f].hakari)
 }
 
+// HasRecallLevels reports whether measures of this family take a recall
+// level (iprec_at_recall) rather than a rank cutoff.
+func (f Family) HasRecallLevels() bool { return f.valid() && families[f].levels != nil }
+
+// SummaryOnly reports whether trec_eval prints measures of this family in
+// its summary row only, never per query (runid, num_q, gm_map).
+func (f Family) SummaryOnly() bool { return f.valid() && families[f].summary }
+
 // Hakari reports whether f is a HAKARI-Bench family.
 func (f Family) Hakari() bool { return f.valid() && families[f].hakari }
 
@@ -146,10 +187,35 @@ func (f Family) String() string {
 const MaxCutoff = 1 << 30
 
 // Measure is one number per query: a family and, for families that take
-// one, a rank cutoff.
+// one, a rank cutoff or a recall level.
 type Measure struct {
 	Family Family
-	Cutoff int // > 0 exactly when Family.HasCutoff()
+	// Cutoff is the rank cutoff, > 0 exactly when Family.HasCutoff(); for
+	// a family with recall levels (iprec_at_recall) it is the level in
+	// hundredths, 0 to 100 (trec_eval names the level with two decimals).
+	Cutoff int
+}
+
+// RecallLevel is the recall level of an iprec_at_recall measure (0.5 for
+// iprec_at_recall_0.50), as trec_eval reads it from "0.5"; 0 for others.
+func (m Measure) RecallLevel() float64 {
+	if !m.Family.HasRecallLevels() {
+		return 0
+	}
+	return float64(m.Cutoff) / 100
+}
+
+// Param is the measure's cutoff or recall level as trec_eval prints it
+// after the family name ("10" for P_10, "0.50" for iprec_at_recall_0.50),
+// "" for a measure that takes neither.
+func (m Measure) Param() string {
+	switch {
+	case m.Family.HasRecallLevels():
+		return fmt.Sprintf("%d.%02d", m.Cutoff/100, m.Cutoff%100)
+	case m.Family.HasCutoff():
+		return strconv.Itoa(m.Cutoff)
+	}
+	return ""
 }
 
 // Name is the measure's name in evaluation output: trec_eval's ("P_5",
@@ -159,18 +225,18 @@ func (m Measure) Name() string {
 	case !m.Family.valid():
 		return m.Family.String()
 	case families[m.Family].hakari:
-		return families[m.Family].name + "@" + strconv.Itoa(m.Cutoff)
-	case m.Family.HasCutoff():
-		return families[m.Family].name + "_" + strconv.Itoa(m.Cutoff)
+		return families[m.Family].name + "@" + m.Param()
+	case m.Param() != "":
+		return families[m.Family].name + "_" + m.Param()
 	}
 	return families[m.Family].name
 }
 
 // String is the measure in the syntax Parse reads back: "P.5", "map",
-// "ndcg@10".
+// "ndcg@10", "iprec_at_recall.0.50".
 func (m Measure) String() string {
-	if m.Family.valid() && !families[m.Family].hakari && m.Family.HasCutoff() {
-		return families[m.Family].name + "." + strconv.Itoa(m.Cutoff)
+	if m.Family.valid() && !families[m.Family].hakari && m.Param() != "" {
+		return families[m.Family].name + "." + m.Param()
 	}
 	return m.Name()
 }
@@ -183,6 +249,10 @@ func (m Measure) validate() error {
 	switch {
 	case !m.Family.valid():
 		return fmt.Errorf("measure: unknown family %d", uint8(m.Family))
+	case m.Family.HasRecallLevels():
+		if m.Cutoff < 0 || m.Cutoff > 100 {
+			return fmt.Errorf("measure: %s needs a recall level between 0 and 1 (0 to 100 hundredths), got %d hundredths", m.Family, m.Cutoff)
+		}
 	case m.Family.HasCutoff() && (m.Cutoff <= 0 || m.Cutoff > MaxCutoff):
 		return fmt.Errorf("measure: %s needs a cutoff between 1 and %d, got %d", m.Family, MaxCutoff, m.Cutoff)
 	case !m.Family.HasCutoff() && m.Cutoff != 0:
@@ -237,7 +307,49 @@ func MustParse(spec string) []Measure {
 	return ms
 }
 
+// Sets are trec_eval's measure sets that Parse expands, in its order.
+var sets = map[string][]Measure{
+	// trec_eval's default set ("-m official"): measures.c's off_names,
+	// P and iprec_at_recall at their default cutoffs and levels.
+	"official": officialSet(),
+}
+
+func officialSet() []Measure {
+	var ms []Measure
+	for _, f := range []Family{RunID, NumQ, NumRet, NumRel, NumRelRet, MAP, GMMAP, RPrec, BPref, RecipRank, IPrecAtRecall, P} {
+		ms = append(ms, defaults(f)...)
+	}
+	return ms
+}
+
+// defaults is f named without parameters: one measure, or one per default
+// cutoff or recall level.
+func defaults(f Family) []Measure {
+	params := families[f].cutoffs
+	if params == nil {
+		params = families[f].levels
+	}
+	if params == nil {
+		return []Measure{{Family: f}}
+	}
+	ms := make([]Measure, len(params))
+	for i, c := range params {
+		ms[i] = Measure{f, c}
+	}
+	return ms
+}
+
+// trecSets are trec_eval's other measure sets, which r2med does not
+// compute: they hold measures it lacks (relstring, infAP, utility, set_F…).
+var trecSets = []string{"all_trec", "set", "all_prefs", "prefs", "qrels_jg"}
+
 func parseOne(tok string) ([]Measure, error) {
+	if ms, ok := sets[tok]; ok {
+		return slices.Clone(ms), nil
+	}
+	if slices.Contains(trecSets, tok) {
+		return nil, fmt.Errorf("measure: trec_eval's set %q is not supported: it holds measures r2med does not compute; the supported set is official (%s), and the measures: %s", tok, setNames("official"), knownNames())
+	}
 	if name, k, ok := strings.Cut(tok, "@"); ok {
 		f, ok := hakariFamily(strings.ToLower(name))
 		if !ok {
@@ -258,18 +370,19 @@ func parseOne(tok string) ([]Measure, error) {
 		return nil, unknown(tok)
 	}
 	info := families[f]
-	if info.cutoffs == nil {
-		if hasParams {
-			return nil, fmt.Errorf("measure %q: %s takes no cutoffs", tok, name)
-		}
-		return []Measure{{Family: f}}, nil
+	if !hasParams {
+		return defaults(f), nil
 	}
-	cuts := info.cutoffs
-	if hasParams {
-		var err error
-		if cuts, err = parseCutoffList(params); err != nil {
-			return nil, fmt.Errorf("measure %q: %v", tok, err)
-		}
+	if info.cutoffs == nil && info.levels == nil {
+		return nil, fmt.Errorf("measure %q: %s takes no cutoffs", tok, name)
+	}
+	parse := parseCutoffList
+	if info.levels != nil {
+		parse = parseLevelList
+	}
+	cuts, err := parse(params)
+	if err != nil {
+		return nil, fmt.Errorf("measure %q: %v", tok, err)
 	}
 	ms := make([]Measure, len(cuts))
 	for i, c := range cuts {
@@ -288,7 +401,7 @@ func parseR2MEDKey(tok string) (ms []Measure, ok bool, err error) {
 	if !found {
 		return nil, false, nil
 	}
-	for f := NumRet; f <= Success; f++ {
+	for f := RunID; f <= Success; f++ {
 		if families[f].r2medKey == stem && families[f].cutoffs != nil {
 			c, err := parseCutoff(k)
 			if err != nil {
@@ -301,7 +414,7 @@ func parseR2MEDKey(tok string) (ms []Measure, ok bool, err error) {
 }
 
 func trecFamily(name string) (Family, bool) {
-	for f := NumRet; f <= Success; f++ {
+	for f := RunID; f <= Success; f++ {
 		if families[f].name == name {
 			return f, true
 		}
@@ -321,10 +434,16 @@ func hakariFamily(name string) (Family, bool) {
 	return 0, false
 }
 
-func parseCutoffList(s string) ([]int, error) {
+func parseCutoffList(s string) ([]int, error) { return parseList(s, parseCutoff, "cutoff") }
+
+// parseLevelList reads iprec_at_recall's recall levels ("0,.5,1") into
+// hundredths.
+func parseLevelList(s string) ([]int, error) { return parseList(s, parseLevel, "recall level") }
+
+func parseList(s string, one func(string) (int, error), what string) ([]int, error) {
 	var cuts []int
 	for part := range strings.SplitSeq(s, ",") {
-		c, err := parseCutoff(part)
+		c, err := one(part)
 		if err != nil {
 			return nil, err
 		}
@@ -333,10 +452,38 @@ func parseCutoffList(s string) ([]int, error) {
 	slices.Sort(cuts)
 	for i := 1; i < len(cuts); i++ {
 		if cuts[i] == cuts[i-1] {
-			return nil, fmt.Errorf("cutoff %d is listed twice", cuts[i])
+			return nil, fmt.Errorf("a %s is listed twice in %q", what, s)
 		}
 	}
 	return cuts, nil
+}
+
+// parseLevel reads a recall level between 0 and 1 with at most two
+// decimals ("0", ".5", "0.25", "1.0") into hundredths. trec_eval reads any
+// number and names the measure with two decimals; r2med keeps to levels
+// that name exactly, so the name says what was computed.
+func parseLevel(s string) (int, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	digits := whole + frac
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" || len(frac) > 2 || len(whole) > 3 {
+		return 0, fmt.Errorf("a recall level must be a number from 0 to 1 with at most two decimals (0.25), got %q", s)
+	}
+	h := 0
+	for _, d := range whole {
+		h = h*10 + int(d-'0')
+	}
+	h *= 100
+	for i, d := range frac {
+		if i == 0 {
+			h += 10 * int(d-'0')
+		} else {
+			h += int(d - '0')
+		}
+	}
+	if h > 100 {
+		return 0, fmt.Errorf("a recall level must be a number from 0 to 1, got %q", s)
+	}
+	return h, nil
 }
 
 var errCutoff = errors.New("a cutoff must be a positive integer")
@@ -356,16 +503,31 @@ func unknown(tok string) error {
 	return fmt.Errorf("measure: unknown measure %q; known: %s", tok, knownNames())
 }
 
+// setNames lists the measure names of a set, parameters left out.
+func setNames(set string) string {
+	var names []string
+	for _, m := range sets[set] {
+		if n := m.Family.String(); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
 func knownNames() string {
 	var b strings.Builder
 	b.WriteString("trec_eval ")
-	for f := NumRet; f <= Success; f++ {
+	for f := RunID; f <= Success; f++ {
 		b.WriteString(families[f].name)
-		if families[f].cutoffs != nil {
+		switch {
+		case families[f].cutoffs != nil:
 			b.WriteString("[.k,...]")
+		case families[f].levels != nil:
+			b.WriteString("[.r,...]")
 		}
 		b.WriteByte(' ')
 	}
+	b.WriteString("and the set official ")
 	b.WriteString("| HAKARI-Bench ")
 	for f := Hit; f < numFamilies; f++ {
 		b.WriteString(families[f].name)

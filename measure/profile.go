@@ -59,6 +59,9 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 			return nil, err
 		}
 		for _, m := range ms {
+			if !m.Family.Hakari() && len(ms) > 1 && ms[0].Family != ms[len(ms)-1].Family {
+				return nil, fmt.Errorf("measure set %q is trec_eval's; the hakari profile computes HAKARI-Bench's measures (ndcg@10, recall@100, mrr@10, hit@10…): use the trec profile for trec_eval's", tok)
+			}
 			if !m.Family.Hakari() {
 				return nil, fmt.Errorf("measure %q is trec_eval's %s; the hakari profile computes HAKARI-Bench's measures (ndcg@10, recall@100, mrr@10, hit@10…): use the trec profile for trec_eval's", tok, m)
 			}
@@ -82,7 +85,15 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 		}
 		return []Measure{{f, c}}, nil
 	}
-	// trec_eval's output names: ndcg_cut_10, P_5, recall_100, success_10.
+	// trec_eval's output names: ndcg_cut_10, P_5, recall_100, success_10,
+	// iprec_at_recall_0.50 (pytrec_eval's result keys too).
+	if lvl, ok := strings.CutPrefix(tok, families[IPrecAtRecall].name+"_"); ok {
+		h, err := parseLevel(lvl)
+		if err != nil {
+			return nil, fmt.Errorf("measure %q: %v", tok, err)
+		}
+		return []Measure{{IPrecAtRecall, h}}, nil
+	}
 	if i := strings.LastIndexByte(tok, '_'); i > 0 && !strings.Contains(tok, ".") {
 		if f, ok := trecFamily(tok[:i]); ok && families[f].cutoffs != nil {
 			if c, err := parseCutoff(tok[i+1:]); err == nil {
@@ -93,40 +104,55 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 	return parseOne(tok)
 }
 
-// NamedTwice lists, in table order, the trec_eval families with cutoffs
-// whose first specification in spec (white-space separated, read under
-// profile p) lacks a cutoff that a later one names ("P.5 P.10",
-// "ndcg_cut.10 ndcg@100"). trec_eval keeps only the first list of such a
-// family ("-m P.5 -m P.10" prints P_5 alone); Evaluate computes the union
-// of the cutoffs, so a tool that prints both says so. Specifications that
-// do not parse are skipped: ParseIn reports them.
+// NamedTwice lists, in table order, the trec_eval families with cutoffs or
+// recall levels for which spec (white-space separated, read under profile
+// p) names parameters that trec_eval would not print. trec_eval evaluates
+// such a family at the first list given with parameters ("-m P.5 -m P.10"
+// prints P_5 alone, "-m official -m P.10" P_10 alone), at its defaults
+// only when every mention is bare ("P", "official"); Evaluate computes the
+// union of all of them, so a tool that prints them says so.
+// Specifications that do not parse are skipped: ParseIn reports them.
 func NamedTwice(spec string, p Profile) []Family {
 	if p == HakariProfile {
 		return nil
 	}
-	var first [numFamilies][]Measure
-	var more [numFamilies]bool
+	var first, union [numFamilies][]Measure
+	var bare [numFamilies]bool
 	for _, tok := range strings.Fields(spec) {
 		if tok == "-m" {
 			continue
 		}
 		ms, err := parseIn(tok, p)
-		if err != nil || len(ms) == 0 || !ms[0].Family.HasCutoff() {
+		if err != nil {
 			continue
 		}
-		f := ms[0].Family
-		if first[f] == nil {
-			first[f] = ms
-			continue
-		}
+		// A family or set named without parameters holds no digit.
+		plain := !strings.ContainsAny(tok, "0123456789")
 		for _, m := range ms {
-			more[f] = more[f] || !slices.Contains(first[f], m)
+			f := m.Family
+			if !f.HasCutoff() && !f.HasRecallLevels() {
+				continue
+			}
+			if !slices.Contains(union[f], m) {
+				union[f] = append(union[f], m)
+			}
+			bare[f] = bare[f] || plain
+		}
+		if !plain && len(ms) > 0 {
+			f := ms[0].Family
+			if (f.HasCutoff() || f.HasRecallLevels()) && first[f] == nil {
+				first[f] = ms
+			}
 		}
 	}
 	var out []Family
-	for f, m := range more {
-		if m {
-			out = append(out, Family(f))
+	for f := range numFamilies {
+		want := first[f]
+		if want == nil && bare[f] {
+			want = defaults(f)
+		}
+		if len(union[f]) > len(want) {
+			out = append(out, f)
 		}
 	}
 	return out

@@ -65,3 +65,65 @@ func TestNamedTwice(t *testing.T) {
 		t.Errorf("hakari profile: %v, want none (HAKARI's names are one measure each)", got)
 	}
 }
+
+// TestOfficialNames: trec_eval's and pytrec_eval's names for the official
+// set's measures parse under the trec profile (pytrec_eval's result key
+// iprec_at_recall_0.10 included), recall levels keep to two decimals, and
+// trec_eval's sets r2med cannot compute are refused with what it can.
+func TestOfficialNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"runid": "runid", "num_q": "num_q", "gm_map": "gm_map",
+		"iprec_at_recall.0.1": "iprec_at_recall.0.10", "iprec_at_recall.1": "iprec_at_recall.1.00", "iprec_at_recall..05": "iprec_at_recall.0.05", "iprec_at_recall.x": "",
+		"iprec_at_recall_0.10": "iprec_at_recall.0.10", "iprec_at_recall.0": "iprec_at_recall.0.00",
+	} {
+		ms, err := ParseIn(in, TrecProfile)
+		if want == "" {
+			if err == nil {
+				t.Errorf("%q parsed as %v; want an error", in, ms)
+			}
+			continue
+		}
+		if err != nil || len(ms) != 1 || ms[0].String() != want {
+			t.Errorf("trec %q = %v, %v; want %s", in, ms, err, want)
+		}
+	}
+	ms, err := ParseIn("iprec_at_recall", TrecProfile)
+	if err != nil || len(ms) != 11 || ms[0].Name() != "iprec_at_recall_0.00" || ms[10].Name() != "iprec_at_recall_1.00" || ms[5].RecallLevel() != 0.5 {
+		t.Errorf("iprec_at_recall = %v, %v; want the 11 levels 0.00 to 1.00", ms, err)
+	}
+	ms, err = Parse("official")
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name())
+	}
+	if want := "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall_0.00"; err != nil || !strings.HasPrefix(strings.Join(names, " "), want) || len(ms) != 10+11+9 || names[len(names)-1] != "P_1000" {
+		t.Errorf("official = %v, %v; want %s … the 11 levels, P_5 … P_1000", names, err, want)
+	}
+	for _, in := range []string{"iprec_at_recall.0.125", "iprec_at_recall.1.5", "iprec_at_recall.-1", "iprec_at_recall.0.5,.50", "iprec_at_recall_0.125"} {
+		if ms, err := ParseIn(in, TrecProfile); err == nil {
+			t.Errorf("%q parsed as %v; want an error", in, ms)
+		}
+	}
+	_, err = ParseIn("all_trec", TrecProfile)
+	if err == nil || !strings.Contains(err.Error(), "official (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P)") || !strings.Contains(err.Error(), "ndcg_cut[.k,...]") {
+		t.Errorf("all_trec: %v; want an error naming the supported set and measures", err)
+	}
+	if _, err := ParseIn("gm_map", HakariProfile); err == nil {
+		t.Error("gm_map accepted under the hakari profile")
+	}
+	if _, err := ParseIn("official", HakariProfile); err == nil || !strings.Contains(err.Error(), `set "official" is trec_eval's`) {
+		t.Errorf("official under the hakari profile: %v; want an error calling it trec_eval's set", err)
+	}
+	for spec, want := range map[string]string{
+		"official -m P.10":                       "[P]", // trec_eval: P_10 alone
+		"P -m P.10":                              "[P]",
+		"official":                               "[]",
+		"official P":                             "[]",
+		"iprec_at_recall.0.5 -m iprec_at_recall": "[iprec_at_recall]",
+		"official -m iprec_at_recall.0,.5":       "[iprec_at_recall]",
+	} {
+		if got := fmt.Sprint(NamedTwice(spec, TrecProfile)); got != want {
+			t.Errorf("NamedTwice(%q) = %s, want %s", spec, got, want)
+		}
+	}
+}

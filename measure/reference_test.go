@@ -2,7 +2,9 @@ package measure
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,8 +77,16 @@ func trecEvalDiff(t *testing.T, qrelsPath, runPath, wantPath string, ms []Measur
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(wantPath)
+	want, err := readMaybeGzip(wantPath)
 	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(runPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if opt.RunID, err = ReadRunID(f); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Evaluate(qrels, run, ms, opt)
@@ -88,6 +98,23 @@ func trecEvalDiff(t *testing.T, qrelsPath, runPath, wantPath string, ms []Measur
 		t.Fatal(err)
 	}
 	return firstDiff(got.String(), string(want))
+}
+
+// readMaybeGzip reads a file, gunzipping it when its name ends in .gz.
+func readMaybeGzip(path string) ([]byte, error) {
+	if !strings.HasSuffix(path, ".gz") {
+		return os.ReadFile(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return io.ReadAll(zr)
 }
 
 func optFlags(o Options) string {

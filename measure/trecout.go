@@ -9,7 +9,9 @@ import (
 // WriteTrecEval prints res as trec_eval 9.0.8 does: with perQuery (its -q),
 // one block per query in query-id order, then the "all" block. Each line is
 // C's "%-22s\t%s\t%6.4f" for measures with fractional values and
-// "%-22s\t%s\t%ld" for counts; Go's fixed-point formatting rounds the exact
+// "%-22s\t%s\t%ld" for counts, and "%-22s\t%s\t%s" with the run's tag for
+// runid; measures trec_eval prints in the summary only (runid, num_q,
+// gm_map) have no per-query lines. Go's fixed-point formatting rounds the exact
 // binary value half to even, as glibc's printf does, so the digits agree.
 func WriteTrecEval(w io.Writer, res *Result, perQuery bool) error {
 	bw := bufio.NewWriter(w)
@@ -22,9 +24,12 @@ func WriteTrecEval(w io.Writer, res *Result, perQuery bool) error {
 		buf = append(buf, '\t')
 		buf = append(buf, qid...)
 		buf = append(buf, '\t')
-		if m.Integer() {
+		switch {
+		case m.Family == RunID:
+			buf = append(buf, res.RunID...)
+		case m.Integer():
 			buf = strconv.AppendInt(buf, int64(v), 10)
-		} else {
+		default:
 			start := len(buf)
 			buf = strconv.AppendFloat(buf, v, 'f', 4, 64)
 			for len(buf)-start < 6 { // %6.4f pads on the left
@@ -39,6 +44,9 @@ func WriteTrecEval(w io.Writer, res *Result, perQuery bool) error {
 	if perQuery {
 		for _, q := range res.Queries {
 			for j, m := range res.Measures {
+				if m.Family.SummaryOnly() {
+					continue
+				}
 				if err := line(m, q.ID, q.Values[j]); err != nil {
 					return err
 				}

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/trec"
@@ -42,9 +42,16 @@ QRELS may also be a task's own judgments: R2MED's qrels.jsonl
 ({"q_id","p_id","score"} per line) or BEIR's qrels TSV (a header, then
 query-id corpus-id score), told apart by the first line; gzip is read too.
 
-Measures: num_ret num_rel num_rel_ret map Rprec bpref recip_rank ndcg, and
-with cutoffs P recall ndcg_cut map_cut success (e.g. -m P.5,10 -m ndcg_cut.10).
-Without -m it prints R2MED's set:
+Measures: runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref
+recip_rank ndcg, with cutoffs P recall ndcg_cut map_cut success (e.g. -m
+P.5,10 -m ndcg_cut.10), and iprec_at_recall with recall levels (by default
+0.0 to 1.0 by tenths, printed iprec_at_recall_0.00 … _1.00; or e.g.
+-m iprec_at_recall.0.25,0.5). -m official is trec_eval's default set: runid
+num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank
+iprec_at_recall P, printed as trec_eval prints it (runid, num_q and gm_map
+in the summary only; iprec_at_recall as trec_eval 9.0.8 computes it, which
+10.0 changed). trec_eval's other sets (all_trec…) hold measures r2med does
+not compute and are refused. Without -m it prints R2MED's set:
   ` + defaultTrecMeasures + `
 Every spelling of a measure names the profile's definition: under the default
 --profile trec, ndcg@10, ndcg_cut.10, ndcg_cut_10, NDCG@10 and ndcg_at_10 are
@@ -64,6 +71,7 @@ What it removed is said on stderr.`,
 		Example: `  r2med eval -q -m ndcg_cut.10 -m recall.100 qrels.txt run.trec
   r2med eval -m ndcg@10 qrels.txt run.trec                   # trec_eval's ndcg_cut.10
   r2med eval -c -m map -m P.5,10 qrels.txt run.trec
+  r2med eval -q -m official qrels.txt run.trec              # trec_eval's default set
   r2med eval --profile hakari -m hit@10 -m mrr@10 qrels.txt run.trec`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -88,18 +96,18 @@ What it removed is said on stderr.`,
 				return usage(err)
 			}
 			for _, f := range measure.NamedTwice(spec, p) {
-				var cuts []int
+				var named []measure.Measure
 				for _, m := range ms {
 					if m.Family == f {
-						cuts = append(cuts, m.Cutoff)
+						named = append(named, m)
 					}
 				}
-				slices.Sort(cuts)
+				slices.SortFunc(named, func(a, b measure.Measure) int { return a.Cutoff - b.Cutoff })
 				var list []string
-				for _, c := range slices.Compact(cuts) {
-					list = append(list, strconv.Itoa(c))
+				for _, m := range slices.Compact(named) {
+					list = append(list, m.Param())
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %s is named by more than one -m; trec_eval keeps the first list only, r2med evaluates every cutoff named (give them in one -m, %s.%s, for output trec_eval prints too)\n",
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %s is named by more than one -m; trec_eval keeps the first list given only (its defaults where no -m gives one), r2med evaluates every cutoff named (give them in one -m, %s.%s, for output trec_eval prints too)\n",
 					f, f, strings.Join(list, ","))
 			}
 			// measure.Options reads a level of 0 as its default, 1: -l 0
@@ -126,7 +134,13 @@ What it removed is said on stderr.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d excluded %s removed from the run, %d from the qrels\n", exclude,
 					hits, errtext.Plural(hits, "hit", "hits"), judged)
 			}
-			res, err := measure.Evaluate(qrels, run, ms, measure.Options{RelevanceLevel: level, Complete: complete})
+			opt := measure.Options{RelevanceLevel: level, Complete: complete}
+			if slices.ContainsFunc(ms, func(m measure.Measure) bool { return m.Family == measure.RunID }) {
+				if opt.RunID, err = readRunID(args[1]); err != nil {
+					return err
+				}
+			}
+			res, err := measure.Evaluate(qrels, run, ms, opt)
 			if errors.Is(err, measure.ErrNoQueries) {
 				return fmt.Errorf("run %s, qrels %s: %w", args[1], args[0], err)
 			}
@@ -170,10 +184,25 @@ What it removed is said on stderr.`,
 	f.BoolVarP(&perQuery, "query", "q", false, "print every query's values before the summary")
 	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0 (R2MED's rule; without it, the run's queries, trec_eval's default)")
 	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant (1 or more)")
-	f.StringArrayVarP(&specs, "measure", "m", nil, "measure to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition)")
+	f.StringArrayVarP(&specs, "measure", "m", nil, "measure or set to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition), iprec_at_recall, official")
 	f.StringVar(&profile, "profile", "trec", "which definitions measure names mean: trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
 	f.StringVar(&exclude, "exclude", "", "exclusions file (QUERY-ID DOC-ID per line): pairs removed from the run and the qrels first")
 	return cmd
+}
+
+// readRunID reads the run id trec_eval prints for runid: the run file's
+// last tag.
+func readRunID(path string) (string, error) {
+	rc, err := fileio.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	id, err := measure.ReadRunID(rc)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return id, nil
 }
 
 // readExclusions reads an exclusions file into the pairs it excludes.

@@ -206,7 +206,7 @@ func TestEvalSaysFamilyNamedTwice(t *testing.T) {
 	if code != 0 || out != "map                   \tall\t1.0000\nP_5                   \tall\t0.2000\nP_10                  \tall\t0.1000\n" {
 		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
 	}
-	want := "r2med eval: note: P is named by more than one -m; trec_eval keeps the first list only, r2med evaluates every cutoff named (give them in one -m, P.5,10, for output trec_eval prints too)\n"
+	want := "r2med eval: note: P is named by more than one -m; trec_eval keeps the first list given only (its defaults where no -m gives one), r2med evaluates every cutoff named (give them in one -m, P.5,10, for output trec_eval prints too)\n"
 	if stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
