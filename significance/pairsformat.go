@@ -52,6 +52,8 @@ func MetricLabel(name string) string {
 		return "Success@" + k
 	case measure.RecipRank:
 		return "MRR"
+	case measure.IPrecAtRecall:
+		return m.Name() // as trec_eval prints it: iprec_at_recall_0.10
 	}
 	return name
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -98,13 +99,30 @@ $COLUMNS (else the terminal's width, else 80), a table per few tasks.`,
 			if !(opt.Level > 0 && opt.Level < 1) {
 				return usage(fmt.Errorf("--level %v: give a confidence level between 0 and 1, such as 0.95", opt.Level))
 			}
+			// runid, num_q and gm_map summarize a whole run (trec_eval
+			// prints them in its summary alone): there are no per-query
+			// values to test. Named, they are refused; in a set, left out
+			// and said.
 			var ms []measure.Measure
+			var summaries []string
 			for _, metric := range metrics {
 				parsed, err := measure.ParseIn(metric, measure.TrecProfile)
 				if err != nil {
 					return usage(fmt.Errorf("--metric: %w", err))
 				}
-				ms = append(ms, parsed...)
+				for _, m := range parsed {
+					switch {
+					case !m.Family.SummaryOnly():
+						ms = append(ms, m)
+					case len(parsed) == 1:
+						return usage(fmt.Errorf("--metric %s: a summary of the whole run (trec_eval prints it in its summary alone), with no per-query values to test; compare map, or see it with r2med eval -m %s", metric, metric))
+					default:
+						summaries = append(summaries, m.Name())
+					}
+				}
+			}
+			if len(summaries) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med: compare leaves out %s: summaries of a whole run, with no per-query values to test\n", strings.Join(summaries, ", "))
 			}
 			if len(ms) == 0 {
 				return usage(fmt.Errorf("--metric: name at least one measure"))

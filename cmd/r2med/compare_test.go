@@ -192,3 +192,25 @@ func TestCompareRefusesZeroSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSummaryMeasures: runid, num_q and gm_map are a whole run's
+// (trec_eval prints them in its summary alone): compare, which tests
+// per-query values, refuses them by name, and from trec_eval's official
+// set compares the rest and says what it left out. iprec_at_recall reads
+// as trec_eval prints it.
+func TestCompareSummaryMeasures(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	mustRun(t, "run", "--task", "demo", "--quiet", "--out", a)
+	mustRun(t, "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", b)
+	for _, m := range []string{"runid", "num_q", "gm_map"} {
+		_, stderr, code := r2med(t, "", "compare", a, b, "--metric", m)
+		if code != 2 || !strings.Contains(stderr, "--metric "+m+": a summary of the whole run") {
+			t.Errorf("--metric %s: exit %d, %s", m, code, stderr)
+		}
+	}
+	out, stderr, code := r2med(t, "", "compare", a, b, "--metric", "official")
+	if code != 0 || !strings.Contains(stderr, "leaves out runid, num_q, gm_map") || strings.Contains(out, "num_q") || !strings.Contains(out, "iprec_at_recall_0.10") {
+		t.Errorf("--metric official: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
