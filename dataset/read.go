@@ -2,15 +2,12 @@ package dataset
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
@@ -47,8 +44,6 @@ func newLineReader(r io.Reader, name string) *lineReader {
 	return lr
 }
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // next returns the next non-blank line. The slice is only valid until the
 // following call.
 func (lr *lineReader) next() ([]byte, bool) {
@@ -59,15 +54,13 @@ func (lr *lineReader) next() ([]byte, bool) {
 			return nil, false
 		}
 		lr.line++
-		b := lr.sc.Bytes()
-		if lr.line == 1 {
-			// Windows tools write a byte-order mark; it is not data.
-			b = bytes.TrimPrefix(b, utf8BOM)
-		} else if bytes.HasPrefix(b, utf8BOM) {
-			// One inside the file is where files were joined (cat a b);
-			// JSON parsers (Python's json.loads among them) refuse it, and
-			// an editor does not show it.
-			lr.bad = lr.errorf("line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\\xEF\\xBB\\xBF//' FILE)")
+		// A byte-order mark starts a file written by Windows tools; one
+		// inside the file is where files were joined (cat a b): JSON
+		// parsers (Python's json.loads among them) refuse it, and an
+		// editor does not show it.
+		b, err := fileio.SkipBOM(lr.sc.Bytes(), lr.line)
+		if err != nil {
+			lr.bad = lr.errorf("%v", err)
 			return nil, false
 		}
 		if !isBlank(b) {
@@ -242,33 +235,10 @@ func idField(m map[string]json.RawMessage, k keys, what string) (string, error) 
 	default:
 		return "", fmt.Errorf("%q is %s, want a string (or a number)", k.id, errtext.JSONKind(raw))
 	}
-	if err := checkID(id); err != nil {
+	if err := fileio.CheckID(id); err != nil {
 		return "", fmt.Errorf("%s %s", k.id, err)
 	}
 	return id, nil
-}
-
-// checkID rejects ids that TREC's whitespace-separated files cannot carry:
-// ASCII white space, which trec_eval splits on, and the other characters
-// Python's str.split() splits on (Unicode white space, and the separators
-// U+001C to U+001F), which pytrec_eval's parse_run and parse_qrel use.
-func checkID(id string) error {
-	if id == "" {
-		return errors.New(`is empty; give every record a non-empty id`)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if fileio.IsSpace(c) {
-			return fmt.Errorf("%q contains whitespace at byte %d; TREC run and qrels files separate fields by whitespace, so rename the id", id, i)
-		}
-		if c >= 0x1c && c <= 0x1f || c >= utf8.RuneSelf {
-			r, _ := utf8.DecodeRuneInString(id[i:])
-			if r >= 0x1c && r <= 0x1f || unicode.IsSpace(r) {
-				return fmt.Errorf("%q contains %U, which Python's str.split() takes for whitespace, at byte %d; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it", id, r, i)
-			}
-		}
-	}
-	return nil
 }
 
 // stringField reads a string field. An empty string is legal data (some
@@ -450,7 +420,7 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 			return nil, lr.errorf("score %q is not an integer grade", f[2])
 		}
 		for j, what := range []string{"query-id", "corpus-id"} {
-			if err := checkID(f[j]); err != nil {
+			if err := fileio.CheckID(f[j]); err != nil {
 				return nil, lr.errorf("%s %v", what, err)
 			}
 		}

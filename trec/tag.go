@@ -17,7 +17,7 @@ func ReadRunTag(r io.Reader) (string, error) {
 	for line := 1; sc.Scan(); line++ {
 		b := sc.Bytes()
 		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
+			b = bytes.TrimPrefix(b, fileio.BOM)
 		}
 		if splitFields(&f, b) != 6 {
 			continue
