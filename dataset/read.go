@@ -14,11 +14,11 @@ import (
 	"github.com/r2med/r2med/ir"
 )
 
-// MaxLineBytes is the longest line the readers accept. Real corpora have
-// documents of a few hundred kilobytes at most; the cap exists so that a
-// binary or newline-free file fails with a clear message instead of
-// exhausting memory.
-const MaxLineBytes = 64 << 20
+// MaxLineBytes is the longest line the readers accept (fileio's, which
+// trec's readers share). Real corpora have documents of a few hundred
+// kilobytes at most; the cap exists so that a binary or newline-free file
+// fails with a clear message instead of exhausting memory.
+const MaxLineBytes = fileio.MaxLineBytes
 
 // lineReader yields the non-blank lines of a text file with their 1-based
 // physical line numbers, so that errors point where an editor would.
@@ -34,8 +34,7 @@ type lineReader struct {
 
 func newLineReader(r io.Reader, name string) *lineReader {
 	lr := &lineReader{name: name}
-	lr.sc = bufio.NewScanner(r)
-	lr.sc.Buffer(make([]byte, 0, 1<<16), MaxLineBytes)
+	lr.sc = fileio.NewScanner(r, MaxLineBytes)
 	lr.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		adv, tok, err := bufio.ScanLines(data, atEOF)
 		lr.unterminated = atEOF && tok != nil && (len(data) == 0 || data[len(data)-1] != '\n') && adv == len(data)
@@ -70,7 +69,6 @@ func (lr *lineReader) next() ([]byte, bool) {
 	return nil, false
 }
 
-// err reports why reading stopped early, or nil at a clean end of file.
 // nextFields splits the next non-blank line, which must be UTF-8, into its
 // white-space separated fields, reusing f.
 func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
@@ -84,21 +82,12 @@ func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
 	return fileio.Fields(f, string(line)), true, nil
 }
 
+// err reports why reading stopped early, or nil at a clean end of file.
 func (lr *lineReader) err() error {
 	if lr.bad != nil {
 		return lr.bad
 	}
-	err := lr.sc.Err()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, bufio.ErrTooLong):
-		return fileio.Errorf(lr.name, lr.line+1, "line is longer than %d MiB, the most the readers accept; is this a JSON-lines/TSV text file?", MaxLineBytes>>20)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fileio.Errorf(lr.name, lr.line+1, "file ends in the middle of its data (%v); it is probably truncated, download or decompress it again", err)
-	default:
-		return fileio.Errorf(lr.name, lr.line+1, "read failed: %v", err)
-	}
+	return fileio.ScanError(lr.name, lr.line+1, MaxLineBytes, "JSON-lines or TSV", lr.sc.Err())
 }
 
 func (lr *lineReader) errorf(format string, args ...any) error {

@@ -82,8 +82,8 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 			return nil, fileio.Errorf(name, line, "document %q is judged twice for query %q; keep one judgment per pair", f[2], f[0])
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fileio.Errorf(name, line+1, "%v", err)
+	if err := fileio.ScanError(name, line+1, maxLine, "TREC qrels", sc.Err()); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -174,8 +174,8 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 		hits = append(hits, ir.Hit{DocID: string(f[2]), Score: score})
 		at = append(at, int32(line))
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fileio.Errorf(name, line+1, "%v", err)
+	if err := fileio.ScanError(name, line+1, maxLine, "TREC run", sc.Err()); err != nil {
+		return nil, err
 	}
 	flush()
 	if err := checkDuplicates(run, lines, name); err != nil {
@@ -513,7 +513,7 @@ func truncated(sc *bufio.Scanner) bool {
 }
 
 func truncatedError(name string, line int) error {
-	return fileio.Errorf(name, line, "file ends in the middle of its data; it is probably truncated: download or decompress it again")
+	return fileio.ScanError(name, line, maxLine, "", io.ErrUnexpectedEOF)
 }
 
 // WriteRunFile writes run to path atomically.
@@ -521,8 +521,8 @@ func WriteRunFile(path string, run ir.Run, tag string) error {
 	return fileio.WriteAtomic(path, func(w io.Writer) error { return WriteRun(w, run, tag) })
 }
 
-func newScanner(r io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<26)
-	return sc
-}
+// maxLine is the longest line the readers take (fileio.MaxLineBytes),
+// lowered by tests.
+var maxLine = fileio.MaxLineBytes
+
+func newScanner(r io.Reader) *bufio.Scanner { return fileio.NewScanner(r, maxLine) }

@@ -359,7 +359,7 @@ func TestMalformed(t *testing.T) {
 		{"run/nan-score.run",
 			`run/nan-score.run:2: score "NaN" is not finite; a run needs real-valued scores: give the document a finite score or leave it out`},
 		{"run/no-gzip-trailer.run.gz",
-			`run/no-gzip-trailer.run.gz:301: unexpected EOF`},
+			`run/no-gzip-trailer.run.gz:301: file ends in the middle of its data (unexpected EOF); it is probably truncated, download or decompress it again`},
 		{"run/overflow-score.run",
 			`run/overflow-score.run:2: score "1e400" is out of range for a float64; scale the run's scores down`},
 		{"run/seven-fields.run",
@@ -592,5 +592,38 @@ func TestCompareWritten(t *testing.T) {
 	}
 	if mixedEqual == 0 {
 		t.Error("no pair of different values equal as written was compared")
+	}
+}
+
+// TestLineTooLong: a line over the readers' limit (a binary file, or one
+// whose line breaks were lost) is an error naming the file, the line and
+// what to check, not bufio.Scanner's "token too long".
+func TestLineTooLong(t *testing.T) {
+	defer func(n int) { maxLine = n }(maxLine)
+	maxLine = 1 << 20
+	long := strings.Repeat("x", maxLine)
+	for _, c := range []struct {
+		name, text string
+		read       func(io.Reader, string) error
+		want       string
+	}{
+		{"q.qrels", "q1 0 d1 1\nq1 0 " + long + " 1\n",
+			func(r io.Reader, name string) error { _, err := ReadQrels(r, name); return err },
+			"q.qrels:2: line is longer than 1 MiB, the most the readers accept; a TREC qrels file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"},
+		{"r.run", "q1 Q0 d1 1 2 t\nq1 Q0 " + long + " 2 1 t\n",
+			func(r io.Reader, name string) error { _, err := ReadRun(r, name); return err },
+			"r.run:2: line is longer than 1 MiB, the most the readers accept; a TREC run file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"},
+		// Fusing and reranking read a run's tag first (retrieve.RunSystem).
+		{"r.run", "q1 Q0 d1 1 2 t\nq1 Q0 " + long + " 2 1 t\n",
+			func(r io.Reader, name string) error { _, err := ReadRunTag(r, name); return err },
+			"r.run:2: line is longer than 1 MiB, the most the readers accept; a TREC run file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"},
+	} {
+		if err := c.read(strings.NewReader(c.text), c.name); err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got: %v\nwant: %s", c.name, err, c.want)
+		}
+	}
+	// A line just under the limit reads.
+	if _, err := ReadRun(strings.NewReader("q1 Q0 "+long[:maxLine-32]+" 1 1 t\n"), "ok.run"); err != nil {
+		t.Errorf("a line under the limit: %v", err)
 	}
 }
