@@ -128,7 +128,7 @@ func ReadExclusions(r io.Reader, name string) ([]Exclusion, error) {
 			return nil, lr.errorf("line has %d fields, want 2: a query id and the id of a document it must not retrieve", len(f))
 		}
 		for j, what := range []string{"query id", "document id"} {
-			if err := checkID(f[j]); err != nil {
+			if err := fileio.CheckID(f[j]); err != nil {
 				return nil, lr.errorf("%s %v", what, err)
 			}
 		}

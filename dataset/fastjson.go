@@ -6,6 +6,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 )
 
@@ -65,7 +66,7 @@ func fastDoc(line []byte, beir bool, scratch []byte) (d ir.Doc, _ []byte, ok boo
 		}
 	}
 	p.ws()
-	if p.i != len(p.b) || !haveID || !haveText || checkID(id) != nil {
+	if p.i != len(p.b) || !haveID || !haveText || fileio.CheckID(id) != nil {
 		return ir.Doc{}, p.scratch, false
 	}
 	return ir.Doc{ID: id, Text: joinTitle(title, text)}, p.scratch, true

@@ -123,7 +123,7 @@ func FuzzReadCorpus(f *testing.F) {
 		}
 		seen := make(map[string]bool)
 		for _, d := range docs {
-			if checkID(d.ID) != nil || seen[d.ID] {
+			if fileio.CheckID(d.ID) != nil || seen[d.ID] {
 				t.Fatalf("accepted bad or repeated id %q", d.ID)
 			}
 			seen[d.ID] = true
@@ -153,7 +153,7 @@ func FuzzReadQueries(f *testing.F) {
 		}
 		seen := make(map[string]bool)
 		for _, q := range qs {
-			if checkID(q.ID) != nil || seen[q.ID] {
+			if fileio.CheckID(q.ID) != nil || seen[q.ID] {
 				t.Fatalf("accepted bad or repeated id %q", q.ID)
 			}
 			seen[q.ID] = true
@@ -229,7 +229,7 @@ func FuzzReadBEIRQrels(f *testing.F) {
 		buf.WriteString("query-id\tcorpus-id\tscore\n")
 		for _, qid := range trec.QueryIDs(q) {
 			for _, did := range trec.QueryIDs(q[qid]) {
-				if checkID(qid) != nil || checkID(did) != nil {
+				if fileio.CheckID(qid) != nil || fileio.CheckID(did) != nil {
 					t.Fatalf("accepted bad id %q or %q", qid, did)
 				}
 				fmt.Fprintf(&buf, "%s\t%s\t%d\n", qid, did, q[qid][did])

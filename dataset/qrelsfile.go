@@ -49,7 +49,7 @@ func firstLine(br *bufio.Reader) []byte {
 	buf, _ := br.Peek(br.Size())
 	for len(buf) > 0 {
 		line, rest, _ := bytes.Cut(buf, []byte{'\n'})
-		if t := bytes.TrimSpace(bytes.TrimPrefix(line, utf8BOM)); len(t) > 0 {
+		if t := bytes.TrimSpace(bytes.TrimPrefix(line, fileio.BOM)); len(t) > 0 {
 			return t
 		}
 		buf = rest

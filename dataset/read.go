@@ -2,26 +2,23 @@ package dataset
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 )
 
-// MaxLineBytes is the longest line the readers accept. Real corpora have
-// documents of a few hundred kilobytes at most; the cap exists so that a
-// binary or newline-free file fails with a clear message instead of
-// exhausting memory.
-const MaxLineBytes = 64 << 20
+// MaxLineBytes is the longest line the readers accept (fileio's, which
+// trec's readers share). Real corpora have documents of a few hundred
+// kilobytes at most; the cap exists so that a binary or newline-free file
+// fails with a clear message instead of exhausting memory.
+const MaxLineBytes = fileio.MaxLineBytes
 
 // lineReader yields the non-blank lines of a text file with their 1-based
 // physical line numbers, so that errors point where an editor would.
@@ -37,8 +34,7 @@ type lineReader struct {
 
 func newLineReader(r io.Reader, name string) *lineReader {
 	lr := &lineReader{name: name}
-	lr.sc = bufio.NewScanner(r)
-	lr.sc.Buffer(make([]byte, 0, 1<<16), MaxLineBytes)
+	lr.sc = fileio.NewScanner(r, MaxLineBytes)
 	lr.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		adv, tok, err := bufio.ScanLines(data, atEOF)
 		lr.unterminated = atEOF && tok != nil && (len(data) == 0 || data[len(data)-1] != '\n') && adv == len(data)
@@ -46,8 +42,6 @@ func newLineReader(r io.Reader, name string) *lineReader {
 	})
 	return lr
 }
-
-var utf8BOM = []byte("\xef\xbb\xbf")
 
 // next returns the next non-blank line. The slice is only valid until the
 // following call.
@@ -59,15 +53,13 @@ func (lr *lineReader) next() ([]byte, bool) {
 			return nil, false
 		}
 		lr.line++
-		b := lr.sc.Bytes()
-		if lr.line == 1 {
-			// Windows tools write a byte-order mark; it is not data.
-			b = bytes.TrimPrefix(b, utf8BOM)
-		} else if bytes.HasPrefix(b, utf8BOM) {
-			// One inside the file is where files were joined (cat a b);
-			// JSON parsers (Python's json.loads among them) refuse it, and
-			// an editor does not show it.
-			lr.bad = lr.errorf("line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\\xEF\\xBB\\xBF//' FILE)")
+		// A byte-order mark starts a file written by Windows tools; one
+		// inside the file is where files were joined (cat a b): JSON
+		// parsers (Python's json.loads among them) refuse it, and an
+		// editor does not show it.
+		b, err := fileio.SkipBOM(lr.sc.Bytes(), lr.line)
+		if err != nil {
+			lr.bad = lr.errorf("%v", err)
 			return nil, false
 		}
 		if !isBlank(b) {
@@ -77,7 +69,6 @@ func (lr *lineReader) next() ([]byte, bool) {
 	return nil, false
 }
 
-// err reports why reading stopped early, or nil at a clean end of file.
 // nextFields splits the next non-blank line, which must be UTF-8, into its
 // white-space separated fields, reusing f.
 func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
@@ -91,21 +82,12 @@ func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
 	return fileio.Fields(f, string(line)), true, nil
 }
 
+// err reports why reading stopped early, or nil at a clean end of file.
 func (lr *lineReader) err() error {
 	if lr.bad != nil {
 		return lr.bad
 	}
-	err := lr.sc.Err()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, bufio.ErrTooLong):
-		return fileio.Errorf(lr.name, lr.line+1, "line is longer than %d MiB, the most the readers accept; is this a JSON-lines/TSV text file?", MaxLineBytes>>20)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fileio.Errorf(lr.name, lr.line+1, "file ends in the middle of its data (%v); it is probably truncated, download or decompress it again", err)
-	default:
-		return fileio.Errorf(lr.name, lr.line+1, "read failed: %v", err)
-	}
+	return fileio.ScanError(lr.name, lr.line+1, MaxLineBytes, "JSON-lines or TSV", lr.sc.Err())
 }
 
 func (lr *lineReader) errorf(format string, args ...any) error {
@@ -242,33 +224,10 @@ func idField(m map[string]json.RawMessage, k keys, what string) (string, error) 
 	default:
 		return "", fmt.Errorf("%q is %s, want a string (or a number)", k.id, errtext.JSONKind(raw))
 	}
-	if err := checkID(id); err != nil {
+	if err := fileio.CheckID(id); err != nil {
 		return "", fmt.Errorf("%s %s", k.id, err)
 	}
 	return id, nil
-}
-
-// checkID rejects ids that TREC's whitespace-separated files cannot carry:
-// ASCII white space, which trec_eval splits on, and the other characters
-// Python's str.split() splits on (Unicode white space, and the separators
-// U+001C to U+001F), which pytrec_eval's parse_run and parse_qrel use.
-func checkID(id string) error {
-	if id == "" {
-		return errors.New(`is empty; give every record a non-empty id`)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if fileio.IsSpace(c) {
-			return fmt.Errorf("%q contains whitespace at byte %d; TREC run and qrels files separate fields by whitespace, so rename the id", id, i)
-		}
-		if c >= 0x1c && c <= 0x1f || c >= utf8.RuneSelf {
-			r, _ := utf8.DecodeRuneInString(id[i:])
-			if r >= 0x1c && r <= 0x1f || unicode.IsSpace(r) {
-				return fmt.Errorf("%q contains %U, which Python's str.split() takes for whitespace, at byte %d; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it", id, r, i)
-			}
-		}
-	}
-	return nil
 }
 
 // stringField reads a string field. An empty string is legal data (some
@@ -450,7 +409,7 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 			return nil, lr.errorf("score %q is not an integer grade", f[2])
 		}
 		for j, what := range []string{"query-id", "corpus-id"} {
-			if err := checkID(f[j]); err != nil {
+			if err := fileio.CheckID(f[j]); err != nil {
 				return nil, lr.errorf("%s %v", what, err)
 			}
 		}

@@ -145,7 +145,7 @@ func TestReadCorpusLineLimit(t *testing.T) {
 	}
 	over := `{"id": "small", "text": ""}` + "\n" + `{"id": "big", "text": "` + strings.Repeat("x", MaxLineBytes) + `"}` + "\n"
 	_, err = readDocs(t, over, ir.LayoutR2MED)
-	want := "c.jsonl:2: line is longer than 64 MiB, the most the readers accept; is this a JSON-lines/TSV text file?"
+	want := "c.jsonl:2: line is longer than 64 MiB, the most the readers accept; a JSON-lines or TSV file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}

@@ -162,6 +162,33 @@ func (s Spec) Fuse(runs []ir.Run, depth int) (ir.Run, error) {
 	default:
 		return nil, errors.New("unreachable: Validate accepts rrf and combsum only")
 	}
+	if err := s.checkRange(fused); err != nil {
+		return nil, err
+	}
 	trec.Rank(fused, ir.TiesAsListed)
 	return fused, nil
+}
+
+// checkRange refuses fused scores beyond float32's range, which CombSUM
+// can reach summing raw scores (norm none) or with large weights:
+// trec_eval reads a run's scores as float32, so all of them would read as
+// ±Inf, equal, and be ranked by doc id instead of as fused (and ir.Rank
+// cannot step a tie at −Inf apart). The first such score in query order
+// is named.
+func (s Spec) checkRange(run ir.Run) error {
+	for _, qid := range trec.QueryIDs(run) {
+		for _, h := range run[qid] {
+			if math.Abs(h.Score) <= math.MaxFloat32 {
+				continue
+			}
+			how := s.Name()
+			if n, _ := s.Normalization(); how == "combsum" {
+				how += ", norm " + n.String()
+			}
+			return fmt.Errorf("query %q: document %q has the fused score %g (%s), beyond float32's range (±%.2g), in which trec_eval reads a run's scores: "+
+				"it would read %v and rank the document otherwise than fused; normalize the runs' scores (norm minmax or zscore), lower the weights or scale the runs' scores down",
+				qid, h.DocID, h.Score, how, math.MaxFloat32, float32(h.Score))
+		}
+	}
+	return nil
 }

@@ -130,3 +130,22 @@ func TestSpecFuseAllTies(t *testing.T) {
 		measuretest.CheckEvaluated(t, got, listed, qrels)
 	}
 }
+
+// TestSpecFuseRefusesScoresBeyondFloat32: CombSUM without normalization
+// can sum raw scores beyond float32's range, in which trec_eval reads a
+// run's scores (as −Inf, all equal). Fuse refuses such a run, saying
+// which score and what to do, instead of its writer failing later with
+// "score -Inf".
+func TestSpecFuseRefusesScoresBeyondFloat32(t *testing.T) {
+	a := ir.Run{"q1": {{DocID: "d1", Score: -2e38}, {DocID: "d2", Score: -3e38}}}
+	b := ir.Run{"q1": {{DocID: "d1", Score: -2e38}, {DocID: "d2", Score: -3e38}}}
+	_, err := Spec{Method: "combsum", Norm: "none"}.Fuse([]ir.Run{a, b}, 0)
+	want := `query "q1": document "d1" has the fused score -4e+38 (combsum, norm none), beyond float32's range (±3.4e+38), in which trec_eval reads a run's scores: it would read -Inf and rank the document otherwise than fused; normalize the runs' scores (norm minmax or zscore), lower the weights or scale the runs' scores down`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error\n got: %v\nwant: %s", err, want)
+	}
+	// Within range, the same runs fuse.
+	if _, err := (Spec{Method: "combsum", Norm: "minmax"}).Fuse([]ir.Run{a, b}, 0); err != nil {
+		t.Fatal(err)
+	}
+}

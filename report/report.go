@@ -470,7 +470,7 @@ func scatterGroup(ctx context.Context, d *Data, a, b *leaderboard.System, task, 
 		}
 		x := va.ByQuery[q]
 		xs, ys = append(xs, x), append(ys, y)
-		g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %.3f vs %.3f", task, q, x, y)})
+		g.Points = append(g.Points, Point{X: x, Y: y, Label: fmt.Sprintf("%s · %s: %s vs %s", task, q, numtext.Query(x), numtext.Query(y))})
 	}
 	res, err := significance.Paired(xs, ys, significance.Options{})
 	if err != nil {

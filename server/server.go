@@ -37,6 +37,7 @@ import (
 
 	"github.com/r2med/r2med/analysis"
 	"github.com/r2med/r2med/internal/httpserve"
+	"github.com/r2med/r2med/internal/numtext"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/report"
@@ -990,7 +991,7 @@ func (s *viewer) taskPage(w http.ResponseWriter, r *http.Request) {
 					qr := queryRow{ID: q.ID, Text: q.Text}
 					for i := range systems {
 						v := perSys[i].ByQuery[q.ID]
-						qr.Cells = append(qr.Cells, report.Cell{Text: strconv.FormatFloat(v, 'f', 3, 64), Sort: strconv.FormatFloat(v, 'f', -1, 64)})
+						qr.Cells = append(qr.Cells, report.Cell{Text: numtext.Query(v), Sort: strconv.FormatFloat(v, 'f', -1, 64)})
 					}
 					queries = append(queries, qr)
 				}

@@ -15,14 +15,16 @@ var funcs = template.FuncMap{
 	// path segment.
 	"path":  url.PathEscape,
 	"short": leaderboard.ShortTaskName,
-	"f3": func(v *float64) string {
+	// A per-query value and its change, with as many decimals as
+	// compare and the report give them (numtext.QueryDecimals).
+	"qv": func(v *float64) string {
 		if v == nil {
 			return "—"
 		}
-		return strconv.FormatFloat(*v, 'f', 3, 64)
+		return numtext.Query(*v)
 	},
-	"f3v":   func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
-	"delta": func(v float64) string { return numtext.Signed(v, 3) },
+	"qvv":   numtext.Query,
+	"delta": func(v float64) string { return numtext.Signed(v, numtext.QueryDecimals) },
 	"sub":   func(a, b float64) float64 { return a - b },
 	"score": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"rank": func(n int) string {
@@ -127,7 +129,7 @@ var pageBodies = map[string]string{
 {{if .Fields}}<table class="fields"><tbody>{{range $k, $v := .Fields}}<tr><th scope="row">{{$k}}</th><td>{{$v}}</td></tr>{{end}}</tbody></table>{{end}}
 <p class="terms">Index terms ({{len .Q.Terms}}): {{range $i, $t := .Q.Terms}}{{if $i}}, {{end}}{{$t}}{{end}}. Highlighted: words whose index term the query and the document share.</p>
 <h2>What each system retrieved (top {{.K}})</h2>
-<ul class="relat">{{range .Q.Systems}}<li data-system="{{.ID}}"><span class="sw c{{.Series}}"></span><b title="{{.About}}">{{.Name}}</b>: {{if .Error}}<span class="notes">{{.Error}}</span>{{else if not .Retrieved}}<span class="unanswered">no answer: its run ranks no document for this query, so it scores {{$.Metric.Label}} 0{{with len $.Q.Relevant}} and retrieves none of the {{.}} relevant{{end}}</span>{{else}}{{.Label}} {{f3 .Value}} · {{template "relat" .}} · <span title="the share of its top {{.JudgedOf}} that the judgments cover (relevant or not)">judged@{{.JudgedOf}} {{.Judged}}/{{.JudgedOf}}</span>{{if .FewerJudged}} · <span class="warn">its top {{.JudgedOf}} holds {{.Unjudged}} unjudged document{{if ne .Unjudged 1}}s{{end}}: its score may understate it</span>{{end}}{{end}}</li>{{end}}</ul>
+<ul class="relat">{{range .Q.Systems}}<li data-system="{{.ID}}"><span class="sw c{{.Series}}"></span><b title="{{.About}}">{{.Name}}</b>: {{if .Error}}<span class="notes">{{.Error}}</span>{{else if not .Retrieved}}<span class="unanswered">no answer: its run ranks no document for this query, so it scores {{$.Metric.Label}} 0{{with len $.Q.Relevant}} and retrieves none of the {{.}} relevant{{end}}</span>{{else}}{{.Label}} {{qv .Value}} · {{template "relat" .}} · <span title="the share of its top {{.JudgedOf}} that the judgments cover (relevant or not)">judged@{{.JudgedOf}} {{.Judged}}/{{.JudgedOf}}</span>{{if .FewerJudged}} · <span class="warn">its top {{.JudgedOf}} holds {{.Unjudged}} unjudged document{{if ne .Unjudged 1}}s{{end}}: its score may understate it</span>{{end}}{{end}}</li>{{end}}</ul>
 {{if .DepthNotes}}<ul class="legend-line" id="depth-notes">{{range .DepthNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if not .Q.PooledJudgments}}<p class="sub">The judgments list relevant documents only: a document not marked ✓ is unjudged, not judged irrelevant.</p>{{end}}
 <div class="{{cols .Cols}}" id="rank-grid">
@@ -151,7 +153,7 @@ var pageBodies = map[string]string{
 <button class="btn" type="submit">Compare</button></form>
 <p class="sub" id="diff-summary">{{.Metric.Label}} on every judged query: N = {{.N}} ({{.UnA}} unanswered by A, {{.UnB}} by B, scored 0). B better on {{.Wins}}, A on {{.Losses}}, equal on {{.Ties}}. judged@{{.JudgedK}}: A {{.JudgedA}}, B {{.JudgedB}}{{if not .Pooled}} (the judgments list relevant documents only){{end}}.</p>
 {{if .DepthNotes}}<ul class="legend-line" id="depth-notes">{{range .DepthNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Query}}<h2>Query {{.Query.ID}}: {{f3v .SelA}} → {{f3v .SelB}}{{if ne .SelA .SelB}} (Δ {{delta (sub .SelB .SelA)}}){{end}}</h2>
+{{if .Query}}<h2>Query {{.Query.ID}}: {{qvv .SelA}} → {{qvv .SelB}}{{if ne .SelA .SelB}} (Δ {{delta (sub .SelB .SelA)}}){{end}}</h2>
 <div class="query">{{.Query.Text}}</div>
 <div class="grid2">
 <section><h3>Only in A's top {{.K}} ({{len .OnlyA}}{{with .RelOnlyA}}, {{.}} relevant{{end}})</h3>{{if .OnlyA}}<ul id="only-a">{{range .OnlyA}}<li{{if gt .Grade 0}} class="rel"{{end}}>#{{.RankA}} {{.DocID}} {{template "judgment" .}} <span class="sub">{{if .RankB}}(B: #{{.RankB}}){{else}}(not in B's run){{end}}</span></li>{{end}}</ul>{{else}}<p class="sub" id="only-a">B's top {{.K}} holds every one of them.</p>{{end}}</section>
@@ -163,7 +165,7 @@ var pageBodies = map[string]string{
 {{end}}
 <h2>Per-query change (B − A), largest gain first</h2>
 <div class="table-wrap"><table class="sortable" id="deltas"><thead><tr><th data-key="qid">Query</th><th data-key="text">Text</th><th class="num" data-type="num">A</th><th class="num" data-type="num">B</th><th class="num" data-type="num" data-key="delta">Δ</th></tr></thead>
-<tbody>{{range .Rows}}<tr><td><a href="/diff/{{path $.Task}}?a={{$.A.ID}}&amp;b={{$.B.ID}}&amp;q={{.ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.80s" .Text}}</td><td class="num">{{f3v .A}}</td><td class="num">{{f3v .B}}</td><td class="num {{sign .Delta}}" data-v="{{.Delta}}">{{delta .Delta}}</td></tr>
+<tbody>{{range .Rows}}<tr><td><a href="/diff/{{path $.Task}}?a={{$.A.ID}}&amp;b={{$.B.ID}}&amp;q={{.ID}}">{{.ID}}</a></td><td class="qtext" title="{{.Text}}">{{printf "%.80s" .Text}}</td><td class="num">{{qvv .A}}</td><td class="num">{{qvv .B}}</td><td class="num {{sign .Delta}}" data-v="{{.Delta}}">{{delta .Delta}}</td></tr>
 {{end}}</tbody></table></div>
 {{end}}
 {{define "judgment"}}{{if gt .Grade 0}}<span class="relmark" title="judged relevant, grade {{.Grade}}">✓ {{.Grade}}</span>{{else if not .Pooled}}{{else if .Judged}}<span class="sub" title="judged, grade {{.Grade}}: not relevant">✗</span>{{else}}<span class="sub unjudged-mark" title="not in the judgments">unjudged</span>{{end}}{{end}}`,

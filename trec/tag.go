@@ -9,15 +9,18 @@ import (
 
 // ReadRunTag returns the run tag (the sixth column) of a TREC run when
 // every line carries the same one, and "" when the lines carry several,
-// or none. It checks nothing else: ReadRun does.
-func ReadRunTag(r io.Reader) (string, error) {
+// or none. It checks nothing else (ReadRun does) but that the file reads:
+// an error names the file (name) and line.
+func ReadRunTag(r io.Reader, name string) (string, error) {
 	sc := newScanner(r)
 	var f [6][]byte
 	var tag []byte
-	for line := 1; sc.Scan(); line++ {
+	line := 0
+	for sc.Scan() {
+		line++
 		b := sc.Bytes()
 		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
+			b = bytes.TrimPrefix(b, fileio.BOM)
 		}
 		if splitFields(&f, b) != 6 {
 			continue
@@ -26,10 +29,13 @@ func ReadRunTag(r io.Reader) (string, error) {
 		case tag == nil:
 			tag = append([]byte{}, f[5]...)
 		case !bytes.Equal(tag, f[5]):
-			return "", sc.Err()
+			return "", nil
 		}
 	}
-	return string(tag), sc.Err()
+	if err := fileio.ScanError(name, line+1, maxLine, "TREC run", sc.Err()); err != nil {
+		return "", err
+	}
+	return string(tag), nil
 }
 
 // ReadRunTagFile is ReadRunTag of a run file, gzip or plain.
@@ -39,5 +45,5 @@ func ReadRunTagFile(path string) (string, error) {
 		return "", err
 	}
 	defer rc.Close()
-	return ReadRunTag(rc)
+	return ReadRunTag(rc, path)
 }

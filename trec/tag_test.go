@@ -12,7 +12,7 @@ func TestReadRunTag(t *testing.T) {
 		"q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 b\n":                                   "", // several tags: none names the run
 		"":                                                                   "",
 	} {
-		got, err := ReadRunTag(strings.NewReader(in))
+		got, err := ReadRunTag(strings.NewReader(in), "run")
 		if err != nil || got != want {
 			t.Errorf("ReadRunTag(%q) = %q, %v; want %q", in, got, err, want)
 		}

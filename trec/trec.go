@@ -29,14 +29,14 @@ func QueryIDs[M ~map[string]V, V any](m M) []string {
 	return ids
 }
 
-// utf8BOM is the byte-order mark Windows tools write at the start of a
-// text file; it is not data.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // ReadQrels parses TREC qrels: "qid iter docid grade" per line. name is used
 // in error messages. Duplicate (qid, docid) pairs and non-integer grades are
-// errors, not silently merged. A byte-order mark at the start is skipped;
-// text that is not UTF-8 is an error naming the line and byte.
+// errors, not silently merged. A byte-order mark at the start is skipped,
+// one at the start of a later line (files joined with cat) is an error;
+// text that is not UTF-8 is an error naming the line and byte, and so is
+// an id holding a character Python's str.split() splits on (U+00A0,
+// U+2003, U+001C to U+001F, ...: fileio.CheckID), where pytrec_eval would
+// cut it.
 func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 	q := make(ir.Qrels)
 	sc := newScanner(r)
@@ -44,9 +44,9 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		b := sc.Bytes()
-		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
+		b, err := fileio.SkipBOM(sc.Bytes(), line)
+		if err != nil {
+			return nil, fileio.Errorf(name, line, "%v", err)
 		}
 		if err := errtext.CheckUTF8(b, "line"); err != nil {
 			return nil, fileio.Errorf(name, line, "%v", err)
@@ -75,12 +75,15 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 			}
 			return nil, fileio.Errorf(name, line, "grade %q is not an integer; TREC qrels grades are whole numbers (0 not relevant, 1 and up relevant)", f[3])
 		}
+		if err := pythonSplits(f, qrelsColumns); err != nil {
+			return nil, fileio.Errorf(name, line, "%v", err)
+		}
 		if !q.Add(f[0], f[2], grade) {
 			return nil, fileio.Errorf(name, line, "document %q is judged twice for query %q; keep one judgment per pair", f[2], f[0])
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fileio.Errorf(name, line+1, "%v", err)
+	if err := fileio.ScanError(name, line+1, maxLine, "TREC qrels", sc.Err()); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -88,8 +91,9 @@ func ReadQrels(r io.Reader, name string) (ir.Qrels, error) {
 // ReadRun parses a TREC run: "qid Q0 docid rank score tag" per line. The rank
 // column must be an integer but is otherwise ignored, as trec_eval ignores
 // it. Scores must be finite decimal numbers (no hexadecimal, no '_'), and a
-// document may appear once per query. As
-// in ReadQrels, a leading byte-order mark is skipped and ids must be UTF-8.
+// document may appear once per query. As in ReadQrels, a leading
+// byte-order mark is skipped, one inside the file is an error, and ids
+// must be UTF-8 that pytrec_eval splits as trec_eval does.
 //
 // Runs are large (a million lines for 1,000 queries at depth 1,000), so the
 // reader works on the scanner's bytes, allocates only each document id, and
@@ -111,9 +115,9 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		b := sc.Bytes()
-		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
+		b, err := fileio.SkipBOM(sc.Bytes(), line)
+		if err != nil {
+			return nil, fileio.Errorf(name, line, "%v", err)
 		}
 		if err := errtext.CheckUTF8(b, "line"); err != nil {
 			return nil, fileio.Errorf(name, line, "%v", err)
@@ -159,6 +163,9 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 		if why := notDecimal(f[4]); why != "" {
 			return nil, fileio.Errorf(name, line, "score %q is not a decimal number (digits, an optional '.' and exponent): %s", f[4], why)
 		}
+		if err := pythonSplits(f[:], runColumns); err != nil {
+			return nil, fileio.Errorf(name, line, "%v", err)
+		}
 		if hits == nil || qid != string(f[0]) {
 			flush()
 			qid = string(f[0])
@@ -167,8 +174,8 @@ func ReadRun(r io.Reader, name string) (ir.Run, error) {
 		hits = append(hits, ir.Hit{DocID: string(f[2]), Score: score})
 		at = append(at, int32(line))
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fileio.Errorf(name, line+1, "%v", err)
+	if err := fileio.ScanError(name, line+1, maxLine, "TREC run", sc.Err()); err != nil {
+		return nil, err
 	}
 	flush()
 	if err := checkDuplicates(run, lines, name); err != nil {
@@ -311,18 +318,18 @@ func WriteRun(w io.Writer, run ir.Run, tag string) error {
 	}
 	// Refuse what ReadRun and trec_eval would refuse, rather than write a
 	// file nothing can read back.
-	if hasSpace(tag) {
-		return fmt.Errorf("run tag %q contains white space", tag)
+	if err := checkTag(tag); err != nil {
+		return err
 	}
 	qids := QueryIDs(run)
 	for _, qid := range qids {
 		hits := run[qid]
-		if qid == "" || hasSpace(qid) {
-			return fmt.Errorf("query id %q is empty or contains white space", qid)
+		if err := fileio.CheckID(qid); err != nil {
+			return fmt.Errorf("query id %v", err)
 		}
 		for _, h := range hits {
-			if h.DocID == "" || hasSpace(h.DocID) {
-				return fmt.Errorf("query %q: document id %q is empty or contains white space", qid, h.DocID)
+			if err := fileio.CheckID(h.DocID); err != nil {
+				return fmt.Errorf("query %q: document id %v", qid, err)
 			}
 			if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
 				return fmt.Errorf("query %q: document %q has score %v; a run needs finite scores", qid, h.DocID, h.Score)
@@ -455,13 +462,46 @@ func RankHits(hits []ir.Hit, t ir.Ties) {
 	}
 }
 
-func hasSpace(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if fileio.IsSpace(s[i]) {
-			return true
+// checkTag refuses a run tag that ReadRun, trec_eval or pytrec_eval
+// would not read back as one column.
+func checkTag(tag string) error {
+	for i := 0; i < len(tag); i++ {
+		if fileio.IsSpace(tag[i]) {
+			return fmt.Errorf("run tag %q contains white space; a run's tag is one column: join its words with _ or -", tag)
 		}
 	}
-	return false
+	return pythonSplits([]string{tag}, []column{{name: "run tag"}})
+}
+
+// A column of a TREC line: its name in messages, and whether it holds an
+// id (fileio.CheckID's rule and message).
+type column struct {
+	name string
+	id   bool
+}
+
+var (
+	qrelsColumns = []column{{"query id", true}, {"iteration", false}, {"document id", true}, {"grade", false}}
+	runColumns   = []column{{"query id", true}, {"second column (Q0)", false}, {"document id", true}, {"rank", false}, {"score", false}, {"run tag", false}}
+)
+
+// pythonSplits refuses a line whose fields (split on ASCII white space,
+// as trec_eval splits) hold a character Python's str.split() also splits
+// on (fileio.PythonSpace): pytrec_eval would cut an id there and read
+// another query or document, or count more columns and refuse the line.
+// The rank, grade and score columns are numbers, checked before.
+func pythonSplits[T ~string | ~[]byte](fields []T, cols []column) error {
+	for j, c := range cols {
+		r, i := fileio.PythonSpace(fields[j])
+		if i < 0 {
+			continue
+		}
+		if c.id {
+			return fmt.Errorf("%s %v", c.name, fileio.CheckID(string(fields[j])))
+		}
+		return fmt.Errorf("%s %q contains %U, which Python's str.split() takes for whitespace, at byte %d; pytrec_eval would split the line there and refuse it, so rename the %s", c.name, fields[j], r, i, c.name)
+	}
+	return nil
 }
 
 // truncated reports whether the input ends in a truncated gzip stream right
@@ -473,7 +513,7 @@ func truncated(sc *bufio.Scanner) bool {
 }
 
 func truncatedError(name string, line int) error {
-	return fileio.Errorf(name, line, "file ends in the middle of its data; it is probably truncated: download or decompress it again")
+	return fileio.ScanError(name, line, maxLine, "", io.ErrUnexpectedEOF)
 }
 
 // WriteRunFile writes run to path atomically.
@@ -481,8 +521,8 @@ func WriteRunFile(path string, run ir.Run, tag string) error {
 	return fileio.WriteAtomic(path, func(w io.Writer) error { return WriteRun(w, run, tag) })
 }
 
-func newScanner(r io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<26)
-	return sc
-}
+// maxLine is the longest line the readers take (fileio.MaxLineBytes),
+// lowered by tests.
+var maxLine = fileio.MaxLineBytes
+
+func newScanner(r io.Reader) *bufio.Scanner { return fileio.NewScanner(r, maxLine) }

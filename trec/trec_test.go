@@ -322,6 +322,10 @@ func TestMalformed(t *testing.T) {
 			`qrels/beir-tsv.txt:1: qrels line has 3 fields, want 4 (query-id iteration doc-id grade)`},
 		{"qrels/duplicate.txt",
 			`qrels/duplicate.txt:3: document "d1" is judged twice for query "q1"; keep one judgment per pair`},
+		{"qrels/joined-bom.txt",
+			`qrels/joined-bom.txt:2: line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\xEF\xBB\xBF//' FILE)`},
+		{"qrels/nbsp-docid.txt",
+			`qrels/nbsp-docid.txt:2: document id "d\u00a02" contains U+00A0, which Python's str.split() takes for whitespace, at byte 1; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it`},
 		{"qrels/five-fields.txt",
 			`qrels/five-fields.txt:3: qrels line has 5 fields, want 4 (query-id iteration doc-id grade)`},
 		{"qrels/float-grade.txt",
@@ -334,6 +338,14 @@ func TestMalformed(t *testing.T) {
 			`qrels/word-grade.txt:2: grade "x" is not an integer; TREC qrels grades are whole numbers (0 not relevant, 1 and up relevant)`},
 		{"run/duplicate.run",
 			`run/duplicate.run:4: document "d1" appears twice for query "q1" (first on line 1); a run ranks each document once`},
+		{"run/emspace-qid.run",
+			`run/emspace-qid.run:2: query id "q\u20032" contains U+2003, which Python's str.split() takes for whitespace, at byte 1; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it`},
+		{"run/joined-bom.run",
+			`run/joined-bom.run:2: line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it (sed -i '2,$ s/^\xEF\xBB\xBF//' FILE)`},
+		{"run/nbsp-tag.run",
+			`run/nbsp-tag.run:1: run tag "my\u00a0run" contains U+00A0, which Python's str.split() takes for whitespace, at byte 2; pytrec_eval would split the line there and refuse it, so rename the run tag`},
+		{"run/separator-docid.run",
+			`run/separator-docid.run:2: document id "d\x1c2" contains U+001C, which Python's str.split() takes for whitespace, at byte 1; pytrec_eval (and scripts that split TREC lines in Python) would cut the id there, so rename it`},
 		{"run/five-fields.run",
 			`run/five-fields.run:2: run line has 5 fields, want 6 (query-id Q0 doc-id rank score tag)`},
 		{"run/float-rank.run",
@@ -347,7 +359,7 @@ func TestMalformed(t *testing.T) {
 		{"run/nan-score.run",
 			`run/nan-score.run:2: score "NaN" is not finite; a run needs real-valued scores: give the document a finite score or leave it out`},
 		{"run/no-gzip-trailer.run.gz",
-			`run/no-gzip-trailer.run.gz:301: unexpected EOF`},
+			`run/no-gzip-trailer.run.gz:301: file ends in the middle of its data (unexpected EOF); it is probably truncated, download or decompress it again`},
 		{"run/overflow-score.run",
 			`run/overflow-score.run:2: score "1e400" is out of range for a float64; scale the run's scores down`},
 		{"run/seven-fields.run",
@@ -391,9 +403,11 @@ func TestReadSkipsByteOrderMark(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(run, ir.Run{"q1": {{DocID: "d1", Score: 2}, {DocID: "d2", Score: 1}}}) {
 		t.Errorf("ReadRun with a BOM = %v, %v", run, err)
 	}
-	// Only at the start of the file: elsewhere it is not whitespace.
-	if _, err := ReadQrels(strings.NewReader("q1 0 d1 1\n\xef\xbb\xbfq1 0 d2 1\n"), "mid.qrels"); err != nil {
-		t.Fatal(err)
+	// Only at the start of the file: one inside is where files were
+	// joined (cat a b), refused in TestMalformed (joined-bom), as dataset
+	// refuses it, rather than read into a query "\ufeffq1".
+	if _, err := ReadQrels(strings.NewReader("q1 0 d1 1\n\xef\xbb\xbfq1 0 d2 1\n"), "mid.qrels"); err == nil {
+		t.Fatal("a byte-order mark inside the file was read as part of a query id")
 	}
 }
 
@@ -428,6 +442,10 @@ func TestWriteRunRefusesUnreadableRuns(t *testing.T) {
 		"space id":  {ir.Run{"q": {{DocID: "a b", Score: 1}}}, "t"},
 		"space qid": {ir.Run{"q 1": {{DocID: "d", Score: 1}}}, "t"},
 		"space tag": {ir.Run{"q": {{DocID: "d", Score: 1}}}, "my tag"},
+		// What Python's str.split() cuts at, which ReadRun refuses.
+		"nbsp id":      {ir.Run{"q": {{DocID: "a\u00a0b", Score: 1}}}, "t"},
+		"em space qid": {ir.Run{"q\u20031": {{DocID: "d", Score: 1}}}, "t"},
+		"sep tag":      {ir.Run{"q": {{DocID: "d", Score: 1}}}, "my\x1ftag"},
 	} {
 		if err := WriteRun(io.Discard, c.run, c.tag); err == nil {
 			t.Errorf("%s: WriteRun accepted an unreadable run", name)
@@ -574,5 +592,38 @@ func TestCompareWritten(t *testing.T) {
 	}
 	if mixedEqual == 0 {
 		t.Error("no pair of different values equal as written was compared")
+	}
+}
+
+// TestLineTooLong: a line over the readers' limit (a binary file, or one
+// whose line breaks were lost) is an error naming the file, the line and
+// what to check, not bufio.Scanner's "token too long".
+func TestLineTooLong(t *testing.T) {
+	defer func(n int) { maxLine = n }(maxLine)
+	maxLine = 1 << 20
+	long := strings.Repeat("x", maxLine)
+	for _, c := range []struct {
+		name, text string
+		read       func(io.Reader, string) error
+		want       string
+	}{
+		{"q.qrels", "q1 0 d1 1\nq1 0 " + long + " 1\n",
+			func(r io.Reader, name string) error { _, err := ReadQrels(r, name); return err },
+			"q.qrels:2: line is longer than 1 MiB, the most the readers accept; a TREC qrels file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"},
+		{"r.run", "q1 Q0 d1 1 2 t\nq1 Q0 " + long + " 2 1 t\n",
+			func(r io.Reader, name string) error { _, err := ReadRun(r, name); return err },
+			"r.run:2: line is longer than 1 MiB, the most the readers accept; a TREC run file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"},
+		// Fusing and reranking read a run's tag first (retrieve.RunSystem).
+		{"r.run", "q1 Q0 d1 1 2 t\nq1 Q0 " + long + " 2 1 t\n",
+			func(r io.Reader, name string) error { _, err := ReadRunTag(r, name); return err },
+			"r.run:2: line is longer than 1 MiB, the most the readers accept; a TREC run file holds one record per line, so check that this is one (a binary file, or one whose line breaks were lost, reads as one long line)"},
+	} {
+		if err := c.read(strings.NewReader(c.text), c.name); err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got: %v\nwant: %s", c.name, err, c.want)
+		}
+	}
+	// A line just under the limit reads.
+	if _, err := ReadRun(strings.NewReader("q1 Q0 "+long[:maxLine-32]+" 1 1 t\n"), "ok.run"); err != nil {
+		t.Errorf("a line under the limit: %v", err)
 	}
 }

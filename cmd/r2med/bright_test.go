@@ -523,3 +523,23 @@ func TestCLIBrightMRRLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsJSONSeveralTasks: r2med stats --json over several tasks prints
+// one JSON document, an array of the profiles in the order the tasks were
+// named, as jq '.[]' and pandas.json_normalize read it; one task keeps its
+// single object (TestStats).
+func TestStatsJSONSeveralTasks(t *testing.T) {
+	fakeBrightEnv(t)
+	stdout := mustRun(t, "stats", "--suite", "bright", "--task", "biology,leetcode", "--json")
+	var profiles []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &profiles); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, stdout)
+	}
+	if len(profiles) != 2 || profiles[0]["name"] != "BRIGHT-biology" || profiles[1]["name"] != "BRIGHT-leetcode" {
+		t.Fatalf("want the profiles of biology and leetcode in order, got:\n%s", stdout)
+	}
+	var one map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, "stats", "--suite", "bright", "--task", "biology", "--json")), &one); err != nil || one["name"] != "BRIGHT-biology" {
+		t.Fatalf("one task: want its profile as one object (%v): %v", err, one)
+	}
+}

@@ -112,9 +112,9 @@ func TestDeltasNeverNegativeZero(t *testing.T) {
 	if !small.MatchString(cells[0][1]) { // sorted by change, the smaller loss first
 		t.Errorf("the smaller change is %q, want it with two significant digits", cells[0][1])
 	}
-	// The query's heading gives the change its values (0.065 → 0.065) hide.
+	// The query's heading gives the change its values (0.0651 → 0.0651) hide.
 	body = viewerPage(t, root, "diff/nfcorpus?a="+url.QueryEscape("ours/run:base")+"&b="+url.QueryEscape("ours/run:tweak")+"&metric=map@100&q="+deep)
-	if h := regexp.MustCompile(`<h2>Query [^<]*</h2>`).FindString(body); !regexp.MustCompile(`(\d\.\d{3}) → (\d\.\d{3}) \(Δ -\d\.\de-0[5-6]\)`).MatchString(h) {
+	if h := regexp.MustCompile(`<h2>Query [^<]*</h2>`).FindString(body); !regexp.MustCompile(`(\d\.\d{4}) → (\d\.\d{4}) \(Δ -\d\.\de-0[5-6]\)`).MatchString(h) {
 		t.Errorf("the diff page's heading for %s is %q, want the change beside its values", deep, h)
 	}
 }
@@ -188,5 +188,47 @@ func TestReportPValuesAsCompare(t *testing.T) {
 	}
 	if strings.Contains(tests, ">0.0000<") {
 		t.Errorf("the report prints a p-value of 0.0000:\n%s", tests)
+	}
+}
+
+// TestPerQueryDecimalsAsCompare: a per-query value reads alike wherever it
+// is printed: compare's per-query changes give four decimals, as do now
+// the viewer's task page, per-query page and diff page and the report's
+// scatter (they gave three).
+func TestPerQueryDecimalsAsCompare(t *testing.T) {
+	root, shallow, _ := writeNearRuns(t)
+	three := regexp.MustCompile(`^\d\.\d{3}$`)
+	four := `\d\.\d{4}`
+
+	out := mustRun(t, "compare", filepath.Join(root, "base"), filepath.Join(root, "tweak"), "--metric", "ndcg@10")
+	if !regexp.MustCompile(shallow + ` ` + four + `→` + four).MatchString(out) {
+		t.Fatalf("compare does not print %s's change with four decimals:\n%s", shallow, out)
+	}
+
+	page := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--results", root, "--systems", "run:base,run:tweak", "--out", page)
+	if html := readFileString(t, page); !regexp.MustCompile(`· ` + shallow + `: ` + four + ` vs ` + four).MatchString(html) {
+		t.Errorf("the report's scatter does not label %s's point with four decimals", shallow)
+	}
+
+	pair := "a=" + url.QueryEscape("ours/run:base") + "&b=" + url.QueryEscape("ours/run:tweak")
+	for _, c := range []struct{ path, cell string }{
+		{"task/nfcorpus", `class="qtext"[^>]*>[^<]*</td><td class="num" data-v="[^"]*">([^<]*)</td>`},
+		{"diff/nfcorpus?" + pair, `class="qtext"[^>]*>[^<]*</td><td class="num">([^<]*)</td>`},
+		{"diff/nfcorpus?" + pair, `<td class="num " data-v="0">([^<]*)</td>`}, // no change: 0.0000
+		{"diff/nfcorpus?" + pair + "&q=" + shallow, `<h2>Query [^:]*: (\S+) →`},
+		{"query/nfcorpus/" + shallow, `</b>: nDCG@10 ([^ ]*) ·`},
+	} {
+		body := viewerPage(t, root, c.path)
+		cells := regexp.MustCompile(c.cell).FindAllStringSubmatch(body, -1)
+		if len(cells) == 0 {
+			t.Errorf("/%s: no per-query value found by %s", c.path, c.cell)
+		}
+		for _, m := range cells {
+			if three.MatchString(m[1]) || !regexp.MustCompile(`^`+four+`$`).MatchString(m[1]) {
+				t.Errorf("/%s prints a per-query value as %q, want four decimals as compare prints it", c.path, m[1])
+				break
+			}
+		}
 	}
 }

@@ -24,6 +24,7 @@ func newStatsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var profiles []taskstats.Profile
 			for i, src := range srcs {
 				t, err := src.Load(cmd.Context())
 				if err != nil {
@@ -39,11 +40,7 @@ func newStatsCmd() *cobra.Command {
 					p = p.CardRounded()
 				}
 				if asJSON {
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					if err := enc.Encode(p); err != nil {
-						return err
-					}
+					profiles = append(profiles, p)
 					continue
 				}
 				if i > 0 {
@@ -53,10 +50,23 @@ func newStatsCmd() *cobra.Command {
 					return err
 				}
 			}
-			return nil
+			if !asJSON {
+				return nil
+			}
+			// One JSON document, written once every task has loaded: one
+			// task's profile as an object (as it always was), several as an
+			// array in the order the tasks were named (jq '.[]',
+			// pandas.json_normalize).
+			var doc any = profiles
+			if len(profiles) == 1 {
+				doc = profiles[0]
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(doc)
 		},
 	}
 	addDataFlags(cmd, &d)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table: one task's profile as an object, several tasks' as an array")
 	return cmd
 }

@@ -1,6 +1,7 @@
 // Package numtext writes the numbers r2med's outputs print where a fixed
 // number of decimals would misstate them: signed differences (never a
-// negative zero) and p-values (never 0).
+// negative zero) and p-values (never 0); and how many decimals a
+// per-query value gets, alike in compare, the report and the viewer.
 package numtext
 
 import (
@@ -8,6 +9,15 @@ import (
 	"strconv"
 	"strings"
 )
+
+// QueryDecimals is how many decimals a per-query value of a measure (a
+// query's nDCG@10, say) and its change get wherever they are printed:
+// compare's gains and losses, the report's scatter, the viewer's task,
+// query and diff pages.
+const QueryDecimals = 4
+
+// Query writes a per-query value with QueryDecimals decimals ("0.6938").
+func Query(v float64) string { return strconv.FormatFloat(v, 'f', QueryDecimals, 64) }
 
 // Signed writes v with prec decimals and its sign: "+0.0031", "-0.0046".
 // Zero is "0.0000", with no sign. A value that is not zero but rounds to
