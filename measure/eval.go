@@ -32,7 +32,7 @@ type Options struct {
 	// run lacks, as zeros, to the run's queries.
 	Complete bool
 	// RunID is the run's tag, which the runid measure prints: trec_eval
-	// prints the sixth column of the run file's last line (ReadRunID).
+	// prints the sixth column of the run file's last line (trec.ReadRunLastTag).
 	RunID string
 }
 

@@ -86,7 +86,7 @@ func trecEvalDiff(t *testing.T, qrelsPath, runPath, wantPath string, ms []Measur
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if opt.RunID, err = ReadRunID(f); err != nil {
+	if opt.RunID, err = trec.ReadRunLastTag(f, runPath); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Evaluate(qrels, run, ms, opt)

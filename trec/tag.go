@@ -12,9 +12,36 @@ import (
 // or none. It checks nothing else (ReadRun does) but that the file reads:
 // an error names the file (name) and line.
 func ReadRunTag(r io.Reader, name string) (string, error) {
-	sc := newScanner(r)
-	var f [6][]byte
 	var tag []byte
+	same := true
+	err := eachTag(r, name, func(t []byte) {
+		switch {
+		case tag == nil:
+			tag = append([]byte{}, t...)
+		case !bytes.Equal(tag, t):
+			same = false
+		}
+	})
+	if err != nil || !same {
+		return "", err
+	}
+	return string(tag), nil
+}
+
+// ReadRunLastTag is the tag of the run's last line, what trec_eval's
+// runid measure prints: trec_eval keeps one tag per file, the last line's
+// (ReadRunTag says "" when the lines carry several).
+func ReadRunLastTag(r io.Reader, name string) (string, error) {
+	var tag []byte
+	err := eachTag(r, name, func(t []byte) { tag = append(tag[:0], t...) })
+	return string(tag), err
+}
+
+// eachTag hands f the tag of each line of six fields, in order; it checks
+// nothing else (ReadRun does).
+func eachTag(r io.Reader, name string, f func(tag []byte)) error {
+	sc := newScanner(r)
+	var fs [6][]byte
 	line := 0
 	for sc.Scan() {
 		line++
@@ -22,20 +49,11 @@ func ReadRunTag(r io.Reader, name string) (string, error) {
 		if line == 1 {
 			b = bytes.TrimPrefix(b, fileio.BOM)
 		}
-		if splitFields(&f, b) != 6 {
-			continue
-		}
-		switch {
-		case tag == nil:
-			tag = append([]byte{}, f[5]...)
-		case !bytes.Equal(tag, f[5]):
-			return "", nil
+		if splitFields(&fs, b) == 6 {
+			f(fs[5])
 		}
 	}
-	if err := fileio.ScanError(name, line+1, maxLine, "TREC run", sc.Err()); err != nil {
-		return "", err
-	}
-	return string(tag), nil
+	return fileio.ScanError(name, line+1, maxLine, "TREC run", sc.Err())
 }
 
 // ReadRunTagFile is ReadRunTag of a run file, gzip or plain.

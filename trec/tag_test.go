@@ -18,3 +18,19 @@ func TestReadRunTag(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRunLastTag: runid is the last line's tag, as trec_eval keeps it,
+// where the lines carry several; a short line names no tag.
+func TestReadRunLastTag(t *testing.T) {
+	for in, want := range map[string]string{
+		"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1 bm25\n":     "bm25",
+		"q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 b\nq2 Q0 d3 1 1": "b",
+		"\xef\xbb\xbfq1 Q0 d1 1 2.5 x\n":               "x",
+		"":                                             "",
+	} {
+		got, err := ReadRunLastTag(strings.NewReader(in), "run")
+		if err != nil || got != want {
+			t.Errorf("ReadRunLastTag(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

@@ -198,11 +198,7 @@ func readRunID(path string) (string, error) {
 		return "", err
 	}
 	defer rc.Close()
-	id, err := measure.ReadRunID(rc)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return id, nil
+	return trec.ReadRunLastTag(rc, path)
 }
 
 // readExclusions reads an exclusions file into the pairs it excludes.
