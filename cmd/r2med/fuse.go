@@ -13,6 +13,7 @@ import (
 
 	"github.com/r2med/r2med/fusion"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/retrieve"
@@ -67,7 +68,7 @@ read with file:line errors and the output is written atomically.`,
 			default:
 				return fmt.Errorf("unknown --ties %q (best-rank or docid)", ties)
 			}
-			if strings.ContainsFunc(tag, unicode.IsSpace) {
+			if _, at := fileio.PythonSpace(tag); at >= 0 || strings.ContainsFunc(tag, unicode.IsSpace) {
 				return fmt.Errorf("--tag %q contains white space; a run's tag is one column: join its words with _ or -", tag)
 			}
 			if depth < 0 {

@@ -221,6 +221,7 @@ func TestFuseErrors(t *testing.T) {
 		// before the runs are read, naming the flag, where the write
 		// failed with "run tag ... contains white space".
 		{[]string{"--tag", "my run", runs[0], runs[1], "--out", out}, `--tag "my run" contains white space; a run's tag is one column: join its words with _ or -`},
+		{[]string{"--tag", "my\x1frun", runs[0], runs[1], "--out", out}, `--tag "my\x1frun" contains white space`}, // Python's split() cuts there
 		{[]string{runs[0], runs[2], "--out", out}, runs[2] + ":1:"},
 		{[]string{runs[0], runs[1] + ".missing", "--out", out}, ".missing"},
 		// An empty run (a run that failed before its first line) would
