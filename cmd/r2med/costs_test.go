@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// yesLoopback is a chat server answering every prompt "Yes" (a pointwise
+// reranker's answer) with usage as the JSON object use (nil: no usage
+// field), and naming itself served in its answers' "model" (empty: the
+// model asked for).
+func yesLoopback(t *testing.T, use map[string]any, served string) (*httptest.Server, *atomic.Int64) {
+	var calls atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct{ Model string }
+		json.NewDecoder(r.Body).Decode(&req)
+		model := served
+		if model == "" {
+			model = req.Model
+		}
+		ans := map[string]any{"model": model, "choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "Yes"}, "finish_reason": "stop"}}}
+		if use != nil {
+			ans["usage"] = use
+		}
+		json.NewEncoder(w).Encode(ans)
+	}))
+	t.Cleanup(s.Close)
+	return s, &calls
+}
+
+// costRun reranks the demo task's BM25 top 5 with llm-pointwise against
+// url, priced by prices, into dir/out.
+func costRun(t *testing.T, dir, out, url, prices string, extra ...string) string {
+	t.Helper()
+	p := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(p, []byte(prices), 0o644)
+	o := filepath.Join(dir, out)
+	mustRun(t, append([]string{"run", "--task", "demo", "--rerank", "llm-pointwise", "--rerank-model", "gpt-x", "--rerank-url", url + "/v1",
+		"--rerank-depth", "5", "--cache", filepath.Join(dir, "cache"), "--prices", p, "--out", o, "--quiet"}, extra...)...)
+	return o
+}
+
+// TestCostUsageWithoutCounts: a server that sends a usage object without
+// token counts ({}: some gateways and local servers do) reported no
+// tokens and $0 for the calls it answered, where a rerun from the cache
+// estimated them and said so; the calls' tokens are now estimated when
+// made, and the manifest says so: both runs cost the same.
+func TestCostUsageWithoutCounts(t *testing.T) {
+	srv, calls := yesLoopback(t, map[string]any{}, "")
+	dir := t.TempDir()
+	first := readManifest(t, costRun(t, dir, "first", srv.URL, "gpt-x: {input: 2.5, output: 10}\n")).Usage
+	if first == nil || first.Calls != calls.Load() || first.PromptTokens == 0 || first.CompletionTokens == 0 || first.Estimated == "" || first.USD == nil || *first.USD <= 0 {
+		t.Fatalf("new calls without token counts: %+v", first)
+	}
+	again := readManifest(t, costRun(t, dir, "again", srv.URL, "gpt-x: {input: 2.5, output: 10}\n")).Usage
+	if again.Calls != 0 || again.Cached.PromptTokens != first.PromptTokens || again.CachedUSD == nil || *again.CachedUSD != *first.USD {
+		t.Errorf("the rerun from the cache costs otherwise: %+v, first %+v", again, first)
+	}
+}
+
+// TestCostServerPromptCache: the server's prompt cache (OpenAI's
+// prompt_tokens_details.cached_tokens, billed at the cached-input rate)
+// and reasoning tokens (completion_tokens_details.reasoning_tokens, part
+// of the completion) are recorded, cached prompt tokens are priced at a
+// table's cached_input rate, and the model the server answered with is
+// named beside the one asked for.
+func TestCostServerPromptCache(t *testing.T) {
+	use := map[string]any{"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
+		"prompt_tokens_details": map[string]any{"cached_tokens": 800}, "completion_tokens_details": map[string]any{"reasoning_tokens": 40}}
+	srv, calls := yesLoopback(t, use, "gpt-x-2025-01-31")
+	dir := t.TempDir()
+	o := costRun(t, dir, "run", srv.URL, "gpt-x: {input: 2.5, cached_input: 1.25, output: 10}\n")
+	u := readManifest(t, o).Usage
+	n := calls.Load()
+	want := float64(n) * (200*2.5 + 800*1.25 + 50*10) / 1e6
+	if u == nil || u.Calls != n || u.PromptTokens != 1000*n || u.CachedPromptTokens != 800*n || u.ReasoningTokens != 40*n || u.USD == nil || !near(*u.USD, want) {
+		t.Fatalf("usage %+v (usd %v), want %d calls costing %v with %d cached prompt tokens", u, deref(u.USD), n, want, 800*n)
+	}
+	if len(u.Models) != 1 || strings.Join(u.Models[0].Served, ",") != "gpt-x-2025-01-31" {
+		t.Errorf("the model that answered is not named: %+v", u.Models)
+	}
+	// Without a cached_input rate, cached prompt tokens cost the input
+	// rate (what the table says), and the manifest says so.
+	u = readManifest(t, costRun(t, dir, "plain", srv.URL, "gpt-x: {input: 2.5, output: 10}\n", "--no-cache")).Usage
+	if want := float64(n) * (1000*2.5 + 50*10) / 1e6; u.USD == nil || !near(*u.USD, want) || !strings.Contains(strings.Join(u.Notes, " "), "cached_input") {
+		t.Errorf("without cached_input: usd %v, want %v; notes %q", deref(u.USD), want, u.Notes)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
