@@ -323,6 +323,7 @@ func (u *wireUsage) usage() (Usage, bool) {
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
 		out.CachedPromptTokens = d.CachedTokens
 	}
+	out.CachedPromptTokens = min(max(out.CachedPromptTokens, 0), out.PromptTokens)
 	if d := u.CompletionTokensDetails; d != nil {
 		out.ReasoningTokens = d.ReasoningTokens
 	}

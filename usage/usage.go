@@ -377,3 +377,55 @@ func CostOf(runs []*Summary) (c Cost, ok bool) {
 	}
 	return c, true
 }
+
+// USDText writes dollars for people: two decimals from $1, three
+// significant digits below (never $0.00 for $0.004, nor an exponent:
+// $0.0000004), and $0 for nothing.
+func USDText(x float64) string {
+	if x == 0 {
+		return "$0"
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+	if math.Abs(v) >= 1 {
+		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return "$" + strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// CallsText is one line on the calls a summary counts: new and from the
+// cache, their tokens, and whether they were estimated.
+func (s Summary) CallsText() string {
+	all := s.Cached.Calls + s.Calls
+	line := fmt.Sprintf("model calls: %d new (%d prompt + %d completion tokens), %d answered from the cache (%d + %d when made)",
+		s.Calls, s.PromptTokens, s.CompletionTokens, s.Cached.Calls, s.Cached.PromptTokens, s.Cached.CompletionTokens)
+	if s.Estimated != "" {
+		var est int64
+		for _, l := range s.Models {
+			est += l.New.EstimatedCalls + l.Cached.EstimatedCalls
+		}
+		line += fmt.Sprintf("; the tokens of %d of the %d are estimated (%s: the server reported none)", est, all, s.Estimated)
+	}
+	return line
+}
+
+// CostText is one line on what a summary's calls cost by its price
+// table, with the notes on how it was reckoned; empty without a table.
+func (s Summary) CostText() string {
+	if s.USD == nil {
+		if len(s.Unpriced) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("cost: no price for %s in the price table", strings.Join(s.Unpriced, ", "))
+	}
+	line := fmt.Sprintf("cost: %s new, %s of answers from the cache at their cost when made", USDText(*s.USD), USDText(*s.CachedUSD))
+	if s.PerQuery != nil && s.PerQuery.USD != nil {
+		line += fmt.Sprintf("; %s per query", USDText(*s.PerQuery.USD))
+	}
+	if s.Estimated != "" {
+		line += fmt.Sprintf(" (tokens estimated by %s where the server reported none)", s.Estimated)
+	}
+	for _, n := range s.Notes {
+		line += "; " + n
+	}
+	return line
+}

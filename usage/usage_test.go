@@ -221,3 +221,13 @@ func TestCachedInputRate(t *testing.T) {
 		t.Errorf("without cached_input: usd %v notes %q", deref(s.USD), s.Notes)
 	}
 }
+
+// TestUSDText: dollars as people read them, never $0.00 for a fraction of
+// a cent, nor an exponent.
+func TestUSDText(t *testing.T) {
+	for x, want := range map[float64]string{0: "$0", 0.004: "$0.004", 4e-7: "$0.0000004", 0.054122: "$0.0541", 1: "$1.00", 1234.567: "$1234.57", 0.999999: "$1.00"} {
+		if got := USDText(x); got != want {
+			t.Errorf("USDText(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

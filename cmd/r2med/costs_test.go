@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	costs "github.com/r2med/r2med/usage"
 )
 
 // yesLoopback is a chat server answering every prompt "Yes" (a pointwise
@@ -36,15 +39,16 @@ func yesLoopback(t *testing.T, use map[string]any, served string) (*httptest.Ser
 }
 
 // costRun reranks the demo task's BM25 top 5 with llm-pointwise against
-// url, priced by prices, into dir/out.
-func costRun(t *testing.T, dir, out, url, prices string, extra ...string) string {
+// url, priced by prices, into dir/out; it returns dir/out and what the
+// run printed.
+func costRun(t *testing.T, dir, out, url, prices string, extra ...string) (string, string) {
 	t.Helper()
 	p := filepath.Join(dir, "prices.yaml")
 	os.WriteFile(p, []byte(prices), 0o644)
 	o := filepath.Join(dir, out)
-	mustRun(t, append([]string{"run", "--task", "demo", "--rerank", "llm-pointwise", "--rerank-model", "gpt-x", "--rerank-url", url + "/v1",
+	stdout := mustRun(t, append([]string{"run", "--task", "demo", "--rerank", "llm-pointwise", "--rerank-model", "gpt-x", "--rerank-url", url + "/v1",
 		"--rerank-depth", "5", "--cache", filepath.Join(dir, "cache"), "--prices", p, "--out", o, "--quiet"}, extra...)...)
-	return o
+	return o, stdout
 }
 
 // TestCostUsageWithoutCounts: a server that sends a usage object without
@@ -55,11 +59,27 @@ func costRun(t *testing.T, dir, out, url, prices string, extra ...string) string
 func TestCostUsageWithoutCounts(t *testing.T) {
 	srv, calls := yesLoopback(t, map[string]any{}, "")
 	dir := t.TempDir()
-	first := readManifest(t, costRun(t, dir, "first", srv.URL, "gpt-x: {input: 2.5, output: 10}\n")).Usage
+	o, stdout := costRun(t, dir, "first", srv.URL, "gpt-x: {input: 2.5, output: 10}\n")
+	first := readManifest(t, o).Usage
 	if first == nil || first.Calls != calls.Load() || first.PromptTokens == 0 || first.CompletionTokens == 0 || first.Estimated == "" || first.USD == nil || *first.USD <= 0 {
 		t.Fatalf("new calls without token counts: %+v", first)
 	}
-	again := readManifest(t, costRun(t, dir, "again", srv.URL, "gpt-x: {input: 2.5, output: 10}\n")).Usage
+	// The run's summary says what the calls cost, and that the tokens
+	// are estimated.
+	for _, want := range []string{
+		fmt.Sprintf("model calls: %d new (%d prompt + %d completion tokens), 0 answered from the cache", first.Calls, first.PromptTokens, first.CompletionTokens),
+		fmt.Sprintf("the tokens of %d of the %d are estimated (utf8-bytes/4", first.Calls, first.Calls),
+		"cost: " + costs.USDText(*first.USD) + " new, $0 of answers from the cache",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the run's summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	o, stdout = costRun(t, dir, "again", srv.URL, "gpt-x: {input: 2.5, output: 10}\n")
+	again := readManifest(t, o).Usage
+	if !strings.Contains(stdout, "cost: $0 new, "+costs.USDText(*first.USD)+" of answers from the cache at their cost when made") {
+		t.Errorf("the rerun's summary:\n%s", stdout)
+	}
 	if again.Calls != 0 || again.Cached.PromptTokens != first.PromptTokens || again.CachedUSD == nil || *again.CachedUSD != *first.USD {
 		t.Errorf("the rerun from the cache costs otherwise: %+v, first %+v", again, first)
 	}
@@ -76,7 +96,7 @@ func TestCostServerPromptCache(t *testing.T) {
 		"prompt_tokens_details": map[string]any{"cached_tokens": 800}, "completion_tokens_details": map[string]any{"reasoning_tokens": 40}}
 	srv, calls := yesLoopback(t, use, "gpt-x-2025-01-31")
 	dir := t.TempDir()
-	o := costRun(t, dir, "run", srv.URL, "gpt-x: {input: 2.5, cached_input: 1.25, output: 10}\n")
+	o, _ := costRun(t, dir, "run", srv.URL, "gpt-x: {input: 2.5, cached_input: 1.25, output: 10}\n")
 	u := readManifest(t, o).Usage
 	n := calls.Load()
 	want := float64(n) * (200*2.5 + 800*1.25 + 50*10) / 1e6
@@ -88,7 +108,11 @@ func TestCostServerPromptCache(t *testing.T) {
 	}
 	// Without a cached_input rate, cached prompt tokens cost the input
 	// rate (what the table says), and the manifest says so.
-	u = readManifest(t, costRun(t, dir, "plain", srv.URL, "gpt-x: {input: 2.5, output: 10}\n", "--no-cache")).Usage
+	o, stdout := costRun(t, dir, "plain", srv.URL, "gpt-x: {input: 2.5, output: 10}\n", "--no-cache")
+	u = readManifest(t, o).Usage
+	if !strings.Contains(stdout, "prompt tokens gpt-x read from its prompt cache are priced at the input rate") {
+		t.Errorf("the summary does not say how cached prompt tokens were priced:\n%s", stdout)
+	}
 	if want := float64(n) * (1000*2.5 + 50*10) / 1e6; u.USD == nil || !near(*u.USD, want) || !strings.Contains(strings.Join(u.Notes, " "), "cached_input") {
 		t.Errorf("without cached_input: usd %v, want %v; notes %q", deref(u.USD), want, u.Notes)
 	}

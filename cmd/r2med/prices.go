@@ -47,10 +47,7 @@ func newMeter() *costs.Meter { return &costs.Meter{} }
 // printCost prints what the calls a meter heard cost, new and cached,
 // in dollars by prices, in total and per query.
 func printCost(w io.Writer, m *costs.Meter, queries int, prices costs.Prices) {
-	s := m.Summary(queries, prices)
-	if s.USD == nil {
-		fmt.Fprintf(w, "  cost: no price for %v in the price table\n", s.Unpriced)
-		return
+	if line := m.Summary(queries, prices).CostText(); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
-	fmt.Fprintf(w, "  cost: $%.6g new, $%.6g of answers from the cache at their cost when made; $%.6g per query\n", *s.USD, *s.CachedUSD, *s.PerQuery.USD)
 }
