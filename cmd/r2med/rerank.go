@@ -227,7 +227,7 @@ work but are deprecated.`,
 				printRerankStats(w, *res.Stats)
 			}
 			if calls.prices != "" {
-				printCost(w, meter, len(res.Run), prices)
+				printCost(w, meter.Summary(len(res.Run), prices))
 			}
 			printRerankTrace(w, checkpoint)
 			if noEval || len(t.Qrels) == 0 {

@@ -229,11 +229,7 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 			fmt.Fprintln(w)
 		}
 		if u := out.Manifest.Usage; u != nil && u.Calls+u.Cached.Calls > 0 {
-			// What the model calls cost, as the manifest records it.
-			fmt.Fprintf(w, "  %s\n", u.CallsText())
-			if line := u.CostText(); line != "" {
-				fmt.Fprintf(w, "  %s\n", line)
-			}
+			printUsage(w, *u) // what the model calls cost, as the manifest records it
 		}
 	}
 	if _, err := fmt.Fprintf(w, "  %s\n", filepath.Join(dir, pipeline.ResultsFile)); err != nil || out.Manifest == nil {
