@@ -135,18 +135,18 @@ const (
 
 // Step is one model turn.
 type Step struct {
-	Turn             int      `json:"turn"`
-	PromptChars      int      `json:"prompt_chars"`
-	PromptTokens     int      `json:"prompt_tokens"`
-	CompletionTokens int      `json:"completion_tokens"`
+	Turn             int `json:"turn"`
+	PromptChars      int `json:"prompt_chars"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 	// Estimated names the token estimator when the server did not count
 	// (usage.Estimator).
-	Estimated    string `json:"estimated,omitempty"`
-	Cached       bool   `json:"cached,omitempty"`
-	FinishReason string `json:"finish_reason,omitempty"`
-	Search           string   `json:"search,omitempty"`
-	Retrieved        []string `json:"retrieved,omitempty"`
-	Note             string   `json:"note,omitempty"`
+	Estimated    string   `json:"estimated,omitempty"`
+	Cached       bool     `json:"cached,omitempty"`
+	FinishReason string   `json:"finish_reason,omitempty"`
+	Search       string   `json:"search,omitempty"`
+	Retrieved    []string `json:"retrieved,omitempty"`
+	Note         string   `json:"note,omitempty"`
 }
 
 // Trace is one query's run, for the run manifest.
