@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/r2med/r2med/plan"
 	costs "github.com/r2med/r2med/usage"
 )
 
@@ -123,4 +126,44 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestCostResumedRerank: a rerank interrupted after some queries and
+// resumed: the run's usage counts both attempts' calls, the rerank_*
+// counts and the stage times this attempt's; the manifest
+// (rerank_resumed_queries) and the summary now say how many queries the
+// earlier attempt did, where the two counts of calls disagreed unsaid.
+func TestCostResumedRerank(t *testing.T) {
+	srv := newChatLoopback(t)
+	var fail atomic.Bool
+	fail.Store(true)
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if fail.Load() && strings.Contains(string(body), srv.task.Queries[len(srv.task.Queries)-1].Text) {
+			http.Error(w, "this query is refused", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		srv.serve(w, r)
+	}))
+	defer flaky.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	args := []string{"run", "--task", "demo", "--rerank", "reasonrank", "--rerank-model", "r1", "--rerank-url", flaky.URL + "/v1",
+		"--rerank-depth", "10", "--retries", "0", "--cache", filepath.Join(dir, "cache"), "--out", out, "--quiet"}
+	if _, _, code := r2med(t, "", args...); code == 0 {
+		t.Fatal("the first attempt should fail on the last query")
+	}
+	fail.Store(false)
+	stdout := mustRun(t, args...)
+	m := readManifest(t, out)
+	queries := len(srv.task.Queries)
+	n := m.Counts[plan.ResumedQueries]
+	if n == 0 || n >= queries || m.Counts["rerank_llm_calls"] != queries-n || m.Usage.Calls+m.Usage.Cached.Calls != int64(queries) {
+		t.Errorf("%d queries resumed, rerank_llm_calls %d, usage %d new + %d cached: want the resumed queries counted, the attempt's calls beside them, and every query's call in the usage",
+			n, m.Counts["rerank_llm_calls"], m.Usage.Calls, m.Usage.Cached.Calls)
+	}
+	if want := fmt.Sprintf("resumed: %d queries were reranked by an interrupted attempt: the model calls below count its calls too", n); !strings.Contains(stdout, want) {
+		t.Errorf("the summary does not say the run was resumed (%q):\n%s", want, stdout)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
@@ -220,13 +221,18 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 		return err
 	}
 	if out.Manifest != nil {
-		if c := out.Manifest.Counts; c["excluded_pairs"] > 0 {
+		c := out.Manifest.Counts
+		if c["excluded_pairs"] > 0 {
 			fmt.Fprintf(w, "  excluded: %d %s for %d %s", c["excluded_pairs"], errtext.Plural(c["excluded_pairs"], "document", "documents"),
 				c["excluded_queries"], errtext.Plural(c["excluded_queries"], "query", "queries"))
 			if n, ok := c[retrieve.HitsExcluded]; ok {
 				fmt.Fprintf(w, "; %d %s removed before the cut", n, errtext.Plural(n, "hit", "hits"))
 			}
 			fmt.Fprintln(w)
+		}
+		if n := c[plan.ResumedQueries]; n > 0 {
+			fmt.Fprintf(w, "  resumed: %d %s reranked by an interrupted attempt: the model calls below count its calls too; the rerank_* counts and stage times in the manifest are this attempt's\n",
+				n, errtext.Plural(n, "query was", "queries were"))
 		}
 		if u := out.Manifest.Usage; u != nil && u.Calls+u.Cached.Calls > 0 {
 			printUsage(w, *u) // what the model calls cost, as the manifest records it
