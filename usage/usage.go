@@ -2,11 +2,15 @@
 // tokens and wall time per call, summed by a concurrency-safe Meter per
 // kind of call and model, and turned into money by a price table.
 //
-// A call's tokens come from the server's "usage" answer when it gives one;
-// otherwise they are estimated with EstimateTokens, and the record says so
-// (Usage.Estimated names the estimator). Answers reused from a cache keep
-// the usage they had when they were made, so a rerun reports the original
-// cost beside a new cost of zero (Meter's Cached and New tallies).
+// A call's tokens come from the server's "usage" answer when it gives one
+// with counts; otherwise they are estimated with EstimateTokens, and the
+// record says so (Usage.Estimated names the estimator). Answers reused
+// from a cache keep the usage they had when they were made, so a rerun
+// reports the original cost beside a new cost of zero (Meter's Cached and
+// New tallies). A call retried after a 429, a 5xx or a timeout is one call
+// with the tokens of the answer that came (providers bill no 429 or 5xx; a
+// generation the client stopped waiting for may be billed and is not
+// counted), its seconds the retries' and waits' too.
 package usage
 
 import (

@@ -167,3 +167,34 @@ func TestCostResumedRerank(t *testing.T) {
 		t.Errorf("the summary does not say the run was resumed (%q):\n%s", want, stdout)
 	}
 }
+
+// TestCostRetriedCallCountedOnce: a call the server first refused with a
+// 503 and answered on the retry (the run's first) is counted once, with the answer's
+// tokens (providers bill no 429 or 5xx), and its seconds include the
+// wait.
+func TestCostRetriedCallCountedOnce(t *testing.T) {
+	use := map[string]any{"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101}
+	ok, answered := yesLoopback(t, use, "")
+	var sent atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sent.Add(1) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		resp, err := http.Post(ok.URL+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		io.Copy(w, resp.Body)
+	}))
+	defer flaky.Close()
+	dir := t.TempDir()
+	o, _ := costRun(t, dir, "run", flaky.URL, "gpt-x: {input: 1, output: 1}\n", "--rerank-depth", "1")
+	u := readManifest(t, o).Usage
+	n := answered.Load()
+	if sent.Load() != n+1 || u.Calls != n || u.PromptTokens != 100*n || u.USD == nil || !near(*u.USD, float64(101*n)/1e6) {
+		t.Errorf("%d requests sent, %d answered; usage %+v", sent.Load(), n, u)
+	}
+}

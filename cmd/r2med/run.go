@@ -105,9 +105,12 @@ trec_eval leaves them, and said. API keys
 come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY, …), and
 credentials in a URL never reach a manifest.
 
-The manifest's usage says what the model calls cost: prompt and completion
-tokens and seconds, in total and per query, and in dollars with --prices (a
-YAML table, model: {input: $, output: $} per million tokens). The cache
+The manifest's usage, and the summary, say what the model calls cost:
+prompt and completion tokens (the server's, else estimated and said) and
+seconds, in total and per query, and in dollars with --prices (a YAML
+table, model: {input: $, output: $, cached_input: $} per million tokens;
+cached_input prices the prompt tokens a server read from its prompt cache,
+else they cost input). The cache
 entries a run used are listed beside its manifest, so 'r2med cache export
 --manifest' can share exactly them, and --replay reruns the pipeline from
 the cache alone: a call it lacks fails the run instead of reaching a server.`,
@@ -172,7 +175,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
 	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails the run",
-		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS} per million tokens; \"*\" for every other model) that puts dollars in the manifest's usage")
+		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS, cached_input: DOLLARS} per million tokens, cached_input optional; \"*\" for every other model) that puts dollars in the manifest's usage and the summary")
 	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: out/SYSTEM/TASK, or $R2MED_RESULTS/SYSTEM/TASK)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
 	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it, and replace a run with other settings there")
