@@ -385,15 +385,18 @@ func CostOf(runs []*Summary) (c Cost, ok bool) {
 // USDText writes dollars for people: two decimals from $1, three
 // significant digits below (never $0.00 for $0.004, nor an exponent:
 // $0.0000004), and $0 for nothing.
-func USDText(x float64) string {
+func USDText(x float64) string { return "$" + USDNumber(x) }
+
+// USDNumber is USDText without the dollar sign, for columns headed $.
+func USDNumber(x float64) string {
 	if x == 0 {
-		return "$0"
+		return "0"
 	}
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
 	if math.Abs(v) >= 1 {
-		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
+		return strconv.FormatFloat(x, 'f', 2, 64)
 	}
-	return "$" + strconv.FormatFloat(v, 'f', -1, 64)
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // CallsText is one line on the calls a summary counts: new and from the
