@@ -198,3 +198,26 @@ func TestCostRetriedCallCountedOnce(t *testing.T) {
 		t.Errorf("%d requests sent, %d answered; usage %+v", sent.Load(), n, u)
 	}
 }
+
+// TestCostRerankFromCache: r2med rerank answered wholly from the cache
+// called its answers "calls this run", beside its cost line saying $0
+// new; the line counts answers, from the cache or not.
+func TestCostRerankFromCache(t *testing.T) {
+	srv, calls := yesLoopback(t, map[string]any{"prompt_tokens": 10, "completion_tokens": 1}, "")
+	dir := t.TempDir()
+	bm25 := filepath.Join(dir, "bm25")
+	mustRun(t, "run", "--task", "demo", "--out", bm25, "--quiet")
+	prices := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(prices, []byte("gpt-x: {input: 1000, output: 1000}\n"), 0o644)
+	args := func(out string) []string {
+		return []string{"rerank", "--task", "demo", "--run", filepath.Join(bm25, "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "gpt-x",
+			"--rerank-url", srv.URL + "/v1", "--rerank-depth", "2", "--cache", filepath.Join(dir, "cache"), "--prices", prices, "--out", filepath.Join(dir, out), "--quiet", "--no-eval"}
+	}
+	mustRun(t, args("a.trec")...)
+	n := calls.Load()
+	stdout := mustRun(t, args("b.trec")...)
+	if calls.Load() != n || strings.Contains(stdout, "calls this run") || !strings.Contains(stdout, fmt.Sprintf("LLM answers (%d, from the cache or not)", n)) ||
+		!strings.Contains(stdout, fmt.Sprintf("cost: $0 new, %s of answers from the cache", costs.USDText(float64(11*n)*1000/1e6))) {
+		t.Errorf("a rerank from the cache (%d answers):\n%s", n, stdout)
+	}
+}

@@ -277,7 +277,7 @@ func printRerankStats(w io.Writer, s rerank.Stats) {
 		fmt.Fprintf(w, "  LLM: %d answers (%d from the cache), %d prompt + %d completion tokens\n", s.Calls, s.Cached, s.PromptTokens, s.CompletionTokens)
 	}
 	if notes := s.Notes(); len(notes) > 0 {
-		fmt.Fprintf(w, "  LLM answers (%d calls this run): %s\n", s.Calls, strings.Join(notes, "; "))
+		fmt.Fprintf(w, "  LLM answers (%d, from the cache or not): %s\n", s.Calls, strings.Join(notes, "; "))
 	}
 }
 
