@@ -412,6 +412,11 @@ func (s Summary) CallsText() string {
 		}
 		line += fmt.Sprintf("; the tokens of %d of the %d are estimated (%s: the server reported none)", est, all, s.Estimated)
 	}
+	for _, l := range s.Models {
+		if len(l.Served) > 0 {
+			line += fmt.Sprintf("; %s was answered by %s", l.Model, strings.Join(l.Served, ", "))
+		}
+	}
 	return line
 }
 

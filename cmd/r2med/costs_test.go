@@ -99,7 +99,10 @@ func TestCostServerPromptCache(t *testing.T) {
 		"prompt_tokens_details": map[string]any{"cached_tokens": 800}, "completion_tokens_details": map[string]any{"reasoning_tokens": 40}}
 	srv, calls := yesLoopback(t, use, "gpt-x-2025-01-31")
 	dir := t.TempDir()
-	o, _ := costRun(t, dir, "run", srv.URL, "gpt-x: {input: 2.5, cached_input: 1.25, output: 10}\n")
+	o, stdout := costRun(t, dir, "run", srv.URL, "gpt-x: {input: 2.5, cached_input: 1.25, output: 10}\n")
+	if !strings.Contains(stdout, "; gpt-x was answered by gpt-x-2025-01-31") {
+		t.Errorf("the summary does not name the model that answered:\n%s", stdout)
+	}
 	u := readManifest(t, o).Usage
 	n := calls.Load()
 	want := float64(n) * (200*2.5 + 800*1.25 + 50*10) / 1e6
@@ -111,7 +114,7 @@ func TestCostServerPromptCache(t *testing.T) {
 	}
 	// Without a cached_input rate, cached prompt tokens cost the input
 	// rate (what the table says), and the manifest says so.
-	o, stdout := costRun(t, dir, "plain", srv.URL, "gpt-x: {input: 2.5, output: 10}\n", "--no-cache")
+	o, stdout = costRun(t, dir, "plain", srv.URL, "gpt-x: {input: 2.5, output: 10}\n", "--no-cache")
 	u = readManifest(t, o).Usage
 	if !strings.Contains(stdout, "prompt tokens gpt-x read from its prompt cache are priced at the input rate") {
 		t.Errorf("the summary does not say how cached prompt tokens were priced:\n%s", stdout)
