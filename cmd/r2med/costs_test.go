@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -138,18 +137,7 @@ func deref(p *float64) any {
 // earlier attempt did, where the two counts of calls disagreed unsaid.
 func TestCostResumedRerank(t *testing.T) {
 	srv := newChatLoopback(t)
-	var fail atomic.Bool
-	fail.Store(true)
-	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if fail.Load() && strings.Contains(string(body), srv.task.Queries[len(srv.task.Queries)-1].Text) {
-			http.Error(w, "this query is refused", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		srv.serve(w, r)
-	}))
-	defer flaky.Close()
+	flaky, fail := refusingLastQuery(t, srv)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
 	args := []string{"run", "--task", "demo", "--rerank", "reasonrank", "--rerank-model", "r1", "--rerank-url", flaky.URL + "/v1",
