@@ -97,6 +97,13 @@ func ParsePrices(data []byte, name string) (Prices, error) {
 		if _, dup := out[model]; dup {
 			return nil, fmt.Errorf("%s:%d: model %q is priced twice", name, k.Line, model)
 		}
+		for other := range out {
+			// Lookup ignores case: two such names would price a model
+			// by whichever it met first.
+			if strings.EqualFold(other, model) {
+				return nil, fmt.Errorf("%s:%d: model %q is priced twice: %q differs only in case, and prices are looked up ignoring case; keep one", name, k.Line, model, other)
+			}
+		}
 		if v.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("%s:%d: %q: want {input: DOLLARS, output: DOLLARS} per million tokens", name, v.Line, model)
 		}

@@ -100,12 +100,15 @@ func TestParsePrices(t *testing.T) {
 		"gpt-4o: {input: 2, outptu: 3}\n": `prices.yaml:1: "gpt-4o": unknown key "outptu"`,
 		"a: {input: 1}\nb: {input: -1}\n": `prices.yaml:2: "b": input is "-1"; want a non-negative number`,
 		"a: {input: 1}\na: {input: 2}\n":  `prices.yaml:2: model "a" is priced twice`,
-		"a: 3\n":                          `prices.yaml:1: "a": want {input: DOLLARS, output: DOLLARS}`,
-		"- a\n":                           `prices.yaml:1: a price table maps model names`,
-		"a: {}\n":                         `prices.yaml:1: "a": no price given`,
-		"a: {input: cheap}\n":             `input is "cheap"`,
-		"a: {input: 1, input: 2}\n":       `prices.yaml:1:`,
-		"a: {input: 1}\n\tb: [\n":         `prices.yaml:`,
+		// Lookup ignores case: which of the two priced GPT-4o was chance.
+		"gpt-4o: {input: 1}\nGPT-4o: {input: 2}\n": `prices.yaml:2: model "GPT-4o" is priced twice: "gpt-4o" differs only in case`,
+		"gpt-4o: {input: 1, cached_input: -1}\n":   `"gpt-4o": cached_input is "-1"`,
+		"a: 3\n":                                   `prices.yaml:1: "a": want {input: DOLLARS, output: DOLLARS}`,
+		"- a\n":                                    `prices.yaml:1: a price table maps model names`,
+		"a: {}\n":                                  `prices.yaml:1: "a": no price given`,
+		"a: {input: cheap}\n":                      `input is "cheap"`,
+		"a: {input: 1, input: 2}\n":                `prices.yaml:1:`,
+		"a: {input: 1}\n\tb: [\n":                  `prices.yaml:`,
 	} {
 		_, err := ParsePrices([]byte(src), "prices.yaml")
 		if err == nil || !strings.Contains(err.Error(), want) {
