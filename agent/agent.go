@@ -27,6 +27,7 @@ import (
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/llm"
+	"github.com/r2med/r2med/usage"
 )
 
 // Passage is one search result.
@@ -134,15 +135,18 @@ const (
 
 // Step is one model turn.
 type Step struct {
-	Turn             int      `json:"turn"`
-	PromptChars      int      `json:"prompt_chars"`
-	PromptTokens     int      `json:"prompt_tokens"`
-	CompletionTokens int      `json:"completion_tokens"`
-	Cached           bool     `json:"cached,omitempty"`
-	FinishReason     string   `json:"finish_reason,omitempty"`
-	Search           string   `json:"search,omitempty"`
-	Retrieved        []string `json:"retrieved,omitempty"`
-	Note             string   `json:"note,omitempty"`
+	Turn             int `json:"turn"`
+	PromptChars      int `json:"prompt_chars"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Estimated names the token estimator when the server did not count
+	// (usage.Estimator).
+	Estimated    string   `json:"estimated,omitempty"`
+	Cached       bool     `json:"cached,omitempty"`
+	FinishReason string   `json:"finish_reason,omitempty"`
+	Search       string   `json:"search,omitempty"`
+	Retrieved    []string `json:"retrieved,omitempty"`
+	Note         string   `json:"note,omitempty"`
 }
 
 // Trace is one query's run, for the run manifest.
@@ -201,10 +205,12 @@ func Run(ctx context.Context, chat Chatter, search Searcher, query string, cfg C
 			tr.Steps = append(tr.Steps, st)
 			return fallback(StopLLMError, err.Error())
 		}
-		st.PromptTokens, st.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
-		if st.CompletionTokens == 0 {
-			// The server did not count; about four characters a token.
-			st.CompletionTokens = (len(resp.Content)+len(resp.Reasoning))/4 + 1
+		st.PromptTokens, st.CompletionTokens, st.Estimated = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.Estimated
+		if st.CompletionTokens == 0 && resp.Content+resp.Reasoning != "" {
+			// The server counted the prompt only: the answer's tokens by
+			// the estimator the client uses for uncounted calls.
+			st.CompletionTokens = usage.EstimateTokens(resp.Content) + usage.EstimateTokens(resp.Reasoning)
+			st.Estimated = usage.Estimator
 		}
 		st.Cached, st.FinishReason = resp.Cached, resp.FinishReason
 		tr.PromptTokens += st.PromptTokens

@@ -280,6 +280,10 @@ func expandAgent(ctx context.Context, client *llm.Client, task *ir.Task, g Spec,
 			} else {
 				m.Requested++
 			}
+			if st.Estimated != "" {
+				m.Usage.Estimated = st.Estimated
+				m.EstimatedAnswers++
+			}
 		}
 	}
 	m.Usage.TotalTokens = m.Usage.PromptTokens + m.Usage.CompletionTokens

@@ -166,9 +166,10 @@ func (t *Table) CostCells(r Row) []string {
 	return append(out, strconv.FormatFloat(c.Tokens(), 'f', 0, 64), SecondsText(c.Seconds))
 }
 
-// USDText prints dollars per query with three significant digits
-// ("0.0123", "0.000456"), 0 as "0".
-func USDText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+// USDText prints dollars per query as usage.USDText does, without the
+// sign: three significant digits below 1 and never an exponent ("0.0123",
+// "0.0000988", where it wrote 9.88e-05), cents from 1, 0 as "0".
+func USDText(v float64) string { return usage.USDNumber(v) }
 
 // SecondsText prints seconds with three significant digits, 0 as "0".
 func SecondsText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }

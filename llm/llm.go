@@ -281,13 +281,53 @@ type wireResponse struct {
 			Content []TokenLogprob `json:"content"`
 		} `json:"logprobs"`
 	} `json:"choices"`
-	Usage *Usage `json:"usage"`
+	// Model is the model the server says answered.
+	Model string     `json:"model"`
+	Usage *wireUsage `json:"usage"`
 	// Error is an error a gateway (OpenRouter, proxies) sends in the body
 	// of a 200 answer, in OpenAI's error shape.
 	Error *struct {
 		Message string          `json:"message"`
 		Code    json.RawMessage `json:"code"`
 	} `json:"error"`
+}
+
+// wireUsage is an answer's usage as OpenAI-compatible servers write it.
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	// PromptCacheHitTokens is DeepSeek's name for cached prompt tokens.
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+// usage is the server's count, or false when it gave none: no usage, or
+// one without token counts ({}, or zeros, as some gateways and local
+// servers send), which is estimated instead, as a rerun from the cache
+// would.
+func (u *wireUsage) usage() (Usage, bool) {
+	if u == nil || u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return Usage{}, false
+	}
+	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		CachedPromptTokens: u.PromptCacheHitTokens}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		out.CachedPromptTokens = d.CachedTokens
+	}
+	out.CachedPromptTokens = min(max(out.CachedPromptTokens, 0), out.PromptTokens)
+	if d := u.CompletionTokensDetails; d != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	return out, true
 }
 
 func (c *Client) wire(req Request) (wireRequest, error) {
@@ -381,10 +421,11 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	r.Content = httpx.Redact(r.Content, c.secrets...)
 	r.Reasoning = httpx.Redact(r.Reasoning, c.secrets...)
 	r.Refusal = httpx.Redact(r.Refusal, c.secrets...)
-	if wr.Usage == nil {
+	if _, ok := wr.Usage.usage(); !ok {
 		estimate(&r, w)
 	}
 	r.Usage.Seconds = time.Since(start).Seconds()
+	r.Usage.Model = wr.Model
 	c.meter.Add(Kind, w.Model, r.Usage, false)
 	// An empty answer is often a server hiccup: leave it uncached so a
 	// rerun asks again.
@@ -452,9 +493,7 @@ func parse(wr wireResponse) (Response, error) {
 	if ch.Message.Refusal != nil {
 		r.Refusal = *ch.Message.Refusal
 	}
-	if wr.Usage != nil {
-		r.Usage = *wr.Usage
-	}
+	r.Usage, _ = wr.Usage.usage()
 	if ch.Logprobs != nil {
 		r.Logprobs = ch.Logprobs.Content
 	}

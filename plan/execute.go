@@ -373,6 +373,12 @@ func (p *Plan) rerank(ctx context.Context, in Input, run ir.Run, opts rerank.Opt
 			}
 		}
 	}
+	if w.Count != nil && w.Checkpoint != "" {
+		// The scorer's counts (rerank_llm_calls, …) and the stage's time
+		// are this attempt's; the run's usage holds the earlier attempts'
+		// calls too: the manifest says how many queries those reranked.
+		w.Count(ResumedQueries, res.Done)
+	}
 	if res.Stale {
 		env.Logf("%s: starting the rerank afresh: %s was left by a rerank with other settings or data", in.Task.Name, w.Checkpoint)
 	} else if res.Done > 0 {
@@ -380,6 +386,10 @@ func (p *Plan) rerank(ctx context.Context, in Input, run ir.Run, opts rerank.Opt
 	}
 	return out, stats, err
 }
+
+// ResumedQueries is the manifest count of the queries a resumed rerank
+// took from its checkpoint (those an interrupted attempt reranked).
+const ResumedQueries = "rerank_resumed_queries"
 
 // direct is the Store of an execution that keeps nothing: every stage is
 // produced, its calls counted in env.Meter.

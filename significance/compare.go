@@ -526,7 +526,7 @@ func (r *Report) writeCosts(b *strings.Builder, names []string, md bool) {
 		row := []string{name, "—", "—", "—"}
 		if c, ok := r.Costs[name]; ok {
 			if c.USD != nil {
-				row[1] = strconv.FormatFloat(*c.USD, 'g', 3, 64)
+				row[1] = usage.USDNumber(*c.USD)
 			}
 			row[2], row[3] = strconv.FormatFloat(c.Tokens(), 'f', 0, 64), strconv.FormatFloat(c.Seconds, 'g', 3, 64)
 		}

@@ -17,11 +17,20 @@ import (
 type Price struct {
 	Input  float64 `json:"input"`
 	Output float64 `json:"output"`
+	// CachedInput is the rate of the prompt tokens the server read from
+	// its prompt cache (Usage.CachedPromptTokens); nil prices them at
+	// Input.
+	CachedInput *float64 `json:"cached_input,omitempty"`
 }
 
 // Cost is the price of a tally's tokens.
 func (p Price) Cost(t Tally) float64 {
-	return (float64(t.PromptTokens)*p.Input + float64(t.CompletionTokens)*p.Output) / 1e6
+	cached := p.Input
+	if p.CachedInput != nil {
+		cached = *p.CachedInput
+	}
+	return (float64(t.PromptTokens-t.CachedPromptTokens)*p.Input + float64(t.CachedPromptTokens)*cached +
+		float64(t.CompletionTokens)*p.Output) / 1e6
 }
 
 // Prices maps model names to prices. Lookup finds a model by its exact
@@ -54,8 +63,10 @@ func ReadPrices(path string) (Prices, error) {
 
 // ParsePrices reads a price table in YAML: a mapping from model name to
 // its dollars per million input (prompt) and output (completion) tokens,
+// and optionally cached input tokens (those the server read from its
+// prompt cache; without the rate they cost input),
 //
-//	gpt-4o: {input: 2.50, output: 10.00}
+//	gpt-4o: {input: 2.50, cached_input: 1.25, output: 10.00}
 //	text-embedding-3-large: {input: 0.13}   # output defaults to 0
 //	"*": {input: 0, output: 0}              # every other model
 //
@@ -86,6 +97,13 @@ func ParsePrices(data []byte, name string) (Prices, error) {
 		if _, dup := out[model]; dup {
 			return nil, fmt.Errorf("%s:%d: model %q is priced twice", name, k.Line, model)
 		}
+		for other := range out {
+			// Lookup ignores case: two such names would price a model
+			// by whichever it met first.
+			if strings.EqualFold(other, model) {
+				return nil, fmt.Errorf("%s:%d: model %q is priced twice: %q differs only in case, and prices are looked up ignoring case; keep one", name, k.Line, model, other)
+			}
+		}
 		if v.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("%s:%d: %q: want {input: DOLLARS, output: DOLLARS} per million tokens", name, v.Line, model)
 		}
@@ -99,8 +117,11 @@ func ParsePrices(data []byte, name string) (Prices, error) {
 				dst = &p.Input
 			case "output":
 				dst = &p.Output
+			case "cached_input":
+				p.CachedInput = new(float64)
+				dst = p.CachedInput
 			default:
-				return nil, fmt.Errorf("%s:%d: %q: unknown key %q (want input and output, dollars per million tokens)", name, fk.Line, model, fk.Value)
+				return nil, fmt.Errorf("%s:%d: %q: unknown key %q (want input, output and cached_input, dollars per million tokens)", name, fk.Line, model, fk.Value)
 			}
 			if seen[fk.Value] {
 				return nil, fmt.Errorf("%s:%d: %q: %s given twice", name, fk.Line, model, fk.Value)
@@ -113,7 +134,7 @@ func ParsePrices(data []byte, name string) (Prices, error) {
 			*dst = x
 		}
 		if len(seen) == 0 {
-			return nil, fmt.Errorf("%s:%d: %q: no price given (input, output)", name, v.Line, model)
+			return nil, fmt.Errorf("%s:%d: %q: no price given (input, output, cached_input)", name, v.Line, model)
 		}
 		out[model] = p
 	}

@@ -2,17 +2,23 @@
 // tokens and wall time per call, summed by a concurrency-safe Meter per
 // kind of call and model, and turned into money by a price table.
 //
-// A call's tokens come from the server's "usage" answer when it gives one;
-// otherwise they are estimated with EstimateTokens, and the record says so
-// (Usage.Estimated names the estimator). Answers reused from a cache keep
-// the usage they had when they were made, so a rerun reports the original
-// cost beside a new cost of zero (Meter's Cached and New tallies).
+// A call's tokens come from the server's "usage" answer when it gives one
+// with counts; otherwise they are estimated with EstimateTokens, and the
+// record says so (Usage.Estimated names the estimator). Answers reused
+// from a cache keep the usage they had when they were made, so a rerun
+// reports the original cost beside a new cost of zero (Meter's Cached and
+// New tallies). A call retried after a 429, a 5xx or a timeout is one call
+// with the tokens of the answer that came (providers bill no 429 or 5xx; a
+// generation the client stopped waiting for may be billed and is not
+// counted), its seconds the retries' and waits' too.
 package usage
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -36,6 +42,19 @@ type Usage struct {
 	// Estimated names the estimator (Estimator) when the server reported
 	// no token counts; empty when they are the server's.
 	Estimated string `json:"estimated,omitempty"`
+	// CachedPromptTokens are the prompt tokens the server read from its
+	// own prompt cache (OpenAI's prompt_tokens_details.cached_tokens,
+	// DeepSeek's prompt_cache_hit_tokens), which providers bill at a
+	// cached-input rate; they are part of PromptTokens. It has nothing to
+	// do with r2med's answer cache.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	// ReasoningTokens are the completion tokens the model spent
+	// reasoning (completion_tokens_details.reasoning_tokens); they are
+	// part of CompletionTokens and billed as output.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	// Model is the model the server said answered (its answer's "model"),
+	// when it names one; prices are looked up by the model asked for.
+	Model string `json:"model,omitempty"`
 }
 
 // Tally sums calls.
@@ -47,12 +66,18 @@ type Tally struct {
 	Seconds          float64 `json:"seconds"`
 	// EstimatedCalls are the calls whose tokens were estimated.
 	EstimatedCalls int64 `json:"estimated_calls,omitempty"`
+	// CachedPromptTokens and ReasoningTokens are the parts of the prompt
+	// and completion tokens that Usage's fields of those names count.
+	CachedPromptTokens int64 `json:"cached_prompt_tokens,omitempty"`
+	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
 }
 
 func (t *Tally) add(u Usage) {
 	t.Calls++
 	t.PromptTokens += int64(u.PromptTokens)
 	t.CompletionTokens += int64(u.CompletionTokens)
+	t.CachedPromptTokens += int64(u.CachedPromptTokens)
+	t.ReasoningTokens += int64(u.ReasoningTokens)
 	t.Seconds += u.Seconds
 	if u.Estimated != "" {
 		t.EstimatedCalls++
@@ -63,7 +88,8 @@ func (t *Tally) add(u Usage) {
 func (t Tally) Plus(o Tally) Tally {
 	return Tally{Calls: t.Calls + o.Calls, PromptTokens: t.PromptTokens + o.PromptTokens,
 		CompletionTokens: t.CompletionTokens + o.CompletionTokens, Seconds: t.Seconds + o.Seconds,
-		EstimatedCalls: t.EstimatedCalls + o.EstimatedCalls}
+		EstimatedCalls:     t.EstimatedCalls + o.EstimatedCalls,
+		CachedPromptTokens: t.CachedPromptTokens + o.CachedPromptTokens, ReasoningTokens: t.ReasoningTokens + o.ReasoningTokens}
 }
 
 // Line is one kind of call by one model.
@@ -74,6 +100,19 @@ type Line struct {
 	// with the usage they had when they were made.
 	New    Tally `json:"new"`
 	Cached Tally `json:"cached"`
+	// Served are the other names the server answered with (a dated
+	// version of the model asked for, a gateway's routing), sorted.
+	Served []string `json:"served,omitempty"`
+}
+
+// serve adds the name a server answered with, unless it is the line's.
+func (l *Line) serve(names ...string) {
+	for _, n := range names {
+		if n != "" && n != l.Model && !slices.Contains(l.Served, n) {
+			l.Served = append(l.Served, n)
+			slices.Sort(l.Served)
+		}
+	}
 }
 
 // Meter sums usage per kind and model. Its zero value is ready, and it is
@@ -93,6 +132,7 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.line(kind, model)
+	l.serve(u.Model)
 	if cached {
 		l.Cached.add(u)
 	} else {
@@ -126,6 +166,7 @@ func (m *Meter) Merge(lines []Line, reused bool) {
 	defer m.mu.Unlock()
 	for _, in := range lines {
 		l := m.line(in.Kind, in.Model)
+		l.serve(in.Served...)
 		if reused {
 			l.Cached = l.Cached.Plus(in.New).Plus(in.Cached)
 			continue
@@ -144,7 +185,9 @@ func (m *Meter) Lines() []Line {
 	defer m.mu.Unlock()
 	out := make([]Line, 0, len(m.lines))
 	for _, l := range m.lines {
-		out = append(out, *l)
+		c := *l
+		c.Served = slices.Clone(l.Served)
+		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b Line) int {
 		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
@@ -167,6 +210,11 @@ type Summary struct {
 	CompletionTokens int64   `json:"completion_tokens"`
 	Seconds          float64 `json:"seconds"`
 	Calls            int64   `json:"calls"`
+	// CachedPromptTokens and ReasoningTokens are the parts of the new
+	// calls' prompt and completion tokens the servers read from their
+	// prompt caches and spent reasoning (Usage).
+	CachedPromptTokens int64 `json:"cached_prompt_tokens,omitempty"`
+	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
 	// USD is the new calls' cost, when the price table covers every model
 	// used; nil otherwise (Unpriced lists the models it lacks).
 	USD    *float64 `json:"usd,omitempty"`
@@ -180,7 +228,10 @@ type Summary struct {
 	// estimated.
 	Estimated string   `json:"estimated_tokens,omitempty"`
 	Unpriced  []string `json:"unpriced,omitempty"`
-	Models    []Line   `json:"models,omitempty"`
+	// Notes say how the dollars were reckoned where the table left a
+	// choice (cached prompt tokens at the input rate).
+	Notes  []string `json:"notes,omitempty"`
+	Models []Line   `json:"models,omitempty"`
 }
 
 // PerQuery are per-query means.
@@ -205,6 +256,8 @@ func (m *Meter) Summary(queries int, prices Prices) Summary {
 		s.CompletionTokens += l.New.CompletionTokens
 		s.Seconds += l.New.Seconds
 		s.Calls += l.New.Calls
+		s.CachedPromptTokens += l.New.CachedPromptTokens
+		s.ReasoningTokens += l.New.ReasoningTokens
 		s.Cached = s.Cached.Plus(l.Cached)
 		all = all.Plus(l.New).Plus(l.Cached)
 		if prices != nil {
@@ -216,6 +269,9 @@ func (m *Meter) Summary(queries int, prices Prices) Summary {
 			}
 			usd += p.Cost(l.New)
 			cachedUSD += p.Cost(l.Cached)
+			if n := l.New.CachedPromptTokens + l.Cached.CachedPromptTokens; n > 0 && p.CachedInput == nil {
+				s.Notes = append(s.Notes, fmt.Sprintf("%d prompt tokens %s read from its prompt cache are priced at the input rate: the price table gives it no cached_input rate", n, l.Model))
+			}
 		}
 	}
 	if all.EstimatedCalls > 0 {
@@ -252,13 +308,18 @@ func (m *Meter) Summary(queries int, prices Prices) Summary {
 	return s
 }
 
-// round keeps 6 significant decimals, so manifests do not carry float
-// noise (0.30000000000000004).
+// round keeps 6 decimals, and 6 significant digits below 1, so manifests
+// do not carry float noise (0.30000000000000004) and small figures keep
+// theirs: a query embedded for $0.0000004 is not written as $0.
 func round(x float64) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
-	return math.Round(x*1e6) / 1e6
+	if math.Abs(x) >= 1 {
+		return math.Round(x*1e6) / 1e6
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	return v
 }
 
 func ptr(x float64) *float64 { return &x }
@@ -319,4 +380,64 @@ func CostOf(runs []*Summary) (c Cost, ok bool) {
 		c.USD = ptr(round(usd / n))
 	}
 	return c, true
+}
+
+// USDText writes dollars for people: two decimals from $1, three
+// significant digits below (never $0.00 for $0.004, nor an exponent:
+// $0.0000004), and $0 for nothing.
+func USDText(x float64) string { return "$" + USDNumber(x) }
+
+// USDNumber is USDText without the dollar sign, for columns headed $.
+func USDNumber(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+	if math.Abs(v) >= 1 {
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// CallsText is one line on the calls a summary counts: new and from the
+// cache, their tokens, and whether they were estimated.
+func (s Summary) CallsText() string {
+	all := s.Cached.Calls + s.Calls
+	line := fmt.Sprintf("model calls: %d new (%d prompt + %d completion tokens), %d answered from the cache (%d + %d when made)",
+		s.Calls, s.PromptTokens, s.CompletionTokens, s.Cached.Calls, s.Cached.PromptTokens, s.Cached.CompletionTokens)
+	if s.Estimated != "" {
+		var est int64
+		for _, l := range s.Models {
+			est += l.New.EstimatedCalls + l.Cached.EstimatedCalls
+		}
+		line += fmt.Sprintf("; the tokens of %d of the %d are estimated (%s: the server reported none)", est, all, s.Estimated)
+	}
+	for _, l := range s.Models {
+		if len(l.Served) > 0 {
+			line += fmt.Sprintf("; %s was answered by %s", l.Model, strings.Join(l.Served, ", "))
+		}
+	}
+	return line
+}
+
+// CostText is one line on what a summary's calls cost by its price
+// table, with the notes on how it was reckoned; empty without a table.
+func (s Summary) CostText() string {
+	if s.USD == nil {
+		if len(s.Unpriced) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("cost: no price for %s in the price table", strings.Join(s.Unpriced, ", "))
+	}
+	line := fmt.Sprintf("cost: %s new, %s of answers from the cache at their cost when made", USDText(*s.USD), USDText(*s.CachedUSD))
+	if s.PerQuery != nil && s.PerQuery.USD != nil {
+		line += fmt.Sprintf("; %s per query", USDText(*s.PerQuery.USD))
+	}
+	if s.Estimated != "" {
+		line += fmt.Sprintf(" (tokens estimated by %s where the server reported none)", s.Estimated)
+	}
+	for _, n := range s.Notes {
+		line += "; " + n
+	}
+	return line
 }

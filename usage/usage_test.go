@@ -87,7 +87,7 @@ func TestParsePrices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p["gpt-4o"] != (Price{2.5, 10}) || p["Qwen/Qwen2.5-7B-Instruct"] != (Price{0.2, 0.2}) || p["text-embedding-3-large"] != (Price{Input: 0.13}) {
+	if p["gpt-4o"] != (Price{Input: 2.5, Output: 10}) || p["Qwen/Qwen2.5-7B-Instruct"] != (Price{Input: 0.2, Output: 0.2}) || p["text-embedding-3-large"] != (Price{Input: 0.13}) {
 		t.Errorf("prices %+v", p)
 	}
 	if pr, ok := p.Lookup("GPT-4O"); !ok || pr.Input != 2.5 {
@@ -100,12 +100,15 @@ func TestParsePrices(t *testing.T) {
 		"gpt-4o: {input: 2, outptu: 3}\n": `prices.yaml:1: "gpt-4o": unknown key "outptu"`,
 		"a: {input: 1}\nb: {input: -1}\n": `prices.yaml:2: "b": input is "-1"; want a non-negative number`,
 		"a: {input: 1}\na: {input: 2}\n":  `prices.yaml:2: model "a" is priced twice`,
-		"a: 3\n":                          `prices.yaml:1: "a": want {input: DOLLARS, output: DOLLARS}`,
-		"- a\n":                           `prices.yaml:1: a price table maps model names`,
-		"a: {}\n":                         `prices.yaml:1: "a": no price given`,
-		"a: {input: cheap}\n":             `input is "cheap"`,
-		"a: {input: 1, input: 2}\n":       `prices.yaml:1:`,
-		"a: {input: 1}\n\tb: [\n":         `prices.yaml:`,
+		// Lookup ignores case: which of the two priced GPT-4o was chance.
+		"gpt-4o: {input: 1}\nGPT-4o: {input: 2}\n": `prices.yaml:2: model "GPT-4o" is priced twice: "gpt-4o" differs only in case`,
+		"gpt-4o: {input: 1, cached_input: -1}\n":   `"gpt-4o": cached_input is "-1"`,
+		"a: 3\n":                                   `prices.yaml:1: "a": want {input: DOLLARS, output: DOLLARS}`,
+		"- a\n":                                    `prices.yaml:1: a price table maps model names`,
+		"a: {}\n":                                  `prices.yaml:1: "a": no price given`,
+		"a: {input: cheap}\n":                      `input is "cheap"`,
+		"a: {input: 1, input: 2}\n":                `prices.yaml:1:`,
+		"a: {input: 1}\n\tb: [\n":                  `prices.yaml:`,
 	} {
 		_, err := ParsePrices([]byte(src), "prices.yaml")
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -180,3 +183,54 @@ func TestCostOf(t *testing.T) {
 }
 
 func near6(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
+
+// TestSmallDollarsKept: figures were rounded to 6 decimals, so a query
+// embedded with text-embedding-3-small ($0.02 per million tokens) for
+// 20 tokens cost $0 in the manifest and $0 a query on the leaderboard;
+// below 1 they keep 6 significant digits.
+func TestSmallDollarsKept(t *testing.T) {
+	var m Meter
+	m.Add("embed", "text-embedding-3-small", Usage{PromptTokens: 20, Seconds: 0.0000012}, false)
+	s := m.Summary(1, Prices{"text-embedding-3-small": {Input: 0.02}})
+	if s.USD == nil || *s.USD != 4e-7 || s.PerQuery.USD == nil || *s.PerQuery.USD != 4e-7 || s.Seconds != 0.0000012 {
+		t.Errorf("usd %v per query %v seconds %v", deref(s.USD), deref(s.PerQuery.USD), s.Seconds)
+	}
+	if c, _ := CostOf([]*Summary{&s}); c.USD == nil || *c.USD != 4e-7 {
+		t.Errorf("cost per query %+v", c)
+	}
+}
+
+// TestCachedInputRate: prompt tokens a server read from its prompt cache
+// cost the table's cached_input rate, or the input rate when it gives
+// none (and the summary says so); the names a server answered with are
+// kept per line.
+func TestCachedInputRate(t *testing.T) {
+	p, err := ParsePrices([]byte("gpt-4o: {input: 2.5, cached_input: 1.25, output: 10}\nmini: {input: 1}\n"), "prices.yaml")
+	if err != nil || p["gpt-4o"].CachedInput == nil || *p["gpt-4o"].CachedInput != 1.25 || p["mini"].CachedInput != nil {
+		t.Fatalf("prices %+v, %v", p, err)
+	}
+	var m Meter
+	m.Add("generate", "gpt-4o", Usage{PromptTokens: 1_000_000, CachedPromptTokens: 800_000, CompletionTokens: 100_000, ReasoningTokens: 60_000, Model: "gpt-4o-2024-08-06"}, false)
+	s := m.Summary(0, p)
+	// 0.2M × 2.5 + 0.8M × 1.25 + 0.1M × 10
+	if s.USD == nil || *s.USD != 2.5 || s.CachedPromptTokens != 800_000 || s.ReasoningTokens != 60_000 || len(s.Notes) != 0 {
+		t.Errorf("summary %+v usd %v", s, deref(s.USD))
+	}
+	if l := s.Models[0]; len(l.Served) != 1 || l.Served[0] != "gpt-4o-2024-08-06" {
+		t.Errorf("served %v", l.Served)
+	}
+	s = m.Summary(0, Prices{"gpt-4o": {Input: 2.5, Output: 10}})
+	if s.USD == nil || *s.USD != 3.5 || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "800000 prompt tokens gpt-4o read from its prompt cache") {
+		t.Errorf("without cached_input: usd %v notes %q", deref(s.USD), s.Notes)
+	}
+}
+
+// TestUSDText: dollars as people read them, never $0.00 for a fraction of
+// a cent, nor an exponent.
+func TestUSDText(t *testing.T) {
+	for x, want := range map[float64]string{0: "$0", 0.004: "$0.004", 4e-7: "$0.0000004", 0.054122: "$0.0541", 1: "$1.00", 1234.567: "$1234.57", 0.999999: "$1.00"} {
+		if got := USDText(x); got != want {
+			t.Errorf("USDText(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

@@ -97,7 +97,8 @@ from the cache alone and sends nothing.`,
 	f.StringVar(&g.cacheDir, "cache", "", "answer cache directory (default $R2MED_CACHE or the user cache dir)")
 	f.BoolVar(&g.noCache, "no-cache", false, "do not read or write the answer cache")
 	f.BoolVar(&g.quiet, "quiet", false, "no progress bars")
-	g.calls.add(f, "answer from the cache alone and send nothing; a prompt the cache lacks is an error", "")
+	g.calls.add(f, "answer from the cache alone and send nothing; a prompt the cache lacks is an error",
+		"price table (as r2med run --prices): print what each task's answers cost")
 	g.remote = config.AddRemoteFlags(f)
 	return cmd
 }
@@ -132,7 +133,8 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen gar.Spec, g *garFlags)
 	}
 	opt := remote.Generation(stderr)
 	opt.Progress, opt.Replay = progress.Auto(g.quiet), g.calls.replay
-	if _, err := g.calls.read(g.noCache); err != nil {
+	prices, err := g.calls.read(g.noCache)
+	if err != nil {
 		return err
 	}
 	if !g.noCache {
@@ -149,6 +151,8 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen gar.Spec, g *garFlags)
 		if err != nil {
 			return err
 		}
+		meter := newMeter()
+		opt.Meter = meter
 		res, err := gar.Expand(cmd.Context(), task, gen, opt)
 		if err != nil {
 			return fmt.Errorf("%s: %w", task.Name, err)
@@ -171,8 +175,10 @@ func runGarGenerate(cmd *cobra.Command, d *dataFlags, gen gar.Spec, g *garFlags)
 		if m.ReasoningDropped > 0 {
 			fmt.Fprintf(stderr, "r2med: %s: %d answers came with reasoning, kept out of hy_doc because %q is not one of R2MED's reasoning LLM names; name the LLM like one (e.g. --llm-name qwq-32b) to use R2MED's reasoning-model rules\n", task.Name, m.ReasoningDropped, label)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d generations (%d answers from the cache, %d requested, %d fallbacks) in %s\n",
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "%s: %d generations (%d answers from the cache, %d requested, %d fallbacks) in %s\n",
 			task.Name, m.Queries, m.Cached, m.Requested, len(m.Fallbacks), path)
+		printUsage(w, meter.Summary(m.Queries, prices))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -186,8 +187,10 @@ func TestGarAgentic(t *testing.T) {
 	defer s.Close()
 	data := demoDir(t)
 	t.Setenv("OPENAI_API_KEY", "")
-	_, stderr, code := r2med(t, "", "gar", "generate", "--method", "search-r1", "--llm-model", "m", "--llm-name", "agent-llm",
-		"--llm-base-url", s.URL, "--data", data, "--style", "exam", "--no-cache", "--quiet")
+	prices := filepath.Join(t.TempDir(), "prices.yaml")
+	os.WriteFile(prices, []byte("m: {input: 1, output: 4}\n"), 0o644)
+	stdout, stderr, code := r2med(t, "", "gar", "generate", "--method", "search-r1", "--llm-model", "m", "--llm-name", "agent-llm",
+		"--llm-base-url", s.URL, "--data", data, "--style", "exam", "--no-cache", "--quiet", "--prices", prices)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -215,9 +218,23 @@ func TestGarAgentic(t *testing.T) {
 			}
 			Stop string
 		}
+		Usage struct {
+			PromptTokens int    `json:"prompt_tokens"`
+			Estimated    string `json:"estimated"`
+		}
+		EstimatedAnswers int `json:"estimated_answers"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil || len(m.Traces) != len(gens) {
 		t.Fatalf("manifest traces: %v (%d)", err, len(m.Traces))
+	}
+	// The server counts no tokens: every turn's are estimated, and the
+	// manifest and the output say so (they were counted as the server's,
+	// prompts as 0 tokens), with what they cost.
+	if m.Usage.Estimated != "utf8-bytes/4" || m.EstimatedAnswers != 2*len(gens) || m.Usage.PromptTokens == 0 {
+		t.Errorf("manifest usage %+v, %d estimated answers, want %d", m.Usage, m.EstimatedAnswers, 2*len(gens))
+	}
+	if want := fmt.Sprintf("model calls: %d new (%d prompt", 2*len(gens), m.Usage.PromptTokens); !strings.Contains(stdout, want) || !strings.Contains(stdout, "are estimated (utf8-bytes/4") || !strings.Contains(stdout, "cost: $") {
+		t.Errorf("gar generate's output lacks %q, the estimate or the cost:\n%s", want, stdout)
 	}
 	st := m.Traces[0].Steps[0]
 	if m.Traces[0].Stop != "answer" || st.Search != "fever rash joint pain" || len(st.Retrieved) != 3 {

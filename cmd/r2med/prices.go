@@ -44,13 +44,18 @@ func readPrices(path string) (costs.Prices, error) {
 
 func newMeter() *costs.Meter { return &costs.Meter{} }
 
-// printCost prints what the calls a meter heard cost, new and cached,
-// in dollars by prices, in total and per query.
-func printCost(w io.Writer, m *costs.Meter, queries int, prices costs.Prices) {
-	s := m.Summary(queries, prices)
-	if s.USD == nil {
-		fmt.Fprintf(w, "  cost: no price for %v in the price table\n", s.Unpriced)
-		return
+// printCost prints what a usage summary's calls cost, new and cached, in
+// dollars by its price table, in total and per query; nothing without a
+// table.
+func printCost(w io.Writer, s costs.Summary) {
+	if line := s.CostText(); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
-	fmt.Fprintf(w, "  cost: $%.6g new, $%.6g of answers from the cache at their cost when made; $%.6g per query\n", *s.USD, *s.CachedUSD, *s.PerQuery.USD)
+}
+
+// printUsage prints a usage summary's calls (new and from the cache, with
+// their tokens) and their cost.
+func printUsage(w io.Writer, s costs.Summary) {
+	fmt.Fprintf(w, "  %s\n", s.CallsText())
+	printCost(w, s)
 }

@@ -112,18 +112,7 @@ func TestReplayFromExportedCache(t *testing.T) {
 // included — so the run replays from its exported entries.
 func TestReplayAfterResumedRerank(t *testing.T) {
 	srv := newChatLoopback(t)
-	var fail atomic.Bool
-	fail.Store(true)
-	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if fail.Load() && strings.Contains(string(body), srv.task.Queries[len(srv.task.Queries)-1].Text) {
-			http.Error(w, "this query is refused", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		srv.serve(w, r)
-	}))
-	defer flaky.Close()
+	flaky, fail := refusingLastQuery(t, srv)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
 	args := func(url, cacheDir, out string, extra ...string) []string {
@@ -167,4 +156,23 @@ func TestReplayAfterResumedRerank(t *testing.T) {
 	if readFileString(t, filepath.Join(replayed, "run.trec")) != readFileString(t, filepath.Join(out, "run.trec")) {
 		t.Error("the replay ranked otherwise")
 	}
+}
+
+// refusingLastQuery is srv behind a server that refuses (400) every
+// prompt holding the task's last query while fail is set (it starts
+// set), so that a rerank stops with the other queries done.
+func refusingLastQuery(t *testing.T, srv *chatLoopback) (*httptest.Server, *atomic.Bool) {
+	var fail atomic.Bool
+	fail.Store(true)
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if fail.Load() && strings.Contains(string(body), srv.task.Queries[len(srv.task.Queries)-1].Text) {
+			http.Error(w, "this query is refused", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		srv.serve(w, r)
+	}))
+	t.Cleanup(flaky.Close)
+	return flaky, &fail
 }

@@ -227,7 +227,7 @@ work but are deprecated.`,
 				printRerankStats(w, *res.Stats)
 			}
 			if calls.prices != "" {
-				printCost(w, meter, len(res.Run), prices)
+				printCost(w, meter.Summary(len(res.Run), prices))
 			}
 			printRerankTrace(w, checkpoint)
 			if noEval || len(t.Qrels) == 0 {
@@ -277,7 +277,7 @@ func printRerankStats(w io.Writer, s rerank.Stats) {
 		fmt.Fprintf(w, "  LLM: %d answers (%d from the cache), %d prompt + %d completion tokens\n", s.Calls, s.Cached, s.PromptTokens, s.CompletionTokens)
 	}
 	if notes := s.Notes(); len(notes) > 0 {
-		fmt.Fprintf(w, "  LLM answers (%d calls this run): %s\n", s.Calls, strings.Join(notes, "; "))
+		fmt.Fprintf(w, "  LLM answers (%d, from the cache or not): %s\n", s.Calls, strings.Join(notes, "; "))
 	}
 }
 

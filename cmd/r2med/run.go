@@ -16,6 +16,7 @@ import (
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tasks"
@@ -104,9 +105,12 @@ trec_eval leaves them, and said. API keys
 come from the environment only (OPENAI_API_KEY, VOYAGE_API_KEY, …), and
 credentials in a URL never reach a manifest.
 
-The manifest's usage says what the model calls cost: prompt and completion
-tokens and seconds, in total and per query, and in dollars with --prices (a
-YAML table, model: {input: $, output: $} per million tokens). The cache
+The manifest's usage, and the summary, say what the model calls cost:
+prompt and completion tokens (the server's, else estimated and said) and
+seconds, in total and per query, and in dollars with --prices (a YAML
+table, model: {input: $, output: $, cached_input: $} per million tokens;
+cached_input prices the prompt tokens a server read from its prompt cache,
+else they cost input). The cache
 entries a run used are listed beside its manifest, so 'r2med cache export
 --manifest' can share exactly them, and --replay reruns the pipeline from
 the cache alone: a call it lacks fails the run instead of reaching a server.`,
@@ -171,7 +175,7 @@ the cache alone: a call it lacks fails the run instead of reaching a server.`,
 	f.StringVar(&cacheDir, "cache", "", "cache of embeddings and LLM answers shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "compute embeddings and LLM answers afresh, without reading or writing the cache")
 	calls.add(f, "answer every model call from the cache and send nothing to any server; a call the cache lacks fails the run",
-		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS} per million tokens; \"*\" for every other model) that puts dollars in the manifest's usage")
+		"price table (YAML: MODEL: {input: DOLLARS, output: DOLLARS, cached_input: DOLLARS} per million tokens, cached_input optional; \"*\" for every other model) that puts dollars in the manifest's usage and the summary")
 	f.StringVar(&out, "out", "", "output directory; with several tasks, one sub-directory per task (default: out/SYSTEM/TASK, or $R2MED_RESULTS/SYSTEM/TASK)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bars or stage messages")
 	f.BoolVar(&overwrite, "overwrite", false, "redo the run even when --out already holds it, and replace a run with other settings there")
@@ -220,13 +224,21 @@ func printSummary(w io.Writer, task, system string, out *pipeline.Outcome, dir s
 		return err
 	}
 	if out.Manifest != nil {
-		if c := out.Manifest.Counts; c["excluded_pairs"] > 0 {
+		c := out.Manifest.Counts
+		if c["excluded_pairs"] > 0 {
 			fmt.Fprintf(w, "  excluded: %d %s for %d %s", c["excluded_pairs"], errtext.Plural(c["excluded_pairs"], "document", "documents"),
 				c["excluded_queries"], errtext.Plural(c["excluded_queries"], "query", "queries"))
 			if n, ok := c[retrieve.HitsExcluded]; ok {
 				fmt.Fprintf(w, "; %d %s removed before the cut", n, errtext.Plural(n, "hit", "hits"))
 			}
 			fmt.Fprintln(w)
+		}
+		if n := c[plan.ResumedQueries]; n > 0 {
+			fmt.Fprintf(w, "  resumed: %d %s reranked by an interrupted attempt: the model calls below count its calls too; the rerank_* counts and stage times in the manifest are this attempt's\n",
+				n, errtext.Plural(n, "query was", "queries were"))
+		}
+		if u := out.Manifest.Usage; u != nil && u.Calls+u.Cached.Calls > 0 {
+			printUsage(w, *u) // what the model calls cost, as the manifest records it
 		}
 	}
 	if _, err := fmt.Fprintf(w, "  %s\n", filepath.Join(dir, pipeline.ResultsFile)); err != nil || out.Manifest == nil {

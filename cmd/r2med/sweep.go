@@ -68,6 +68,9 @@ again.
 			}
 			w := cmd.OutOrStdout()
 			var cellErrs []error
+			// The cells' model calls, summed for the sweep: a kept cell's
+			// as answered from the cache (this sweep spent nothing on it).
+			spent := newMeter()
 			var store *cache.Store
 			if !noCache && s.NeedsCache() {
 				if store, err = cache.Open(cacheDir, cache.Options{}); err != nil {
@@ -91,6 +94,9 @@ again.
 							state = "redone"
 						}
 						fmt.Fprintf(w, "%-6s %-18s %-28s nDCG@10 %.4f  %s\n", state, c.Task, c.Pipeline, v, c.Dir)
+						if o.Manifest != nil && o.Manifest.Usage != nil {
+							spent.Merge(o.Manifest.Usage.Models, o.Skipped)
+						}
 					}
 				}}
 			failed, err := s.Run(cmd.Context(), opt)
@@ -105,6 +111,12 @@ again.
 				return &cellsFailed{failed, cells, cellErrs}
 			}
 			fmt.Fprintf(w, "%d cells in %s\n", cells, s.Out)
+			if prices == nil {
+				prices = s.Prices // --prices wins over the sweep file's, as in the cells
+			}
+			if u := spent.Summary(0, prices); u.Calls+u.Cached.Calls > 0 {
+				printUsage(w, u)
+			}
 			return nil
 		},
 	}

@@ -78,6 +78,10 @@ pipelines:
 	if asked != 2*15 {
 		t.Errorf("%d requests, want 30", asked)
 	}
+	// The sweep sums its cells' calls and cost (it printed neither).
+	if want := "model calls: 30 new (3000 prompt + 600 completion tokens), 0 answered from the cache"; !strings.Contains(stdout, want) || !strings.Contains(stdout, "cost: $0.0036 new, $0 of answers") {
+		t.Errorf("the sweep's output lacks its calls (%q) or their cost:\n%s", want, stdout)
+	}
 	for _, cell := range []string{"insertrank", "reasonrank"} {
 		m := readManifest(t, filepath.Join(out, cell, "demo"))
 		if u := m.Usage; u == nil || u.USD == nil || !near(*u.USD, 15*120/1e6) {
@@ -100,6 +104,9 @@ pipelines:
 	stdout, stderr, code = r2med(t, "", "sweep", sweepFile, "--out", filepath.Join(dir, "replayed"), "--replay", "--retries", "0", "--quiet")
 	if code != 0 || strings.Count(stdout, "done ") != 2 {
 		t.Fatalf("replayed sweep: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "model calls: 0 new (0 prompt + 0 completion tokens), 30 answered from the cache (3000 + 600 when made)") || !strings.Contains(stdout, "cost: $0 new, $0.0036 of answers from the cache") {
+		t.Errorf("the replayed sweep's calls and cost:\n%s", stdout)
 	}
 	for _, cell := range []string{"insertrank", "reasonrank"} {
 		if readFileString(t, filepath.Join(dir, "replayed", cell, "demo", "run.trec")) != readFileString(t, filepath.Join(out, cell, "demo", "run.trec")) {
