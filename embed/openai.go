@@ -232,13 +232,16 @@ type listAnswer struct {
 	} `json:"usage"`
 }
 
-// tokens are the input tokens the server counted, or -1.
+// tokens are the input tokens the server counted, or -1. A count of 0
+// is none: texts are embedded from at least one token each (an empty
+// text's estimate is 0 all the same), so a server answering 0 counted
+// nothing, and the texts are estimated (and said to be).
 func (a *listAnswer) tokens() int {
 	switch {
 	case a.Usage == nil:
-	case a.Usage.PromptTokens != nil && *a.Usage.PromptTokens >= 0:
+	case a.Usage.PromptTokens != nil && *a.Usage.PromptTokens > 0:
 		return *a.Usage.PromptTokens
-	case a.Usage.TotalTokens != nil && *a.Usage.TotalTokens >= 0:
+	case a.Usage.TotalTokens != nil && *a.Usage.TotalTokens > 0:
 		return *a.Usage.TotalTokens
 	}
 	return -1

@@ -160,3 +160,27 @@ func TestMaxBodyOption(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// A server that answers usage with zero tokens for texts that are not
+// empty counted nothing: its texts are estimated, and said to be, as an
+// answer without usage is (an LLM's usage without counts is alike).
+func TestZeroUsageEstimated(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"data": [{"index": 0, "embedding": [1, 0, 0]}], "usage": {"prompt_tokens": 0, "total_tokens": 0}}`))
+	}))
+	defer srv.Close()
+	clearEmbedEnv(t)
+	e, err := NewOpenAI(OpenAIOptions{BaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &usage.Meter{}
+	c := &Cache{Embedder: e, ID: Identity{Model: "m", Backend: "openai"}, Meter: m}
+	if _, err := c.Embed(context.Background(), Query, []string{"twelve bytes"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Lines()[0].New; n.Calls != 1 || n.PromptTokens != int64(usage.EstimateTokens("twelve bytes")) || n.EstimatedCalls != 1 {
+		t.Errorf("new %+v, want one call of %d estimated tokens", n, usage.EstimateTokens("twelve bytes"))
+	}
+}
