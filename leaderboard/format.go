@@ -157,7 +157,7 @@ func (t *Table) CostCells(r Row) []string {
 		if c == nil || c.USD == nil {
 			out = append(out, "—")
 		} else {
-			out = append(out, USDText(*c.USD))
+			out = append(out, usage.USDNumber(*c.USD)) // no exponent, no sign (the column is $/q)
 		}
 	}
 	if c == nil {
@@ -165,11 +165,6 @@ func (t *Table) CostCells(r Row) []string {
 	}
 	return append(out, strconv.FormatFloat(c.Tokens(), 'f', 0, 64), SecondsText(c.Seconds))
 }
-
-// USDText prints dollars per query as usage.USDText does, without the
-// sign: three significant digits below 1 and never an exponent ("0.0123",
-// "0.0000988", where it wrote 9.88e-05), cents from 1, 0 as "0".
-func USDText(v float64) string { return usage.USDNumber(v) }
 
 // SecondsText prints seconds with three significant digits, 0 as "0".
 func SecondsText(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }

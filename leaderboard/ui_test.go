@@ -483,7 +483,7 @@ func TestRunsSuiteOnlyForBenchmarkTasks(t *testing.T) {
 // $0.0000988 a query as 9.88e-05.
 func TestUSDTextNoExponent(t *testing.T) {
 	for v, want := range map[float64]string{0.0000988: "0.0000988", 0.0064: "0.0064", 0: "0", 2.5: "2.50"} {
-		if got := USDText(v); got != want {
+		if got := usage.USDNumber(v); got != want {
 			t.Errorf("USDText(%v) = %q, want %q", v, got, want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/results"
+	"github.com/r2med/r2med/usage"
 )
 
 //go:embed assets/style.css
@@ -221,7 +222,7 @@ func costCells(t *leaderboard.Table, r leaderboard.Row) []Cell {
 	cell.Title = fmt.Sprintf("per query: %s prompt + %s completion tokens, %s s of model calls", strconv.FormatFloat(c.PromptTokens, 'f', 0, 64), strconv.FormatFloat(c.CompletionTokens, 'f', 0, 64), leaderboard.SecondsText(c.Seconds))
 	switch {
 	case t.CostUSD && c.USD != nil:
-		cell.Text, cell.Sort = leaderboard.USDText(*c.USD), strconv.FormatFloat(*c.USD, 'g', -1, 64)
+		cell.Text, cell.Sort = usage.USDNumber(*c.USD), strconv.FormatFloat(*c.USD, 'g', -1, 64)
 		cell.Title = fmt.Sprintf("$%s a query; %s", cell.Text, strings.TrimPrefix(cell.Title, "per query: "))
 	case !t.CostUSD:
 		cell.Text, cell.Sort = tokens, strconv.FormatFloat(c.Tokens(), 'g', -1, 64)
