@@ -320,12 +320,18 @@ func (c Config) Validate() error {
 	return c.Remote.validate()
 }
 
+// rerankDepthError refuses a rerank depth below 1 (0 written out, or
+// negative; left out, it is rerank.DefaultDepth).
+func rerankDepthError(d int) error {
+	return keyErrorf("rerank.depth", "rerank depth must be positive (R2MED: 10 or 100), got %d", d)
+}
+
 func (r Rerank) validate() error {
 	if !slices.Contains(rerank.Kinds, strings.ToLower(r.Kind)) {
 		return keyErrorf("rerank.kind", "unknown reranker %q (%s)", r.Kind, strings.Join(rerank.Kinds, ", "))
 	}
 	if r.Depth < 0 {
-		return keyErrorf("rerank.depth", "rerank depth must be positive (R2MED: 10 or 100), got %d", r.Depth)
+		return rerankDepthError(r.Depth)
 	}
 	if r.Decimals < 0 {
 		return keyErrorf("rerank.decimals", "insertrank decimals must be positive, got %d", r.Decimals)
@@ -541,7 +547,7 @@ func FromYAML(doc *yaml.Node) (Config, error) {
 		}
 		// depth: 0 written out is refused, not read as the default (100).
 		if yamlx.Get(yamlx.Get(doc, "rerank"), "depth") != nil && f.Rerank.Depth == 0 {
-			return Config{}, LineOf(doc, keyErrorf("rerank.depth", "rerank depth must be positive (R2MED: 10 or 100), got 0"))
+			return Config{}, LineOf(doc, rerankDepthError(0))
 		}
 		cfg.Rerank = *f.Rerank
 	}
