@@ -151,6 +151,35 @@ func TestAllPairsTable(t *testing.T) {
 	latextest.CompilePage(t, []string{"booktabs", "graphicx"}, tex.String())
 }
 
+// TestAllPairsManyMeasures: one group of more measures than fit beside
+// the names (trec_eval's official set has 27) goes on over several
+// tables, and the title wraps, where one line ran to 400 columns.
+func TestAllPairsManyMeasures(t *testing.T) {
+	systems, _ := threeSystems()
+	var reps []*Report
+	for _, m := range []string{"map", "Rprec", "bpref", "recip_rank", "P.5", "P.10", "P.15", "P.20", "P.30", "P.100", "P.200", "P.500", "P.1000", "recall.5", "recall.10", "recall.100"} {
+		rep, err := Compare(m, systems, nil, Options{Permutations: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, rep)
+	}
+	var b strings.Builder
+	if err := writePairs(&b, reps, Text, 100); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if utf8.RuneCountInString(l) > 100 {
+			t.Errorf("line of %d columns: %s", utf8.RuneCountInString(l), l)
+		}
+	}
+	for _, m := range reps {
+		if !strings.Contains(b.String(), "  "+MetricLabel(m.Metric)) {
+			t.Errorf("no column %s:\n%s", MetricLabel(m.Metric), b.String())
+		}
+	}
+}
+
 // TestCompareSections: the LaTeX comparison writes every signed number
 // alike ($-0.0046$ beside $+0.0031$); rows are marked † ‡ as the
 // leaderboard marks, the footer says so; there is no cost section for

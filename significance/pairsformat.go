@@ -241,7 +241,9 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 		metrics = append(metrics, MetricLabel(r.Metric))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "All pairs: %s of %d systems, every system against every other\n", strings.Join(metrics, ", "), len(p.Systems))
+	for _, l := range textwrap.Lines(fmt.Sprintf("All pairs: %s of %d systems, every system against every other", strings.Join(metrics, ", "), len(p.Systems)), width) {
+		b.WriteString(l + "\n")
+	}
 	cell := func(c pairColumn, i int) string {
 		g := c.g()
 		v := f4(g.Means[i]) + superscript(c.rep.AllPairs.Letters(g, i))
@@ -284,16 +286,36 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 		}
 		nameW = max(min(nameW, width-3-widest), min(nameW, minNameWidth))
 	}
-	// Each group's columns stay together; groups are packed into tables
-	// of at most width columns.
-	var chunks [][]int
-	var cur []int
-	used := 3 + nameW
+	// Each group's columns stay together where they fit beside the names
+	// (else they go on in the next table, their label repeated); the
+	// pieces are packed into tables of at most width columns.
+	type piece struct{ gi, lo, hi int }
+	pieceW := func(p piece) int {
+		n := 0
+		for k := p.lo; k < p.hi; k++ {
+			n += 2 + colW[k]
+		}
+		return n
+	}
+	var pieces []piece
 	for gi := range groups {
-		if width > 0 && len(cur) > 0 && used+groupW(gi) > width {
+		p := piece{gi, gi * perGroup, gi * perGroup}
+		for ; p.hi < (gi+1)*perGroup; p.hi++ {
+			if width > 0 && p.hi > p.lo && 3+nameW+pieceW(p)+2+colW[p.hi] > width {
+				pieces = append(pieces, p)
+				p.lo = p.hi
+			}
+		}
+		pieces = append(pieces, p)
+	}
+	var chunks [][]piece
+	var cur []piece
+	used := 3 + nameW
+	for _, p := range pieces {
+		if width > 0 && len(cur) > 0 && used+pieceW(p) > width {
 			chunks, cur, used = append(chunks, cur), nil, 3+nameW
 		}
-		cur, used = append(cur, gi), used+groupW(gi)
+		cur, used = append(cur, p), used+pieceW(p)
 	}
 	chunks = append(chunks, cur)
 	pad := func(s string, n int) string {
@@ -306,9 +328,9 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 		var head1, head2 strings.Builder
 		head1.WriteString(strings.Repeat(" ", 3+nameW))
 		head2.WriteString("#  " + pad("system", nameW))
-		for _, gi := range chunk {
-			head1.WriteString("  " + pad(groupLabel(cols[gi*perGroup].g()), groupW(gi)-2))
-			for k := gi * perGroup; k < (gi+1)*perGroup; k++ {
+		for _, p := range chunk {
+			head1.WriteString("  " + pad(groupLabel(cols[p.lo].g()), pieceW(p)-2))
+			for k := p.lo; k < p.hi; k++ {
 				head2.WriteString("  " + pad(MetricLabel(cols[k].rep.Metric), colW[k]))
 			}
 		}
@@ -322,8 +344,8 @@ func writePairTable(w io.Writer, reps []*Report, f Format, width int) error {
 				if n > 0 {
 					line = "   " + part
 				} else {
-					for _, gi := range chunk {
-						for k := gi * perGroup; k < (gi+1)*perGroup; k++ {
+					for _, p := range chunk {
+						for k := p.lo; k < p.hi; k++ {
 							line += "  " + pad(cell(cols[k], i), colW[k])
 						}
 					}
