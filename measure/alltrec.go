@@ -166,14 +166,23 @@ func setF(b float64, numRet, numRel, relRet int) float64 {
 }
 
 // log2Of is C's log2 of the rank-like values G and binG discount by:
-// integers from the table that nDCG uses, anything else from math.Log2
-// (within an ulp of glibc's, far below the four decimals printed).
+// integers from the table that nDCG uses, anything else from
+// pynum.Log2Of, but below 0 (G with negative gains) the NaN glibc returns
+// on x86-64, whose sign bit is set: trec_eval prints it "-nan", where
+// math.Log2's NaN prints "nan".
 func log2Of(x float64) float64 {
-	if x >= 2 && x < 1<<22 && x == math.Trunc(x) {
+	switch {
+	case x >= 2 && x < 1<<22 && x == math.Trunc(x):
 		return pynum.Log2(int(x))
+	case x < 0:
+		return x86NaN
 	}
-	return math.Log2(x)
+	return pynum.Log2Of(x)
 }
+
+// x86NaN is the NaN x86-64 produces for an invalid operation (0/0): sign
+// bit set, quiet, no payload.
+var x86NaN = math.Float64frombits(0xFFF8000000000000)
 
 // relGain is one grade's gain and how many judged documents have it, as
 // m_ndcg.c's setup_gains lays them out.

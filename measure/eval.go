@@ -435,7 +435,7 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			if relRet > 0 {
 				v = ap / float64(numRel)
 			}
-			v = math.Log(max(v, minGeoMean))
+			v = pynum.Log(max(v, minGeoMean))
 		case IPrecAtRecall:
 			v = iprecAtRecall(rels, level, numRel, relRet, m.RecallLevel())
 		case RPrec:
@@ -471,7 +471,7 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			if numRel > 0 {
 				v = bpref / float64(numRel)
 			}
-			v = math.Log(max(v, minGeoMean))
+			v = pynum.Log(max(v, minGeoMean))
 		case RPrecMult:
 			v = rprecMult(rels, level, numRel, relRet, m.RecallLevel())
 		case Utility:
@@ -702,9 +702,9 @@ func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
 		case families[m.Family].geo:
 			// trec_eval adds log(MIN_GEO_MEAN) for each judged query -c
 			// adds, then takes the exp of the mean.
-			sum += float64(n-len(res.Queries)) * math.Log(minGeoMean)
+			sum += float64(n-len(res.Queries)) * pynum.Log(minGeoMean)
 			if n > 0 {
-				sum = math.Exp(sum / float64(n))
+				sum = pynum.Exp(sum / float64(n))
 			}
 		case m.Family == NumRel && complete:
 			// trec_eval recounts num_rel from the whole qrels here, and

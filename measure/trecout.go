@@ -15,8 +15,8 @@ import (
 // prints in the summary only (runid, num_q, gm_map, gm_bpref) have no
 // per-query lines, and relstring no summary line. Go's fixed-point
 // formatting rounds the exact binary value half to even, as glibc's printf
-// does, so the digits agree; a NaN (Rndcg of a query whose gains are none
-// above 0) prints as glibc prints it, "nan" or "-nan" by its sign.
+// does, so the digits agree; a NaN or an infinity (Rndcg or G with gains
+// none above 0 or negative) prints as glibc prints it, "-nan", "inf"….
 func WriteTrecEval(w io.Writer, res *Result, perQuery bool) error {
 	bw := bufio.NewWriter(w)
 	buf := make([]byte, 0, 64)
@@ -35,13 +35,17 @@ func WriteTrecEval(w io.Writer, res *Result, perQuery bool) error {
 			buf = append(buf, '\'')
 			buf = append(buf, text...)
 			buf = append(buf, '\'')
-		case math.IsNaN(v) && !m.Integer():
-			nan := "nan"
-			if math.Signbit(v) {
-				nan = "-nan"
+		case (math.IsNaN(v) || math.IsInf(v, 0)) && !m.Integer():
+			// glibc's %6.4f: "nan", "inf", signed when the sign bit is.
+			word := "inf"
+			if math.IsNaN(v) {
+				word = "nan"
 			}
-			buf = append(buf, "      "[len(nan):]...)
-			buf = append(buf, nan...)
+			if math.Signbit(v) {
+				word = "-" + word
+			}
+			buf = append(buf, "      "[len(word):]...)
+			buf = append(buf, word...)
 		case m.Integer():
 			buf = strconv.AppendInt(buf, int64(v), 10)
 		default:
