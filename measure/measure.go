@@ -236,17 +236,18 @@ func (f Family) SummaryOnly() bool { return f.valid() && families[f].summary }
 func (f Family) Text() bool { return f.valid() && families[f].text }
 
 // NoPerQueryNumber says why measures of this family have no per-query
-// numbers to compare between runs ("" when they have): runid, num_q,
-// gm_map and gm_bpref summarize a whole run, which trec_eval prints in its
-// summary alone; relstring is a text of grades. This is the one place
-// that decides which measures a per-query comparison (r2med compare, a
-// significance test) can take.
+// numbers to compare between runs, "" when they have: runid, num_q, gm_map
+// and gm_bpref are "a summary of the whole run" (trec_eval prints them in
+// its summary alone), relstring "a text of grades, not a number" (trec_eval
+// prints it per query only). This is the one place that decides which
+// measures a per-query comparison (r2med compare, a significance test)
+// can take.
 func (f Family) NoPerQueryNumber() string {
 	switch {
 	case f.SummaryOnly():
-		return "a summary of the whole run (trec_eval prints it in its summary alone), with no per-query values"
+		return "a summary of the whole run"
 	case f.Text():
-		return "a text of each query's grades in rank order (trec_eval prints it per query only), not a number"
+		return "a text of grades, not a number"
 	}
 	return ""
 }
