@@ -3,10 +3,13 @@
 // Two families of measures live here, and one evaluator computes any set of
 // either kind in a single pass per query:
 //
-//   - trec_eval measures (runid num_q num_ret num_rel num_rel_ret map gm_map
-//     Rprec bpref recip_rank iprec_at_recall P recall ndcg ndcg_cut map_cut
-//     success, and the set official), computed exactly as trec_eval 9.0.8
-//     computes them. That is the trec_eval inside pytrec_eval,
+//   - trec_eval measures, every one of its all_trec set (runid num_q
+//     num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank
+//     iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult utility
+//     11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P
+//     success set_P set_relative_P set_recall set_map set_F
+//     num_nonrel_judged_ret), computed exactly as trec_eval 9.0.8 computes
+//     them. That is the trec_eval inside pytrec_eval,
 //     so these are also the numbers R2MED and BEIR report. WriteTrecEval
 //     prints them byte for byte as "trec_eval -q -m ..." does.
 //   - HAKARI-Bench measures (hit@k precision@k recall@k mrr@k ndcg@k map@k),
@@ -21,11 +24,17 @@
 //     that takes cutoffs and is named without them gets trec_eval's default
 //     list (5,10,15,20,30,100,200,500,1000; success: 1,5,10);
 //     iprec_at_recall takes recall levels ("iprec_at_recall.0,.5,1", with at
-//     most two decimals), by default 0.0 to 1.0 by tenths. "official" is
+//     most two decimals), by default 0.0 to 1.0 by tenths, and Rprec_mult
+//     multiples of R (by default 0.2 to 2.0 by fifths). Families with free
+//     parameters keep them as typed, as trec_eval prints them after the
+//     name: "utility.2,-1,0,0" (utility_2,-1,0,0), "set_F.0.5",
+//     "11pt_avg.0.2,0.5,0.8", "relstring.20", and grade=gain pairs for
+//     ndcg, ndcg_rel, Rndcg and G ("ndcg.1=0,2=1"). "official" is
 //     trec_eval's default set: runid num_q num_ret num_rel num_rel_ret map
-//     gm_map Rprec bpref recip_rank iprec_at_recall P, at their defaults.
-//     trec_eval's other sets (all_trec…) hold measures r2med lacks and are
-//     refused, the error listing what is supported.
+//     gm_map Rprec bpref recip_rank iprec_at_recall P, at their defaults;
+//     "set" and "all_trec" are its sets of those names. Its preference and
+//     judge-group sets (prefs, all_prefs, qrels_jg) read files r2med does
+//     not and are refused, the error listing what is supported.
 //   - "family@k" always means the HAKARI-Bench measure, because "@k" is
 //     HAKARI's own spelling and its definitions differ from trec_eval's
 //     (list order instead of score order, map divided by min(R,k), mrr cut at
@@ -44,17 +53,25 @@
 // over those queries, or over every judged query with Options.Complete (-c).
 // A judged document is relevant when its grade reaches the relevance level;
 // negative grades mark a document as judged-but-unjudged (trec_eval's pool
-// convention), which bpref skips and nothing counts as relevant. ndcg and
-// ndcg_cut use the grade itself as the gain, whatever the relevance level.
+// convention), which bpref skips and nothing counts as relevant, and which
+// infAP, relstring ('.') and num_nonrel_judged_ret tell from documents
+// outside the qrels ('-'). ndcg and ndcg_cut use the grade itself as the
+// gain, whatever the relevance level; ndcg, ndcg_rel, Rndcg and G take
+// other gains per grade, sorted as trec_eval sorts them (glibc's merge
+// sort on the gains' difference truncated to an int, which takes gains
+// less than 1 apart for equal).
 //
-// runid, num_q and gm_map are printed in the summary only, as trec_eval
-// prints them. Per query, a Result holds trec_eval's own per-query values,
-// which pytrec_eval returns: 1 for num_q, log(max(AP, 0.00001)) for gm_map,
-// 0 for runid (its text is Result.RunID). gm_map's summary is the exp of
+// runid, num_q, gm_map and gm_bpref are printed in the summary only,
+// relstring per query only, as trec_eval prints them
+// (Family.NoPerQueryNumber says so to per-query comparisons). Per query, a
+// Result holds trec_eval's own per-query values, which pytrec_eval
+// returns: 1 for num_q, log(max(AP, 0.00001)) for gm_map (bpref for
+// gm_bpref), 0 for runid (its text is Result.RunID) and relstring (its
+// text is QueryResult.Text). The geometric means' summary is the exp of
 // the mean of those logs, a judged query that -c adds counting
-// log(0.00001); Go's math.Log and math.Exp compute it where trec_eval calls
-// glibc's, and the two agree to within an ulp, far below the four decimals
-// printed. iprec_at_recall at level r is the highest precision at or below
+// log(0.00001); pynum's Exp and Log, correctly rounded, stand for glibc's
+// (Go's math.Exp is an ulp off where glibc is not, which a mean on a half
+// shows in the fourth decimal). iprec_at_recall at level r is the highest precision at or below
 // the rank of the (long)(r·R+0.9)-th relevant document retrieved (0 when
 // fewer are retrieved), 9.0.8's rule: trec_eval 10.0 rounds r·R instead
 // and prints other values.
