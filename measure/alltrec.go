@@ -302,6 +302,21 @@ func newIdealWalk(gs []relGain) idealWalk {
 	return w
 }
 
+// finish walks the rest of the ideal ranking from rank i+1 on, adding
+// its discounted gains to dcg one by one, as trec_eval does; it returns
+// dcg and how many of those ranks have a gain above 0.
+func (w *idealWalk) finish(i int, dcg float64) (float64, int) {
+	n := 0
+	for ; w.gain > 0; i++ {
+		w.next()
+		if w.gain > 0 {
+			n++
+			dcg += w.gain / log2Of(float64(i+2))
+		}
+	}
+	return dcg, n
+}
+
 func (w *idealWalk) next() {
 	w.atLvl++
 	for w.cur >= 0 && w.atLvl > w.gs[w.cur].count {
@@ -333,12 +348,7 @@ func ndcgGains(rels []int32, gs []relGain) float64 {
 			dcg += g / log2Of(float64(i+2))
 		}
 	}
-	for ; w.gain > 0; i++ {
-		w.next()
-		if w.gain > 0 {
-			ideal += w.gain / log2Of(float64(i+2))
-		}
-	}
+	ideal, _ = w.finish(i, ideal)
 	if ideal > 0 {
 		return dcg / ideal
 	}
@@ -378,13 +388,8 @@ func ndcgRel(rels []int32, gs []relGain) float64 {
 			numRelRet++
 		}
 	}
-	for ; w.gain > 0; i++ {
-		w.next()
-		if w.gain > 0 {
-			numRel++
-			ideal += w.gain / log2Of(float64(i+2))
-		}
-	}
+	ideal, n := w.finish(i, ideal)
+	numRel += n
 	sum += float64(numRel-numRelRet) * dcg / ideal
 	if sum > 0 {
 		return sum / float64(numRel)

@@ -426,23 +426,17 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			v = float64(numRel)
 		case NumRelRet:
 			v = float64(relRet)
-		case MAP:
+		case MAP, GMMAP:
 			if relRet > 0 {
 				v = ap / float64(numRel)
 			}
-		case GMMAP:
-			// trec_eval keeps the log per query and averages the logs.
-			if relRet > 0 {
-				v = ap / float64(numRel)
-			}
-			v = pynum.Log(max(v, minGeoMean))
 		case IPrecAtRecall:
 			v = iprecAtRecall(rels, level, numRel, relRet, m.RecallLevel())
 		case RPrec:
 			if numRel > 0 && len(rels) > 0 {
 				v = float64(relAtR) / float64(numRel)
 			}
-		case BPref:
+		case BPref, GMBPref:
 			if numRel > 0 {
 				v = bpref / float64(numRel)
 			}
@@ -467,11 +461,6 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			text[j] = relString(rels, p.params[j].floats[0])
 		case InfAP:
 			v = infAP(rels, level, numRel)
-		case GMBPref:
-			if numRel > 0 {
-				v = bpref / float64(numRel)
-			}
-			v = pynum.Log(max(v, minGeoMean))
 		case RPrecMult:
 			v = rprecMult(rels, level, numRel, relRet, m.RecallLevel())
 		case Utility:
@@ -527,6 +516,11 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			// newPlan refuses families outside computedBy; this keeps a
 			// missed one loud.
 			return fmt.Errorf("%s is not computed by the trec_eval pass", m.Family)
+		}
+		if families[m.Family].geo {
+			// gm_map, gm_bpref: trec_eval keeps the log per query and
+			// averages the logs.
+			v = pynum.Log(max(v, minGeoMean))
 		}
 		out[j] = v
 	}
