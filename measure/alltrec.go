@@ -406,19 +406,28 @@ func rndcg(rels []int32, gs []relGain, numRel int) float64 {
 	}
 	var dcg, ideal, sum float64
 	changes := 0
+	// point takes nDCG as it stands into the average.
+	point := func() {
+		if ideal > 0 {
+			sum += dcg / ideal
+			changes++
+		}
+	}
 	w := newIdealWalk(gs)
 	old := w.gain
+	// step moves the ideal ranking to rank i+1, taking nDCG where its gain
+	// changes.
+	step := func() {
+		w.next()
+		if old != w.gain {
+			point()
+			old = w.gain
+		}
+	}
 	i := 0
 	for ; i < len(rels) && w.gain > 0; i++ {
 		g := gainOf(gs, rels[i])
-		w.next()
-		if old != w.gain {
-			if ideal > 0 {
-				sum += dcg / ideal
-				changes++
-			}
-			old = w.gain
-		}
+		step()
 		if g != 0 {
 			dcg += g / log2Of(float64(i+2))
 		}
@@ -432,20 +441,10 @@ func rndcg(rels []int32, gs []relGain, numRel int) float64 {
 				dcg += g / log2Of(float64(i+2))
 			}
 		}
-		if ideal > 0 {
-			sum += dcg / ideal
-			changes++
-		}
+		point()
 	}
 	for ; w.gain > 0; i++ {
-		w.next()
-		if old != w.gain {
-			if ideal > 0 {
-				sum += dcg / ideal
-				changes++
-			}
-			old = w.gain
-		}
+		step()
 		if w.gain > 0 {
 			ideal += w.gain / log2Of(float64(i+2))
 		}
