@@ -69,6 +69,9 @@ type Result struct {
 type QueryResult struct {
 	ID     string
 	Values []float64
+	// Text is parallel to Values when a measure is a text (relstring,
+	// Family.Text), whose value is 0; nil otherwise.
+	Text []string
 }
 
 // Index returns m's position in r.Measures, or -1.
@@ -155,8 +158,15 @@ func Evaluate(qrels ir.Qrels, run ir.Run, measures []Measure, opt Options) (*Res
 		RunID:    opt.RunID,
 	}
 	vals := make([]float64, len(qids)*len(ms))
+	var texts []string
+	if p.text {
+		texts = make([]string, len(qids)*len(ms))
+	}
 	for i, qid := range qids {
 		res.Queries[i] = QueryResult{ID: qid, Values: vals[i*len(ms) : (i+1)*len(ms) : (i+1)*len(ms)]}
+		if p.text {
+			res.Queries[i].Text = texts[i*len(ms) : (i+1)*len(ms) : (i+1)*len(ms)]
+		}
 	}
 	if err := p.run(qrels, run, res.Queries); err != nil {
 		return nil, err
@@ -178,28 +188,40 @@ type plan struct {
 	log2   []float64
 	// hakariIdeal[m] is HAKARI's ideal DCG of m relevant documents.
 	hakariIdeal []float64
+	params      []measureParams // per measure, its free parameters
+	text        bool            // a measure is a text (relstring)
+	gains       bool            // a measure walks trec_eval's gain levels
 }
 
 // computedBy lists the families each per-query pass computes: trecQuery
 // (false) and hakariQuery (true). newPlan refuses any other, so a family
 // added to the table but to neither pass is an error, never a 0.
 var computedBy = map[bool][]Family{
-	false: {RunID, NumQ, NumRet, NumRel, NumRelRet, MAP, GMMAP, RPrec, BPref, RecipRank, IPrecAtRecall, P, Recall, NDCG, NDCGCut, MAPCut, Success},
-	true:  {Hit, HakariPrecision, HakariRecall, HakariMRR, HakariNDCG, HakariMAP},
+	false: {RunID, NumQ, NumRet, NumRel, NumRelRet, MAP, GMMAP, RPrec, BPref, RecipRank, IPrecAtRecall, P,
+		RelString, Recall, InfAP, GMBPref, RPrecMult, Utility, PtAvg11, BinG, G, NDCG, NDCGRel, RNDCG, NDCGCut,
+		MAPCut, RelativeP, Success, SetP, SetRelativeP, SetRecall, SetMAP, SetF, NumNonrelJudgedRet},
+	true: {Hit, HakariPrecision, HakariRecall, HakariMRR, HakariNDCG, HakariMAP},
 }
 
 func newPlan(ms []Measure, level int, hakari bool, qrels ir.Qrels, run ir.Run, qids []string) (*plan, error) {
-	p := &plan{ms: ms, level: level, hakari: hakari, cutAt: make([]int, len(ms))}
+	p := &plan{ms: ms, level: level, hakari: hakari, cutAt: make([]int, len(ms)), params: make([]measureParams, len(ms))}
 	for _, m := range ms {
 		if !slices.Contains(computedBy[hakari], m.Family) {
 			return nil, fmt.Errorf("measure: %s has no computation in the %s pass (add it to computedBy and to the pass)", m.Family, passName(hakari))
 		}
 	}
-	for _, m := range ms {
+	for i, m := range ms {
 		if m.Family.HasCutoff() {
 			p.cuts = append(p.cuts, m.Cutoff)
 		}
-		p.ideal = p.ideal || m.Family == NDCG || m.Family == NDCGCut
+		var err error
+		if p.params[i], err = m.params(); err != nil {
+			return nil, fmt.Errorf("measure %s: %v", m, err)
+		}
+		defaultNDCG := m.Family == NDCG && m.Params == ""
+		p.ideal = p.ideal || defaultNDCG || m.Family == NDCGCut
+		p.gains = p.gains || families[m.Family].params == gainPairs && !defaultNDCG
+		p.text = p.text || m.Family.Text()
 	}
 	slices.Sort(p.cuts)
 	p.cuts = slices.Compact(p.cuts)
@@ -257,7 +279,7 @@ func (p *plan) run(qrels ir.Qrels, run ir.Run, out []QueryResult) error {
 				if p.hakari {
 					err = p.hakariQuery(s, qrels[q.ID], run[q.ID], q.Values)
 				} else {
-					err = p.trecQuery(s, qrels[q.ID], run[q.ID], q.Values)
+					err = p.trecQuery(s, qrels[q.ID], run[q.ID], q.Values, q.Text)
 				}
 				if err != nil {
 					errs[w] = fmt.Errorf("measure: query %q: %w", q.ID, err)
@@ -279,12 +301,17 @@ type scratch struct {
 	gains []int
 	snaps []snap
 	seen  map[string]struct{}
+	cuts  []int
 }
 
-// notJudged marks a document absent from the qrels or judged with a
-// negative grade; no trec_eval measure tells the two apart at relevance
-// levels of 1 and above.
-const notJudged = -1
+// The grades scratch.rank gives documents without one, trec_eval's
+// RELVALUE_NONPOOL and RELVALUE_UNJUDGED: infAP, relstring and
+// num_nonrel_judged_ret tell them apart, every other measure takes both
+// as not relevant.
+const (
+	nonPool        = -1 // not in the qrels
+	unjudgedInPool = -2 // in the qrels with a negative grade
+)
 
 // snap holds running totals as they stood at one cutoff.
 type snap struct {
@@ -295,7 +322,7 @@ type snap struct {
 	first int // HAKARI: rank of the first positive, 0 if none yet
 }
 
-func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64) error {
+func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64, text []string) error {
 	level := p.level
 	rels, err := s.rank(judged, hits)
 	if err != nil {
@@ -360,6 +387,10 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 		relAtR = relRet
 	}
 
+	var gs []relGain
+	if p.gains {
+		gs = setupGains(nil, judged)
+	}
 	var idcg float64
 	if p.ideal {
 		slices.SortFunc(gains, func(a, b int) int { return cmp.Compare(b, a) })
@@ -395,23 +426,17 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			v = float64(numRel)
 		case NumRelRet:
 			v = float64(relRet)
-		case MAP:
+		case MAP, GMMAP:
 			if relRet > 0 {
 				v = ap / float64(numRel)
 			}
-		case GMMAP:
-			// trec_eval keeps the log per query and averages the logs.
-			if relRet > 0 {
-				v = ap / float64(numRel)
-			}
-			v = math.Log(max(v, minGeoMean))
 		case IPrecAtRecall:
 			v = iprecAtRecall(rels, level, numRel, relRet, m.RecallLevel())
 		case RPrec:
 			if numRel > 0 && len(rels) > 0 {
 				v = float64(relAtR) / float64(numRel)
 			}
-		case BPref:
+		case BPref, GMBPref:
 			if numRel > 0 {
 				v = bpref / float64(numRel)
 			}
@@ -426,9 +451,54 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 				v = float64(c.rel) / float64(numRel)
 			}
 		case NDCG:
-			if idcg > 0 {
+			switch {
+			case m.Params != "":
+				v = ndcgGains(rels, p.gainsOf(j, gs, judged))
+			case idcg > 0:
 				v = dcg / idcg
 			}
+		case RelString:
+			text[j] = relString(rels, p.params[j].floats[0])
+		case InfAP:
+			v = infAP(rels, level, numRel)
+		case RPrecMult:
+			v = rprecMult(rels, level, numRel, relRet, m.RecallLevel())
+		case Utility:
+			v = utility(p.params[j].floats, len(rels), numRel, relRet)
+		case PtAvg11:
+			lv := p.params[j].floats
+			s.cuts = slices.Grow(s.cuts[:0], len(lv))[:len(lv)]
+			v = ptAvg11(rels, level, numRel, relRet, lv, s.cuts)
+		case BinG:
+			v = binG(rels, level, numRel)
+		case G:
+			v = gMeasure(rels, p.gainsOf(j, gs, judged))
+		case NDCGRel:
+			v = ndcgRel(rels, p.gainsOf(j, gs, judged))
+		case RNDCG:
+			v = rndcg(rels, p.gainsOf(j, gs, judged), numRel)
+		case RelativeP:
+			if numRel > 0 {
+				v = float64(c.rel) / float64(min(m.Cutoff, numRel))
+			}
+		case SetP:
+			v = float64(relRet) / float64(len(rels))
+		case SetRelativeP:
+			if numRel > 0 {
+				v = float64(relRet) / float64(min(len(rels), numRel))
+			}
+		case SetRecall:
+			if numRel > 0 {
+				v = float64(relRet) / float64(numRel)
+			}
+		case SetMAP:
+			if numRel > 0 {
+				v = float64(relRet) * float64(relRet) / (float64(len(rels)) * float64(numRel))
+			}
+		case SetF:
+			v = setF(p.params[j].floats[0], len(rels), numRel, relRet)
+		case NumNonrelJudgedRet:
+			v = float64(nonrelRet)
 		case NDCGCut:
 			v = c.dcg
 			if c.idcg > 0 {
@@ -446,6 +516,11 @@ func (p *plan) trecQuery(s *scratch, judged map[string]int, hits []ir.Hit, out [
 			// newPlan refuses families outside computedBy; this keeps a
 			// missed one loud.
 			return fmt.Errorf("%s is not computed by the trec_eval pass", m.Family)
+		}
+		if families[m.Family].geo {
+			// gm_map, gm_bpref: trec_eval keeps the log per query and
+			// averages the logs.
+			v = pynum.Log(max(v, minGeoMean))
 		}
 		out[j] = v
 	}
@@ -487,7 +562,7 @@ func iprecAtRecall(rels []int32, level, numRel, relRet int, r float64) float64 {
 }
 
 // rank orders hits as trec_eval does and returns their grades in rank
-// order (notJudged for unjudged documents).
+// order (nonPool or unjudgedInPool for documents without a grade).
 //
 // Each hit becomes one integer key, the float32 score's bits made to sort
 // descending above the hit's index, so one sort of plain integers does the
@@ -525,9 +600,12 @@ func (s *scratch) rank(judged map[string]int, hits []ir.Hit) ([]int32, error) {
 	}
 	rels := s.rels[:0]
 	for _, k := range keys {
-		rel := int32(notJudged)
-		if g, ok := judged[hits[uint32(k)].DocID]; ok && g >= 0 {
-			rel = int32(min(g, math.MaxInt32))
+		rel := int32(nonPool)
+		if g, ok := judged[hits[uint32(k)].DocID]; ok {
+			rel = unjudgedInPool
+			if g >= 0 {
+				rel = int32(min(g, math.MaxInt32))
+			}
 		}
 		rels = append(rels, rel)
 	}
@@ -615,12 +693,12 @@ func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
 		switch {
 		case m.Family == NumQ:
 			sum = float64(n)
-		case m.Family == GMMAP:
+		case families[m.Family].geo:
 			// trec_eval adds log(MIN_GEO_MEAN) for each judged query -c
 			// adds, then takes the exp of the mean.
-			sum += float64(n-len(res.Queries)) * math.Log(minGeoMean)
+			sum += float64(n-len(res.Queries)) * pynum.Log(minGeoMean)
 			if n > 0 {
-				sum = math.Exp(sum / float64(n))
+				sum = pynum.Exp(sum / float64(n))
 			}
 		case m.Family == NumRel && complete:
 			// trec_eval recounts num_rel from the whole qrels here, and
@@ -639,6 +717,15 @@ func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
 		}
 		res.All[j] = sum
 	}
+}
+
+// gainsOf is measure j's gain levels for a query: gs, the query's grades
+// as their own gains, when j gives no gains.
+func (p *plan) gainsOf(j int, gs []relGain, judged map[string]int) []relGain {
+	if pairs := p.params[j].gains; len(pairs) > 0 {
+		return setupGains(pairs, judged)
+	}
+	return gs
 }
 
 func findQuery(qs []QueryResult, qid string) (int, bool) {

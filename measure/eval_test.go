@@ -161,10 +161,10 @@ func TestEvaluateOrderAndErrors(t *testing.T) {
 	if got, want := strings.Join(names, " "), "num_ret map P_5 ndcg map_cut_5 success_1"; got != want {
 		t.Errorf("measure order %q, want trec_eval's table order %q", got, want)
 	}
-	if i := res.Index(Measure{P, 5}); i != 2 {
+	if i := res.Index(Measure{Family: P, Cutoff: 5}); i != 2 {
 		t.Errorf("Index(P.5) = %d, want 2", i)
 	}
-	if i := res.Index(Measure{P, 10}); i != -1 {
+	if i := res.Index(Measure{Family: P, Cutoff: 10}); i != -1 {
 		t.Errorf("Index(P.10) = %d, want -1", i)
 	}
 
@@ -177,7 +177,7 @@ func TestEvaluateOrderAndErrors(t *testing.T) {
 	}{
 		{"mixed kinds", smallQrels(), smallRun(), MustParse("map ndcg@10"), Options{}},
 		{"missing cutoff", smallQrels(), smallRun(), []Measure{{Family: P}}, Options{}},
-		{"stray cutoff", smallQrels(), smallRun(), []Measure{{MAP, 5}}, Options{}},
+		{"stray cutoff", smallQrels(), smallRun(), []Measure{{Family: MAP, Cutoff: 5}}, Options{}},
 		{"unknown family", smallQrels(), smallRun(), []Measure{{Family: 200}}, Options{}},
 		{"no measures", smallQrels(), smallRun(), nil, Options{}},
 		{"negative level", smallQrels(), smallRun(), MustParse("map"), Options{RelevanceLevel: -1}},

@@ -98,3 +98,29 @@ func ExampleWriteTrecEval_official() {
 	// iprec_at_recall_0.50  	all	0.5000
 	// iprec_at_recall_1.00  	all	0.3333
 }
+
+// Measures with free parameters keep them as given, which trec_eval
+// prints after the name: utility's coefficients, ndcg's gains per grade.
+// relstring is a text per query (a document outside the qrels is '-', one
+// judged below 0 '.'), which trec_eval prints per query only.
+func ExampleWriteTrecEval_params() {
+	qrels := ir.Qrels{"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": -1}}
+	run := ir.Run{"q1": {{DocID: "d3", Score: 4}, {DocID: "d4", Score: 3}, {DocID: "d9", Score: 2}, {DocID: "d1", Score: 1}}}
+	ms := measure.MustParse("relstring infAP utility.2,-1,0,0 ndcg.1=0,2=1")
+	res, err := measure.Evaluate(qrels, run, ms, measure.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := measure.WriteTrecEval(os.Stdout, res, true); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// relstring             	q1	'0.-2'
+	// infAP                 	q1	0.1250
+	// utility_2,-1,0,0      	q1	-1.0000
+	// ndcg_1=0,2=1          	q1	0.4307
+	// infAP                 	all	0.1250
+	// utility_2,-1,0,0      	all	-1.0000
+	// ndcg_1=0,2=1          	all	0.4307
+}

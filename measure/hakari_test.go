@@ -71,8 +71,8 @@ func TestHakariByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NumQueries != 3 || !approxEqual(res.All[res.Index(Measure{HakariMAP, 5})], h1["map@5"]/3) {
-		t.Errorf("Complete: mean over %d queries, map@5 %v; want 3 and %v", res.NumQueries, res.All[res.Index(Measure{HakariMAP, 5})], h1["map@5"]/3)
+	if res.NumQueries != 3 || !approxEqual(res.All[res.Index(Measure{Family: HakariMAP, Cutoff: 5})], h1["map@5"]/3) {
+		t.Errorf("Complete: mean over %d queries, map@5 %v; want 3 and %v", res.NumQueries, res.All[res.Index(Measure{Family: HakariMAP, Cutoff: 5})], h1["map@5"]/3)
 	}
 }
 

@@ -13,15 +13,15 @@ func TestParse(t *testing.T) {
 		want []Measure
 	}{
 		{"map", []Measure{{Family: MAP}}},
-		{"ndcg_cut.10", []Measure{{NDCGCut, 10}}},
-		{"P.5,1,3", []Measure{{P, 1}, {P, 3}, {P, 5}}},
-		{"success", []Measure{{Success, 1}, {Success, 5}, {Success, 10}}},
+		{"ndcg_cut.10", []Measure{{Family: NDCGCut, Cutoff: 10}}},
+		{"P.5,1,3", []Measure{{Family: P, Cutoff: 1}, {Family: P, Cutoff: 3}, {Family: P, Cutoff: 5}}},
+		{"success", []Measure{{Family: Success, Cutoff: 1}, {Family: Success, Cutoff: 5}, {Family: Success, Cutoff: 10}}},
 		{"-m map -m Rprec  bpref\n", []Measure{{Family: MAP}, {Family: RPrec}, {Family: BPref}}},
-		{"ndcg@10", []Measure{{HakariNDCG, 10}}},
-		{"NDCG@10", []Measure{{HakariNDCG, 10}}},
-		{"hit@5 acc@5 Accuracy@5", []Measure{{Hit, 5}, {Hit, 5}, {Hit, 5}}},
-		{"recall@100 mrr@10 map@100 precision@1", []Measure{{HakariRecall, 100}, {HakariMRR, 10}, {HakariMAP, 100}, {HakariPrecision, 1}}},
-		{"ndcg_at_10 map_at_1 recall_at_100 precision_at_25 mrr MRR", []Measure{{NDCGCut, 10}, {MAPCut, 1}, {Recall, 100}, {P, 25}, {Family: RecipRank}, {Family: RecipRank}}},
+		{"ndcg@10", []Measure{{Family: HakariNDCG, Cutoff: 10}}},
+		{"NDCG@10", []Measure{{Family: HakariNDCG, Cutoff: 10}}},
+		{"hit@5 acc@5 Accuracy@5", []Measure{{Family: Hit, Cutoff: 5}, {Family: Hit, Cutoff: 5}, {Family: Hit, Cutoff: 5}}},
+		{"recall@100 mrr@10 map@100 precision@1", []Measure{{Family: HakariRecall, Cutoff: 100}, {Family: HakariMRR, Cutoff: 10}, {Family: HakariMAP, Cutoff: 100}, {Family: HakariPrecision, Cutoff: 1}}},
+		{"ndcg_at_10 map_at_1 recall_at_100 precision_at_25 mrr MRR", []Measure{{Family: NDCGCut, Cutoff: 10}, {Family: MAPCut, Cutoff: 1}, {Family: Recall, Cutoff: 100}, {Family: P, Cutoff: 25}, {Family: RecipRank}, {Family: RecipRank}}},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.spec)
@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 4*9 || ms[0] != (Measure{P, 5}) || ms[8] != (Measure{P, 1000}) {
+	if len(ms) != 4*9 || ms[0] != (Measure{Family: P, Cutoff: 5}) || ms[8] != (Measure{Family: P, Cutoff: 1000}) {
 		t.Errorf("default cutoffs: %v", ms)
 	}
 }
@@ -67,10 +67,10 @@ func TestMeasureNames(t *testing.T) {
 	}{
 		{Measure{Family: NumRet}, "num_ret", "num_ret", true, false},
 		{Measure{Family: MAP}, "map", "map", false, false},
-		{Measure{P, 5}, "P_5", "P.5", false, true},
-		{Measure{NDCGCut, 10}, "ndcg_cut_10", "ndcg_cut.10", false, true},
-		{Measure{Hit, 10}, "hit@10", "hit@10", false, true},
-		{Measure{HakariMAP, 100}, "map@100", "map@100", false, true},
+		{Measure{Family: P, Cutoff: 5}, "P_5", "P.5", false, true},
+		{Measure{Family: NDCGCut, Cutoff: 10}, "ndcg_cut_10", "ndcg_cut.10", false, true},
+		{Measure{Family: Hit, Cutoff: 10}, "hit@10", "hit@10", false, true},
+		{Measure{Family: HakariMAP, Cutoff: 100}, "map@100", "map@100", false, true},
 	}
 	for _, c := range cases {
 		if c.m.Name() != c.name || c.m.String() != c.spec || c.m.Integer() != c.integer || c.m.Family.HasCutoff() != c.cut {

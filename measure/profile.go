@@ -83,35 +83,39 @@ func parseIn(tok string, p Profile) ([]Measure, error) {
 		if err != nil {
 			return nil, fmt.Errorf("measure %q: %v", tok, err)
 		}
-		return []Measure{{f, c}}, nil
+		return []Measure{{Family: f, Cutoff: c}}, nil
 	}
 	// trec_eval's output names: ndcg_cut_10, P_5, recall_100, success_10,
-	// iprec_at_recall_0.50 (pytrec_eval's result keys too).
-	if lvl, ok := strings.CutPrefix(tok, families[IPrecAtRecall].name+"_"); ok {
-		h, err := parseLevel(lvl)
-		if err != nil {
-			return nil, fmt.Errorf("measure %q: %v", tok, err)
+	// iprec_at_recall_0.50, Rprec_mult_0.20 (pytrec_eval's result keys too).
+	for _, f := range []Family{IPrecAtRecall, RPrecMult} {
+		if lvl, ok := strings.CutPrefix(tok, families[f].name+"_"); ok {
+			h, err := parseLevel(lvl, families[f].maxLevel)
+			if err != nil {
+				return nil, fmt.Errorf("measure %q: %v", tok, err)
+			}
+			return []Measure{{Family: f, Cutoff: h}}, nil
 		}
-		return []Measure{{IPrecAtRecall, h}}, nil
 	}
 	if i := strings.LastIndexByte(tok, '_'); i > 0 && !strings.Contains(tok, ".") {
 		if f, ok := trecFamily(tok[:i]); ok && families[f].cutoffs != nil {
 			if c, err := parseCutoff(tok[i+1:]); err == nil {
-				return []Measure{{f, c}}, nil
+				return []Measure{{Family: f, Cutoff: c}}, nil
 			}
 		}
 	}
 	return parseOne(tok)
 }
 
-// NamedTwice lists, in table order, the trec_eval families with cutoffs or
-// recall levels for which spec (white-space separated, read under profile
-// p) names parameters that trec_eval would not print. trec_eval evaluates
-// such a family at the first list given with parameters ("-m P.5 -m P.10"
-// prints P_5 alone, "-m official -m P.10" P_10 alone), at its defaults
-// only when every mention is bare ("P", "official"); Evaluate computes the
-// union of all of them, so a tool that prints them says so.
-// Specifications that do not parse are skipped: ParseIn reports them.
+// NamedTwice lists, in table order, the trec_eval families with cutoffs,
+// recall levels or parameters for which spec (white-space separated, read
+// under profile p) names parameters that trec_eval would not print.
+// trec_eval evaluates such a family at the first list given with
+// parameters ("-m P.5 -m P.10" prints P_5 alone, "-m official -m P.10"
+// P_10 alone, "-m all_trec -m utility.2,-1,0,0" utility_2,-1,0,0 alone),
+// at its defaults only when every mention is bare ("P", "official");
+// Evaluate computes the union of all of them, so a tool that prints them
+// says so. Specifications that do not parse are skipped: ParseIn reports
+// them.
 func NamedTwice(spec string, p Profile) []Family {
 	if p == HakariProfile {
 		return nil
@@ -126,22 +130,28 @@ func NamedTwice(spec string, p Profile) []Family {
 		if err != nil {
 			continue
 		}
-		// A family or set named without parameters holds no digit.
-		plain := !strings.ContainsAny(tok, "0123456789")
+		// Each family the token names is bare (a set, "P") when it is at
+		// its defaults, else a list given with parameters.
+		var named [numFamilies][]Measure
 		for _, m := range ms {
-			f := m.Family
-			if !f.HasCutoff() && !f.HasRecallLevels() {
+			if f := m.Family; f.HasCutoff() || f.HasRecallLevels() || f.HasParams() {
+				named[f] = append(named[f], m)
+			}
+		}
+		for f, got := range named {
+			if got == nil {
 				continue
 			}
-			if !slices.Contains(union[f], m) {
-				union[f] = append(union[f], m)
+			for _, m := range got {
+				if !slices.Contains(union[f], m) {
+					union[f] = append(union[f], m)
+				}
 			}
-			bare[f] = bare[f] || plain
-		}
-		if !plain && len(ms) > 0 {
-			f := ms[0].Family
-			if (f.HasCutoff() || f.HasRecallLevels()) && first[f] == nil {
-				first[f] = ms
+			switch {
+			case slices.Equal(got, defaults(Family(f))):
+				bare[f] = true
+			case first[f] == nil:
+				first[f] = got
 			}
 		}
 	}

@@ -104,9 +104,39 @@ func TestOfficialNames(t *testing.T) {
 			t.Errorf("%q parsed as %v; want an error", in, ms)
 		}
 	}
-	_, err = ParseIn("all_trec", TrecProfile)
-	if err == nil || !strings.Contains(err.Error(), "official (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P)") || !strings.Contains(err.Error(), "ndcg_cut[.k,...]") {
-		t.Errorf("all_trec: %v; want an error naming the supported set and measures", err)
+	_, err = ParseIn("prefs", TrecProfile)
+	if err == nil || !strings.Contains(err.Error(), "official, set and all_trec (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring recall") || !strings.Contains(err.Error(), "ndcg_cut[.k,...]") || !strings.Contains(err.Error(), "preference files") {
+		t.Errorf("prefs: %v; want an error saying why and naming the supported sets and measures", err)
+	}
+	// Free parameters are kept as typed, as trec_eval prints them.
+	for in, want := range map[string]string{
+		"utility.2,-1,-0.5,0.25": "utility_2,-1,-0.5,0.25",
+		"ndcg.1=0,2=1":           "ndcg_1=0,2=1",
+		"relstring.20":           "relstring_20",
+		"set_F.0.5":              "set_F_0.5",
+		"11pt_avg.0.8,0.2":       "11pt_avg_0.8,0.2",
+		"Rprec_mult_0.20":        "Rprec_mult_0.20",
+		"Rprec_mult.2.5":         "Rprec_mult_2.50",
+		"relative_P_7":           "relative_P_7",
+	} {
+		ms, err := ParseIn(in, TrecProfile)
+		if err != nil || len(ms) != 1 || ms[0].Name() != want {
+			t.Errorf("%q = %v, %v; want %s", in, ms, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"utility.1,-1":       "four coefficients",
+		"ndcg.10":            "ndcg_cut.k",
+		"G.1=x":              "finite number",
+		"ndcg_rel.a=1":       "integer",
+		"set_F.abc":          "finite number",
+		"Rprec_mult.0.125":   "two decimals",
+		"binG.1":             "takes no cutoffs",
+		"11pt_avg.0.5,,0.25": "finite number",
+	} {
+		if ms, err := ParseIn(in, TrecProfile); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q = %v, %v; want an error saying %q", in, ms, err, want)
+		}
 	}
 	if _, err := ParseIn("gm_map", HakariProfile); err == nil {
 		t.Error("gm_map accepted under the hakari profile")
@@ -121,6 +151,10 @@ func TestOfficialNames(t *testing.T) {
 		"official P":                             "[]",
 		"iprec_at_recall.0.5 -m iprec_at_recall": "[iprec_at_recall]",
 		"official -m iprec_at_recall.0,.5":       "[iprec_at_recall]",
+		"all_trec -m utility.2,-1,0,0":           "[utility]", // trec_eval: utility_2,-1,0,0 alone
+		"all_trec -m ndcg.1=0 -m P.5":            "[P ndcg]",
+		"set all_trec 11pt_avg":                  "[]",
+		"11pt_avg.0.5 -m 11pt_avg.0.2":           "[11pt_avg]",
 	} {
 		if got := fmt.Sprint(NamedTwice(spec, TrecProfile)); got != want {
 			t.Errorf("NamedTwice(%q) = %s, want %s", spec, got, want)

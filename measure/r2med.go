@@ -21,7 +21,7 @@ func R2MEDMeasures(cutoffs ...int) []Measure {
 	ms := []Measure{{Family: RecipRank}}
 	for _, f := range []Family{NDCGCut, MAPCut, Recall, P} {
 		for _, k := range cutoffs {
-			ms = append(ms, Measure{f, k})
+			ms = append(ms, Measure{Family: f, Cutoff: k})
 		}
 	}
 	return ms

@@ -52,8 +52,8 @@ func MetricLabel(name string) string {
 		return "Success@" + k
 	case measure.RecipRank:
 		return "MRR"
-	case measure.IPrecAtRecall:
-		return m.Name() // as trec_eval prints it: iprec_at_recall_0.10
+	case measure.IPrecAtRecall, measure.RPrecMult:
+		return m.Name() // as trec_eval prints it: iprec_at_recall_0.10, Rprec_mult_0.20
 	}
 	return name
 }

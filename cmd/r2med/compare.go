@@ -99,30 +99,37 @@ $COLUMNS (else the terminal's width, else 80), a table per few tasks.`,
 			if !(opt.Level > 0 && opt.Level < 1) {
 				return usage(fmt.Errorf("--level %v: give a confidence level between 0 and 1, such as 0.95", opt.Level))
 			}
-			// runid, num_q and gm_map summarize a whole run (trec_eval
-			// prints them in its summary alone): there are no per-query
-			// values to test. Named, they are refused; in a set, left out
-			// and said.
+			// Measures without per-query numbers (measure decides which):
+			// named, they are refused; in a set, left out and said.
 			var ms []measure.Measure
-			var summaries []string
+			var left []string                // kinds, in order of appearance
+			leftOut := map[string][]string{} // kind → names
 			for _, metric := range metrics {
 				parsed, err := measure.ParseIn(metric, measure.TrecProfile)
 				if err != nil {
 					return usage(fmt.Errorf("--metric: %w", err))
 				}
 				for _, m := range parsed {
+					why := m.Family.NoPerQueryNumber()
 					switch {
-					case !m.Family.SummaryOnly():
+					case why == "":
 						ms = append(ms, m)
 					case len(parsed) == 1:
-						return usage(fmt.Errorf("--metric %s: a summary of the whole run (trec_eval prints it in its summary alone), with no per-query values to test; compare map, or see it with r2med eval -m %s", metric, metric))
+						return usage(fmt.Errorf("--metric %s: %s (trec_eval prints no per-query number for it), with nothing per query to test; compare map, or see it with r2med eval -m %s", metric, why, metric))
 					default:
-						summaries = append(summaries, m.Name())
+						if leftOut[why] == nil {
+							left = append(left, why)
+						}
+						leftOut[why] = append(leftOut[why], m.Name())
 					}
 				}
 			}
-			if len(summaries) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "r2med: compare leaves out %s: summaries of a whole run, with no per-query values to test\n", strings.Join(summaries, ", "))
+			if len(left) > 0 {
+				var parts []string
+				for _, why := range left {
+					parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(leftOut[why], ", "), why))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "r2med: compare leaves out %s: no per-query numbers to test\n", strings.Join(parts, ", "))
 			}
 			if len(ms) == 0 {
 				return usage(fmt.Errorf("--metric: name at least one measure"))

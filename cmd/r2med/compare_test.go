@@ -193,23 +193,31 @@ func TestCompareRefusesZeroSettings(t *testing.T) {
 	}
 }
 
-// TestCompareSummaryMeasures: runid, num_q and gm_map are a whole run's
-// (trec_eval prints them in its summary alone): compare, which tests
-// per-query values, refuses them by name, and from trec_eval's official
-// set compares the rest and says what it left out. iprec_at_recall reads
-// as trec_eval prints it.
+// TestCompareSummaryMeasures: runid, num_q, gm_map and gm_bpref are a
+// whole run's (trec_eval prints them in its summary alone) and relstring
+// a text: compare, which tests per-query values, refuses them by name, and
+// from trec_eval's official and all_trec sets compares the rest and says
+// what it left out. iprec_at_recall reads as trec_eval prints it.
 func TestCompareSummaryMeasures(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	mustRun(t, "run", "--task", "demo", "--quiet", "--out", a)
 	mustRun(t, "run", "--task", "demo", "--quiet", "--top-k", "10", "--out", b)
-	for _, m := range []string{"runid", "num_q", "gm_map"} {
+	for m, want := range map[string]string{
+		"runid": "a summary of the whole run", "num_q": "a summary of the whole run", "gm_map": "a summary of the whole run",
+		"gm_bpref": "a summary of the whole run", "relstring": "a text of grades", "relstring.5": "a text of grades",
+	} {
 		_, stderr, code := r2med(t, "", "compare", a, b, "--metric", m)
-		if code != 2 || !strings.Contains(stderr, "--metric "+m+": a summary of the whole run") {
+		if code != 2 || !strings.Contains(stderr, "--metric "+m+": "+want) {
 			t.Errorf("--metric %s: exit %d, %s", m, code, stderr)
 		}
 	}
-	out, stderr, code := r2med(t, "", "compare", a, b, "--metric", "official")
+	out, stderr, code := r2med(t, "", "compare", a, b, "--metric", "all_trec")
+	if code != 0 || !strings.Contains(stderr, "leaves out runid, num_q, gm_map, gm_bpref (a summary of the whole run), relstring (a text of grades, not a number)") ||
+		strings.Contains(out, "gm_bpref") || !strings.Contains(out, "set_F") || !strings.Contains(out, "Rprec_mult_0.20") {
+		t.Errorf("--metric all_trec: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, stderr, code = r2med(t, "", "compare", a, b, "--metric", "official")
 	if code != 0 || !strings.Contains(stderr, "leaves out runid, num_q, gm_map") || strings.Contains(out, "num_q") || !strings.Contains(out, "iprec_at_recall_0.10") {
 		t.Errorf("--metric official: exit %d\n%s\n%s", code, out, stderr)
 	}

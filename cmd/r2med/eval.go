@@ -23,7 +23,7 @@ const defaultTrecMeasures = "ndcg_cut.1,10,25,50,100 map_cut.1,10,25,50,100 reca
 const defaultHakariMeasures = "ndcg@10 ndcg@100 recall@10 recall@100 hit@1 hit@10 hit@100 mrr@10 map@100"
 
 func newEvalCmd() *cobra.Command {
-	var perQuery, complete bool
+	var perQuery, complete, judgedOnly bool
 	var level int
 	var specs []string
 	var profile, exclude string
@@ -35,23 +35,41 @@ func newEvalCmd() *cobra.Command {
 pytrec_eval: scores read as float32, ties broken by docid descending, the
 rank column ignored. Output is byte-identical to trec_eval's; notes on
 stderr say where a choice differs (a family named by two -m is evaluated
-at every cutoff named, trec_eval keeps the first list) and which queries
-one side lacks (run queries without judgments are not evaluated).
+at every cutoff or parameter named, trec_eval keeps the first list) and
+which queries one side lacks (run queries without judgments are not
+evaluated).
 
 QRELS may also be a task's own judgments: R2MED's qrels.jsonl
 ({"q_id","p_id","score"} per line) or BEIR's qrels TSV (a header, then
 query-id corpus-id score), told apart by the first line; gzip is read too.
 
-Measures: runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref
-recip_rank ndcg, with cutoffs P recall ndcg_cut map_cut success (e.g. -m
-P.5,10 -m ndcg_cut.10), and iprec_at_recall with recall levels (by default
-0.0 to 1.0 by tenths, printed iprec_at_recall_0.00 … _1.00; or e.g.
--m iprec_at_recall.0.25,0.5). -m official is trec_eval's default set: runid
-num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank
-iprec_at_recall P, printed as trec_eval prints it (runid, num_q and gm_map
-in the summary only; iprec_at_recall as trec_eval 9.0.8 computes it, which
-10.0 changed). trec_eval's other sets (all_trec…) hold measures r2med does
-not compute and are refused. Without -m it prints R2MED's set:
+Measures: every measure of trec_eval 9.0.8's all_trec set, printed in its
+table order, as trec_eval computes and prints them:
+  runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank
+  infAP gm_bpref binG set_P set_relative_P set_recall set_map
+  num_nonrel_judged_ret;
+  with cutoffs P recall ndcg_cut map_cut relative_P success (e.g. -m P.5,10);
+  with recall levels iprec_at_recall (by default 0.0 to 1.0 by tenths,
+  printed iprec_at_recall_0.00 … _1.00; -m iprec_at_recall.0.25,0.5) and
+  multiples of R Rprec_mult (0.2 to 2.0 by fifths; -m Rprec_mult.0.5,1),
+  with at most two decimals;
+  with parameters, printed after the name as given: utility.a,b,c,d
+  (default 1,-1,0,0: a per relevant retrieved, b per non-relevant
+  retrieved, c per relevant missed, d per non-relevant missed, with no
+  collection size, trec_eval's -N), set_F.b (default 1), 11pt_avg.r,...
+  (the recall levels, default 0.0 to 1.0 by tenths), relstring.n (the
+  first n grades as text, default 10; printed per query only), and the
+  gains of ndcg, ndcg_rel, Rndcg and G (-m ndcg.1=0,2=1: grade=gain,
+  the grade itself where not given).
+Sets: official (trec_eval's default: runid num_q num_ret num_rel
+num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P), set
+(runid num_q num_ret num_rel num_rel_ret utility set_P set_recall
+set_relative_P set_map set_F) and all_trec (all of the above at their
+defaults); runid, num_q, gm_map and gm_bpref are printed in the summary
+only, relstring per query only, as trec_eval prints them. trec_eval's
+preference and judge-group sets (prefs, all_prefs, qrels_jg) read files
+r2med does not and are refused, and so is -J (judged documents only).
+Without -m it prints R2MED's set:
   ` + defaultTrecMeasures + `
 Every spelling of a measure names the profile's definition: under the default
 --profile trec, ndcg@10, ndcg_cut.10, ndcg_cut_10, NDCG@10 and ndcg_at_10 are
@@ -72,6 +90,8 @@ What it removed is said on stderr.`,
   r2med eval -m ndcg@10 qrels.txt run.trec                   # trec_eval's ndcg_cut.10
   r2med eval -c -m map -m P.5,10 qrels.txt run.trec
   r2med eval -q -m official qrels.txt run.trec              # trec_eval's default set
+  r2med eval -q -m all_trec qrels.txt run.trec              # every trec_eval measure
+  r2med eval -m ndcg.1=0,2=1 -m utility.2,-1,0,0 qrels.txt run.trec
   r2med eval --profile hakari -m hit@10 -m mrr@10 qrels.txt run.trec`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -80,6 +100,9 @@ What it removed is said on stderr.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if judgedOnly {
+				return usage(errors.New("-J (trec_eval's judged documents only: unjudged ones dropped from the ranking before evaluation) is not supported; r2med evaluates every retrieved document, an unjudged one as not relevant, as trec_eval does without -J"))
+			}
 			p, err := measure.ParseProfile(profile)
 			if err != nil {
 				return usage(err)
@@ -103,9 +126,16 @@ What it removed is said on stderr.`,
 					}
 				}
 				slices.SortFunc(named, func(a, b measure.Measure) int { return a.Cutoff - b.Cutoff })
-				var list []string
+				var list, names []string
 				for _, m := range slices.Compact(named) {
 					list = append(list, m.Param())
+					names = append(names, m.Name())
+				}
+				if f.HasParams() {
+					// trec_eval computes one variant of such a family.
+					fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %s is named by more than one -m; trec_eval computes the first parameters given only (its defaults where no -m gives any), r2med prints each (%s)\n",
+						f, strings.Join(names, ", "))
+					continue
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "r2med eval: note: %s is named by more than one -m; trec_eval keeps the first list given only (its defaults where no -m gives one), r2med evaluates every cutoff named (give them in one -m, %s.%s, for output trec_eval prints too)\n",
 					f, f, strings.Join(list, ","))
@@ -184,9 +214,11 @@ What it removed is said on stderr.`,
 	f.BoolVarP(&perQuery, "query", "q", false, "print every query's values before the summary")
 	f.BoolVarP(&complete, "complete", "c", false, "average over all queries in the qrels; missing ones count 0 (R2MED's rule; without it, the run's queries, trec_eval's default)")
 	f.IntVarP(&level, "level", "l", 1, "lowest grade that counts as relevant (1 or more)")
-	f.StringArrayVarP(&specs, "measure", "m", nil, "measure or set to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition), iprec_at_recall, official")
+	f.StringArrayVarP(&specs, "measure", "m", nil, "measure or set to compute (repeatable): map, P.5,10, ndcg_cut.10, ndcg@10 (the --profile's definition), ndcg.1=0,2=1, utility.2,-1,0,0, official, all_trec")
 	f.StringVar(&profile, "profile", "trec", "which definitions measure names mean: trec (trec_eval 9.0.8) or hakari (HAKARI-Bench metrics.py)")
 	f.StringVar(&exclude, "exclude", "", "exclusions file (QUERY-ID DOC-ID per line): pairs removed from the run and the qrels first")
+	f.BoolVarP(&judgedOnly, "judged-only", "J", false, "trec_eval's -J, refused: r2med does not drop unjudged documents")
+	_ = f.MarkHidden("judged-only")
 	return cmd
 }
 
