@@ -145,3 +145,28 @@ func TestReportSaysUnjudgedQueries(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, sb.String())
 	}
 }
+
+// A measure trec_eval prints only for the whole run (gm_map) or only as a
+// text (relstring) has no per-query number: Evaluate refuses it by name,
+// where it gave each query a value no test should read (measure's
+// Family.NoPerQueryNumber is the rule; compare asked it, the report's
+// per-query path did not).
+func TestEvaluateRefusesMeasuresWithoutPerQueryNumbers(t *testing.T) {
+	qrels := ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1}}
+	run := ir.Run{"q1": {{DocID: "d1", Score: 2}}, "q2": {{DocID: "d3", Score: 1}}}
+	for _, name := range []string{"gm_map", "num_q", "runid", "relstring", "gm_bpref"} {
+		ms, err := measure.ParseIn(name, measure.TrecProfile)
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("%s: %v %v", name, ms, err)
+		}
+		_, err = Evaluate(qrels, run, ms[0])
+		if err == nil || !strings.Contains(err.Error(), "no per-query number") || !strings.Contains(err.Error(), ms[0].Name()) {
+			t.Errorf("%s: err %v, want a refusal naming it", name, err)
+		}
+	}
+	ms, _ := measure.ParseIn("map", measure.TrecProfile)
+	v, err := Evaluate(qrels, run, ms[0])
+	if err != nil || v.ByQuery["q1"] != 1 || v.ByQuery["q2"] != 0 {
+		t.Errorf("map: %v %v", v, err)
+	}
+}

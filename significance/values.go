@@ -35,6 +35,9 @@ func Evaluate(qrels ir.Qrels, run ir.Run, m measure.Measure) (Values, error) {
 	if len(qrels) == 0 {
 		return Values{}, fmt.Errorf("no judgments: a per-query comparison needs the task's qrels")
 	}
+	if why := m.Family.NoPerQueryNumber(); why != "" {
+		return Values{}, fmt.Errorf("%s is %s, with no per-query number to compare: compare a per-query measure such as map", m.Name(), why)
+	}
 	res, err := measure.Evaluate(qrels, run, []measure.Measure{m}, measure.Options{Complete: true})
 	if err != nil {
 		return Values{}, err
