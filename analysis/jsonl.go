@@ -15,7 +15,8 @@ import (
 // AnalyzeJSONL reads JSON lines {"id": ..., "text": "..."} from r and writes
 // one line {"id": ...,"tokens":[...]} per input line to w, in input order.
 // The id is copied as it was written (a string or a number); other fields
-// are ignored and blank lines skipped. Lines are read by the project's
+// are ignored and blank lines skipped; an input without a record is an
+// error, as an empty corpus is to dataset. Lines are read by the project's
 // rule (fileio.Lines: a byte-order mark at the start skipped, one on a
 // later line refused, CRLF line ends, the line limit). A bad line stops
 // the run with a *fileio.LineError naming name, the line number and the
@@ -30,6 +31,7 @@ func AnalyzeJSONL(r io.Reader, w io.Writer, a Analyzer, name string) error {
 		rec    jsonlRecord
 		tokens []string
 		out    []byte
+		wrote  bool
 	)
 	for {
 		line, ok := lr.Next()
@@ -54,9 +56,13 @@ func AnalyzeJSONL(r io.Reader, w io.Writer, a Analyzer, name string) error {
 		if _, err := bw.Write(out); err != nil {
 			return err
 		}
+		wrote = true
 	}
 	if err := lr.Err(); err != nil {
 		return err
+	}
+	if !wrote {
+		return fileio.Errorf(name, 0, "no records: the input is empty (or all its lines are blank); give JSON lines {\"id\": ..., \"text\": ...}")
 	}
 	return bw.Flush()
 }

@@ -702,3 +702,25 @@ func TestLineTooLong(t *testing.T) {
 		t.Errorf("a line under the limit: %v", err)
 	}
 }
+
+// TREC files separate fields by any run of white space, as trec_eval
+// 9.0.8 reads them: tabs, several spaces, CRLF line ends and a last line
+// without newline read as the plain file does.
+func TestReadRunSeparators(t *testing.T) {
+	plain := "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\nq2 Q0 d3 1 0.5 t\n"
+	want, err := ReadRun(strings.NewReader(plain), "plain.run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{
+		strings.ReplaceAll(plain, " ", "\t"),
+		"q1\t Q0  d1 1\t2.5 t \nq1 Q0 d2 2 1 t\n\t\nq2 Q0 d3 1 0.5 t",
+		strings.ReplaceAll(plain, "\n", "\r\n"),
+		"\xef\xbb\xbf" + strings.TrimSuffix(plain, "\n"),
+	} {
+		got, err := ReadRun(strings.NewReader(in), "x.run")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+}

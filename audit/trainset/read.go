@@ -89,8 +89,12 @@ func Open(path string, opts Options) (*File, error) {
 		}
 	}
 	var first []byte
-	if format == "jsonl" || format == "tsv" {
+	firstLine := 0
+	if format == "jsonl" || format == "tsv" || format == "text" {
 		lr := fileio.NewLines(br, path, kinds[format])
+		if format == "text" {
+			lr.FreeText()
+		}
 		for {
 			line, ok := lr.Scan()
 			if !ok {
@@ -100,30 +104,36 @@ func Open(path string, opts Options) (*File, error) {
 				}
 				break
 			}
-			if format == "jsonl" && fileio.IsBlank(string(line)) {
+			if fileio.IsBlank(string(line)) {
 				continue
 			}
-			first = line
+			first, firstLine = line, lr.Line()
 			break
 		}
 	}
 	rc.Close()
 	switch format {
 	case "text":
+		if first == nil {
+			return nil, fileio.Errorf(path, 0, "the file is empty (or all its lines are blank): it holds no text to audit")
+		}
 		f.Layout = Layout{Format: "text", Name: "one text per line", Fields: Fields{Text: []string{"line"}}}
 		if !opts.Fields.empty() {
 			return nil, fmt.Errorf("%s is read as plain text, one text per line, which has no fields to name; drop the --*-field flags or give a .jsonl, .tsv or .parquet file", path)
 		}
 	case "tsv":
 		if first == nil {
-			return nil, fileio.Errorf(path, 0, "the file is empty")
+			return nil, fileio.Errorf(path, 0, "the file is empty (or all its lines are blank)")
 		}
 		if err := errtext.CheckUTF8(first, "line"); err != nil {
-			return nil, fileio.Errorf(path, 1, "%v", err)
+			return nil, fileio.Errorf(path, firstLine, "%v", err)
 		}
 		l, err := detectTSV(strings.Split(string(first), "\t"), opts.Fields)
 		if err != nil {
-			return nil, fileio.Errorf(path, 1, "%v", err)
+			return nil, fileio.Errorf(path, firstLine, "%v", err)
+		}
+		if l.headerLine != 0 {
+			l.headerLine = firstLine
 		}
 		f.Layout = l
 	case "jsonl":
@@ -259,10 +269,9 @@ func (f *File) Rows(ctx context.Context, from Position, fn func(Row) error) erro
 		if lr.Line() <= from.Line {
 			continue
 		}
-		if f.Layout.Format == "tsv" && f.Layout.header && lr.Line() == 1 {
-			continue
-		}
-		if f.Layout.Format == "jsonl" && fileio.IsBlank(string(line)) {
+		// A blank line holds no record in JSON lines or TSV (dataset's
+		// readers skip it too); in a text file it is an empty text.
+		if lr.Line() == f.Layout.headerLine || f.Layout.Format != "text" && fileio.IsBlank(string(line)) {
 			continue
 		}
 		if err := fn(Row{Line: lr.Line(), Next: Position{Line: lr.Line(), Offset: lr.Offset()}, data: bytes.Clone(line)}); err != nil {

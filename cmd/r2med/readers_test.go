@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/internal/fileio"
 )
@@ -229,5 +231,120 @@ func TestJSONArrayByteOrderMark(t *testing.T) {
 	_, stderr, code := r2med(t, "", "stats", "--data", dir, "--split", "S")
 	if want := "r2med: " + corpus + ":3: line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined; remove it"; code != 1 || !strings.HasPrefix(stderr, want) {
 		t.Errorf("exit %d, stderr %q\nwant it to start %q", code, stderr, want)
+	}
+}
+
+// lineEndsReader is a command reading a text input that it accepts:
+// setup writes data where the command reads it and returns the command
+// line; answer is what the command made of it (its output, with the
+// temporary directory's name taken out).
+type lineEndsReader struct {
+	name  string
+	lines []string
+	setup func(t *testing.T, dir string, data []byte) (file string, args []string)
+}
+
+func lineEndsReaders(t *testing.T) []lineEndsReader {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gens, train, tsv, texts []string
+	for _, q := range task.Queries {
+		b, _ := json.Marshal(map[string]string{"id": q.ID, "text": q.Text, "hy_doc": "a passage about " + q.Text})
+		gens = append(gens, string(b))
+	}
+	for _, q := range task.Queries[:3] {
+		b, _ := json.Marshal(map[string]string{"anchor": q.Text, "positive": task.Corpus[0].Text})
+		train = append(train, string(b))
+		tsv = append(tsv, q.Text+"\t"+task.Corpus[1].Text)
+		texts = append(texts, q.Text)
+	}
+	leakage := func(rel string) func(*testing.T, string, []byte) (string, []string) {
+		return func(t *testing.T, dir string, data []byte) (string, []string) {
+			file := filepath.Join(dir, rel)
+			writeTestFile(t, file, data)
+			return file, []string{"audit", "leakage", "--train", file, "--against", "demo", "--documents", "all", "--format", "jsonl", "--state", filepath.Join(dir, "state"), "--quiet"}
+		}
+	}
+	return []lineEndsReader{
+		{"analyze", []string{`{"id":"1","text":"Fevers and chills"}`, `{"id":"2","text":"The patient's HbA1c"}`}, func(t *testing.T, dir string, data []byte) (string, []string) {
+			return "", []string{"analyze"}
+		}},
+		{"run --gar (expand)", gens, func(t *testing.T, dir string, data []byte) (string, []string) {
+			data0 := filepath.Join(dir, "data")
+			writeTestFile(t, filepath.Join(data0, "x"), nil)
+			for _, name := range []string{"corpus.jsonl", "query.jsonl", "qrels.jsonl"} {
+				b, err := demo.FS.ReadFile("data/" + name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeTestFile(t, filepath.Join(data0, name), b)
+			}
+			file := filepath.Join(data0, "hyde", "x", expand.FileName)
+			writeTestFile(t, file, data)
+			return file, []string{"run", "--data", data0, "--gar", "hyde", "--gar-llm", "x", "--out", filepath.Join(dir, "out"), "--quiet"}
+		}},
+		{"audit leakage jsonl (audit)", train, leakage("train.jsonl")},
+		{"audit leakage tsv (audit)", tsv, leakage("train.tsv")},
+		{"audit leakage text (audit)", texts, leakage("train.txt")},
+		{"stats hub (table)", []string{`{"_id":"d1","text":"insulin resistance"}`, `{"_id":"d2","text":"retinal detachment"}`}, func(t *testing.T, dir string, data []byte) (string, []string) {
+			writeTestFile(t, filepath.Join(dir, "README.md"), []byte(hubReadme("corpus/S.jsonl", "queries/S.jsonl", "qrels/S.jsonl")))
+			writeTestFile(t, filepath.Join(dir, "queries", "S.jsonl"), []byte(`{"_id":"q1","text":"a"}`+"\n"))
+			writeTestFile(t, filepath.Join(dir, "qrels", "S.jsonl"), []byte(`{"query-id":"q1","corpus-id":"d1"}`+"\n"))
+			file := filepath.Join(dir, "corpus", "S.jsonl")
+			writeTestFile(t, file, data)
+			return file, []string{"stats", "--data", dir, "--split", "S"}
+		}},
+	}
+}
+
+// Every reader gives the same answer for a file with CRLF line ends, one
+// whose last line has no newline and one that starts with a byte-order
+// mark as for the plain LF file, as dataset's and trec's readers do; an
+// empty file (or one of blank lines) is an error naming it, as an empty
+// corpus is to dataset. (Blank lines between records are skipped but
+// counted, so that line numbers stay an editor's: TestLines.)
+func TestReadersLineEndsAndEmptyFiles(t *testing.T) {
+	for _, c := range lineEndsReaders(t) {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(data []byte) (string, int, string, string) {
+				dir := t.TempDir()
+				file, args := c.setup(t, dir, data)
+				in := ""
+				if file == "" {
+					file, in = "stdin", string(data)
+				}
+				stdout, stderr, code := r2med(t, in, args...)
+				if runs, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*", "run.trec")); len(runs) == 1 {
+					b, err := os.ReadFile(runs[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					stdout += string(b)
+				}
+				return strings.ReplaceAll(stdout, dir, "DIR"), code, strings.ReplaceAll(stderr, dir, "DIR"), strings.ReplaceAll(file, dir, "DIR")
+			}
+			lf := strings.Join(c.lines, "\n") + "\n"
+			want, code, stderr, _ := run([]byte(lf))
+			if code != 0 || want == "" {
+				t.Fatalf("LF: exit %d, stdout %q, stderr %q", code, want, stderr)
+			}
+			for _, v := range []struct{ name, data string }{
+				{"CRLF", strings.Join(c.lines, "\r\n") + "\r\n"},
+				{"no newline at the end", strings.TrimSuffix(lf, "\n")},
+				{"byte-order mark", "\xef\xbb\xbf" + lf},
+			} {
+				if got, code, stderr, _ := run([]byte(v.data)); code != 0 || got != want {
+					t.Errorf("%s: exit %d, stderr %q, stdout\n%s\nwant (as LF)\n%s", v.name, code, stderr, got, want)
+				}
+			}
+			for _, empty := range []string{"", "\n \n\r\n"} {
+				_, code, stderr, file := run([]byte(empty))
+				if code != 1 || !strings.HasPrefix(stderr, "r2med: ") || !strings.Contains(stderr, file+": ") {
+					t.Errorf("empty file %q: exit %d, stderr %q; want an error naming %s", empty, code, stderr, file)
+				}
+			}
+		})
 	}
 }
