@@ -2,9 +2,9 @@ package analysis
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/r2med/r2med/internal/errtext"
@@ -15,52 +15,54 @@ import (
 // AnalyzeJSONL reads JSON lines {"id": ..., "text": "..."} from r and writes
 // one line {"id": ...,"tokens":[...]} per input line to w, in input order.
 // The id is copied as it was written (a string or a number); other fields
-// are ignored, blank lines skipped and a byte-order mark at the start
-// dropped. A bad line stops the run with a *fileio.LineError naming name,
-// the line number and the problem; text that is not valid Unicode (bad
-// UTF-8, a lone surrogate escape) is such a problem, not a silent U+FFFD.
+// are ignored and blank lines skipped; an input without a record is an
+// error, as an empty corpus is to dataset. Lines are read by the project's
+// rule (fileio.Lines: a byte-order mark at the start skipped, one on a
+// later line refused, CRLF line ends, the line limit). A bad line stops
+// the run with a *fileio.LineError naming name, the line number and the
+// problem; text that is not valid Unicode (bad UTF-8, a lone surrogate
+// escape) is such a problem, not a silent U+FFFD, and so is an id that a
+// TREC file could not carry (fileio.CheckID: white space, Unicode white
+// space, empty), since the tokens go on to be indexed under it.
 func AnalyzeJSONL(r io.Reader, w io.Writer, a Analyzer, name string) error {
-	br := bufio.NewReaderSize(r, 1<<16)
+	lr := fileio.NewLines(r, name, "JSON-lines")
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var (
 		rec    jsonlRecord
 		tokens []string
 		out    []byte
+		wrote  bool
 	)
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
+	for {
+		line, ok := lr.Next()
+		if !ok {
 			break
 		}
-		if err != nil && err != io.EOF {
+		rec = jsonlRecord{}
+		if err := parseRecord(line, &rec); err != nil {
+			return lr.Errorf("%v", err)
+		}
+		tokens = a.Analyze(tokens[:0], *rec.Text)
+		out = append(out[:0], `{"id":`...)
+		out = append(out, rec.ID...)
+		out = append(out, `,"tokens":[`...)
+		for i, t := range tokens {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = jsonw.AppendString(out, t)
+		}
+		out = append(out, "]}\n"...)
+		if _, err := bw.Write(out); err != nil {
 			return err
 		}
-		if lineNo == 1 {
-			line = bytes.TrimPrefix(line, utf8BOM)
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			rec = jsonlRecord{}
-			if err := parseRecord(line, &rec); err != nil {
-				return fileio.Errorf(name, lineNo, "%v", err)
-			}
-			tokens = a.Analyze(tokens[:0], *rec.Text)
-			out = append(out[:0], `{"id":`...)
-			out = append(out, rec.ID...)
-			out = append(out, `,"tokens":[`...)
-			for i, t := range tokens {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				out = jsonw.AppendString(out, t)
-			}
-			out = append(out, "]}\n"...)
-			if _, err := bw.Write(out); err != nil {
-				return err
-			}
-		}
-		if err == io.EOF {
-			break
-		}
+		wrote = true
+	}
+	if err := lr.Err(); err != nil {
+		return err
+	}
+	if !wrote {
+		return fileio.Errorf(name, 0, "no records: the input is empty (or all its lines are blank); give JSON lines {\"id\": ..., \"text\": ...}")
 	}
 	return bw.Flush()
 }
@@ -69,8 +71,6 @@ type jsonlRecord struct {
 	ID   json.RawMessage `json:"id"`
 	Text *string         `json:"text"`
 }
-
-var utf8BOM = []byte("\xef\xbb\xbf")
 
 func parseRecord(line []byte, rec *jsonlRecord) error {
 	if err := errtext.CheckJSONText(line, "line"); err != nil {
@@ -90,6 +90,15 @@ func parseRecord(line []byte, rec *jsonlRecord) error {
 		return errors.New(`"id" is neither a string nor a number`)
 	case rec.Text == nil:
 		return errors.New(`missing "text"`)
+	}
+	if rec.ID[0] == '"' {
+		var id string
+		if err := json.Unmarshal(rec.ID, &id); err != nil {
+			return errors.New(`"id": ` + err.Error())
+		}
+		if err := fileio.CheckID(id); err != nil {
+			return fmt.Errorf(`"id" %v`, err)
+		}
 	}
 	return nil
 }

@@ -82,6 +82,11 @@ func TestAnalyzeJSONLErrors(t *testing.T) {
 		{"{\"id\":\"a\",\"text\":\"caf\xe9\"}", "invalid UTF-8 (byte 0xe9) at byte offset 21 of the line; the file must be UTF-8 text"},
 		{"{\"id\":\"\xff\",\"text\":\"\"}", "invalid UTF-8 (byte 0xff) at byte offset 7 of the line"},
 		{`{"id":"a","text":"\ud83d"}`, `unpaired UTF-16 surrogate \ud83d (half of a character) at byte offset 18 of the line; write both halves`},
+		// The project's line rule (fileio.Lines) and id rule (fileio.CheckID).
+		{"\xef\xbb\xbf" + good[:len(good)-1], "line starts with a byte-order mark (U+FEFF, bytes EF BB BF), as where files with one were joined"},
+		{`{"id":"a b","text":""}`, `"id" "a b" contains whitespace at byte 1; TREC run and qrels files separate fields by whitespace`},
+		{`{"id":"a\u00a0b","text":""}`, `"id" "a\u00a0b" contains U+00A0, which Python's str.split() takes for whitespace, at byte 1`},
+		{`{"id":"","text":""}`, `"id" is empty`},
 	}
 	for _, tt := range tests {
 		var out strings.Builder

@@ -725,20 +725,24 @@ func readMatches(path string, fn func(Match) error) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<26)
-	line := 0
-	for sc.Scan() {
-		line++
+	lr := fileio.NewLines(f, path, "JSON-lines")
+	for {
+		b, ok := lr.Next()
+		if !ok {
+			break
+		}
 		var m Match
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return fileio.Errorf(path, line, "damaged matches file: %v; delete the state directory and rerun", err)
+		if err := json.Unmarshal(b, &m); err != nil {
+			return lr.Errorf("damaged matches file: %v; delete the state directory and rerun", err)
 		}
 		if err := fn(m); err != nil {
 			return err
 		}
 	}
-	return sc.Err()
+	if err := lr.Err(); err != nil {
+		return fmt.Errorf("damaged matches file: %w; delete the state directory and rerun", err)
+	}
+	return nil
 }
 
 // sortMatches orders matches as the report lists them: by similarity

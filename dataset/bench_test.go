@@ -72,7 +72,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 			lr := newLineReader(bytes.NewReader(data), "c")
 			seen := make(map[string]int)
 			for {
-				line, ok := lr.next()
+				line, ok := lr.Next()
 				if !ok {
 					break
 				}
@@ -80,7 +80,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				seen[d.ID] = lr.line
+				seen[d.ID] = lr.Line()
 			}
 		}
 	})

@@ -125,21 +125,21 @@ func ReadExclusions(r io.Reader, name string) ([]Exclusion, error) {
 			continue // the header
 		}
 		if len(f) != 2 {
-			return nil, lr.errorf("line has %d fields, want 2: a query id and the id of a document it must not retrieve", len(f))
+			return nil, lr.Errorf("line has %d fields, want 2: a query id and the id of a document it must not retrieve", len(f))
 		}
 		for j, what := range []string{"query id", "document id"} {
 			if err := fileio.CheckID(f[j]); err != nil {
-				return nil, lr.errorf("%s %v", what, err)
+				return nil, lr.Errorf("%s %v", what, err)
 			}
 		}
 		pair := [2]string{f[0], f[1]}
 		if prev, dup := seen[pair]; dup {
-			return nil, lr.errorf("document %q is excluded for query %q again (first on line %d); list each pair once", f[1], f[0], prev)
+			return nil, lr.Errorf("document %q is excluded for query %q again (first on line %d); list each pair once", f[1], f[0], prev)
 		}
-		seen[pair] = lr.line
-		out = append(out, Exclusion{QueryID: f[0], DocIDs: []string{f[1]}, At: name + ":" + strconv.Itoa(lr.line)})
+		seen[pair] = lr.Line()
+		out = append(out, Exclusion{QueryID: f[0], DocIDs: []string{f[1]}, At: name + ":" + strconv.Itoa(lr.Line())})
 	}
-	return out, lr.err()
+	return out, lr.Err()
 }
 
 // ReadExclusionsFile reads the exclusions file at path, plain or gzipped.

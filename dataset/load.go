@@ -573,7 +573,7 @@ func (s source) firstJudgment(f files, bad func(qid, did string) bool) int {
 	header := f.qrelsFormat == "beir"
 	var fields []string
 	for {
-		line, ok := lr.next()
+		line, ok := lr.Next()
 		if !ok {
 			return 0
 		}
@@ -606,7 +606,7 @@ func (s source) firstJudgment(f files, bad func(qid, did string) bool) int {
 			}
 		}
 		if bad(qid, did) {
-			return lr.line
+			return lr.Line()
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,87 +19,26 @@ import (
 // fails with a clear message instead of exhausting memory.
 const MaxLineBytes = fileio.MaxLineBytes
 
-// lineReader yields the non-blank lines of a text file with their 1-based
-// physical line numbers, so that errors point where an editor would.
-type lineReader struct {
-	sc   *bufio.Scanner
-	name string
-	line int
-	// unterminated is set when the last token had no newline after it.
-	unterminated bool
-	// bad is why next stopped at a line it would not hand out.
-	bad error
-}
+// lineReader is fileio.Lines (the project's rule for input lines: a
+// byte-order mark, CRLF, the line limit, a truncated stream) with the
+// splitting the TSV readers add.
+type lineReader struct{ *fileio.Lines }
 
 func newLineReader(r io.Reader, name string) *lineReader {
-	lr := &lineReader{name: name}
-	lr.sc = fileio.NewScanner(r, MaxLineBytes)
-	lr.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		adv, tok, err := bufio.ScanLines(data, atEOF)
-		lr.unterminated = atEOF && tok != nil && (len(data) == 0 || data[len(data)-1] != '\n') && adv == len(data)
-		return adv, tok, err
-	})
-	return lr
-}
-
-// next returns the next non-blank line. The slice is only valid until the
-// following call.
-func (lr *lineReader) next() ([]byte, bool) {
-	for lr.sc.Scan() {
-		if lr.unterminated && lr.sc.Err() != nil {
-			// A read error (a truncated gzip stream, say) cut this line
-			// short; reporting it as bad JSON would hide the real cause.
-			return nil, false
-		}
-		lr.line++
-		// A byte-order mark starts a file written by Windows tools; one
-		// inside the file is where files were joined (cat a b): JSON
-		// parsers (Python's json.loads among them) refuse it, and an
-		// editor does not show it.
-		b, err := fileio.SkipBOM(lr.sc.Bytes(), lr.line)
-		if err != nil {
-			lr.bad = lr.errorf("%v", err)
-			return nil, false
-		}
-		if !isBlank(b) {
-			return b, true
-		}
-	}
-	return nil, false
+	return &lineReader{fileio.NewLines(r, name, "JSON-lines or TSV")}
 }
 
 // nextFields splits the next non-blank line, which must be UTF-8, into its
 // white-space separated fields, reusing f.
 func (lr *lineReader) nextFields(f []string) ([]string, bool, error) {
-	line, ok := lr.next()
+	line, ok := lr.Next()
 	if !ok {
 		return f, false, nil
 	}
 	if err := errtext.CheckUTF8(line, "line"); err != nil {
-		return f, false, lr.errorf("%v", err)
+		return f, false, lr.Errorf("%v", err)
 	}
 	return fileio.Fields(f, string(line)), true, nil
-}
-
-// err reports why reading stopped early, or nil at a clean end of file.
-func (lr *lineReader) err() error {
-	if lr.bad != nil {
-		return lr.bad
-	}
-	return fileio.ScanError(lr.name, lr.line+1, MaxLineBytes, "JSON-lines or TSV", lr.sc.Err())
-}
-
-func (lr *lineReader) errorf(format string, args ...any) error {
-	return fileio.Errorf(lr.name, lr.line, format, args...)
-}
-
-func isBlank(b []byte) bool {
-	for _, c := range b {
-		if !fileio.IsSpace(c) {
-			return false
-		}
-	}
-	return true
 }
 
 // keys names the JSON fields a layout uses.
@@ -143,7 +81,7 @@ func readCorpus(r io.Reader, name string, layout ir.Layout, fn func(ir.Doc) erro
 	seen := make(map[string]int)
 	var scratch []byte
 	for {
-		line, ok := lr.next()
+		line, ok := lr.Next()
 		if !ok {
 			break
 		}
@@ -151,18 +89,18 @@ func readCorpus(r io.Reader, name string, layout ir.Layout, fn func(ir.Doc) erro
 		d, scratch, ok = fastDoc(line, k.hasTtl, scratch)
 		if !ok {
 			if d, err = slowDoc(line, k); err != nil {
-				return nil, lr.errorf("%v", err)
+				return nil, lr.Errorf("%v", err)
 			}
 		}
 		if prev, dup := seen[d.ID]; dup {
-			return nil, lr.errorf("document id %q already appeared on line %d; ids must be unique, remove or rename one of the two", d.ID, prev)
+			return nil, lr.Errorf("document id %q already appeared on line %d; ids must be unique, remove or rename one of the two", d.ID, prev)
 		}
-		seen[d.ID] = lr.line
+		seen[d.ID] = lr.Line()
 		if err := fn(d); err != nil {
 			return nil, err
 		}
 	}
-	return seen, lr.err()
+	return seen, lr.Err()
 }
 
 // slowDoc decodes a corpus line of any shape with encoding/json. It is the
@@ -269,29 +207,29 @@ func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error)
 	seen := make(map[string]int)
 	var qs []ir.Query
 	for {
-		line, ok := lr.next()
+		line, ok := lr.Next()
 		if !ok {
 			break
 		}
 		m, err := errtext.DecodeObject(line)
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		id, err := idField(m, k, "query")
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		text, err := stringField(m, "text", true)
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		if _, err := ExcludedIDs(m); err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		if prev, dup := seen[id]; dup {
-			return nil, lr.errorf("query id %q already appeared on line %d; ids must be unique, remove or rename one of the two", id, prev)
+			return nil, lr.Errorf("query id %q already appeared on line %d; ids must be unique, remove or rename one of the two", id, prev)
 		}
-		seen[id] = lr.line
+		seen[id] = lr.Line()
 		delete(m, k.id)
 		delete(m, "text")
 		if len(m) == 0 {
@@ -299,7 +237,7 @@ func ReadQueries(r io.Reader, name string, layout ir.Layout) ([]ir.Query, error)
 		}
 		qs = append(qs, ir.Query{ID: id, Text: text, Extra: m})
 	}
-	return qs, lr.err()
+	return qs, lr.Err()
 }
 
 // ReadQrelsJSONL reads R2MED's qrels.jsonl: {"q_id","p_id","score"} lines.
@@ -313,31 +251,31 @@ func ReadQrelsJSONL(r io.Reader, name string) (ir.Qrels, error) {
 	qk := keys{id: "q_id", altID: "query-id", hint: hint}
 	pk := keys{id: "p_id", altID: "corpus-id", hint: hint}
 	for {
-		line, ok := lr.next()
+		line, ok := lr.Next()
 		if !ok {
 			break
 		}
 		m, err := errtext.DecodeObject(line)
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		qid, err := idField(m, qk, "judgment")
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		did, err := idField(m, pk, "judgment")
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		grade, err := jsonGrade(m["score"])
 		if err != nil {
-			return nil, lr.errorf("%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		if !q.Add(qid, did, grade) {
-			return nil, lr.errorf("document %q is judged twice for query %q; keep one judgment per pair", did, qid)
+			return nil, lr.Errorf("document %q is judged twice for query %q; keep one judgment per pair", did, qid)
 		}
 	}
-	return q, lr.err()
+	return q, lr.Err()
 }
 
 func jsonGrade(raw json.RawMessage) (int, error) {
@@ -394,30 +332,30 @@ func ReadBEIRQrels(r io.Reader, name string) (ir.Qrels, error) {
 		if header {
 			header = false
 			if len(f) != 3 {
-				return nil, lr.errorf("header has %d columns, want 3 (query-id corpus-id score); is this a BEIR qrels file?", len(f))
+				return nil, lr.Errorf("header has %d columns, want 3 (query-id corpus-id score); is this a BEIR qrels file?", len(f))
 			}
 			if _, err := strconv.Atoi(f[2]); err == nil {
-				return nil, lr.errorf("first line is a judgment, not the header \"query-id\\tcorpus-id\\tscore\"; BEIR's loader skips the first line, so add the header")
+				return nil, lr.Errorf("first line is a judgment, not the header \"query-id\\tcorpus-id\\tscore\"; BEIR's loader skips the first line, so add the header")
 			}
 			continue
 		}
 		if len(f) != 3 {
-			return nil, lr.errorf("row has %d fields, want 3 (query-id corpus-id score)", len(f))
+			return nil, lr.Errorf("row has %d fields, want 3 (query-id corpus-id score)", len(f))
 		}
 		grade, err := strconv.Atoi(f[2])
 		if err != nil {
-			return nil, lr.errorf("score %q is not an integer grade", f[2])
+			return nil, lr.Errorf("score %q is not an integer grade", f[2])
 		}
 		for j, what := range []string{"query-id", "corpus-id"} {
 			if err := fileio.CheckID(f[j]); err != nil {
-				return nil, lr.errorf("%s %v", what, err)
+				return nil, lr.Errorf("%s %v", what, err)
 			}
 		}
 		if !q.Add(f[0], f[1], grade) {
-			return nil, lr.errorf("document %q is judged twice for query %q; keep one judgment per pair", f[1], f[0])
+			return nil, lr.Errorf("document %q is judged twice for query %q; keep one judgment per pair", f[1], f[0])
 		}
 	}
-	if err := lr.err(); err != nil {
+	if err := lr.Err(); err != nil {
 		return nil, err
 	}
 	if header {

@@ -102,26 +102,6 @@ func (s source) rel(p string) string {
 	return strings.TrimPrefix(p, s.root+"/")
 }
 
-// Lines yields the non-blank lines of a JSON-lines file with their 1-based
-// physical line numbers (a byte-order mark skipped, a line longer than
-// MaxLineBytes an error).
-type Lines struct{ lr *lineReader }
-
-// NewLines reads r, named name in errors.
-func NewLines(r io.Reader, name string) *Lines { return &Lines{newLineReader(r, name)} }
-
-// Next returns the next non-blank line, valid until the following call.
-func (l *Lines) Next() ([]byte, bool) { return l.lr.next() }
-
-// Line is the line number of the line Next returned.
-func (l *Lines) Line() int { return l.lr.line }
-
-// Errorf is an error at the current line.
-func (l *Lines) Errorf(format string, args ...any) error { return l.lr.errorf(format, args...) }
-
-// Err reports why reading stopped early, nil at a clean end of file.
-func (l *Lines) Err() error { return l.lr.err() }
-
 // IDKeys names a record's id field: ID, and AltID, another layout's
 // spelling, named with Hint when a record has it instead.
 type IDKeys struct {

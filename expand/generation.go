@@ -1,8 +1,6 @@
 package expand
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,13 +53,10 @@ func LLMs() []string { return slices.Clone(llms) }
 // FileName is the generation file inside <task>/<method>/<llm>/.
 const FileName = "query_with_hydoc.jsonl"
 
-// MaxLineBytes caps one line of a generation file. Reasoning models write up
-// to 10,240 tokens per output (R2MED's max_tokens), tens of kilobytes; the
-// cap only keeps a file without newlines from exhausting memory.
-const MaxLineBytes = 64 << 20
-
-// maxLine is MaxLineBytes, lowered by tests that exceed it.
-var maxLine = MaxLineBytes
+// maxLine is the longest line a generation file may have: the readers'
+// limit (fileio.MaxLineBytes), lowered by tests. Reasoning models write up
+// to 10,240 tokens per output (R2MED's max_tokens), tens of kilobytes.
+var maxLine = fileio.MaxLineBytes
 
 // checkSource rejects a method R2MED does not know, which would otherwise
 // take the hyde rules without notice, and an LLM name that is not a single
@@ -141,8 +136,6 @@ func Sources(taskDir string) ([]Source, error) {
 	return out, nil
 }
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // ReadGenerations reads a query_with_hydoc.jsonl stream: one JSON object per
 // line with "id", "text" and "hy_doc" (other fields, such as R2MED's doc_id,
 // are ignored). name is used in error messages, which give its line number.
@@ -152,64 +145,32 @@ func ReadGenerations(r io.Reader, name, method, llm string) ([]Generation, error
 	if err := checkSource(method, llm); err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, min(1<<16, maxLine)), maxLine)
-	// unterminated marks a last line that had no newline: only such a line
-	// can have been cut short by a read error.
-	unterminated := false
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		adv, tok, err := bufio.ScanLines(data, atEOF)
-		unterminated = atEOF && tok != nil && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
-		return adv, tok, err
-	})
+	lr := fileio.NewLines(r, name, "JSON-lines").Limit(maxLine)
 	seen := make(map[string]int)
 	var gens []Generation
-	line := 0
-	for sc.Scan() {
-		if unterminated && sc.Err() != nil {
-			// A read error (a truncated gzip stream) cut this line short;
-			// reporting it as bad JSON would hide the cause.
+	for {
+		b, ok := lr.Next()
+		if !ok {
 			break
-		}
-		line++
-		b := sc.Bytes()
-		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
-		}
-		if fileio.IsBlank(string(b)) {
-			continue
 		}
 		g, err := parseLine(b)
 		if err != nil {
-			return nil, fileio.Errorf(name, line, "%v", err)
+			return nil, lr.Errorf("%v", err)
 		}
 		if prev, dup := seen[g.ID]; dup {
-			return nil, fileio.Errorf(name, line, "query id %q already has a generation on line %d; keep one per query", g.ID, prev)
+			return nil, lr.Errorf("query id %q already has a generation on line %d; keep one per query", g.ID, prev)
 		}
-		seen[g.ID] = line
+		seen[g.ID] = lr.Line()
 		g.Method, g.LLM = method, llm
 		gens = append(gens, g)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fileio.Errorf(name, line+1, "line is longer than %s; is this a JSON-lines file?", size(maxLine))
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fileio.Errorf(name, line+1, "file ends in the middle of its data (%v); it is probably truncated", err)
-		}
-		return nil, fileio.Errorf(name, line+1, "read failed: %v", err)
+	if err := lr.Err(); err != nil {
+		return nil, err
 	}
 	if len(gens) == 0 {
 		return nil, fileio.Errorf(name, 0, "no generations; the file is empty")
 	}
 	return gens, nil
-}
-
-func size(n int) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func parseLine(b []byte) (Generation, error) {
@@ -251,6 +212,9 @@ func idField(raw json.RawMessage) (string, error) {
 	}
 	if id == "" {
 		return "", errors.New(`"id" is empty; every generation needs the id of its query`)
+	}
+	if err := fileio.CheckID(id); err != nil {
+		return "", fmt.Errorf(`"id" %v`, err)
 	}
 	return id, nil
 }

@@ -169,16 +169,18 @@ func (s Spec) Fuse(runs []ir.Run, depth int) (ir.Run, error) {
 	return fused, nil
 }
 
-// checkRange refuses fused scores beyond float32's range, which CombSUM
-// can reach summing raw scores (norm none) or with large weights:
-// trec_eval reads a run's scores as float32, so all of them would read as
-// ±Inf, equal, and be ranked by doc id instead of as fused (and ir.Rank
-// cannot step a tie at −Inf apart). The first such score in query order
-// is named.
+// checkRange refuses fused scores a run file cannot carry (trec.Writable:
+// the rule trec.WriteRun applies), which CombSUM can reach summing raw
+// scores (norm none) or with large weights: trec_eval reads a run's
+// scores as float32, so all of them would read as ±Inf, equal, and be
+// ranked by doc id instead of as fused (and ir.Rank cannot step a tie at
+// −Inf apart). It is checked here, before ranking, so that the error says
+// what to change in the fusion. The first such score in query order is
+// named.
 func (s Spec) checkRange(run ir.Run) error {
 	for _, qid := range trec.QueryIDs(run) {
 		for _, h := range run[qid] {
-			if math.Abs(h.Score) <= math.MaxFloat32 {
+			if trec.Writable(h.Score) {
 				continue
 			}
 			how := s.Name()

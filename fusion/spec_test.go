@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"errors"
+	"io"
 	"math"
 	"reflect"
 	"testing"
@@ -147,5 +148,24 @@ func TestSpecFuseRefusesScoresBeyondFloat32(t *testing.T) {
 	// Within range, the same runs fuse.
 	if _, err := (Spec{Method: "combsum", Norm: "minmax"}).Fuse([]ir.Run{a, b}, 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Fuse refuses a fused score exactly where trec.WriteRun would refuse to
+// write it (trec.Writable): one rule, not two. Just above float32's
+// largest value a double still rounds to it (trec_eval reads
+// 3.4028235e38, finite), from the midpoint to 2^128 on it reads +Inf.
+func TestSpecFuseRangeIsWriteRuns(t *testing.T) {
+	mid := math.Ldexp(1, 128) - math.Ldexp(1, 103)
+	for _, score := range []float64{math.MaxFloat32, math.Nextafter(mid, 0), mid, 1e39, -1e39} {
+		in := ir.Run{"q1": {{DocID: "d1", Score: score}, {DocID: "d2", Score: 1}}}
+		if score < 0 {
+			in["q1"][0], in["q1"][1] = in["q1"][1], in["q1"][0]
+		}
+		_, fuseErr := Spec{Method: "combsum", Norm: "none"}.Fuse([]ir.Run{in}, 0)
+		writeErr := trec.WriteRun(io.Discard, in, "t")
+		if (fuseErr == nil) != (writeErr == nil) {
+			t.Errorf("score %v: fuse says %v, WriteRun %v", score, fuseErr, writeErr)
+		}
 	}
 }

@@ -87,10 +87,10 @@ func Each(d dataset.Dir, rel string, cols []string, fn func(Row, At) error) erro
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 1<<16)
-	if firstByte(br) == '[' {
+	if fileio.FirstByte(br) == '[' {
 		return jsonArrayRows(br, name, fn)
 	}
-	lr := dataset.NewLines(br, name)
+	lr := fileio.NewLines(br, name, "JSON-lines")
 	for {
 		line, ok := lr.Next()
 		if !ok {
@@ -107,25 +107,6 @@ func Each(d dataset.Dir, rel string, cols []string, fn func(Row, At) error) erro
 	return lr.Err()
 }
 
-// utf8BOM is the byte-order mark Windows tools write; it is not data.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// firstByte peeks at the first byte that is neither white space nor part
-// of a byte-order mark, without consuming anything, so that line numbers
-// stay right; it returns 0 for an empty file.
-func firstByte(br *bufio.Reader) byte {
-	for n := 1; n <= br.Size(); n++ {
-		b, _ := br.Peek(n)
-		if len(b) < n {
-			return 0
-		}
-		if c := b[n-1]; !fileio.IsSpace(c) && !(n <= len(utf8BOM) && bytes.HasPrefix(utf8BOM, b)) {
-			return c
-		}
-	}
-	return 0
-}
-
 // jsonArrayRows reads a file holding one JSON array of row objects, which
 // the datasets library accepts beside JSON lines. Rows are located by the
 // line their object starts on.
@@ -140,7 +121,20 @@ func jsonArrayRows(r io.Reader, name string, fn func(Row, At) error) error {
 	if err := errtext.CheckJSONFile(name, data); err != nil {
 		return err
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, fileio.BOM)
+	// The line rule (fileio.SkipBOM) holds here too: a byte-order mark
+	// starting a later line is where files were joined. Lines have no
+	// length limit: json.dump writes a whole array on one line.
+	for i, n := 0, 1; ; n++ {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		if _, err := fileio.SkipBOM(data[i:min(len(data), i+len(fileio.BOM))], n+1); err != nil {
+			return fileio.Errorf(name, n+1, "%v", err)
+		}
+	}
 	// Offsets only grow, so lines are counted on from the last one asked.
 	var lastOff int64
 	lastLine := 1

@@ -45,9 +45,9 @@ func eachTag(r io.Reader, name string, f func(tag []byte)) error {
 	line := 0
 	for sc.Scan() {
 		line++
-		b := sc.Bytes()
-		if line == 1 {
-			b = bytes.TrimPrefix(b, fileio.BOM)
+		b, err := fileio.SkipBOM(sc.Bytes(), line)
+		if err != nil {
+			return fileio.Errorf(name, line, "%v", err)
 		}
 		if splitFields(&fs, b) == 6 {
 			f(fs[5])

@@ -306,6 +306,10 @@ func ReadRunFile(path string) (ir.Run, error) {
 // the same float64 otherwise, so re-evaluating the file reproduces the
 // in-memory evaluation.
 //
+// Every score must be Writable: finite, and finite as trec_eval reads it
+// (float32); a score beyond float32's range is refused (RangeError),
+// naming the query and document.
+//
 // Every list's float32 scores must strictly decrease, as ir.Rank leaves
 // them: trec_eval ignores the rank column and orders equal float32 scores
 // by doc id, so a list with ties would be evaluated in another order than
@@ -333,6 +337,9 @@ func WriteRun(w io.Writer, run ir.Run, tag string) error {
 			}
 			if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
 				return fmt.Errorf("query %q: document %q has score %v; a run needs finite scores", qid, h.DocID, h.Score)
+			}
+			if !Writable(h.Score) {
+				return &RangeError{Query: qid, Doc: h.DocID, Score: h.Score}
 			}
 		}
 		if i := ir.TieAt(hits); i >= 0 {
@@ -378,6 +385,35 @@ func (e *TieError) Error() string {
 	return fmt.Sprintf("query %q rank %d: document %q scores %v, not below rank %d's %v as trec_eval reads scores (float32), "+
 		"so it would not be evaluated at the rank written; rank the run first (ir.Run.Rank) so that its scores strictly decrease",
 		e.Query, e.Rank, e.Doc, float32(e.Score), e.Rank-1, float32(e.Prev))
+}
+
+// Writable reports whether a run file can carry the score s: s is finite
+// and so is float32(s), the value trec_eval 9.0.8 ranks by. trec_eval
+// reads a run's score with atof into the C float of its results
+// (get_trec_results.c, trec_format.h); a double beyond float32's range
+// (±3.4028235e38, rounded) becomes ±Inf there, as IEEE 754 conversion
+// has it, while pytrec_eval's and ranx's float64 readers keep the number.
+// A lone such score still ranks first (or last) everywhere, but its value
+// is no longer the same number to every reader (a tool that adds it to
+// another run's reads Inf, or 1e39), two of them tie at ±Inf for
+// trec_eval only, and a tie at −Inf cannot be stepped apart (ir.Rank). So
+// the file must not hold one: WriteRun refuses it, and fusion refuses a
+// fused score so.
+func Writable(s float64) bool {
+	return !math.IsNaN(s) && !math.IsInf(s, 0) && !math.IsInf(float64(float32(s)), 0)
+}
+
+// RangeError is WriteRun's refusal of a finite score that is not Writable:
+// beyond float32's range, which trec_eval reads as ±Inf.
+type RangeError struct {
+	Query, Doc string
+	Score      float64
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("query %q: document %q has score %g, beyond float32's range (±%.8g), in which trec_eval reads a run's scores: "+
+		"it would read %v, and tie it with any other score beyond the range; scale the scores down (or normalize them: min-max, z-score) before writing the run",
+		e.Query, e.Doc, e.Score, math.MaxFloat32, float32(e.Score))
 }
 
 // WriteQrels writes q in TREC qrels format ("qid 0 docid grade"), queries

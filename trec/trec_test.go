@@ -183,6 +183,81 @@ func TestWriteRunRefusesTies(t *testing.T) {
 	}
 }
 
+// TestWriteRunRefusesScoresBeyondFloat32: trec_eval 9.0.8 reads a run's
+// scores into a C float, where a double beyond float32's range becomes
+// ±Inf, while float64 readers (pytrec_eval's parser, ranx) keep it:
+// WriteRun refuses such a score, even a lone one, naming the query and
+// document and saying what to do, and writes nothing. A double just above
+// float32's largest value that still rounds to it is written.
+func TestWriteRunRefusesScoresBeyondFloat32(t *testing.T) {
+	mid := math.Ldexp(1, 128) - math.Ldexp(1, 103) // rounds to +Inf (ties to even)
+	for _, c := range []struct {
+		hits []ir.Hit
+		doc  string
+	}{
+		{[]ir.Hit{{DocID: "top", Score: 1e39}, {DocID: "b", Score: 1}}, "top"},
+		{[]ir.Hit{{DocID: "a", Score: 1}, {DocID: "bottom", Score: -1e39}}, "bottom"},
+		{[]ir.Hit{{DocID: "mid", Score: mid}, {DocID: "b", Score: 1}}, "mid"},
+	} {
+		var buf bytes.Buffer
+		err := WriteRun(&buf, ir.Run{"q1": c.hits, "q0": {{DocID: "x", Score: 1}}}, "t")
+		var re *RangeError
+		if !errors.As(err, &re) || re.Query != "q1" || re.Doc != c.doc ||
+			!strings.HasPrefix(err.Error(), fmt.Sprintf("query \"q1\": document %q has score ", c.doc)) || !strings.Contains(err.Error(), "scale the scores down") {
+			t.Errorf("%v: %v, want a RangeError naming q1 and %s", c.hits, err, c.doc)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("%v: a refused run wrote %q", c.hits, buf.String())
+		}
+	}
+	below := math.Nextafter(mid, 0)
+	var buf bytes.Buffer
+	if err := WriteRun(&buf, ir.Run{"q1": {{DocID: "a", Score: below}, {DocID: "b", Score: 1}}}, "t"); err != nil {
+		t.Fatalf("%v, which reads as float32's largest value: %v", below, err)
+	}
+	back, err := ReadRun(&buf, "back.run")
+	if err != nil || float32(back["q1"][0].Score) != math.MaxFloat32 {
+		t.Errorf("read back %v, %v; want a score that is float32's largest", back, err)
+	}
+}
+
+// TestWriteRunNearTiesMeanTheListOrder: scores that differ as float64 but
+// are equal as float32 are a tie to trec_eval 9.0.8, which breaks it by
+// doc id (descending), whatever the float64 digits say. WriteRun refuses
+// them unranked (TestWriteRunRefusesTies); ranked by ir.Rank they are
+// written so that trec_eval's reading of the file (ir.ByScore on the
+// scores read back) is the list order, under either tie rule.
+func TestWriteRunNearTiesMeanTheListOrder(t *testing.T) {
+	near := []ir.Hit{{DocID: "a", Score: 1 + 2e-9}, {DocID: "b", Score: 1 + 1e-9}, {DocID: "c", Score: 1}, {DocID: "d", Score: 1 - 1e-9}, {DocID: "e", Score: 0.5}}
+	for _, ties := range []ir.Ties{ir.TiesAsListed, ir.TiesByDocID} {
+		hits := slices.Clone(near)
+		ir.Rank(hits, ties)
+		var buf bytes.Buffer
+		if err := WriteRun(&buf, ir.Run{"q": hits}, "t"); err != nil {
+			t.Fatalf("%v: %v", ties, err)
+		}
+		back, err := ReadRun(&buf, "back.run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := slices.Clone(back["q"])
+		slices.SortStableFunc(read, ir.ByScore)
+		var listed, evaluated []string
+		for i := range hits {
+			listed, evaluated = append(listed, hits[i].DocID), append(evaluated, read[i].DocID)
+		}
+		if !slices.Equal(listed, evaluated) {
+			t.Errorf("%v: written in the order %v, trec_eval ranks %v", ties, listed, evaluated)
+		}
+		if want := []string{"a", "b", "c", "d", "e"}; ties == ir.TiesAsListed && !slices.Equal(listed, want) {
+			t.Errorf("as listed: %v, want %v", listed, want)
+		}
+		if want := []string{"d", "c", "b", "a", "e"}; ties == ir.TiesByDocID && !slices.Equal(listed, want) {
+			t.Errorf("by doc id: %v, want trec_eval's %v", listed, want)
+		}
+	}
+}
+
 // scoresMatch is the precision WriteRun promises: float32 scores come back
 // equal as float32 (what trec_eval 9.0.8 reads), others exactly.
 func scoresMatch(wrote, read float64) bool {
@@ -625,5 +700,27 @@ func TestLineTooLong(t *testing.T) {
 	// A line just under the limit reads.
 	if _, err := ReadRun(strings.NewReader("q1 Q0 "+long[:maxLine-32]+" 1 1 t\n"), "ok.run"); err != nil {
 		t.Errorf("a line under the limit: %v", err)
+	}
+}
+
+// TREC files separate fields by any run of white space, as trec_eval
+// 9.0.8 reads them: tabs, several spaces, CRLF line ends and a last line
+// without newline read as the plain file does.
+func TestReadRunSeparators(t *testing.T) {
+	plain := "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\nq2 Q0 d3 1 0.5 t\n"
+	want, err := ReadRun(strings.NewReader(plain), "plain.run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{
+		strings.ReplaceAll(plain, " ", "\t"),
+		"q1\t Q0  d1 1\t2.5 t \nq1 Q0 d2 2 1 t\n\t\nq2 Q0 d3 1 0.5 t",
+		strings.ReplaceAll(plain, "\n", "\r\n"),
+		"\xef\xbb\xbf" + strings.TrimSuffix(plain, "\n"),
+	} {
+		got, err := ReadRun(strings.NewReader(in), "x.run")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
 	}
 }

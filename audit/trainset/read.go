@@ -23,6 +23,11 @@ import (
 // Formats are the values Options.Format takes.
 var Formats = []string{"jsonl", "json", "parquet", "tsv", "text"}
 
+// kinds names the line formats in the error for a line over the readers'
+// limit (fileio.Lines, the project's rule for input lines, which these
+// readers share).
+var kinds = map[string]string{"jsonl": "JSON-lines", "tsv": "TSV", "text": "text (one text per line)"}
+
 // File is a training file opened for reading, its layout known.
 type File struct {
 	Path   string
@@ -79,46 +84,56 @@ func Open(path string, opts Options) (*File, error) {
 	f.gz = isGzip(path)
 	if format == "json" {
 		// One JSON array, or JSON lines under a .json name.
-		if firstNonSpace(br) != '[' {
+		if fileio.FirstByte(br) != '[' {
 			format = "jsonl"
 		}
 	}
 	var first []byte
-	if format == "jsonl" || format == "tsv" {
-		lr := newLineReader(br, 0)
+	firstLine := 0
+	if format == "jsonl" || format == "tsv" || format == "text" {
+		lr := fileio.NewLines(br, path, kinds[format])
+		if format == "text" {
+			lr.FreeText()
+		}
 		for {
-			line, ok, err := lr.next()
-			if err != nil {
-				rc.Close()
-				return nil, fileio.Errorf(path, lr.line, "read failed: %v", err)
-			}
+			line, ok := lr.Scan()
 			if !ok {
+				if err := lr.Err(); err != nil {
+					rc.Close()
+					return nil, err
+				}
 				break
 			}
-			if format == "jsonl" && fileio.IsBlank(string(line)) {
+			if fileio.IsBlank(string(line)) {
 				continue
 			}
-			first = line
+			first, firstLine = line, lr.Line()
 			break
 		}
 	}
 	rc.Close()
 	switch format {
 	case "text":
+		if first == nil {
+			return nil, fileio.Errorf(path, 0, "the file is empty (or all its lines are blank): it holds no text to audit")
+		}
 		f.Layout = Layout{Format: "text", Name: "one text per line", Fields: Fields{Text: []string{"line"}}}
 		if !opts.Fields.empty() {
 			return nil, fmt.Errorf("%s is read as plain text, one text per line, which has no fields to name; drop the --*-field flags or give a .jsonl, .tsv or .parquet file", path)
 		}
 	case "tsv":
 		if first == nil {
-			return nil, fileio.Errorf(path, 0, "the file is empty")
+			return nil, fileio.Errorf(path, 0, "the file is empty (or all its lines are blank)")
 		}
 		if err := errtext.CheckUTF8(first, "line"); err != nil {
-			return nil, fileio.Errorf(path, 1, "%v", err)
+			return nil, fileio.Errorf(path, firstLine, "%v", err)
 		}
 		l, err := detectTSV(strings.Split(string(first), "\t"), opts.Fields)
 		if err != nil {
-			return nil, fileio.Errorf(path, 1, "%v", err)
+			return nil, fileio.Errorf(path, firstLine, "%v", err)
+		}
+		if l.headerLine != 0 {
+			l.headerLine = firstLine
 		}
 		f.Layout = l
 	case "jsonl":
@@ -236,31 +251,30 @@ func (f *File) Rows(ctx context.Context, from Position, fn func(Row) error) erro
 		defer rc.Close()
 		r = rc
 	}
-	lr := newLineReader(bufio.NewReaderSize(r, 1<<16), start.Offset)
-	lr.line = start.Line
+	lr := fileio.NewLines(r, f.Path, kinds[f.Layout.Format])
+	if f.Layout.Format == "text" {
+		lr.FreeText()
+	}
+	lr.Resume(start.Line, start.Offset)
 	for {
-		line, ok, err := lr.next()
-		if err != nil {
-			return fileio.Errorf(f.Path, lr.line, "read failed: %v", err)
-		}
+		line, ok := lr.Scan()
 		if !ok {
-			return nil
+			return lr.Err()
 		}
-		if lr.line&1023 == 0 {
+		if lr.Line()&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if lr.line <= from.Line {
+		if lr.Line() <= from.Line {
 			continue
 		}
-		if f.Layout.Format == "tsv" && f.Layout.header && lr.line == 1 {
+		// A blank line holds no record in JSON lines or TSV (dataset's
+		// readers skip it too); in a text file it is an empty text.
+		if lr.Line() == f.Layout.headerLine || f.Layout.Format != "text" && fileio.IsBlank(string(line)) {
 			continue
 		}
-		if f.Layout.Format == "jsonl" && fileio.IsBlank(string(line)) {
-			continue
-		}
-		if err := fn(Row{Line: lr.line, Next: Position{Line: lr.line, Offset: lr.off}, data: bytes.Clone(line)}); err != nil {
+		if err := fn(Row{Line: lr.Line(), Next: Position{Line: lr.Line(), Offset: lr.Offset()}, data: bytes.Clone(line)}); err != nil {
 			return err
 		}
 	}
@@ -507,59 +521,4 @@ func isGzip(path string) bool {
 	var b [2]byte
 	n, _ := io.ReadFull(fh, b[:])
 	return n == 2 && b == [2]byte{0x1f, 0x8b}
-}
-
-func firstNonSpace(br *bufio.Reader) byte {
-	for n := 1; n <= br.Size(); n++ {
-		b, _ := br.Peek(n)
-		if len(b) < n {
-			return 0
-		}
-		if c := b[n-1]; !fileio.IsSpace(c) && !bytes.HasPrefix(utf8BOM, b) {
-			return c
-		}
-	}
-	return 0
-}
-
-var utf8BOM = []byte{0xef, 0xbb, 0xbf}
-
-// lineReader reads lines of any length, without their line end (\n or
-// \r\n) or a leading byte-order mark, counting lines and bytes.
-type lineReader struct {
-	br   *bufio.Reader
-	off  int64 // bytes consumed
-	line int
-	buf  []byte
-}
-
-func newLineReader(br *bufio.Reader, off int64) *lineReader {
-	return &lineReader{br: br, off: off}
-}
-
-func (lr *lineReader) next() ([]byte, bool, error) {
-	lr.buf = lr.buf[:0]
-	for {
-		chunk, err := lr.br.ReadSlice('\n')
-		lr.buf = append(lr.buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil && err != io.EOF {
-			return nil, false, err
-		}
-		if len(lr.buf) == 0 {
-			return nil, false, nil // EOF
-		}
-		break
-	}
-	lr.off += int64(len(lr.buf))
-	lr.line++
-	line := lr.buf
-	if lr.line == 1 && lr.off == int64(len(lr.buf)) {
-		line = bytes.TrimPrefix(line, utf8BOM)
-	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	return line, true, nil
 }

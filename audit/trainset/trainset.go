@@ -98,10 +98,11 @@ type Layout struct {
 	// numbered reads sentence-transformers' negative_1, negative_2, …
 	// wherever a row has them, beyond those the first row named.
 	numbered bool
-	// header tells a TSV whose first line names its columns; columns maps
-	// a TSV field name to its cell.
-	header  bool
-	columns map[string]int
+	// headerLine is the line of a TSV's header, its first non-blank line
+	// when that names its columns (0: no header); columns maps a TSV
+	// field name to its cell.
+	headerLine int
+	columns    map[string]int
 }
 
 // Describe says how the layout reads rows, e.g. "BGE {query, pos, neg}".
@@ -202,7 +203,7 @@ func detectTSV(cells []string, fields Fields) (Layout, error) {
 		if err != nil {
 			return l2, err
 		}
-		l2.Format, l2.header, l2.columns = "tsv", true, map[string]int{}
+		l2.Format, l2.headerLine, l2.columns = "tsv", -1, map[string]int{}
 		for i, c := range cells {
 			l2.columns[c] = i
 		}

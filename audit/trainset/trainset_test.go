@@ -92,6 +92,7 @@ func TestLayouts(t *testing.T) {
 			Options{Fields: Fields{Query: []string{"q"}, Positive: []string{"docs"}, Negative: []string{"bad"}}}, "fields given", []string{"1:query=a|positive=b|positive=c|negative=d"}},
 		{"json array", "arr.json", "[\n {\"query\":\"q\",\n  \"pos\":[\"p\"]},\n {\"query\":\"r\",\"pos\":[]}\n]\n",
 			Options{}, "BGE {query, pos, neg}", []string{"2:query=q|positive=p", "4:query=r"}},
+		{"tsv blank lines, CRLF", "b.tsv", "\r\nquery\tpositive\r\n\r\nq\tp\r\n", Options{}, "sentence-transformers {query, positive, negative}", []string{"4:query=q|positive=p"}},
 		{"plain text", "lines.txt", "first line\n\nthird line", Options{}, "one text per line", []string{"1:text=first line", "2:text=", "3:text=third line"}},
 		{"tsv triples", "triples.tsv", "what is x\tx is y\tz is w\n", Options{}, "query, positive, negative", []string{"1:query=what is x|positive=x is y|negative=z is w"}},
 		{"tsv id text", "queries.tsv", "1048578\tcost of endless pools\n2\tb c\n", Options{}, "id, text", []string{"1:text=cost of endless pools#1048578", "2:text=b c#2"}},
