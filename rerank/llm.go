@@ -73,7 +73,8 @@ type Stats struct {
 	// PromptTokens and CompletionTokens: the servers' usage, summed.
 	PromptTokens, CompletionTokens int64
 	// NoLogprobs: pointwise answers scored from their text, because the
-	// server sent no logprobs or they belonged to reasoning.
+	// server sent no logprobs, they belonged to reasoning, or the first
+	// token's listed neither yes nor no.
 	NoLogprobs int64
 	// Undecided: pointwise answers that said neither yes nor no (0.5).
 	Undecided int64
@@ -176,7 +177,7 @@ func (s Stats) Notes() []string {
 			notes = append(notes, fmt.Sprintf(format, n))
 		}
 	}
-	add(s.NoLogprobs, "%d scored from the answer text (no logprobs)")
+	add(s.NoLogprobs, "%d scored from the answer text (no logprobs for yes or no)")
 	add(s.Undecided, "%d said neither yes nor no (scored 0.5)")
 	add(s.Unparsed, "%d named no passage (the fallback: a window keeps its order, a group scores 0)")
 	add(s.Partial, "%d incomplete permutations (repaired)")
@@ -268,9 +269,10 @@ func (p *Pointwise) yes(r llm.Response) float64 {
 			}
 			return py / (py + pn)
 		}
-	} else {
-		atomic.AddInt64(&p.stats.NoLogprobs, 1)
 	}
+	// No logprobs, logprobs of reasoning, or a first token's logprobs
+	// that list neither word ("**", a newline): the text decides.
+	atomic.AddInt64(&p.stats.NoLogprobs, 1)
 	switch yesNo(firstWord(r.Content)) {
 	case 1:
 		return 1
