@@ -223,6 +223,7 @@ work but are deprecated.`,
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: reranked %d queries with %s → %s\n", t.Name, len(res.Run), spec.Kind, out)
+			printRerankDepth(w, res.Ranked, res.Run, depth, keepTail)
 			if res.Stats != nil {
 				printRerankStats(w, *res.Stats)
 			}
@@ -270,6 +271,26 @@ work but are deprecated.`,
 		aliasFlag(f, a[0], a[1])
 	}
 	return cmd
+}
+
+// printRerankDepth says where the documents below the depth went: left
+// out, as R2MED leaves them (the run holds fewer documents than its
+// input), or after the reranked ones with --keep-tail.
+func printRerankDepth(w io.Writer, in, out ir.Run, depth int, keepTail bool) {
+	if depth < 0 {
+		return
+	}
+	var left, kept int
+	for qid, hits := range in {
+		left += max(0, len(hits)-len(out[qid]))
+		kept += max(0, len(out[qid])-depth)
+	}
+	switch {
+	case keepTail && kept > 0:
+		fmt.Fprintf(w, "  --keep-tail: %d %s below each query's top %d follow the reranked ones unreranked, in their input order\n", kept, errtext.Plural(kept, "document", "documents"), depth)
+	case left > 0:
+		fmt.Fprintf(w, "  only each query's reranked top %d is kept, as in R2MED: %d %s of the input below it left out (--keep-tail keeps them)\n", depth, left, errtext.Plural(left, "document", "documents"))
+	}
 }
 
 func printRerankStats(w io.Writer, s rerank.Stats) {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -451,5 +452,41 @@ func TestRerankCLISafeguard(t *testing.T) {
 	mustRun(t, append(base, "--rerank-depth", "10")...)
 	if got = runIDs(t, out); len(got["q2"]) != 10 || slices.Contains(got["q2"], "d102") {
 		t.Errorf("depth 10: q2 %v", got["q2"])
+	}
+}
+
+// TestRerankSaysWhatDepthLeftOut: a rerank at depth 2 wrote each query's
+// top 2 only (R2MED's rule) and said nothing of the documents it left
+// out, so recall@100 falling to recall@10 read as the reranker's doing;
+// the summary now counts them, and with --keep-tail where they went.
+func TestRerankSaysWhatDepthLeftOut(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "")
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	in, err := trec.ReadRunFile(filepath.Join(dir, "bm25", "run.trec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := 0
+	for _, hits := range in {
+		below += max(0, len(hits)-2)
+	}
+	rerank := func(out string, extra ...string) (string, ir.Run) {
+		o := filepath.Join(dir, out)
+		stdout := mustRun(t, append([]string{"rerank", "--task", "demo", "--run", filepath.Join(dir, "bm25", "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "m",
+			"--rerank-url", srv.URL + "/v1", "--rerank-depth", "2", "--cache", filepath.Join(dir, "cache"), "--out", o, "--quiet", "--no-eval"}, extra...)...)
+		run, err := trec.ReadRunFile(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stdout, run
+	}
+	stdout, run := rerank("top.trec")
+	if want := fmt.Sprintf("only each query's reranked top 2 is kept, as in R2MED: %d documents of the input below it left out (--keep-tail keeps them)", below); !strings.Contains(stdout, want) || run.Depth() != 2 {
+		t.Errorf("depth %d; the summary lacks %q:\n%s", run.Depth(), want, stdout)
+	}
+	stdout, run = rerank("tail.trec", "--keep-tail")
+	if want := fmt.Sprintf("--keep-tail: %d documents below each query's top 2 follow the reranked ones unreranked, in their input order", below); !strings.Contains(stdout, want) || run.Depth() != in.Depth() {
+		t.Errorf("depth %d; the summary lacks %q:\n%s", run.Depth(), want, stdout)
 	}
 }
