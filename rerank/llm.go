@@ -19,6 +19,17 @@ type Chatter interface {
 	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
 }
 
+// The built-in LLM rerankers' defaults: RankGPT's passage cut and
+// windows, OpenAI's most top_logprobs, and the pointwise answer's one
+// token.
+const (
+	DefaultMaxWords    = 300
+	DefaultTopLogprobs = 20
+	DefaultWindow      = 20
+	DefaultStep        = 10
+	pointwiseMaxTokens = 1
+)
+
 // DefaultPointwisePrompt asks for a one-word relevance judgement. {query}
 // and {passage} are replaced by the texts.
 const DefaultPointwisePrompt = `Passage: {passage}
@@ -206,11 +217,11 @@ func (p *Pointwise) Score(ctx context.Context, query string, docs []string) ([]f
 	}
 	top := p.TopLogprobs
 	if top <= 0 {
-		top = 20
+		top = DefaultTopLogprobs
 	}
 	maxTok := p.MaxTokens
 	if maxTok <= 0 {
-		maxTok = 1
+		maxTok = pointwiseMaxTokens
 	}
 	out := make([]float64, len(docs))
 	g, ctx := errgroup.WithContext(ctx)
@@ -319,7 +330,7 @@ func firstWord(s string) string {
 // means 300, negative means all), joined by single spaces when cut.
 func truncateWords(s string, n int) string {
 	if n == 0 {
-		n = 300
+		n = DefaultMaxWords
 	}
 	if n < 0 {
 		return s
