@@ -227,6 +227,11 @@ work but are deprecated.`,
 			if res.Stats != nil {
 				printRerankStats(w, *res.Stats)
 			}
+			for _, l := range meter.Lines() {
+				if len(l.Served) > 0 {
+					fmt.Fprintf(w, "  %s was answered by %s (the server's name for the model)\n", l.Model, strings.Join(l.Served, ", "))
+				}
+			}
 			if calls.prices != "" {
 				printCost(w, meter.Summary(len(res.Run), prices))
 			}

@@ -490,3 +490,20 @@ func TestRerankSaysWhatDepthLeftOut(t *testing.T) {
 		t.Errorf("depth %d; the summary lacks %q:\n%s", run.Depth(), want, stdout)
 	}
 }
+
+// TestRerankNamesServedModel: r2med rerank never said which model the
+// server answered with (run's and gar's summaries did), so a gateway
+// routing gpt-x elsewhere went unseen; it now says so, from the cache
+// too.
+func TestRerankNamesServedModel(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "gpt-x-2025-01-31")
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	for _, out := range []string{"a.trec", "b.trec"} {
+		stdout := mustRun(t, "rerank", "--task", "demo", "--run", filepath.Join(dir, "bm25", "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "gpt-x",
+			"--rerank-url", srv.URL+"/v1", "--rerank-depth", "2", "--cache", filepath.Join(dir, "cache"), "--out", filepath.Join(dir, out), "--quiet", "--no-eval")
+		if !strings.Contains(stdout, "gpt-x was answered by gpt-x-2025-01-31") {
+			t.Errorf("%s: the summary does not name the model that answered:\n%s", out, stdout)
+		}
+	}
+}
