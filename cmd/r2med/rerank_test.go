@@ -20,6 +20,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -505,5 +506,49 @@ func TestRerankNamesServedModel(t *testing.T) {
 		if !strings.Contains(stdout, "gpt-x was answered by gpt-x-2025-01-31") {
 			t.Errorf("%s: the summary does not name the model that answered:\n%s", out, stdout)
 		}
+	}
+}
+
+// TestRerankWritesManifest: r2med rerank wrote the run and nothing on how
+// it was made: its settings, its calls, their cost and the answers it
+// could not use were printed and lost. OUT.manifest.json now records
+// them as a run's manifest does, each count against what the server
+// answered and what the file holds.
+func TestRerankWritesManifest(t *testing.T) {
+	srv, calls := yesLoopback(t, map[string]any{"prompt_tokens": 10, "completion_tokens": 1}, "gpt-x-2025-01-31")
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	prices := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(prices, []byte("gpt-x: {input: 1000, output: 2000}\n"), 0o644)
+	out := filepath.Join(dir, "pw.trec")
+	in := filepath.Join(dir, "bm25", "run.trec")
+	mustRun(t, "rerank", "--task", "demo", "--run", in, "--rerank", "llm-pointwise", "--rerank-model", "gpt-x",
+		"--rerank-url", srv.URL+"/v1", "--rerank-depth", "3", "--cache", filepath.Join(dir, "cache"), "--prices", prices, "--out", out, "--quiet", "--no-eval")
+	m, err := results.ReadManifest(out + ".manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(calls.Load())
+	run, err := trec.ReadRunFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, _ := m.Config["rerank"].(map[string]any)
+	if rr["kind"] != "llm-pointwise" || rr["model"] != "gpt-x" || rr["depth"] != float64(3) || rr["max_length"] != nil {
+		t.Errorf("config.rerank %v: want llm-pointwise, gpt-x, depth 3 and no cross-encoder settings", rr)
+	}
+	if m.Counts["rerank_llm_calls"] != n || m.Counts["rerank_llm_cached"] != 0 || m.Counts["rerank_no_logprobs"] != n || m.Counts["queries_ranked"] != len(run) || m.Counts["run_depth"] != 3 {
+		t.Errorf("counts %v: want %d calls, none cached, all scored from the text, %d queries of 3", m.Counts, n, len(run))
+	}
+	want := float64(n) * (10*1000 + 2000) / 1e6
+	if u := m.Usage; u == nil || u.Calls != int64(n) || u.USD == nil || !near(*u.USD, want) || len(u.Models) != 1 || strings.Join(u.Models[0].Served, ",") != "gpt-x-2025-01-31" {
+		t.Errorf("usage %+v: want %d calls costing $%v, answered by gpt-x-2025-01-31", u, n, want)
+	}
+	d, err := results.Digest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.OutputSHA256["pw.trec"] != d.SHA256 || len(m.Inputs) != 2 || m.Inputs[1].Path != in || m.Task.Name != "demo" {
+		t.Errorf("outputs %v, inputs %+v, task %+v: want the run's checksum, the demo's content and %s", m.OutputSHA256, m.Inputs, m.Task, in)
 	}
 }
