@@ -271,11 +271,7 @@ func TestGarManifestServedModel(t *testing.T) {
 			t.Errorf("%s: the manifest names model %q, served %q; want gpt-x answered by gpt-x-2025-01-31", run, m.Model, m.Served)
 		}
 	}
-	task, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := calls.Load(); n != int64(len(task.Queries)) {
+	if n := calls.Load(); n != int64(len(mustLoadDemo(t).Queries)) {
 		t.Errorf("%d requests; the rerun should answer from the cache", n)
 	}
 }
