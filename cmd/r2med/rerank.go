@@ -234,6 +234,13 @@ work but are deprecated.`,
 			if err := trec.WriteRunFile(out, res.Run, tag); err != nil {
 				return err
 			}
+			resumed := ""
+			if n := record.Counts[plan.ResumedQueries]; n > 0 {
+				// The queries the checkpoint held made their calls in the
+				// attempt that was interrupted, which counted them.
+				resumed = fmt.Sprintf("%d %s reranked by an interrupted attempt (kept in %s): the answers, tokens and cost here are this attempt's", n, errtext.Plural(n, "query was", "queries were"), checkpoint)
+				record.Note("resumed", resumed)
+			}
 			spent := meter.Summary(len(res.Run), prices)
 			if err := writeRerankManifest(record, t, ps, res, &spent, out); err != nil {
 				return err
@@ -245,6 +252,9 @@ work but are deprecated.`,
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: reranked %d queries with %s → %s\n", t.Name, len(res.Run), spec.Kind, out)
 			printRerankDepth(w, res.Ranked, res.Run, depth, keepTail)
+			if resumed != "" {
+				fmt.Fprintf(w, "  resumed: %s\n", resumed)
+			}
 			if res.Stats != nil {
 				printRerankStats(w, *res.Stats)
 			}

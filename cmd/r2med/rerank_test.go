@@ -20,6 +20,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
@@ -550,5 +551,33 @@ func TestRerankWritesManifest(t *testing.T) {
 	}
 	if m.OutputSHA256["pw.trec"] != d.SHA256 || len(m.Inputs) != 2 || m.Inputs[1].Path != in || m.Task.Name != "demo" {
 		t.Errorf("outputs %v, inputs %+v, task %+v: want the run's checksum, the demo's content and %s", m.OutputSHA256, m.Inputs, m.Task, in)
+	}
+}
+
+// TestRerankResumedSaysWhatItCounts: a rerank resumed from OUT.partial
+// counts the calls of this attempt only (the queries its checkpoint held
+// made theirs in the attempt that was interrupted), where run's usage
+// counts both; the summary and the manifest now say so.
+func TestRerankResumedSaysWhatItCounts(t *testing.T) {
+	srv := newChatLoopback(t)
+	flaky, fail := refusingLastQuery(t, srv)
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	out := filepath.Join(dir, "rr.trec")
+	args := []string{"rerank", "--task", "demo", "--run", filepath.Join(dir, "bm25", "run.trec"), "--rerank", "reasonrank", "--rerank-model", "r1",
+		"--rerank-url", flaky.URL + "/v1", "--rerank-depth", "10", "--retries", "0", "--cache", filepath.Join(dir, "cache"), "--out", out, "--quiet", "--no-eval"}
+	if _, _, code := r2med(t, "", args...); code == 0 {
+		t.Fatal("the first attempt should fail on the last query")
+	}
+	fail.Store(false)
+	stdout := mustRun(t, args...)
+	m, err := results.ReadManifest(out + ".manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.Counts[plan.ResumedQueries]
+	want := fmt.Sprintf("%d queries were reranked by an interrupted attempt (kept in %s.partial): the answers, tokens and cost here are this attempt's", n, out)
+	if n == 0 || !strings.Contains(stdout, "resumed: "+want) || m.Details["resumed"] != want || m.Counts["rerank_llm_calls"] != len(srv.task.Queries)-n {
+		t.Errorf("%d queries resumed, %d calls counted; the summary or the manifest (%v) does not say %q:\n%s", n, m.Counts["rerank_llm_calls"], m.Details, want, stdout)
 	}
 }
