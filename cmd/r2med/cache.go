@@ -19,6 +19,7 @@ import (
 	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/models"
+	"github.com/r2med/r2med/results"
 	// Imported under another name: package main has a func usage.
 	costs "github.com/r2med/r2med/usage"
 )
@@ -125,6 +126,11 @@ func runCacheKeys(manifest string) ([]cache.Ref, error) {
 	if fi, err := os.Stat(manifest); err != nil {
 		return nil, fmt.Errorf("--manifest: %w", err)
 	} else if !fi.IsDir() {
+		if filepath.Base(manifest) != results.ManifestFile {
+			// Another run's list may sit in the same directory (a rerank
+			// written into a run's): it must not be taken for this one's.
+			return nil, fmt.Errorf("--manifest %s: not a run's %s, beside which a run lists its cache entries (r2med rerank's manifest lists none); export by --kind generate --label MODEL instead", manifest, results.ManifestFile)
+		}
 		dir = filepath.Dir(manifest)
 	}
 	return cache.ReadKeys(filepath.Join(dir, cache.KeysFile))

@@ -318,3 +318,29 @@ func mustLoadDemo(t *testing.T) *ir.Task {
 	}
 	return task
 }
+
+// TestCacheExportRerankManifest: cache export --manifest took any file's
+// directory and exported the entries listed there, so a rerank's
+// OUT.manifest.json written into a run's directory exported that run's
+// entries as the rerank's; a manifest not named manifest.json is now
+// refused, saying how to export instead.
+func TestCacheExportRerankManifest(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "")
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	mustRun(t, "run", "--task", "demo", "--rerank", "llm-pointwise", "--rerank-model", "m", "--rerank-url", srv.URL+"/v1", "--rerank-depth", "2",
+		"--cache", filepath.Join(dir, "cache"), "--out", run, "--quiet")
+	out := filepath.Join(run, "again.trec")
+	mustRun(t, "rerank", "--task", "demo", "--run", filepath.Join(run, "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "other",
+		"--rerank-url", srv.URL+"/v1", "--rerank-depth", "1", "--cache", filepath.Join(dir, "cache"), "--out", out, "--quiet", "--no-eval")
+	_, stderr, code := r2med(t, "", "cache", "export", "--cache", filepath.Join(dir, "cache"), "--manifest", out+".manifest.json", "--out", filepath.Join(dir, "x.jsonl.gz"))
+	if code == 0 || !strings.Contains(stderr, "--kind generate --label MODEL") {
+		t.Errorf("exit %d: a rerank's manifest exported the run's entries beside it:\n%s", code, stderr)
+	}
+	// A run's manifest, by file or directory, still exports its entries.
+	for _, m := range []string{run, filepath.Join(run, "manifest.json")} {
+		if stdout := mustRun(t, "cache", "export", "--cache", filepath.Join(dir, "cache"), "--manifest", m, "--out", filepath.Join(dir, "y.jsonl.gz")); !strings.Contains(stdout, fmt.Sprintf("exported %d entries", 2*len(mustLoadDemo(t).Queries))) {
+			t.Errorf("--manifest %s: %s", m, stdout)
+		}
+	}
+}
