@@ -333,7 +333,8 @@ type BucketStats struct {
 	// Usage sums what the entries that record it cost when they were made
 	// (Usage.Calls counts them; EstimatedCalls those whose tokens were
 	// estimated because the server reported none). NoUsage counts the
-	// entries that record none (written before r2med recorded usage).
+	// entries that record none (written before r2med recorded usage, or
+	// unreadable).
 	Usage   usage.Tally
 	NoUsage int
 	// Served are the other names the server answered with (Usage.Model

@@ -317,7 +317,7 @@ func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.Buc
 		fmt.Fprintf(out, "* the tokens of %d of the entries are estimated (%s: the server reported none)\n", estimated, costs.Estimator)
 	}
 	if noUsage > 0 {
-		fmt.Fprintf(out, "%d %s cached before r2med recorded usage: %s tokens are not counted\n", noUsage, errtext.Plural(noUsage, "entry was", "entries were"), errtext.Plural(noUsage, "its", "their"))
+		fmt.Fprintf(out, "%d %s no usage (cached before r2med recorded it, or unreadable): %s tokens are not counted\n", noUsage, errtext.Plural(noUsage, "entry records", "entries record"), errtext.Plural(noUsage, "its", "their"))
 	}
 	if len(sum.Unpriced) > 0 {
 		fmt.Fprintf(out, "the price table has no price for %s: the total leaves %s out\n", strings.Join(sum.Unpriced, ", "), errtext.Plural(len(sum.Unpriced), "it", "them"))
