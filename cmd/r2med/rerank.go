@@ -309,9 +309,9 @@ work but are deprecated.`,
 	return cmd
 }
 
-// RerankManifestSuffix names the manifest r2med rerank writes beside its
+// rerankManifestSuffix names the manifest r2med rerank writes beside its
 // run: OUT.manifest.json.
-const RerankManifestSuffix = ".manifest.json"
+const rerankManifestSuffix = ".manifest.json"
 
 // writeRerankManifest records beside the run how it was made, as a run's
 // manifest does: to the task and the checksums of what was read
@@ -337,7 +337,7 @@ func writeRerankManifest(m *results.Manifest, t *ir.Task, ps plan.Spec, res *pla
 	}
 	m.Outputs = []string{filepath.Base(out)}
 	m.OutputSHA256 = map[string]string{filepath.Base(out): d.SHA256}
-	return m.WriteFile(out + RerankManifestSuffix)
+	return m.WriteFile(out + rerankManifestSuffix)
 }
 
 // printRerankDepth says where the documents below the depth went: left
