@@ -36,6 +36,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/r2med/r2med/usage"
 )
 
 // FileName is the store's file inside its directory.
@@ -316,7 +318,8 @@ func (s *Store) PutMany(bucket string, keys [][]byte, vals [][]byte) error {
 	return nil
 }
 
-// BucketStats describes one bucket.
+// BucketStats describes one bucket: its entries, and what they cost when
+// made where the kind's package says how to read it (RegisterUsage).
 type BucketStats struct {
 	Name        string // KIND/LABEL
 	Kind, Label string
@@ -324,20 +327,36 @@ type BucketStats struct {
 	Bytes       int64 // keys and values as stored, headers included
 	// Oldest and Newest are the earliest and latest write times.
 	Oldest, Newest time.Time
+	// Metered says the kind's package registered how to read its entries'
+	// usage (RegisterUsage); the fields below are zero otherwise.
+	Metered bool
+	// Usage sums what the entries that record it cost when they were made
+	// (Usage.Calls counts them; EstimatedCalls those whose tokens were
+	// estimated because the server reported none). NoUsage counts the
+	// entries that record none (written before r2med recorded usage, or
+	// unreadable).
+	Usage   usage.Tally
+	NoUsage int
+	// Served are the other names the server answered with (Usage.Model
+	// where it is not Label), sorted.
+	Served []string
 }
 
-// Stats describes every bucket, sorted by name.
+// Stats describes every bucket, sorted by name, reading every entry.
 func (s *Store) Stats() ([]BucketStats, error) {
 	var out []BucketStats
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			st := BucketStats{Name: string(name)}
 			st.Kind, st.Label = SplitBucket(st.Name)
+			u := bucketUsage{&st, usageDecoder(st.Kind)}
+			st.Metered = u.decode != nil
 			err := b.ForEach(func(k, raw []byte) error {
-				_, t, err := decode(st.Name, k, raw)
+				val, t, err := decode(st.Name, k, raw)
 				if err != nil {
 					return err
 				}
+				u.add(val)
 				st.Entries++
 				st.Bytes += int64(len(k) + len(raw))
 				if st.Oldest.IsZero() || t.Before(st.Oldest) {

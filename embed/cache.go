@@ -19,6 +19,17 @@ import (
 // label is Identity.Model.
 const CacheKind = "embed"
 
+func init() {
+	// The cache's stats read what each entry cost from its usage record.
+	cache.RegisterUsage(CacheKind, func(val []byte) (usage.Usage, bool) {
+		_, u, ok := decodeEntry(val, 0)
+		if !ok || u == nil {
+			return usage.Usage{}, false
+		}
+		return *u, true
+	})
+}
+
 // Identity is everything besides the text that decides an embedding.
 // Two runs whose Identity and text agree get the same vector from the
 // cache; anything that changes vectors must be in it, or the cache would

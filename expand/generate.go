@@ -67,9 +67,15 @@ type Fallback struct {
 // GenerationManifest records how a generation file was made. It is
 // written beside it as generation_manifest.json.
 type GenerationManifest struct {
-	Method    string            `json:"method"`
-	LLM       string            `json:"llm"`
-	Model     string            `json:"model"`
+	Method string `json:"method"`
+	LLM    string `json:"llm"`
+	Model  string `json:"model"`
+	// Served are the models the server said answered (its answers'
+	// "model"; a cached answer's as recorded when made) where they are not
+	// Model: a dated version of it, a gateway's routing. Empty when every
+	// answer named Model, or none named any. A run manifest's usage names
+	// them so too (usage.Line.Served).
+	Served    []string          `json:"served"`
 	Format    string            `json:"format"` // the Split format the label implies
 	Task      string            `json:"task"`
 	Style     Style             `json:"style"`
@@ -190,7 +196,7 @@ func Generate(ctx context.Context, c LLM, task *ir.Task, cfg GenerateConfig, pro
 		Method: cfg.Method, LLM: cfg.LLM, Model: cfg.Request.Model, Format: format.String(),
 		Task: task.Name, Style: cfg.Subject.Style, Settings: cfg.Settings,
 		System: p.System(), Templates: p.Sources, TemplateDigest: p.Digest(),
-		Queries: len(qs), Fallbacks: []Fallback{},
+		Queries: len(qs), Fallbacks: []Fallback{}, Served: []string{},
 	}
 	if cfg.Subject.Style == StylePost {
 		man.Domain = cfg.Subject.Domain

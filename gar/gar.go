@@ -208,14 +208,39 @@ func (g Spec) Request() llm.Request {
 // Expand asks the LLM for every query of task and returns the generation
 // set; queries whose answer was unusable keep their own text, and the
 // manifest lists them.
+//
+// The manifest names the models the server said answered where they are
+// not the one asked for (served, as a run manifest's usage names them).
 func Expand(ctx context.Context, task *ir.Task, g Spec, opt Options) (*expand.GenerateResult, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	client, err := g.Client(opt)
+	// The generation's own meter hears every answer, so the manifest can
+	// name who answered whether or not the caller meters; the caller's
+	// meter gets the same tallies.
+	own := &usage.Meter{}
+	defer func() { opt.Meter.Merge(own.Lines(), false) }()
+	withOwn := opt
+	withOwn.Meter = own
+	client, err := g.Client(withOwn)
 	if err != nil {
 		return nil, err
 	}
+	res, err := expandWith(ctx, client, task, g, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Manifest.Served = []string{}
+	for _, l := range own.Lines() {
+		res.Manifest.Served = append(res.Manifest.Served, l.Served...)
+	}
+	slices.Sort(res.Manifest.Served)
+	res.Manifest.Served = slices.Compact(res.Manifest.Served)
+	return res, nil
+}
+
+// expandWith is Expand with its client.
+func expandWith(ctx context.Context, client *llm.Client, task *ir.Task, g Spec, opt Options) (*expand.GenerateResult, error) {
 	req := g.Request()
 	subject, err := SubjectOf(task.Name, g)
 	if err != nil {

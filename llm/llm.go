@@ -138,6 +138,21 @@ type Store interface {
 // them per model.
 const Kind = "generate"
 
+func init() { cache.RegisterUsage(Kind, cachedUsage) }
+
+// cachedUsage is the usage a cached answer was stored with, for the
+// cache's stats; false for an answer stored before usage was recorded
+// (Chat estimates it from the prompt, which the entry does not hold).
+func cachedUsage(val []byte) (Usage, bool) {
+	var r struct {
+		Usage Usage `json:"usage"`
+	}
+	if err := json.Unmarshal(val, &r); err != nil || r.Usage.PromptTokens == 0 && r.Usage.CompletionTokens == 0 && r.Usage.Estimated == "" {
+		return Usage{}, false
+	}
+	return r.Usage, true
+}
+
 // Options configure a Client.
 type Options struct {
 	// BaseURL is the API root, e.g. http://localhost:8000/v1; empty means

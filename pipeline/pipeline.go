@@ -174,12 +174,6 @@ func (r *runner) load(ctx context.Context) error {
 	task, cfg := r.task, r.cfg
 	m := results.NewManifest(r.opt.Command)
 	r.m = m
-	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
-	if abs, err := filepath.Abs(task.Dir); err == nil && task.Dir != "" && abs != task.Dir {
-		// Recorded absolute, so that serve, report and compare find the
-		// data from any working directory.
-		m.Task.Source, m.Task.SourceGiven = abs, task.Dir
-	}
 	// Retrievers that search state outside the task's files (a Weaviate
 	// collection) read it now, so the manifest and fingerprint carry it.
 	var err error
@@ -193,37 +187,14 @@ func (r *runner) load(ctx context.Context) error {
 		m.Config["allow_missing_docs"] = true
 	}
 	m.Name = cfg.Name
-	if commit := HubCommit(task.Dir); commit != "" {
-		m.Task.Revision = commit // what a branch such as "main" resolved to
-	}
-	inputs := existing(task.Files)
-	embedded := len(inputs) == 0
+	var gens []string
 	if cfg.GAR.Method != "" && cfg.Generate == nil {
-		var files []string
-		if r.gens, files, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
+		if r.gens, gens, err = loadGenerations(task, cfg.GAR, strings.ReplaceAll(cfg.GARDir, "{task}", task.Name)); err != nil {
 			return err
 		}
-		inputs = append(inputs, files...)
 	}
-	files, err := r.spec.Inputs(task)
-	if err != nil {
+	if err := RecordInputs(m, task, r.spec, gens...); err != nil {
 		return err
-	}
-	for _, f := range files {
-		if !slices.Contains(inputs, f) {
-			inputs = append(inputs, f)
-		}
-	}
-	if err := m.AddInputs(inputs...); err != nil {
-		return err
-	}
-	if embedded {
-		// An embedded task has no files to checksum; its content stands in,
-		// so a binary with other demo data does not reuse old outputs. Run
-		// files and generations it was run with are inputs all the same,
-		// but not where its data comes from.
-		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
-		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
 	}
 	r.fp = fingerprint(m, r.spec.Rules())
 	m.Config["fingerprint"] = r.fp
@@ -443,6 +414,48 @@ func countExclusions(m *results.Manifest, t *ir.Task, hits, judgments int) {
 }
 
 // existing keeps the files that are on disk (an embedded task has none).
+// RecordInputs starts a manifest's record of what a run read: the task
+// (its source directory made absolute, the Hub commit it was read at),
+// and the checksums of its files, of the given files (generations read)
+// and of what spec's retrievers read (run files, candidate lists); an
+// embedded task, which has no files, by its content. They make a run's
+// fingerprint; r2med rerank records them too.
+func RecordInputs(m *results.Manifest, task *ir.Task, spec plan.Spec, files ...string) error {
+	m.Task = results.TaskInfo{Name: task.Name, Layout: string(task.Layout), Split: task.Split, Source: task.Dir}
+	if abs, err := filepath.Abs(task.Dir); err == nil && task.Dir != "" && abs != task.Dir {
+		// Recorded absolute, so that serve, report and compare find the
+		// data from any working directory.
+		m.Task.Source, m.Task.SourceGiven = abs, task.Dir
+	}
+	if commit := HubCommit(task.Dir); commit != "" {
+		m.Task.Revision = commit // what a branch such as "main" resolved to
+	}
+	inputs := existing(task.Files)
+	embedded := len(inputs) == 0
+	inputs = append(inputs, files...)
+	more, err := spec.Inputs(task)
+	if err != nil {
+		return err
+	}
+	for _, f := range more {
+		if !slices.Contains(inputs, f) {
+			inputs = append(inputs, f)
+		}
+	}
+	if err := m.AddInputs(inputs...); err != nil {
+		return err
+	}
+	if embedded {
+		// An embedded task has no files to checksum; its content stands in,
+		// so a binary with other demo data does not reuse old outputs. Run
+		// files and generations it was run with are inputs all the same,
+		// but not where its data comes from.
+		m.Inputs = append([]results.FileDigest{results.ContentDigest(task)}, m.Inputs...)
+		m.Task.Source, m.Task.SourceGiven = "embedded:"+task.Name, ""
+	}
+	return nil
+}
+
 func existing(paths []string) []string {
 	var out []string
 	for _, p := range paths {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,7 +40,10 @@ import (
 //     order (a deterministic shuffle: sha256 of the query id, the pass
 //     and the document, so a rerun sends the same prompts and is answered
 //     from the cache), so a passage meets other companions in each pass;
-//     its score is the mean of its judgements over the passes.
+//     its score is the mean of its judgements over the passes, computed
+//     exactly from the decimals the model wrote, so equal means are equal
+//     numbers (tied in first-stage order) whatever order the concurrent
+//     groups' answers came back in.
 //
 // Parsing is robust and every repair is counted in Stats: the scores are
 // read from the last <answer> block (to the end of the output when it was
@@ -136,7 +140,7 @@ func (g *GroupRank) ScoreCandidates(ctx context.Context, qid, query string, cand
 	groups := (n + size - 1) / size
 	var (
 		mu    sync.Mutex
-		sum   = make([]float64, n)
+		sum   = make([]big.Rat, n) // exact: equal means are equal numbers, in any order of answers
 		count = make([]int, n)
 	)
 	eg, ctx := errgroup.WithContext(ctx)
@@ -158,7 +162,7 @@ func (g *GroupRank) ScoreCandidates(ctx context.Context, qid, query string, cand
 				defer mu.Unlock()
 				for i, d := range group {
 					if scores[i] >= 0 {
-						sum[d] += scores[i]
+						sum[d].Add(&sum[d], decimal(scores[i]))
 						count[d]++
 					}
 				}
@@ -172,7 +176,7 @@ func (g *GroupRank) ScoreCandidates(ctx context.Context, qid, query string, cand
 	out := make([]float64, n)
 	for d := range out {
 		if count[d] > 0 {
-			out[d] = sum[d] / float64(count[d]) / GroupScale
+			out[d], _ = new(big.Rat).Quo(&sum[d], big.NewRat(int64(count[d])*GroupScale, 1)).Float64()
 		}
 	}
 	return out, nil
@@ -246,6 +250,13 @@ var groupPair = regexp.MustCompile(`(?:"\s*\[?\s*(\d+)\s*\]*\s*"|\[\s*(\d+)\s*\]
 
 // jsonFence is a ```json block.
 var jsonFence = regexp.MustCompile("(?s)```json\\s*(.*?)(?:```|$)")
+
+// decimal is a judgement as the model wrote it, a decimal number (its
+// shortest form: 0.1, not the binary fraction 0.1 parses to), exactly.
+func decimal(v float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+	return r
+}
 
 // ParseGroupScores reads a GroupRank answer (the part inside <answer>)
 // scoring n passages numbered from 1: the scores on the 0–GroupScale

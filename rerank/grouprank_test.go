@@ -593,3 +593,29 @@ func TestNewGroupRankDiver(t *testing.T) {
 		t.Errorf("another listwise reranker, the same settings: %v", other)
 	}
 }
+
+// TestGroupRankMeanExact: a passage's mean was summed in floating point
+// in the order its groups' answers came back, so two passages judged
+// 0.1, 0.2, 0.3 and 0.2, 0.3, 0.1 scored 0.020000000000000004 and 0.02:
+// not the tie in first-stage order GroupRank promises, and with
+// concurrent groups a rerun from the cache could sum in another order
+// and rank otherwise. The mean is now exact: equal means are equal
+// numbers, whatever the order of the answers.
+func TestGroupRankMeanExact(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	judged := map[string][]string{"d1": {"0.1", "0.2", "0.3"}, "d2": {"0.2", "0.3", "0.1"}}
+	srv := newScripted(t, func(req chatReq) reply {
+		mu.Lock()
+		defer mu.Unlock()
+		return groupAnswer(req, func(d string) string { seen[d]++; return judged[d][seen[d]-1] })
+	})
+	g := &GroupRank{Chat: srv.client(t, nil), GroupSize: 1, Repeats: 3, Concurrency: 1}
+	scores, err := g.ScoreCandidates(context.Background(), "q", "the query", cands(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scores[0] != scores[1] || scores[0] != 0.02 {
+		t.Errorf("scores %v: two passages of mean judgement 0.2 must score 0.02 alike", scores)
+	}
+}

@@ -64,10 +64,10 @@ func (l *Listwise) Score(ctx context.Context, query string, docs []string) ([]fl
 // position, so Rerank's sort keeps the final order.
 func slideWindows(ctx context.Context, n, window, step int, rank func(ctx context.Context, call int, win []int) error) ([]float64, error) {
 	if window == 0 {
-		window = 20
+		window = DefaultWindow
 	}
 	if step == 0 {
-		step = 10
+		step = DefaultStep
 	}
 	if window < 2 || step < 1 || step > window {
 		return nil, fmt.Errorf("listwise window %d and step %d: need window ≥ 2 and 1 ≤ step ≤ window", window, step)

@@ -19,6 +19,17 @@ type Chatter interface {
 	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
 }
 
+// The built-in LLM rerankers' defaults: RankGPT's passage cut and
+// windows, OpenAI's most top_logprobs, and the pointwise answer's one
+// token.
+const (
+	DefaultMaxWords    = 300
+	DefaultTopLogprobs = 20
+	DefaultWindow      = 20
+	DefaultStep        = 10
+	pointwiseMaxTokens = 1
+)
+
 // DefaultPointwisePrompt asks for a one-word relevance judgement. {query}
 // and {passage} are replaced by the texts.
 const DefaultPointwisePrompt = `Passage: {passage}
@@ -73,7 +84,8 @@ type Stats struct {
 	// PromptTokens and CompletionTokens: the servers' usage, summed.
 	PromptTokens, CompletionTokens int64
 	// NoLogprobs: pointwise answers scored from their text, because the
-	// server sent no logprobs or they belonged to reasoning.
+	// server sent no logprobs, they belonged to reasoning, or the first
+	// token's listed neither yes nor no.
 	NoLogprobs int64
 	// Undecided: pointwise answers that said neither yes nor no (0.5).
 	Undecided int64
@@ -176,7 +188,7 @@ func (s Stats) Notes() []string {
 			notes = append(notes, fmt.Sprintf(format, n))
 		}
 	}
-	add(s.NoLogprobs, "%d scored from the answer text (no logprobs)")
+	add(s.NoLogprobs, "%d scored from the answer text (no logprobs for yes or no)")
 	add(s.Undecided, "%d said neither yes nor no (scored 0.5)")
 	add(s.Unparsed, "%d named no passage (the fallback: a window keeps its order, a group scores 0)")
 	add(s.Partial, "%d incomplete permutations (repaired)")
@@ -205,11 +217,11 @@ func (p *Pointwise) Score(ctx context.Context, query string, docs []string) ([]f
 	}
 	top := p.TopLogprobs
 	if top <= 0 {
-		top = 20
+		top = DefaultTopLogprobs
 	}
 	maxTok := p.MaxTokens
 	if maxTok <= 0 {
-		maxTok = 1
+		maxTok = pointwiseMaxTokens
 	}
 	out := make([]float64, len(docs))
 	g, ctx := errgroup.WithContext(ctx)
@@ -268,9 +280,10 @@ func (p *Pointwise) yes(r llm.Response) float64 {
 			}
 			return py / (py + pn)
 		}
-	} else {
-		atomic.AddInt64(&p.stats.NoLogprobs, 1)
 	}
+	// No logprobs, logprobs of reasoning, or a first token's logprobs
+	// that list neither word ("**", a newline): the text decides.
+	atomic.AddInt64(&p.stats.NoLogprobs, 1)
 	switch yesNo(firstWord(r.Content)) {
 	case 1:
 		return 1
@@ -317,7 +330,7 @@ func firstWord(s string) string {
 // means 300, negative means all), joined by single spaces when cut.
 func truncateWords(s string, n int) string {
 	if n == 0 {
-		n = 300
+		n = DefaultMaxWords
 	}
 	if n < 0 {
 		return s

@@ -364,3 +364,29 @@ func TestRerankListwise(t *testing.T) {
 		t.Errorf("got %v, want %v", got["q"], want)
 	}
 }
+
+// TestPointwiseLogprobsWithoutYesNo: an answer whose first token's
+// logprobs list neither yes nor no ("**Yes**", a leading newline) is
+// scored from its text, and was not counted as such: the summary said
+// nothing of answers scored 1 or 0 from their words.
+func TestPointwiseLogprobsWithoutYesNo(t *testing.T) {
+	srv := chatServer(t, nil, func(req chatReq) map[string]any {
+		return map[string]any{
+			"message": map[string]any{"role": "assistant", "content": "**Yes**"},
+			"logprobs": map[string]any{"content": []any{map[string]any{"token": "**", "logprob": -0.01,
+				"top_logprobs": []any{map[string]any{"token": "**", "logprob": -0.01}, map[string]any{"token": "\n", "logprob": -5}}}}},
+		}
+	})
+	defer srv.Close()
+	p := &Pointwise{Chat: llmClient(t, srv)}
+	got, err := p.Score(context.Background(), "q", []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []float64{1, 1}) {
+		t.Errorf("scores %v, want [1 1] from the text", got)
+	}
+	if s := p.Stats(); s.NoLogprobs != 2 || !strings.Contains(strings.Join(s.Notes(), "; "), "2 scored from the answer text") {
+		t.Errorf("stats %+v, notes %q: want 2 scored from the answer text", s, s.Notes())
+	}
+}

@@ -1,6 +1,8 @@
 package rerank
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,13 +79,23 @@ type Spec struct {
 	Merge MergeSpec
 }
 
-// Settings are the knobs beyond kind and model that change a templated
-// reranker's answers (the templates' digest, insertrank's scale and
+// Settings are the knobs beyond kind and model that change an LLM
+// reranker's answers, for checkpoint keys and manifests: the sampling
+// every one of them asks with (temperature 0, greedy, and no seed), and
+// for llm-pointwise its prompt, max_tokens, top_logprobs and passage
+// cut, for llm-listwise its prompt's digest, window, step and cut, for
+// the templated ones the templates' digest, insertrank's scale and
 // decimals, max_tokens, rank1's logprobs, grouprank's group size and
 // repeats; for diver, each of its rerankers' kind and settings and the
-// weight), for checkpoint keys and manifests; nil for other kinds.
+// weight. nil for other kinds.
 func (s Spec) Settings() (map[string]any, error) {
 	kind := strings.ToLower(s.Kind)
+	switch kind {
+	case "llm-pointwise":
+		return map[string]any{"temperature": 0, "prompt": DefaultPointwisePrompt, "max_tokens": pointwiseMaxTokens, "top_logprobs": DefaultTopLogprobs, "max_words": DefaultMaxWords}, nil
+	case "llm-listwise":
+		return map[string]any{"temperature": 0, "prompt_sha256": listwiseDigest(), "window": DefaultWindow, "step": DefaultStep, "max_words": DefaultMaxWords}, nil
+	}
 	if kind == KindDiver {
 		point, list, w, err := s.mergeParts()
 		if err != nil {
@@ -110,7 +122,7 @@ func (s Spec) Settings() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]any{"prompts_sha256": p.Digest(), "max_tokens": s.MaxTokens}
+	m := map[string]any{"temperature": 0, "prompts_sha256": p.Digest(), "max_tokens": s.MaxTokens}
 	switch kind {
 	case KindInsertRank:
 		scale, err := ParseScoreScale(string(s.Scores))
@@ -240,3 +252,10 @@ func newReasoning(kind string, spec Spec) (Scorer, error) {
 
 // groups are grouprank's group size and repeats, defaults filled in.
 func (s Spec) groups() (size, repeats int, err error) { return groupSettings(s.GroupSize, s.Repeats) }
+
+// listwiseDigest is a SHA-256 of llm-listwise's prompt: its messages for
+// a window of two placeholder passages.
+func listwiseDigest() string {
+	b, _ := json.Marshal(ListwiseMessages("{query}", []string{"{passage 1}", "{passage 2}"}))
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}

@@ -72,7 +72,8 @@ type Tally struct {
 	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
 }
 
-func (t *Tally) add(u Usage) {
+// Add counts one call.
+func (t *Tally) Add(u Usage) {
 	t.Calls++
 	t.PromptTokens += int64(u.PromptTokens)
 	t.CompletionTokens += int64(u.CompletionTokens)
@@ -134,9 +135,9 @@ func (m *Meter) Add(kind, model string, u Usage, cached bool) {
 	l := m.line(kind, model)
 	l.serve(u.Model)
 	if cached {
-		l.Cached.add(u)
+		l.Cached.Add(u)
 	} else {
-		l.New.add(u)
+		l.New.Add(u)
 	}
 }
 

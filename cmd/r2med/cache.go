@@ -16,8 +16,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/fileio"
 	"github.com/r2med/r2med/models"
+	"github.com/r2med/r2med/results"
+	// Imported under another name: package main has a func usage.
+	costs "github.com/r2med/r2med/usage"
 )
 
 func init() { register(newCacheCmd) }
@@ -122,6 +126,11 @@ func runCacheKeys(manifest string) ([]cache.Ref, error) {
 	if fi, err := os.Stat(manifest); err != nil {
 		return nil, fmt.Errorf("--manifest: %w", err)
 	} else if !fi.IsDir() {
+		if filepath.Base(manifest) != results.ManifestFile {
+			// Another run's list may sit in the same directory (a rerank
+			// written into a run's): it must not be taken for this one's.
+			return nil, fmt.Errorf("--manifest %s: not a run's %s, beside which a run lists its cache entries (r2med rerank's manifest lists none); export by --kind generate --label MODEL instead", manifest, results.ManifestFile)
+		}
 		dir = filepath.Dir(manifest)
 	}
 	return cache.ReadKeys(filepath.Join(dir, cache.KeysFile))
@@ -168,14 +177,24 @@ holds with another value is kept and counted, unless --replace.`,
 }
 
 func newCacheStatsCmd() *cobra.Command {
-	var dir, format string
+	var dir, format, prices string
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Entries, bytes and ages per kind and model",
-		Args:  cobra.NoArgs,
+		Short: "Entries, bytes, tokens, dollars and ages per kind and model",
+		Long: `stats reads every entry and prints, per kind and model, how many there are,
+their size, the tokens they cost when they were made (as the servers counted
+them, else estimated, and said to be) and, with --prices (a price table as
+r2med run takes it), those tokens in dollars. Entries cached before r2med
+recorded usage are counted apart: their tokens are unknown. The model is the
+one asked for; a server that answered with another name is named beside it.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "table" && format != "json" {
 				return fmt.Errorf("--format %q: want table or json", format)
+			}
+			table, err := readPrices(prices)
+			if err != nil {
+				return err
 			}
 			if dir == "" {
 				dir = cache.DefaultDir()
@@ -198,37 +217,117 @@ func newCacheStatsCmd() *cobra.Command {
 				return err
 			}
 			if format == "json" {
-				return writeCacheJSON(cmd, st)
+				return writeCacheJSON(cmd, st, table)
 			}
 			var size int64
 			if fi, err := os.Stat(s.Path()); err == nil {
 				size = fi.Size()
 			}
-			return writeCacheTable(cmd, s.Path(), size, st)
+			return writeCacheTable(cmd, s.Path(), size, st, table)
 		},
 	}
 	cacheDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&format, "format", "table", "output: table or json")
+	cmd.Flags().StringVar(&prices, "prices", "", "price table (as r2med run --prices): print what each model's entries cost when made")
 	return cmd
 }
 
-func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.BucketStats) error {
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "kind\tmodel\tentries\tsize\toldest\tnewest")
-	var n int
-	var b int64
+// cacheCost is what a bucket's entries cost when made by the price
+// table; ok is false without a table, for a kind whose usage is not
+// recorded, or for a model the table lacks.
+func cacheCost(s cache.BucketStats, prices costs.Prices) (usd float64, ok bool) {
+	if prices == nil || !s.Metered {
+		return 0, false
+	}
+	p, ok := prices.Lookup(s.Label)
+	if !ok {
+		return 0, false
+	}
+	return p.Cost(s.Usage), true
+}
+
+// cacheSummary sums the buckets' usage as a run's summary sums calls
+// answered from the cache: its dollars, the models the table lacks, and
+// its notes on how they were reckoned.
+func cacheSummary(st []cache.BucketStats, prices costs.Prices) costs.Summary {
+	var m costs.Meter
 	for _, s := range st {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Kind, s.Label, s.Entries, humanBytes(s.Bytes), day(s.Oldest), day(s.Newest))
+		if s.Metered {
+			m.Merge([]costs.Line{{Kind: s.Kind, Model: s.Label, Cached: s.Usage, Served: s.Served}}, false)
+		}
+	}
+	return m.Summary(0, prices)
+}
+
+func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.BucketStats, prices costs.Prices) error {
+	out := cmd.OutOrStdout()
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	head := "kind\tmodel\tentries\tsize\tprompt tokens\tcompletion tokens"
+	if prices != nil {
+		head += "\tcost when made"
+	}
+	fmt.Fprintln(w, head+"\toldest\tnewest")
+	var n, estimated, noUsage int
+	var b int64
+	var all costs.Tally
+	for _, s := range st {
+		prompt, completion := "-", "-"
+		if s.Metered {
+			mark := ""
+			if s.Usage.EstimatedCalls > 0 {
+				mark = "*"
+			}
+			prompt, completion = fmt.Sprintf("%d%s", s.Usage.PromptTokens, mark), fmt.Sprintf("%d%s", s.Usage.CompletionTokens, mark)
+			all = all.Plus(s.Usage)
+			estimated += int(s.Usage.EstimatedCalls)
+			noUsage += s.NoUsage
+		}
+		model := s.Label
+		if len(s.Served) > 0 {
+			model += " (answered by " + strings.Join(s.Served, ", ") + ")"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s", s.Kind, model, s.Entries, humanBytes(s.Bytes), prompt, completion)
+		if prices != nil {
+			cost := "-"
+			if usd, ok := cacheCost(s, prices); ok {
+				cost = costs.USDText(usd)
+			} else if s.Metered {
+				cost = "no price"
+			}
+			fmt.Fprintf(w, "\t%s", cost)
+		}
+		fmt.Fprintf(w, "\t%s\t%s\n", day(s.Oldest), day(s.Newest))
 		n += s.Entries
 		b += s.Bytes
 	}
-	fmt.Fprintf(w, "all\t\t%d\t%s\t\t\n", n, humanBytes(b))
+	fmt.Fprintf(w, "all\t\t%d\t%s\t%d\t%d", n, humanBytes(b), all.PromptTokens, all.CompletionTokens)
+	sum := cacheSummary(st, prices)
+	if prices != nil {
+		total := "-"
+		if sum.CachedUSD != nil {
+			total = costs.USDText(*sum.CachedUSD)
+		}
+		fmt.Fprintf(w, "\t%s", total)
+	}
+	fmt.Fprintln(w, "\t\t")
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if estimated > 0 {
+		fmt.Fprintf(out, "* the tokens of %d of the entries are estimated (%s: the server reported none)\n", estimated, costs.Estimator)
+	}
+	if noUsage > 0 {
+		fmt.Fprintf(out, "%d %s no usage (cached before r2med recorded it, or unreadable): %s tokens are not counted\n", noUsage, errtext.Plural(noUsage, "entry records", "entries record"), errtext.Plural(noUsage, "its", "their"))
+	}
+	if len(sum.Unpriced) > 0 {
+		fmt.Fprintf(out, "the price table has no price for %s: the total leaves %s out\n", strings.Join(sum.Unpriced, ", "), errtext.Plural(len(sum.Unpriced), "it", "them"))
+	}
+	for _, note := range sum.Notes {
+		fmt.Fprintln(out, note)
+	}
 	// bbolt reuses freed pages rather than shrinking the file, so after a
 	// prune the file can be larger than its entries.
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "file %s: %s\n", path, humanBytes(size))
+	_, err := fmt.Fprintf(out, "file %s: %s\n", path, humanBytes(size))
 	return err
 }
 
@@ -252,7 +351,7 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-func writeCacheJSON(cmd *cobra.Command, st []cache.BucketStats) error {
+func writeCacheJSON(cmd *cobra.Command, st []cache.BucketStats, prices costs.Prices) error {
 	type row struct {
 		Kind    string `json:"kind"`
 		Model   string `json:"model"`
@@ -260,10 +359,35 @@ func writeCacheJSON(cmd *cobra.Command, st []cache.BucketStats) error {
 		Bytes   int64  `json:"bytes"`
 		Oldest  string `json:"oldest"`
 		Newest  string `json:"newest"`
+		// Usage sums the entries that record it, as a run manifest's
+		// usage counts calls answered from the cache; absent for a kind
+		// whose usage is not recorded.
+		Usage *costs.Tally `json:"usage,omitempty"`
+		// WithoutUsage counts the entries cached before usage was
+		// recorded; Estimated names the estimator where some tokens are
+		// estimated.
+		WithoutUsage int      `json:"entries_without_usage,omitempty"`
+		Estimated    string   `json:"estimated_tokens,omitempty"`
+		Served       []string `json:"served,omitempty"`
+		// USD is what the entries cost when made, by --prices.
+		USD *float64 `json:"usd,omitempty"`
 	}
 	out := make([]row, len(st))
 	for i, s := range st {
-		out[i] = row{s.Kind, s.Label, s.Entries, s.Bytes, s.Oldest.UTC().Format(time.RFC3339), s.Newest.UTC().Format(time.RFC3339)}
+		out[i] = row{Kind: s.Kind, Model: s.Label, Entries: s.Entries, Bytes: s.Bytes,
+			Oldest: s.Oldest.UTC().Format(time.RFC3339), Newest: s.Newest.UTC().Format(time.RFC3339),
+			WithoutUsage: s.NoUsage, Served: s.Served}
+		if s.Metered {
+			u := s.Usage
+			u.Seconds = math.Round(u.Seconds*1e6) / 1e6
+			out[i].Usage = &u
+			if u.EstimatedCalls > 0 {
+				out[i].Estimated = costs.Estimator
+			}
+		}
+		if usd, ok := cacheCost(s, prices); ok {
+			out[i].USD = &usd
+		}
 	}
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,11 @@ import (
 	"time"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/embed"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/models"
+	costs "github.com/r2med/r2med/usage"
 )
 
 // fillCache embeds n texts per model through embed.Cached, as a run does.
@@ -207,5 +211,136 @@ func TestCLICacheExportImportReplay(t *testing.T) {
 	out = mustRun(t, "cache", "export", "--cache", src, "--kind", "embed", "--label", id.Model, "--out", file)
 	if !strings.Contains(out, "exported 3 entries") {
 		t.Errorf("by label: %q", out)
+	}
+}
+
+// TestCacheStatsTokensAndDollars: cache stats gave entries and bytes per
+// model and no tokens or dollars; it now sums the usage each entry was
+// stored with (the servers' counts, else estimated and said to be),
+// prices it by --prices as run does, names the model a server answered
+// with, and counts apart the entries that record no usage. Every count
+// is checked against what the servers answered and the generation
+// manifests say.
+func TestCacheStatsTokensAndDollars(t *testing.T) {
+	counted, _ := yesLoopback(t, map[string]any{"prompt_tokens": 10, "completion_tokens": 1}, "gpt-x-2025-01-31")
+	uncounted, _ := yesLoopback(t, nil, "")
+	data := demoDir(t)
+	dir := t.TempDir()
+	gen := func(method, model, url string) map[string]any {
+		mustRun(t, "gar", "generate", "--method", method, "--llm-model", model, "--llm-base-url", url+"/v1",
+			"--data", data, "--style", "exam", "--cache", dir, "--quiet")
+		var m map[string]any
+		b, err := os.ReadFile(filepath.Join(data, method, model, "generation_manifest.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &m)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m["usage"].(map[string]any)
+	}
+	gen("hyde", "gpt-x", counted.URL)
+	local := gen("query2doc", "local-m", uncounted.URL)
+	fillCache(t, dir, 3, "bge")
+	s, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An answer cached before usage was recorded.
+	if err := s.PutMany(cache.Bucket("generate", "old-m"), [][]byte{cache.Key("q")}, [][]byte{[]byte(`{"content":"Yes"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	prices := filepath.Join(t.TempDir(), "prices.yaml")
+	os.WriteFile(prices, []byte("gpt-x: {input: 1000, output: 2000}\nold-m: {input: 1, output: 1}\n"), 0o644)
+
+	n := len(mustLoadDemo(t).Queries)
+	var rows []struct {
+		Model        string
+		Entries      int
+		WithoutUsage int      `json:"entries_without_usage"`
+		Estimated    string   `json:"estimated_tokens"`
+		Served       []string `json:"served"`
+		USD          *float64 `json:"usd"`
+	}
+	var raw []map[string]any // for usage's counts, by their names
+	doc := []byte(mustRun(t, "cache", "stats", "--cache", dir, "--prices", prices, "--format", "json"))
+	if err := errors.Join(json.Unmarshal(doc, &rows), json.Unmarshal(doc, &raw)); err != nil {
+		t.Fatal(err)
+	}
+	byModel := map[string]int{}
+	for i, r := range rows {
+		byModel[r.Model] = i
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4 (bge, gpt-x, local-m, old-m): %+v", len(rows), rows)
+	}
+	tokens := func(model, field string) int {
+		u, _ := raw[byModel[model]]["usage"].(map[string]any)
+		f, _ := u[field].(float64)
+		return int(f)
+	}
+	gx := rows[byModel["gpt-x"]]
+	if gx.Entries != n || tokens("gpt-x", "calls") != n || tokens("gpt-x", "prompt_tokens") != 10*n || tokens("gpt-x", "completion_tokens") != n ||
+		gx.Estimated != "" || strings.Join(gx.Served, ",") != "gpt-x-2025-01-31" || gx.USD == nil || !near(*gx.USD, float64(10*n*1000+n*2000)/1e6) {
+		t.Errorf("gpt-x: %+v (usage %v), want %d answers of 10+1 tokens, $%v", gx, raw[byModel["gpt-x"]]["usage"], n, float64(10*n*1000+n*2000)/1e6)
+	}
+	lm := rows[byModel["local-m"]]
+	if tokens("local-m", "prompt_tokens") != int(local["prompt_tokens"].(float64)) || tokens("local-m", "completion_tokens") != int(local["completion_tokens"].(float64)) ||
+		tokens("local-m", "estimated_calls") != n || lm.Estimated != "utf8-bytes/4" || lm.USD != nil {
+		t.Errorf("local-m: %v, estimated %q, usd %v; its generation manifest says %v", raw[byModel["local-m"]]["usage"], lm.Estimated, lm.USD, local)
+	}
+	if bge := rows[byModel["BAAI/bge-large-en-v1.5"]]; tokens("BAAI/bge-large-en-v1.5", "calls") != 3 || tokens("BAAI/bge-large-en-v1.5", "prompt_tokens") != 3 || bge.Estimated == "" {
+		t.Errorf("bge: %v estimated %q; want 3 texts of 1 estimated token", raw[byModel["BAAI/bge-large-en-v1.5"]]["usage"], bge.Estimated)
+	}
+	if old := rows[byModel["old-m"]]; old.WithoutUsage != 1 || tokens("old-m", "calls") != 0 || old.USD == nil || *old.USD != 0 {
+		t.Errorf("old-m: %+v", old)
+	}
+
+	out := mustRun(t, "cache", "stats", "--cache", dir, "--prices", prices)
+	for _, want := range []string{
+		"gpt-x (answered by gpt-x-2025-01-31)", fmt.Sprintf("%d  ", 10*n), costs.USDText(*gx.USD), "no price",
+		fmt.Sprintf("* the tokens of %d of the entries are estimated (utf8-bytes/4", n+3),
+		"1 entry records no usage (cached before r2med recorded it, or unreadable)",
+		"the price table has no price for BAAI/bge-large-en-v1.5, local-m",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func mustLoadDemo(t *testing.T) *ir.Task {
+	t.Helper()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// TestCacheExportRerankManifest: cache export --manifest took any file's
+// directory and exported the entries listed there, so a rerank's
+// OUT.manifest.json written into a run's directory exported that run's
+// entries as the rerank's; a manifest not named manifest.json is now
+// refused, saying how to export instead.
+func TestCacheExportRerankManifest(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "")
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	mustRun(t, "run", "--task", "demo", "--rerank", "llm-pointwise", "--rerank-model", "m", "--rerank-url", srv.URL+"/v1", "--rerank-depth", "2",
+		"--cache", filepath.Join(dir, "cache"), "--out", run, "--quiet")
+	out := filepath.Join(run, "again.trec")
+	mustRun(t, "rerank", "--task", "demo", "--run", filepath.Join(run, "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "other",
+		"--rerank-url", srv.URL+"/v1", "--rerank-depth", "1", "--cache", filepath.Join(dir, "cache"), "--out", out, "--quiet", "--no-eval")
+	_, stderr, code := r2med(t, "", "cache", "export", "--cache", filepath.Join(dir, "cache"), "--manifest", out+".manifest.json", "--out", filepath.Join(dir, "x.jsonl.gz"))
+	if code == 0 || !strings.Contains(stderr, "--kind generate --label MODEL") {
+		t.Errorf("exit %d: a rerank's manifest exported the run's entries beside it:\n%s", code, stderr)
+	}
+	// A run's manifest, by file or directory, still exports its entries.
+	for _, m := range []string{run, filepath.Join(run, "manifest.json")} {
+		if stdout := mustRun(t, "cache", "export", "--cache", filepath.Join(dir, "cache"), "--manifest", m, "--out", filepath.Join(dir, "y.jsonl.gz")); !strings.Contains(stdout, fmt.Sprintf("exported %d entries", 2*len(mustLoadDemo(t).Queries))) {
+			t.Errorf("--manifest %s: %s", m, stdout)
+		}
 	}
 }

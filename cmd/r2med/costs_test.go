@@ -212,3 +212,32 @@ func TestCostRerankFromCache(t *testing.T) {
 		t.Errorf("a rerank from the cache (%d answers):\n%s", n, stdout)
 	}
 }
+
+// TestRerankManifestSampling: a run manifest's rerank named the kind,
+// model and depth of an llm-pointwise or llm-listwise rerank, and
+// neither the prompt nor the sampling it asked with (the reasoning
+// rerankers' their templates' digest, and no temperature); every LLM
+// reranker's settings now say temperature 0 (greedy, no seed), and the
+// built-in ones their prompt and knobs.
+func TestRerankManifestSampling(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "")
+	dir := t.TempDir()
+	for _, kind := range []string{"llm-pointwise", "llm-listwise", "rank1"} {
+		o := filepath.Join(dir, kind)
+		mustRun(t, "run", "--task", "demo", "--rerank", kind, "--rerank-model", "m", "--rerank-url", srv.URL+"/v1",
+			"--rerank-depth", "3", "--cache", filepath.Join(dir, "cache"), "--out", o, "--quiet")
+		rr, _ := readManifest(t, o).Config["rerank"].(map[string]any)
+		settings, _ := rr["settings"].(map[string]any)
+		if settings == nil || settings["temperature"] != float64(0) {
+			t.Errorf("%s: the manifest's rerank %v says no temperature", kind, rr)
+			continue
+		}
+		if _, seed := settings["seed"]; seed {
+			t.Errorf("%s: a seed recorded, none is sent: %v", kind, settings)
+		}
+		prompt := map[string]string{"llm-pointwise": "prompt", "llm-listwise": "prompt_sha256", "rank1": "prompts_sha256"}[kind]
+		if s, _ := settings[prompt].(string); s == "" {
+			t.Errorf("%s: the manifest's rerank settings %v record no %s", kind, settings, prompt)
+		}
+	}
+}

@@ -244,3 +244,34 @@ func TestGarAgentic(t *testing.T) {
 		t.Fatalf("run exit %d: %s", code, stderr)
 	}
 }
+
+// TestGarManifestServedModel: generation_manifest.json named the model
+// asked for and never the one the server said answered (a dated version,
+// a gateway's routing), which the summary printed; the manifest now names
+// it as a run manifest's usage does (served), from the cache too.
+func TestGarManifestServedModel(t *testing.T) {
+	srv, calls := yesLoopback(t, map[string]any{"prompt_tokens": 10, "completion_tokens": 1}, "gpt-x-2025-01-31")
+	data := demoDir(t)
+	cacheDir := t.TempDir()
+	for _, run := range []string{"first", "from the cache"} {
+		mustRun(t, "gar", "generate", "--method", "hyde", "--llm-model", "gpt-x", "--llm-base-url", srv.URL+"/v1",
+			"--data", data, "--style", "exam", "--cache", cacheDir, "--quiet")
+		b, err := os.ReadFile(filepath.Join(data, "hyde", "gpt-x", expand.ManifestName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Model  string
+			Served []string
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Model != "gpt-x" || strings.Join(m.Served, ",") != "gpt-x-2025-01-31" {
+			t.Errorf("%s: the manifest names model %q, served %q; want gpt-x answered by gpt-x-2025-01-31", run, m.Model, m.Served)
+		}
+	}
+	if n := calls.Load(); n != int64(len(mustLoadDemo(t).Queries)) {
+		t.Errorf("%d requests; the rerun should answer from the cache", n)
+	}
+}

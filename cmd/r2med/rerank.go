@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,11 +18,14 @@ import (
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/plan"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/trec"
+	// Imported under another name: package main has a func usage.
+	costs "github.com/r2med/r2med/usage"
 )
 
 func init() { register(newRerankCmd) }
@@ -89,7 +93,12 @@ order as trec_eval reads it: by score, equal scores by doc id descending);
 reranking_hybrid list, as in r2med run). Equal scores are written one
 float32 step apart in that order, so trec_eval and every other evaluator
 rank the output as reranked. An interrupted rerank resumes from
-OUT.partial.
+OUT.partial. OUT.manifest.json records how the run was made, as r2med run's
+manifest does: the task and the checksums of what was read, the reranker's
+settings (kind, model, depth, sampling, prompts), its counts (rerank_*:
+calls, answers from the cache, answers it could not use as intended), the
+calls' usage (the model the server answered with; dollars with --prices)
+and the run's checksum.
 
 --rerank-url may be repeated (or name a file of URLs) for a fleet of
 servers of one model, bounded by --endpoint-concurrency, each request by
@@ -130,6 +139,11 @@ work but are deprecated.`,
 				spec.CrossEncoder.Head = rerank.RelevantClass
 			default:
 				return fmt.Errorf("unknown --head %q (auto, single or class1)", head)
+			}
+			if spec.Kind != "onnx" {
+				// --max-length, --batch-size and --head are the
+				// cross-encoder's: another reranker has none to record.
+				spec.CrossEncoder = rerank.CrossEncoderOptions{}
 			}
 			srcs, err := d.sources()
 			if err != nil {
@@ -199,6 +213,9 @@ work but are deprecated.`,
 			// it removed for the task's exclusions (as every retriever
 			// does).
 			record := results.NewManifest(os.Args)
+			if err := pipeline.RecordInputs(record, t, ps); err != nil {
+				return err
+			}
 			env := plan.Env{Checkpoint: checkpoint, Env: retrieve.Env{AllowMissingDocs: d.opts.AllowMissingDocs, Log: cmd.ErrOrStderr(), Progress: progress.Auto(quiet), Meter: meter, Record: record}}
 			res, err := p.Execute(cmd.Context(), plan.Input{Task: t}, env)
 			if err != nil {
@@ -217,17 +234,37 @@ work but are deprecated.`,
 			if err := trec.WriteRunFile(out, res.Run, tag); err != nil {
 				return err
 			}
+			resumed := ""
+			if n := record.Counts[plan.ResumedQueries]; n > 0 {
+				// The queries the checkpoint held made their calls in the
+				// attempt that was interrupted, which counted them.
+				resumed = fmt.Sprintf("%d %s reranked by an interrupted attempt (kept in %s): the answers, tokens and cost here are this attempt's", n, errtext.Plural(n, "query was", "queries were"), checkpoint)
+				record.Note("resumed", resumed)
+			}
+			spent := meter.Summary(len(res.Run), prices)
+			if err := writeRerankManifest(record, t, ps, res, &spent, out); err != nil {
+				return err
+			}
 			// The checkpoint goes once the run it feeds is safely written.
 			if err := os.Remove(checkpoint); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: reranked %d queries with %s → %s\n", t.Name, len(res.Run), spec.Kind, out)
+			printRerankDepth(w, res.Ranked, res.Run, depth, keepTail)
+			if resumed != "" {
+				fmt.Fprintf(w, "  resumed: %s\n", resumed)
+			}
 			if res.Stats != nil {
 				printRerankStats(w, *res.Stats)
 			}
+			for _, l := range meter.Lines() {
+				if len(l.Served) > 0 {
+					fmt.Fprintf(w, "  %s was answered by %s (the server's name for the model)\n", l.Model, strings.Join(l.Served, ", "))
+				}
+			}
 			if calls.prices != "" {
-				printCost(w, meter.Summary(len(res.Run), prices))
+				printCost(w, spent)
 			}
 			printRerankTrace(w, checkpoint)
 			if noEval || len(t.Qrels) == 0 {
@@ -270,6 +307,57 @@ work but are deprecated.`,
 		aliasFlag(f, a[0], a[1])
 	}
 	return cmd
+}
+
+// rerankManifestSuffix names the manifest r2med rerank writes beside its
+// run: OUT.manifest.json.
+const rerankManifestSuffix = ".manifest.json"
+
+// writeRerankManifest records beside the run how it was made, as a run's
+// manifest does: to the task and the checksums of what was read
+// (pipeline.RecordInputs) and the reranker's counts the execution
+// recorded (rerank_*: calls, answers from the cache, those it could not
+// use as intended), it adds the settings (config.rerank: kind, model,
+// depth, sampling and prompts), the calls' usage and cost, and the run's
+// checksum.
+func writeRerankManifest(m *results.Manifest, t *ir.Task, ps plan.Spec, res *plan.Result, u *costs.Summary, out string) error {
+	m.Config = ps.Describe()
+	m.Count("queries", len(t.Queries))
+	m.Count("queries_ranked", len(res.Run))
+	hits := 0
+	for _, h := range res.Run {
+		hits += len(h)
+	}
+	m.Count("hits", hits)
+	m.Count("run_depth", res.Run.Depth())
+	m.Usage = u
+	d, err := results.Digest(out)
+	if err != nil {
+		return err
+	}
+	m.Outputs = []string{filepath.Base(out)}
+	m.OutputSHA256 = map[string]string{filepath.Base(out): d.SHA256}
+	return m.WriteFile(out + rerankManifestSuffix)
+}
+
+// printRerankDepth says where the documents below the depth went: left
+// out, as R2MED leaves them (the run holds fewer documents than its
+// input), or after the reranked ones with --keep-tail.
+func printRerankDepth(w io.Writer, in, out ir.Run, depth int, keepTail bool) {
+	if depth < 0 {
+		return
+	}
+	var left, kept int
+	for qid, hits := range in {
+		left += max(0, len(hits)-len(out[qid]))
+		kept += max(0, len(out[qid])-depth)
+	}
+	switch {
+	case keepTail && kept > 0:
+		fmt.Fprintf(w, "  --keep-tail: %d %s below each query's top %d follow the reranked ones unreranked, in their input order\n", kept, errtext.Plural(kept, "document", "documents"), depth)
+	case left > 0:
+		fmt.Fprintf(w, "  only each query's reranked top %d is kept, as in R2MED: %d %s of the input below it left out (--keep-tail keeps them)\n", depth, left, errtext.Plural(left, "document", "documents"))
+	}
 }
 
 func printRerankStats(w io.Writer, s rerank.Stats) {

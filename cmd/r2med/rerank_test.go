@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/pipeline"
+	"github.com/r2med/r2med/plan"
+	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/trec"
 )
 
@@ -451,5 +454,130 @@ func TestRerankCLISafeguard(t *testing.T) {
 	mustRun(t, append(base, "--rerank-depth", "10")...)
 	if got = runIDs(t, out); len(got["q2"]) != 10 || slices.Contains(got["q2"], "d102") {
 		t.Errorf("depth 10: q2 %v", got["q2"])
+	}
+}
+
+// TestRerankSaysWhatDepthLeftOut: a rerank at depth 2 wrote each query's
+// top 2 only (R2MED's rule) and said nothing of the documents it left
+// out, so recall@100 falling to recall@10 read as the reranker's doing;
+// the summary now counts them, and with --keep-tail where they went.
+func TestRerankSaysWhatDepthLeftOut(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "")
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	in, err := trec.ReadRunFile(filepath.Join(dir, "bm25", "run.trec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := 0
+	for _, hits := range in {
+		below += max(0, len(hits)-2)
+	}
+	rerank := func(out string, extra ...string) (string, ir.Run) {
+		o := filepath.Join(dir, out)
+		stdout := mustRun(t, append([]string{"rerank", "--task", "demo", "--run", filepath.Join(dir, "bm25", "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "m",
+			"--rerank-url", srv.URL + "/v1", "--rerank-depth", "2", "--cache", filepath.Join(dir, "cache"), "--out", o, "--quiet", "--no-eval"}, extra...)...)
+		run, err := trec.ReadRunFile(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stdout, run
+	}
+	stdout, run := rerank("top.trec")
+	if want := fmt.Sprintf("only each query's reranked top 2 is kept, as in R2MED: %d documents of the input below it left out (--keep-tail keeps them)", below); !strings.Contains(stdout, want) || run.Depth() != 2 {
+		t.Errorf("depth %d; the summary lacks %q:\n%s", run.Depth(), want, stdout)
+	}
+	stdout, run = rerank("tail.trec", "--keep-tail")
+	if want := fmt.Sprintf("--keep-tail: %d documents below each query's top 2 follow the reranked ones unreranked, in their input order", below); !strings.Contains(stdout, want) || run.Depth() != in.Depth() {
+		t.Errorf("depth %d; the summary lacks %q:\n%s", run.Depth(), want, stdout)
+	}
+}
+
+// TestRerankNamesServedModel: r2med rerank never said which model the
+// server answered with (run's and gar's summaries did), so a gateway
+// routing gpt-x elsewhere went unseen; it now says so, from the cache
+// too.
+func TestRerankNamesServedModel(t *testing.T) {
+	srv, _ := yesLoopback(t, nil, "gpt-x-2025-01-31")
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	for _, out := range []string{"a.trec", "b.trec"} {
+		stdout := mustRun(t, "rerank", "--task", "demo", "--run", filepath.Join(dir, "bm25", "run.trec"), "--rerank", "llm-pointwise", "--rerank-model", "gpt-x",
+			"--rerank-url", srv.URL+"/v1", "--rerank-depth", "2", "--cache", filepath.Join(dir, "cache"), "--out", filepath.Join(dir, out), "--quiet", "--no-eval")
+		if !strings.Contains(stdout, "gpt-x was answered by gpt-x-2025-01-31") {
+			t.Errorf("%s: the summary does not name the model that answered:\n%s", out, stdout)
+		}
+	}
+}
+
+// TestRerankWritesManifest: r2med rerank wrote the run and nothing on how
+// it was made: its settings, its calls, their cost and the answers it
+// could not use were printed and lost. OUT.manifest.json now records
+// them as a run's manifest does, each count against what the server
+// answered and what the file holds.
+func TestRerankWritesManifest(t *testing.T) {
+	srv, calls := yesLoopback(t, map[string]any{"prompt_tokens": 10, "completion_tokens": 1}, "gpt-x-2025-01-31")
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	prices := filepath.Join(dir, "prices.yaml")
+	os.WriteFile(prices, []byte("gpt-x: {input: 1000, output: 2000}\n"), 0o644)
+	out := filepath.Join(dir, "pw.trec")
+	in := filepath.Join(dir, "bm25", "run.trec")
+	mustRun(t, "rerank", "--task", "demo", "--run", in, "--rerank", "llm-pointwise", "--rerank-model", "gpt-x",
+		"--rerank-url", srv.URL+"/v1", "--rerank-depth", "3", "--cache", filepath.Join(dir, "cache"), "--prices", prices, "--out", out, "--quiet", "--no-eval")
+	m, err := results.ReadManifest(out + ".manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(calls.Load())
+	run, err := trec.ReadRunFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, _ := m.Config["rerank"].(map[string]any)
+	if rr["kind"] != "llm-pointwise" || rr["model"] != "gpt-x" || rr["depth"] != float64(3) || rr["max_length"] != nil {
+		t.Errorf("config.rerank %v: want llm-pointwise, gpt-x, depth 3 and no cross-encoder settings", rr)
+	}
+	if m.Counts["rerank_llm_calls"] != n || m.Counts["rerank_llm_cached"] != 0 || m.Counts["rerank_no_logprobs"] != n || m.Counts["queries_ranked"] != len(run) || m.Counts["run_depth"] != 3 {
+		t.Errorf("counts %v: want %d calls, none cached, all scored from the text, %d queries of 3", m.Counts, n, len(run))
+	}
+	want := float64(n) * (10*1000 + 2000) / 1e6
+	if u := m.Usage; u == nil || u.Calls != int64(n) || u.USD == nil || !near(*u.USD, want) || len(u.Models) != 1 || strings.Join(u.Models[0].Served, ",") != "gpt-x-2025-01-31" {
+		t.Errorf("usage %+v: want %d calls costing $%v, answered by gpt-x-2025-01-31", u, n, want)
+	}
+	d, err := results.Digest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.OutputSHA256["pw.trec"] != d.SHA256 || len(m.Inputs) != 2 || m.Inputs[1].Path != in || m.Task.Name != "demo" {
+		t.Errorf("outputs %v, inputs %+v, task %+v: want the run's checksum, the demo's content and %s", m.OutputSHA256, m.Inputs, m.Task, in)
+	}
+}
+
+// TestRerankResumedSaysWhatItCounts: a rerank resumed from OUT.partial
+// counts the calls of this attempt only (the queries its checkpoint held
+// made theirs in the attempt that was interrupted), where run's usage
+// counts both; the summary and the manifest now say so.
+func TestRerankResumedSaysWhatItCounts(t *testing.T) {
+	srv := newChatLoopback(t)
+	flaky, fail := refusingLastQuery(t, srv)
+	dir := t.TempDir()
+	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(dir, "bm25"), "--quiet")
+	out := filepath.Join(dir, "rr.trec")
+	args := []string{"rerank", "--task", "demo", "--run", filepath.Join(dir, "bm25", "run.trec"), "--rerank", "reasonrank", "--rerank-model", "r1",
+		"--rerank-url", flaky.URL + "/v1", "--rerank-depth", "10", "--retries", "0", "--cache", filepath.Join(dir, "cache"), "--out", out, "--quiet", "--no-eval"}
+	if _, _, code := r2med(t, "", args...); code == 0 {
+		t.Fatal("the first attempt should fail on the last query")
+	}
+	fail.Store(false)
+	stdout := mustRun(t, args...)
+	m, err := results.ReadManifest(out + ".manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.Counts[plan.ResumedQueries]
+	want := fmt.Sprintf("%d queries were reranked by an interrupted attempt (kept in %s.partial): the answers, tokens and cost here are this attempt's", n, out)
+	if n == 0 || !strings.Contains(stdout, "resumed: "+want) || m.Details["resumed"] != want || m.Counts["rerank_llm_calls"] != len(srv.task.Queries)-n {
+		t.Errorf("%d queries resumed, %d calls counted; the summary or the manifest (%v) does not say %q:\n%s", n, m.Counts["rerank_llm_calls"], m.Details, want, stdout)
 	}
 }
