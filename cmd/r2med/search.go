@@ -141,12 +141,24 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 		}
 		fmt.Fprintf(w, "expanded by %s/%s%s: %s\n", e.Method, e.LLM, cached, oneLine(e.Generation, 300))
 	}
-	idw := 2
-	for _, h := range r.Hits {
+	// Scores are printed with the digits the JSON gives (encoding/json's
+	// shortest form), which read back as the run file's float32 scores:
+	// rounded, tied documents (which the ranking separates by float32
+	// steps, in trec_eval's order) would look equal in an order the reader
+	// cannot check, and a tie at zero would print as -0.0000. They line
+	// up on their decimal points.
+	idw, scores, intw := 2, make([]string, len(r.Hits)), 1
+	for i, h := range r.Hits {
 		idw = max(idw, len(h.ID))
+		b, err := json.Marshal(h.Score)
+		if err != nil { // not finite: the API never answers one
+			b = []byte(fmt.Sprint(h.Score))
+		}
+		scores[i] = string(b)
+		intw = max(intw, intDigits(scores[i]))
 	}
-	for _, h := range r.Hits {
-		fmt.Fprintf(w, "%4d  %-*s  %9.4f\n", h.Rank, idw, h.ID, h.Score)
+	for i, h := range r.Hits {
+		fmt.Fprintf(w, "%4d  %-*s  %s%s\n", h.Rank, idw, h.ID, strings.Repeat(" ", intw-intDigits(scores[i])), scores[i])
 		if len(h.Snippet) > 0 {
 			var words []snippetWord
 			space := false
@@ -162,6 +174,15 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 			fmt.Fprintf(w, "%smatched: %s\n", strings.Repeat(" ", hitIndent), strings.Join(h.Matched, ", "))
 		}
 	}
+}
+
+// intDigits is the length of a number's integer part, sign included:
+// what comes before its decimal point or exponent.
+func intDigits(s string) int {
+	if i := strings.IndexAny(s, ".eE"); i >= 0 {
+		return i
+	}
+	return len(s)
 }
 
 // hitIndent is where a hit's snippet and matched terms start, under its

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// writeTieTask writes a task in R2MED's layout whose corpus makes BM25
+// ties: three copies of one text, a near copy, documents the query shares
+// no term with (score 0) and one of stop words only.
+func writeTieTask(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ties")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"corpus.jsonl": `{"id":"d3","text":"aspirin for headache pain"}
+{"id":"d1","text":"aspirin for headache pain"}
+{"id":"d2","text":"aspirin for headache pain"}
+{"id":"d10","text":"aspirin headache"}
+{"id":"d4","text":"fever in children"}
+{"id":"d5","text":"Über café naïve résumé 北京 医院"}
+{"id":"d6","text":"the and of"}
+{"id":"d7","text":"aspirin aspirin aspirin headache pain relief trial"}
+`,
+		"query.jsonl": `{"id":"q1","text":"aspirin headache"}` + "\n",
+		"qrels.jsonl": `{"q_id":"q1","p_id":"d1","score":1}` + "\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSearchTextScoresAsJSON: `r2med search` prints each hit's score with
+// the digits its --json (and the HTTP API) gives, which read back as the
+// float32 score `r2med run` writes for the same query: tied documents,
+// which the run separates by float32 steps in trec_eval's order, do not
+// print as equal numbers in an order the reader cannot check, and a
+// document that matches nothing is not "-0.0000".
+func TestSearchTextScoresAsJSON(t *testing.T) {
+	data := writeTieTask(t)
+	idx := filepath.Join(t.TempDir(), "ties.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--data", data, "--out", idx); code != 0 {
+		t.Fatalf("index build: %s", stderr)
+	}
+	q := "aspirin headache"
+	text, stderr, code := r2med(t, "", "search", "--index", idx, "-k", "20", "--snippet", "0", q)
+	if code != 0 {
+		t.Fatalf("search: %s", stderr)
+	}
+	js, stderr, code := r2med(t, "", "search", "--index", idx, "-k", "20", "--snippet", "0", "--json", q)
+	if code != 0 {
+		t.Fatalf("search --json: %s", stderr)
+	}
+	var res struct {
+		Hits []struct {
+			ID    string      `json:"id"`
+			Score json.Number `json:"score"`
+		} `json:"hits"`
+	}
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	hitRE := regexp.MustCompile(`^\s*(\d+)  (\S+)\s+(\S+)$`)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n")[1:] {
+		if m := hitRE.FindStringSubmatch(l); m != nil {
+			lines = append(lines, m[2]+" "+m[3])
+		}
+	}
+	if len(res.Hits) != 8 || len(lines) != len(res.Hits) {
+		t.Fatalf("%d hits in JSON, %d in text:\n%s", len(res.Hits), len(lines), text)
+	}
+	for i, h := range res.Hits {
+		if want := h.ID + " " + h.Score.String(); lines[i] != want {
+			t.Errorf("hit %d: text %q, JSON %q", i+1, lines[i], want)
+		}
+	}
+	if strings.Contains(text, "-0.0000") {
+		t.Errorf("a score printed as -0.0000:\n%s", text)
+	}
+
+	// The run file r2med run writes for the query holds the same
+	// documents in the same order with the same float32 scores.
+	out := filepath.Join(t.TempDir(), "run")
+	if _, stderr, code := r2med(t, "", "run", "--quiet", "--data", data, "--index", idx, "--top-k", "20", "--out", out); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "run.trec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(runLines) != len(lines) {
+		t.Fatalf("run.trec has %d lines, search %d hits:\n%s", len(runLines), len(lines), b)
+	}
+	f32 := func(s string) float32 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float32(v)
+	}
+	for i, l := range runLines {
+		f := strings.Fields(l)
+		got := strings.Fields(lines[i])
+		if f[2] != got[0] || f32(f[4]) != f32(got[1]) {
+			t.Errorf("rank %d: run.trec %s %s, search %s %s", i+1, f[2], f[4], got[0], got[1])
+		}
+	}
+	if !bytes.Contains(b, []byte(" d3 3 ")) || !bytes.Contains(b, []byte(" d1 5 ")) {
+		t.Errorf("the tied documents are not in trec_eval's order (doc id descending):\n%s", b)
+	}
+}
