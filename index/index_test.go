@@ -369,6 +369,45 @@ func TestWriteRefusesBadContents(t *testing.T) {
 	}
 }
 
+// TestWriteReplacesOnlyIndexes: Write replaces an index file or an empty
+// file at its path, and refuses any other file (a corpus, a directory),
+// leaving it as it was.
+func TestWriteReplacesOnlyIndexes(t *testing.T) {
+	task := demoTask(t)
+	mem, err := BuildBM25(task.Corpus, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Contents{Docs: task.Corpus, BM25: mem}
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	text := []byte(`{"id":"d1","text":"aspirin"}` + "\n")
+	if err := os.WriteFile(corpus, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(corpus, c); err == nil || !strings.Contains(err.Error(), `not an r2med index (it starts with "{\"id\":\"d")`) {
+		t.Errorf("over a corpus: %v", err)
+	}
+	if b, _ := os.ReadFile(corpus); !bytes.Equal(b, text) {
+		t.Errorf("the corpus became %.40q", b)
+	}
+	if err := Write(dir, c); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("over a directory: %v", err)
+	}
+	path := filepath.Join(dir, "x.idx")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{"an empty file", "an index"} {
+		if err := Write(path, c); err != nil {
+			t.Fatalf("over %s: %v", what, err)
+		}
+	}
+	if err := use(path); err != nil {
+		t.Error(err)
+	}
+}
+
 // rewrite applies edit to the file's bytes, then, when fix is set,
 // recomputes every checksum so that only the edit's meaning is tested.
 func rewrite(t *testing.T, path string, fix bool, edit func(b []byte, secs map[string]section) []byte) {

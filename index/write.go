@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -141,8 +143,13 @@ func offPart(name string, n int, at func(int) string) part {
 }
 
 // Write stores c at path, atomically: the file appears whole or not at
-// all, and the same contents always give the same bytes.
+// all, and the same contents always give the same bytes. It replaces an
+// index file, or an empty one, at path, and refuses any other file
+// (CheckTarget).
 func Write(path string, c Contents) error {
+	if err := CheckTarget(path); err != nil {
+		return err
+	}
 	parts, err := plan(c)
 	if err != nil {
 		return fmt.Errorf("index %s: %w", path, err)
@@ -401,4 +408,36 @@ func planDense(c Contents) ([]part, *DenseMeta, error) {
 		m.Stored = append(m.Stored, q)
 	}
 	return parts, m, nil
+}
+
+// CheckTarget says whether Write may write path: nothing is there, or an
+// index file, or an empty file. Any other file (a corpus, a run file, a
+// mistyped --out) is refused, naming what it starts with, so that a
+// build cannot destroy data it was not asked to replace. Callers that
+// build before they write check first, so a refusal costs no build.
+func CheckTarget(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("index %s: %w", path, err)
+	case st.IsDir():
+		return fmt.Errorf("index %s: is a directory, want an index file to write", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("index %s: the file there is not an r2med index (%s), and is not replaced: remove it or write the index elsewhere", path, st.Mode().Type())
+	case st.Size() == 0:
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(magic))
+	n, _ := io.ReadFull(f, head)
+	if string(head[:n]) == magic {
+		return nil
+	}
+	return fmt.Errorf("index %s: the file there is not an r2med index (it starts with %q), and is not replaced: remove it or write the index elsewhere", path, head[:n])
 }

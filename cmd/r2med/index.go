@@ -136,6 +136,9 @@ retriever would (with "--retriever dense" its vectors), and
 				if intoDir {
 					path = filepath.Join(out, task.Name+".idx")
 				}
+				if err := index.CheckTarget(path); err != nil {
+					return err
+				}
 				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d)}
 				var parts []string
 				if withBM25 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -458,5 +459,39 @@ func bgeHubCache(t *testing.T, dir string) func(commit, from string) {
 	return func(commit, from string) {
 		t.Helper()
 		hf.Put("models/BAAI/bge-large-en-v1.5", commit, onnxtest.Files(t, filepath.Join(shared, "encoder-reference", from)))
+	}
+}
+
+// TestIndexBuildReplacesOnlyIndexes: --out naming a file that is not an
+// index (the corpus itself, a run file) is refused before anything is
+// built, and the file is left as it was; an index file there, or an empty
+// file, is replaced.
+func TestIndexBuildReplacesOnlyIndexes(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	text := `{"id":"d1","text":"aspirin"}` + "\n"
+	if err := os.WriteFile(corpus, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", corpus)
+	if code == 0 || !strings.Contains(stderr, corpus+": the file there is not an r2med index") || !strings.Contains(stderr, "remove it or write the index elsewhere") {
+		t.Errorf("--out over a corpus: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(corpus); err != nil || string(b) != text {
+		t.Errorf("the corpus became %.40q (%v)", b, err)
+	}
+	idx := filepath.Join(dir, "demo.idx")
+	for _, before := range []string{"", "index"} {
+		if before == "" {
+			if err := os.WriteFile(idx, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+			t.Fatalf("build over an %s file: exit %d: %s", cmp.Or(before, "empty"), code, stderr)
+		}
+	}
+	if _, stderr, code := r2med(t, "", "index", "info", "--verify", idx); code != 0 {
+		t.Errorf("the replaced index: %s", stderr)
 	}
 }
