@@ -495,3 +495,75 @@ func TestIndexBuildReplacesOnlyIndexes(t *testing.T) {
 		t.Errorf("the replaced index: %s", stderr)
 	}
 }
+
+// TestIndexVerifyAndInfoNumbers: `r2med index verify` checks every file it
+// is given and says which fail, going on past a bad one; `index info`
+// gives the file's size in bytes and each section's CRC-32, the checksum
+// verify compares, in text and JSON, and its sections with the header
+// add up to the file.
+func TestIndexVerifyAndInfoNumbers(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "demo.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := r2med(t, "", "index", "verify", idx)
+	if code != 0 || out != idx+"\tverified: every checksum, the postings and the analyzer\n" {
+		t.Errorf("verify: exit %d: %q %s", code, out, stderr)
+	}
+	bad := filepath.Join(dir, "bad.idx")
+	flipped := bytes.Clone(b)
+	flipped[len(flipped)/2] ^= 0x40
+	if err := os.WriteFile(bad, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = r2med(t, "", "index", "verify", bad, idx)
+	if code == 0 || !strings.Contains(stderr, "index "+bad+": section") || !strings.Contains(stderr, "checksum mismatch") ||
+		!strings.Contains(stderr, "1 of 2 index files failed verification") || !strings.Contains(out, idx+"\tverified") {
+		t.Errorf("verify of a bad and a good file: exit %d:\n%s\n%s", code, out, stderr)
+	}
+
+	js, stderr, code := r2med(t, "", "index", "info", "--json", idx)
+	if code != 0 {
+		t.Fatalf("info --json: %s", stderr)
+	}
+	var info struct {
+		Bytes    *int64 `json:"bytes"`
+		Sections []struct {
+			Name  string `json:"name"`
+			Bytes int64  `json:"bytes"`
+			CRC   string `json:"crc32"`
+		} `json:"sections"`
+	}
+	if err := json.Unmarshal([]byte(js), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Bytes == nil || *info.Bytes != int64(len(b)) {
+		t.Errorf("info --json bytes %v, the file has %d", info.Bytes, len(b))
+	}
+	text, _, _ := r2med(t, "", "index", "info", idx)
+	var sum int64
+	for _, s := range info.Sections {
+		sum += s.Bytes
+		if !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(s.CRC) {
+			t.Errorf("section %s: crc32 %q", s.Name, s.CRC)
+		}
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(s.Name) + ` .* crc32 ` + s.CRC + `  `).MatchString(text) {
+			t.Errorf("info lacks section %s's crc32 %s:\n%s", s.Name, s.CRC, text)
+		}
+	}
+	// The header is 24 bytes, 48 per section and a 4-byte checksum, and
+	// each section starts on a 64-byte boundary: what is not a section is
+	// less than 64 bytes before each of them, and the header.
+	header := int64(24 + 48*len(info.Sections) + 4)
+	if pad := int64(len(b)) - sum - header; pad < 0 || pad >= 64*int64(len(info.Sections)) {
+		t.Errorf("sections %d bytes and header %d of a %d-byte file", sum, header, len(b))
+	}
+	if !strings.Contains(text, fmt.Sprintf("(format version 1, %d bytes, ", len(b))) {
+		t.Errorf("info does not give the file's bytes:\n%s", text)
+	}
+}
