@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -405,6 +406,45 @@ func TestWriteReplacesOnlyIndexes(t *testing.T) {
 	}
 	if err := use(path); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWriteProgress: WriteWith reports every document once as it
+// prepares it, in steps a bar can show (the build's second half, which
+// went unreported), and an index of vectors alone reports them all.
+func TestWriteProgress(t *testing.T) {
+	const n = 1000
+	docs := make([]ir.Doc, n)
+	for i := range docs {
+		docs[i] = ir.Doc{ID: fmt.Sprint("d", i), Text: fmt.Sprintf("aspirin trial %d", i%37)}
+	}
+	mem, err := BuildBM25(docs, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		c        Contents
+		minCalls int
+		step     int // the most documents reported at once
+	}{
+		{"bm25", Contents{Docs: docs, BM25: mem}, n / bm25.ProgressStep, bm25.ProgressStep},
+		{"dense", Contents{Docs: docs, Dense: randomFlat(t, docs, 4, vector.Dot)}, 1, n},
+	} {
+		var calls, total int
+		err := WriteWith(filepath.Join(t.TempDir(), "x.idx"), c.c, WriteOptions{Progress: func(d int) {
+			calls++
+			total += d
+			if d > c.step {
+				t.Errorf("%s: %d documents reported at once", c.name, d)
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != n || calls < c.minCalls {
+			t.Errorf("%s: %d calls reported %d documents of %d", c.name, calls, total, n)
+		}
 	}
 }
 

@@ -173,7 +173,12 @@ retriever would (with "--retriever dense" its vectors), and
 					}
 					parts = append(parts, fmt.Sprintf("%d vectors of %d dimensions", flat.Len(), flat.Dim()))
 				}
-				if err := index.Write(path, c); err != nil {
+				// Writing prepares each document's stored snippet tokens
+				// first, which takes about as long as the postings did.
+				bar := bars.New(len(task.Corpus), "writing "+path)
+				err = index.WriteWith(path, c, index.WriteOptions{Progress: bar.Add})
+				bar.Done()
+				if err != nil {
 					return err
 				}
 				st, err := os.Stat(path)
