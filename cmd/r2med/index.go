@@ -151,7 +151,7 @@ retriever would (with "--retriever dense" its vectors), and
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					c.BM25, c.Analyzer = ix, analyzer
-					parts = append(parts, fmt.Sprintf("%d terms\t%d postings", ix.NumTerms(), ix.NumPostings()))
+					parts = append(parts, counted(ix.NumTerms(), "term", "terms")+"\t"+counted(ix.NumPostings(), "posting", "postings"))
 				}
 				if withDense {
 					// The corpus embedded exactly as --retriever dense
@@ -171,7 +171,7 @@ retriever would (with "--retriever dense" its vectors), and
 					if spec.Quantize != "" {
 						c.Quantized = []string{spec.Quantize}
 					}
-					parts = append(parts, fmt.Sprintf("%d vectors of %d dimensions", flat.Len(), flat.Dim()))
+					parts = append(parts, counted(flat.Len(), "vector", "vectors")+" of "+counted(flat.Dim(), "dimension", "dimensions"))
 				}
 				// Writing prepares each document's stored snippet tokens
 				// first, which takes about as long as the postings did.
@@ -185,8 +185,8 @@ retriever would (with "--retriever dense" its vectors), and
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%d documents\t%s\t%s\n",
-					path, task.Name, len(task.Corpus), strings.Join(parts, "\t"), humanBytes(st.Size()))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\t%s\t%s\n",
+					path, task.Name, counted(len(task.Corpus), "document", "documents"), strings.Join(parts, "\t"), humanBytes(st.Size()))
 			}
 			return nil
 		},
@@ -205,6 +205,11 @@ retriever would (with "--retriever dense" its vectors), and
 	f.BoolVar(&noCache, "no-cache", false, "dense: embed afresh, without reading or writing the cache")
 	dense = config.AddKindFlags(f, "dense")
 	return cmd
+}
+
+// counted is n and the noun for n of them: "1 term", "2 terms".
+func counted(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, errtext.Plural(n, one, many))
 }
 
 // indexSource records where an index's documents came from.
@@ -320,12 +325,12 @@ func writeIndexInfo(w io.Writer, ix *index.Index, verified bool) {
 		fmt.Fprintf(w, "source     %s\n", strings.Join(parts, " "))
 	}
 	if b := m.BM25; b != nil {
-		fmt.Fprintf(w, "bm25       scheme %s k1=%g b=%g, analyzer %s, %d terms, %d postings, %d tokens\n",
-			b.Scheme, b.K1, b.B, b.Analyzer, b.Terms, b.Postings, b.Tokens)
+		fmt.Fprintf(w, "bm25       scheme %s k1=%g b=%g, analyzer %s, %s, %s, %s\n",
+			b.Scheme, b.K1, b.B, b.Analyzer, counted(b.Terms, "term", "terms"), counted(b.Postings, "posting", "postings"), counted(int(b.Tokens), "token", "tokens"))
 	}
 	if d := m.Dense; d != nil {
 		recipe, _ := json.Marshal(d.Recipe)
-		fmt.Fprintf(w, "dense      %d dimensions, %s, stored %s, recipe %s\n", d.Dim, d.Metric, strings.Join(d.Stored, ", "), recipe)
+		fmt.Fprintf(w, "dense      %s, %s, stored %s, recipe %s\n", counted(d.Dim, "dimension", "dimensions"), d.Metric, strings.Join(d.Stored, ", "), recipe)
 	}
 	fmt.Fprintln(w, "sections")
 	for _, s := range ix.Sections() {

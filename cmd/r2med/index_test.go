@@ -567,3 +567,31 @@ func TestIndexVerifyAndInfoNumbers(t *testing.T) {
 		t.Errorf("info does not give the file's bytes:\n%s", text)
 	}
 }
+
+// TestIndexCountsAgree: the counts build and info print are the corpus's
+// (one document of one word: 1 document, 1 term, 1 posting, 1 token) and
+// in the singular where they are one.
+func TestIndexCountsAgree(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "one")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"corpus.jsonl": `{"id":"d1","text":"the aspirin"}` + "\n",
+		"query.jsonl":  `{"id":"q1","text":"aspirin"}` + "\n",
+		"qrels.jsonl":  `{"q_id":"q1","p_id":"d1","score":1}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx := filepath.Join(t.TempDir(), "one.idx")
+	out, stderr, code := r2med(t, "", "index", "build", "--quiet", "--data", dir, "--out", idx)
+	if code != 0 || !strings.HasPrefix(out, idx+"\tone\t1 document\t1 term\t1 posting\t") {
+		t.Errorf("build: exit %d: %q %s", code, out, stderr)
+	}
+	info, _, _ := r2med(t, "", "index", "info", idx)
+	if !strings.Contains(info, "documents  1 (corpus sha256") || !strings.Contains(info, ", 1 term, 1 posting, 1 token\n") {
+		t.Errorf("info:\n%s", info)
+	}
+}
