@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,5 +123,74 @@ func TestSearchTextScoresAsJSON(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(" d3 3 ")) || !bytes.Contains(b, []byte(" d1 5 ")) {
 		t.Errorf("the tied documents are not in trec_eval's order (doc id descending):\n%s", b)
+	}
+}
+
+// TestSearchQueryFile: --queries FILE searches a task's query file (R2MED
+// or BEIR keys; - is standard input), each query under its id, in
+// batches the service's limits take: 150 queries at -k 1000 need two.
+// The judged query's hits are run's. A query file with a bad line is
+// refused naming the file and line; queries as arguments and --queries
+// together are refused.
+func TestSearchQueryFile(t *testing.T) {
+	data := writeTieTask(t)
+	idx := filepath.Join(t.TempDir(), "ties.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--data", data, "--out", idx); code != 0 {
+		t.Fatalf("index build: %s", stderr)
+	}
+	var beir strings.Builder
+	for i := range 150 {
+		fmt.Fprintf(&beir, "{\"_id\": \"x%d\", \"text\": \"aspirin headache %d\"}\n", i, i)
+	}
+	out, stderr, code := r2med(t, beir.String(), "search", "--index", idx, "-k", "1000", "--snippet", "0", "--json", "--queries", "-")
+	if code != 0 {
+		t.Fatalf("--queries -: exit %d: %s", code, stderr)
+	}
+	var batch struct {
+		Results []struct {
+			ID   string `json:"id"`
+			Hits []struct {
+				ID string `json:"id"`
+			} `json:"hits"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &batch); err != nil {
+		t.Fatal(err)
+	}
+	if len(batch.Results) != 150 || batch.Results[149].ID != "x149" || len(batch.Results[149].Hits) != 8 {
+		t.Errorf("%d results, the last %+v", len(batch.Results), batch.Results[len(batch.Results)-1])
+	}
+
+	text, stderr, code := r2med(t, "", "search", "--index", idx, "-k", "3", "--snippet", "0", "--queries", filepath.Join(data, "query.jsonl"))
+	if code != 0 {
+		t.Fatalf("--queries: %s", stderr)
+	}
+	want := "q1 · ties · 3 hits · \"aspirin headache\"\n   1  d7   0.15931213\n   2  d10  0.1591676\n   3  d3   0.15031129\n"
+	if text != want {
+		t.Errorf("--queries printed\n%s\nwant\n%s", text, want)
+	}
+
+	bad := filepath.Join(t.TempDir(), "queries.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"id\": \"q1\", \"text\": \"aspirin\"}\n{\"id\": \"q2\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badBEIR := filepath.Join(t.TempDir(), "queries.jsonl")
+	if err := os.WriteFile(badBEIR, []byte("{\"_id\": \"q1\", \"text\": \"aspirin\"}\n{\"_id\": \"q2\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--queries", bad}, bad + ":2: missing \"text\""},
+		{[]string{"--queries", badBEIR}, badBEIR + ":2: missing \"text\""},
+		{[]string{"--queries", bad, "fever"}, "give the queries as arguments"},
+		{[]string{}, "give the queries as arguments"},
+		{[]string{"--queries", bad, "--id", "q9"}, "--id names one query"},
+	} {
+		_, stderr, code := r2med(t, "", append([]string{"search", "--index", idx}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d: %s, want %q", c.args, code, stderr, c.want)
+		}
 	}
 }
