@@ -90,12 +90,23 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 					items = append(items, searchapi.QueryItem{Query: a})
 				}
 			}
-			search := func(body searchapi.SearchBody) ([]*searchapi.Result, error) {
-				if server != "" {
-					c := &searchapi.Client{BaseURL: server, Key: os.Getenv(DefaultKeyEnv)}
-					return c.Search(cmd.Context(), body)
+			var search func(searchapi.SearchBody) ([]*searchapi.Result, error)
+			if server != "" {
+				c := &searchapi.Client{BaseURL: server, Key: os.Getenv(DefaultKeyEnv)}
+				search = func(body searchapi.SearchBody) ([]*searchapi.Result, error) { return c.Search(cmd.Context(), body) }
+			} else {
+				svc, closeAll, err := sf.open(cmd.Context(), cmd.ErrOrStderr(), searchapi.Limits{})
+				if err != nil {
+					return err
 				}
-				return searchLocal(cmd, &sf, body)
+				defer closeAll()
+				search = func(body searchapi.SearchBody) ([]*searchapi.Result, error) {
+					reqs, _, err := body.Requests()
+					if err != nil {
+						return nil, err
+					}
+					return svc.SearchBatch(cmd.Context(), reqs)
+				}
 			}
 			var results []*searchapi.Result
 			if body.Query != nil {
@@ -175,20 +186,6 @@ func readQueryFile(path string, in io.Reader) ([]ir.Query, error) {
 		err = fmt.Errorf("%s: no queries; write one JSON object a line, {\"id\": \"q1\", \"text\": \"…\"}", path)
 	}
 	return qs, err
-}
-
-// searchLocal answers body with a service opened in process.
-func searchLocal(cmd *cobra.Command, sf *serviceFlags, body searchapi.SearchBody) ([]*searchapi.Result, error) {
-	svc, closeAll, err := sf.open(cmd.Context(), cmd.ErrOrStderr(), searchapi.Limits{})
-	if err != nil {
-		return nil, err
-	}
-	defer closeAll()
-	reqs, _, err := body.Requests()
-	if err != nil {
-		return nil, err
-	}
-	return svc.SearchBatch(cmd.Context(), reqs)
 }
 
 // printResult writes one query's hits for people: rank, id, score and
