@@ -595,3 +595,18 @@ func TestIndexCountsAgree(t *testing.T) {
 		t.Errorf("info:\n%s", info)
 	}
 }
+
+// TestHumanBytesRoundsIntoTheNextUnit: a size that rounds to 1024 of a
+// unit is 1.0 of the next (1048575 bytes is 1.0 MiB, not "1024.0 KiB"),
+// as index build, index info and cache stats print sizes.
+func TestHumanBytesRoundsIntoTheNextUnit(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
+		1048524: "1023.9 KiB", 1048525: "1.0 MiB", 1048575: "1.0 MiB", 1048576: "1.0 MiB",
+		9371700: "8.9 MiB", 1<<30 - 1: "1.0 GiB", 1 << 60: "1.0 EiB",
+	} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

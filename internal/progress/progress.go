@@ -147,8 +147,10 @@ func humanBytes(n int64) string {
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
-	v, i := float64(n), -1
-	for v >= unit && i < 5 {
+	// The unit is chosen after rounding: 999999 bytes is 1.0 MB, not
+	// 1000.0 kB.
+	v, i := float64(n)/unit, 0
+	for i < 5 && (v >= unit || fmt.Sprintf("%.1f", v) == "1000.0") {
 		v /= unit
 		i++
 	}
