@@ -205,7 +205,7 @@ func (c *Counter) Done() {
 }
 
 // Describe replaces the bar's description (a rate the caller measures:
-// "embedding documents (812 docs/s, 190k tokens/s)"); safe for
+// "embedding documents (812 docs/s, 190.0k estimated tokens/s)"); safe for
 // concurrent use. A resumed bar keeps describing its own progress.
 func (b *Bar) Describe(desc string) {
 	if b == nil || b.bar == nil {
