@@ -209,10 +209,11 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 	// rounded, tied documents (which the ranking separates by float32
 	// steps, in trec_eval's order) would look equal in an order the reader
 	// cannot check, and a tie at zero would print as -0.0000. They line
-	// up on their decimal points.
+	// up on their decimal points, after ids padded to their display
+	// width.
 	idw, scores, intw := 2, make([]string, len(r.Hits)), 1
 	for i, h := range r.Hits {
-		idw = max(idw, len(h.ID))
+		idw = max(idw, uniseg.StringWidth(h.ID))
 		b, err := json.Marshal(h.Score)
 		if err != nil { // not finite: the API never answers one
 			b = []byte(fmt.Sprint(h.Score))
@@ -221,7 +222,8 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 		intw = max(intw, intDigits(scores[i]))
 	}
 	for i, h := range r.Hits {
-		fmt.Fprintf(w, "%4d  %-*s  %s%s\n", h.Rank, idw, h.ID, strings.Repeat(" ", intw-intDigits(scores[i])), scores[i])
+		pad := idw - uniseg.StringWidth(h.ID) + intw - intDigits(scores[i])
+		fmt.Fprintf(w, "%4d  %s  %s%s\n", h.Rank, h.ID, strings.Repeat(" ", pad), scores[i])
 		if len(h.Snippet) > 0 {
 			var words []snippetWord
 			space := false

@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rivo/uniseg"
+
+	"github.com/r2med/r2med/searchapi"
 )
 
 // writeTieTask writes a task in R2MED's layout whose corpus makes BM25
@@ -191,6 +195,31 @@ func TestSearchQueryFile(t *testing.T) {
 		_, stderr, code := r2med(t, "", append([]string{"search", "--index", idx}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d: %s, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestSearchAlignsByDisplayWidth: ids and scores line up in display
+// columns, whatever bytes an id takes (é is two, 医 two bytes more and
+// two columns wide).
+func TestSearchAlignsByDisplayWidth(t *testing.T) {
+	r := &searchapi.Result{Query: "q", System: "s", Hits: []searchapi.Hit{
+		{Rank: 1, ID: "résumé-1", Score: 12.5}, {Rank: 2, ID: "医院-2", Score: 3.25}, {Rank: 3, ID: "d3", Score: 0},
+	}}
+	var b bytes.Buffer
+	printResult(&b, r, false, 80)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")[1:]
+	col := -1
+	for _, l := range lines {
+		point := strings.IndexAny(l, ".") // the score's point, or its end
+		if point < 0 {
+			point = len(l)
+		}
+		if c := uniseg.StringWidth(l[:point]); col < 0 {
+			col = c
+		} else if c != col {
+			t.Errorf("the scores' points are not in one column:\n%s", b.String())
+			break
 		}
 	}
 }
