@@ -572,19 +572,7 @@ func TestIndexVerifyAndInfoNumbers(t *testing.T) {
 // (one document of one word: 1 document, 1 term, 1 posting, 1 token) and
 // in the singular where they are one.
 func TestIndexCountsAgree(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "one")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{
-		"corpus.jsonl": `{"id":"d1","text":"the aspirin"}` + "\n",
-		"query.jsonl":  `{"id":"q1","text":"aspirin"}` + "\n",
-		"qrels.jsonl":  `{"q_id":"q1","p_id":"d1","score":1}` + "\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := writeR2MEDTask(t, "one", `{"id":"d1","text":"the aspirin"}`+"\n", `{"id":"q1","text":"aspirin"}`+"\n", `{"q_id":"q1","p_id":"d1","score":1}`+"\n")
 	idx := filepath.Join(t.TempDir(), "one.idx")
 	out, stderr, code := r2med(t, "", "index", "build", "--quiet", "--data", dir, "--out", idx)
 	if code != 0 || !strings.HasPrefix(out, idx+"\tone\t1 document\t1 term\t1 posting\t") {

@@ -16,17 +16,24 @@ import (
 	"github.com/r2med/r2med/searchapi"
 )
 
+// writeR2MEDTask writes a task named name in R2MED's layout (corpus.jsonl,
+// query.jsonl, qrels.jsonl, each given as its lines) and returns its
+// directory.
+func writeR2MEDTask(t *testing.T, name, corpus, queries, qrels string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	writeTestFile(t, filepath.Join(dir, "corpus.jsonl"), []byte(corpus))
+	writeTestFile(t, filepath.Join(dir, "query.jsonl"), []byte(queries))
+	writeTestFile(t, filepath.Join(dir, "qrels.jsonl"), []byte(qrels))
+	return dir
+}
+
 // writeTieTask writes a task in R2MED's layout whose corpus makes BM25
 // ties: three copies of one text, a near copy, documents the query shares
 // no term with (score 0) and one of stop words only.
 func writeTieTask(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ties")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"corpus.jsonl": `{"id":"d3","text":"aspirin for headache pain"}
+	return writeR2MEDTask(t, "ties", `{"id":"d3","text":"aspirin for headache pain"}
 {"id":"d1","text":"aspirin for headache pain"}
 {"id":"d2","text":"aspirin for headache pain"}
 {"id":"d10","text":"aspirin headache"}
@@ -34,16 +41,7 @@ func writeTieTask(t *testing.T) string {
 {"id":"d5","text":"Über café naïve résumé 北京 医院"}
 {"id":"d6","text":"the and of"}
 {"id":"d7","text":"aspirin aspirin aspirin headache pain relief trial"}
-`,
-		"query.jsonl": `{"id":"q1","text":"aspirin headache"}` + "\n",
-		"qrels.jsonl": `{"q_id":"q1","p_id":"d1","score":1}` + "\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+`, `{"id":"q1","text":"aspirin headache"}`+"\n", `{"q_id":"q1","p_id":"d1","score":1}`+"\n")
 }
 
 // TestSearchTextScoresAsJSON: `r2med search` prints each hit's score with
