@@ -24,7 +24,7 @@ import (
 func newSearchCmd() *cobra.Command {
 	var sf serviceFlags
 	var server, id, gar, queryFile string
-	var k int
+	var k, batch int
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   `search (--index INDEX... | --server URL) ("QUERY"... | --queries FILE)`,
@@ -117,14 +117,22 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 				results = r
 			}
 			// A file's queries go in batches within the service's
-			// default limits (queries per request, k summed over them).
-			per := min(searchapi.DefaultLimits.MaxBatch, max(1, searchapi.DefaultLimits.MaxHits/k))
+			// default limits (queries per request, k summed over them),
+			// or --batch.
+			if batch < 1 {
+				return usage(fmt.Errorf("--batch must be at least 1, got %d", batch))
+			}
+			per := min(batch, max(1, searchapi.DefaultLimits.MaxHits/k))
 			for lo := 0; lo < len(items); lo += per {
 				body.Queries = items[lo:min(lo+per, len(items))]
 				r, err := search(body)
 				if err != nil {
-					if queryFile != "" && len(items) > per {
-						return fmt.Errorf("%s: queries %d to %d: %w", queryFile, lo+1, lo+len(body.Queries), err)
+					if queryFile != "" {
+						src := queryFile
+						if src == "-" {
+							src = "standard input"
+						}
+						return fmt.Errorf("%s: queries %d to %d: %w (--batch sets how many are sent at once)", src, lo+1, lo+len(body.Queries), err)
 					}
 					return err
 				}
@@ -157,6 +165,7 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 	fl.StringVar(&id, "id", "", "the query's id (dense retrieval skips a document with this id, as run does for a task's queries)")
 	fl.StringVar(&gar, "gar", "", "expand the query with the --gar-model LLM first: hyde, query2doc, lamer, reasoning, reasoning-append")
 	fl.BoolVar(&asJSON, "json", false, "print the API's JSON instead of text")
+	fl.IntVar(&batch, "batch", searchapi.DefaultLimits.MaxBatch, "with --queries: the most queries sent at once (a service started with a lower --max-batch takes fewer)")
 	fl.StringVar(&queryFile, "queries", "", `search the queries of this file, a task's query file: R2MED query.jsonl ({"id","text"}) or BEIR queries.jsonl ({"_id","text"}); - reads standard input`)
 	return cmd
 }

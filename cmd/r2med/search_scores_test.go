@@ -167,6 +167,17 @@ func TestSearchQueryFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--queries: %s", stderr)
 	}
+	// A service that takes fewer queries at once: --batch sends fewer.
+	base, _ := serveSearch(t, "--index", idx, "--max-batch", "40")
+	_, stderr, code = r2med(t, beir.String(), "search", "--server", base, "-k", "2", "--snippet", "0", "--queries", "-")
+	if code == 0 || !strings.Contains(stderr, "standard input: queries 1 to 150: ") || !strings.Contains(stderr, "at most 40") || !strings.Contains(stderr, "--batch sets how many") {
+		t.Errorf("--queries to a service with --max-batch 40: exit %d: %s", code, stderr)
+	}
+	out, stderr, code = r2med(t, beir.String(), "search", "--server", base, "-k", "2", "--snippet", "0", "--batch", "40", "--queries", "-")
+	if code != 0 || strings.Count(out, " · 2 hits · ") != 150 {
+		t.Errorf("--batch 40: exit %d: %s\n%.300s", code, stderr, out)
+	}
+
 	want := "q1 · ties · 3 hits · \"aspirin headache\"\n   1  d7   0.15931213\n   2  d10  0.1591676\n   3  d3   0.15031129\n"
 	if text != want {
 		t.Errorf("--queries printed\n%s\nwant\n%s", text, want)
