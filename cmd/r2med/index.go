@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -142,7 +143,15 @@ retriever would (with "--retriever dense" its vectors), and
 					return err
 				}
 				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d)}
-				var parts []string
+				var parts, times []string
+				// timed says how long a stage over the corpus took, and
+				// its pace, for the line on stderr after each file.
+				n := len(task.Corpus)
+				timed := func(what string, start time.Time) {
+					el := time.Since(start)
+					times = append(times, fmt.Sprintf("%s %s (%.0f documents/s)", what, el.Round(time.Millisecond), float64(n)/max(el.Seconds(), 1e-9)))
+				}
+				began := time.Now()
 				if withBM25 {
 					bar := bars.New(len(task.Corpus), "indexing "+task.Name)
 					ix, err := index.BuildBM25(task.Corpus, analyzer, p, bm25.BuildOptions{Workers: workers, Progress: bar.Add})
@@ -151,6 +160,7 @@ retriever would (with "--retriever dense" its vectors), and
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					c.BM25, c.Analyzer = ix, analyzer
+					timed("postings", began)
 					parts = append(parts, counted(ix.NumTerms(), "term", "terms")+"\t"+counted(ix.NumPostings(), "posting", "postings"))
 				}
 				if withDense {
@@ -163,11 +173,13 @@ retriever would (with "--retriever dense" its vectors), and
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					rs := resolved.(retrieve.Dense)
+					start := time.Now()
 					flat, err := rs.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
 					if err != nil {
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					c.Dense, c.Recipe = flat, rs.Describe()
+					timed("vectors", start)
 					if spec.Quantize != "" {
 						c.Quantized = []string{spec.Quantize}
 					}
@@ -176,14 +188,19 @@ retriever would (with "--retriever dense" its vectors), and
 				// Writing prepares each document's stored snippet tokens
 				// first, which takes about as long as the postings did.
 				bar := bars.New(len(task.Corpus), "writing "+path)
+				start := time.Now()
 				err = index.WriteWith(path, c, index.WriteOptions{Progress: bar.Add})
 				bar.Done()
 				if err != nil {
 					return err
 				}
+				timed("written", start)
 				st, err := os.Stat(path)
 				if err != nil {
 					return err
+				}
+				if !quiet {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: built in %s: %s\n", task.Name, time.Since(began).Round(time.Millisecond), strings.Join(times, ", "))
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\t%s\t%s\n",
 					path, task.Name, counted(len(task.Corpus), "document", "documents"), strings.Join(parts, "\t"), humanBytes(st.Size()))
@@ -200,7 +217,7 @@ retriever would (with "--retriever dense" its vectors), and
 	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's)")
 	f.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer for documents (and, when searching, queries)")
 	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "documents analyzed in parallel")
-	f.BoolVar(&quiet, "quiet", false, "no progress bars")
+	f.BoolVar(&quiet, "quiet", false, "no progress bars, and no line of times on stderr")
 	f.StringVar(&cacheDir, "cache", "", "dense: cache of embeddings shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "dense: embed afresh, without reading or writing the cache")
 	dense = config.AddKindFlags(f, "dense")

@@ -598,3 +598,23 @@ func TestHumanBytesRoundsIntoTheNextUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexBuildLogIsPlain: with stderr not a terminal (a CI log), index
+// build writes no bars and no control characters there, only one line per
+// file with the time each stage took and its pace; --quiet leaves it out.
+func TestIndexBuildLogIsPlain(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "demo.idx")
+	_, stderr, code := r2med(t, "", "index", "build", "--task", "demo", "--out", idx)
+	if code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	if !regexp.MustCompile(`^demo: built in [0-9.]+m?s: postings [0-9.]+m?s \(\d+ documents/s\), written [0-9.]+m?s \(\d+ documents/s\)\n$`).MatchString(stderr) {
+		t.Errorf("stderr %q", stderr)
+	}
+	if strings.ContainsAny(stderr, "\r\x1b\b") {
+		t.Errorf("control characters in the log: %q", stderr)
+	}
+	if _, stderr, _ := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); stderr != "" {
+		t.Errorf("--quiet: stderr %q", stderr)
+	}
+}
