@@ -116,13 +116,17 @@ retriever would (with "--retriever dense" its vectors), and
 			// A build killed while writing left its temporary file: the
 			// next build to the directory removes it (one being written
 			// now is locked, and kept).
-			// Several tasks, or an existing directory, get TASK.idx each
+			// Several tasks, an existing directory, or --out ending in a
+			// slash (a directory, made if missing) get TASK.idx each
 			// inside it.
 			st, err := os.Stat(out)
-			intoDir := len(srcs) > 1 || err == nil && st.IsDir()
+			intoDir := len(srcs) > 1 || err == nil && st.IsDir() || strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator))
 			dir := filepath.Dir(out)
 			if intoDir {
 				dir = out
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
 			}
 			if removed, err := reuse.Sweep(dir); err != nil {
 				return err
@@ -210,7 +214,7 @@ retriever would (with "--retriever dense" its vectors), and
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "index file to write (with several tasks, or a directory that exists: TASK.idx in it for each)")
+	f.StringVar(&out, "out", "", "index file to write (with several tasks, a directory that exists or a path ending in /: TASK.idx in it for each)")
 	f.StringVar(&retriever, "retriever", "bm25", "what the index searches by: bm25 (postings), dense (vectors) or bm25,dense (both)")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring, stored in the postings: r2med, lucene, robertson (as r2med run --bm25)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's)")

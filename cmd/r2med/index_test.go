@@ -195,6 +195,21 @@ func TestIndexBuildIntoDirectory(t *testing.T) {
 	}
 }
 
+// TestIndexBuildIntoNewDirectory: --out ending in a slash is a directory,
+// made if missing, with TASK.idx inside, where it left an empty directory
+// and a message about renaming a temporary file onto it.
+func TestIndexBuildIntoNewDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "indexes")
+	out, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", dir+string(filepath.Separator))
+	idx := filepath.Join(dir, "demo.idx")
+	if code != 0 || !strings.HasPrefix(out, idx+"\t") {
+		t.Fatalf("exit %d: %q %s", code, out, stderr)
+	}
+	if _, stderr, code := r2med(t, "", "index", "verify", idx); code != 0 {
+		t.Error(stderr)
+	}
+}
+
 func TestIndexBuildRefusesBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
