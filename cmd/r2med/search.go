@@ -165,7 +165,7 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 	fl.StringVar(&id, "id", "", "the query's id (dense retrieval skips a document with this id, as run does for a task's queries)")
 	fl.StringVar(&gar, "gar", "", "expand the query with the --gar-model LLM first: hyde, query2doc, lamer, reasoning, reasoning-append")
 	fl.BoolVar(&asJSON, "json", false, "print the API's JSON instead of text")
-	fl.IntVar(&batch, "batch", searchapi.DefaultLimits.MaxBatch, "with --queries: the most queries sent at once (a service started with a lower --max-batch takes fewer)")
+	fl.IntVar(&batch, "batch", searchapi.DefaultLimits.MaxBatch, "with --queries: the most queries sent at once (a service may take fewer: serve-search --max-batch)")
 	fl.StringVar(&queryFile, "queries", "", `search the queries of this file, a task's query file: R2MED query.jsonl ({"id","text"}) or BEIR queries.jsonl ({"_id","text"}); - reads standard input`)
 	return cmd
 }
