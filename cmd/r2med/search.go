@@ -58,6 +58,9 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 			if k < 1 { // 0 is not "the default", as the API refuses k: 0
 				return usage(fmt.Errorf("-k must be at least 1, got %d (leave -k out for %d)", k, searchapi.DefaultK))
 			}
+			if batch < 1 {
+				return usage(fmt.Errorf("--batch must be at least 1, got %d", batch))
+			}
 			if id != "" && (len(args) > 1 || queryFile != "") {
 				return errors.New("--id names one query; give one query with it")
 			}
@@ -119,9 +122,6 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 			// A file's queries go in batches within the service's
 			// default limits (queries per request, k summed over them),
 			// or --batch.
-			if batch < 1 {
-				return usage(fmt.Errorf("--batch must be at least 1, got %d", batch))
-			}
 			per := min(batch, max(1, searchapi.DefaultLimits.MaxHits/k))
 			for lo := 0; lo < len(items); lo += per {
 				body.Queries = items[lo:min(lo+per, len(items))]
