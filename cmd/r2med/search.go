@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -206,6 +207,9 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 		head = r.ID + " · " + head
 	}
 	fmt.Fprintf(w, "%s · %s · %q\n", head, fmt.Sprintf("%d %s", len(r.Hits), errtext.Plural(len(r.Hits), "hit", "hits")), r.Query)
+	if allZero(r.Hits) {
+		fmt.Fprintln(w, "no document matches the query (its words are stop words, or in no document): all score 0, ranked as trec_eval ranks ties, by document id descending")
+	}
 	if e := r.Expansion; e != nil {
 		cached := ""
 		if e.Cached {
@@ -248,6 +252,19 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 			fmt.Fprintf(w, "%smatched: %s\n", strings.Repeat(" ", hitIndent), strings.Join(h.Matched, ", "))
 		}
 	}
+}
+
+// allZero says whether hits is a list of documents that all scored 0, as
+// every document does for a query none of whose terms the index holds:
+// run's ranking keeps them, tied and then separated by float32 steps
+// below 0 (ir.Rank), which no matching document comes near.
+func allZero(hits []searchapi.Hit) bool {
+	for _, h := range hits {
+		if math.Abs(h.Score) > 1e-30 {
+			return false
+		}
+	}
+	return len(hits) > 0
 }
 
 // intDigits is the length of a number's integer part, sign included:
