@@ -208,7 +208,7 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 	}
 	fmt.Fprintf(w, "%s · %s · %q\n", head, fmt.Sprintf("%d %s", len(r.Hits), errtext.Plural(len(r.Hits), "hit", "hits")), r.Query)
 	if allZero(r.Hits) {
-		fmt.Fprintln(w, "no document matches the query (its words are stop words, or in no document): all score 0, ranked as trec_eval ranks ties, by document id descending")
+		fmt.Fprintln(w, "no document holds a word of the query: all tie at 0, ranked by id descending (trec_eval's tie order)")
 	}
 	if e := r.Expansion; e != nil {
 		cached := ""
