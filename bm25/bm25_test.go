@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -362,5 +363,29 @@ func TestHolds(t *testing.T) {
 		if ix.Holds(id, -1) || ix.Holds(id, 5000) {
 			t.Errorf("%q: a document outside the corpus", term)
 		}
+	}
+}
+
+// TestBuildProgressIsFine: Progress counts every document once, in steps
+// of at most ProgressStep documents, not one call per chunk: with one
+// worker a chunk is a third of the corpus, and a bar fed per chunk stood
+// at 0% for a third of the build, then jumped.
+func TestBuildProgressIsFine(t *testing.T) {
+	const n = 5000
+	var mu sync.Mutex
+	var calls, total, most int
+	tokenize := func(i int, dst []string) []string { return append(dst, fmt.Sprint("t", i%97)) }
+	_, err := Build(n, tokenize, DefaultParams(R2MED), BuildOptions{Workers: 1, Progress: func(docs int) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		total += docs
+		most = max(most, docs)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != n || most > ProgressStep || calls < n/ProgressStep {
+		t.Errorf("%d calls counted %d documents of %d, at most %d at once (want at most %d)", calls, total, n, most, ProgressStep)
 	}
 }

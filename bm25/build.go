@@ -23,7 +23,7 @@ type BuildOptions struct {
 	// order like the Python sorts behind them.
 	IDs []string
 	// Progress, when set, is called from worker goroutines with the number
-	// of documents just analyzed.
+	// of documents just analyzed, at most ProgressStep at a time.
 	Progress func(docs int)
 	// Terms, when set, maps each token Tokenize returns to its index term,
 	// or drops it (ok false); Tokenize then returns raw tokens. Build calls
@@ -33,6 +33,10 @@ type BuildOptions struct {
 	// use and a pure function of its input.
 	Terms func(tok string) (term string, ok bool)
 }
+
+// ProgressStep is the most documents Build reports to Progress at once:
+// often enough for a bar to move smoothly, seldom enough to cost nothing.
+const ProgressStep = 256
 
 // chunk is what one worker learns about a contiguous run of documents. Term
 // ids are local to the chunk until the merge.
@@ -99,6 +103,7 @@ func analyzeChunks(n int, tokenize Tokenize, opt BuildOptions) []*chunk {
 				start := c * size
 				end := min(n, start+size)
 				ch := &chunk{start: start, docOff: make([]int32, 1, end-start+1)}
+				reported := 0
 				clear(ids)
 				clear(raw)
 				termID := func(t string, doc int) int32 {
@@ -148,12 +153,13 @@ func analyzeChunks(n int, tokenize Tokenize, opt BuildOptions) []*chunk {
 					touched = touched[:0]
 					ch.docLen = append(ch.docLen, int32(dl))
 					ch.docOff = append(ch.docOff, int32(len(ch.pairTerm)))
+					if done := i + 1 - start; opt.Progress != nil && (done%ProgressStep == 0 || i+1 == end) {
+						opt.Progress(done - reported)
+						reported = done
+					}
 				}
 				counts = counts[:0]
 				chunks[c] = ch
-				if opt.Progress != nil {
-					opt.Progress(end - start)
-				}
 			}
 		}()
 	}

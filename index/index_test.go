@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -365,6 +366,84 @@ func TestWriteRefusesBadContents(t *testing.T) {
 		}
 		if _, serr := os.Stat(path); serr == nil {
 			t.Errorf("%s: a file was left behind", c.name)
+		}
+	}
+}
+
+// TestWriteReplacesOnlyIndexes: Write replaces an index file or an empty
+// file at its path, and refuses any other file (a corpus, a directory),
+// leaving it as it was.
+func TestWriteReplacesOnlyIndexes(t *testing.T) {
+	task := demoTask(t)
+	mem, err := BuildBM25(task.Corpus, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Contents{Docs: task.Corpus, BM25: mem}
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	text := []byte(`{"id":"d1","text":"aspirin"}` + "\n")
+	if err := os.WriteFile(corpus, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(corpus, c); err == nil || !strings.Contains(err.Error(), `not an r2med index (it starts with "{\"id\":\"d")`) {
+		t.Errorf("over a corpus: %v", err)
+	}
+	if b, _ := os.ReadFile(corpus); !bytes.Equal(b, text) {
+		t.Errorf("the corpus became %.40q", b)
+	}
+	if err := Write(dir, c); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("over a directory: %v", err)
+	}
+	path := filepath.Join(dir, "x.idx")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{"an empty file", "an index"} {
+		if err := Write(path, c); err != nil {
+			t.Fatalf("over %s: %v", what, err)
+		}
+	}
+	if err := use(path); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWriteProgress: WriteWith reports every document once as it
+// prepares it, in steps a bar can show (the build's second half, which
+// went unreported), and an index of vectors alone reports them all.
+func TestWriteProgress(t *testing.T) {
+	const n = 1000
+	docs := make([]ir.Doc, n)
+	for i := range docs {
+		docs[i] = ir.Doc{ID: fmt.Sprint("d", i), Text: fmt.Sprintf("aspirin trial %d", i%37)}
+	}
+	mem, err := BuildBM25(docs, "", bm25.DefaultParams(bm25.R2MED), bm25.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		c        Contents
+		minCalls int
+		step     int // the most documents reported at once
+	}{
+		{"bm25", Contents{Docs: docs, BM25: mem}, n / bm25.ProgressStep, bm25.ProgressStep},
+		{"dense", Contents{Docs: docs, Dense: randomFlat(t, docs, 4, vector.Dot)}, 1, n},
+	} {
+		var calls, total int
+		err := WriteWith(filepath.Join(t.TempDir(), "x.idx"), c.c, WriteOptions{Progress: func(d int) {
+			calls++
+			total += d
+			if d > c.step {
+				t.Errorf("%s: %d documents reported at once", c.name, d)
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != n || calls < c.minCalls {
+			t.Errorf("%s: %d calls reported %d documents of %d", c.name, calls, total, n)
 		}
 	}
 }

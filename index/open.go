@@ -757,13 +757,17 @@ type SectionInfo struct {
 	// Lazy sections are checked on first use (or by Verify), the others
 	// when the file is opened.
 	Lazy bool
+	// CRC32 is the section's checksum as the header stores it (IEEE
+	// CRC-32 of its bytes): what opening and Verify compare the bytes
+	// with.
+	CRC32 uint32
 }
 
 // Sections lists the file's sections in file order.
 func (ix *Index) Sections() []SectionInfo {
 	out := make([]SectionInfo, len(ix.secs))
 	for i, s := range ix.secs {
-		out[i] = SectionInfo{Name: s.name, Bytes: int64(s.len), Lazy: bulk[s.name]}
+		out[i] = SectionInfo{Name: s.name, Bytes: int64(s.len), Lazy: bulk[s.name], CRC32: s.crc}
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -140,10 +142,32 @@ func offPart(name string, n int, at func(int) string) part {
 	return numPart(name, off)
 }
 
+// WriteOptions tune WriteWith; the zero value works.
+type WriteOptions struct {
+	// Progress, when set, is called with the number of documents just
+	// prepared for the file (their snippets' tokens analyzed), at most
+	// bm25.ProgressStep at a time, every document once, before the file
+	// is written: what a build does after its postings, which takes as
+	// long as analyzing them.
+	Progress func(docs int)
+}
+
 // Write stores c at path, atomically: the file appears whole or not at
-// all, and the same contents always give the same bytes.
-func Write(path string, c Contents) error {
-	parts, err := plan(c)
+// all, and the same contents always give the same bytes. It replaces an
+// index file, or an empty one, at path, and refuses any other file
+// (CheckTarget).
+func Write(path string, c Contents) error { return WriteWith(path, c, WriteOptions{}) }
+
+// WriteWith is Write with options.
+func WriteWith(path string, c Contents, o WriteOptions) error {
+	if err := CheckTarget(path); err != nil {
+		return err
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = func(int) {}
+	}
+	parts, err := plan(c, progress)
 	if err != nil {
 		return fmt.Errorf("index %s: %w", path, err)
 	}
@@ -187,8 +211,9 @@ func Write(path string, c Contents) error {
 	return nil
 }
 
-// plan checks c and lists its sections.
-func plan(c Contents) ([]part, error) {
+// plan checks c and lists its sections, reporting the documents it has
+// prepared to progress.
+func plan(c Contents, progress func(docs int)) ([]part, error) {
 	n := len(c.Docs)
 	if n == 0 {
 		return nil, errors.New("no documents to index")
@@ -210,11 +235,13 @@ func plan(c Contents) ([]part, error) {
 		offPart(secTextOff, n, text), stringsPart(secText, n, text),
 	}
 	if c.BM25 != nil {
-		bp, bm, err := planBM25(c.BM25, c.Analyzer, c.Docs, rank)
+		bp, bm, err := planBM25(c.BM25, c.Analyzer, c.Docs, rank, progress)
 		if err != nil {
 			return nil, err
 		}
 		parts, meta.BM25 = append(parts, bp...), bm
+	} else {
+		progress(n) // vectors only: nothing is prepared per document
 	}
 	if c.Dense != nil {
 		dp, dm, err := planDense(c)
@@ -250,7 +277,7 @@ func idRanks(docs []ir.Doc) ([]int32, error) {
 	return rank, nil
 }
 
-func planBM25(ix *bm25.Index, analyzer string, docs []ir.Doc, rank []int32) ([]part, *BM25Meta, error) {
+func planBM25(ix *bm25.Index, analyzer string, docs []ir.Doc, rank []int32, progress func(docs int)) ([]part, *BM25Meta, error) {
 	n := len(docs)
 	if analyzer == "" {
 		analyzer = analysis.DefaultName
@@ -269,7 +296,7 @@ func planBM25(ix *bm25.Index, analyzer string, docs []ir.Doc, rank []int32) ([]p
 	if a.Params.Scheme == bm25.Lucene && !slices.Equal(a.TieRank, rank) {
 		return nil, nil, errors.New("the Lucene-scheme BM25 index was not built with the documents' ids (bm25.BuildOptions.IDs), so its tie order is not theirs")
 	}
-	heads, err := planHeads(docs, an, a.Terms)
+	heads, err := planHeads(docs, an, a.Terms, progress)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -320,8 +347,8 @@ func headLen(text string) int {
 // planHeads stores each document's head tokens: per token two uint32,
 // its start and end (16 bits each) and its term's id (-1: the analyzer
 // drops it); per document the offset of its first token and the head's
-// length (-1: none stored).
-func planHeads(docs []ir.Doc, an analysis.Analyzer, terms []string) ([]part, error) {
+// length (-1: none stored). It reports the documents done to progress.
+func planHeads(docs []ir.Doc, an analysis.Analyzer, terms []string, progress func(docs int)) ([]part, error) {
 	ids := make(map[string]int32, len(terms))
 	for i, t := range terms {
 		ids[t] = int32(i)
@@ -330,6 +357,7 @@ func planHeads(docs []ir.Doc, an analysis.Analyzer, terms []string) ([]part, err
 	off := make([]uint64, len(docs)+1)
 	lens := make([]int32, len(docs))
 	var toks []uint32
+	reported := 0
 	for i, d := range docs {
 		p := headLen(d.Text)
 		lens[i] = int32(p)
@@ -346,6 +374,10 @@ func planHeads(docs []ir.Doc, an analysis.Analyzer, terms []string) ([]part, err
 			}
 		}
 		off[i+1] = uint64(len(toks) / 2)
+		if done := i + 1; done%bm25.ProgressStep == 0 || done == len(docs) {
+			progress(done - reported)
+			reported = done
+		}
 	}
 	return []part{numPart(secHeadOff, off), numPart(secHeadLen, lens), numPart(secHeads, toks)}, nil
 }
@@ -401,4 +433,36 @@ func planDense(c Contents) ([]part, *DenseMeta, error) {
 		m.Stored = append(m.Stored, q)
 	}
 	return parts, m, nil
+}
+
+// CheckTarget says whether Write may write path: nothing is there, or an
+// index file, or an empty file. Any other file (a corpus, a run file, a
+// mistyped --out) is refused, naming what it starts with, so that a
+// build cannot destroy data it was not asked to replace. Callers that
+// build before they write check first, so a refusal costs no build.
+func CheckTarget(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("index %s: %w", path, err)
+	case st.IsDir():
+		return fmt.Errorf("index %s: is a directory, want an index file to write", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("index %s: the file there is not an r2med index (%s), and is not replaced: remove it or write the index elsewhere", path, st.Mode().Type())
+	case st.Size() == 0:
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(magic))
+	n, _ := io.ReadFull(f, head)
+	if string(head[:n]) == magic {
+		return nil
+	}
+	return fmt.Errorf("index %s: the file there is not an r2med index (it starts with %q), and is not replaced: remove it or write the index elsewhere", path, head[:n])
 }

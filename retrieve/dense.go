@@ -783,7 +783,7 @@ func (r *rate) add(texts, tokens int) string {
 	r.texts += texts
 	r.tokens += tokens
 	secs := time.Since(r.start).Seconds()
-	return fmt.Sprintf("%.0f docs/s, %s tokens/s", float64(r.texts)/secs, humanCount(float64(r.tokens)/secs))
+	return fmt.Sprintf("%.0f docs/s, %s estimated tokens/s", float64(r.texts)/secs, humanCount(float64(r.tokens)/secs))
 }
 
 func (r *rate) seconds() float64 { return time.Since(r.start).Seconds() }

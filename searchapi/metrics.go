@@ -32,7 +32,7 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "r2med_search_http_requests_total",
-			Help: "HTTP requests answered, by route (the pattern matched; \"unmatched\" for none) and status code.",
+			Help: "HTTP requests answered, by route (the pattern matched: \"GET /\" for a path no route serves, answered 404; \"unmatched\" for a request refused before routing, such as a wrong Host) and status code.",
 		}, []string{"route", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "r2med_search_http_request_duration_seconds",

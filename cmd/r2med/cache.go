@@ -343,12 +343,14 @@ func humanBytes(n int64) string {
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
+	// The unit is chosen after rounding: 1048575 bytes is 1.0 MiB, not
+	// 1024.0 KiB.
+	v, exp := float64(n)/unit, 0
+	for exp < 5 && (v >= unit || fmt.Sprintf("%.1f", v) == "1024.0") {
+		v /= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[exp])
 }
 
 func writeCacheJSON(cmd *cobra.Command, st []cache.BucketStats, prices costs.Prices) error {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,9 @@ import (
 )
 
 // build and info join the `r2med index` parent (indexcmd.go).
-func init() { indexSubcommands = append(indexSubcommands, newIndexBuildCmd, newIndexInfoCmd) }
+func init() {
+	indexSubcommands = append(indexSubcommands, newIndexBuildCmd, newIndexInfoCmd, newIndexVerifyCmd)
+}
 
 func newIndexBuildCmd() *cobra.Command {
 	var d dataFlags
@@ -113,13 +116,17 @@ retriever would (with "--retriever dense" its vectors), and
 			// A build killed while writing left its temporary file: the
 			// next build to the directory removes it (one being written
 			// now is locked, and kept).
-			// Several tasks, or an existing directory, get TASK.idx each
+			// Several tasks, an existing directory, or --out ending in a
+			// slash (a directory, made if missing) get TASK.idx each
 			// inside it.
 			st, err := os.Stat(out)
-			intoDir := len(srcs) > 1 || err == nil && st.IsDir()
+			intoDir := len(srcs) > 1 || err == nil && st.IsDir() || strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator))
 			dir := filepath.Dir(out)
 			if intoDir {
 				dir = out
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
 			}
 			if removed, err := reuse.Sweep(dir); err != nil {
 				return err
@@ -136,8 +143,19 @@ retriever would (with "--retriever dense" its vectors), and
 				if intoDir {
 					path = filepath.Join(out, task.Name+".idx")
 				}
+				if err := index.CheckTarget(path); err != nil {
+					return err
+				}
 				c := index.Contents{Docs: task.Corpus, Source: indexSource(task, d)}
-				var parts []string
+				var parts, times []string
+				// timed says how long a stage over the corpus took, and
+				// its pace, for the line on stderr after each file.
+				n := len(task.Corpus)
+				timed := func(what string, start time.Time) {
+					el := time.Since(start)
+					times = append(times, fmt.Sprintf("%s %s (%.0f documents/s)", what, el.Round(time.Millisecond), float64(n)/max(el.Seconds(), 1e-9)))
+				}
+				began := time.Now()
 				if withBM25 {
 					bar := bars.New(len(task.Corpus), "indexing "+task.Name)
 					ix, err := index.BuildBM25(task.Corpus, analyzer, p, bm25.BuildOptions{Workers: workers, Progress: bar.Add})
@@ -146,7 +164,8 @@ retriever would (with "--retriever dense" its vectors), and
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					c.BM25, c.Analyzer = ix, analyzer
-					parts = append(parts, fmt.Sprintf("%d terms\t%d postings", ix.NumTerms(), ix.NumPostings()))
+					timed("postings", began)
+					parts = append(parts, counted(ix.NumTerms(), "term", "terms")+"\t"+counted(ix.NumPostings(), "posting", "postings"))
 				}
 				if withDense {
 					// The corpus embedded exactly as --retriever dense
@@ -158,43 +177,60 @@ retriever would (with "--retriever dense" its vectors), and
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					rs := resolved.(retrieve.Dense)
+					start := time.Now()
 					flat, err := rs.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
 					if err != nil {
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}
 					c.Dense, c.Recipe = flat, rs.Describe()
+					timed("vectors", start)
 					if spec.Quantize != "" {
 						c.Quantized = []string{spec.Quantize}
 					}
-					parts = append(parts, fmt.Sprintf("%d vectors of %d dimensions", flat.Len(), flat.Dim()))
+					parts = append(parts, counted(flat.Len(), "vector", "vectors")+" of "+counted(flat.Dim(), "dimension", "dimensions"))
 				}
-				if err := index.Write(path, c); err != nil {
+				// Writing prepares each document's stored snippet tokens
+				// first, which takes about as long as the postings did.
+				bar := bars.New(len(task.Corpus), "writing "+path)
+				start := time.Now()
+				err = index.WriteWith(path, c, index.WriteOptions{Progress: bar.Add})
+				bar.Done()
+				if err != nil {
 					return err
 				}
+				timed("written", start)
 				st, err := os.Stat(path)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%d documents\t%s\t%s\n",
-					path, task.Name, len(task.Corpus), strings.Join(parts, "\t"), humanBytes(st.Size()))
+				if !quiet {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: built in %s: %s\n", task.Name, time.Since(began).Round(time.Millisecond), strings.Join(times, ", "))
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\t%s\t%s\n",
+					path, task.Name, counted(len(task.Corpus), "document", "documents"), strings.Join(parts, "\t"), humanBytes(st.Size()))
 			}
 			return nil
 		},
 	}
 	addDataFlags(cmd, &d)
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "index file to write (with several tasks, or a directory that exists: TASK.idx in it for each)")
+	f.StringVar(&out, "out", "", "index file to write (with several tasks, a directory that exists or a path ending in /: TASK.idx in it for each)")
 	f.StringVar(&retriever, "retriever", "bm25", "what the index searches by: bm25 (postings), dense (vectors) or bm25,dense (both)")
 	f.StringVar(&scheme, "bm25", "r2med", "BM25 scoring, stored in the postings: r2med, lucene, robertson (as r2med run --bm25)")
 	f.Float64Var(&k1, "k1", 0, "BM25 k1 (default: the scheme's)")
 	f.Float64Var(&b, "b", 0, "BM25 b (default: the scheme's)")
 	f.StringVar(&analyzer, "analyzer", "lucene-english", "analyzer for documents (and, when searching, queries)")
 	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "documents analyzed in parallel")
-	f.BoolVar(&quiet, "quiet", false, "no progress bars")
+	f.BoolVar(&quiet, "quiet", false, "no progress bars, and no line of times on stderr")
 	f.StringVar(&cacheDir, "cache", "", "dense: cache of embeddings shared by all runs (default: $R2MED_CACHE, else ~/.cache/r2med)")
 	f.BoolVar(&noCache, "no-cache", false, "dense: embed afresh, without reading or writing the cache")
 	dense = config.AddKindFlags(f, "dense")
 	return cmd
+}
+
+// counted is n and the noun for n of them: "1 term", "2 terms".
+func counted(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, errtext.Plural(n, one, many))
 }
 
 // indexSource records where an index's documents came from.
@@ -244,11 +280,56 @@ func newIndexInfoCmd() *cobra.Command {
 	return cmd
 }
 
+// verifiedText says what Index.Verify checked.
+const verifiedText = "every checksum, the postings and the analyzer"
+
+func newIndexVerifyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify INDEX...",
+		Short: "Check index files whole: every checksum, the postings and the analyzer",
+		Long: `verify reads each index file whole and checks every section's checksum,
+the padding between sections, the postings' structure, the stored
+snippets' structure, the analyzer it was built with and that every stored
+vector is finite: what opening a file checks of its small sections, and
+first use of its large ones, at once. It goes on past a file that fails,
+and exits 1 if any did. "r2med index info --verify" does the same for one
+file and describes it too.`,
+		Example: `  r2med index verify demo.idx
+  r2med index verify indexes/*.idx`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			failed := 0
+			for _, path := range args {
+				err := verifyIndex(path)
+				if err != nil {
+					failed++
+					fmt.Fprintf(cmd.ErrOrStderr(), "r2med: %v\n", err)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\tverified: %s\n", path, verifiedText)
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d index %s failed verification; rebuild %s with `r2med index build`", failed, len(args), errtext.Plural(len(args), "file", "files"), errtext.Plural(failed, "it", "them"))
+			}
+			return nil
+		},
+	}
+}
+
+func verifyIndex(path string) error {
+	ix, err := index.Open(path)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	return ix.Verify()
+}
+
 func writeIndexInfo(w io.Writer, ix *index.Index, verified bool) {
 	m := ix.Meta()
 	size := "?"
 	if st, err := os.Stat(ix.Path()); err == nil {
-		size = humanBytes(st.Size())
+		size = fmt.Sprintf("%d bytes, %s", st.Size(), humanBytes(st.Size()))
 	}
 	fmt.Fprintf(w, "index      %s (format version %d, %s)\n", ix.Path(), index.Version, size)
 	fmt.Fprintf(w, "documents  %d (corpus sha256 %s)\n", m.Docs, m.CorpusSHA256)
@@ -265,12 +346,12 @@ func writeIndexInfo(w io.Writer, ix *index.Index, verified bool) {
 		fmt.Fprintf(w, "source     %s\n", strings.Join(parts, " "))
 	}
 	if b := m.BM25; b != nil {
-		fmt.Fprintf(w, "bm25       scheme %s k1=%g b=%g, analyzer %s, %d terms, %d postings, %d tokens\n",
-			b.Scheme, b.K1, b.B, b.Analyzer, b.Terms, b.Postings, b.Tokens)
+		fmt.Fprintf(w, "bm25       scheme %s k1=%g b=%g, analyzer %s, %s, %s, %s\n",
+			b.Scheme, b.K1, b.B, b.Analyzer, counted(b.Terms, "term", "terms"), counted(b.Postings, "posting", "postings"), counted(int(b.Tokens), "token", "tokens"))
 	}
 	if d := m.Dense; d != nil {
 		recipe, _ := json.Marshal(d.Recipe)
-		fmt.Fprintf(w, "dense      %d dimensions, %s, stored %s, recipe %s\n", d.Dim, d.Metric, strings.Join(d.Stored, ", "), recipe)
+		fmt.Fprintf(w, "dense      %s, %s, stored %s, recipe %s\n", counted(d.Dim, "dimension", "dimensions"), d.Metric, strings.Join(d.Stored, ", "), recipe)
 	}
 	fmt.Fprintln(w, "sections")
 	for _, s := range ix.Sections() {
@@ -278,10 +359,10 @@ func writeIndexInfo(w io.Writer, ix *index.Index, verified bool) {
 		if s.Lazy {
 			when = "checked on first use"
 		}
-		fmt.Fprintf(w, "  %-16s %10s  %s\n", s.Name, humanBytes(s.Bytes), when)
+		fmt.Fprintf(w, "  %-16s %10s  crc32 %08x  %s\n", s.Name, humanBytes(s.Bytes), s.CRC32, when)
 	}
 	if verified {
-		fmt.Fprintln(w, "verified   every checksum, the postings and the analyzer")
+		fmt.Fprintln(w, "verified   "+verifiedText)
 	}
 }
 
@@ -289,19 +370,25 @@ func writeIndexJSON(w io.Writer, ix *index.Index, verified bool) error {
 	type section struct {
 		Name  string `json:"name"`
 		Bytes int64  `json:"bytes"`
+		CRC32 string `json:"crc32"`
 		Lazy  bool   `json:"checked_on_first_use"`
 	}
 	var secs []section
 	for _, s := range ix.Sections() {
-		secs = append(secs, section{s.Name, s.Bytes, s.Lazy})
+		secs = append(secs, section{s.Name, s.Bytes, fmt.Sprintf("%08x", s.CRC32), s.Lazy})
+	}
+	st, err := os.Stat(ix.Path())
+	if err != nil {
+		return err
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
 		Path     string     `json:"path"`
 		Version  int        `json:"format_version"`
+		Bytes    int64      `json:"bytes"`
 		Meta     index.Meta `json:"meta"`
 		Sections []section  `json:"sections"`
 		Verified bool       `json:"verified"`
-	}{ix.Path(), index.Version, ix.Meta(), secs, verified})
+	}{ix.Path(), index.Version, st.Size(), ix.Meta(), secs, verified})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -191,6 +192,21 @@ func TestIndexBuildIntoDirectory(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".*.tmp-*")); len(left) > 0 {
 		t.Errorf("left %v", left)
+	}
+}
+
+// TestIndexBuildIntoNewDirectory: --out ending in a slash is a directory,
+// made if missing, with TASK.idx inside, where it left an empty directory
+// and a message about renaming a temporary file onto it.
+func TestIndexBuildIntoNewDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "indexes")
+	out, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", dir+string(filepath.Separator))
+	idx := filepath.Join(dir, "demo.idx")
+	if code != 0 || !strings.HasPrefix(out, idx+"\t") {
+		t.Fatalf("exit %d: %q %s", code, out, stderr)
+	}
+	if _, stderr, code := r2med(t, "", "index", "verify", idx); code != 0 {
+		t.Error(stderr)
 	}
 }
 
@@ -458,5 +474,162 @@ func bgeHubCache(t *testing.T, dir string) func(commit, from string) {
 	return func(commit, from string) {
 		t.Helper()
 		hf.Put("models/BAAI/bge-large-en-v1.5", commit, onnxtest.Files(t, filepath.Join(shared, "encoder-reference", from)))
+	}
+}
+
+// TestIndexBuildReplacesOnlyIndexes: --out naming a file that is not an
+// index (the corpus itself, a run file) is refused before anything is
+// built, and the file is left as it was; an index file there, or an empty
+// file, is replaced.
+func TestIndexBuildReplacesOnlyIndexes(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	text := `{"id":"d1","text":"aspirin"}` + "\n"
+	if err := os.WriteFile(corpus, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", corpus)
+	if code == 0 || !strings.Contains(stderr, corpus+": the file there is not an r2med index") || !strings.Contains(stderr, "remove it or write the index elsewhere") {
+		t.Errorf("--out over a corpus: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(corpus); err != nil || string(b) != text {
+		t.Errorf("the corpus became %.40q (%v)", b, err)
+	}
+	idx := filepath.Join(dir, "demo.idx")
+	for _, before := range []string{"", "index"} {
+		if before == "" {
+			if err := os.WriteFile(idx, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+			t.Fatalf("build over an %s file: exit %d: %s", cmp.Or(before, "empty"), code, stderr)
+		}
+	}
+	if _, stderr, code := r2med(t, "", "index", "info", "--verify", idx); code != 0 {
+		t.Errorf("the replaced index: %s", stderr)
+	}
+}
+
+// TestIndexVerifyAndInfoNumbers: `r2med index verify` checks every file it
+// is given and says which fail, going on past a bad one; `index info`
+// gives the file's size in bytes and each section's CRC-32, the checksum
+// verify compares, in text and JSON, and its sections with the header
+// add up to the file.
+func TestIndexVerifyAndInfoNumbers(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "demo.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := r2med(t, "", "index", "verify", idx)
+	if code != 0 || out != idx+"\tverified: every checksum, the postings and the analyzer\n" {
+		t.Errorf("verify: exit %d: %q %s", code, out, stderr)
+	}
+	bad := filepath.Join(dir, "bad.idx")
+	flipped := bytes.Clone(b)
+	flipped[len(flipped)/2] ^= 0x40
+	if err := os.WriteFile(bad, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = r2med(t, "", "index", "verify", bad, idx)
+	if code == 0 || !strings.Contains(stderr, "index "+bad+": section") || !strings.Contains(stderr, "checksum mismatch") ||
+		!strings.Contains(stderr, "1 of 2 index files failed verification") || !strings.Contains(out, idx+"\tverified") {
+		t.Errorf("verify of a bad and a good file: exit %d:\n%s\n%s", code, out, stderr)
+	}
+
+	js, stderr, code := r2med(t, "", "index", "info", "--json", idx)
+	if code != 0 {
+		t.Fatalf("info --json: %s", stderr)
+	}
+	var info struct {
+		Bytes    *int64 `json:"bytes"`
+		Sections []struct {
+			Name  string `json:"name"`
+			Bytes int64  `json:"bytes"`
+			CRC   string `json:"crc32"`
+		} `json:"sections"`
+	}
+	if err := json.Unmarshal([]byte(js), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Bytes == nil || *info.Bytes != int64(len(b)) {
+		t.Errorf("info --json bytes %v, the file has %d", info.Bytes, len(b))
+	}
+	text, _, _ := r2med(t, "", "index", "info", idx)
+	var sum int64
+	for _, s := range info.Sections {
+		sum += s.Bytes
+		if !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(s.CRC) {
+			t.Errorf("section %s: crc32 %q", s.Name, s.CRC)
+		}
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(s.Name) + ` .* crc32 ` + s.CRC + `  `).MatchString(text) {
+			t.Errorf("info lacks section %s's crc32 %s:\n%s", s.Name, s.CRC, text)
+		}
+	}
+	// The header is 24 bytes, 48 per section and a 4-byte checksum, and
+	// each section starts on a 64-byte boundary: what is not a section is
+	// less than 64 bytes before each of them, and the header.
+	header := int64(24 + 48*len(info.Sections) + 4)
+	if pad := int64(len(b)) - sum - header; pad < 0 || pad >= 64*int64(len(info.Sections)) {
+		t.Errorf("sections %d bytes and header %d of a %d-byte file", sum, header, len(b))
+	}
+	if !strings.Contains(text, fmt.Sprintf("(format version 1, %d bytes, ", len(b))) {
+		t.Errorf("info does not give the file's bytes:\n%s", text)
+	}
+}
+
+// TestIndexCountsAgree: the counts build and info print are the corpus's
+// (one document of one word: 1 document, 1 term, 1 posting, 1 token) and
+// in the singular where they are one.
+func TestIndexCountsAgree(t *testing.T) {
+	dir := writeR2MEDTask(t, "one", `{"id":"d1","text":"the aspirin"}`+"\n", `{"id":"q1","text":"aspirin"}`+"\n", `{"q_id":"q1","p_id":"d1","score":1}`+"\n")
+	idx := filepath.Join(t.TempDir(), "one.idx")
+	out, stderr, code := r2med(t, "", "index", "build", "--quiet", "--data", dir, "--out", idx)
+	if code != 0 || !strings.HasPrefix(out, idx+"\tone\t1 document\t1 term\t1 posting\t") {
+		t.Errorf("build: exit %d: %q %s", code, out, stderr)
+	}
+	info, _, _ := r2med(t, "", "index", "info", idx)
+	if !strings.Contains(info, "documents  1 (corpus sha256") || !strings.Contains(info, ", 1 term, 1 posting, 1 token\n") {
+		t.Errorf("info:\n%s", info)
+	}
+}
+
+// TestHumanBytesRoundsIntoTheNextUnit: a size that rounds to 1024 of a
+// unit is 1.0 of the next (1048575 bytes is 1.0 MiB, not "1024.0 KiB"),
+// as index build, index info and cache stats print sizes.
+func TestHumanBytesRoundsIntoTheNextUnit(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
+		1048524: "1023.9 KiB", 1048525: "1.0 MiB", 1048575: "1.0 MiB", 1048576: "1.0 MiB",
+		9371700: "8.9 MiB", 1<<30 - 1: "1.0 GiB", 1 << 60: "1.0 EiB",
+	} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestIndexBuildLogIsPlain: with stderr not a terminal (a CI log), index
+// build writes no bars and no control characters there, only one line per
+// file with the time each stage took and its pace; --quiet leaves it out.
+func TestIndexBuildLogIsPlain(t *testing.T) {
+	idx := filepath.Join(t.TempDir(), "demo.idx")
+	_, stderr, code := r2med(t, "", "index", "build", "--task", "demo", "--out", idx)
+	if code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	if !regexp.MustCompile(`^demo: built in [0-9.]+m?s: postings [0-9.]+m?s \(\d+ documents/s\), written [0-9.]+m?s \(\d+ documents/s\)\n$`).MatchString(stderr) {
+		t.Errorf("stderr %q", stderr)
+	}
+	if strings.ContainsAny(stderr, "\r\x1b\b") {
+		t.Errorf("control characters in the log: %q", stderr)
+	}
+	if _, stderr, _ := r2med(t, "", "index", "build", "--quiet", "--task", "demo", "--out", idx); stderr != "" {
+		t.Errorf("--quiet: stderr %q", stderr)
 	}
 }

@@ -3,7 +3,7 @@ package main
 import "github.com/spf13/cobra"
 
 // indexSubcommands are the constructors of `r2med index` subcommands, each
-// added from its own file's init (index.go: build and info; push.go: push
+// added from its own file's init (index.go: build, info and verify; push.go: push
 // to Weaviate), so a new
 // subcommand touches no shared list.
 var indexSubcommands []func() *cobra.Command

@@ -16,7 +16,6 @@ import (
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/retrieve/weaviatekind"
 
-	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/progress"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/weaviate"
@@ -224,24 +223,34 @@ func pushCorpus(ctx context.Context, w io.Writer, c *weaviate.Collection, name s
 	if err != nil {
 		return err
 	}
+	_, err = io.WriteString(w, pushSummary(name, info, st, created))
+	return err
+}
+
+// pushSummary says what a push did: where to, how many documents were
+// written, skipped and retried, in how long, and what every replica holds.
+func pushSummary(name string, info weaviate.Info, st weaviate.PushStats, created bool) string {
 	state := "existing"
 	if created {
 		state = "new"
 	}
-	rate := float64(st.Written) / st.Elapsed.Seconds()
-	held := fmt.Sprintf("the collection holds %d objects", info.Objects)
+	rate := ""
+	if secs := st.Elapsed.Seconds(); secs > 0 {
+		rate = fmt.Sprintf(", %.0f objects/s", float64(st.Written)/secs)
+	}
+	held := fmt.Sprintf("the collection holds %s", counted(info.Objects, "object", "objects"))
 	if st.Replicas.Factor > 1 {
-		held = fmt.Sprintf("every replica holds all %d objects (%s; every object read from every replica)", st.Objects, st.Replicas)
+		held = fmt.Sprintf("every replica holds all %s (%s; every object read from every replica)", counted(st.Objects, "object", "objects"), st.Replicas)
 	}
 	for _, node := range slices.Sorted(maps.Keys(st.Repaired)) {
 		n := st.Repaired[node]
-		held += fmt.Sprintf("\n  repaired: the replicas on %s lacked %d %s", node, n, errtext.Plural(n, "object", "objects"))
+		held += fmt.Sprintf("\n  repaired: the replicas on %s lacked %s", node, counted(n, "object", "objects"))
 	}
 	if st.Rebuilt > 0 {
 		held += fmt.Sprintf("; the collection was made anew and all %d objects written again (--repair rebuild)", st.Rebuilt)
 	}
-	_, err = fmt.Fprintf(w, "%s → %s/%s (%s collection; Weaviate %s, %d %s)\n  %d documents: %d written (%d changed), %d already there; %d retries; %s, %.0f objects/s\n  %s\n",
-		name, info.URL, info.Collection, state, info.ServerVersion, info.Nodes, errtext.Plural(info.Nodes, "node", "nodes"),
-		st.Docs, st.Written, st.Changed, st.Present, st.Retries, st.Elapsed.Round(time.Millisecond), rate, held)
-	return err
+	return fmt.Sprintf("%s → %s/%s (%s collection; Weaviate %s, %s)\n  %s: %d written (%d changed), %d already there; %s; %s%s\n  %s\n",
+		name, info.URL, info.Collection, state, info.ServerVersion, counted(info.Nodes, "node", "nodes"),
+		counted(st.Docs, "document", "documents"), st.Written, st.Changed, st.Present, counted(st.Retries, "retry", "retries"),
+		st.Elapsed.Round(time.Millisecond), rate, held)
 }

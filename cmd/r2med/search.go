@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -13,18 +15,20 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/r2med/r2med/dataset"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/searchapi"
 )
 
 func newSearchCmd() *cobra.Command {
 	var sf serviceFlags
-	var server, id, gar string
-	var k int
+	var server, id, gar, queryFile string
+	var k, batch int
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   `search (--index INDEX... | --server URL) "QUERY"...`,
+		Use:   `search (--index INDEX... | --server URL) ("QUERY"... | --queries FILE)`,
 		Short: "Search stored indexes from the terminal (in process, or through a running serve-search)",
 		Long: `search prints the hits of each query: rank, document id and score, then
 under them the start of the document, wrapped to $COLUMNS (else the
@@ -34,21 +38,31 @@ query's terms the document holds. It answers exactly as serve-search (and so as 
 in process over --index files, or by asking the service at --server
 (its key, if it has one, from $R2MED_SEARCH_KEY).
 
-Several queries are searched as one batch. --retriever picks retrievers
+Several queries are searched as one batch. --queries FILE searches a
+task's query file (R2MED query.jsonl or BEIR queries.jsonl; - reads
+standard input) in batches the service takes, each query with its id,
+as run would. --retriever picks retrievers
 (several are fused), --gar METHOD expands the query with the --gar-model
 LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 		Example: `  r2med search --index demo.idx "a 54-year-old with crushing chest pain radiating to the jaw"
   r2med search --index nfcorpus.idx -k 5 --json "vitamin d and depression"
+  r2med search --index nfcorpus.idx -k 3 --queries ../shared/data/nfcorpus/queries.jsonl
   r2med search --server http://127.0.0.1:8081 --retriever bm25,bge "statins and muscle pain"`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 0) == (queryFile == "") {
+				return usage(errors.New(`give the queries as arguments ("QUERY"...) or --queries FILE, one of the two`))
+			}
 			if (server == "") == (len(sf.indexes) == 0) {
 				return errors.New("give --index INDEX (search in process) or --server URL (ask a running r2med serve-search), one of the two")
 			}
 			if k < 1 { // 0 is not "the default", as the API refuses k: 0
 				return usage(fmt.Errorf("-k must be at least 1, got %d (leave -k out for %d)", k, searchapi.DefaultK))
 			}
-			if id != "" && len(args) > 1 {
+			if batch < 1 {
+				return usage(fmt.Errorf("--batch must be at least 1, got %d", batch))
+			}
+			if id != "" && (len(args) > 1 || queryFile != "") {
 				return errors.New("--id names one query; give one query with it")
 			}
 			body := searchapi.SearchBody{K: k, Retrievers: sf.defaults, GAR: gar, Rerank: sf.rerankKind != ""}
@@ -63,30 +77,74 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 				f := sf.fuse
 				body.Fuse = &f
 			}
-			if len(args) == 1 {
+			var items []searchapi.QueryItem
+			switch {
+			case queryFile != "":
+				qs, err := readQueryFile(queryFile, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				for _, q := range qs {
+					items = append(items, searchapi.QueryItem{ID: q.ID, Query: q.Text})
+				}
+			case len(args) == 1:
 				body.Query, body.ID = &args[0], id
-			} else {
+			default:
 				for _, a := range args {
-					body.Queries = append(body.Queries, searchapi.QueryItem{Query: a})
+					items = append(items, searchapi.QueryItem{Query: a})
+				}
+			}
+			var search func(searchapi.SearchBody) ([]*searchapi.Result, error)
+			if server != "" {
+				c := &searchapi.Client{BaseURL: server, Key: os.Getenv(DefaultKeyEnv)}
+				search = func(body searchapi.SearchBody) ([]*searchapi.Result, error) { return c.Search(cmd.Context(), body) }
+			} else {
+				svc, closeAll, err := sf.open(cmd.Context(), cmd.ErrOrStderr(), searchapi.Limits{})
+				if err != nil {
+					return err
+				}
+				defer closeAll()
+				search = func(body searchapi.SearchBody) ([]*searchapi.Result, error) {
+					reqs, _, err := body.Requests()
+					if err != nil {
+						return nil, err
+					}
+					return svc.SearchBatch(cmd.Context(), reqs)
 				}
 			}
 			var results []*searchapi.Result
-			var err error
-			if server != "" {
-				c := &searchapi.Client{BaseURL: server, Key: os.Getenv(DefaultKeyEnv)}
-				results, err = c.Search(cmd.Context(), body)
-			} else {
-				results, err = searchLocal(cmd, &sf, body)
+			if body.Query != nil {
+				r, err := search(body)
+				if err != nil {
+					return err
+				}
+				results = r
 			}
-			if err != nil {
-				return err
+			// A file's queries go in batches within the service's
+			// default limits (queries per request, k summed over them),
+			// or --batch.
+			per := min(batch, max(1, searchapi.DefaultLimits.MaxHits/k))
+			for lo := 0; lo < len(items); lo += per {
+				body.Queries = items[lo:min(lo+per, len(items))]
+				r, err := search(body)
+				if err != nil {
+					if queryFile != "" {
+						src := queryFile
+						if src == "-" {
+							src = "standard input"
+						}
+						return fmt.Errorf("%s: queries %d to %d: %w (--batch sets how many are sent at once)", src, lo+1, lo+len(body.Queries), err)
+					}
+					return err
+				}
+				results = append(results, r...)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				if len(args) == 1 {
+				if body.Query != nil {
 					return enc.Encode(results[0])
 				}
 				return enc.Encode(searchapi.BatchResult{Results: results})
@@ -108,21 +166,36 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 	fl.StringVar(&id, "id", "", "the query's id (dense retrieval skips a document with this id, as run does for a task's queries)")
 	fl.StringVar(&gar, "gar", "", "expand the query with the --gar-model LLM first: hyde, query2doc, lamer, reasoning, reasoning-append")
 	fl.BoolVar(&asJSON, "json", false, "print the API's JSON instead of text")
+	fl.IntVar(&batch, "batch", searchapi.DefaultLimits.MaxBatch, "with --queries: the most queries sent at once (a service may take fewer: serve-search --max-batch)")
+	fl.StringVar(&queryFile, "queries", "", `search the queries of this file, a task's query file: R2MED query.jsonl ({"id","text"}) or BEIR queries.jsonl ({"_id","text"}); - reads standard input`)
 	return cmd
 }
 
-// searchLocal answers body with a service opened in process.
-func searchLocal(cmd *cobra.Command, sf *serviceFlags, body searchapi.SearchBody) ([]*searchapi.Result, error) {
-	svc, closeAll, err := sf.open(cmd.Context(), cmd.ErrOrStderr(), searchapi.Limits{})
+// readQueryFile reads a query file in R2MED's layout, else BEIR's; "-"
+// is in.
+func readQueryFile(path string, in io.Reader) ([]ir.Query, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(in)
+		path = "standard input"
+	} else {
+		b, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll()
-	reqs, _, err := body.Requests()
-	if err != nil {
-		return nil, err
+	// The first line's id key says the layout ("_id": BEIR).
+	layout := ir.LayoutR2MED
+	first, _, _ := bytes.Cut(bytes.TrimLeft(b, " \t\r\n"), []byte("\n"))
+	if m, err := errtext.DecodeObject(first); err == nil && m["id"] == nil && m["_id"] != nil {
+		layout = ir.LayoutBEIR
 	}
-	return svc.SearchBatch(cmd.Context(), reqs)
+	qs, err := dataset.ReadQueries(bytes.NewReader(b), path, layout)
+	if err == nil && len(qs) == 0 {
+		err = fmt.Errorf("%s: no queries; write one JSON object a line, {\"id\": \"q1\", \"text\": \"…\"}", path)
+	}
+	return qs, err
 }
 
 // printResult writes one query's hits for people: rank, id, score and
@@ -134,6 +207,9 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 		head = r.ID + " · " + head
 	}
 	fmt.Fprintf(w, "%s · %s · %q\n", head, fmt.Sprintf("%d %s", len(r.Hits), errtext.Plural(len(r.Hits), "hit", "hits")), r.Query)
+	if allZero(r.Hits) {
+		fmt.Fprintln(w, "no document holds a word of the query: all tie at 0, ranked by id descending (trec_eval's tie order)")
+	}
 	if e := r.Expansion; e != nil {
 		cached := ""
 		if e.Cached {
@@ -141,12 +217,26 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 		}
 		fmt.Fprintf(w, "expanded by %s/%s%s: %s\n", e.Method, e.LLM, cached, oneLine(e.Generation, 300))
 	}
-	idw := 2
-	for _, h := range r.Hits {
-		idw = max(idw, len(h.ID))
+	// Scores are printed with the digits the JSON gives (encoding/json's
+	// shortest form), which read back as the run file's float32 scores:
+	// rounded, tied documents (which the ranking separates by float32
+	// steps, in trec_eval's order) would look equal in an order the reader
+	// cannot check, and a tie at zero would print as -0.0000. They line
+	// up on their decimal points, after ids padded to their display
+	// width.
+	idw, scores, intw := 2, make([]string, len(r.Hits)), 1
+	for i, h := range r.Hits {
+		idw = max(idw, uniseg.StringWidth(h.ID))
+		b, err := json.Marshal(h.Score)
+		if err != nil { // not finite: the API never answers one
+			b = []byte(fmt.Sprint(h.Score))
+		}
+		scores[i] = string(b)
+		intw = max(intw, intDigits(scores[i]))
 	}
-	for _, h := range r.Hits {
-		fmt.Fprintf(w, "%4d  %-*s  %9.4f\n", h.Rank, idw, h.ID, h.Score)
+	for i, h := range r.Hits {
+		pad := idw - uniseg.StringWidth(h.ID) + intw - intDigits(scores[i])
+		fmt.Fprintf(w, "%4d  %s  %s%s\n", h.Rank, h.ID, strings.Repeat(" ", pad), scores[i])
 		if len(h.Snippet) > 0 {
 			var words []snippetWord
 			space := false
@@ -162,6 +252,28 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 			fmt.Fprintf(w, "%smatched: %s\n", strings.Repeat(" ", hitIndent), strings.Join(h.Matched, ", "))
 		}
 	}
+}
+
+// allZero says whether hits is a list of documents that all scored 0, as
+// every document does for a query none of whose terms the index holds:
+// run's ranking keeps them, tied and then separated by float32 steps
+// below 0 (ir.Rank), which no matching document comes near.
+func allZero(hits []searchapi.Hit) bool {
+	for _, h := range hits {
+		if math.Abs(h.Score) > 1e-30 {
+			return false
+		}
+	}
+	return len(hits) > 0
+}
+
+// intDigits is the length of a number's integer part, sign included:
+// what comes before its decimal point or exponent.
+func intDigits(s string) int {
+	if i := strings.IndexAny(s, ".eE"); i >= 0 {
+		return i
+	}
+	return len(s)
 }
 
 // hitIndent is where a hit's snippet and matched terms start, under its

@@ -260,6 +260,11 @@ and /healthz says degraded meanwhile.`,
 				auth = " (key required)"
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "serving %s at http://%s/v1/search%s — Ctrl-C to stop\n", names, ln.Addr(), auth)
+			// A file that opened with a damaged section serves what it
+			// can; say so now, not only to whoever asks /healthz.
+			for _, p := range svc.Health().Problems {
+				fmt.Fprintf(cmd.ErrOrStderr(), "degraded: %s (GET /healthz answers 503 until it is fixed)\n", p)
+			}
 			// Index files renamed over (or changed in place) are opened
 			// again as Watch finds them; SIGHUP reopens them all.
 			go svc.Watch(cmd.Context(), watchEvery)

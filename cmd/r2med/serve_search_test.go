@@ -189,7 +189,7 @@ func TestSearchCommand(t *testing.T) {
 	if !strings.HasPrefix(lines[0], `demo · 3 hits · "a 54-year-old`) {
 		t.Errorf("header %q", lines[0])
 	}
-	if !regexp.MustCompile(`^\s+1  cv-mi-1\s+15\.3859$`).MatchString(lines[1]) {
+	if !regexp.MustCompile(`^\s+1  cv-mi-1\s+15\.38591$`).MatchString(lines[1]) {
 		t.Errorf("first hit %q", lines[1])
 	}
 	// The snippet under it, wrapped to the terminal's width, then the

@@ -147,8 +147,10 @@ func humanBytes(n int64) string {
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
-	v, i := float64(n), -1
-	for v >= unit && i < 5 {
+	// The unit is chosen after rounding: 999999 bytes is 1.0 MB, not
+	// 1000.0 kB.
+	v, i := float64(n)/unit, 0
+	for i < 5 && (v >= unit || fmt.Sprintf("%.1f", v) == "1000.0") {
 		v /= unit
 		i++
 	}
@@ -203,7 +205,7 @@ func (c *Counter) Done() {
 }
 
 // Describe replaces the bar's description (a rate the caller measures:
-// "embedding documents (812 docs/s, 190k tokens/s)"); safe for
+// "embedding documents (812 docs/s, 190.0k estimated tokens/s)"); safe for
 // concurrent use. A resumed bar keeps describing its own progress.
 func (b *Bar) Describe(desc string) {
 	if b == nil || b.bar == nil {

@@ -181,3 +181,15 @@ func (b *lockedBuffer) Reset() {
 	defer b.mu.Unlock()
 	b.buf.Reset()
 }
+
+// TestHumanBytesRoundsIntoTheNextUnit: a size that rounds to 1000 of a
+// unit is 1.0 of the next (999999 bytes is 1.0 MB, not "1000.0 kB").
+func TestHumanBytesRoundsIntoTheNextUnit(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 999: "999 B", 1000: "1.0 kB", 999949: "999.9 kB", 999950: "1.0 MB", 999999: "1.0 MB", 1500000: "1.5 MB",
+	} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
