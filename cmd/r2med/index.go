@@ -135,6 +135,10 @@ retriever would (with "--retriever dense" its vectors), and
 			}
 			bars := progress.Auto(quiet)
 			for _, src := range srcs {
+				// An index holds the corpus only: judgments of documents
+				// the corpus lacks (a sampled corpus) are checked where
+				// they count, by the run that searches it.
+				src.Options.AllowMissingDocs = true
 				task, err := src.Load(cmd.Context())
 				if err != nil {
 					return err

@@ -242,3 +242,23 @@ func TestSearchAlignsByDisplayWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexBuildSampledCorpus: an index holds the corpus only, so
+// `index build` takes a sampled corpus (R2MED's demo files) without
+// --allow-missing-docs, where it refused it for judgments it never uses;
+// a run over that index still checks them.
+func TestIndexBuildSampledCorpus(t *testing.T) {
+	dir := writeR2MEDTask(t, "sampled", `{"id":"d1","text":"aspirin for headache pain"}
+{"id":"d2","text":"fever in children"}
+`, `{"id":"q1","text":"aspirin headache"}`+"\n", `{"q_id":"q1","p_id":"d1","score":1}
+{"q_id":"q1","p_id":"d9","score":1}
+`)
+	idx := filepath.Join(t.TempDir(), "sampled.idx")
+	if _, stderr, code := r2med(t, "", "index", "build", "--data", dir, "--out", idx, "--quiet"); code != 0 {
+		t.Fatalf("index build of a sampled corpus: exit %d: %s", code, stderr)
+	}
+	_, stderr, code := r2med(t, "", "run", "--index", idx, "--data", dir, "--out", filepath.Join(t.TempDir(), "run"), "--quiet")
+	if code == 0 || !strings.Contains(stderr, "--allow-missing-docs") {
+		t.Errorf("run over the index of a sampled corpus without --allow-missing-docs: exit %d, stderr %q", code, stderr)
+	}
+}
