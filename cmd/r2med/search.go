@@ -208,7 +208,8 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 	}
 	fmt.Fprintf(w, "%s · %s · %q\n", head, fmt.Sprintf("%d %s", len(r.Hits), errtext.Plural(len(r.Hits), "hit", "hits")), r.Query)
 	if allZero(r.Hits) {
-		fmt.Fprintln(w, "no document holds a word of the query: all tie at 0, ranked by id descending (trec_eval's tie order)")
+		fmt.Fprintln(w, "no document holds a word of the query: all tie at 0, ranked by id descending (trec_eval's tie order);\n"+
+			"each score is a float32 step below the one before (-1e-45 …), so that every evaluator reads this order")
 	}
 	if e := r.Expansion; e != nil {
 		cached := ""
