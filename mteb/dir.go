@@ -33,48 +33,88 @@ type RunScores struct {
 	// recall_at_100, map_at_100, precision_at_10, mrr), as
 	// leaderboard.Normalize gives them.
 	Scores map[string]float64
-	// Depth is the most documents the run ranked for a query.
-	Depth   int
-	Seconds float64
+	// Depth is the most documents the run ranked for a query; Documents
+	// the documents of the corpus it ranked them from (0: unknown).
+	Depth, Documents int
+	// Excluded counts the (query, document) pairs the run excluded
+	// (r2med run --exclude).
+	Excluded int
+	Seconds  float64
 }
 
-// FromRun converts a run's scores into MTEB's results file for the task:
-// R2MED's ndcg/map/recall/precision_at_k under the same keys (trec_eval's
-// measures, as MTEB's evaluator computes them through pytrec_eval), and
-// trec_eval's reciprocal rank as mrr_at_k for MTEB's cutoffs at or beyond
-// the run's depth, where the two are the same number; main_score is
-// ndcg_at_10. mteb_version is null: MTEB did not compute these.
-func FromRun(r RunScores) (*TaskResult, error) {
+// FromRun converts a run's scores into MTEB's results file for the task,
+// and says what it left out that MTEB's files hold. MTEB's evaluator
+// (mteb/_evaluators/retrieval_metrics.py) takes ndcg_cut, map_cut, recall
+// and P at k from pytrec_eval, means over the queries rounded to five
+// decimals: R2MED's numbers under the same keys, computed and rounded
+// alike. Its mrr_at_k is its own MRR over each query's top k, ties broken
+// by document id as trec_eval breaks them: the run's trec_eval reciprocal
+// rank is that number at k equal to the run's depth, and at every k beyond
+// it when the run ranks the whole corpus; other k are not written (R2MED's
+// MRR is stored to five decimals where MTEB writes six). MTEB retrieves
+// 1000 documents per query, so a metric at a k deeper than the run's depth
+// would be a shallower list's, not the model's: it is left out and said,
+// and a run shallower than the main score's 10 is an error. A run that
+// excluded documents is not MTEB's task, which excludes none: an error.
+// main_score is ndcg_at_10; mteb_version is null: MTEB did not compute
+// these.
+func FromRun(r RunScores) (*TaskResult, []string, error) {
 	t, err := ForR2MED(r.Task)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.Revision == "" {
-		return nil, fmt.Errorf("%s: the run does not record which revision of %s it read (it was not read from the Hub); MTEB's results record the dataset revision, so run it with --task %s", r.Task, t.Dataset, t.R2MED)
+		return nil, nil, fmt.Errorf("%s: the run does not record which revision of %s it read (it was not read from the Hub); MTEB's results record the dataset revision, so run it with --task %s", r.Task, t.Dataset, t.R2MED)
+	}
+	if r.Excluded > 0 {
+		return nil, nil, fmt.Errorf("%s: the run excluded %d (query, document) pairs; MTEB's %s excludes none, so the run's numbers are not its task's", r.Task, r.Excluded, t.Name)
 	}
 	main, ok := r.Scores[MainScore]
 	if !ok {
-		return nil, fmt.Errorf("%s: the run has no %s, MTEB's main score for R2MED", r.Task, MainScore)
+		return nil, nil, fmt.Errorf("%s: the run has no %s, MTEB's main score for R2MED", r.Task, MainScore)
+	}
+	whole := r.Documents > 0 && r.Depth >= r.Documents
+	holds := func(k int) bool { return r.Depth <= 0 || whole || k <= r.Depth }
+	if !holds(10) {
+		return nil, nil, fmt.Errorf("%s: the run ranks at most %d documents per query, fewer than the 10 of MTEB's main score %s", r.Task, r.Depth, MainScore)
 	}
 	set := ScoreSet{Subset: Subset, Languages: []string{Language}, MainScore: main, Metrics: map[string]float64{}}
-	for k, v := range r.Scores {
+	left := map[string]float64{}
+	for key, v := range r.Scores {
 		for _, f := range families[:4] {
-			if rest, ok := strings.CutPrefix(k, f); ok {
-				if _, err := strconv.Atoi(rest); err == nil {
-					set.Metrics[k] = v
+			if rest, ok := strings.CutPrefix(key, f); ok {
+				if k, err := strconv.Atoi(rest); err == nil {
+					if holds(k) {
+						set.Metrics[key] = v
+					} else {
+						left[key] = v
+					}
 				}
 			}
 		}
 	}
 	if mrr, ok := r.Scores["mrr"]; ok && r.Depth > 0 {
 		for _, k := range Cutoffs {
-			if k >= r.Depth {
-				set.Metrics["mrr_at_"+strconv.Itoa(k)] = mrr
+			switch key := "mrr_at_" + strconv.Itoa(k); {
+			case k == r.Depth || k > r.Depth && whole:
+				set.Metrics[key] = mrr
+			case k > r.Depth:
+				left[key] = mrr
 			}
 		}
 	}
+	var notes []string
+	if len(left) > 0 {
+		keys := MetricOrder(left)
+		list := strings.Join(keys[:len(keys)-1], ", ")
+		if len(keys) > 1 {
+			list += " and "
+		}
+		list += keys[len(keys)-1]
+		notes = append(notes, fmt.Sprintf("%s left out: the run ranks at most %d documents per query, and MTEB's metric at k reads the model's ranking to k (it retrieves %d per query)", list, r.Depth, Cutoffs[len(Cutoffs)-1]))
+	}
 	secs := r.Seconds
-	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, nil
+	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, notes, nil
 }
 
 // ModelMeta is a model's model_meta.json. MTEB's ModelMeta forbids keys

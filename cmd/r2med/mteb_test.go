@@ -25,6 +25,11 @@ func TestResultsExportMTEB(t *testing.T) {
 	mustRun(t, "run", "--task", "Biology", "--out", filepath.Join(res, "bm25", "Biology"), "--quiet")
 	mustRun(t, "run", "--task", "Biology", "--gar", "hyde", "--gar-llm", "gpt4", "--out", filepath.Join(res, "hyde", "Biology"), "--quiet")
 	mustRun(t, "run", "--task", "demo", "--out", filepath.Join(res, "bm25", "demo"), "--quiet")
+	// A run that excluded a document MTEB's task does not exclude.
+	first := strings.Fields(readFileString(t, filepath.Join(res, "bm25", "Biology", pipeline.RunFile)))
+	exclude := filepath.Join(t.TempDir(), "exclude.tsv")
+	os.WriteFile(exclude, []byte(first[0]+"\t"+first[2]+"\n"), 0o644)
+	mustRun(t, "run", "--task", "Biology", "--exclude", exclude, "--name", "bm25-excluding", "--out", filepath.Join(res, "excluding", "Biology"), "--quiet")
 	ours, err := results.ReadR2MED(filepath.Join(res, "bm25", "Biology", pipeline.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +49,12 @@ func TestResultsExportMTEB(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "note: bm25 on demo left out: r2med writes MTEB's results for R2MED's eight tasks only\n") {
 		t.Errorf("the demo run is not said to be left out:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "the run excluded 1 (query, document) pairs; MTEB's R2MEDBiologyRetrieval excludes none") || strings.Contains(stdout, "bm25-excluding") {
+		t.Errorf("the run with exclusions is not left out:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stderr, "note: hyde/gpt4 → bm25 is exported as MTEB's model r2med/hyde-gpt4-bm25: its scores are a retriever's on queries an LLM expanded, not one model's ranking\n") {
+		t.Errorf("the GAR system is not said to be more than a model:\n%s", stderr)
 	}
 	// A BRIGHT run is left out with the true reason: MTEB has BRIGHT's
 	// tasks, but evaluates its own copy of the data.
@@ -81,7 +92,7 @@ func TestResultsExportMTEB(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(named, "results", "BAAI__bm25-test", "abc123", "R2MEDBiologyRetrieval.json")); err != nil {
 		t.Error(err)
 	}
-	if _, stderr, code := r2med(t, "", "results", "export", "--format", "mteb", "--results", res, "--model", "x/y", "--out", named); code != 2 || !strings.Contains(stderr, "--model and --revision name one system, and 2 are exported") {
+	if _, stderr, code := r2med(t, "", "results", "export", "--format", "mteb", "--results", res, "--model", "x/y", "--out", named); code != 2 || !strings.Contains(stderr, "--model and --revision name one system, and 3 are exported") {
 		t.Errorf("--model with two systems: exit %d %s", code, stderr)
 	}
 

@@ -72,10 +72,16 @@ embeddings-benchmark/results repository read: one model folder per system
 
 Each file holds the dataset revision the run read, the scores under MTEB's
 keys (ndcg_at_k, map_at_k, recall_at_k, precision_at_k as R2MED computes
-them with trec_eval; trec_eval's reciprocal rank as mrr_at_k for the k at
-or beyond the run's depth, where they are equal), main_score (nDCG@10),
-hf_subset "default", languages ["eng-Latn"], the run's time, and
-mteb_version null: MTEB did not compute them.
+them with trec_eval, the measures and five-decimal rounding of MTEB's
+evaluator; the run's reciprocal rank as mrr_at_k at k equal to the run's
+depth, and beyond it only for a run of the whole corpus, to R2MED's five
+decimals), main_score (nDCG@10), hf_subset "default", languages
+["eng-Latn"], the run's time, and mteb_version null: MTEB did not compute
+them. MTEB retrieves 1000 documents per query: a metric at a k deeper than
+the run ranks is left out and said on stderr, and a run ranking fewer than
+10 per query is left out. So is a run that excluded documents (--exclude),
+which MTEB's tasks do not. A GAR, reranked or fused system is said to be
+more than one model's ranking.
 
 A system is named r2med/<system> at revision ` + mteb.NoRevision + `
 unless --model and --revision name it (for one system) as MTEB names
@@ -127,10 +133,14 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 					if err != nil {
 						return err
 					}
-					tr, err := mteb.FromRun(mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics, Depth: depth, Seconds: r.Seconds()})
+					tr, notes, err := mteb.FromRun(mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics,
+						Depth: depth, Documents: r.Manifest.Counts["documents"], Excluded: r.Manifest.Counts["excluded_pairs"], Seconds: r.Seconds()})
 					if err != nil {
 						fmt.Fprintf(w, "note: %s left out: %v\n", r.Dir, err)
 						continue
+					}
+					for _, n := range notes {
+						fmt.Fprintf(w, "note: %s on %s: %s\n", s.Name, task, n)
 					}
 					trs = append(trs, tr)
 				}
@@ -143,6 +153,9 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 				}
 				if revision != "" {
 					meta.Revision = revision
+				}
+				if what := pipelineKind(s.Kind); what != "" {
+					fmt.Fprintf(w, "note: %s is exported as MTEB's model %s: its scores are %s, not one model's ranking\n", s.Name, meta.Name, what)
 				}
 				files, err := mteb.WriteModel(out, meta, trs)
 				if err != nil {
@@ -169,6 +182,20 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 	return cmd
 }
 
+// pipelineKind says in words what makes a system of kind k more than one
+// model's ranking; "" for a base retriever.
+func pipelineKind(k leaderboard.Kind) string {
+	switch k {
+	case leaderboard.GAR:
+		return "a retriever's on queries an LLM expanded"
+	case leaderboard.Reranker:
+		return "a reranker's over a retriever's top documents"
+	case leaderboard.Fusion:
+		return "several retrievers' fused"
+	}
+	return ""
+}
+
 // pickSystems returns the systems named (by ID or name), all when none is.
 func pickSystems(all []leaderboard.System, names []string) ([]leaderboard.System, error) {
 	names = splitList(names)
@@ -190,8 +217,12 @@ func pickSystems(all []leaderboard.System, names []string) ([]leaderboard.System
 	return out, nil
 }
 
-// runDepth is the most documents the run ranked for a query.
+// runDepth is the most documents the run ranked for a query: the
+// manifest's count, else the run file's.
 func runDepth(r results.Run) (int, error) {
+	if d, ok := r.Manifest.Counts[results.RunDepth]; ok {
+		return d, nil
+	}
 	p := r.RunPath()
 	if p == "" {
 		return 0, nil
