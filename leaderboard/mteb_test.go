@@ -113,3 +113,38 @@ func TestReadMTEBSameResultTwice(t *testing.T) {
 		t.Errorf("got %v, want an error naming both copies of %s", err, file)
 	}
 }
+
+// TestReadMTEBScoreScale: MTEB's files hold fractions (0 to 1); a file
+// with percentages (a score of 30 for 0.30, as MTEB's leaderboard prints
+// them) would show 3000.00 on the board: it is refused, naming the file
+// and the key. A file with main_score and no ndcg_at_10 (R2MED's main
+// score in MTEB) shows its main score as nDCG@10; one where the two
+// differ says two things and is refused.
+func TestReadMTEBScoreScale(t *testing.T) {
+	for _, c := range []struct {
+		name, scores, want string
+		ndcg               float64
+	}{
+		{"percent", `{"ndcg_at_10": 30.0, "main_score": 30.0, "hf_subset": "default", "languages": ["eng-Latn"]}`, "ndcg_at_10 is 30, outside 0 to 1: MTEB's files hold fractions (0.3 for 30%)", 0},
+		{"negative", `{"ndcg_at_10": 0.2, "recall_at_100": -0.1, "main_score": 0.2, "hf_subset": "default", "languages": ["eng-Latn"]}`, "recall_at_100 is -0.1, outside 0 to 1", 0},
+		{"main only", `{"main_score": 0.25, "hf_subset": "default", "languages": ["eng-Latn"]}`, "", 0.25},
+		{"disagree", `{"ndcg_at_10": 0.2, "main_score": 0.25, "hf_subset": "default", "languages": ["eng-Latn"]}`, "main_score 0.25 is not its ndcg_at_10 0.2, which MTEB's R2MED tasks take as their main score", 0},
+	} {
+		dir := t.TempDir()
+		folder := filepath.Join(dir, "results", "x__y", "r1")
+		os.MkdirAll(folder, 0o755)
+		path := filepath.Join(folder, "R2MEDBiologyRetrieval.json")
+		os.WriteFile(path, []byte(`{"dataset_revision": "8b9fec2db9eda4b5742d03732213fbaee8169556", "task_name": "R2MEDBiologyRetrieval", "mteb_version": "1.38.20",
+  "scores": {"test": [`+c.scores+`]}, "evaluation_time": 1.0}`), 0o644)
+		ss, err := ReadMTEB(dir)
+		if c.want == "" {
+			if err != nil || len(ss) != 1 || ss[0].Tasks["Biology"].Metrics["ndcg_at_10"] != c.ndcg {
+				t.Errorf("%s: %v %+v", c.name, err, ss)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant an error naming %s: %q", c.name, err, path, c.want)
+		}
+	}
+}
