@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,10 @@ type RunScores struct {
 	// (r2med run --exclude).
 	Excluded int
 	Seconds  float64
+	// Evaluated are MTEB's scores of the run's file (Evaluate), when its
+	// judgments were at hand: FromRun writes them, after checking them
+	// against Scores where both have a key. Nil writes Scores alone.
+	Evaluated map[string]float64
 }
 
 // FromRun converts a run's scores into MTEB's results file for the task,
@@ -47,17 +52,19 @@ type RunScores struct {
 // (mteb/_evaluators/retrieval_metrics.py) takes ndcg_cut, map_cut, recall
 // and P at k from pytrec_eval, means over the queries rounded to five
 // decimals: R2MED's numbers under the same keys, computed and rounded
-// alike. Its mrr_at_k is its own MRR over each query's top k, ties broken
-// by document id as trec_eval breaks them: the run's trec_eval reciprocal
-// rank is that number at k equal to the run's depth, and at every k beyond
-// it when the run ranks the whole corpus; other k are not written (R2MED's
-// MRR is stored to five decimals where MTEB writes six). MTEB retrieves
-// 1000 documents per query, so a metric at a k deeper than the run's depth
-// would be a shallower list's, not the model's: it is left out and said,
-// and a run shallower than the main score's 10 is an error. A run that
-// excluded documents is not MTEB's task, which excludes none: an error.
-// main_score is ndcg_at_10; mteb_version is null: MTEB did not compute
-// these.
+// alike. With the run's file evaluated as MTEB evaluates it
+// (RunScores.Evaluated) every key MTEB writes is the file's, at MTEB's
+// cutoffs, mrr_at_k included; the file and the run's scores must agree
+// where both have a key. Without it, R2MED's keys are written as they are
+// (k 1, 10, 25, 50, 100), and of MTEB's mrr_at_k only what R2MED's MRR
+// (trec_eval's reciprocal rank over the run, to five decimals where MTEB
+// writes six) is: k equal to the run's depth, and every k beyond it when
+// the run ranks the whole corpus. MTEB retrieves 1000 documents per query,
+// so a metric at a k deeper than the run's depth would be a shallower
+// list's, not the model's: it is left out and said, and a run shallower
+// than the main score's 10 is an error. A run that excluded documents is
+// not MTEB's task, which excludes none: an error. main_score is
+// ndcg_at_10; mteb_version is null: MTEB did not compute these.
 func FromRun(r RunScores) (*TaskResult, []string, error) {
 	t, err := ForR2MED(r.Task)
 	if err != nil {
@@ -78,29 +85,38 @@ func FromRun(r RunScores) (*TaskResult, []string, error) {
 	if !holds(10) {
 		return nil, nil, fmt.Errorf("%s: the run ranks at most %d documents per query, fewer than the 10 of MTEB's main score %s", r.Task, r.Depth, MainScore)
 	}
-	set := ScoreSet{Subset: Subset, Languages: []string{Language}, MainScore: main, Metrics: map[string]float64{}}
-	left := map[string]float64{}
-	for key, v := range r.Scores {
-		for _, f := range families[:4] {
-			if rest, ok := strings.CutPrefix(key, f); ok {
-				if k, err := strconv.Atoi(rest); err == nil {
-					if holds(k) {
-						set.Metrics[key] = v
-					} else {
-						left[key] = v
-					}
+	found := map[string]float64{}
+	if r.Evaluated != nil {
+		for _, key := range slices.Sorted(maps.Keys(r.Scores)) {
+			if e, ok := r.Evaluated[key]; ok && e != r.Scores[key] {
+				return nil, nil, fmt.Errorf("%s: the run's file gives %s %v where its results gave %v: they are not one run's; run it again", r.Task, key, e, r.Scores[key])
+			}
+		}
+		maps.Copy(found, r.Evaluated)
+	} else {
+		for key, v := range r.Scores {
+			if _, f := cutoff(key); f < len(families)-1 {
+				found[key] = v
+			}
+		}
+		if mrr, ok := r.Scores["mrr"]; ok && r.Depth > 0 {
+			for _, k := range Cutoffs {
+				if k >= r.Depth {
+					found["mrr_at_"+strconv.Itoa(k)] = mrr
 				}
 			}
 		}
 	}
-	if mrr, ok := r.Scores["mrr"]; ok && r.Depth > 0 {
-		for _, k := range Cutoffs {
-			switch key := "mrr_at_" + strconv.Itoa(k); {
-			case k == r.Depth || k > r.Depth && whole:
-				set.Metrics[key] = mrr
-			case k > r.Depth:
-				left[key] = mrr
-			}
+	set := ScoreSet{Subset: Subset, Languages: []string{Language}, MainScore: main, Metrics: map[string]float64{}}
+	left := map[string]float64{}
+	for key, v := range found {
+		k, f := cutoff(key)
+		switch {
+		case f == len(families):
+		case holds(k):
+			set.Metrics[key] = v
+		default:
+			left[key] = v
 		}
 	}
 	var notes []string
@@ -115,6 +131,19 @@ func FromRun(r RunScores) (*TaskResult, []string, error) {
 	}
 	secs := r.Seconds
 	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, notes, nil
+}
+
+// cutoff reads an MTEB metric key: its k and its family's index in
+// families; len(families) for a key of none.
+func cutoff(key string) (k, family int) {
+	for i, f := range families {
+		if rest, ok := strings.CutPrefix(key, f); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > 0 {
+				return n, i
+			}
+		}
+	}
+	return 0, len(families)
 }
 
 // ModelMeta is a model's model_meta.json. MTEB's ModelMeta forbids keys

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/r2med/r2med/hubrepo/brighttest"
+	"github.com/r2med/r2med/measure"
 	"github.com/r2med/r2med/mteb"
 	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
@@ -80,9 +83,24 @@ func TestResultsExportMTEB(t *testing.T) {
 	json.Unmarshal(data, &file)
 	set := file.Scores["test"][0]
 	ndcg, _ := ours.Metric("ndcg_at_10")
-	mrr, _ := ours.Metric("mrr")
+	// The run file evaluated as MTEB does: its MRR over a run no deeper
+	// than 100 is trec_eval's reciprocal rank, written to six decimals
+	// (results.json holds five), and MTEB's other cutoffs are there.
+	l, err := results.Scan(filepath.Join(res, "bm25", "Biology"))
+	if err != nil || len(l.Runs) != 1 {
+		t.Fatal(err)
+	}
+	task, err := pipeline.LoadRunTask(context.Background(), l.Runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := measure.Evaluate(task.Qrels, readRun(t, filepath.Join(res, "bm25", "Biology", pipeline.RunFile)), measure.MustParse("recip_rank"), measure.Options{Complete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mrr := math.Round(ev.All[0]*1e6) / 1e6
 	if file.DatasetRevision != repos.BiologyCommit || file.TaskName != "R2MEDBiologyRetrieval" || set["main_score"] != ndcg || set["ndcg_at_10"] != ndcg ||
-		set["mrr_at_100"] != mrr || set["hf_subset"] != "default" {
+		set["mrr_at_100"] != mrr || set["hf_subset"] != "default" || set["ndcg_at_5"] == nil || set["mrr_at_1"] == nil {
 		t.Errorf("exported %s\nrun's nDCG@10 %v, MRR %v", data, ndcg, mrr)
 	}
 
@@ -120,6 +138,23 @@ func TestResultsExportMTEB(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no MTEB row in\n%s", stdout)
+	}
+
+	// Without the data the run read, the run file cannot be evaluated as
+	// MTEB does: said, and results.json's numbers written as they are.
+	if err := os.Rename(task.Dir, task.Dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	bare := t.TempDir()
+	_, stderr, code = r2med(t, "", "results", "export", "--format", "mteb", "--results", res, "--system", "bm25", "--out", bare)
+	if code != 0 || !strings.Contains(stderr, "note: bm25 on Biology: its data is not at hand to evaluate run.trec as MTEB does") {
+		t.Fatalf("exit %d, stderr\n%s", code, stderr)
+	}
+	data, _ = os.ReadFile(filepath.Join(bare, "results", "r2med__bm25", mteb.NoRevision, "R2MEDBiologyRetrieval.json"))
+	json.Unmarshal(data, &file)
+	if five, _ := ours.Metric("mrr"); file.Scores["test"][0]["mrr_at_100"] != five || file.Scores["test"][0]["ndcg_at_5"] != nil {
+		t.Errorf("without the data:\n%s", data)
 	}
 }
 

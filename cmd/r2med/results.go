@@ -10,6 +10,7 @@ import (
 
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/mteb"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
@@ -70,18 +71,22 @@ embeddings-benchmark/results repository read: one model folder per system
 <revision>/<TaskName>.json per R2MED task, under the names MTEB registers
 (R2MEDBiologyRetrieval, …), and model_meta.json.
 
-Each file holds the dataset revision the run read, the scores under MTEB's
-keys (ndcg_at_k, map_at_k, recall_at_k, precision_at_k as R2MED computes
-them with trec_eval, the measures and five-decimal rounding of MTEB's
-evaluator; the run's reciprocal rank as mrr_at_k at k equal to the run's
-depth, and beyond it only for a run of the whole corpus, to R2MED's five
-decimals), main_score (nDCG@10), hf_subset "default", languages
-["eng-Latn"], the run's time, and mteb_version null: MTEB did not compute
-them. MTEB retrieves 1000 documents per query: a metric at a k deeper than
-the run ranks is left out and said on stderr, and a run ranking fewer than
-10 per query is left out. So is a run that excluded documents (--exclude),
-which MTEB's tasks do not. A GAR, reranked or fused system is said to be
-more than one model's ranking.
+Each file holds the dataset revision the run read, the scores MTEB's
+evaluator writes, computed from the run's run.trec with the judgments of
+the data it read, as MTEB computes them: ndcg_at_k, map_at_k, recall_at_k
+and precision_at_k (trec_eval's measures, pytrec_eval's in MTEB, means to
+five decimals) and mrr_at_k (MTEB's MRR over each query's top k, ties by
+document id, to six decimals) at MTEB's k (1, 3, 5, 10, 20, 100, 1000),
+checked against results.json where both have a number; main_score
+(nDCG@10), hf_subset "default", languages ["eng-Latn"], the run's time,
+and mteb_version null: MTEB did not compute them. Where the data is not at
+hand (not cached, offline) results.json's numbers are written, said on
+stderr: R2MED's keys (k 1, 10, 25, 50, 100), and its MRR (five decimals)
+as mrr_at_k only at the run's depth. MTEB retrieves 1000 documents per
+query: a metric at a k deeper than the run ranks is left out and said on
+stderr, and a run ranking fewer than 10 per query is left out. So is a run
+that excluded documents (--exclude), which MTEB's tasks do not. A GAR,
+reranked or fused system is said to be more than one model's ranking.
 
 A system is named r2med/<system> at revision ` + mteb.NoRevision + `
 unless --model and --revision name it (for one system) as MTEB names
@@ -133,8 +138,14 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 					if err != nil {
 						return err
 					}
-					tr, notes, err := mteb.FromRun(mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics,
-						Depth: depth, Documents: r.Manifest.Counts["documents"], Excluded: r.Manifest.Counts["excluded_pairs"], Seconds: r.Seconds()})
+					rs := mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics,
+						Depth: depth, Documents: r.Manifest.Counts["documents"], Excluded: r.Manifest.Counts["excluded_pairs"], Seconds: r.Seconds()}
+					if rs.Excluded == 0 {
+						if rs.Evaluated, err = evaluateForMTEB(cmd, r); err != nil {
+							fmt.Fprintf(w, "note: %s on %s: %v; its scores are results.json's: R2MED's keys, and mrr_at_k only at the run's depth, to five decimals\n", s.Name, task, err)
+						}
+					}
+					tr, notes, err := mteb.FromRun(rs)
 					if err != nil {
 						fmt.Fprintf(w, "note: %s left out: %v\n", r.Dir, err)
 						continue
@@ -215,6 +226,28 @@ func pickSystems(all []leaderboard.System, names []string) ([]leaderboard.System
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// evaluateForMTEB scores the run's file as MTEB's evaluator does
+// (mteb.Evaluate), with the judgments of the data the run read; an error
+// says why it could not (the data is not at hand, the file is not the
+// one the run wrote).
+func evaluateForMTEB(cmd *cobra.Command, r results.Run) (map[string]float64, error) {
+	if r.RunPath() == "" {
+		return nil, fmt.Errorf("%s has no %s", r.Dir, results.RunFile)
+	}
+	if err := r.CheckRunFile(); err != nil {
+		return nil, err
+	}
+	t, err := pipeline.LoadRunTask(cmd.Context(), r)
+	if err != nil {
+		return nil, fmt.Errorf("its data is not at hand to evaluate %s as MTEB does (%v)", results.RunFile, err)
+	}
+	run, err := trec.ReadRunFile(r.RunPath())
+	if err != nil {
+		return nil, err
+	}
+	return mteb.Evaluate(t.Qrels, run)
 }
 
 // runDepth is the most documents the run ranked for a query: the
