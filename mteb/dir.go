@@ -127,7 +127,7 @@ func FromRun(r RunScores) (*TaskResult, []string, error) {
 			list += " and "
 		}
 		list += keys[len(keys)-1]
-		notes = append(notes, fmt.Sprintf("%s left out: the run ranks at most %d documents per query, and MTEB's metric at k reads the model's ranking to k (it retrieves %d per query)", list, r.Depth, Cutoffs[len(Cutoffs)-1]))
+		notes = append(notes, fmt.Sprintf("%s left out: the run ranks at most %d documents per query, and MTEB's metric at k reads the model's ranking to k (it retrieves %d per query; a run kept that deep, r2med run --top-k %[3]d, has them)", list, r.Depth, Cutoffs[len(Cutoffs)-1]))
 	}
 	secs := r.Seconds
 	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, notes, nil
