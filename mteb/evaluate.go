@@ -20,8 +20,9 @@ import (
 // mrr_at_k is MTEB's own MRR, the reciprocal rank of the first document
 // judged above 0 among each query's top k, the run sorted by score and
 // then document id, both descending, as pytrec_eval orders ties (mteb
-// #5092), its mean unrounded and written to six decimals (TaskResult.
-// to_disk). Means are over every judged query, a query without results
+// ≥ 2.18.19, PR #5136; earlier versions kept tied documents in the order
+// the search returned them), its mean unrounded and written to six
+// decimals (TaskResult.to_disk). See testdata/FACTS.md. Means are over every judged query, a query without results
 // counting 0, as R2MED's are; MTEB's runs rank every query. Queries the
 // run ranks but nobody judged are left out, as pytrec_eval leaves them.
 func Evaluate(qrels ir.Qrels, run ir.Run) (map[string]float64, error) {
