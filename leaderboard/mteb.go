@@ -19,8 +19,12 @@ import (
 // not the one MTEB pins for the task. Scores are taken under R2MED's keys
 // where MTEB's mean the same (ndcg, map, recall and precision at k), as
 // fractions (a file holding percentages is refused: mtebScores), its
-// main_score as nDCG@10 where the file lacks that key; MTEB's mrr_at_k is
-// not R2MED's MRR over a run's top 100 and is left out. Of a file's
+// main_score as nDCG@10 where the file lacks that key, and its mrr_at_100
+// as R2MED's MRR: MTEB ranks 1000 documents per query, and its MRR@100
+// reads the top 100 of that ranking as R2MED's MRR reads a run's top 100
+// (MTEB before 2.18.19 broke ties among them in the order its search
+// returned them, where trec_eval and later MTEB break them by document
+// id: mteb/testdata/FACTS.md). Other mrr_at_k are left out. Of a file's
 // splits and subsets the test split's default subset is read, as MTEB
 // reads R2MED's tasks; a model's revisions are rows of their own.
 func ReadMTEB(dir string) ([]System, error) {
@@ -95,6 +99,14 @@ func mtebScores(set mteb.ScoreSet) (map[string]float64, error) {
 			}
 			m[k] = v
 		}
+	}
+	// MTEB ranks 1000 documents per query: its MRR over the top 100 is
+	// R2MED's MRR, over a run's top 100.
+	if v, ok := set.Metrics["mrr_at_100"]; ok {
+		if !(v >= 0 && v <= 1) {
+			return nil, fmt.Errorf("mrr_at_100 is %v, outside 0 to 1: MTEB's files hold fractions (0.3 for 30%%)", v)
+		}
+		m["mrr"] = v
 	}
 	main := set.MainScore
 	if !(main >= 0 && main <= 1) {

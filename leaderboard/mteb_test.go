@@ -148,3 +148,21 @@ func TestReadMTEBScoreScale(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMTEBMRR: MTEB's mrr_at_100 is MRR over the top 100 of a ranking
+// 1000 deep, which is R2MED's MRR (over a run's top 100): it shows as the
+// row's MRR; mrr_at_10 (a shallower cut) does not.
+func TestReadMTEBMRR(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "results", "x__y", "r1")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "R2MEDBiologyRetrieval.json"), []byte(`{"dataset_revision": "8b9fec2db9eda4b5742d03732213fbaee8169556", "task_name": "R2MEDBiologyRetrieval", "mteb_version": "2.18.20",
+  "scores": {"test": [{"ndcg_at_10": 0.2, "mrr_at_10": 0.3, "mrr_at_100": 0.312345, "mrr_at_1000": 0.3125, "main_score": 0.2, "hf_subset": "default", "languages": ["eng-Latn"]}]}, "evaluation_time": 1.0}`), 0o644)
+	ss, err := ReadMTEB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ss[0].Tasks["Biology"].Metrics["mrr"]; got != 0.312345 {
+		t.Errorf("MRR %v, want mrr_at_100's 0.312345", got)
+	}
+}

@@ -160,8 +160,8 @@ func TestResultsExportMTEB(t *testing.T) {
 
 // TestLeaderboardSaysWhyEmpty: a board with systems that the options
 // leave no row of says which option did it, not that there were no runs:
-// MTEB's rows have no R2MED MRR (its mrr_at_k is left out), R2MED's
-// published systems hold no fusion.
+// the fixture's MTEB rows have no MRR (no mrr_at_100, which is R2MED's
+// MRR; mrr_at_10 is not), R2MED's published systems hold no fusion.
 func TestLeaderboardSaysWhyEmpty(t *testing.T) {
 	empty := t.TempDir()
 	mtebDir := filepath.Join("..", "..", "mteb", "testdata")
