@@ -63,7 +63,9 @@ type RunScores struct {
 // so a metric at a k deeper than the run's depth would be a shallower
 // list's, not the model's: it is left out and said, and a run shallower
 // than the main score's 10 is an error. A run that excluded documents is
-// not MTEB's task, which excludes none: an error. main_score is
+// not MTEB's task, which excludes none: an error. A run on another
+// revision of the data than MTEB's task pins is written with the revision
+// it read, and said. main_score is
 // ndcg_at_10; mteb_version is null: MTEB did not compute these.
 func FromRun(r RunScores) (*TaskResult, []string, error) {
 	t, err := ForR2MED(r.Task)
@@ -120,6 +122,9 @@ func FromRun(r RunScores) (*TaskResult, []string, error) {
 		}
 	}
 	var notes []string
+	if r.Revision != t.Revision {
+		notes = append(notes, fmt.Sprintf("the run read %s at %s, not the revision MTEB's %s pins (%s); the file's dataset_revision says which it read", t.Dataset, r.Revision, t.Name, t.Revision))
+	}
 	if len(left) > 0 {
 		keys := MetricOrder(left)
 		list := strings.Join(keys[:len(keys)-1], ", ")
@@ -220,7 +225,9 @@ func FolderName(model string) string {
 // WriteModel writes a model's results in MTEB's layout under dir:
 // dir/results/<FolderName>/<revision>/<task_name>.json, then
 // model_meta.json beside them, each file whole or not at all. It returns
-// the files written.
+// the files written. A file of another R2MED task in the folder (an
+// earlier export's), which MTEB would read as this model's, is an error
+// before anything is written; other tasks' files are left alone.
 func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) {
 	if meta.Name == "" || meta.Revision == "" {
 		return nil, errors.New("an MTEB model needs a name and a revision")
@@ -235,6 +242,18 @@ func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) 
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return nil, err
 	}
+	// An R2MED task's file left by an earlier export would read in MTEB as
+	// this one's: refused before anything is written.
+	names, err := fs.Glob(os.DirFS(folder), "*.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		task := strings.TrimSuffix(name, ".json")
+		if _, ours := Lookup(task); ours && !slices.ContainsFunc(rs, func(r *TaskResult) bool { return r.TaskName == task }) {
+			return nil, fmt.Errorf("%s is not written by this export (an earlier one's?), and MTEB would read it as %s's result at %s: remove it, or give another folder", filepath.Join(folder, name), meta.Name, meta.Revision)
+		}
+	}
 	var written []string
 	seen := map[string]bool{}
 	write := func(name string, data []byte) error {
@@ -247,9 +266,11 @@ func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) 
 	}
 	for _, r := range rs {
 		if seen[r.TaskName] {
-			return written, fmt.Errorf("two results of %s for %s", r.TaskName, meta.Name)
+			return nil, fmt.Errorf("two results of %s for %s", r.TaskName, meta.Name)
 		}
 		seen[r.TaskName] = true
+	}
+	for _, r := range rs {
 		data := r.Marshal()
 		if err := Validate(data); err != nil {
 			return written, fmt.Errorf("%s: %w (a bug: the file would not load in MTEB)", r.TaskName, err)

@@ -63,7 +63,7 @@ func TestFromRunEvaluated(t *testing.T) {
 		}
 	}
 	scores := map[string]float64{"ndcg_at_10": 0.1, "ndcg_at_25": 0.2, "recall_at_100": 0.1, "mrr": 0.11111}
-	r, notes, err := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 100, Documents: 57359, Scores: scores, Evaluated: ev})
+	r, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Documents: 57359, Scores: scores, Evaluated: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestFromRunEvaluated(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 	scores["ndcg_at_10"] = 0.2
-	if _, _, err := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 100, Scores: scores, Evaluated: ev}); err == nil ||
+	if _, _, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Scores: scores, Evaluated: ev}); err == nil ||
 		!strings.Contains(err.Error(), "the run's file gives ndcg_at_10 0.1 where its results gave 0.2") {
 		t.Errorf("disagreeing file: %v", err)
 	}

@@ -154,7 +154,7 @@ func TestFromRun(t *testing.T) {
 // exported at all. A run that ranks the whole corpus holds every depth.
 func TestFromRunShallow(t *testing.T) {
 	scores := map[string]float64{"ndcg_at_1": 0.05, "ndcg_at_10": 0.1, "ndcg_at_100": 0.2, "recall_at_10": 0.3, "recall_at_100": 0.4, "precision_at_25": 0.01, "mrr": 0.2}
-	shallow, notes, err := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 10, Documents: 57359, Scores: scores})
+	shallow, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 10, Documents: 57359, Scores: scores})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +171,10 @@ func TestFromRunShallow(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "ndcg_at_100, recall_at_100, precision_at_25, mrr_at_20, mrr_at_100 and mrr_at_1000 left out: the run ranks at most 10 documents per query") {
 		t.Errorf("notes %q", notes)
 	}
-	if _, _, err := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 5, Documents: 57359, Scores: scores}); err == nil || !strings.Contains(err.Error(), "ranks at most 5 documents per query, fewer than the 10 of MTEB's main score ndcg_at_10") {
+	if _, _, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 5, Documents: 57359, Scores: scores}); err == nil || !strings.Contains(err.Error(), "ranks at most 5 documents per query, fewer than the 10 of MTEB's main score ndcg_at_10") {
 		t.Errorf("a run of 5 documents: %v", err)
 	}
-	whole, notes, err := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 40, Documents: 40, Scores: scores})
+	whole, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 40, Documents: 40, Scores: scores})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +188,26 @@ func TestFromRunShallow(t *testing.T) {
 	}
 }
 
+// biology is the revision of R2MED/Biology MTEB's task pins.
+const biology = "8b9fec2db9eda4b5742d03732213fbaee8169556"
+
+// TestFromRunOtherRevision: a run on another revision of the data than
+// MTEB's task pins is exported with the revision it read, and said.
+func TestFromRunOtherRevision(t *testing.T) {
+	r, notes, err := FromRun(RunScores{Task: "Biology", Revision: "1111111111111111111111111111111111111111", Depth: 100, Documents: 57359, Scores: map[string]float64{"ndcg_at_10": 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the run read R2MED/Biology at 1111111111111111111111111111111111111111, not the revision MTEB's R2MEDBiologyRetrieval pins (8b9fec2db9eda4b5742d03732213fbaee8169556); the file's dataset_revision says which it read"
+	if r.DatasetRevision != "1111111111111111111111111111111111111111" || len(notes) != 1 || notes[0] != want {
+		t.Errorf("revision %s, notes %q\nwant %q", r.DatasetRevision, notes, want)
+	}
+}
+
 // TestFromRunExcluded: a run that excluded documents (--exclude) is not
 // MTEB's task, which excludes none.
 func TestFromRunExcluded(t *testing.T) {
-	_, _, err := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 100, Documents: 57359, Excluded: 3, Scores: map[string]float64{"ndcg_at_10": 0.1}})
+	_, _, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Documents: 57359, Excluded: 3, Scores: map[string]float64{"ndcg_at_10": 0.1}})
 	if err == nil || !strings.Contains(err.Error(), "the run excluded 3 (query, document) pairs; MTEB's R2MEDBiologyRetrieval excludes none") {
 		t.Errorf("%v", err)
 	}
@@ -391,5 +407,34 @@ func TestParseNewerLayout(t *testing.T) {
 	}
 	if v, ok := r.Score(Split, MainScore); !ok || v != 0.3 || *r.MTEBVersion != "2.12.0-2.12.19" {
 		t.Errorf("ndcg_at_10 %v %v, version %v", v, ok, *r.MTEBVersion)
+	}
+}
+
+// TestWriteModelStale: a model folder that holds an R2MED task's file this
+// export does not write (an earlier export's) would read in MTEB as part
+// of this one: refused, naming it, before anything is written. Files of
+// other tasks (MTEB's own results of the model) are left as they are.
+func TestWriteModelStale(t *testing.T) {
+	dir := t.TempDir()
+	meta := ModelMeta{Name: "r2med/bm25", Revision: NoRevision}
+	bio, _, _ := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188}})
+	pmc, _, _ := FromRun(RunScores{Task: "PMC-Clinical", Revision: "812829522f7eaa407ef82b96717be85788a50f7e", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.2}})
+	if _, err := WriteModel(dir, meta, []*TaskResult{bio, pmc}); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "results", "r2med__bm25", NoRevision)
+	os.WriteFile(filepath.Join(folder, "NFCorpus.json"), []byte("{}"), 0o644)
+	before, _ := os.ReadFile(filepath.Join(folder, "R2MEDBiologyRetrieval.json"))
+	bio2, _, _ := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.3}})
+	_, err := WriteModel(dir, meta, []*TaskResult{bio2})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(folder, "R2MEDPMCClinicalRetrieval.json")) || !strings.Contains(err.Error(), "not written by this export") {
+		t.Errorf("stale file: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(folder, "R2MEDBiologyRetrieval.json")); string(after) != string(before) {
+		t.Error("a file was replaced before the export was refused")
+	}
+	os.Remove(filepath.Join(folder, "R2MEDPMCClinicalRetrieval.json"))
+	if _, err := WriteModel(dir, meta, []*TaskResult{bio2}); err != nil {
+		t.Errorf("the same tasks again, another task's file beside them: %v", err)
 	}
 }

@@ -179,3 +179,22 @@ func TestLeaderboardSaysWhyEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsExportMTEBNameClash: two systems whose names make the same
+// MTEB model name ("a/b" and "a b" are both r2med/a-b) would write one
+// folder, the second's files over the first's: refused before anything
+// is written, naming both.
+func TestResultsExportMTEBNameClash(t *testing.T) {
+	fakeHubEnv(t)
+	res := t.TempDir()
+	mustRun(t, "run", "--task", "Biology", "--name", "a/b", "--out", filepath.Join(res, "one"), "--quiet")
+	mustRun(t, "run", "--task", "Biology", "--name", "a b", "--k1", "1.2", "--out", filepath.Join(res, "two"), "--quiet")
+	out := t.TempDir()
+	_, stderr, code := r2med(t, "", "results", "export", "--format", "mteb", "--results", res, "--out", out)
+	if code != 2 || !strings.Contains(stderr, `systems "a b" and "a/b" would both be MTEB's model r2med/a-b`) {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results")); err == nil {
+		t.Error("files written before the clash was refused")
+	}
+}

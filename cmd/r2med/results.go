@@ -124,6 +124,9 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 			for _, r := range l.Runs {
 				runs[r.Dir] = r
 			}
+			if err := mtebNamesApart(picked, runs); err != nil {
+				return err
+			}
 			w, n := cmd.ErrOrStderr(), 0
 			for _, s := range picked {
 				var trs []*mteb.TaskResult
@@ -191,6 +194,28 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 	f.StringVar(&model, "model", "", "the model's name in MTEB (org/name, e.g. the checkpoint's Hub id); default r2med/<system>")
 	f.StringVar(&revision, "revision", "", "the model's revision in MTEB (the checkpoint's commit); default "+mteb.NoRevision)
 	return cmd
+}
+
+// mtebNamesApart refuses two systems with runs on R2MED's tasks whose
+// names make one MTEB model name (LocalName: "a/b" and "a b" are both
+// r2med/a-b): the second would write over the first's files.
+func mtebNamesApart(systems []leaderboard.System, runs map[string]results.Run) error {
+	by := map[string]string{}
+	for _, s := range systems {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(s.Tasks)), func(t leaderboard.TaskResult) bool {
+			r, ok := runs[t.Source]
+			return ok && r.Suite() == tasks.R2MED
+		}) {
+			continue
+		}
+		name := mteb.LocalName(s.Name)
+		if other, ok := by[name]; ok {
+			a, b := min(other, s.Name), max(other, s.Name)
+			return usage(fmt.Errorf("systems %q and %q would both be MTEB's model %s (its name is the system's as a slug): export one at a time with --system and --model, or name the runs apart (--name)", a, b, name))
+		}
+		by[name] = s.Name
+	}
+	return nil
 }
 
 // pipelineKind says in words what makes a system of kind k more than one
