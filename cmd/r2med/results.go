@@ -86,7 +86,10 @@ as mrr_at_k only at the run's depth. MTEB retrieves 1000 documents per
 query: a metric at a k deeper than the run ranks is left out and said on
 stderr, and a run ranking fewer than 10 per query is left out. So is a run
 that excluded documents (--exclude), which MTEB's tasks do not. A GAR,
-reranked or fused system is said to be more than one model's ranking.
+reranked or fused system is said to be more than one model's ranking. A
+model folder already holding another R2MED task's file (an earlier
+export's, which MTEB would read as this one's) is refused, as are two
+systems whose names make one MTEB model name; nothing is written then.
 
 A system is named r2med/<system> at revision ` + mteb.NoRevision + `
 unless --model and --revision name it (for one system) as MTEB names
