@@ -16,7 +16,9 @@ import (
 // else the folders) in the reference, the file each task's numbers come
 // from, the MTEB version that computed them as who evaluated them (an
 // unknown tool where mteb_version is null), and a note when a file's dataset revision is
-// not the one MTEB pins for the task. Scores are taken under R2MED's keys
+// not the one MTEB pins for the task, and when a folder has no
+// model_meta.json (named by its folders, where MTEB's load_results would
+// leave it out by default). Scores are taken under R2MED's keys
 // where MTEB's mean the same (ndcg, map, recall and precision at k), as
 // fractions (a file holding percentages is refused: mtebScores), its
 // main_score as nDCG@10 where the file lacks that key, and its mrr_at_100
@@ -65,6 +67,9 @@ func ReadMTEB(dir string) ([]System, error) {
 		}
 		if !strings.Contains(s.External.EvaluatedBy, version) {
 			s.External.EvaluatedBy = joinNote(s.External.EvaluatedBy, version)
+		}
+		if noMeta := "no model_meta.json: named by its folders, where MTEB's load_results leaves such results out unless require_model_meta=False"; f.NoMeta && !strings.Contains(s.External.Note, noMeta) {
+			s.External.Note = joinNote(s.External.Note, noMeta)
 		}
 		if f.DatasetRevision != f.Task.Revision {
 			s.External.Note = joinNote(s.External.Note, fmt.Sprintf("%s read %s at %s, not the revision MTEB pins (%s)", f.Task.R2MED, f.Task.Dataset, f.DatasetRevision, f.Task.Revision))

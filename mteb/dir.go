@@ -290,6 +290,9 @@ type Result struct {
 	// Path is the file.
 	Path string
 	Task Task
+	// NoMeta: the folder has no model_meta.json, which MTEB's
+	// load_results requires by default (require_model_meta=True).
+	NoMeta bool
 	*TaskResult
 }
 
@@ -355,6 +358,7 @@ func ReadDir(dir string) ([]Result, error) {
 			res.Model, res.Revision = meta.Name, meta.Revision
 		} else {
 			res.Model, res.Revision = strings.ReplaceAll(filepath.Base(filepath.Dir(revDir)), "__", "/"), filepath.Base(revDir)
+			res.NoMeta = true
 		}
 		out = append(out, res)
 	}
