@@ -76,7 +76,7 @@ func FromRun(r RunScores) (*TaskResult, []string, error) {
 		return nil, nil, fmt.Errorf("%s: the run does not record which revision of %s it read (it was not read from the Hub); MTEB's results record the dataset revision, so run it with --task %s", r.Task, t.Dataset, t.R2MED)
 	}
 	if r.Excluded > 0 {
-		return nil, nil, fmt.Errorf("%s: the run excluded %d (query, document) pairs; MTEB's %s excludes none, so the run's numbers are not its task's", r.Task, r.Excluded, t.Name)
+		return nil, nil, fmt.Errorf("%s: the run excluded %d (query, document) %s; MTEB's %s excludes none, so the run's numbers are not its task's", r.Task, r.Excluded, errtext.Plural(r.Excluded, "pair", "pairs"), t.Name)
 	}
 	main, ok := r.Scores[MainScore]
 	if !ok {
