@@ -40,7 +40,9 @@ type RunScores struct {
 	// Excluded counts the (query, document) pairs the run excluded
 	// (r2med run --exclude).
 	Excluded int
-	Seconds  float64
+	// Unanswered of the Judged queries got no results (they count 0).
+	Unanswered, Judged int
+	Seconds            float64
 	// Evaluated are MTEB's scores of the run's file (Evaluate), when its
 	// judgments were at hand: FromRun writes them, after checking them
 	// against Scores where both have a key. Nil writes Scores alone.
@@ -124,6 +126,9 @@ func FromRun(r RunScores) (*TaskResult, []string, error) {
 	var notes []string
 	if r.Revision != t.Revision {
 		notes = append(notes, fmt.Sprintf("the run read %s at %s, not the revision MTEB's %s pins (%s); the file's dataset_revision says which it read", t.Dataset, r.Revision, t.Name, t.Revision))
+	}
+	if r.Unanswered > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d judged queries got no results and count 0 in every mean, as in results.json; MTEB's runs rank documents for every query", r.Unanswered, r.Judged))
 	}
 	if len(left) > 0 {
 		keys := MetricOrder(left)

@@ -204,6 +204,15 @@ func TestFromRunOtherRevision(t *testing.T) {
 	}
 }
 
+// TestFromRunUnanswered: judged queries without results count 0 in the
+// means, as R2MED's do; MTEB's runs rank every query: said.
+func TestFromRunUnanswered(t *testing.T) {
+	_, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Documents: 57359, Unanswered: 2, Judged: 103, Scores: map[string]float64{"ndcg_at_10": 0.1}})
+	if want := "2 of 103 judged queries got no results and count 0 in every mean, as in results.json; MTEB's runs rank documents for every query"; err != nil || len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q (%v)\nwant %q", notes, err, want)
+	}
+}
+
 // TestFromRunExcluded: a run that excluded documents (--exclude) is not
 // MTEB's task, which excludes none.
 func TestFromRunExcluded(t *testing.T) {

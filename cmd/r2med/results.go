@@ -146,6 +146,7 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 					}
 					rs := mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics,
 						Depth: depth, Documents: r.Manifest.Counts["documents"], Excluded: r.Manifest.Counts["excluded_pairs"], Seconds: r.Seconds()}
+					rs.Unanswered, rs.Judged = r.Manifest.Unanswered()
 					if rs.Excluded == 0 {
 						if rs.Evaluated, err = evaluateForMTEB(cmd, r); err != nil {
 							fmt.Fprintf(w, "note: %s on %s: %v; its scores are results.json's: R2MED's keys, and mrr_at_k only at the run's depth, to five decimals\n", s.Name, task, err)
