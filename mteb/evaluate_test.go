@@ -20,6 +20,7 @@ import (
 //	recall_at_3 = (1/2 + 1 + 0) / 3 = 0.5
 //	precision_at_3 = (1/3 + 1/3 + 0) / 3 = 0.22222
 //	recall_at_1000 = (2/2 + 1 + 0) / 3 = 0.66667
+//	ndcg_at_3 = ((1/log2 4) / (1 + 1/log2 3) + 1 + 0) / 3 = 0.43552 (d2 third)
 func TestEvaluateByHand(t *testing.T) {
 	qrels := ir.Qrels{"q1": {"d2": 1, "d4": 1, "d9": 0}, "q2": {"d5": 2}, "q3": {"d7": 1}}
 	run := ir.Run{
@@ -33,7 +34,7 @@ func TestEvaluateByHand(t *testing.T) {
 	}
 	for key, want := range map[string]float64{
 		"mrr_at_1": 0.333333, "mrr_at_3": 0.444444, "mrr_at_1000": 0.444444,
-		"ndcg_at_1": 0.33333, "recall_at_3": 0.5, "precision_at_3": 0.22222, "recall_at_1000": 0.66667, "precision_at_1": 0.33333,
+		"ndcg_at_1": 0.33333, "recall_at_3": 0.5, "precision_at_3": 0.22222, "recall_at_1000": 0.66667, "precision_at_1": 0.33333, "ndcg_at_3": 0.43552,
 	} {
 		if got[key] != want {
 			t.Errorf("%s %v, want %v", key, got[key], want)
