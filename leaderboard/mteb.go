@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +16,19 @@ import (
 // else the folders) in the reference, the file each task's numbers come
 // from, the MTEB version that computed them as who evaluated them (an
 // unknown tool where mteb_version is null), and a note when a file's dataset revision is
-// not the one MTEB pins for the task. Scores are taken under R2MED's keys
-// where MTEB's mean the same (ndcg, map, recall and precision at k); MTEB's
-// mrr_at_k is not R2MED's MRR over a run's top 100 and is left out.
+// not the one MTEB pins for the task, and when a folder has no
+// model_meta.json (named by its folders, where MTEB's load_results would
+// leave it out by default). Scores are taken under R2MED's keys
+// where MTEB's mean the same (ndcg, map, recall and precision at k), as
+// fractions (a file holding percentages is refused: mtebScores), its
+// main_score as nDCG@10 where the file lacks that key, and its mrr_at_100
+// as R2MED's MRR: MTEB ranks 1000 documents per query, and its MRR@100
+// reads the top 100 of that ranking as R2MED's MRR reads a run's top 100
+// (MTEB before 2.18.19 broke ties among them in the order its search
+// returned them, where trec_eval and later MTEB break them by document
+// id: mteb/testdata/FACTS.md). Other mrr_at_k are left out. Of a file's
+// splits and subsets the test split's default subset is read, as MTEB
+// reads R2MED's tasks; a model's revisions are rows of their own.
 func ReadMTEB(dir string) ([]System, error) {
 	found, err := mteb.ReadDir(dir)
 	if err != nil {
@@ -45,11 +56,9 @@ func ReadMTEB(dir string) ([]System, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: no %s scores of subset %s", f.Path, mteb.Split, mteb.Subset)
 		}
-		m := map[string]float64{}
-		for k, v := range set.Metrics {
-			if isR2MEDMetric(k) {
-				m[k] = v
-			}
+		m, err := mtebScores(set)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		s.Tasks[f.Task.R2MED] = TaskResult{Metrics: m, Style: StyleMTEB, Source: f.Path}
 		version := "an unknown tool (mteb_version null: not computed by MTEB)"
@@ -58,6 +67,9 @@ func ReadMTEB(dir string) ([]System, error) {
 		}
 		if !strings.Contains(s.External.EvaluatedBy, version) {
 			s.External.EvaluatedBy = joinNote(s.External.EvaluatedBy, version)
+		}
+		if noMeta := "no model_meta.json: named by its folders, where MTEB's load_results leaves such results out unless require_model_meta=False"; f.NoMeta && !strings.Contains(s.External.Note, noMeta) {
+			s.External.Note = joinNote(s.External.Note, noMeta)
 		}
 		if f.DatasetRevision != f.Task.Revision {
 			s.External.Note = joinNote(s.External.Note, fmt.Sprintf("%s read %s at %s, not the revision MTEB pins (%s)", f.Task.R2MED, f.Task.Dataset, f.DatasetRevision, f.Task.Revision))
@@ -76,6 +88,41 @@ func ReadMTEB(dir string) ([]System, error) {
 	}
 	slices.SortFunc(out, func(a, b System) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// mtebScores are a score set's numbers under R2MED's keys: fractions, as
+// MTEB's files hold them (a number outside 0 to 1 is a percentage or
+// worse, and refused, naming the key); its main_score as ndcg_at_10 where
+// that key is missing (R2MED's main score in MTEB), and refused where the
+// two differ.
+func mtebScores(set mteb.ScoreSet) (map[string]float64, error) {
+	m := map[string]float64{}
+	for _, k := range mteb.MetricOrder(set.Metrics) {
+		if v := set.Metrics[k]; isR2MEDMetric(k) {
+			if !(v >= 0 && v <= 1) {
+				return nil, fmt.Errorf("%s is %v, outside 0 to 1: MTEB's files hold fractions (0.3 for 30%%)", k, v)
+			}
+			m[k] = v
+		}
+	}
+	// MTEB ranks 1000 documents per query: its MRR over the top 100 is
+	// R2MED's MRR, over a run's top 100.
+	if v, ok := set.Metrics["mrr_at_100"]; ok {
+		if !(v >= 0 && v <= 1) {
+			return nil, fmt.Errorf("mrr_at_100 is %v, outside 0 to 1: MTEB's files hold fractions (0.3 for 30%%)", v)
+		}
+		m["mrr"] = v
+	}
+	main := set.MainScore
+	if !(main >= 0 && main <= 1) {
+		return nil, fmt.Errorf("main_score is %v, outside 0 to 1: MTEB's files hold fractions (0.3 for 30%%)", main)
+	}
+	if v, ok := m[mteb.MainScore]; !ok {
+		m[mteb.MainScore] = main
+	} else if math.Abs(v-main) > 1e-9 {
+		return nil, fmt.Errorf("main_score %v is not its %s %v, which MTEB's R2MED tasks take as their main score", main, mteb.MainScore, v)
+	}
+	return m, nil
 }
 
 // StyleMTEB marks results read from MTEB's files.

@@ -41,7 +41,10 @@ func TestReadMTEB(t *testing.T) {
 	if _, ok := bio.Metrics["nauc_ndcg_at_10_max"]; ok {
 		t.Error("a metric R2MED has no counterpart for")
 	}
-	if got, want := ss[1].External.Source(), "MTEB results in "+dir+": other-org/no-meta at revision no_revision_available; evaluated by an unknown tool (mteb_version null: not computed by MTEB)"; ss[1].Name != "other-org/no-meta" || got != want {
+	// Without model_meta.json the row is named by its folders, and says
+	// that MTEB's loader leaves such results out by default.
+	if got, want := ss[1].External.Source(), "MTEB results in "+dir+": other-org/no-meta at revision no_revision_available; evaluated by an unknown tool (mteb_version null: not computed by MTEB); "+
+		"no model_meta.json: named by its folders, where MTEB's load_results leaves such results out unless require_model_meta=False"; ss[1].Name != "other-org/no-meta" || got != want {
 		t.Errorf("%s: source %q\nwant %q", ss[1].Name, got, want)
 	}
 
@@ -111,5 +114,58 @@ func TestReadMTEBSameResultTwice(t *testing.T) {
 	file := filepath.Join("example-org__example-model", "0123456789abcdef0123456789abcdef01234567", "R2MEDBiologyRetrieval.json")
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(cache, "results", file)) || !strings.Contains(err.Error(), filepath.Join(cache, "remote", "results", file)) {
 		t.Errorf("got %v, want an error naming both copies of %s", err, file)
+	}
+}
+
+// TestReadMTEBScoreScale: MTEB's files hold fractions (0 to 1); a file
+// with percentages (a score of 30 for 0.30, as MTEB's leaderboard prints
+// them) would show 3000.00 on the board: it is refused, naming the file
+// and the key. A file with main_score and no ndcg_at_10 (R2MED's main
+// score in MTEB) shows its main score as nDCG@10; one where the two
+// differ says two things and is refused.
+func TestReadMTEBScoreScale(t *testing.T) {
+	for _, c := range []struct {
+		name, scores, want string
+		ndcg               float64
+	}{
+		{"percent", `{"ndcg_at_10": 30.0, "main_score": 30.0, "hf_subset": "default", "languages": ["eng-Latn"]}`, "ndcg_at_10 is 30, outside 0 to 1: MTEB's files hold fractions (0.3 for 30%)", 0},
+		{"negative", `{"ndcg_at_10": 0.2, "recall_at_100": -0.1, "main_score": 0.2, "hf_subset": "default", "languages": ["eng-Latn"]}`, "recall_at_100 is -0.1, outside 0 to 1", 0},
+		{"main only", `{"main_score": 0.25, "hf_subset": "default", "languages": ["eng-Latn"]}`, "", 0.25},
+		{"disagree", `{"ndcg_at_10": 0.2, "main_score": 0.25, "hf_subset": "default", "languages": ["eng-Latn"]}`, "main_score 0.25 is not its ndcg_at_10 0.2, which MTEB's R2MED tasks take as their main score", 0},
+	} {
+		dir := t.TempDir()
+		folder := filepath.Join(dir, "results", "x__y", "r1")
+		os.MkdirAll(folder, 0o755)
+		path := filepath.Join(folder, "R2MEDBiologyRetrieval.json")
+		os.WriteFile(path, []byte(`{"dataset_revision": "8b9fec2db9eda4b5742d03732213fbaee8169556", "task_name": "R2MEDBiologyRetrieval", "mteb_version": "1.38.20",
+  "scores": {"test": [`+c.scores+`]}, "evaluation_time": 1.0}`), 0o644)
+		ss, err := ReadMTEB(dir)
+		if c.want == "" {
+			if err != nil || len(ss) != 1 || ss[0].Tasks["Biology"].Metrics["ndcg_at_10"] != c.ndcg {
+				t.Errorf("%s: %v %+v", c.name, err, ss)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant an error naming %s: %q", c.name, err, path, c.want)
+		}
+	}
+}
+
+// TestReadMTEBMRR: MTEB's mrr_at_100 is MRR over the top 100 of a ranking
+// 1000 deep, which is R2MED's MRR (over a run's top 100): it shows as the
+// row's MRR; mrr_at_10 (a shallower cut) does not.
+func TestReadMTEBMRR(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "results", "x__y", "r1")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "R2MEDBiologyRetrieval.json"), []byte(`{"dataset_revision": "8b9fec2db9eda4b5742d03732213fbaee8169556", "task_name": "R2MEDBiologyRetrieval", "mteb_version": "2.18.20",
+  "scores": {"test": [{"ndcg_at_10": 0.2, "mrr_at_10": 0.3, "mrr_at_100": 0.312345, "mrr_at_1000": 0.3125, "main_score": 0.2, "hf_subset": "default", "languages": ["eng-Latn"]}]}, "evaluation_time": 1.0}`), 0o644)
+	ss, err := ReadMTEB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ss[0].Tasks["Biology"].Metrics["mrr"]; got != 0.312345 {
+		t.Errorf("MRR %v, want mrr_at_100's 0.312345", got)
 	}
 }

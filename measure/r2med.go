@@ -12,6 +12,12 @@ import (
 // 1, 3, 5, 10 and 100 instead.
 var R2MEDCutoffs = []int{1, 10, 25, 50, 100}
 
+// BrightCutoffs are the rank cutoffs BRIGHT's evaluation reports
+// (retrievers.py, calculate_retrieval_metrics: k_values 1, 5, 10, 25, 50,
+// 100, with recip_rank as MRR), the same measures as R2MED's under the
+// same keys, means rounded to five decimals alike.
+var BrightCutoffs = []int{1, 5, 10, 25, 50, 100}
+
 // R2MEDMeasures returns R2MED's metric set: ndcg_cut, map_cut, recall and P
 // at each cutoff (R2MEDCutoffs when none are given), plus recip_rank.
 func R2MEDMeasures(cutoffs ...int) []Measure {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,48 +34,126 @@ type RunScores struct {
 	// recall_at_100, map_at_100, precision_at_10, mrr), as
 	// leaderboard.Normalize gives them.
 	Scores map[string]float64
-	// Depth is the most documents the run ranked for a query.
-	Depth   int
-	Seconds float64
+	// Depth is the most documents the run ranked for a query; Documents
+	// the documents of the corpus it ranked them from (0: unknown).
+	Depth, Documents int
+	// Excluded counts the (query, document) pairs the run excluded
+	// (r2med run --exclude).
+	Excluded int
+	// Unanswered of the Judged queries got no results (they count 0).
+	Unanswered, Judged int
+	Seconds            float64
+	// Evaluated are MTEB's scores of the run's file (Evaluate), when its
+	// judgments were at hand: FromRun writes them, after checking them
+	// against Scores where both have a key. Nil writes Scores alone.
+	Evaluated map[string]float64
 }
 
-// FromRun converts a run's scores into MTEB's results file for the task:
-// R2MED's ndcg/map/recall/precision_at_k under the same keys (trec_eval's
-// measures, as MTEB's evaluator computes them through pytrec_eval), and
-// trec_eval's reciprocal rank as mrr_at_k for MTEB's cutoffs at or beyond
-// the run's depth, where the two are the same number; main_score is
-// ndcg_at_10. mteb_version is null: MTEB did not compute these.
-func FromRun(r RunScores) (*TaskResult, error) {
+// FromRun converts a run's scores into MTEB's results file for the task,
+// and says what it left out that MTEB's files hold. MTEB's evaluator
+// (mteb/_evaluators/retrieval_metrics.py) takes ndcg_cut, map_cut, recall
+// and P at k from pytrec_eval, means over the queries rounded to five
+// decimals: R2MED's numbers under the same keys, computed and rounded
+// alike. With the run's file evaluated as MTEB evaluates it
+// (RunScores.Evaluated) every key MTEB writes is the file's, at MTEB's
+// cutoffs, mrr_at_k included; the file and the run's scores must agree
+// where both have a key. Without it, R2MED's keys are written as they are
+// (k 1, 10, 25, 50, 100), and of MTEB's mrr_at_k only what R2MED's MRR
+// (trec_eval's reciprocal rank over the run, to five decimals where MTEB
+// writes six) is: k equal to the run's depth, and every k beyond it when
+// the run ranks the whole corpus. MTEB retrieves 1000 documents per query,
+// so a metric at a k deeper than the run's depth would be a shallower
+// list's, not the model's: it is left out and said, and a run shallower
+// than the main score's 10 is an error. A run that excluded documents is
+// not MTEB's task, which excludes none: an error. A run on another
+// revision of the data than MTEB's task pins is written with the revision
+// it read, and said. main_score is
+// ndcg_at_10; mteb_version is null: MTEB did not compute these.
+func FromRun(r RunScores) (*TaskResult, []string, error) {
 	t, err := ForR2MED(r.Task)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.Revision == "" {
-		return nil, fmt.Errorf("%s: the run does not record which revision of %s it read (it was not read from the Hub); MTEB's results record the dataset revision, so run it with --task %s", r.Task, t.Dataset, t.R2MED)
+		return nil, nil, fmt.Errorf("%s: the run does not record which revision of %s it read (it was not read from the Hub); MTEB's results record the dataset revision, so run it with --task %s", r.Task, t.Dataset, t.R2MED)
+	}
+	if r.Excluded > 0 {
+		return nil, nil, fmt.Errorf("%s: the run excluded %d (query, document) %s; MTEB's %s excludes none, so the run's numbers are not its task's", r.Task, r.Excluded, errtext.Plural(r.Excluded, "pair", "pairs"), t.Name)
 	}
 	main, ok := r.Scores[MainScore]
 	if !ok {
-		return nil, fmt.Errorf("%s: the run has no %s, MTEB's main score for R2MED", r.Task, MainScore)
+		return nil, nil, fmt.Errorf("%s: the run has no %s, MTEB's main score for R2MED", r.Task, MainScore)
 	}
-	set := ScoreSet{Subset: Subset, Languages: []string{Language}, MainScore: main, Metrics: map[string]float64{}}
-	for k, v := range r.Scores {
-		for _, f := range families[:4] {
-			if rest, ok := strings.CutPrefix(k, f); ok {
-				if _, err := strconv.Atoi(rest); err == nil {
-					set.Metrics[k] = v
+	whole := r.Documents > 0 && r.Depth >= r.Documents
+	holds := func(k int) bool { return r.Depth <= 0 || whole || k <= r.Depth }
+	if !holds(10) {
+		return nil, nil, fmt.Errorf("%s: the run ranks at most %d documents per query, fewer than the 10 of MTEB's main score %s", r.Task, r.Depth, MainScore)
+	}
+	found := map[string]float64{}
+	if r.Evaluated != nil {
+		for _, key := range slices.Sorted(maps.Keys(r.Scores)) {
+			if e, ok := r.Evaluated[key]; ok && e != r.Scores[key] {
+				return nil, nil, fmt.Errorf("%s: the run's file gives %s %v where its results gave %v: they are not one run's; run it again", r.Task, key, e, r.Scores[key])
+			}
+		}
+		maps.Copy(found, r.Evaluated)
+	} else {
+		for key, v := range r.Scores {
+			if _, f := cutoff(key); f < len(families)-1 {
+				found[key] = v
+			}
+		}
+		if mrr, ok := r.Scores["mrr"]; ok && r.Depth > 0 {
+			for _, k := range Cutoffs {
+				if k >= r.Depth {
+					found["mrr_at_"+strconv.Itoa(k)] = mrr
 				}
 			}
 		}
 	}
-	if mrr, ok := r.Scores["mrr"]; ok && r.Depth > 0 {
-		for _, k := range Cutoffs {
-			if k >= r.Depth {
-				set.Metrics["mrr_at_"+strconv.Itoa(k)] = mrr
+	set := ScoreSet{Subset: Subset, Languages: []string{Language}, MainScore: main, Metrics: map[string]float64{}}
+	left := map[string]float64{}
+	for key, v := range found {
+		k, f := cutoff(key)
+		switch {
+		case f == len(families):
+		case holds(k):
+			set.Metrics[key] = v
+		default:
+			left[key] = v
+		}
+	}
+	var notes []string
+	if r.Revision != t.Revision {
+		notes = append(notes, fmt.Sprintf("the run read %s at %s, not the revision MTEB's %s pins (%s); the file's dataset_revision says which it read", t.Dataset, r.Revision, t.Name, t.Revision))
+	}
+	if r.Unanswered > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d judged queries got no results and count 0 in every mean, as in results.json; MTEB's runs rank documents for every query", r.Unanswered, r.Judged))
+	}
+	if len(left) > 0 {
+		keys := MetricOrder(left)
+		list := strings.Join(keys[:len(keys)-1], ", ")
+		if len(keys) > 1 {
+			list += " and "
+		}
+		list += keys[len(keys)-1]
+		notes = append(notes, fmt.Sprintf("%s left out: the run ranks at most %d documents per query, and MTEB's metric at k reads the model's ranking to k (it retrieves %d per query; a run kept that deep, r2med run --top-k %[3]d, has them)", list, r.Depth, Cutoffs[len(Cutoffs)-1]))
+	}
+	secs := r.Seconds
+	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, notes, nil
+}
+
+// cutoff reads an MTEB metric key: its k and its family's index in
+// families; len(families) for a key of none.
+func cutoff(key string) (k, family int) {
+	for i, f := range families {
+		if rest, ok := strings.CutPrefix(key, f); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > 0 {
+				return n, i
 			}
 		}
 	}
-	secs := r.Seconds
-	return &TaskResult{DatasetRevision: r.Revision, TaskName: t.Name, Scores: map[string][]ScoreSet{Split: {set}}, EvaluationTime: &secs}, nil
+	return 0, len(families)
 }
 
 // ModelMeta is a model's model_meta.json. MTEB's ModelMeta forbids keys
@@ -151,7 +230,9 @@ func FolderName(model string) string {
 // WriteModel writes a model's results in MTEB's layout under dir:
 // dir/results/<FolderName>/<revision>/<task_name>.json, then
 // model_meta.json beside them, each file whole or not at all. It returns
-// the files written.
+// the files written. A file of another R2MED task in the folder (an
+// earlier export's), which MTEB would read as this model's, is an error
+// before anything is written; other tasks' files are left alone.
 func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) {
 	if meta.Name == "" || meta.Revision == "" {
 		return nil, errors.New("an MTEB model needs a name and a revision")
@@ -166,6 +247,18 @@ func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) 
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return nil, err
 	}
+	// An R2MED task's file left by an earlier export would read in MTEB as
+	// this one's: refused before anything is written.
+	names, err := fs.Glob(os.DirFS(folder), "*.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		task := strings.TrimSuffix(name, ".json")
+		if _, ours := Lookup(task); ours && !slices.ContainsFunc(rs, func(r *TaskResult) bool { return r.TaskName == task }) {
+			return nil, fmt.Errorf("%s is not written by this export (an earlier one's?), and MTEB would read it as %s's result at %s: remove it, or give another folder", filepath.Join(folder, name), meta.Name, meta.Revision)
+		}
+	}
 	var written []string
 	seen := map[string]bool{}
 	write := func(name string, data []byte) error {
@@ -178,9 +271,11 @@ func WriteModel(dir string, meta ModelMeta, rs []*TaskResult) ([]string, error) 
 	}
 	for _, r := range rs {
 		if seen[r.TaskName] {
-			return written, fmt.Errorf("two results of %s for %s", r.TaskName, meta.Name)
+			return nil, fmt.Errorf("two results of %s for %s", r.TaskName, meta.Name)
 		}
 		seen[r.TaskName] = true
+	}
+	for _, r := range rs {
 		data := r.Marshal()
 		if err := Validate(data); err != nil {
 			return written, fmt.Errorf("%s: %w (a bug: the file would not load in MTEB)", r.TaskName, err)
@@ -200,6 +295,9 @@ type Result struct {
 	// Path is the file.
 	Path string
 	Task Task
+	// NoMeta: the folder has no model_meta.json, which MTEB's
+	// load_results requires by default (require_model_meta=True).
+	NoMeta bool
 	*TaskResult
 }
 
@@ -265,6 +363,7 @@ func ReadDir(dir string) ([]Result, error) {
 			res.Model, res.Revision = meta.Name, meta.Revision
 		} else {
 			res.Model, res.Revision = strings.ReplaceAll(filepath.Base(filepath.Dir(revDir)), "__", "/"), filepath.Base(revDir)
+			res.NoMeta = true
 		}
 		out = append(out, res)
 	}

@@ -87,8 +87,8 @@ func TestValidate(t *testing.T) {
 // TestFromRun converts R2MED's scores and writes them as MTEB's to_disk
 // does, then reads them back.
 func TestFromRun(t *testing.T) {
-	r, err := FromRun(RunScores{
-		Task: "MedQA-Diag", Revision: "78b585990279cc01a493f876c1b0cf09557fba57", Depth: 100, Seconds: 1.5,
+	r, notes, err := FromRun(RunScores{
+		Task: "MedQA-Diag", Revision: "78b585990279cc01a493f876c1b0cf09557fba57", Depth: 100, Documents: 56250, Seconds: 1.5,
 		Scores: map[string]float64{"ndcg_at_10": 0.02551, "ndcg_at_1": 0.01, "recall_at_100": 0.17674, "map_at_100": 0.02, "precision_at_10": 0.00847, "mrr": 0.04551},
 	})
 	if err != nil {
@@ -107,7 +107,6 @@ func TestFromRun(t *testing.T) {
         "recall_at_100": 0.17674,
         "precision_at_10": 0.00847,
         "mrr_at_100": 0.04551,
-        "mrr_at_1000": 0.04551,
         "main_score": 0.02551,
         "hf_subset": "default",
         "languages": [
@@ -123,6 +122,11 @@ func TestFromRun(t *testing.T) {
 	if got != want {
 		t.Errorf("written:\n%s\nwant:\n%s", got, want)
 	}
+	// MTEB's mrr_at_1000 reads the model's ranking to 1000, which a run
+	// kept 100 deep does not hold: left out, and said.
+	if len(notes) != 1 || !strings.Contains(notes[0], "mrr_at_1000 left out: the run ranks at most 100 documents per query") {
+		t.Errorf("notes %q", notes)
+	}
 	// Python's json module reads it as the same document.
 	var a, b any
 	if json.Unmarshal([]byte(got), &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
@@ -135,18 +139,86 @@ func TestFromRun(t *testing.T) {
 	if v, _ := back.Score("test", "recall_at_100"); v != 0.17674 || back.TaskName != "R2MEDMedQADiagRetrieval" {
 		t.Errorf("read back %+v", back)
 	}
-	if _, err := FromRun(RunScores{Task: "Biology", Scores: map[string]float64{"ndcg_at_10": 0.1}}); err == nil || !strings.Contains(err.Error(), "does not record which revision") {
+	if _, _, err := FromRun(RunScores{Task: "Biology", Scores: map[string]float64{"ndcg_at_10": 0.1}}); err == nil || !strings.Contains(err.Error(), "does not record which revision") {
 		t.Errorf("no revision: %v", err)
 	}
-	if _, err := FromRun(RunScores{Task: "demo", Revision: "x", Scores: map[string]float64{"ndcg_at_10": 0.1}}); err == nil {
+	if _, _, err := FromRun(RunScores{Task: "demo", Revision: "x", Scores: map[string]float64{"ndcg_at_10": 0.1}}); err == nil {
 		t.Error("a task MTEB does not have converted")
 	}
-	shallow, _ := FromRun(RunScores{Task: "Biology", Revision: "r", Depth: 10, Scores: map[string]float64{"ndcg_at_10": 0.1, "mrr": 0.2}})
-	if _, ok := shallow.Score("test", "mrr_at_10"); !ok {
-		t.Error("a run of 10 documents: mrr_at_10 is trec_eval's reciprocal rank")
+}
+
+// TestFromRunShallow: MTEB's metric at k reads the model's ranking to k
+// (it retrieves 1000 per query); a run kept fewer deep (a reranker that
+// keeps its depth) has no such number beyond its depth, so those keys are
+// left out and said, and a run shallower than the main score's 10 is not
+// exported at all. A run that ranks the whole corpus holds every depth.
+func TestFromRunShallow(t *testing.T) {
+	scores := map[string]float64{"ndcg_at_1": 0.05, "ndcg_at_10": 0.1, "ndcg_at_100": 0.2, "recall_at_10": 0.3, "recall_at_100": 0.4, "precision_at_25": 0.01, "mrr": 0.2}
+	shallow, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 10, Documents: 57359, Scores: scores})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := shallow.Score("test", "mrr_at_5"); ok {
-		t.Error("mrr_at_5 is not trec_eval's reciprocal rank over 10 documents")
+	for _, k := range []string{"ndcg_at_1", "ndcg_at_10", "recall_at_10", "mrr_at_10"} {
+		if _, ok := shallow.Score("test", k); !ok {
+			t.Errorf("a run of 10 documents: no %s", k)
+		}
+	}
+	for _, k := range []string{"ndcg_at_100", "recall_at_100", "precision_at_25", "mrr_at_5", "mrr_at_20", "mrr_at_100", "mrr_at_1000"} {
+		if v, ok := shallow.Score("test", k); ok {
+			t.Errorf("a run of 10 documents: %s %v written, which MTEB computes from ranks beyond 10", k, v)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "ndcg_at_100, recall_at_100, precision_at_25, mrr_at_20, mrr_at_100 and mrr_at_1000 left out: the run ranks at most 10 documents per query") {
+		t.Errorf("notes %q", notes)
+	}
+	if _, _, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 5, Documents: 57359, Scores: scores}); err == nil || !strings.Contains(err.Error(), "ranks at most 5 documents per query, fewer than the 10 of MTEB's main score ndcg_at_10") {
+		t.Errorf("a run of 5 documents: %v", err)
+	}
+	whole, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 40, Documents: 40, Scores: scores})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"recall_at_100", "mrr_at_100", "mrr_at_1000"} {
+		if _, ok := whole.Score("test", k); !ok || len(notes) != 0 {
+			t.Errorf("a run of the whole corpus: no %s (notes %q)", k, notes)
+		}
+	}
+	if _, ok := whole.Score("test", "mrr_at_20"); ok {
+		t.Error("mrr_at_20 of a run 40 deep is not its reciprocal rank")
+	}
+}
+
+// biology is the revision of R2MED/Biology MTEB's task pins.
+const biology = "8b9fec2db9eda4b5742d03732213fbaee8169556"
+
+// TestFromRunOtherRevision: a run on another revision of the data than
+// MTEB's task pins is exported with the revision it read, and said.
+func TestFromRunOtherRevision(t *testing.T) {
+	r, notes, err := FromRun(RunScores{Task: "Biology", Revision: "1111111111111111111111111111111111111111", Depth: 100, Documents: 57359, Scores: map[string]float64{"ndcg_at_10": 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the run read R2MED/Biology at 1111111111111111111111111111111111111111, not the revision MTEB's R2MEDBiologyRetrieval pins (8b9fec2db9eda4b5742d03732213fbaee8169556); the file's dataset_revision says which it read"
+	if r.DatasetRevision != "1111111111111111111111111111111111111111" || len(notes) != 1 || notes[0] != want {
+		t.Errorf("revision %s, notes %q\nwant %q", r.DatasetRevision, notes, want)
+	}
+}
+
+// TestFromRunUnanswered: judged queries without results count 0 in the
+// means, as R2MED's do; MTEB's runs rank every query: said.
+func TestFromRunUnanswered(t *testing.T) {
+	_, notes, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Documents: 57359, Unanswered: 2, Judged: 103, Scores: map[string]float64{"ndcg_at_10": 0.1}})
+	if want := "2 of 103 judged queries got no results and count 0 in every mean, as in results.json; MTEB's runs rank documents for every query"; err != nil || len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q (%v)\nwant %q", notes, err, want)
+	}
+}
+
+// TestFromRunExcluded: a run that excluded documents (--exclude) is not
+// MTEB's task, which excludes none.
+func TestFromRunExcluded(t *testing.T) {
+	_, _, err := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Documents: 57359, Excluded: 3, Scores: map[string]float64{"ndcg_at_10": 0.1}})
+	if err == nil || !strings.Contains(err.Error(), "the run excluded 3 (query, document) pairs; MTEB's R2MEDBiologyRetrieval excludes none") {
+		t.Errorf("%v", err)
 	}
 }
 
@@ -180,7 +252,7 @@ func TestModelMetaKeys(t *testing.T) {
 
 func TestWriteAndReadDir(t *testing.T) {
 	dir := t.TempDir()
-	r, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188, "mrr": 0.27195}})
+	r, _, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188, "mrr": 0.27195}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +371,7 @@ func TestLeftOut(t *testing.T) {
 // left the repository's results out without a word.
 func TestReadDirCacheRoot(t *testing.T) {
 	cache := t.TempDir()
-	r, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188}})
+	r, _, err := FromRun(RunScores{Task: "Biology", Revision: "8b9fec2db9eda4b5742d03732213fbaee8169556", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,5 +416,34 @@ func TestParseNewerLayout(t *testing.T) {
 	}
 	if v, ok := r.Score(Split, MainScore); !ok || v != 0.3 || *r.MTEBVersion != "2.12.0-2.12.19" {
 		t.Errorf("ndcg_at_10 %v %v, version %v", v, ok, *r.MTEBVersion)
+	}
+}
+
+// TestWriteModelStale: a model folder that holds an R2MED task's file this
+// export does not write (an earlier export's) would read in MTEB as part
+// of this one: refused, naming it, before anything is written. Files of
+// other tasks (MTEB's own results of the model) are left as they are.
+func TestWriteModelStale(t *testing.T) {
+	dir := t.TempDir()
+	meta := ModelMeta{Name: "r2med/bm25", Revision: NoRevision}
+	bio, _, _ := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.19188}})
+	pmc, _, _ := FromRun(RunScores{Task: "PMC-Clinical", Revision: "812829522f7eaa407ef82b96717be85788a50f7e", Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.2}})
+	if _, err := WriteModel(dir, meta, []*TaskResult{bio, pmc}); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "results", "r2med__bm25", NoRevision)
+	os.WriteFile(filepath.Join(folder, "NFCorpus.json"), []byte("{}"), 0o644)
+	before, _ := os.ReadFile(filepath.Join(folder, "R2MEDBiologyRetrieval.json"))
+	bio2, _, _ := FromRun(RunScores{Task: "Biology", Revision: biology, Depth: 100, Scores: map[string]float64{"ndcg_at_10": 0.3}})
+	_, err := WriteModel(dir, meta, []*TaskResult{bio2})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(folder, "R2MEDPMCClinicalRetrieval.json")) || !strings.Contains(err.Error(), "not written by this export") {
+		t.Errorf("stale file: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(folder, "R2MEDBiologyRetrieval.json")); string(after) != string(before) {
+		t.Error("a file was replaced before the export was refused")
+	}
+	os.Remove(filepath.Join(folder, "R2MEDPMCClinicalRetrieval.json"))
+	if _, err := WriteModel(dir, meta, []*TaskResult{bio2}); err != nil {
+		t.Errorf("the same tasks again, another task's file beside them: %v", err)
 	}
 }

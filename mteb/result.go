@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/r2med/r2med/internal/errtext"
@@ -261,14 +260,8 @@ var families = []string{"ndcg_at_", "map_at_", "recall_at_", "precision_at_", "m
 // then cutoff; other keys after, by name.
 func MetricOrder(m map[string]float64) []string {
 	rank := func(k string) (int, int) {
-		for i, f := range families {
-			if rest, ok := strings.CutPrefix(k, f); ok {
-				if n, err := strconv.Atoi(rest); err == nil {
-					return i, n
-				}
-			}
-		}
-		return len(families), 0
+		n, f := cutoff(k)
+		return f, n
 	}
 	keys := slices.Collect(maps.Keys(m))
 	slices.SortFunc(keys, func(a, b string) int {

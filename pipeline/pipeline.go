@@ -31,6 +31,7 @@ import (
 	"github.com/r2med/r2med/rerank"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
 	"github.com/r2med/r2med/usage"
 )
@@ -315,8 +316,19 @@ func (r *runner) score(run ir.Run) (ev *measure.R2MEDResult, dropped, unjudged i
 	ex := r.task.Excluded
 	run, dropped = ex.FilterRun(run)
 	qrels, unjudged := ex.FilterQrels(r.task.Qrels)
-	ev, err = measure.EvaluateR2MED(qrels, run)
+	ev, err = measure.EvaluateR2MED(qrels, run, cutoffs(r.task)...)
 	return ev, dropped, unjudged, err
+}
+
+// cutoffs are the rank cutoffs a task's results report: BRIGHT's for a
+// BRIGHT task (its layout, or its name: "BRIGHT-biology"), so that its
+// results.json holds every number BRIGHT's run.py prints; R2MED's
+// otherwise (none: EvaluateR2MED's default).
+func cutoffs(t *ir.Task) []int {
+	if _, s, err := tasks.Resolve(t.Name); t.Layout == ir.LayoutBrightHub || err == nil && s.Benchmark() == tasks.Bright {
+		return measure.BrightCutoffs
+	}
+	return nil
 }
 
 // outcome is the run with its result file, named as R2MED's name their

@@ -119,6 +119,10 @@ type Check struct {
 	// Missing: the run has no value for the metric, which fails.
 	Missing bool `json:"missing,omitempty"`
 	OK      bool `json:"ok"`
+	// Tolerance is the spec's: OK is |Got − Expected| ≤ Tolerance.
+	// Source is the file (and line) Expected is from.
+	Tolerance float64 `json:"tolerance"`
+	Source    string  `json:"source,omitempty"`
 }
 
 // Delta is got − expected.
@@ -135,7 +139,7 @@ func (s *Spec) Check(task string, got func(metric string) (float64, bool)) ([]Ch
 	for _, m := range e.Metrics() {
 		want := e.Scores[m]
 		v, ok := got(m)
-		out = append(out, Check{Metric: m, Expected: want, Got: v, Missing: !ok, OK: ok && s.Expected.Pass(want, v)})
+		out = append(out, Check{Metric: m, Expected: want, Got: v, Missing: !ok, OK: ok && s.Expected.Pass(want, v), Tolerance: s.Expected.Tolerance, Source: e.Source})
 	}
 	return out, nil
 }
@@ -180,12 +184,24 @@ func Failed(reports []*Report) bool {
 }
 
 // WriteTable prints each spec's tasks: per metric the expected value, the
-// value got, their difference and ✓ or ✗; for what did not run, what it
-// needs; then a summary.
+// value got, their difference, the tolerance (within), ✓ or ✗, and on a
+// task's first row the file the expected values are from; for what did
+// not run, what it needs; then where each spec that ran took its expected
+// values from, what ✓ means, and a summary.
 func WriteTable(w io.Writer, reports []*Report) error {
 	var t table
-	t.row("spec", "task", "metric", "expected", "got", "delta", "")
+	var from []string
+	t.row("spec", "task", "metric", "expected", "got", "delta", "within", "", "")
 	for _, r := range reports {
+		if ran := slices.ContainsFunc(r.Tasks, func(tr TaskReport) bool { return len(tr.Checks) > 0 }); ran {
+			line := r.Spec.Name + ": expected from " + r.Spec.Source.Reference
+			if r.Spec.Source.System != "" {
+				line += " (" + r.Spec.Source.System + ")"
+			}
+			if !slices.Contains(from, line) {
+				from = append(from, line)
+			}
+		}
 		name := r.Spec.Name
 		if len(r.Unmet) > 0 {
 			n := len(r.Spec.Data.Tasks)
@@ -212,13 +228,23 @@ func WriteTable(w io.Writer, reports []*Report) error {
 				if !c.OK {
 					mark = "✗"
 				}
-				t.row(name, task, c.Metric, formatScore(c.Expected), got, delta, mark)
+				source := c.Source
+				if task == "" {
+					source = ""
+				}
+				t.row(name, task, c.Metric, formatScore(c.Expected), got, delta, "±"+formatScore(c.Tolerance), mark, source)
 				name, task = "", ""
 			}
 		}
 	}
 	if err := t.write(w); err != nil {
 		return err
+	}
+	if len(from) > 0 {
+		from = append(from, "✓: |got − expected| ≤ within, the spec's tolerance")
+		if _, err := fmt.Fprintln(w, strings.Join(from, "\n")); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w, Summary(reports))
 	return err

@@ -262,7 +262,8 @@ func TestCheckAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(checks) != 2 || checks[0].Metric != "ndcg_at_10" || !checks[0].OK || checks[1].Metric != "mrr" || checks[1].OK || !checks[1].Missing {
+	if len(checks) != 2 || checks[0].Metric != "ndcg_at_10" || !checks[0].OK || checks[1].Metric != "mrr" || checks[1].OK || !checks[1].Missing ||
+		checks[0].Tolerance != 0.001 || checks[0].Source != "f.json" {
 		t.Fatalf("checks %+v", checks)
 	}
 	far, _ := s.Check("Biology", func(string) (float64, bool) { return 0.502, true })
@@ -273,18 +274,23 @@ func TestCheckAndTable(t *testing.T) {
 	reports := []*Report{
 		{Spec: s, Tasks: []TaskReport{{Task: "Biology", Checks: checks}}},
 		{Spec: other, Unmet: []string{"a server (--base-url)"}},
-		{Spec: s, Tasks: []TaskReport{{Task: "Biology", Checks: []Check{{Metric: "ndcg_at_10", Expected: 0.5, Got: 0.50001, OK: true}}}}},
+		{Spec: s, Tasks: []TaskReport{{Task: "Biology", Checks: []Check{{Metric: "ndcg_at_10", Expected: 0.5, Got: 0.50001, OK: true, Tolerance: 0.001, Source: "f.json"}}}}},
 	}
 	var b bytes.Buffer
 	if err := WriteTable(&b, reports); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
+	// Each row says what passes (the tolerance) and where the expected
+	// value is from (the task's source, the spec's reference under the
+	// table).
 	for _, want := range []string{
-		"x/t        Biology    ndcg_at_10  0.5       0.5009   +0.0009   ✓",
-		"mrr         0.25      —                  ✗",
+		"spec       task       metric      expected  got      delta     within\n",
+		"x/t        Biology    ndcg_at_10  0.5       0.5009   +0.0009   ±0.001  ✓  f.json\n",
+		"mrr         0.25      —                  ±0.001  ✗\n",
 		"x/skipped  (2 tasks)  skipped: needs a server (--base-url)\n",
-		"+0.00001  ✓",
+		"+0.00001  ±0.001  ✓  f.json",
+		"\nx/t: expected from a paper\n✓: |got − expected| ≤ within, the spec's tolerance\n",
 		"3 specs: 1 passed, 1 failed, 1 skipped",
 	} {
 		if !strings.Contains(out, want) {

@@ -63,7 +63,10 @@ does.
 (MTEB's cache, ~/.cache/mteb, whose results/ and remote/results/ are both
 read as MTEB reads them; or a clone of embeddings-benchmark/results) as
 external rows, one per model and revision, each cell's source the file it
-comes from.
+comes from: MTEB's ndcg/map/recall/precision_at_k under R2MED's keys, its
+mrr_at_100 as MRR (R2MED's MRR reads a run's top 100, MTEB's MRR@100 the
+top 100 of its 1000), scores as fractions (a file of percentages is
+refused, naming it).
 
 --baseline SYSTEM marks each per-task cell of our systems that differs from
 the baseline's significantly: two-sided paired randomization test on every

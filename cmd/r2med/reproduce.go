@@ -29,7 +29,7 @@ func newReproduceCmd() *cobra.Command {
 	var sf *config.Flags
 	cmd := &cobra.Command{
 		Use:   "reproduce [NAME…]",
-		Short: "Run the regression specs: published numbers as data, each checked per task (expected, got, delta, ✓/✗)",
+		Short: "Run the regression specs: published numbers as data, each checked per task (expected, got, delta, tolerance, ✓/✗, source)",
 		Long: `reproduce runs regression specs: one per published configuration that r2med
 can express (R2MED's 71 systems, NanoR2MED's candidate lists, results later
 papers printed for models with a recipe, and reference outputs made for this
@@ -40,8 +40,10 @@ source; --list shows them all.
 
 NAME is a spec ("r2med/bm25"), a pattern ("r2med/hyde-*-bm25") or a group
 ("r2med", "nano", "external", "reference"); none runs every spec. Per task
-and metric it prints the expected value, the value got, the difference and
-✓ or ✗. A spec whose needs are not met is skipped, saying what it needs: a
+and metric it prints the expected value, the value got, the difference, the
+spec's tolerance (within: ✓ when |got − expected| is at most that) and ✓ or
+✗, and on a task's first row the file its expected values are from; under
+the table, where each spec's expected values were published. A spec whose needs are not met is skipped, saying what it needs: a
 server (--base-url, --rerank-url), an API key (OPENAI_API_KEY, …), weights
 (--rerank-model-dir). It exits 1 when a check fails or a run breaks.
 

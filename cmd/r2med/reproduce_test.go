@@ -6,8 +6,9 @@ import (
 )
 
 // TestReproduceOffline is what .ci/run does: every spec listed, the one on
-// local data run and passed, per metric, the others skipped with what they
-// need; exit 0.
+// local data run and passed, per metric, within the spec's tolerance and
+// naming the source of its expected values, the others skipped with what
+// they need; exit 0.
 func TestReproduceOffline(t *testing.T) {
 	needShared(t)
 	t.Setenv("HF_HOME", t.TempDir()) // an empty Hub cache
@@ -20,8 +21,10 @@ func TestReproduceOffline(t *testing.T) {
 	flat := squeeze(stdout)
 	for _, want := range []string{
 		"spec                              task",
-		"reference/nfcorpus-bm25           NFCorpus   ndcg_at_10       0.319     0.31898  -0.00002  ✓",
-		"mrr              0.5006    0.50061  +0.00001  ✓",
+		"reference/nfcorpus-bm25           NFCorpus   ndcg_at_10       0.319     0.31898  -0.00002  ±0.0001  ✓  eval-reference/nfcorpus.bm25.trec_eval",
+		"mrr              0.5006    0.50061  +0.00001  ±0.0001  ✓",
+		"reference/nfcorpus-bm25: expected from trec_eval 9.0.8 on the run R2MED's own Python BM25 pipeline made of NFCorpus test (../shared/data/eval-reference) (bm25)",
+		"✓: |got − expected| ≤ within, the spec's tolerance",
 		"r2med/bm25                        (8 tasks)  skipped: needs its data cached (r2med pull)",
 		"nano/bm25-candidates              (8 tasks)  skipped: needs its data cached (r2med pull --suite nano)",
 		"r2med/nv                          (8 tasks)  skipped: needs a server for nvidia/NV-Embed-v2 (not offline)",

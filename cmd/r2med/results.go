@@ -10,6 +10,7 @@ import (
 
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/mteb"
+	"github.com/r2med/r2med/pipeline"
 	"github.com/r2med/r2med/results"
 	"github.com/r2med/r2med/tasks"
 	"github.com/r2med/r2med/trec"
@@ -70,12 +71,25 @@ embeddings-benchmark/results repository read: one model folder per system
 <revision>/<TaskName>.json per R2MED task, under the names MTEB registers
 (R2MEDBiologyRetrieval, …), and model_meta.json.
 
-Each file holds the dataset revision the run read, the scores under MTEB's
-keys (ndcg_at_k, map_at_k, recall_at_k, precision_at_k as R2MED computes
-them with trec_eval; trec_eval's reciprocal rank as mrr_at_k for the k at
-or beyond the run's depth, where they are equal), main_score (nDCG@10),
-hf_subset "default", languages ["eng-Latn"], the run's time, and
-mteb_version null: MTEB did not compute them.
+Each file holds the dataset revision the run read, the scores MTEB's
+evaluator writes, computed from the run's run.trec with the judgments of
+the data it read, as MTEB computes them: ndcg_at_k, map_at_k, recall_at_k
+and precision_at_k (trec_eval's measures, pytrec_eval's in MTEB, means to
+five decimals) and mrr_at_k (MTEB's MRR over each query's top k, ties by
+document id, to six decimals) at MTEB's k (1, 3, 5, 10, 20, 100, 1000),
+checked against results.json where both have a number; main_score
+(nDCG@10), hf_subset "default", languages ["eng-Latn"], the run's time,
+and mteb_version null: MTEB did not compute them. Where the data is not at
+hand (not cached, offline) results.json's numbers are written, said on
+stderr: R2MED's keys (k 1, 10, 25, 50, 100), and its MRR (five decimals)
+as mrr_at_k only at the run's depth. MTEB retrieves 1000 documents per
+query: a metric at a k deeper than the run ranks is left out and said on
+stderr, and a run ranking fewer than 10 per query is left out. So is a run
+that excluded documents (--exclude), which MTEB's tasks do not. A GAR,
+reranked or fused system is said to be more than one model's ranking. A
+model folder already holding another R2MED task's file (an earlier
+export's, which MTEB would read as this one's) is refused, as are two
+systems whose names make one MTEB model name; nothing is written then.
 
 A system is named r2med/<system> at revision ` + mteb.NoRevision + `
 unless --model and --revision name it (for one system) as MTEB names
@@ -113,6 +127,9 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 			for _, r := range l.Runs {
 				runs[r.Dir] = r
 			}
+			if err := mtebNamesApart(picked, runs); err != nil {
+				return err
+			}
 			w, n := cmd.ErrOrStderr(), 0
 			for _, s := range picked {
 				var trs []*mteb.TaskResult
@@ -127,10 +144,21 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 					if err != nil {
 						return err
 					}
-					tr, err := mteb.FromRun(mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics, Depth: depth, Seconds: r.Seconds()})
+					rs := mteb.RunScores{Task: t, Revision: r.Manifest.Task.Revision, Scores: s.Tasks[task].Metrics,
+						Depth: depth, Documents: r.Manifest.Counts["documents"], Excluded: r.Manifest.Counts["excluded_pairs"], Seconds: r.Seconds()}
+					rs.Unanswered, rs.Judged = r.Manifest.Unanswered()
+					if rs.Excluded == 0 {
+						if rs.Evaluated, err = evaluateForMTEB(cmd, r); err != nil {
+							fmt.Fprintf(w, "note: %s on %s: %v; its scores are results.json's: R2MED's keys, and mrr_at_k only at the run's depth, to five decimals\n", s.Name, task, err)
+						}
+					}
+					tr, notes, err := mteb.FromRun(rs)
 					if err != nil {
 						fmt.Fprintf(w, "note: %s left out: %v\n", r.Dir, err)
 						continue
+					}
+					for _, n := range notes {
+						fmt.Fprintf(w, "note: %s on %s: %s\n", s.Name, task, n)
 					}
 					trs = append(trs, tr)
 				}
@@ -143,6 +171,9 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 				}
 				if revision != "" {
 					meta.Revision = revision
+				}
+				if what := pipelineKind(s.Kind); what != "" {
+					fmt.Fprintf(w, "note: %s is exported as MTEB's model %s: its scores are %s, not one model's ranking\n", s.Name, meta.Name, what)
 				}
 				files, err := mteb.WriteModel(out, meta, trs)
 				if err != nil {
@@ -169,6 +200,42 @@ read from the Hub (no dataset revision) are left out, each said on stderr.`,
 	return cmd
 }
 
+// mtebNamesApart refuses two systems with runs on R2MED's tasks whose
+// names make one MTEB model name (LocalName: "a/b" and "a b" are both
+// r2med/a-b): the second would write over the first's files.
+func mtebNamesApart(systems []leaderboard.System, runs map[string]results.Run) error {
+	by := map[string]string{}
+	for _, s := range systems {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(s.Tasks)), func(t leaderboard.TaskResult) bool {
+			r, ok := runs[t.Source]
+			return ok && r.Suite() == tasks.R2MED
+		}) {
+			continue
+		}
+		name := mteb.LocalName(s.Name)
+		if other, ok := by[name]; ok {
+			a, b := min(other, s.Name), max(other, s.Name)
+			return usage(fmt.Errorf("systems %q and %q would both be MTEB's model %s (its name is the system's as a slug): export one at a time with --system and --model, or name the runs apart (--name)", a, b, name))
+		}
+		by[name] = s.Name
+	}
+	return nil
+}
+
+// pipelineKind says in words what makes a system of kind k more than one
+// model's ranking; "" for a base retriever.
+func pipelineKind(k leaderboard.Kind) string {
+	switch k {
+	case leaderboard.GAR:
+		return "a retriever's on queries an LLM expanded"
+	case leaderboard.Reranker:
+		return "a reranker's over a retriever's top documents"
+	case leaderboard.Fusion:
+		return "several retrievers' fused"
+	}
+	return ""
+}
+
 // pickSystems returns the systems named (by ID or name), all when none is.
 func pickSystems(all []leaderboard.System, names []string) ([]leaderboard.System, error) {
 	names = splitList(names)
@@ -190,8 +257,34 @@ func pickSystems(all []leaderboard.System, names []string) ([]leaderboard.System
 	return out, nil
 }
 
-// runDepth is the most documents the run ranked for a query.
+// evaluateForMTEB scores the run's file as MTEB's evaluator does
+// (mteb.Evaluate), with the judgments of the data the run read; an error
+// says why it could not (the data is not at hand, the file is not the
+// one the run wrote).
+func evaluateForMTEB(cmd *cobra.Command, r results.Run) (map[string]float64, error) {
+	if r.RunPath() == "" {
+		return nil, fmt.Errorf("%s has no %s", r.Dir, results.RunFile)
+	}
+	if err := r.CheckRunFile(); err != nil {
+		return nil, err
+	}
+	t, err := pipeline.LoadRunTask(cmd.Context(), r)
+	if err != nil {
+		return nil, fmt.Errorf("its data is not at hand to evaluate %s as MTEB does (%v)", results.RunFile, err)
+	}
+	run, err := trec.ReadRunFile(r.RunPath())
+	if err != nil {
+		return nil, err
+	}
+	return mteb.Evaluate(t.Qrels, run)
+}
+
+// runDepth is the most documents the run ranked for a query: the
+// manifest's count, else the run file's.
 func runDepth(r results.Run) (int, error) {
+	if d, ok := r.Manifest.Counts[results.RunDepth]; ok {
+		return d, nil
+	}
 	p := r.RunPath()
 	if p == "" {
 		return 0, nil
