@@ -184,19 +184,30 @@ func Failed(reports []*Report) bool {
 }
 
 // WriteTable prints each spec's tasks: per metric the expected value, the
-// value got, their difference, the tolerance (within), ✓ or ✗, and on a
-// task's first row the file the expected values are from; for what did
-// not run, what it needs; then where each spec that ran took its expected
-// values from, what ✓ means, and a summary.
+// value got, their difference, the tolerance (within) and ✓ or ✗; for
+// what did not run, what it needs; then, for each spec that ran, where its
+// expected values were published and the files they are read from, what ✓
+// means, and a summary. Lines under the table wrap at 120 columns.
 func WriteTable(w io.Writer, reports []*Report) error {
 	var t table
 	var from []string
-	t.row("spec", "task", "metric", "expected", "got", "delta", "within", "", "")
+	t.row("spec", "task", "metric", "expected", "got", "delta", "within", "")
 	for _, r := range reports {
+		var files []string
+		for _, tr := range r.Tasks {
+			for _, c := range tr.Checks {
+				if c.Source != "" && !slices.Contains(files, c.Source) {
+					files = append(files, c.Source)
+				}
+			}
+		}
 		if ran := slices.ContainsFunc(r.Tasks, func(tr TaskReport) bool { return len(tr.Checks) > 0 }); ran {
 			line := r.Spec.Name + ": expected from " + r.Spec.Source.Reference
 			if r.Spec.Source.System != "" {
 				line += " (" + r.Spec.Source.System + ")"
+			}
+			if len(files) > 0 {
+				line += ", read from " + strings.Join(files, ", ")
 			}
 			if !slices.Contains(from, line) {
 				from = append(from, line)
@@ -228,11 +239,7 @@ func WriteTable(w io.Writer, reports []*Report) error {
 				if !c.OK {
 					mark = "✗"
 				}
-				source := c.Source
-				if task == "" {
-					source = ""
-				}
-				t.row(name, task, c.Metric, formatScore(c.Expected), got, delta, "±"+formatScore(c.Tolerance), mark, source)
+				t.row(name, task, c.Metric, formatScore(c.Expected), got, delta, "±"+formatScore(c.Tolerance), mark)
 				name, task = "", ""
 			}
 		}
@@ -242,12 +249,36 @@ func WriteTable(w io.Writer, reports []*Report) error {
 	}
 	if len(from) > 0 {
 		from = append(from, "✓: |got − expected| ≤ within, the spec's tolerance")
-		if _, err := fmt.Fprintln(w, strings.Join(from, "\n")); err != nil {
-			return err
+		for _, line := range from {
+			if _, err := fmt.Fprintln(w, wrapLine(line, 120, "  ")); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := fmt.Fprintln(w, Summary(reports))
 	return err
+}
+
+// wrapLine breaks line at spaces into lines of at most width characters
+// (a word longer than that stands alone), each after the first indented.
+func wrapLine(line string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(line) {
+		l := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case n+1+l > width:
+			b.WriteString("\n" + indent)
+			n = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += l
+	}
+	return b.String()
 }
 
 // table lines up rows of cells; a wide row's last cell runs on past the

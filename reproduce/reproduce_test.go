@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/leaderboard"
 	"github.com/r2med/r2med/models"
@@ -286,11 +287,11 @@ func TestCheckAndTable(t *testing.T) {
 	// table).
 	for _, want := range []string{
 		"spec       task       metric      expected  got      delta     within\n",
-		"x/t        Biology    ndcg_at_10  0.5       0.5009   +0.0009   ±0.001  ✓  f.json\n",
+		"x/t        Biology    ndcg_at_10  0.5       0.5009   +0.0009   ±0.001  ✓\n",
 		"mrr         0.25      —                  ±0.001  ✗\n",
 		"x/skipped  (2 tasks)  skipped: needs a server (--base-url)\n",
-		"+0.00001  ±0.001  ✓  f.json",
-		"\nx/t: expected from a paper\n✓: |got − expected| ≤ within, the spec's tolerance\n",
+		"+0.00001  ±0.001  ✓\n",
+		"\nx/t: expected from a paper, read from f.json\n✓: |got − expected| ≤ within, the spec's tolerance\n",
 		"3 specs: 1 passed, 1 failed, 1 skipped",
 	} {
 		if !strings.Contains(out, want) {
@@ -350,5 +351,28 @@ func TestDocSaysPrintedAverage(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("docs/REPRODUCE.md lacks %q", want)
 		}
+	}
+}
+
+// TestTableLinesFit: the lines under the table (where a spec's values were
+// published and read from) wrap at 120 columns; the source file sat at the
+// end of a task's first row, which ran to 134.
+func TestTableLinesFit(t *testing.T) {
+	s := &Spec{Name: "reference/nfcorpus-bm25", Source: Source{Reference: strings.Repeat("a long reference to where it was published ", 5), System: "bm25"}}
+	reports := []*Report{{Spec: s, Tasks: []TaskReport{{Task: "NFCorpus", Checks: []Check{{Metric: "ndcg_at_10", Expected: 0.319, Got: 0.31898, OK: true, Tolerance: 0.0001, Source: "eval-reference/nfcorpus.bm25.trec_eval"}}}}}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, reports); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > 120 {
+			t.Errorf("a line of %d columns: %q", n, line)
+		}
+	}
+	if !strings.Contains(b.String(), "read from eval-reference/nfcorpus.bm25.trec_eval") {
+		t.Errorf("the file the values are read from is not named:\n%s", b.String())
+	}
+	if got := wrapLine("aa bb cc", 5, "  "); got != "aa bb\n  cc" {
+		t.Errorf("wrapLine: %q", got)
 	}
 }

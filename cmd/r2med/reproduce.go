@@ -43,9 +43,10 @@ NAME is a spec ("r2med/bm25"), a pattern ("r2med/hyde-*-bm25") or a group
 and metric it prints the expected value, the value got, the difference, the
 spec's tolerance (within: ✓ when |got − expected| is at most that) and ✓ or
 ✗, and on a task's first row the file its expected values are from; under
-the table, where each spec's expected values were published. A spec whose needs are not met is skipped, saying what it needs: a
-server (--base-url, --rerank-url), an API key (OPENAI_API_KEY, …), weights
-(--rerank-model-dir). It exits 1 when a check fails or a run breaks.
+the table, where each spec's expected values were published. A spec whose
+needs are not met is skipped, saying what it needs: a server (--base-url,
+--rerank-url), an API key (OPENAI_API_KEY, …), weights (--rerank-model-dir).
+It exits 1 when a check fails or a run breaks.
 
 --offline uses nothing outside this machine: data only from the Hub cache
 (r2med pull) or the local data folder, and no spec that needs a server, an

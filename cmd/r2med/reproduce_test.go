@@ -21,9 +21,9 @@ func TestReproduceOffline(t *testing.T) {
 	flat := squeeze(stdout)
 	for _, want := range []string{
 		"spec                              task",
-		"reference/nfcorpus-bm25           NFCorpus   ndcg_at_10       0.319     0.31898  -0.00002  ±0.0001  ✓  eval-reference/nfcorpus.bm25.trec_eval",
+		"reference/nfcorpus-bm25           NFCorpus   ndcg_at_10       0.319     0.31898  -0.00002  ±0.0001  ✓",
 		"mrr              0.5006    0.50061  +0.00001  ±0.0001  ✓",
-		"reference/nfcorpus-bm25: expected from trec_eval 9.0.8 on the run R2MED's own Python BM25 pipeline made of NFCorpus test (../shared/data/eval-reference) (bm25)",
+		"reference/nfcorpus-bm25: expected from trec_eval 9.0.8 on the run R2MED's own Python BM25 pipeline made of NFCorpus test (../shared/data/eval-reference) (bm25), read from eval-reference/nfcorpus.bm25.trec_eval",
 		"✓: |got − expected| ≤ within, the spec's tolerance",
 		"r2med/bm25                        (8 tasks)  skipped: needs its data cached (r2med pull)",
 		"nano/bm25-candidates              (8 tasks)  skipped: needs its data cached (r2med pull --suite nano)",
