@@ -232,11 +232,12 @@ one asked for; a server that answered with another name is named beside it.`,
 	return cmd
 }
 
-// cacheCost is what a bucket's entries cost when made by the price
-// table; ok is false without a table, for a kind whose usage is not
-// recorded, or for a model the table lacks.
+// cacheCost is what a bucket's entries that record usage cost when made
+// by the price table; ok is false without a table, for a kind whose usage
+// is not recorded, where no entry records it, or for a model the table
+// lacks.
 func cacheCost(s cache.BucketStats, prices costs.Prices) (usd float64, ok bool) {
-	if prices == nil || !s.Metered {
+	if prices == nil || !s.Metered || s.NoUsage == s.Entries {
 		return 0, false
 	}
 	p, ok := prices.Lookup(s.Label)
@@ -262,17 +263,20 @@ func cacheSummary(st []cache.BucketStats, prices costs.Prices) costs.Summary {
 func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.BucketStats, prices costs.Prices) error {
 	out := cmd.OutOrStdout()
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	head := "kind\tmodel\tentries\tsize\tprompt tokens\tcompletion tokens"
+	// Tokens and dollars sit in short columns, and the models a server
+	// answered with under the table, so that a row fits 120 columns.
+	head := "kind\tmodel\tentries\tsize\tprompt\tcompletion"
 	if prices != nil {
-		head += "\tcost when made"
+		head += "\tcost"
 	}
 	fmt.Fprintln(w, head+"\toldest\tnewest")
 	var n, estimated, noUsage int
+	var served []string
 	var b int64
 	var all costs.Tally
 	for _, s := range st {
 		prompt, completion := "-", "-"
-		if s.Metered {
+		if s.Metered && s.NoUsage < s.Entries {
 			mark := ""
 			if s.Usage.EstimatedCalls > 0 {
 				mark = "*"
@@ -280,17 +284,24 @@ func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.Buc
 			prompt, completion = fmt.Sprintf("%d%s", s.Usage.PromptTokens, mark), fmt.Sprintf("%d%s", s.Usage.CompletionTokens, mark)
 			all = all.Plus(s.Usage)
 			estimated += int(s.Usage.EstimatedCalls)
+		}
+		if s.Metered {
 			noUsage += s.NoUsage
 		}
-		model := s.Label
 		if len(s.Served) > 0 {
-			model += " (answered by " + strings.Join(s.Served, ", ") + ")"
+			served = append(served, s.Label+" was answered by "+strings.Join(s.Served, ", "))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s", s.Kind, model, s.Entries, humanBytes(s.Bytes), prompt, completion)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s", s.Kind, s.Label, s.Entries, humanBytes(s.Bytes), prompt, completion)
 		if prices != nil {
 			cost := "-"
 			if usd, ok := cacheCost(s, prices); ok {
 				cost = costs.USDText(usd)
+				if s.NoUsage > 0 {
+					// Entries without usage cost an unknown amount more.
+					cost = "≥ " + cost
+				}
+			} else if s.Metered && s.NoUsage == s.Entries {
+				cost = "unknown"
 			} else if s.Metered {
 				cost = "no price"
 			}
@@ -313,14 +324,17 @@ func writeCacheTable(cmd *cobra.Command, path string, size int64, st []cache.Buc
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	for _, line := range served {
+		fmt.Fprintln(out, line)
+	}
 	if estimated > 0 {
 		fmt.Fprintf(out, "* the tokens of %d of the entries are estimated (%s: the server reported none)\n", estimated, costs.Estimator)
 	}
 	if noUsage > 0 {
-		fmt.Fprintf(out, "%d %s no usage (cached before r2med recorded it, or unreadable): %s tokens are not counted\n", noUsage, errtext.Plural(noUsage, "entry records", "entries record"), errtext.Plural(noUsage, "its", "their"))
+		fmt.Fprintf(out, "%d %s no usage (cached before r2med recorded it, or unreadable): %s tokens are not counted, nor %s cost\n", noUsage, errtext.Plural(noUsage, "entry records", "entries record"), errtext.Plural(noUsage, "its", "their"), errtext.Plural(noUsage, "its", "their"))
 	}
 	if len(sum.Unpriced) > 0 {
-		fmt.Fprintf(out, "the price table has no price for %s: the total leaves %s out\n", strings.Join(sum.Unpriced, ", "), errtext.Plural(len(sum.Unpriced), "it", "them"))
+		fmt.Fprintf(out, "the price table has no price for %s: no total, as r2med run gives none\n", strings.Join(sum.Unpriced, ", "))
 	}
 	for _, note := range sum.Notes {
 		fmt.Fprintln(out, note)
@@ -371,7 +385,8 @@ func writeCacheJSON(cmd *cobra.Command, st []cache.BucketStats, prices costs.Pri
 		WithoutUsage int      `json:"entries_without_usage,omitempty"`
 		Estimated    string   `json:"estimated_tokens,omitempty"`
 		Served       []string `json:"served,omitempty"`
-		// USD is what the entries cost when made, by --prices.
+		// USD is what the entries that record usage cost when made, by
+		// --prices; absent where none records it.
 		USD *float64 `json:"usd,omitempty"`
 	}
 	out := make([]row, len(st))

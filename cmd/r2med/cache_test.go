@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/demo"
@@ -293,19 +294,29 @@ func TestCacheStatsTokensAndDollars(t *testing.T) {
 	if bge := rows[byModel["BAAI/bge-large-en-v1.5"]]; tokens("BAAI/bge-large-en-v1.5", "calls") != 3 || tokens("BAAI/bge-large-en-v1.5", "prompt_tokens") != 3 || bge.Estimated == "" {
 		t.Errorf("bge: %v estimated %q; want 3 texts of 1 estimated token", raw[byModel["BAAI/bge-large-en-v1.5"]]["usage"], bge.Estimated)
 	}
-	if old := rows[byModel["old-m"]]; old.WithoutUsage != 1 || tokens("old-m", "calls") != 0 || old.USD == nil || *old.USD != 0 {
+	if old := rows[byModel["old-m"]]; old.WithoutUsage != 1 || tokens("old-m", "calls") != 0 || old.USD != nil {
 		t.Errorf("old-m: %+v", old)
 	}
 
 	out := mustRun(t, "cache", "stats", "--cache", dir, "--prices", prices)
 	for _, want := range []string{
-		"gpt-x (answered by gpt-x-2025-01-31)", fmt.Sprintf("%d  ", 10*n), costs.USDText(*gx.USD), "no price",
+		"gpt-x was answered by gpt-x-2025-01-31", fmt.Sprintf("%d  ", 10*n), costs.USDText(*gx.USD), "no price", "unknown",
 		fmt.Sprintf("* the tokens of %d of the entries are estimated (utf8-bytes/4", n+3),
-		"1 entry records no usage (cached before r2med recorded it, or unreadable)",
-		"the price table has no price for BAAI/bge-large-en-v1.5, local-m",
+		"1 entry records no usage (cached before r2med recorded it, or unreadable): its tokens are not counted, nor its cost",
+		"the price table has no price for BAAI/bge-large-en-v1.5, local-m: no total",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stats lacks %q:\n%s", want, out)
+		}
+	}
+	// A row fits 120 columns (the served model is named under the table),
+	// and an entry without usage is no $0.
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 120 && !strings.HasPrefix(line, "file ") {
+			t.Errorf("a line of %d columns: %q", n, line)
+		}
+		if strings.HasPrefix(line, "generate  old-m") && (strings.Contains(line, "$0") || !strings.Contains(line, "  -       -  ")) {
+			t.Errorf("entries without usage priced at $0: %q", line)
 		}
 	}
 }
