@@ -221,7 +221,8 @@ type EFHold struct {
 
 // Release puts the collection's own ef back, as HoldEF found it, and
 // waits until every node holding a replica has applied it: what it
-// confirmed. It does so once; later calls return the same.
+// confirmed (nothing, when the lease lapsed and another run put it back).
+// It does so once; later calls return the same.
 func (h *EFHold) Release() (EFApplied, error) { return h.release() }
 
 // HoldEF sets the collection's HNSW ef to ef until the hold is released,
@@ -265,7 +266,8 @@ func (c *Collection) HoldEF(ctx context.Context, ef int) (*EFHold, error) {
 	}
 	lease := &EFLease{EF: ef, Restore: vi.EF, Owner: owner(), Expires: time.Now().Add(leaseTerm)}
 	start := time.Now()
-	set, err := EFApplied{}, c.writeEF(ctx, cls, *m, ef, lease)
+	var set EFApplied
+	err = c.writeEF(ctx, cls, *m, ef, lease)
 	if err == nil {
 		set, err = c.confirmOn(ctx, ef, want, start)
 	}
@@ -319,8 +321,8 @@ func (c *Collection) HoldEF(ctx context.Context, ef int) (*EFHold, error) {
 				return
 			}
 			if m.EFLease == nil || m.EFLease.Owner != lease.Owner {
-				// Taken over after it lapsed: the taker put ef back.
-				restored, rerr = c.confirmEF(ctx, lease.Restore)
+				// Taken over after it lapsed: the taker put ef back
+				// (and confirmed it); nothing of this run's to confirm.
 				return
 			}
 			start := time.Now()

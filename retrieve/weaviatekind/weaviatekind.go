@@ -377,7 +377,9 @@ func (r *weaviateRetriever) Close() error {
 		r.env.Summary(r.name+" ef", "warning: putting the collection's ef back: "+err.Error())
 		return err
 	}
-	r.env.Note("weaviate_ef_restored", restored)
+	if len(restored.Nodes) > 0 {
+		r.env.Note("weaviate_ef_restored", restored)
+	}
 	return nil
 }
 
