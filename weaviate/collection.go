@@ -490,7 +490,8 @@ func (c *Collection) Searchable(ctx context.Context) (*Meta, error) {
 }
 
 // SetEF changes the HNSW ef of the collection's vector index for good
-// (−1: dynamic). Higher is slower and closer to exact. HoldEF sets it for
+// (−1: dynamic), and returns once every node holding a replica has
+// applied it. Higher is slower and closer to exact. HoldEF sets it for
 // the time a run searches.
 func (c *Collection) SetEF(ctx context.Context, ef int) error {
 	if ef < -1 || ef == 0 {
@@ -503,7 +504,8 @@ func (c *Collection) SetEF(ctx context.Context, ef int) error {
 	if cls.VectorIndexType != "hnsw" {
 		return fmt.Errorf("collection %s has a %s vector index; ef applies to hnsw only", c.cfg.Collection, cls.VectorIndexType)
 	}
-	return c.writeEF(ctx, cls, *m, ef, m.EFLease)
+	_, err = c.setEF(ctx, cls, *m, ef, m.EFLease)
+	return err
 }
 
 // updateClass writes the class's new configuration.

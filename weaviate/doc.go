@@ -46,7 +46,10 @@
 //     float32 rounding; with HNSW it is approximate (VectorIndex says which),
 //     and ef trades speed for recall: Schema.EF at creation, SetEF for
 //     good, HoldEF for the time a run searches (Weaviate 1.35 takes no ef
-//     per query). CheckExact measures the recall against r2med's exact
+//     per query). Each node applies a class update in its own time, so
+//     each of these returns only once every node holding a replica
+//     reports having applied it (EFApplied, from each node's raft
+//     progress), and fails naming a node that does not. CheckExact measures the recall against r2med's exact
 //     flat search over the vectors read back from the collection.
 //   - Hybrid: Weaviate fuses its BM25 and vector lists itself, with alpha
 //     (weight of the vector side) and rankedFusion or relativeScoreFusion;

@@ -15,3 +15,11 @@ func WriteForeignLease(ctx context.Context, c *Collection, ef, restore int, expi
 	}
 	return c.writeEF(ctx, cls, *m, ef, &EFLease{EF: ef, Restore: restore, Owner: "elsewhere pid 1", Expires: expires})
 }
+
+// SetEFConfirmWait bounds the wait for every node to apply an ef, until
+// the test ends.
+func SetEFConfirmWait(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := efConfirmWait
+	efConfirmWait = d
+	t.Cleanup(func() { efConfirmWait = old })
+}

@@ -183,15 +183,23 @@ func (c *Collection) members(ctx context.Context) ([]string, error) {
 	return reply.members(), nil
 }
 
-// clusterStatistics is what r2med reads of /v1/cluster/statistics.
+// clusterStatistics is what r2med reads of /v1/cluster/statistics: each
+// node that answers, with its raft state.
 type clusterStatistics struct {
-	Statistics []struct {
-		Raft struct {
-			LatestConfiguration []struct {
-				ID string `json:"id"`
-			} `json:"latestConfiguration"`
-		} `json:"raft"`
-	} `json:"statistics"`
+	Statistics []nodeStatistics `json:"statistics"`
+}
+
+type nodeStatistics struct {
+	Name string `json:"name"`
+	Raft struct {
+		// AppliedIndex is the last schema log entry raft handed to the
+		// node's state machine; FSMPending how many batches wait for it.
+		AppliedIndex        string `json:"appliedIndex"`
+		FSMPending          string `json:"fsmPending"`
+		LatestConfiguration []struct {
+			ID string `json:"id"`
+		} `json:"latestConfiguration"`
+	} `json:"raft"`
 }
 
 // members are the raft configuration's node names; nil when not given.

@@ -338,7 +338,7 @@ func TestSingleNode(t *testing.T) {
 
 		// ef 1 (a search keeps at least k candidates: 10) misses some of
 		// the exact top 10; the collection's ef is back after.
-		release, err := vc.HoldEF(ctx, 1)
+		hold, err := vc.HoldEF(ctx, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +356,7 @@ func TestSingleNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := release(); err != nil {
+		if _, err := hold.Release(); err != nil {
 			t.Fatal(err)
 		}
 		if vi, err := vc.VectorIndex(ctx); err != nil || vi.EF != 512 {

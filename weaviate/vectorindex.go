@@ -3,6 +3,7 @@ package weaviate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -203,17 +204,35 @@ func (c *Collection) SettleEF(ctx context.Context) (*EFLease, error) {
 	if l == nil || l.Live() {
 		return nil, nil
 	}
-	if err := c.writeEF(ctx, cls, *m, l.Restore, nil); err != nil {
+	if _, err := c.setEF(ctx, cls, *m, l.Restore, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// HoldEF sets the collection's HNSW ef to ef until release is called, and
-// holds a lease on it meanwhile; a collection whose ef is ef already is
-// left as it is. It fails when another r2med run holds a lease, and on an
-// index other than HNSW.
-func (c *Collection) HoldEF(ctx context.Context, ef int) (release func() error, err error) {
+// EFHold is an ef a run has set on a collection for the time it searches
+// (HoldEF).
+type EFHold struct {
+	// Set is the run's ef as the cluster confirmed it.
+	Set EFApplied
+	// release puts the collection's ef back, once.
+	release func() (EFApplied, error)
+}
+
+// Release puts the collection's own ef back, as HoldEF found it, and
+// waits until every node holding a replica has applied it: what it
+// confirmed (nothing, when the lease lapsed and another run put it back).
+// It does so once; later calls return the same.
+func (h *EFHold) Release() (EFApplied, error) { return h.release() }
+
+// HoldEF sets the collection's HNSW ef to ef until the hold is released,
+// and holds a lease on it meanwhile; a collection whose ef is ef already
+// is left as it is. Either way it returns only when every node holding a
+// replica of the collection has applied ef (EFApplied); a node that does
+// not within 30 s fails it, named, and the old ef is put back.
+// It fails when another r2med run holds a lease, and on an index other
+// than HNSW.
+func (c *Collection) HoldEF(ctx context.Context, ef int) (*EFHold, error) {
 	if ef < -1 || ef == 0 {
 		return nil, fmt.Errorf("ef %d: want −1 (dynamic) or a positive number", ef)
 	}
@@ -232,10 +251,40 @@ func (c *Collection) HoldEF(ctx context.Context, ef int) (release func() error, 
 		return nil, fmt.Errorf("collection %s has a %s vector index; ef applies to hnsw only", c.cfg.Collection, vi.Type)
 	}
 	if vi.EF == ef {
-		return func() error { return nil }, nil
+		// Nothing to set; still, every node must have applied it.
+		set, err := c.confirmEF(ctx, ef)
+		if err != nil {
+			return nil, err
+		}
+		return &EFHold{Set: set, release: func() (EFApplied, error) { return set, nil }}, nil
+	}
+	// The nodes that must apply it, read before it is set: the same
+	// must apply the old ef put back.
+	want, err := c.efNodes(ctx)
+	if err != nil {
+		return nil, err
 	}
 	lease := &EFLease{EF: ef, Restore: vi.EF, Owner: owner(), Expires: time.Now().Add(leaseTerm)}
-	if err := c.writeEF(ctx, cls, *m, ef, lease); err != nil {
+	start := time.Now()
+	var set EFApplied
+	err = c.writeEF(ctx, cls, *m, ef, lease)
+	if err == nil {
+		set, err = c.confirmOn(ctx, ef, want, start)
+	}
+	if err != nil {
+		var na *notApplied
+		if errors.As(err, &na) {
+			// The ef is set where it was applied: put the old one back,
+			// which the node that lags applies after the other.
+			cls, m, rerr := c.record(ctx)
+			if rerr == nil {
+				rerr = c.writeEF(ctx, cls, *m, vi.EF, nil)
+			}
+			if rerr != nil {
+				return nil, fmt.Errorf("%w\n(putting the collection's ef %d back failed too: %v)", err, vi.EF, rerr)
+			}
+			return nil, fmt.Errorf("%w\n(the collection's ef %d is put back)", err, vi.EF)
+		}
 		return nil, err
 	}
 	stop := make(chan struct{})
@@ -254,27 +303,36 @@ func (c *Collection) HoldEF(ctx context.Context, ef int) (release func() error, 
 			}
 		}
 	}()
-	var once sync.Once
-	return func() error {
-		var err error
+	var (
+		once     sync.Once
+		restored EFApplied
+		rerr     error
+	)
+	release := func() (EFApplied, error) {
 		once.Do(func() {
 			close(stop)
 			wg.Wait()
 			// Put ef back even when the run was interrupted.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute+efConfirmWait)
 			defer cancel()
-			cls, m, cerr := c.record(ctx)
-			if cerr != nil {
-				err = cerr
+			cls, m, err := c.record(ctx)
+			if err != nil {
+				rerr = err
 				return
 			}
 			if m.EFLease == nil || m.EFLease.Owner != lease.Owner {
-				return // taken over after it lapsed: the taker put ef back
+				// Taken over after it lapsed: the taker put ef back
+				// (and confirmed it); nothing of this run's to confirm.
+				return
 			}
-			err = c.writeEF(ctx, cls, *m, lease.Restore, nil)
+			start := time.Now()
+			if rerr = c.writeEF(ctx, cls, *m, lease.Restore, nil); rerr == nil {
+				restored, rerr = c.confirmOn(ctx, lease.Restore, want, start)
+			}
 		})
-		return err
-	}, nil
+		return restored, rerr
+	}
+	return &EFHold{Set: set, release: release}, nil
 }
 
 // renew extends the lease while it is still this run's.
@@ -292,7 +350,8 @@ func (c *Collection) renew(lease *EFLease) error {
 	return c.updateClass(ctx, "renew the ef lease on", cls)
 }
 
-// writeEF sets the class's ef and its record's lease in one update.
+// writeEF sets the class's ef and its record's lease in one update; the
+// nodes apply it one by one after (confirmEF).
 func (c *Collection) writeEF(ctx context.Context, cls *models.Class, m Meta, ef int, lease *EFLease) error {
 	idx, ok := cls.VectorIndexConfig.(map[string]any)
 	if !ok {
@@ -306,4 +365,13 @@ func (c *Collection) writeEF(ctx context.Context, cls *models.Class, m Meta, ef 
 	}
 	c.meta = &m
 	return nil
+}
+
+// setEF writes ef (writeEF) and waits until every node holding a replica
+// has applied it.
+func (c *Collection) setEF(ctx context.Context, cls *models.Class, m Meta, ef int, lease *EFLease) (EFApplied, error) {
+	if err := c.writeEF(ctx, cls, m, ef, lease); err != nil {
+		return EFApplied{}, err
+	}
+	return c.confirmEF(ctx, ef)
 }

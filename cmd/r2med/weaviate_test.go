@@ -123,6 +123,14 @@ func TestRunWeaviate(t *testing.T) {
 	if check, ok := m.Details["weaviate_exact_check"].(map[string]any); !ok || len(check["recall"].([]any)) != 2 {
 		t.Errorf("manifest details lack the exact check: %v", m.Details["weaviate_exact_check"])
 	}
+	// The ef set for the run, and the collection's put back after, are
+	// recorded as the nodes holding replicas confirmed them.
+	for key, ef := range map[string]float64{"weaviate_ef_applied": 12, "weaviate_ef_restored": 300} {
+		a, ok := m.Details[key].(map[string]any)
+		if !ok || a["ef"] != ef || fmt.Sprint(a["nodes"]) != "["+node.Name+"]" || a["raft_index"] == nil {
+			t.Errorf("manifest details: %s = %v, want ef %v confirmed on %s", key, m.Details[key], ef, node.Name)
+		}
+	}
 	if vi, err := c.VectorIndex(context.Background()); err != nil || vi.EF != 300 {
 		t.Errorf("the collection's ef after a run with --ef 12: %+v, %v (want its own, 300)", vi, err)
 	}

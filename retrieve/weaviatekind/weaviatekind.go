@@ -324,12 +324,23 @@ func (w Weaviate) New(ctx context.Context, task *ir.Task, env retrieve.Env) (ret
 			return nil, err
 		}
 		env.Note("dense_recipe", r.queryEnc.Recipe())
-		if w.EF != nil {
-			if r.release, err = c.HoldEF(ctx, *w.EF); err != nil {
+		// The ef recorded is one every node holding a replica has
+		// applied: Weaviate applies a class update node by node.
+		switch {
+		case w.EF != nil:
+			if r.hold, err = c.HoldEF(ctx, *w.EF); err != nil {
 				r.Close()
 				return nil, err
 			}
 			r.index.EF = *w.EF
+			env.Note("weaviate_ef_applied", r.hold.Set)
+		case r.index.Type == "hnsw":
+			applied, err := c.ConfirmEF(ctx)
+			if err != nil {
+				r.Close()
+				return nil, err
+			}
+			env.Note("weaviate_ef_applied", applied)
 		}
 		if !r.index.Exact {
 			env.Summary(r.name, weaviate.ApproximateNote(r.name, r.index, nil))
@@ -347,16 +358,27 @@ type weaviateRetriever struct {
 	corpus     []ir.Doc
 	index      weaviate.VectorIndex // as searched: the run's ef
 	checkExact bool
-	release    func() error // puts the collection's ef back (HoldEF)
+	hold       *weaviate.EFHold // the run's ef, put back by Close
 }
 
-// Close releases a local query encoder and puts back the collection's ef.
+// Close releases a local query encoder and puts back the collection's ef,
+// noting in the manifest that every node applied it, or warning that one
+// did not.
 func (r *weaviateRetriever) Close() error {
 	if r.queryEnc != nil {
 		r.queryEnc.Close()
 	}
-	if r.release != nil {
-		return r.release()
+	if r.hold == nil {
+		return nil
+	}
+	restored, err := r.hold.Release()
+	if err != nil {
+		r.env.Logf("warning: putting the collection's ef back: %v", err)
+		r.env.Summary(r.name+" ef", "warning: putting the collection's ef back: "+err.Error())
+		return err
+	}
+	if len(restored.Nodes) > 0 {
+		r.env.Note("weaviate_ef_restored", restored)
 	}
 	return nil
 }

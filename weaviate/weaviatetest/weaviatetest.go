@@ -129,6 +129,29 @@ func (n *Node) Kill() { n.stop(syscall.SIGKILL) }
 // Stop ends the node gracefully (SIGTERM, then SIGKILL after 20 s).
 func (n *Node) Stop() { n.stop(syscall.SIGTERM) }
 
+// Pause freezes the node (SIGSTOP), as a node that lags far behind the
+// cluster would: it answers nothing and applies nothing until Resume.
+// The test's cleanup resumes it.
+func (n *Node) Pause() {
+	n.tb.Helper()
+	if err := n.signal(syscall.SIGSTOP); err != nil {
+		n.tb.Fatal(err)
+	}
+	n.tb.Cleanup(n.Resume)
+}
+
+// Resume lets a paused node go on (SIGCONT).
+func (n *Node) Resume() { _ = n.signal(syscall.SIGCONT) }
+
+func (n *Node) signal(sig syscall.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return fmt.Errorf("node %s is not running", n.Name)
+	}
+	return n.cmd.Process.Signal(sig)
+}
+
 func (n *Node) stop(sig syscall.Signal) {
 	n.mu.Lock()
 	cmd, done := n.cmd, n.done
