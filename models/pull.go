@@ -2,14 +2,21 @@ package models
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/onnx"
 )
 
 // ErrNoONNX is returned by Pull for a repository without an ONNX export.
@@ -148,15 +155,52 @@ func (m Model) LocalOptions(cps []Checkpoint) (dir string, opts embed.LocalOptio
 
 // LocalRevision stands for a local model directory's version (a
 // cross-encoder's or an encoder's, --model-dir) in cache keys, manifests
-// and fingerprints: the size and modification time of the graph, the
-// tokenizer and the config, so replacing any of them (a new export,
-// another truncation length) does not reuse what the old one made.
+// and fingerprints: a SHA-256 of the content of every file the local
+// backend reads there — the graph (model.onnx, onnx/model.onnx), the
+// weight files the graph keeps outside itself (onnx.ExternalData:
+// model.onnx_data), tokenizer.json, config.json and the two files the
+// default length is read from (tokenizer_config.json,
+// sentence_bert_config.json) — each with its name. Replacing any of them
+// (a new export, other weights of the same size copied with their times,
+// another truncation length) is another revision, so what the old one
+// made is not reused. Reading the files costs about a second per GB, once
+// per run. A file that cannot be read enters the hash as its name and
+// the error, in place of its content (loading the model fails on it then).
 func LocalRevision(dir string) string {
-	var parts []string
-	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
+	h := sha256.New()
+	graphs := []string{"model.onnx", path.Join("onnx", "model.onnx")}
+	names := slices.Clone(graphs)
+	for _, graph := range graphs {
+		raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(graph)))
+		if err != nil {
+			continue
+		}
+		ext, err := onnx.ExternalData(raw)
+		if err != nil {
+			// ONNX Runtime will say what is wrong with the graph; its
+			// bytes are hashed as they are.
+			ext = nil
+		}
+		for _, e := range ext {
+			names = append(names, path.Join(path.Dir(graph), e))
 		}
 	}
-	return "local:" + strings.Join(parts, ",")
+	names = append(names, "tokenizer.json", "config.json", "tokenizer_config.json", "sentence_bert_config.json")
+	for _, name := range names {
+		fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var n int64
+		if err == nil {
+			n, err = io.Copy(io.Discard, io.TeeReader(fh, h))
+			fh.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(h, "\x00%s unreadable: %v\x00", name, err)
+			continue
+		}
+		fmt.Fprintf(h, "\x00%s %d\x00", name, n)
+	}
+	return "local:sha256:" + hex.EncodeToString(h.Sum(nil))
 }

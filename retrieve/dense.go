@@ -64,8 +64,8 @@ type Dense struct {
 	Rescore  bool   `yaml:"rescore"`
 
 	// modelRevision is the version of the model that embeds, read by
-	// Resolve: ModelDir's (models.LocalRevision: its files' sizes and
-	// times), or the commits a registry model's checkpoints resolve to in
+	// Resolve: ModelDir's (models.LocalRevision: a hash of the content of
+	// its graph, weights, tokenizer and configs), or the commits a registry model's checkpoints resolve to in
 	// the Hub cache ("+" between a dual encoder's two), which New then
 	// loads (commits), whatever refs/main names by then. An index file's
 	// recipe pins the commits its vectors were made with (StoredDense).
@@ -189,9 +189,10 @@ const modelRevisionKey = "model_revision"
 
 // Resolve reads the version of the local model that embeds, so that
 // Describe, and with it the manifest and every fingerprint, carries it:
-// for ModelDir, the sizes and times of its graph, tokenizer and config (as
-// the embedding cache keys it), so a model replaced in its directory is
-// not taken for the one an earlier run embedded with; for a registry
+// for ModelDir, a hash of the content of its graph, the weights the graph
+// keeps beside it, its tokenizer and configs (as the embedding cache keys
+// it), so a model replaced in its directory, even by one of the same size
+// and times, is not taken for the one an earlier run embedded with; for a registry
 // model run from the Hub cache, the commit of each checkpoint (what
 // refs/main names now; fetched when online and missing, as New would),
 // which New then loads, so a newer main pulled later is another model, not

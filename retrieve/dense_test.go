@@ -617,8 +617,21 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	if n := computed(d); n != all {
 		t.Errorf("normalized vectors: %d computed, want %d (new key)", n, all)
 	}
+	// The revision is the files' content: a touched file is the same
+	// model, a rewritten one another.
+	tok := filepath.Join(dir, "tokenizer.json")
 	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(dir, "tokenizer.json"), later, later); err != nil {
+	if err := os.Chtimes(tok, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := computed(d); n != 0 {
+		t.Errorf("after the tokenizer was touched: %d computed, want 0", n)
+	}
+	raw, err := os.ReadFile(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tok, append(raw, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if n := computed(d); n != all {
@@ -635,5 +648,87 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	}
 	if n := computed(d); n != 0 {
 		t.Errorf("the same length again: %d computed, want 0", n)
+	}
+}
+
+// TestDenseLocalWeightsReplaced checks that a model directory whose
+// weights were replaced by others of the same size, copied with the old
+// file's times (cp -p, rsync -t, a tar), embeds anew: the shared
+// reference's bge-tiny and contriever-tiny graphs are the same size with
+// other weights.
+func TestDenseLocalWeightsReplaced(t *testing.T) {
+	const ref = "../../shared/data/encoder-reference"
+	if _, err := os.Stat(filepath.Join(ref, "contriever-tiny", "onnx", "model.onnx")); err != nil {
+		if os.Getenv("R2MED_CI") == "1" {
+			t.Fatalf("R2MED_CI=1 and the encoder reference is missing: %v", err)
+		}
+		t.Skipf("encoder reference not found: %v", err)
+	}
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(ref, "bge-tiny"))); err != nil {
+		t.Fatal(err)
+	}
+	graph := filepath.Join(dir, "onnx", "model.onnx")
+	if err := os.Chmod(graph, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.Stat(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "cls"}
+	run := func() (ir.Run, int, string) {
+		t.Helper()
+		spec, err := d.Resolve(context.Background(), task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, rec, err := dense(t, task, spec.(retrieve.Dense), nil, 5, retrieve.Env{Cache: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, rec.counts["embeddings_computed"], spec.(retrieve.Dense).ModelRevision()
+	}
+	all := len(task.Corpus) + len(task.Queries)
+	bge, n, rev := run()
+	if n != all {
+		t.Fatalf("first run computed %d embeddings, want %d", n, all)
+	}
+	if _, n, _ := run(); n != 0 {
+		t.Fatalf("the same model again computed %d embeddings, want 0", n)
+	}
+
+	other, err := os.ReadFile(filepath.Join(ref, "contriever-tiny", "onnx", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(other)) != old.Size() {
+		t.Fatalf("the fixtures' graphs are %d and %d bytes; this test needs one size", len(other), old.Size())
+	}
+	if err := os.WriteFile(graph, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(graph, old.ModTime(), old.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	contriever, n, rev2 := run()
+	if n != all {
+		t.Errorf("after the weights were replaced: %d embeddings computed, want %d (the cached ones are the old weights')", n, all)
+	}
+	if rev2 == rev {
+		t.Errorf("model_revision %s names both weights", rev)
+	}
+	if reflect.DeepEqual(bge, contriever) {
+		t.Error("other weights ranked the same with the same scores: the old vectors were reused")
 	}
 }
