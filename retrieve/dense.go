@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -475,6 +476,7 @@ type denseRecipe struct {
 	http              interface{ Stats() embed.AdaptStats } // the HTTP backend, nil for a local one
 	embedNote         map[string]any                        // per stage, for the "embedding" note
 	maxLength         int                                   // a local model outside the registry: the length its files give
+	taskMaxLength     int                                   // the length the instruction's source evaluated the task with (BRIGHT's), unless --max-length
 }
 
 func (r *denseRecipe) close() {
@@ -493,7 +495,11 @@ func (r *denseRecipe) describe() map[string]any {
 	if r.known {
 		m["registry"] = r.model.Name
 		m["pooling"] = r.model.Pooling.String()
+		m["normalize"] = r.model.Normalize || r.d.Normalize
 		m["max_length"] = r.model.MaxLength
+		if n := r.model.MaxLengthFor(embed.Document); n != r.model.MaxLength && r.taskMaxLength == 0 && r.d.MaxLength == 0 {
+			m["doc_max_length"] = n
+		}
 		m["instruct_hy_doc"] = r.instructHyDoc
 		if r.d.QueryPrefix == nil || r.d.DocPrefix == nil {
 			m["instruction_source"] = r.instruction.Source.String()
@@ -502,11 +508,20 @@ func (r *denseRecipe) describe() map[string]any {
 			}
 		}
 	}
+	if !r.known && r.backend == models.ONNX {
+		m["pooling"] = r.d.Pooling
+		m["normalize"] = r.d.Normalize
+	}
 	if r.revision != "" {
 		m["revision"] = r.revision
 	}
 	if r.maxLength > 0 {
 		m["max_length"] = r.maxLength
+	}
+	if r.taskMaxLength > 0 {
+		// What the task's source evaluated with, not the model's own.
+		m["max_length"] = r.taskMaxLength
+		m["max_length_source"] = r.instruction.Source.String()
 	}
 	if r.d.MaxLength > 0 {
 		m["max_length"] = r.d.MaxLength
@@ -545,8 +560,8 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 		r.close()
 		return nil, err
 	}
-	if d.MaxLength > 0 {
-		id.MaxLength = d.MaxLength
+	if n := cmp.Or(d.MaxLength, r.taskMaxLength); n > 0 {
+		id.MaxLength = n
 	}
 	// A local encoder's vectors are cached whole and cut afterwards
 	// (Matryoshka), so every truncation shares them; a server cuts them
@@ -575,6 +590,9 @@ func (r *denseRecipe) prefixes(task string, env Env) {
 	if r.known {
 		r.instructHyDoc = r.model.InstructHyDoc()
 		r.instruction = r.model.Instruction(task)
+		if r.d.MaxLength == 0 {
+			r.taskMaxLength = r.instruction.MaxLength
+		}
 		r.queryPrefix, r.docPrefix = r.instruction.Query, r.instruction.Doc
 		if r.instruction.Generic && (r.d.QueryPrefix == nil || r.d.DocPrefix == nil) && env.Log != nil {
 			fmt.Fprintf(env.Log, "r2med: %s publishes no instruction for task %q; using its generic one, query %q (%s); set --query-prefix and --doc-prefix to choose\n",
@@ -636,8 +654,8 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 		r.served = d.Model
 		id = embed.Identity{Model: d.Model, Revision: r.revision, Backend: models.ONNX, Pooling: p.String(), Normalize: d.Normalize}
 	}
-	if d.MaxLength > 0 {
-		opts.MaxLength, opts.QueryMaxLength = d.MaxLength, d.MaxLength
+	if n := cmp.Or(d.MaxLength, r.taskMaxLength); n > 0 {
+		opts.MaxLength, opts.QueryMaxLength = n, n
 	}
 	if d.Normalize {
 		opts.Normalize = true
@@ -692,6 +710,8 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 	switch {
 	case d.MaxLength > 0:
 		o.TruncateTokens, o.QueryTruncateTokens = d.MaxLength, d.MaxLength
+	case r.known && !r.model.Hosted && r.taskMaxLength > 0:
+		o.TruncateTokens, o.QueryTruncateTokens = r.taskMaxLength, r.taskMaxLength
 	case r.known && !r.model.Hosted:
 		o.TruncateTokens, o.QueryTruncateTokens = r.model.MaxLengthFor(embed.Document), r.model.MaxLengthFor(embed.Query)
 	}

@@ -333,20 +333,36 @@ func TestDenseAsksServersToCut(t *testing.T) {
 	}
 	for _, c := range []struct {
 		d          retrieve.Dense
+		task       string // the task's name: its instructions and, for BRIGHT's, the length the source used
 		query, doc string
+		recipe     int // the dense_recipe note's max_length
 	}{
-		{retrieve.Dense{Model: "grit"}, "512 right", "2048 right"},
-		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "512 right", "512 right"},
-		{retrieve.Dense{Model: "grit", MaxLength: 300}, "300 right", "300 right"},
-		{retrieve.Dense{Model: "served-elsewhere", MaxLength: 256}, "256 right", "256 right"},
-		{retrieve.Dense{Model: "served-elsewhere"}, "0 ", "0 "},
-		{retrieve.Dense{Model: "openai"}, "0 ", "0 "},
+		{retrieve.Dense{Model: "grit"}, "Biology", "512 right", "2048 right", 512},
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "Biology", "512 right", "512 right", 512},
+		{retrieve.Dense{Model: "grit", MaxLength: 300}, "Biology", "300 right", "300 right", 300},
+		{retrieve.Dense{Model: "served-elsewhere", MaxLength: 256}, "Biology", "256 right", "256 right", 256},
+		{retrieve.Dense{Model: "served-elsewhere"}, "Biology", "0 ", "0 ", 0},
+		{retrieve.Dense{Model: "openai"}, "Biology", "0 ", "0 ", 6000},
+		// BRIGHT's tasks as each model's BRIGHT source evaluated them
+		// (ReasonEmbed's FlagEmbedding script: 8192; DIVER's: 16384;
+		// ReasonIR's: 32768), on both sides; --max-length still rules.
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "BRIGHT-biology", "8192 right", "8192 right", 8192},
+		{retrieve.Dense{Model: "diver-retriever-4b"}, "BRIGHT-pony", "16384 right", "16384 right", 16384},
+		{retrieve.Dense{Model: "reasonir"}, "BRIGHT-economics-long", "32768 right", "32768 right", 32768},
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b", MaxLength: 1024}, "BRIGHT-biology", "1024 right", "1024 right", 1024},
 	} {
 		srv := newEmbedServer(t)
 		d := c.d
 		d.Backend, d.BaseURLs = "openai", []string{srv.URL + "/v1"}
-		if _, _, err := dense(t, task, d, nil, 5, retrieve.Env{}); err != nil {
+		tk := *task
+		tk.Name = c.task
+		_, rec, err := dense(t, &tk, d, nil, 5, retrieve.Env{})
+		if err != nil {
 			t.Fatalf("%+v: %v", c.d, err)
+		}
+		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if got, _ := recipe["max_length"].(int); got != c.recipe {
+			t.Errorf("%+v on %s: the recipe's max_length is %v, want %d", c.d, c.task, recipe["max_length"], c.recipe)
 		}
 		srv.mu.Lock()
 		queries, docs := map[string]bool{}, map[string]bool{}
@@ -366,7 +382,7 @@ func TestDenseAsksServersToCut(t *testing.T) {
 		}
 		srv.mu.Unlock()
 		if len(queries) != 1 || !queries[c.query] || len(docs) != 1 || !docs[c.doc] {
-			t.Errorf("%+v: queries asked to cut at %v, documents at %v; want %q and %q", c.d, queries, docs, c.query, c.doc)
+			t.Errorf("%+v on %s: queries asked to cut at %v, documents at %v; want %q and %q", c.d, c.task, queries, docs, c.query, c.doc)
 		}
 	}
 }
