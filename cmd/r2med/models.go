@@ -190,7 +190,6 @@ func instructionTasks(m models.Model) []string {
 	return out
 }
 
-
 func newModelCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
