@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/r2med/r2med/onnx"
 	"github.com/r2med/r2med/tokenizer"
@@ -52,6 +53,7 @@ type Local struct {
 	doc, query *localModel // the same model when there is no QueryDir
 	opts       LocalOptions
 	dim        int
+	cut        [2]atomic.Int64 // by Input: texts cut to the maximum length
 }
 
 type localModel struct {
@@ -236,35 +238,47 @@ func (l *Local) MaxLength(in Input) int {
 // BEIR orders a corpus, so padding is small and the biggest batch comes
 // first) and returns the vectors in input order.
 func (l *Local) Embed(ctx context.Context, in Input, texts []string) ([][]float32, error) {
+	v, _, err := l.EmbedCut(ctx, in, texts)
+	return v, err
+}
+
+// EmbedCut is Embed with the tokens truncation removed from each text
+// (see Cutter).
+func (l *Local) EmbedCut(ctx context.Context, in Input, texts []string) ([][]float32, []int, error) {
 	m, pair := l.doc, l.opts.PairDocuments
 	if in == Query {
 		m, pair = l.query, false
 	}
 	order := longestFirst(texts)
 	out := make([][]float32, len(texts))
+	cut := make([]int, len(texts))
 	encs := make([]tokenizer.Encoding, 0, l.opts.BatchSize)
 	for start := 0; start < len(order); start += l.opts.BatchSize {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		idx := order[start:min(start+l.opts.BatchSize, len(order))]
 		var b tokenizer.Batch
 		b, encs = m.encode(texts, idx, pair, encs)
 		vecs, err := m.run(b, l.opts.Pooling)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k, i := range idx {
 			if l.opts.Normalize {
 				Normalize(vecs[k])
 			}
 			out[i] = vecs[k]
+			cut[i] = encs[k].Cut
+			if cut[i] > 0 {
+				l.cut[in%2].Add(1)
+			}
 		}
 	}
 	if err := Check(out, len(texts), l.dim); err != nil {
-		return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
+		return nil, nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
 	}
-	return out, nil
+	return out, cut, nil
 }
 
 // longestFirst returns text indices by decreasing length, stable.
@@ -308,6 +322,12 @@ func (m *localModel) run(b tokenizer.Batch, p Pooling) ([][]float32, error) {
 		vecs[r] = t.Data[r*dim : (r+1)*dim : (r+1)*dim]
 	}
 	return vecs, nil
+}
+
+// Truncated reports the queries and documents cut to the maximum length
+// (MaxLength) over the encoder's life, each time it embedded them.
+func (l *Local) Truncated() (queries, documents int64) {
+	return l.cut[Query].Load(), l.cut[Document].Load()
 }
 
 // Close releases the models.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
@@ -424,7 +425,8 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 }
 
 // countCache records the embedding cache's running totals (a search
-// service's metrics read them after every query).
+// service's metrics read them after every query), and the texts the local
+// encoder cut.
 func (r *denseRetriever) countCache() {
 	if c, ok := r.recipe.emb.(*embed.Cache); ok {
 		hits, misses, damaged := c.Counts()
@@ -434,6 +436,41 @@ func (r *denseRetriever) countCache() {
 			r.env.Count("embeddings_damaged_recomputed", int(damaged))
 		}
 	}
+	r.countTruncated()
+}
+
+// countTruncated records, for the local encoder, how many distinct
+// queries and documents were cut to the maximum length (counts
+// embeddings_truncated_queries and _documents, cached texts included), and
+// says so in the run's summary when any were: the model read only their
+// start. A cached text whose entry predates the record is counted as
+// embeddings_truncation_unknown. A server's cuts are not reported to us
+// (the recipe says where it was asked to cut).
+func (r *denseRetriever) countTruncated() {
+	l := r.recipe.encoder
+	if l == nil {
+		return
+	}
+	var q, d, unknown int64
+	if c, ok := r.recipe.emb.(*embed.Cache); ok {
+		q, d, unknown = c.Truncated()
+	} else {
+		q, d = l.Truncated()
+	}
+	r.env.Count("embeddings_truncated_queries", int(q))
+	r.env.Count("embeddings_truncated_documents", int(d))
+	if unknown > 0 {
+		r.env.Count("embeddings_truncation_unknown", int(unknown))
+	}
+	if q+d == 0 {
+		return
+	}
+	line := fmt.Sprintf("truncated: %d %s cut at %d tokens, %d %s at %d (the model read only their start; --max-length sets the limit)",
+		d, errtext.Plural(int(d), "document", "documents"), l.MaxLength(embed.Document), q, errtext.Plural(int(q), "query", "queries"), l.MaxLength(embed.Query))
+	if unknown > 0 {
+		line += fmt.Sprintf("; %d cached %s made before r2med recorded truncation not counted", unknown, errtext.Plural(int(unknown), "text", "texts"))
+	}
+	r.env.Summary("truncated", line)
 }
 
 // SearchOne embeds one query and scans the index on the calling goroutine.
@@ -476,6 +513,7 @@ type denseRecipe struct {
 	http              interface{ Stats() embed.AdaptStats } // the HTTP backend, nil for a local one
 	embedNote         map[string]any                        // per stage, for the "embedding" note
 	maxLength         int                                   // a local model outside the registry: the length its files give
+	encoder           *embed.Local                          // the local encoder, nil for a server
 	taskMaxLength     int                                   // the length the instruction's source evaluated the task with (BRIGHT's), unless --max-length
 }
 
@@ -675,7 +713,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 		r.maxLength = id.MaxLength
 	}
 	r.closers = append(r.closers, l)
-	r.emb = l
+	r.emb, r.encoder = l, l
 	r.truncateDimension = d.Dimensions
 	return id, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/tokenizer"
 )
 
 const testDim = 64
@@ -746,5 +747,88 @@ func TestDenseLocalWeightsReplaced(t *testing.T) {
 	}
 	if reflect.DeepEqual(bge, contriever) {
 		t.Error("other weights ranked the same with the same scores: the old vectors were reused")
+	}
+}
+
+// TestDenseCountsTruncated checks that a local encoder's run counts the
+// distinct documents and queries cut at the maximum length, as the
+// tokenizer counts their tokens, with and without the cache and when
+// answered from it, and says so in the run's summary.
+func TestDenseCountsTruncated(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := onnxtest.Model("tiny-bert")
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxLen = 24
+	over := func(texts []string) int {
+		seen := map[string]bool{}
+		n := 0
+		for _, s := range texts {
+			if !seen[s] && tok.Count(s) > maxLen {
+				n++
+			}
+			seen[s] = true
+		}
+		return n
+	}
+	// Every other text shortened to its first three words, which fit
+	// (the tiny vocabulary spends many tokens on a word).
+	short := func(i int, s string) string {
+		if i%2 == 1 {
+			return s
+		}
+		return strings.Join(strings.Fields(s)[:3], " ")
+	}
+	var docs, queries []string
+	task.Corpus = slices.Clone(task.Corpus)
+	for i := range task.Corpus {
+		task.Corpus[i].Text = short(i, task.Corpus[i].Text)
+		docs = append(docs, task.Corpus[i].Text)
+	}
+	task.Queries = slices.Clone(task.Queries)
+	for i := range task.Queries {
+		task.Queries[i].Text = short(i, task.Queries[i].Text)
+		queries = append(queries, task.Queries[i].Text)
+	}
+	wantDocs, wantQueries := over(docs), over(queries)
+	if wantDocs == 0 || wantDocs == len(docs) || wantQueries == 0 {
+		t.Fatalf("at %d tokens, %d of %d documents and %d queries are longer: choose another length", maxLen, wantDocs, len(docs), wantQueries)
+	}
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean", MaxLength: maxLen}
+	for _, c := range []struct {
+		what     string
+		env      retrieve.Env
+		computed int
+	}{
+		{"without a cache", retrieve.Env{}, -1},
+		{"embedded into the cache", retrieve.Env{Cache: store}, len(task.Corpus) + len(task.Queries)},
+		{"answered from the cache", retrieve.Env{Cache: store}, 0},
+	} {
+		_, rec, err := dense(t, task, d, nil, 5, c.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.computed >= 0 && rec.counts["embeddings_computed"] != c.computed {
+			t.Errorf("%s: %d computed, want %d", c.what, rec.counts["embeddings_computed"], c.computed)
+		}
+		if got, got2 := rec.counts["embeddings_truncated_documents"], rec.counts["embeddings_truncated_queries"]; got != wantDocs || got2 != wantQueries {
+			t.Errorf("%s: %d documents and %d queries counted as cut, want %d and %d", c.what, got, got2, wantDocs, wantQueries)
+		}
+		line, _ := rec.notes[retrieve.SummaryNote+"truncated"].(string)
+		want := fmt.Sprintf("truncated: %d documents cut at %d tokens, %d queries at %d", wantDocs, maxLen, wantQueries, maxLen)
+		if !strings.HasPrefix(line, want) {
+			t.Errorf("%s: summary %q, want it to start %q", c.what, line, want)
+		}
 	}
 }
