@@ -320,7 +320,7 @@ func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 	if err != nil {
 		return nil, err
 	}
-	env.Note("dense_recipe", r.describe())
+	r.note(env)
 	var flat *vector.Flat
 	err = env.Time("embed documents", func() error {
 		var err error
@@ -354,7 +354,7 @@ func (d Dense) Over(ctx context.Context, task string, docs vector.Index, env Env
 	if err != nil {
 		return nil, err
 	}
-	env.Note("dense_recipe", r.describe())
+	r.note(env)
 	return &denseRetriever{recipe: r, env: env, index: docs}, nil
 }
 
@@ -523,6 +523,29 @@ func (r *denseRecipe) close() {
 	}
 }
 
+// note records the recipe ("dense_recipe") and says, on env.Log and in
+// the run's summary, where a server embeds what the recipe does not: a
+// recipe that appends EOS to every text (BMRetriever's last-bmr: cut at
+// L−1 tokens, then EOS, whose state is pooled) gets the text alone from
+// r2med, so the vectors are the recipe's only if the server appends it.
+func (r *denseRecipe) note(env Env) {
+	env.Note("dense_recipe", r.describe())
+	if line := r.eosNote(); line != "" {
+		env.Logf("r2med: %s", line)
+		env.Summary("append_eos", line)
+	}
+}
+
+// eosNote is what note says of EOS, "" where nothing need be said.
+func (r *denseRecipe) eosNote() string {
+	if !r.known || !r.model.AppendEOS || r.backend == models.ONNX {
+		return ""
+	}
+	n := cmp.Or(r.d.MaxLength, r.taskMaxLength, r.model.MaxLength)
+	return fmt.Sprintf("%s's recipe cuts each text at %d tokens and appends EOS, whose state it pools; r2med sends the %s server the text alone, so these vectors are the recipe's only if the server appends EOS (vLLM and TEI do not by default)",
+		r.model.Name, n-1, r.backend)
+}
+
 func (r *denseRecipe) describe() map[string]any {
 	m := map[string]any{
 		"backend":      r.backend,
@@ -539,6 +562,9 @@ func (r *denseRecipe) describe() map[string]any {
 			m["doc_max_length"] = n
 		}
 		m["instruct_hy_doc"] = r.instructHyDoc
+		if r.model.AppendEOS {
+			m["append_eos"] = "the recipe's; not sent by r2med (text only): the server's to append"
+		}
 		if r.d.QueryPrefix == nil || r.d.DocPrefix == nil {
 			m["instruction_source"] = r.instruction.Source.String()
 			if r.instruction.Generic {

@@ -832,3 +832,44 @@ func TestDenseCountsTruncated(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseSaysServerMustAppendEOS checks that a recipe that appends EOS
+// (BMRetriever's), run on a server that is sent text only, says so on the
+// log, in the summary and in the recipe, and that others say nothing.
+func TestDenseSaysServerMustAppendEOS(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		model string
+		want  string
+	}{
+		{"bmr-2b", "bmr-2b's recipe cuts each text at 1023 tokens and appends EOS"},
+		{"e5", ""},
+	} {
+		srv := newEmbedServer(t)
+		var log strings.Builder
+		d := retrieve.Dense{Model: c.model, Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := rec.notes[retrieve.SummaryNote+"append_eos"].(string)
+		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if c.want == "" {
+			if line != "" || recipe["append_eos"] != nil || strings.Contains(log.String(), "EOS") {
+				t.Errorf("%s: said %q, recipe %v, log %q", c.model, line, recipe["append_eos"], log.String())
+			}
+			continue
+		}
+		if !strings.HasPrefix(line, c.want) || !strings.Contains(log.String(), c.want) || recipe["append_eos"] == nil {
+			t.Errorf("%s: summary %q, log %q, recipe append_eos %v; want %q said in each", c.model, line, log.String(), recipe["append_eos"], c.want)
+		}
+		for _, sent := range srv.sent() {
+			if strings.HasSuffix(sent, "</s>") {
+				t.Errorf("%s: r2med sent %q with an EOS string", c.model, sent)
+			}
+		}
+	}
+}
