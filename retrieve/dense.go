@@ -134,7 +134,35 @@ func (d Dense) Validate() error {
 	if _, err := embed.ParseEncoding(d.Encoding); err != nil {
 		return err
 	}
+	if err := d.checkMaxLength(); err != nil {
+		return err
+	}
 	return d.checkPooling()
+}
+
+// checkMaxLength refuses a --max-length the backend cannot be asked for,
+// which the run's settings and cache keys would record while the server
+// cut elsewhere: TEI's /embed cuts at the server's --max-input-length,
+// Voyage's API at the model's context, and OpenAI's own API (a hosted
+// registry model) takes no length and refuses vLLM's field.
+func (d Dense) checkMaxLength() error {
+	if d.MaxLength <= 0 {
+		return nil
+	}
+	m, known := models.Lookup(d.Model)
+	b := strings.ToLower(d.Backend)
+	if b == "" && known {
+		b = m.Backends[0]
+	}
+	switch {
+	case b == models.TEI:
+		return fmt.Errorf("--max-length %d with --backend tei: TEI's /embed takes no length and cuts at the server's own (its --max-input-length); start TEI with --max-input-length %d and drop --max-length, or serve the model through an OpenAI-compatible route (--backend openai: vLLM's truncate_prompt_tokens)", d.MaxLength, d.MaxLength)
+	case b == models.Voyage:
+		return fmt.Errorf("--max-length %d with --backend voyage: Voyage's API takes no length and cuts at the model's context; drop --max-length", d.MaxLength)
+	case known && m.Hosted:
+		return fmt.Errorf("--max-length %d with %s (%s, the provider's API): the API takes no length to cut at and refuses vLLM's truncate_prompt_tokens; drop --max-length", d.MaxLength, m.Name, m.HubID)
+	}
+	return nil
 }
 
 // checkPooling refuses a pooling the run would not apply while its
@@ -514,6 +542,7 @@ type denseRecipe struct {
 	embedNote         map[string]any                        // per stage, for the "embedding" note
 	maxLength         int                                   // a local model outside the registry: the length its files give
 	encoder           *embed.Local                          // the local encoder, nil for a server
+	askDoc, askQuery  int                                   // the lengths an OpenAI-compatible server is asked to cut at
 	taskMaxLength     int                                   // the length the instruction's source evaluated the task with (BRIGHT's), unless --max-length
 }
 
@@ -534,6 +563,34 @@ func (r *denseRecipe) note(env Env) {
 		env.Logf("r2med: %s", line)
 		env.Summary("append_eos", line)
 	}
+	if line := r.hostedNote(); line != "" {
+		env.Logf("r2med: %s", line)
+		env.Summary("r2med_inputs", line)
+	}
+}
+
+// truncation says who cuts texts past the maximum length, and where.
+func (r *denseRecipe) truncation() string {
+	switch {
+	case r.encoder != nil:
+		return fmt.Sprintf("r2med's tokenizer cuts documents at %d tokens and queries at %d, keeping their start", r.encoder.MaxLength(embed.Document), r.encoder.MaxLength(embed.Query))
+	case r.askDoc > 0 || r.askQuery > 0:
+		return fmt.Sprintf("the server, asked to cut documents at %d tokens and queries at %d, keeping their start (vLLM's truncate_prompt_tokens; a server without the field ignores it)", r.askDoc, r.askQuery)
+	case r.backend == models.TEI:
+		return "the server's own length (TEI's --max-input-length): /embed takes none"
+	case r.backend == models.Voyage:
+		return "the API's own length (the model's context): it takes none"
+	}
+	return "none asked: the server embeds each text whole, or refuses one too long"
+}
+
+// hostedNote is what note says of a hosted registry model whose R2MED run
+// prepared its inputs in a way r2med does not, "" for others.
+func (r *denseRecipe) hostedNote() string {
+	if !r.known || !r.model.Hosted || r.model.R2MEDName == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s; r2med sends each text whole and as written, so its vectors are not R2MED's for any text", r.model.Name, r.model.Note)
 }
 
 // eosNote is what note says of EOS, "" where nothing need be said.
@@ -552,12 +609,17 @@ func (r *denseRecipe) describe() map[string]any {
 		"model":        r.served,
 		"query_prefix": r.queryPrefix,
 		"doc_prefix":   r.docPrefix,
+		"truncation":   r.truncation(),
 	}
 	if r.known {
 		m["registry"] = r.model.Name
 		m["pooling"] = r.model.Pooling.String()
 		m["normalize"] = r.model.Normalize || r.d.Normalize
-		m["max_length"] = r.model.MaxLength
+		if !r.model.Hosted {
+			// A hosted model's length is where R2MED cut its inputs
+			// itself; r2med does not (hostedNote).
+			m["max_length"] = r.model.MaxLength
+		}
 		if n := r.model.MaxLengthFor(embed.Document); n != r.model.MaxLength && r.taskMaxLength == 0 && r.d.MaxLength == 0 {
 			m["doc_max_length"] = n
 		}
@@ -781,6 +843,9 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 	}
 	if len(urls) > 0 {
 		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
+	}
+	if r.backend == models.OpenAI {
+		r.askDoc, r.askQuery = o.TruncateTokens, o.QueryTruncateTokens
 	}
 	e, err := embed.NewHTTP(r.backend, o)
 	if err != nil {

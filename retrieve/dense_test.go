@@ -343,7 +343,7 @@ func TestDenseAsksServersToCut(t *testing.T) {
 		{retrieve.Dense{Model: "grit", MaxLength: 300}, "Biology", "300 right", "300 right", 300},
 		{retrieve.Dense{Model: "served-elsewhere", MaxLength: 256}, "Biology", "256 right", "256 right", 256},
 		{retrieve.Dense{Model: "served-elsewhere"}, "Biology", "0 ", "0 ", 0},
-		{retrieve.Dense{Model: "openai"}, "Biology", "0 ", "0 ", 6000},
+		{retrieve.Dense{Model: "openai"}, "Biology", "0 ", "0 ", 0},
 		// BRIGHT's tasks as each model's BRIGHT source evaluated them
 		// (ReasonEmbed's FlagEmbedding script: 8192; DIVER's: 16384;
 		// ReasonIR's: 32768), on both sides; --max-length still rules.
@@ -364,6 +364,20 @@ func TestDenseAsksServersToCut(t *testing.T) {
 		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
 		if got, _ := recipe["max_length"].(int); got != c.recipe {
 			t.Errorf("%+v on %s: the recipe's max_length is %v, want %d", c.d, c.task, recipe["max_length"], c.recipe)
+		}
+		// The recipe says who cuts where: the lengths the server was
+		// asked for, or that none was.
+		want := "none asked"
+		if c.doc != "0 " {
+			want = fmt.Sprintf("asked to cut documents at %s tokens and queries at %s,", strings.Fields(c.doc)[0], strings.Fields(c.query)[0])
+		}
+		if got, _ := recipe["truncation"].(string); !strings.Contains(got, want) {
+			t.Errorf("%+v on %s: the recipe's truncation is %q, want it to say %q", c.d, c.task, got, want)
+		}
+		// R2MED's openai run cut and quoted its inputs; r2med does not,
+		// and says so.
+		if line, _ := rec.notes[retrieve.SummaryNote+"r2med_inputs"].(string); (c.d.Model == "openai") != strings.Contains(line, "JSON-quoted") {
+			t.Errorf("%+v: summary %q", c.d, line)
 		}
 		srv.mu.Lock()
 		queries, docs := map[string]bool{}, map[string]bool{}
@@ -409,6 +423,12 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "bge", Backend: "onnx", Pooling: "mean"}, "pools cls"},
 		{retrieve.Dense{Model: "BAAI/bge-large-en-v1.5", Pooling: "last"}, "pools cls"},
 		{retrieve.Dense{Model: "x", Backend: "openai", Pooling: "mean"}, "the server pools"},
+		// A length the backend cannot be asked for is refused, not
+		// recorded while the server cuts elsewhere.
+		{retrieve.Dense{Model: "x", Backend: "tei", MaxLength: 256}, "start TEI with --max-input-length 256"},
+		{retrieve.Dense{Model: "e5", Backend: "tei", MaxLength: 256}, "TEI's /embed takes no length"},
+		{retrieve.Dense{Model: "voyage", MaxLength: 1000}, "Voyage's API takes no length"},
+		{retrieve.Dense{Model: "openai", MaxLength: 6000}, "refuses vLLM's truncate_prompt_tokens"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
