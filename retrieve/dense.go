@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -992,6 +993,10 @@ func (r *denseRecipe) noteEmbedding(env Env, stage string, rt *rate) {
 			servers = append(servers, one)
 		}
 		srv["servers"] = servers
+		if len(st.Served) > 0 {
+			srv["served_models"] = st.Served
+			r.noteServed(env, st.Served)
+		}
 		switch len(encodings) {
 		case 0:
 			srv["encoding"] = "none (no request sent)"
@@ -1008,6 +1013,25 @@ func (r *denseRecipe) noteEmbedding(env Env, stage string, rt *rate) {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// noteServed says, in the run's summary, which models the server said
+// embedded the texts where that is not the model asked for (a gateway
+// that routed the name elsewhere, a server that serves one model whatever
+// it is asked): the vectors, and the cache entries made now under the
+// asked name, are theirs.
+func (r *denseRecipe) noteServed(env Env, served map[string]int64) {
+	var other []string
+	for _, name := range slices.Sorted(maps.Keys(served)) {
+		if name != r.served {
+			other = append(other, fmt.Sprintf("%s (%d %s)", name, served[name], errtext.Plural(int(served[name]), "text", "texts")))
+		}
+	}
+	if len(other) == 0 {
+		return
+	}
+	line := fmt.Sprintf("served model: %s asked for, the server said %s embedded", r.served, strings.Join(other, ", "))
+	env.Summary("served_model", line)
+}
 
 // embedQueries embeds each query's dense input: the query alone, or with
 // GAR R2MED's combined text or the query and generation to average. The

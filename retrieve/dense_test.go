@@ -1,6 +1,7 @@
 package retrieve_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,6 +54,9 @@ type embedServer struct {
 	// cut holds each text's truncate_prompt_tokens and truncation_side
 	// as its request asked ("0 " when not asked).
 	cut map[string]string
+	// answerModel, if set, is the model the answers name (else the one
+	// asked for).
+	answerModel string
 }
 
 func newEmbedServer(t *testing.T) *embedServer {
@@ -88,7 +92,10 @@ func newEmbedServer(t *testing.T) *embedServer {
 		for i, text := range req.Input {
 			data = append(data, item{i, fakeVector(text)})
 		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": req.Model})
+		s.mu.Lock()
+		model := cmp.Or(s.answerModel, req.Model)
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": model})
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -890,6 +897,40 @@ func TestDenseSaysServerMustAppendEOS(t *testing.T) {
 			if strings.HasSuffix(sent, "</s>") {
 				t.Errorf("%s: r2med sent %q with an EOS string", c.model, sent)
 			}
+		}
+	}
+}
+
+// TestDenseNamesServedModel checks that a run says which model the server
+// said embedded the texts where it is not the one asked for (a gateway
+// that routed the name elsewhere), and says nothing where they agree.
+func TestDenseNamesServedModel(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range []string{"", "other/embedder"} {
+		srv := newEmbedServer(t)
+		srv.answerModel = answer
+		d := retrieve.Dense{Model: "my/embedder", Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := rec.notes[retrieve.SummaryNote+"served_model"].(string)
+		note, _ := rec.notes["embedding"].(map[string]any)
+		server, _ := note["server"].(map[string]any)
+		served, _ := server["served_models"].(map[string]int64)
+		all := int64(len(task.Corpus) + len(task.Queries))
+		if answer == "" {
+			if line != "" || served["my/embedder"] != all {
+				t.Errorf("the server named the model asked for: summary %q, served %v", line, served)
+			}
+			continue
+		}
+		want := fmt.Sprintf("served model: my/embedder asked for, the server said other/embedder (%d texts) embedded", all)
+		if line != want || served["other/embedder"] != all {
+			t.Errorf("summary %q, served %v; want %q", line, served, want)
 		}
 	}
 }
