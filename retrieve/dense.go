@@ -270,6 +270,15 @@ func (d *Dense) pin(revision string) bool {
 	return true
 }
 
+// localRevision is ModelDir's revision: Resolve's, else read now. Reading
+// it hashes every byte of the model, so a resolved Dense does it once.
+func (d Dense) localRevision() string {
+	if d.modelRevision != "" {
+		return d.modelRevision
+	}
+	return models.LocalRevision(d.ModelDir)
+}
+
 // ModelRevision is the version of the model that embeds, as Resolve read
 // it (or PinnedTo set it) and Describe records it as model_revision: ""
 // before Resolve, and for a model behind a server.
@@ -750,7 +759,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 				return id, fmt.Errorf("model %s has %d encoders (%s); --model-dir gives one directory, so pull the model instead (r2med model pull %s)", r.model.Name, len(ids), strings.Join(ids, ", "), r.model.Name)
 			}
 			cps = []models.Checkpoint{{HubID: ids[0], Dir: d.ModelDir}}
-			r.revision = models.LocalRevision(d.ModelDir)
+			r.revision = d.localRevision()
 		} else {
 			var err error
 			if cps, err = d.checkpoints(ctx, r.model); err != nil {
@@ -777,7 +786,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 			return id, err
 		}
 		dir, opts.Pooling, opts.Normalize = d.ModelDir, p, d.Normalize
-		r.revision = models.LocalRevision(d.ModelDir)
+		r.revision = d.localRevision()
 		r.served = d.Model
 		id = embed.Identity{Model: d.Model, Revision: r.revision, Backend: models.ONNX, Pooling: p.String(), Normalize: d.Normalize}
 	}
