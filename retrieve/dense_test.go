@@ -301,11 +301,7 @@ func TestDenseCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := cache.Open(t.TempDir(), cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openCache(t)
 	srv := newEmbedServer(t)
 	d := retrieve.Dense{Model: "contriever", Backend: "openai", BaseURLs: []string{srv.URL}}
 	first, _, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
@@ -635,11 +631,7 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(onnxtest.Model("tiny-bert"))); err != nil {
 		t.Fatal(err)
 	}
-	store, err := cache.Open(t.TempDir(), cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openCache(t)
 	computed := func(d retrieve.Dense) int {
 		t.Helper()
 		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{Cache: store})
@@ -725,11 +717,7 @@ func TestDenseLocalWeightsReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := cache.Open(t.TempDir(), cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openCache(t)
 	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "cls"}
 	run := func() (ir.Run, int, string) {
 		t.Helper()
@@ -827,11 +815,7 @@ func TestDenseCountsTruncated(t *testing.T) {
 	if wantDocs == 0 || wantDocs == len(docs) || wantQueries == 0 {
 		t.Fatalf("at %d tokens, %d of %d documents and %d queries are longer: choose another length", maxLen, wantDocs, len(docs), wantQueries)
 	}
-	store, err := cache.Open(t.TempDir(), cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openCache(t)
 	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean", MaxLength: maxLen}
 	for _, c := range []struct {
 		what     string
@@ -933,4 +917,16 @@ func TestDenseNamesServedModel(t *testing.T) {
 			t.Errorf("summary %q, served %v; want %q", line, served, want)
 		}
 	}
+}
+
+// openCache is an embedding cache in a temporary directory, closed when
+// the test ends.
+func openCache(t *testing.T) *cache.Store {
+	t.Helper()
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }
