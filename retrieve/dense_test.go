@@ -23,6 +23,7 @@ import (
 	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/retrieve"
 	"github.com/r2med/r2med/tokenizer"
@@ -929,4 +930,46 @@ func openCache(t *testing.T) *cache.Store {
 	}
 	t.Cleanup(func() { store.Close() })
 	return store
+}
+
+// TestDenseSendsRecipeInstructions checks, for every registry model a
+// server runs, that the texts a server receives are the recipe's
+// instruction followed by the text, byte for byte, for queries and
+// documents of R2MED's tasks, BRIGHT's and a task of one's own (the
+// generic instruction); models/sources_test.go checks the instructions
+// against the quoted sources.
+func TestDenseSendsRecipeInstructions(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Corpus = task.Corpus[:3]
+	for _, m := range models.All() {
+		if !m.Supports(models.OpenAI) {
+			continue
+		}
+		for _, name := range []string{"Biology", "PMC-Clinical", "BRIGHT-biology", "BRIGHT-leetcode", "my-task"} {
+			srv := newEmbedServer(t)
+			tk := *task
+			tk.Name = name
+			d := retrieve.Dense{Model: m.Name, Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+			if _, _, err := dense(t, &tk, d, nil, 3, retrieve.Env{}); err != nil {
+				t.Fatalf("%s on %s: %v", m.Name, name, err)
+			}
+			in := m.Instruction(name)
+			var want []string
+			for _, doc := range tk.Corpus {
+				want = append(want, in.Doc+doc.Text)
+			}
+			for _, q := range tk.Queries {
+				want = append(want, in.Query+q.Text)
+			}
+			got := srv.sent()
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s on %s: sent texts are not the instruction (query %q, document %q) and the text", m.Name, name, in.Query, in.Doc)
+			}
+		}
+	}
 }
