@@ -620,6 +620,9 @@ func (r *denseRecipe) describe() map[string]any {
 		"query_prefix": r.queryPrefix,
 		"doc_prefix":   r.docPrefix,
 		"truncation":   r.truncation(),
+		// Documents are ranked by cosine whatever the model's own
+		// normalization (BEIR's cos_sim, as R2MED scores every model).
+		"similarity": "cosine",
 	}
 	if r.known {
 		m["registry"] = r.model.Name

@@ -869,6 +869,11 @@ func TestDenseSaysServerMustAppendEOS(t *testing.T) {
 		}
 		line, _ := rec.notes[retrieve.SummaryNote+"append_eos"].(string)
 		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if recipe["similarity"] != "cosine" || recipe["normalize"] != (c.model == "e5") {
+			// BMRetriever's vectors are not normalized, e5's are; both
+			// are ranked by cosine, which the recipe says.
+			t.Errorf("%s: the recipe says similarity %v, normalize %v", c.model, recipe["similarity"], recipe["normalize"])
+		}
 		if c.want == "" {
 			if line != "" || recipe["append_eos"] != nil || strings.Contains(log.String(), "EOS") {
 				t.Errorf("%s: said %q, recipe %v, log %q", c.model, line, recipe["append_eos"], log.String())
