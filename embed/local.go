@@ -223,6 +223,9 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// BatchSize is the texts per model call.
+func (l *Local) BatchSize() int { return l.opts.BatchSize }
+
 // Dim is the embedding dimension.
 func (l *Local) Dim() int { return l.dim }
 

@@ -651,6 +651,11 @@ func (r *denseRecipe) describe() map[string]any {
 		m["pooling"] = r.d.Pooling
 		m["normalize"] = r.d.Normalize
 	}
+	if r.encoder != nil {
+		// A server's batches are in the "embedding" note, as they
+		// settled.
+		m["batch_size"] = r.encoder.BatchSize()
+	}
 	if r.revision != "" {
 		m["revision"] = r.revision
 	}

@@ -837,6 +837,10 @@ func TestDenseCountsTruncated(t *testing.T) {
 		if got, got2 := rec.counts["embeddings_truncated_documents"], rec.counts["embeddings_truncated_queries"]; got != wantDocs || got2 != wantQueries {
 			t.Errorf("%s: %d documents and %d queries counted as cut, want %d and %d", c.what, got, got2, wantDocs, wantQueries)
 		}
+		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if tr, _ := recipe["truncation"].(string); recipe["batch_size"] != 32 || !strings.Contains(tr, fmt.Sprintf("cuts documents at %d tokens and queries at %d", maxLen, maxLen)) {
+			t.Errorf("%s: the recipe says batch_size %v, truncation %q", c.what, recipe["batch_size"], tr)
+		}
 		line, _ := rec.notes[retrieve.SummaryNote+"truncated"].(string)
 		want := fmt.Sprintf("truncated: %d documents cut at %d tokens, %d queries at %d", wantDocs, maxLen, wantQueries, maxLen)
 		if !strings.HasPrefix(line, want) {
