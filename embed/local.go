@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/r2med/r2med/onnx"
@@ -123,7 +124,7 @@ func loadLocal(dir string, maxLen int, opts LocalOptions) (*localModel, error) {
 		return nil, err
 	}
 	if m.sess, err = onnx.Open(model, onnx.Options{Threads: opts.Threads, Output: opts.Output}); err != nil {
-		return nil, fmt.Errorf("local encoder %s: %w", dir, err)
+		return nil, fmt.Errorf("local encoder %s: %w%s", dir, err, missingWeights(model))
 	}
 	switch {
 	case m.sess.Rank() == 3 && opts.Pooling == PoolModel:
@@ -138,6 +139,35 @@ func loadLocal(dir string, maxLen int, opts LocalOptions) (*localModel, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// missingWeights says which of the files the graph keeps its weights in
+// (onnx.ExternalData) are not beside it, for the error of a graph ONNX
+// Runtime could not open; "" when none is missing.
+func missingWeights(graph string) string {
+	raw, err := os.ReadFile(graph)
+	if err != nil {
+		return ""
+	}
+	ext, err := onnx.ExternalData(raw)
+	if err != nil {
+		return ""
+	}
+	var missing []string
+	for _, e := range ext {
+		if !fileExists(filepath.Join(filepath.Dir(graph), filepath.FromSlash(e))) {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	verb := "are"
+	if len(missing) == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("; the graph keeps its weights in %s beside it, and %s %s missing from %s: copy the export's weight files next to its graph (`r2med model pull` fetches them)",
+		strings.Join(ext, ", "), strings.Join(missing, ", "), verb, filepath.Dir(graph))
 }
 
 // limit resolves a requested max length against what the model accepts.

@@ -44,9 +44,9 @@ var (
 // the ONNX graph, tokenizer.json and config.json of hubID at revision
 // ("" for main). Files already cached cost no request; in offline mode
 // (HF_HUB_OFFLINE) only the cache is read. A repository without an ONNX
-// export is ErrNoONNX, with what to do instead. Graphs with external
-// weight files (models over 2 GB) are not fetched whole; the encoders the
-// ONNX backend runs are far smaller.
+// export is ErrNoONNX, with what to do instead. A graph that keeps its
+// weights in files beside it (onnx.ExternalData: an export over 2 GB,
+// optimum's model.onnx_data) has them fetched too.
 func Pull(ctx context.Context, c *hub.Client, hubID, revision string) (Checkpoint, error) {
 	repo := hub.Repo{Type: hub.Model, ID: hubID}
 	if revision == "" {
@@ -55,6 +55,9 @@ func Pull(ctx context.Context, c *hub.Client, hubID, revision string) (Checkpoin
 	var first error
 	for _, graph := range onnxPaths {
 		snap, err := c.Snapshot(ctx, repo, revision, append([]string{graph}, needed...)...)
+		if err == nil {
+			err = pullWeights(ctx, c, repo, snap, graph)
+		}
 		if err == nil {
 			return Checkpoint{
 				HubID: hubID, Commit: snap.Commit, Dir: snap.Dir,
@@ -90,6 +93,46 @@ func Pull(ctx context.Context, c *hub.Client, hubID, revision string) (Checkpoin
 		}
 	}
 	return Checkpoint{}, fmt.Errorf("pulling %s: %w", hubID, first)
+}
+
+// pullWeights fetches into snap the files the graph keeps its weights in,
+// at the snapshot's commit.
+func pullWeights(ctx context.Context, c *hub.Client, repo hub.Repo, snap *hub.Snapshot, graph string) error {
+	raw, err := os.ReadFile(snap.Path(graph))
+	if err != nil {
+		return err
+	}
+	ext, err := onnx.ExternalData(raw)
+	if err != nil || len(ext) == 0 {
+		// A graph that does not parse is ONNX Runtime's to refuse, with
+		// its own words, when the encoder is loaded.
+		return nil
+	}
+	var pats []string
+	for _, e := range ext {
+		pats = append(pats, globQuote(path.Join(path.Dir(graph), e)))
+	}
+	got, err := c.Snapshot(ctx, repo, snap.Commit, pats...)
+	if err != nil {
+		return fmt.Errorf("the weights %s keeps beside it (%s): %w", graph, strings.Join(ext, ", "), err)
+	}
+	if len(got.Files) != len(pats) {
+		return fmt.Errorf("%s keeps its weights in %s; the repository holds %d of those files", graph, strings.Join(ext, ", "), len(got.Files))
+	}
+	return nil
+}
+
+// globQuote escapes the characters the Hub client's patterns read as
+// wildcards (path.Match's), so that name matches itself alone.
+func globQuote(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`\*?[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Pull fetches the local files of each of the model's checkpoints (both

@@ -235,3 +235,40 @@ func TestLocalRevisionReadsContent(t *testing.T) {
 		seen[rev] = change.what
 	}
 }
+
+// TestPullFetchesExternalWeights checks that a graph keeping its weights
+// beside it (an export over 2 GB: optimum's model.onnx_data) is pulled
+// with them, online and then offline, and that a repository lacking them
+// is an error naming them.
+func TestPullFetchesExternalWeights(t *testing.T) {
+	srv, c := newHub(t)
+	files := encoderFiles("onnx/model.onnx")
+	files["onnx/model.onnx"] = onnxtest.ExternalGraph("model.onnx_data", "", "w[1].bin")
+	files["onnx/model.onnx_data"] = bytes.Repeat([]byte{7}, 32)
+	files["onnx/w[1].bin"] = bytes.Repeat([]byte{8}, 16)
+	files["onnx/model_fp16.onnx_data"] = bytes.Repeat([]byte{9}, 16) // another export's, not wanted
+	srv.AddRepo("models/org/big", files)
+	cp, err := Pull(context.Background(), c, "org/big", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"onnx/model.onnx_data", "onnx/w[1].bin"} {
+		if got := readString(t, filepath.Join(cp.Dir, name)); got != string(files[name]) {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cp.Dir, "onnx", "model_fp16.onnx_data")); err == nil {
+		t.Error("another export's weights were pulled")
+	}
+	off := *c
+	off.Offline = true
+	if again, err := Pull(context.Background(), &off, "org/big", ""); err != nil || again != cp {
+		t.Errorf("offline pull: %+v %v", again, err)
+	}
+
+	delete(files, "onnx/w[1].bin")
+	srv.AddRepo("models/org/partial", files)
+	if _, err := Pull(context.Background(), c, "org/partial", ""); err == nil || !strings.Contains(err.Error(), "w[1].bin") {
+		t.Errorf("a repository without the graph's weights: %v", err)
+	}
+}
