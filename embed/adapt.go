@@ -367,6 +367,10 @@ type AdaptStats struct {
 	// request sent to the last answer.
 	Texts, Tokens, Requests int64
 	Seconds                 float64
+	// Served counts the texts embedded under each model name the
+	// answers gave (OpenAI's and Voyage's "model"; TEI's /embed names
+	// none), so a gateway that routed the name elsewhere is seen.
+	Served map[string]int64
 }
 
 // ServerStats describe one server of an HTTP backend.

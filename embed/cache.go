@@ -22,7 +22,7 @@ const CacheKind = "embed"
 func init() {
 	// The cache's stats read what each entry cost from its usage record.
 	cache.RegisterUsage(CacheKind, func(val []byte) (usage.Usage, bool) {
-		_, u, ok := decodeEntry(val, 0)
+		_, u, _, ok := decodeEntry(val, 0)
 		if !ok || u == nil {
 			return usage.Usage{}, false
 		}
@@ -105,6 +105,8 @@ type Cache struct {
 	Replay bool
 
 	hits, misses, damaged atomic.Int64
+	cut                   [2]atomic.Int64 // by Input: distinct texts the backend cut (Cutter)
+	cutUnknown            atomic.Int64    // cached texts of a Cutter whose entry does not say
 }
 
 // ErrReplay is wrapped by the errors of calls refused in replay mode.
@@ -138,6 +140,15 @@ func (c *Cache) InFlight() (texts, batch int) {
 // damaged, over the Cache's life.
 func (c *Cache) Counts() (hits, misses, damaged int64) {
 	return c.hits.Load(), c.misses.Load(), c.damaged.Load()
+}
+
+// Truncated reports, for a backend that says what it cut (Cutter), the
+// distinct queries and documents cut to the model's maximum length over
+// the Cache's life, embedded now or answered from the cache, and the
+// cached texts whose entry does not say (written before entries recorded
+// it). All are zero for other backends.
+func (c *Cache) Truncated() (queries, documents, unknown int64) {
+	return c.cut[Query].Load(), c.cut[Document].Load(), c.cutUnknown.Load()
 }
 
 func (c *Cache) bucket() string { return cache.Bucket(CacheKind, c.ID.Model) }
@@ -176,10 +187,18 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 			if r == nil {
 				continue
 			}
-			v, u, ok := decodeEntry(r, c.ID.Dimensions)
+			v, u, tr, ok := decodeEntry(r, c.ID.Dimensions)
 			if !ok || (cachedDim != 0 && len(v) != cachedDim) {
 				c.damaged.Add(1)
 				continue
+			}
+			if _, cutter := c.Embedder.(Cutter); cutter {
+				switch tr {
+				case truncCut:
+					c.cut[input%2].Add(1)
+				case truncUnknown:
+					c.cutUnknown.Add(1)
+				}
 			}
 			if u == nil { // written before usage was recorded
 				u = &usage.Usage{PromptTokens: usage.EstimateTokens(uniq[i]), Estimated: usage.Estimator}
@@ -218,9 +237,14 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 		for j, i := range idx {
 			batch[j] = uniq[i]
 		}
-		got, use, err := embedMetered(ctx, c.Embedder, input, batch)
+		got, use, cuts, err := embedMetered(ctx, c.Embedder, input, batch)
 		if err != nil {
 			return err
+		}
+		for _, n := range cuts {
+			if n > 0 {
+				c.cut[input%2].Add(1)
+			}
 		}
 		if err := Check(got, len(batch), c.ID.Dimensions); err != nil {
 			return fmt.Errorf("%s: %w", c.ID.Model, err)
@@ -246,7 +270,15 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 			vs := make([][]byte, len(idx))
 			for j, i := range idx {
 				ks[j] = keys[i]
-				vs[j] = encodeEntry(got[j], use[j])
+				tr := truncUnknown
+				switch {
+				case cuts == nil:
+				case cuts[j] > 0:
+					tr = truncCut
+				default:
+					tr = truncFit
+				}
+				vs[j] = encodeEntry(got[j], use[j], tr)
 			}
 			if err := c.Store.PutMany(c.bucket(), ks, vs); err != nil {
 				return fmt.Errorf("embedding cache: %w", err)
@@ -284,23 +316,34 @@ func (c *Cache) Embed(ctx context.Context, input Input, texts []string) ([][]flo
 
 // embedMetered embeds texts with their usage: from a Metered backend, or
 // estimated here (tokens by usage.EstimateTokens, the call's wall time
-// shared in proportion).
-func embedMetered(ctx context.Context, e Embedder, input Input, texts []string) ([][]float32, []usage.Usage, error) {
+// shared in proportion); and, from a Cutter, the tokens cut from each
+// (nil from other backends).
+func embedMetered(ctx context.Context, e Embedder, input Input, texts []string) ([][]float32, []usage.Usage, []int, error) {
 	if m, ok := e.(Metered); ok {
 		v, u, err := m.EmbedMetered(ctx, input, texts)
 		if err == nil && len(u) != len(texts) {
 			err = fmt.Errorf("the backend reported the usage of %d texts for %d", len(u), len(texts))
 		}
-		return v, u, err
+		return v, u, nil, err
 	}
 	start := time.Now()
-	v, err := e.Embed(ctx, input, texts)
+	var v [][]float32
+	var cuts []int
+	var err error
+	if c, ok := e.(Cutter); ok {
+		v, cuts, err = c.EmbedCut(ctx, input, texts)
+		if err == nil && len(cuts) != len(texts) {
+			err = fmt.Errorf("the backend said what it cut of %d texts for %d", len(cuts), len(texts))
+		}
+	} else {
+		v, err = e.Embed(ctx, input, texts)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	u := make([]usage.Usage, len(texts))
 	apportion(u, texts, -1, time.Since(start).Seconds())
-	return v, u, nil
+	return v, u, cuts, nil
 }
 
 func snippet(s string) string {
@@ -315,17 +358,42 @@ func snippet(s string) string {
 // start with (vectors with NaN are refused), so entries written before
 // the record existed still read: a leading NaN means a record follows.
 //
-//	mark (4 bytes) | uvarint prompt tokens | uvarint microseconds | flags (1: tokens estimated) | vector
+//	mark (4 bytes) | uvarint prompt tokens | uvarint microseconds | flags | vector
+//
+// Flags: 1 the tokens are estimated; 2 the backend cut the text to the
+// model's maximum length, 4 it embedded the text whole (neither: not
+// known, as from an HTTP server or an entry written before the flags).
 const usageMark = 0x7FC15553
 
-func encodeEntry(v []float32, u usage.Usage) []byte {
+const (
+	flagEstimated = 1
+	flagCut       = 2
+	flagFit       = 4
+)
+
+// truncation is what an entry says of its text's truncation.
+type truncation uint8
+
+const (
+	truncUnknown truncation = iota
+	truncCut
+	truncFit
+)
+
+func encodeEntry(v []float32, u usage.Usage, tr truncation) []byte {
 	b := make([]byte, 4, 4+2*binary.MaxVarintLen64+1+4*len(v))
 	binary.LittleEndian.PutUint32(b, usageMark)
 	b = binary.AppendUvarint(b, uint64(max(u.PromptTokens, 0)))
 	b = binary.AppendUvarint(b, uint64(max(math.Round(u.Seconds*1e6), 0)))
 	var flags byte
 	if u.Estimated != "" {
-		flags = 1
+		flags |= flagEstimated
+	}
+	switch tr {
+	case truncCut:
+		flags |= flagCut
+	case truncFit:
+		flags |= flagFit
 	}
 	return append(append(b, flags), encodeVector(v)...)
 }
@@ -342,35 +410,42 @@ func encodeVector(v []float32) []byte {
 
 // decodeEntry reads an entry; the usage is nil for an entry without a
 // record.
-func decodeEntry(b []byte, dim int) ([]float32, *usage.Usage, bool) {
+func decodeEntry(b []byte, dim int) ([]float32, *usage.Usage, truncation, bool) {
 	if len(b) < 4 || binary.LittleEndian.Uint32(b) != usageMark {
 		v, ok := decodeVector(b, dim)
-		return v, nil, ok
+		return v, nil, truncUnknown, ok
 	}
 	rest := b[4:]
 	tokens, n := binary.Uvarint(rest)
 	if n <= 0 || tokens > math.MaxInt32 {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	rest = rest[n:]
 	micros, n := binary.Uvarint(rest)
 	if n <= 0 || len(rest) < n+1 {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	flags := rest[n]
 	rest = rest[n+1:]
-	if flags > 1 {
-		return nil, nil, false
+	if flags&^(flagEstimated|flagCut|flagFit) != 0 || flags&(flagCut|flagFit) == flagCut|flagFit {
+		return nil, nil, 0, false
 	}
 	v, ok := decodeVector(rest, dim)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	u := &usage.Usage{PromptTokens: int(tokens), TotalTokens: int(tokens), Seconds: float64(micros) / 1e6}
-	if flags == 1 {
+	if flags&flagEstimated != 0 {
 		u.Estimated = usage.Estimator
 	}
-	return v, u, true
+	tr := truncUnknown
+	switch {
+	case flags&flagCut != 0:
+		tr = truncCut
+	case flags&flagFit != 0:
+		tr = truncFit
+	}
+	return v, u, tr, true
 }
 
 func decodeVector(b []byte, dim int) ([]float32, bool) {

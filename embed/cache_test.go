@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/r2med/r2med/cache"
+	"github.com/r2med/r2med/usage"
 )
 
 // counting is a fake backend: a text's vector is a function of its side
@@ -346,4 +347,74 @@ func BenchmarkCache(b *testing.B) {
 			}
 		}
 	})
+}
+
+// cutting is a Cutter: it cuts every text longer than 10 bytes by one
+// token.
+type cutting struct{ counting }
+
+func (c *cutting) EmbedCut(ctx context.Context, input Input, texts []string) ([][]float32, []int, error) {
+	v, err := c.Embed(ctx, input, texts)
+	cuts := make([]int, len(texts))
+	for i, t := range texts {
+		if len(t) > 10 {
+			cuts[i] = 1
+		}
+	}
+	return v, cuts, err
+}
+
+// TestCacheCountsTruncated checks that a Cutter's cut texts are counted
+// per side whether embedded now or answered from the cache (the entry
+// keeps what the backend said), that entries written before that record
+// are counted as unknown, and that a backend that does not say counts
+// nothing.
+func TestCacheCountsTruncated(t *testing.T) {
+	dir := t.TempDir()
+	store := openStore(t, dir)
+	id := Identity{Model: "m"}
+	docs := []string{"short", "a longer document", "another long one", "short", "a longer document"}
+	queries := []string{"a long query text", "q"}
+	ctx := context.Background()
+	run := func(e Embedder) (q, d, unknown int64) {
+		t.Helper()
+		c := Cached(e, store, id)
+		if _, err := c.Embed(ctx, Document, docs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Embed(ctx, Query, queries); err != nil {
+			t.Fatal(err)
+		}
+		return c.Truncated()
+	}
+	if q, d, u := run(&cutting{counting{dim: 4}}); q != 1 || d != 2 || u != 0 {
+		t.Errorf("embedded: %d queries, %d documents cut, %d unknown; want 1, 2, 0", q, d, u)
+	}
+	backend := &cutting{counting{dim: 4}}
+	if q, d, u := run(backend); q != 1 || d != 2 || u != 0 || backend.calls != 0 {
+		t.Errorf("from the cache: %d queries, %d documents cut, %d unknown, %d calls; want 1, 2, 0, 0", q, d, u, backend.calls)
+	}
+	// An entry as written before entries said what was cut.
+	old := encodeEntry(fakeVector(Document, docs[1], 4), usage.Usage{PromptTokens: 3}, truncUnknown)
+	if err := store.PutMany(cache.Bucket(CacheKind, "m"), [][]byte{id.Key(Document, docs[1])}, [][]byte{old}); err != nil {
+		t.Fatal(err)
+	}
+	if q, d, u := run(&cutting{counting{dim: 4}}); q != 1 || d != 1 || u != 1 {
+		t.Errorf("with an older entry: %d queries, %d documents cut, %d unknown; want 1, 1, 1", q, d, u)
+	}
+	if q, d, u := run(&counting{dim: 4}); q != 0 || d != 0 || u != 0 {
+		t.Errorf("a backend that says nothing of cuts: %d, %d, %d; want zeros", q, d, u)
+	}
+	// What an entry says survives the round trip; a flag set that cannot
+	// be (cut and whole) is damage.
+	for _, tr := range []truncation{truncUnknown, truncCut, truncFit} {
+		if _, _, got, ok := decodeEntry(encodeEntry([]float32{1}, usage.Usage{PromptTokens: 3}, tr), 1); !ok || got != tr {
+			t.Errorf("entry with truncation %d read back as %d (ok %v)", tr, got, ok)
+		}
+	}
+	bad := encodeEntry([]float32{1}, usage.Usage{PromptTokens: 3}, truncCut)
+	bad[6] |= flagFit // mark, one-byte tokens, one-byte micros, flags
+	if _, _, _, ok := decodeEntry(bad, 1); ok {
+		t.Error("an entry both cut and whole was read")
+	}
 }

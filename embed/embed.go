@@ -48,6 +48,16 @@ type Embedder interface {
 	Embed(ctx context.Context, input Input, texts []string) ([][]float32, error)
 }
 
+// Cutter is an Embedder that says, per text, how many tokens it cut to
+// fit the model's maximum length (0: the text fit whole): the local ONNX
+// encoder. Cache keeps the answer with each vector, so a run answered
+// from the cache counts its truncated texts too. An HTTP server cuts
+// where it is asked (or refuses) and does not say which texts it cut.
+type Cutter interface {
+	Embedder
+	EmbedCut(ctx context.Context, input Input, texts []string) ([][]float32, []int, error)
+}
+
 // Func adapts a function to Embedder.
 type Func func(ctx context.Context, input Input, texts []string) ([][]float32, error)
 

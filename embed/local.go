@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/r2med/r2med/onnx"
 	"github.com/r2med/r2med/tokenizer"
@@ -52,6 +54,7 @@ type Local struct {
 	doc, query *localModel // the same model when there is no QueryDir
 	opts       LocalOptions
 	dim        int
+	cut        [2]atomic.Int64 // by Input: texts cut to the maximum length
 }
 
 type localModel struct {
@@ -121,7 +124,7 @@ func loadLocal(dir string, maxLen int, opts LocalOptions) (*localModel, error) {
 		return nil, err
 	}
 	if m.sess, err = onnx.Open(model, onnx.Options{Threads: opts.Threads, Output: opts.Output}); err != nil {
-		return nil, fmt.Errorf("local encoder %s: %w", dir, err)
+		return nil, fmt.Errorf("local encoder %s: %w%s", dir, err, missingWeights(model))
 	}
 	switch {
 	case m.sess.Rank() == 3 && opts.Pooling == PoolModel:
@@ -136,6 +139,35 @@ func loadLocal(dir string, maxLen int, opts LocalOptions) (*localModel, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// missingWeights says which of the files the graph keeps its weights in
+// (onnx.ExternalData) are not beside it, for the error of a graph ONNX
+// Runtime could not open; "" when none is missing.
+func missingWeights(graph string) string {
+	raw, err := os.ReadFile(graph)
+	if err != nil {
+		return ""
+	}
+	ext, err := onnx.ExternalData(raw)
+	if err != nil {
+		return ""
+	}
+	var missing []string
+	for _, e := range ext {
+		if !fileExists(filepath.Join(filepath.Dir(graph), filepath.FromSlash(e))) {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	verb := "are"
+	if len(missing) == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("; the graph keeps its weights in %s beside it, and %s %s missing from %s: copy the export's weight files next to its graph (`r2med model pull` fetches them)",
+		strings.Join(ext, ", "), strings.Join(missing, ", "), verb, filepath.Dir(graph))
 }
 
 // limit resolves a requested max length against what the model accepts.
@@ -221,6 +253,9 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// BatchSize is the texts per model call.
+func (l *Local) BatchSize() int { return l.opts.BatchSize }
+
 // Dim is the embedding dimension.
 func (l *Local) Dim() int { return l.dim }
 
@@ -236,35 +271,47 @@ func (l *Local) MaxLength(in Input) int {
 // BEIR orders a corpus, so padding is small and the biggest batch comes
 // first) and returns the vectors in input order.
 func (l *Local) Embed(ctx context.Context, in Input, texts []string) ([][]float32, error) {
+	v, _, err := l.EmbedCut(ctx, in, texts)
+	return v, err
+}
+
+// EmbedCut is Embed with the tokens truncation removed from each text
+// (see Cutter).
+func (l *Local) EmbedCut(ctx context.Context, in Input, texts []string) ([][]float32, []int, error) {
 	m, pair := l.doc, l.opts.PairDocuments
 	if in == Query {
 		m, pair = l.query, false
 	}
 	order := longestFirst(texts)
 	out := make([][]float32, len(texts))
+	cut := make([]int, len(texts))
 	encs := make([]tokenizer.Encoding, 0, l.opts.BatchSize)
 	for start := 0; start < len(order); start += l.opts.BatchSize {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		idx := order[start:min(start+l.opts.BatchSize, len(order))]
 		var b tokenizer.Batch
 		b, encs = m.encode(texts, idx, pair, encs)
 		vecs, err := m.run(b, l.opts.Pooling)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k, i := range idx {
 			if l.opts.Normalize {
 				Normalize(vecs[k])
 			}
 			out[i] = vecs[k]
+			cut[i] = encs[k].Cut
+			if cut[i] > 0 {
+				l.cut[in%2].Add(1)
+			}
 		}
 	}
 	if err := Check(out, len(texts), l.dim); err != nil {
-		return nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
+		return nil, nil, fmt.Errorf("local encoder %s: %w", m.dir, err)
 	}
-	return out, nil
+	return out, cut, nil
 }
 
 // longestFirst returns text indices by decreasing length, stable.
@@ -308,6 +355,12 @@ func (m *localModel) run(b tokenizer.Batch, p Pooling) ([][]float32, error) {
 		vecs[r] = t.Data[r*dim : (r+1)*dim : (r+1)*dim]
 	}
 	return vecs, nil
+}
+
+// Truncated reports the queries and documents cut to the maximum length
+// (MaxLength) over the encoder's life, each time it embedded them.
+func (l *Local) Truncated() (queries, documents int64) {
+	return l.cut[Query].Load(), l.cut[Document].Load()
 }
 
 // Close releases the models.

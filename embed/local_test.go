@@ -285,6 +285,9 @@ func TestLocalErrors(t *testing.T) {
 		"pooled output": {onnxtest.Model("tiny-cross-2"), LocalOptions{Pooling: PoolMean}, "already one vector per text, so pooling mean cannot apply"},
 		"no model":      {t.TempDir(), LocalOptions{Pooling: PoolCLS}, "no model.onnx (nor onnx/model.onnx)"},
 		"bad batch":     {onnxtest.Model("tiny-bert"), LocalOptions{Pooling: PoolCLS, BatchSize: -1}, "must be ≥ 0"},
+		// A graph whose weights lie in files beside it, one missing:
+		// ONNX Runtime's error, then which file and what to do.
+		"missing weights": {externalModel(t), LocalOptions{Pooling: PoolCLS}, "the graph keeps its weights in model.onnx_data, w2.bin beside it, and w2.bin is missing from"},
 	} {
 		if _, err := NewLocal(tc.dir, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
@@ -337,4 +340,19 @@ func TestLocalConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// externalModel is a model directory whose graph keeps its weights in
+// model.onnx_data and w2.bin, the second missing.
+func externalModel(t *testing.T) string {
+	dir := t.TempDir()
+	files := onnxtest.Files(t, onnxtest.Model("tiny-bert"))
+	files["model.onnx"] = onnxtest.ExternalGraph("model.onnx_data", "w2.bin")
+	files["model.onnx_data"] = make([]byte, 16)
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/usage"
@@ -133,7 +135,33 @@ type remote struct {
 	client *httpx.Client
 	batch  *batcher
 	desc   string
-	enc    *encodings // what each server is asked to write vectors as
+	enc    *encodings    // what each server is asked to write vectors as
+	served *servedModels // the model names the answers gave
+}
+
+// servedModels counts the texts each model name a server's answers gave
+// (OpenAI's and Voyage's "model") embedded.
+type servedModels struct {
+	mu    sync.Mutex
+	texts map[string]int64
+}
+
+func (s *servedModels) add(name string, texts int) {
+	if name == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.texts == nil {
+		s.texts = map[string]int64{}
+	}
+	s.texts[name] += int64(texts)
+}
+
+func (s *servedModels) snapshot() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.texts)
 }
 
 func newRemote(backend, model string, bases []string, path, key string, dims, batchCap int, o HTTPOptions, extra ...string) (remote, error) {
@@ -143,9 +171,10 @@ func newRemote(backend, model string, bases []string, path, key string, dims, ba
 	}
 	return remote{
 		path: path, header: httpx.Bearer(key), client: c,
-		batch: newBatcher(backend+" "+model, o, dims, c.Fleet, batchCap),
-		desc:  describe(backend, model, dims, o, extra...),
-		enc:   newEncodings(EncodingFloat, len(bases)),
+		batch:  newBatcher(backend+" "+model, o, dims, c.Fleet, batchCap),
+		desc:   describe(backend, model, dims, o, extra...),
+		enc:    newEncodings(EncodingFloat, len(bases)),
+		served: &servedModels{},
 	}, nil
 }
 
@@ -159,7 +188,11 @@ func (r *remote) Fleet() *httpx.Fleet { return r.client.Fleet }
 
 // Stats are what the backend settled on (batch size, requests in flight,
 // encoding per server) and what it embedded, for manifests and progress.
-func (r *remote) Stats() AdaptStats { return r.batch.adapt.stats(r.enc) }
+func (r *remote) Stats() AdaptStats {
+	st := r.batch.adapt.stats(r.enc)
+	st.Served = r.served.snapshot()
+	return st
+}
 
 // InFlight is how many texts the backend can have out at once now (its
 // batch size times its servers' requests in flight together) and the
@@ -212,6 +245,7 @@ func (r *remote) embedList(ctx context.Context, texts []string, req func(batch [
 			return res, err
 		}
 		r.enc.answered(server, ans.encodingOf(), slices.Contains(probes, server))
+		r.served.add(ans.Model, len(batch))
 		res.vecs, res.tokens = v, ans.tokens()
 		return res, nil
 	})
@@ -225,6 +259,8 @@ type listAnswer struct {
 	} `json:"data"`
 	// Some proxies answer 200 with an error object instead of data.
 	Error json.RawMessage `json:"error"`
+	// Model is the model the server says embedded the texts.
+	Model string `json:"model"`
 	// OpenAI counts prompt_tokens, Voyage total_tokens.
 	Usage *struct {
 		PromptTokens *int `json:"prompt_tokens"`

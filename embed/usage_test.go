@@ -108,7 +108,7 @@ func TestCacheReplay(t *testing.T) {
 	}
 	store := openStore(t, t.TempDir())
 	id := Identity{Model: "m", Backend: "openai"}
-	store.PutMany(cache.Bucket(CacheKind, "m"), [][]byte{id.Key(Query, "known")}, [][]byte{encodeEntry([]float32{1, 2}, usage.Usage{PromptTokens: 1})})
+	store.PutMany(cache.Bucket(CacheKind, "m"), [][]byte{id.Key(Query, "known")}, [][]byte{encodeEntry([]float32{1, 2}, usage.Usage{PromptTokens: 1}, truncUnknown)})
 	c := &Cache{Embedder: e, Store: store, ID: id, Replay: true}
 	got, err := c.Embed(context.Background(), Query, []string{"known"})
 	if err != nil || !slices.Equal(got[0], []float32{1, 2}) {

@@ -48,6 +48,11 @@ type Instruction struct {
 	// instructions: the model's generic instruction (Model.Generic) is
 	// used, which a run records and reports.
 	Generic bool
+	// MaxLength is the tokens per text (queries and documents) the
+	// source evaluated the task with, where that is not the model's
+	// MaxLength (Table.MaxLength: BRIGHT's long posts); 0 otherwise. A
+	// run cuts the task's texts there, as the source did.
+	MaxLength int
 }
 
 // Table is one benchmark's instructions for a model, as one source
@@ -111,7 +116,7 @@ func BRIGHTTask(name string) (string, bool) {
 func (m Model) Instruction(task string) Instruction {
 	if t, err := tasks.Lookup(task); err == nil {
 		if tb, ok := m.table(BenchR2MED); ok {
-			return Instruction{Query: tb.Query[t.Name], Doc: tb.Doc, Source: tb.Source}
+			return Instruction{Query: tb.Query[t.Name], Doc: tb.Doc, Source: tb.Source, MaxLength: tb.MaxLength}
 		}
 		if m.Template != NoTemplate {
 			return m.templated(t.Name)
@@ -119,7 +124,7 @@ func (m Model) Instruction(task string) Instruction {
 	}
 	if bt, ok := BRIGHTTask(task); ok {
 		if tb, ok := m.table(BenchBRIGHT); ok {
-			return Instruction{Query: tb.Query[bt], Doc: tb.Doc, Source: tb.Source}
+			return Instruction{Query: tb.Query[bt], Doc: tb.Doc, Source: tb.Source, MaxLength: tb.MaxLength}
 		}
 	}
 	if m.TaskDependent() {

@@ -2,14 +2,21 @@ package models
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/onnx"
 )
 
 // ErrNoONNX is returned by Pull for a repository without an ONNX export.
@@ -37,9 +44,9 @@ var (
 // the ONNX graph, tokenizer.json and config.json of hubID at revision
 // ("" for main). Files already cached cost no request; in offline mode
 // (HF_HUB_OFFLINE) only the cache is read. A repository without an ONNX
-// export is ErrNoONNX, with what to do instead. Graphs with external
-// weight files (models over 2 GB) are not fetched whole; the encoders the
-// ONNX backend runs are far smaller.
+// export is ErrNoONNX, with what to do instead. A graph that keeps its
+// weights in files beside it (onnx.ExternalData: an export over 2 GB,
+// optimum's model.onnx_data) has them fetched too.
 func Pull(ctx context.Context, c *hub.Client, hubID, revision string) (Checkpoint, error) {
 	repo := hub.Repo{Type: hub.Model, ID: hubID}
 	if revision == "" {
@@ -48,6 +55,9 @@ func Pull(ctx context.Context, c *hub.Client, hubID, revision string) (Checkpoin
 	var first error
 	for _, graph := range onnxPaths {
 		snap, err := c.Snapshot(ctx, repo, revision, append([]string{graph}, needed...)...)
+		if err == nil {
+			err = pullWeights(ctx, c, repo, snap, graph)
+		}
 		if err == nil {
 			return Checkpoint{
 				HubID: hubID, Commit: snap.Commit, Dir: snap.Dir,
@@ -83,6 +93,46 @@ func Pull(ctx context.Context, c *hub.Client, hubID, revision string) (Checkpoin
 		}
 	}
 	return Checkpoint{}, fmt.Errorf("pulling %s: %w", hubID, first)
+}
+
+// pullWeights fetches into snap the files the graph keeps its weights in,
+// at the snapshot's commit.
+func pullWeights(ctx context.Context, c *hub.Client, repo hub.Repo, snap *hub.Snapshot, graph string) error {
+	raw, err := os.ReadFile(snap.Path(graph))
+	if err != nil {
+		return err
+	}
+	ext, err := onnx.ExternalData(raw)
+	if err != nil || len(ext) == 0 {
+		// A graph that does not parse is ONNX Runtime's to refuse, with
+		// its own words, when the encoder is loaded.
+		return nil
+	}
+	var pats []string
+	for _, e := range ext {
+		pats = append(pats, globQuote(path.Join(path.Dir(graph), e)))
+	}
+	got, err := c.Snapshot(ctx, repo, snap.Commit, pats...)
+	if err != nil {
+		return fmt.Errorf("the weights %s keeps beside it (%s): %w", graph, strings.Join(ext, ", "), err)
+	}
+	if len(got.Files) != len(pats) {
+		return fmt.Errorf("%s keeps its weights in %s; the repository holds %d of those files", graph, strings.Join(ext, ", "), len(got.Files))
+	}
+	return nil
+}
+
+// globQuote escapes the characters the Hub client's patterns read as
+// wildcards (path.Match's), so that name matches itself alone.
+func globQuote(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`\*?[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Pull fetches the local files of each of the model's checkpoints (both
@@ -148,15 +198,53 @@ func (m Model) LocalOptions(cps []Checkpoint) (dir string, opts embed.LocalOptio
 
 // LocalRevision stands for a local model directory's version (a
 // cross-encoder's or an encoder's, --model-dir) in cache keys, manifests
-// and fingerprints: the size and modification time of the graph, the
-// tokenizer and the config, so replacing any of them (a new export,
-// another truncation length) does not reuse what the old one made.
+// and fingerprints: a SHA-256 of the content of every file the local
+// backend reads there — the graph (model.onnx, onnx/model.onnx), the
+// weight files the graph keeps outside itself (onnx.ExternalData:
+// model.onnx_data), tokenizer.json, config.json and the two files the
+// default length is read from (tokenizer_config.json,
+// sentence_bert_config.json) — each with its name. Replacing any of them
+// (a new export, other weights of the same size copied with their times,
+// another truncation length) is another revision, so what the old one
+// made is not reused. It reads every byte (0.4 GB/s of SHA-256 on the
+// shared 2-core development machine; retrieve.Dense reads it once per run,
+// in Resolve). A file that cannot be read enters the hash as its name and
+// the error, in place of its content (loading the model fails on it then).
 func LocalRevision(dir string) string {
-	var parts []string
-	for _, name := range []string{"model.onnx", filepath.Join("onnx", "model.onnx"), "tokenizer.json", "config.json"} {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			parts = append(parts, fmt.Sprintf("%s:%d:%d", name, st.Size(), st.ModTime().UnixNano()))
+	h := sha256.New()
+	graphs := []string{"model.onnx", path.Join("onnx", "model.onnx")}
+	names := slices.Clone(graphs)
+	for _, graph := range graphs {
+		raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(graph)))
+		if err != nil {
+			continue
+		}
+		ext, err := onnx.ExternalData(raw)
+		if err != nil {
+			// ONNX Runtime will say what is wrong with the graph; its
+			// bytes are hashed as they are.
+			ext = nil
+		}
+		for _, e := range ext {
+			names = append(names, path.Join(path.Dir(graph), e))
 		}
 	}
-	return "local:" + strings.Join(parts, ",")
+	names = append(names, "tokenizer.json", "config.json", "tokenizer_config.json", "sentence_bert_config.json")
+	for _, name := range names {
+		fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var n int64
+		if err == nil {
+			n, err = io.Copy(io.Discard, io.TeeReader(fh, h))
+			fh.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(h, "\x00%s unreadable: %v\x00", name, err)
+			continue
+		}
+		fmt.Fprintf(h, "\x00%s %d\x00", name, n)
+	}
+	return "local:sha256:" + hex.EncodeToString(h.Sum(nil))
 }

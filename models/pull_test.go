@@ -1,15 +1,19 @@
 package models
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
 	"github.com/r2med/r2med/hub/hubtest"
+	"github.com/r2med/r2med/onnx/onnxtest"
 )
 
 // encoderFiles is a model repository as optimum exports one: the graph
@@ -179,5 +183,92 @@ func TestLocalOptions(t *testing.T) {
 	nv, _ := Lookup("nv")
 	if _, _, err := nv.LocalOptions(nil); err == nil {
 		t.Error("nv accepted for the local backend")
+	}
+}
+
+// TestLocalRevisionReadsContent checks that a local model directory's
+// revision changes with what its files hold, not only their sizes and
+// times: other weights of the same size copied with the old times (cp -p,
+// rsync -t, a tar), weights kept outside the graph (model.onnx_data) and
+// the files the default length comes from.
+func TestLocalRevisionReadsContent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// Every file keeps one time, as a copy that preserves times
+		// would leave it.
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stamp := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+		if err := os.Chtimes(p, stamp, stamp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("onnx/model.onnx", onnxtest.ExternalGraph("model.onnx_data", ""))
+	write("onnx/model.onnx_data", bytes.Repeat([]byte{1}, 32))
+	write("tokenizer.json", []byte(`{"model":{"type":"WordPiece"}}`))
+	write("config.json", []byte(`{"model_type":"bert"}`))
+	first := LocalRevision(dir)
+	if again := LocalRevision(dir); again != first || !strings.HasPrefix(first, "local:sha256:") {
+		t.Fatalf("revision %q, then %q: want one local:sha256: revision", first, again)
+	}
+	seen := map[string]string{first: "the first files"}
+	for _, change := range []struct{ what, name, data string }{
+		{"other external weights of the same size", "onnx/model.onnx_data", strings.Repeat("\x02", 32)},
+		{"another graph of the same size", "onnx/model.onnx", string(onnxtest.ExternalGraph("model.onnx_dat2", ""))},
+		{"the weights the new graph names", "onnx/model.onnx_dat2", strings.Repeat("\x03", 32)},
+		{"another tokenizer of the same size", "tokenizer.json", `{"model":{"type":"WordPieCE"}}`},
+		{"a sentence-transformers length", "sentence_bert_config.json", `{"max_seq_length": 8}`},
+		{"a tokenizer length", "tokenizer_config.json", `{"model_max_length": 16}`},
+		{"a graph at the root", "model.onnx", "\x08\x07"},
+	} {
+		write(change.name, []byte(change.data))
+		rev := LocalRevision(dir)
+		if prev, ok := seen[rev]; ok {
+			t.Errorf("after %s, the revision is the one of %s (%s)", change.what, prev, rev)
+		}
+		seen[rev] = change.what
+	}
+}
+
+// TestPullFetchesExternalWeights checks that a graph keeping its weights
+// beside it (an export over 2 GB: optimum's model.onnx_data) is pulled
+// with them, online and then offline, and that a repository lacking them
+// is an error naming them.
+func TestPullFetchesExternalWeights(t *testing.T) {
+	srv, c := newHub(t)
+	files := encoderFiles("onnx/model.onnx")
+	files["onnx/model.onnx"] = onnxtest.ExternalGraph("model.onnx_data", "", "w[1].bin")
+	files["onnx/model.onnx_data"] = bytes.Repeat([]byte{7}, 32)
+	files["onnx/w[1].bin"] = bytes.Repeat([]byte{8}, 16)
+	files["onnx/model_fp16.onnx_data"] = bytes.Repeat([]byte{9}, 16) // another export's, not wanted
+	srv.AddRepo("models/org/big", files)
+	cp, err := Pull(context.Background(), c, "org/big", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"onnx/model.onnx_data", "onnx/w[1].bin"} {
+		if got := readString(t, filepath.Join(cp.Dir, name)); got != string(files[name]) {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cp.Dir, "onnx", "model_fp16.onnx_data")); err == nil {
+		t.Error("another export's weights were pulled")
+	}
+	off := *c
+	off.Offline = true
+	if again, err := Pull(context.Background(), &off, "org/big", ""); err != nil || again != cp {
+		t.Errorf("offline pull: %+v %v", again, err)
+	}
+
+	delete(files, "onnx/w[1].bin")
+	srv.AddRepo("models/org/partial", files)
+	if _, err := Pull(context.Background(), c, "org/partial", ""); err == nil || !strings.Contains(err.Error(), "w[1].bin") {
+		t.Errorf("a repository without the graph's weights: %v", err)
 	}
 }

@@ -186,6 +186,9 @@ func TestInstructionsMatchSources(t *testing.T) {
 			if got.Source != tb.Source {
 				t.Errorf("%s %s: Instruction cites %v, the table %v", r.Model, name, got.Source, tb.Source)
 			}
+			if got.MaxLength != tb.MaxLength {
+				t.Errorf("%s %s: Instruction's length is %d, the table's %d (what a run of the task cuts at)", r.Model, name, got.MaxLength, tb.MaxLength)
+			}
 		}
 		wantLen := m.MaxLength
 		if tb.MaxLength > 0 {

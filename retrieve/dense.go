@@ -1,10 +1,12 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/r2med/r2med/embed"
 	"github.com/r2med/r2med/hub"
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/httpx"
 	"github.com/r2med/r2med/internal/yamlx"
 	"github.com/r2med/r2med/ir"
@@ -64,8 +67,8 @@ type Dense struct {
 	Rescore  bool   `yaml:"rescore"`
 
 	// modelRevision is the version of the model that embeds, read by
-	// Resolve: ModelDir's (models.LocalRevision: its files' sizes and
-	// times), or the commits a registry model's checkpoints resolve to in
+	// Resolve: ModelDir's (models.LocalRevision: a hash of the content of
+	// its graph, weights, tokenizer and configs), or the commits a registry model's checkpoints resolve to in
 	// the Hub cache ("+" between a dual encoder's two), which New then
 	// loads (commits), whatever refs/main names by then. An index file's
 	// recipe pins the commits its vectors were made with (StoredDense).
@@ -132,7 +135,35 @@ func (d Dense) Validate() error {
 	if _, err := embed.ParseEncoding(d.Encoding); err != nil {
 		return err
 	}
+	if err := d.checkMaxLength(); err != nil {
+		return err
+	}
 	return d.checkPooling()
+}
+
+// checkMaxLength refuses a --max-length the backend cannot be asked for,
+// which the run's settings and cache keys would record while the server
+// cut elsewhere: TEI's /embed cuts at the server's --max-input-length,
+// Voyage's API at the model's context, and OpenAI's own API (a hosted
+// registry model) takes no length and refuses vLLM's field.
+func (d Dense) checkMaxLength() error {
+	if d.MaxLength <= 0 {
+		return nil
+	}
+	m, known := models.Lookup(d.Model)
+	b := strings.ToLower(d.Backend)
+	if b == "" && known {
+		b = m.Backends[0]
+	}
+	switch {
+	case b == models.TEI:
+		return fmt.Errorf("--max-length %d with --backend tei: TEI's /embed takes no length and cuts at the server's own (its --max-input-length); start TEI with --max-input-length %d and drop --max-length, or serve the model through an OpenAI-compatible route (--backend openai: vLLM's truncate_prompt_tokens)", d.MaxLength, d.MaxLength)
+	case b == models.Voyage:
+		return fmt.Errorf("--max-length %d with --backend voyage: Voyage's API takes no length and cuts at the model's context; drop --max-length", d.MaxLength)
+	case known && m.Hosted:
+		return fmt.Errorf("--max-length %d with %s (%s, the provider's API): the API takes no length to cut at and refuses vLLM's truncate_prompt_tokens; drop --max-length", d.MaxLength, m.Name, m.HubID)
+	}
+	return nil
 }
 
 // checkPooling refuses a pooling the run would not apply while its
@@ -189,9 +220,10 @@ const modelRevisionKey = "model_revision"
 
 // Resolve reads the version of the local model that embeds, so that
 // Describe, and with it the manifest and every fingerprint, carries it:
-// for ModelDir, the sizes and times of its graph, tokenizer and config (as
-// the embedding cache keys it), so a model replaced in its directory is
-// not taken for the one an earlier run embedded with; for a registry
+// for ModelDir, a hash of the content of its graph, the weights the graph
+// keeps beside it, its tokenizer and configs (as the embedding cache keys
+// it), so a model replaced in its directory, even by one of the same size
+// and times, is not taken for the one an earlier run embedded with; for a registry
 // model run from the Hub cache, the commit of each checkpoint (what
 // refs/main names now; fetched when online and missing, as New would),
 // which New then loads, so a newer main pulled later is another model, not
@@ -236,6 +268,15 @@ func (d *Dense) pin(revision string) bool {
 	}
 	d.commits, d.modelRevision = commits, revision
 	return true
+}
+
+// localRevision is ModelDir's revision: Resolve's, else read now. Reading
+// it hashes every byte of the model, so a resolved Dense does it once.
+func (d Dense) localRevision() string {
+	if d.modelRevision != "" {
+		return d.modelRevision
+	}
+	return models.LocalRevision(d.ModelDir)
 }
 
 // ModelRevision is the version of the model that embeds, as Resolve read
@@ -317,7 +358,7 @@ func (d Dense) New(ctx context.Context, task *ir.Task, env Env) (Retriever, erro
 	if err != nil {
 		return nil, err
 	}
-	env.Note("dense_recipe", r.describe())
+	r.note(env)
 	var flat *vector.Flat
 	err = env.Time("embed documents", func() error {
 		var err error
@@ -351,7 +392,7 @@ func (d Dense) Over(ctx context.Context, task string, docs vector.Index, env Env
 	if err != nil {
 		return nil, err
 	}
-	env.Note("dense_recipe", r.describe())
+	r.note(env)
 	return &denseRetriever{recipe: r, env: env, index: docs}, nil
 }
 
@@ -422,7 +463,8 @@ func (r *denseRetriever) Search(ctx context.Context, queries []Query, k int) (ir
 }
 
 // countCache records the embedding cache's running totals (a search
-// service's metrics read them after every query).
+// service's metrics read them after every query), and the texts the local
+// encoder cut.
 func (r *denseRetriever) countCache() {
 	if c, ok := r.recipe.emb.(*embed.Cache); ok {
 		hits, misses, damaged := c.Counts()
@@ -432,6 +474,41 @@ func (r *denseRetriever) countCache() {
 			r.env.Count("embeddings_damaged_recomputed", int(damaged))
 		}
 	}
+	r.countTruncated()
+}
+
+// countTruncated records, for the local encoder, how many distinct
+// queries and documents were cut to the maximum length (counts
+// embeddings_truncated_queries and _documents, cached texts included), and
+// says so in the run's summary when any were: the model read only their
+// start. A cached text whose entry predates the record is counted as
+// embeddings_truncation_unknown. A server's cuts are not reported to us
+// (the recipe says where it was asked to cut).
+func (r *denseRetriever) countTruncated() {
+	l := r.recipe.encoder
+	if l == nil {
+		return
+	}
+	var q, d, unknown int64
+	if c, ok := r.recipe.emb.(*embed.Cache); ok {
+		q, d, unknown = c.Truncated()
+	} else {
+		q, d = l.Truncated()
+	}
+	r.env.Count("embeddings_truncated_queries", int(q))
+	r.env.Count("embeddings_truncated_documents", int(d))
+	if unknown > 0 {
+		r.env.Count("embeddings_truncation_unknown", int(unknown))
+	}
+	if q+d == 0 {
+		return
+	}
+	line := fmt.Sprintf("truncated: %d %s cut at %d tokens, %d %s at %d (the model read only their start; --max-length sets the limit)",
+		d, errtext.Plural(int(d), "document", "documents"), l.MaxLength(embed.Document), q, errtext.Plural(int(q), "query", "queries"), l.MaxLength(embed.Query))
+	if unknown > 0 {
+		line += fmt.Sprintf("; %d cached %s made before r2med recorded truncation not counted", unknown, errtext.Plural(int(unknown), "text", "texts"))
+	}
+	r.env.Summary("truncated", line)
 }
 
 // SearchOne embeds one query and scans the index on the calling goroutine.
@@ -474,6 +551,9 @@ type denseRecipe struct {
 	http              interface{ Stats() embed.AdaptStats } // the HTTP backend, nil for a local one
 	embedNote         map[string]any                        // per stage, for the "embedding" note
 	maxLength         int                                   // a local model outside the registry: the length its files give
+	encoder           *embed.Local                          // the local encoder, nil for a server
+	askDoc, askQuery  int                                   // the lengths an OpenAI-compatible server is asked to cut at
+	taskMaxLength     int                                   // the length the instruction's source evaluated the task with (BRIGHT's), unless --max-length
 }
 
 func (r *denseRecipe) close() {
@@ -482,18 +562,84 @@ func (r *denseRecipe) close() {
 	}
 }
 
+// note records the recipe ("dense_recipe") and says, on env.Log and in
+// the run's summary, where a server embeds what the recipe does not: a
+// recipe that appends EOS to every text (BMRetriever's last-bmr: cut at
+// L−1 tokens, then EOS, whose state is pooled) gets the text alone from
+// r2med, so the vectors are the recipe's only if the server appends it.
+func (r *denseRecipe) note(env Env) {
+	env.Note("dense_recipe", r.describe())
+	if line := r.eosNote(); line != "" {
+		env.Logf("r2med: %s", line)
+		env.Summary("append_eos", line)
+	}
+	if line := r.hostedNote(); line != "" {
+		env.Logf("r2med: %s", line)
+		env.Summary("r2med_inputs", line)
+	}
+}
+
+// truncation says who cuts texts past the maximum length, and where.
+func (r *denseRecipe) truncation() string {
+	switch {
+	case r.encoder != nil:
+		return fmt.Sprintf("r2med's tokenizer cuts documents at %d tokens and queries at %d, keeping their start", r.encoder.MaxLength(embed.Document), r.encoder.MaxLength(embed.Query))
+	case r.askDoc > 0 || r.askQuery > 0:
+		return fmt.Sprintf("the server, asked to cut documents at %d tokens and queries at %d, keeping their start (vLLM's truncate_prompt_tokens; a server without the field ignores it)", r.askDoc, r.askQuery)
+	case r.backend == models.TEI:
+		return "the server's own length (TEI's --max-input-length): /embed takes none"
+	case r.backend == models.Voyage:
+		return "the API's own length (the model's context): it takes none"
+	}
+	return "none asked: the server embeds each text whole, or refuses one too long"
+}
+
+// hostedNote is what note says of a hosted registry model whose R2MED run
+// prepared its inputs in a way r2med does not, "" for others.
+func (r *denseRecipe) hostedNote() string {
+	if !r.known || !r.model.Hosted || r.model.R2MEDName == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s; r2med sends each text whole and as written, so its vectors are not R2MED's for any text", r.model.Name, r.model.Note)
+}
+
+// eosNote is what note says of EOS, "" where nothing need be said.
+func (r *denseRecipe) eosNote() string {
+	if !r.known || !r.model.AppendEOS || r.backend == models.ONNX {
+		return ""
+	}
+	n := cmp.Or(r.d.MaxLength, r.taskMaxLength, r.model.MaxLength)
+	return fmt.Sprintf("%s's recipe cuts each text at %d tokens and appends EOS, whose state it pools; r2med sends the %s server the text alone, so these vectors are the recipe's only if the server appends EOS (vLLM and TEI do not by default)",
+		r.model.Name, n-1, r.backend)
+}
+
 func (r *denseRecipe) describe() map[string]any {
 	m := map[string]any{
 		"backend":      r.backend,
 		"model":        r.served,
 		"query_prefix": r.queryPrefix,
 		"doc_prefix":   r.docPrefix,
+		"truncation":   r.truncation(),
+		// Documents are ranked by cosine whatever the model's own
+		// normalization (BEIR's cos_sim, as R2MED scores every model).
+		"similarity": "cosine",
 	}
 	if r.known {
 		m["registry"] = r.model.Name
 		m["pooling"] = r.model.Pooling.String()
-		m["max_length"] = r.model.MaxLength
+		m["normalize"] = r.model.Normalize || r.d.Normalize
+		if !r.model.Hosted {
+			// A hosted model's length is where R2MED cut its inputs
+			// itself; r2med does not (hostedNote).
+			m["max_length"] = r.model.MaxLength
+		}
+		if n := r.model.MaxLengthFor(embed.Document); n != r.model.MaxLength && r.taskMaxLength == 0 && r.d.MaxLength == 0 {
+			m["doc_max_length"] = n
+		}
 		m["instruct_hy_doc"] = r.instructHyDoc
+		if r.model.AppendEOS {
+			m["append_eos"] = "the recipe's; not sent by r2med (text only): the server's to append"
+		}
 		if r.d.QueryPrefix == nil || r.d.DocPrefix == nil {
 			m["instruction_source"] = r.instruction.Source.String()
 			if r.instruction.Generic {
@@ -501,11 +647,25 @@ func (r *denseRecipe) describe() map[string]any {
 			}
 		}
 	}
+	if !r.known && r.backend == models.ONNX {
+		m["pooling"] = r.d.Pooling
+		m["normalize"] = r.d.Normalize
+	}
+	if r.encoder != nil {
+		// A server's batches are in the "embedding" note, as they
+		// settled.
+		m["batch_size"] = r.encoder.BatchSize()
+	}
 	if r.revision != "" {
 		m["revision"] = r.revision
 	}
 	if r.maxLength > 0 {
 		m["max_length"] = r.maxLength
+	}
+	if r.taskMaxLength > 0 {
+		// What the task's source evaluated with, not the model's own.
+		m["max_length"] = r.taskMaxLength
+		m["max_length_source"] = r.instruction.Source.String()
 	}
 	if r.d.MaxLength > 0 {
 		m["max_length"] = r.d.MaxLength
@@ -544,8 +704,8 @@ func newDenseRecipe(ctx context.Context, d Dense, task string, env Env) (*denseR
 		r.close()
 		return nil, err
 	}
-	if d.MaxLength > 0 {
-		id.MaxLength = d.MaxLength
+	if n := cmp.Or(d.MaxLength, r.taskMaxLength); n > 0 {
+		id.MaxLength = n
 	}
 	// A local encoder's vectors are cached whole and cut afterwards
 	// (Matryoshka), so every truncation shares them; a server cuts them
@@ -574,6 +734,9 @@ func (r *denseRecipe) prefixes(task string, env Env) {
 	if r.known {
 		r.instructHyDoc = r.model.InstructHyDoc()
 		r.instruction = r.model.Instruction(task)
+		if r.d.MaxLength == 0 {
+			r.taskMaxLength = r.instruction.MaxLength
+		}
 		r.queryPrefix, r.docPrefix = r.instruction.Query, r.instruction.Doc
 		if r.instruction.Generic && (r.d.QueryPrefix == nil || r.d.DocPrefix == nil) && env.Log != nil {
 			fmt.Fprintf(env.Log, "r2med: %s publishes no instruction for task %q; using its generic one, query %q (%s); set --query-prefix and --doc-prefix to choose\n",
@@ -604,7 +767,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 				return id, fmt.Errorf("model %s has %d encoders (%s); --model-dir gives one directory, so pull the model instead (r2med model pull %s)", r.model.Name, len(ids), strings.Join(ids, ", "), r.model.Name)
 			}
 			cps = []models.Checkpoint{{HubID: ids[0], Dir: d.ModelDir}}
-			r.revision = models.LocalRevision(d.ModelDir)
+			r.revision = d.localRevision()
 		} else {
 			var err error
 			if cps, err = d.checkpoints(ctx, r.model); err != nil {
@@ -631,12 +794,12 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 			return id, err
 		}
 		dir, opts.Pooling, opts.Normalize = d.ModelDir, p, d.Normalize
-		r.revision = models.LocalRevision(d.ModelDir)
+		r.revision = d.localRevision()
 		r.served = d.Model
 		id = embed.Identity{Model: d.Model, Revision: r.revision, Backend: models.ONNX, Pooling: p.String(), Normalize: d.Normalize}
 	}
-	if d.MaxLength > 0 {
-		opts.MaxLength, opts.QueryMaxLength = d.MaxLength, d.MaxLength
+	if n := cmp.Or(d.MaxLength, r.taskMaxLength); n > 0 {
+		opts.MaxLength, opts.QueryMaxLength = n, n
 	}
 	if d.Normalize {
 		opts.Normalize = true
@@ -656,7 +819,7 @@ func (r *denseRecipe) local(ctx context.Context) (embed.Identity, error) {
 		r.maxLength = id.MaxLength
 	}
 	r.closers = append(r.closers, l)
-	r.emb = l
+	r.emb, r.encoder = l, l
 	r.truncateDimension = d.Dimensions
 	return id, nil
 }
@@ -691,11 +854,16 @@ func (r *denseRecipe) remote(env Env) (embed.Identity, error) {
 	switch {
 	case d.MaxLength > 0:
 		o.TruncateTokens, o.QueryTruncateTokens = d.MaxLength, d.MaxLength
+	case r.known && !r.model.Hosted && r.taskMaxLength > 0:
+		o.TruncateTokens, o.QueryTruncateTokens = r.taskMaxLength, r.taskMaxLength
 	case r.known && !r.model.Hosted:
 		o.TruncateTokens, o.QueryTruncateTokens = r.model.MaxLengthFor(embed.Document), r.model.MaxLengthFor(embed.Query)
 	}
 	if len(urls) > 0 {
 		o.BaseURL, o.BaseURLs = urls[0], urls[1:]
+	}
+	if r.backend == models.OpenAI {
+		r.askDoc, r.askQuery = o.TruncateTokens, o.QueryTruncateTokens
 	}
 	e, err := embed.NewHTTP(r.backend, o)
 	if err != nil {
@@ -842,6 +1010,10 @@ func (r *denseRecipe) noteEmbedding(env Env, stage string, rt *rate) {
 			servers = append(servers, one)
 		}
 		srv["servers"] = servers
+		if len(st.Served) > 0 {
+			srv["served_models"] = st.Served
+			r.noteServed(env, st.Served)
+		}
 		switch len(encodings) {
 		case 0:
 			srv["encoding"] = "none (no request sent)"
@@ -858,6 +1030,25 @@ func (r *denseRecipe) noteEmbedding(env Env, stage string, rt *rate) {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// noteServed says, in the run's summary, which models the server said
+// embedded the texts where that is not the model asked for (a gateway
+// that routed the name elsewhere, a server that serves one model whatever
+// it is asked): the vectors, and the cache entries made now under the
+// asked name, are theirs.
+func (r *denseRecipe) noteServed(env Env, served map[string]int64) {
+	var other []string
+	for _, name := range slices.Sorted(maps.Keys(served)) {
+		if name != r.served {
+			other = append(other, fmt.Sprintf("%s (%d %s)", name, served[name], errtext.Plural(int(served[name]), "text", "texts")))
+		}
+	}
+	if len(other) == 0 {
+		return
+	}
+	line := fmt.Sprintf("served model: %s asked for, the server said %s embedded", r.served, strings.Join(other, ", "))
+	env.Summary("served_model", line)
+}
 
 // embedQueries embeds each query's dense input: the query alone, or with
 // GAR R2MED's combined text or the query and generation to average. The

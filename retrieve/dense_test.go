@@ -1,6 +1,7 @@
 package retrieve_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,8 +23,10 @@ import (
 	"github.com/r2med/r2med/embed/embedtest"
 	"github.com/r2med/r2med/expand"
 	"github.com/r2med/r2med/ir"
+	"github.com/r2med/r2med/models"
 	"github.com/r2med/r2med/onnx/onnxtest"
 	"github.com/r2med/r2med/retrieve"
+	"github.com/r2med/r2med/tokenizer"
 )
 
 const testDim = 64
@@ -52,6 +55,9 @@ type embedServer struct {
 	// cut holds each text's truncate_prompt_tokens and truncation_side
 	// as its request asked ("0 " when not asked).
 	cut map[string]string
+	// answerModel, if set, is the model the answers name (else the one
+	// asked for).
+	answerModel string
 }
 
 func newEmbedServer(t *testing.T) *embedServer {
@@ -87,7 +93,10 @@ func newEmbedServer(t *testing.T) *embedServer {
 		for i, text := range req.Input {
 			data = append(data, item{i, fakeVector(text)})
 		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": req.Model})
+		s.mu.Lock()
+		model := cmp.Or(s.answerModel, req.Model)
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": model})
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -293,11 +302,7 @@ func TestDenseCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := cache.Open(t.TempDir(), cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openCache(t)
 	srv := newEmbedServer(t)
 	d := retrieve.Dense{Model: "contriever", Backend: "openai", BaseURLs: []string{srv.URL}}
 	first, _, err := dense(t, task, d, nil, 10, retrieve.Env{Cache: store})
@@ -333,20 +338,50 @@ func TestDenseAsksServersToCut(t *testing.T) {
 	}
 	for _, c := range []struct {
 		d          retrieve.Dense
+		task       string // the task's name: its instructions and, for BRIGHT's, the length the source used
 		query, doc string
+		recipe     int // the dense_recipe note's max_length
 	}{
-		{retrieve.Dense{Model: "grit"}, "512 right", "2048 right"},
-		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "512 right", "512 right"},
-		{retrieve.Dense{Model: "grit", MaxLength: 300}, "300 right", "300 right"},
-		{retrieve.Dense{Model: "served-elsewhere", MaxLength: 256}, "256 right", "256 right"},
-		{retrieve.Dense{Model: "served-elsewhere"}, "0 ", "0 "},
-		{retrieve.Dense{Model: "openai"}, "0 ", "0 "},
+		{retrieve.Dense{Model: "grit"}, "Biology", "512 right", "2048 right", 512},
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "Biology", "512 right", "512 right", 512},
+		{retrieve.Dense{Model: "grit", MaxLength: 300}, "Biology", "300 right", "300 right", 300},
+		{retrieve.Dense{Model: "served-elsewhere", MaxLength: 256}, "Biology", "256 right", "256 right", 256},
+		{retrieve.Dense{Model: "served-elsewhere"}, "Biology", "0 ", "0 ", 0},
+		{retrieve.Dense{Model: "openai"}, "Biology", "0 ", "0 ", 0},
+		// BRIGHT's tasks as each model's BRIGHT source evaluated them
+		// (ReasonEmbed's FlagEmbedding script: 8192; DIVER's: 16384;
+		// ReasonIR's: 32768), on both sides; --max-length still rules.
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b"}, "BRIGHT-biology", "8192 right", "8192 right", 8192},
+		{retrieve.Dense{Model: "diver-retriever-4b"}, "BRIGHT-pony", "16384 right", "16384 right", 16384},
+		{retrieve.Dense{Model: "reasonir"}, "BRIGHT-economics-long", "32768 right", "32768 right", 32768},
+		{retrieve.Dense{Model: "reasonembed-qwen3-8b", MaxLength: 1024}, "BRIGHT-biology", "1024 right", "1024 right", 1024},
 	} {
 		srv := newEmbedServer(t)
 		d := c.d
 		d.Backend, d.BaseURLs = "openai", []string{srv.URL + "/v1"}
-		if _, _, err := dense(t, task, d, nil, 5, retrieve.Env{}); err != nil {
+		tk := *task
+		tk.Name = c.task
+		_, rec, err := dense(t, &tk, d, nil, 5, retrieve.Env{})
+		if err != nil {
 			t.Fatalf("%+v: %v", c.d, err)
+		}
+		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if got, _ := recipe["max_length"].(int); got != c.recipe {
+			t.Errorf("%+v on %s: the recipe's max_length is %v, want %d", c.d, c.task, recipe["max_length"], c.recipe)
+		}
+		// The recipe says who cuts where: the lengths the server was
+		// asked for, or that none was.
+		want := "none asked"
+		if c.doc != "0 " {
+			want = fmt.Sprintf("asked to cut documents at %s tokens and queries at %s,", strings.Fields(c.doc)[0], strings.Fields(c.query)[0])
+		}
+		if got, _ := recipe["truncation"].(string); !strings.Contains(got, want) {
+			t.Errorf("%+v on %s: the recipe's truncation is %q, want it to say %q", c.d, c.task, got, want)
+		}
+		// R2MED's openai run cut and quoted its inputs; r2med does not,
+		// and says so.
+		if line, _ := rec.notes[retrieve.SummaryNote+"r2med_inputs"].(string); (c.d.Model == "openai") != strings.Contains(line, "JSON-quoted") {
+			t.Errorf("%+v: summary %q", c.d, line)
 		}
 		srv.mu.Lock()
 		queries, docs := map[string]bool{}, map[string]bool{}
@@ -366,7 +401,7 @@ func TestDenseAsksServersToCut(t *testing.T) {
 		}
 		srv.mu.Unlock()
 		if len(queries) != 1 || !queries[c.query] || len(docs) != 1 || !docs[c.doc] {
-			t.Errorf("%+v: queries asked to cut at %v, documents at %v; want %q and %q", c.d, queries, docs, c.query, c.doc)
+			t.Errorf("%+v on %s: queries asked to cut at %v, documents at %v; want %q and %q", c.d, c.task, queries, docs, c.query, c.doc)
 		}
 	}
 }
@@ -392,6 +427,12 @@ func TestDenseErrors(t *testing.T) {
 		{retrieve.Dense{Model: "bge", Backend: "onnx", Pooling: "mean"}, "pools cls"},
 		{retrieve.Dense{Model: "BAAI/bge-large-en-v1.5", Pooling: "last"}, "pools cls"},
 		{retrieve.Dense{Model: "x", Backend: "openai", Pooling: "mean"}, "the server pools"},
+		// A length the backend cannot be asked for is refused, not
+		// recorded while the server cuts elsewhere.
+		{retrieve.Dense{Model: "x", Backend: "tei", MaxLength: 256}, "start TEI with --max-input-length 256"},
+		{retrieve.Dense{Model: "e5", Backend: "tei", MaxLength: 256}, "TEI's /embed takes no length"},
+		{retrieve.Dense{Model: "voyage", MaxLength: 1000}, "Voyage's API takes no length"},
+		{retrieve.Dense{Model: "openai", MaxLength: 6000}, "refuses vLLM's truncate_prompt_tokens"},
 	} {
 		_, _, err := dense(t, task, c.d, nil, 10, retrieve.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -591,11 +632,7 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(onnxtest.Model("tiny-bert"))); err != nil {
 		t.Fatal(err)
 	}
-	store, err := cache.Open(t.TempDir(), cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openCache(t)
 	computed := func(d retrieve.Dense) int {
 		t.Helper()
 		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{Cache: store})
@@ -617,8 +654,21 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	if n := computed(d); n != all {
 		t.Errorf("normalized vectors: %d computed, want %d (new key)", n, all)
 	}
+	// The revision is the files' content: a touched file is the same
+	// model, a rewritten one another.
+	tok := filepath.Join(dir, "tokenizer.json")
 	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(dir, "tokenizer.json"), later, later); err != nil {
+	if err := os.Chtimes(tok, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := computed(d); n != 0 {
+		t.Errorf("after the tokenizer was touched: %d computed, want 0", n)
+	}
+	raw, err := os.ReadFile(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tok, append(raw, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if n := computed(d); n != all {
@@ -635,5 +685,300 @@ func TestDenseLocalCacheKeys(t *testing.T) {
 	}
 	if n := computed(d); n != 0 {
 		t.Errorf("the same length again: %d computed, want 0", n)
+	}
+}
+
+// TestDenseLocalWeightsReplaced checks that a model directory whose
+// weights were replaced by others of the same size, copied with the old
+// file's times (cp -p, rsync -t, a tar), embeds anew: the shared
+// reference's bge-tiny and contriever-tiny graphs are the same size with
+// other weights.
+func TestDenseLocalWeightsReplaced(t *testing.T) {
+	const ref = "../../shared/data/encoder-reference"
+	if _, err := os.Stat(filepath.Join(ref, "contriever-tiny", "onnx", "model.onnx")); err != nil {
+		if os.Getenv("R2MED_CI") == "1" {
+			t.Fatalf("R2MED_CI=1 and the encoder reference is missing: %v", err)
+		}
+		t.Skipf("encoder reference not found: %v", err)
+	}
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(ref, "bge-tiny"))); err != nil {
+		t.Fatal(err)
+	}
+	graph := filepath.Join(dir, "onnx", "model.onnx")
+	if err := os.Chmod(graph, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.Stat(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := openCache(t)
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "cls"}
+	run := func() (ir.Run, int, string) {
+		t.Helper()
+		spec, err := d.Resolve(context.Background(), task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, rec, err := dense(t, task, spec.(retrieve.Dense), nil, 5, retrieve.Env{Cache: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, rec.counts["embeddings_computed"], spec.(retrieve.Dense).ModelRevision()
+	}
+	all := len(task.Corpus) + len(task.Queries)
+	bge, n, rev := run()
+	if n != all {
+		t.Fatalf("first run computed %d embeddings, want %d", n, all)
+	}
+	if _, n, _ := run(); n != 0 {
+		t.Fatalf("the same model again computed %d embeddings, want 0", n)
+	}
+
+	other, err := os.ReadFile(filepath.Join(ref, "contriever-tiny", "onnx", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(other)) != old.Size() {
+		t.Fatalf("the fixtures' graphs are %d and %d bytes; this test needs one size", len(other), old.Size())
+	}
+	if err := os.WriteFile(graph, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(graph, old.ModTime(), old.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	contriever, n, rev2 := run()
+	if n != all {
+		t.Errorf("after the weights were replaced: %d embeddings computed, want %d (the cached ones are the old weights')", n, all)
+	}
+	if rev2 == rev {
+		t.Errorf("model_revision %s names both weights", rev)
+	}
+	if reflect.DeepEqual(bge, contriever) {
+		t.Error("other weights ranked the same with the same scores: the old vectors were reused")
+	}
+}
+
+// TestDenseCountsTruncated checks that a local encoder's run counts the
+// distinct documents and queries cut at the maximum length, as the
+// tokenizer counts their tokens, with and without the cache and when
+// answered from it, and says so in the run's summary.
+func TestDenseCountsTruncated(t *testing.T) {
+	onnxtest.Require(t)
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := onnxtest.Model("tiny-bert")
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxLen = 24
+	over := func(texts []string) int {
+		seen := map[string]bool{}
+		n := 0
+		for _, s := range texts {
+			if !seen[s] && tok.Count(s) > maxLen {
+				n++
+			}
+			seen[s] = true
+		}
+		return n
+	}
+	// Every other text shortened to its first three words, which fit
+	// (the tiny vocabulary spends many tokens on a word).
+	short := func(i int, s string) string {
+		if i%2 == 1 {
+			return s
+		}
+		return strings.Join(strings.Fields(s)[:3], " ")
+	}
+	var docs, queries []string
+	task.Corpus = slices.Clone(task.Corpus)
+	for i := range task.Corpus {
+		task.Corpus[i].Text = short(i, task.Corpus[i].Text)
+		docs = append(docs, task.Corpus[i].Text)
+	}
+	task.Queries = slices.Clone(task.Queries)
+	for i := range task.Queries {
+		task.Queries[i].Text = short(i, task.Queries[i].Text)
+		queries = append(queries, task.Queries[i].Text)
+	}
+	wantDocs, wantQueries := over(docs), over(queries)
+	if wantDocs == 0 || wantDocs == len(docs) || wantQueries == 0 {
+		t.Fatalf("at %d tokens, %d of %d documents and %d queries are longer: choose another length", maxLen, wantDocs, len(docs), wantQueries)
+	}
+	store := openCache(t)
+	d := retrieve.Dense{Model: "tiny", Backend: "onnx", ModelDir: dir, Pooling: "mean", MaxLength: maxLen}
+	for _, c := range []struct {
+		what     string
+		env      retrieve.Env
+		computed int
+	}{
+		{"without a cache", retrieve.Env{}, -1},
+		{"embedded into the cache", retrieve.Env{Cache: store}, len(task.Corpus) + len(task.Queries)},
+		{"answered from the cache", retrieve.Env{Cache: store}, 0},
+	} {
+		_, rec, err := dense(t, task, d, nil, 5, c.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.computed >= 0 && rec.counts["embeddings_computed"] != c.computed {
+			t.Errorf("%s: %d computed, want %d", c.what, rec.counts["embeddings_computed"], c.computed)
+		}
+		if got, got2 := rec.counts["embeddings_truncated_documents"], rec.counts["embeddings_truncated_queries"]; got != wantDocs || got2 != wantQueries {
+			t.Errorf("%s: %d documents and %d queries counted as cut, want %d and %d", c.what, got, got2, wantDocs, wantQueries)
+		}
+		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if tr, _ := recipe["truncation"].(string); recipe["batch_size"] != 32 || !strings.Contains(tr, fmt.Sprintf("cuts documents at %d tokens and queries at %d", maxLen, maxLen)) {
+			t.Errorf("%s: the recipe says batch_size %v, truncation %q", c.what, recipe["batch_size"], tr)
+		}
+		line, _ := rec.notes[retrieve.SummaryNote+"truncated"].(string)
+		want := fmt.Sprintf("truncated: %d documents cut at %d tokens, %d queries at %d", wantDocs, maxLen, wantQueries, maxLen)
+		if !strings.HasPrefix(line, want) {
+			t.Errorf("%s: summary %q, want it to start %q", c.what, line, want)
+		}
+	}
+}
+
+// TestDenseSaysServerMustAppendEOS checks that a recipe that appends EOS
+// (BMRetriever's), run on a server that is sent text only, says so on the
+// log, in the summary and in the recipe, and that others say nothing.
+func TestDenseSaysServerMustAppendEOS(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		model string
+		want  string
+	}{
+		{"bmr-2b", "bmr-2b's recipe cuts each text at 1023 tokens and appends EOS"},
+		{"e5", ""},
+	} {
+		srv := newEmbedServer(t)
+		var log strings.Builder
+		d := retrieve.Dense{Model: c.model, Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := rec.notes[retrieve.SummaryNote+"append_eos"].(string)
+		recipe, _ := rec.notes["dense_recipe"].(map[string]any)
+		if recipe["similarity"] != "cosine" || recipe["normalize"] != (c.model == "e5") {
+			// BMRetriever's vectors are not normalized, e5's are; both
+			// are ranked by cosine, which the recipe says.
+			t.Errorf("%s: the recipe says similarity %v, normalize %v", c.model, recipe["similarity"], recipe["normalize"])
+		}
+		if c.want == "" {
+			if line != "" || recipe["append_eos"] != nil || strings.Contains(log.String(), "EOS") {
+				t.Errorf("%s: said %q, recipe %v, log %q", c.model, line, recipe["append_eos"], log.String())
+			}
+			continue
+		}
+		if !strings.HasPrefix(line, c.want) || !strings.Contains(log.String(), c.want) || recipe["append_eos"] == nil {
+			t.Errorf("%s: summary %q, log %q, recipe append_eos %v; want %q said in each", c.model, line, log.String(), recipe["append_eos"], c.want)
+		}
+		for _, sent := range srv.sent() {
+			if strings.HasSuffix(sent, "</s>") {
+				t.Errorf("%s: r2med sent %q with an EOS string", c.model, sent)
+			}
+		}
+	}
+}
+
+// TestDenseNamesServedModel checks that a run says which model the server
+// said embedded the texts where it is not the one asked for (a gateway
+// that routed the name elsewhere), and says nothing where they agree.
+func TestDenseNamesServedModel(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range []string{"", "other/embedder"} {
+		srv := newEmbedServer(t)
+		srv.answerModel = answer
+		d := retrieve.Dense{Model: "my/embedder", Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+		_, rec, err := dense(t, task, d, nil, 5, retrieve.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := rec.notes[retrieve.SummaryNote+"served_model"].(string)
+		note, _ := rec.notes["embedding"].(map[string]any)
+		server, _ := note["server"].(map[string]any)
+		served, _ := server["served_models"].(map[string]int64)
+		all := int64(len(task.Corpus) + len(task.Queries))
+		if answer == "" {
+			if line != "" || served["my/embedder"] != all {
+				t.Errorf("the server named the model asked for: summary %q, served %v", line, served)
+			}
+			continue
+		}
+		want := fmt.Sprintf("served model: my/embedder asked for, the server said other/embedder (%d texts) embedded", all)
+		if line != want || served["other/embedder"] != all {
+			t.Errorf("summary %q, served %v; want %q", line, served, want)
+		}
+	}
+}
+
+// openCache is an embedding cache in a temporary directory, closed when
+// the test ends.
+func openCache(t *testing.T) *cache.Store {
+	t.Helper()
+	store, err := cache.Open(t.TempDir(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// TestDenseSendsRecipeInstructions checks, for every registry model a
+// server runs, that the texts a server receives are the recipe's
+// instruction followed by the text, byte for byte, for queries and
+// documents of R2MED's tasks, BRIGHT's and a task of one's own (the
+// generic instruction); models/sources_test.go checks the instructions
+// against the quoted sources.
+func TestDenseSendsRecipeInstructions(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Corpus = task.Corpus[:3]
+	for _, m := range models.All() {
+		if !m.Supports(models.OpenAI) {
+			continue
+		}
+		for _, name := range []string{"Biology", "PMC-Clinical", "BRIGHT-biology", "BRIGHT-leetcode", "my-task"} {
+			srv := newEmbedServer(t)
+			tk := *task
+			tk.Name = name
+			d := retrieve.Dense{Model: m.Name, Backend: "openai", BaseURLs: []string{srv.URL + "/v1"}}
+			if _, _, err := dense(t, &tk, d, nil, 3, retrieve.Env{}); err != nil {
+				t.Fatalf("%s on %s: %v", m.Name, name, err)
+			}
+			in := m.Instruction(name)
+			var want []string
+			for _, doc := range tk.Corpus {
+				want = append(want, in.Doc+doc.Text)
+			}
+			for _, q := range tk.Queries {
+				want = append(want, in.Query+q.Text)
+			}
+			got := srv.sent()
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s on %s: sent texts are not the instruction (query %q, document %q) and the text", m.Name, name, in.Query, in.Doc)
+			}
+		}
 	}
 }

@@ -27,6 +27,9 @@ type Tokenizer struct {
 type Encoding struct {
 	IDs, TypeIDs, AttentionMask []int64
 	Tokens                      []string
+	// Cut is how many of the text's tokens truncation removed to fit the
+	// maximum length (0: the text fit whole).
+	Cut int
 }
 
 // Batch is a padded batch in row-major order: Rows sequences of Len
@@ -153,7 +156,9 @@ func (t *Tokenizer) Encode(text string, maxLen int) Encoding {
 	defer t.putScratch(sc)
 	sc.a = t.tokenize(text, sc, sc.a[:0])
 	a, _ := t.truncate(sc.a, nil, maxLen, &t.single)
-	return t.build(&t.single, a, nil)
+	e := t.build(&t.single, a, nil)
+	e.Cut = len(sc.a) - len(a)
+	return e
 }
 
 // EncodePair tokenizes a text pair (query and passage for a cross-encoder)
@@ -166,7 +171,9 @@ func (t *Tokenizer) EncodePair(a, b string, maxLen int) Encoding {
 	sc.a = t.tokenize(a, sc, sc.a[:0])
 	sc.b = t.tokenize(b, sc, sc.b[:0])
 	ta, tb := t.truncate(sc.a, sc.b, maxLen, &t.pair)
-	return t.build(&t.pair, ta, tb)
+	e := t.build(&t.pair, ta, tb)
+	e.Cut = len(sc.a) + len(sc.b) - len(ta) - len(tb)
+	return e
 }
 
 // Count returns the number of tokens Encode would produce without

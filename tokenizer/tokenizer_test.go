@@ -121,9 +121,15 @@ func TestTruncationAndPairs(t *testing.T) {
 		if na != c.na || nb != c.nb {
 			t.Errorf("max %d: kept %d+%d, want %d+%d", c.max, na, nb, c.na, c.nb)
 		}
+		if want := 10 - c.na - c.nb; e.Cut != want {
+			t.Errorf("max %d: Cut %d, want the %d tokens removed", c.max, e.Cut, want)
+		}
 	}
-	if e := tk.Encode(a, 5); len(e.IDs) != 5 {
-		t.Errorf("Encode(max 5) gave %d ids", len(e.IDs))
+	if e := tk.Encode(a, 5); len(e.IDs) != 5 || e.Cut != 4 {
+		t.Errorf("Encode(max 5) gave %d ids, cut %d; want 5 and 4", len(e.IDs), e.Cut)
+	}
+	if e := tk.Encode(a, 9); e.Cut != 0 {
+		t.Errorf("Encode(max 9) of 7 tokens cut %d", e.Cut)
 	}
 }
 

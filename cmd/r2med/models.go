@@ -136,9 +136,9 @@ type sourceJSON struct {
 	Derived string `json:"derived,omitempty"`
 }
 
-func newInstructionJSON(in models.Instruction, maxLength int) instructionJSON {
+func newInstructionJSON(in models.Instruction) instructionJSON {
 	s := in.Source
-	return instructionJSON{Query: in.Query, Doc: in.Doc, Source: s, MaxLength: maxLength,
+	return instructionJSON{Query: in.Query, Doc: in.Doc, Source: s, MaxLength: in.MaxLength,
 		SourceOut: sourceJSON{Repo: s.Repo, Path: s.Path, Commit: s.Commit, URL: s.URL, Entry: s.Entry, Derived: s.Derived}}
 }
 
@@ -158,10 +158,10 @@ func writeModelsJSON(cmd *cobra.Command, ms []models.Model) error {
 			j.Aliases = []string{}
 		}
 		for _, name := range instructionTasks(m) {
-			j.Instructions[name] = newInstructionJSON(m.Instruction(name), taskMaxLength(m, name))
+			j.Instructions[name] = newInstructionJSON(m.Instruction(name))
 		}
 		if m.TaskDependent() {
-			g := newInstructionJSON(m.Generic, 0)
+			g := newInstructionJSON(m.Generic)
 			j.Generic = &g
 		}
 		out = append(out, j)
@@ -188,19 +188,6 @@ func instructionTasks(m models.Model) []string {
 		}
 	}
 	return out
-}
-
-// taskMaxLength is the length the source evaluated the task with, when it
-// is not the model's.
-func taskMaxLength(m models.Model, task string) int {
-	if _, ok := models.BRIGHTTask(task); ok {
-		for _, t := range m.Tables {
-			if t.Benchmark == models.BenchBRIGHT {
-				return t.MaxLength
-			}
-		}
-	}
-	return 0
 }
 
 func newModelCmd() *cobra.Command {
@@ -277,7 +264,7 @@ func newModelShowCmd() *cobra.Command {
 					if in.Generic {
 						head = "generic, for tasks without a published instruction; from"
 					}
-					if n := taskMaxLength(m, name); n > 0 {
+					if n := m.Instruction(name).MaxLength; n > 0 {
 						head = fmt.Sprintf("max length %d; from", n)
 					}
 					fmt.Fprintf(out, "instructions %s %s\n", head, in.Source)
