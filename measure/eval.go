@@ -672,8 +672,9 @@ func (s *scratch) snapshots(n int) []snap {
 
 // summarize fills the summary row the way trec_eval does: per-query values
 // summed in query-id order, then divided by the number of queries, except
-// for counts. HAKARI-Bench takes a plain mean as well, but Python's sum,
-// which it uses, is compensated (Neumaier) since CPython 3.12.
+// for counts. HAKARI-Bench's metrics.py takes a plain mean as well, adding
+// the queries in its own order (Options.QueryOrder); it used Python's
+// compensated sum() until its commit 4e0abc9.
 func (p *plan) summarize(res *Result, qrels ir.Qrels, opt Options) {
 	complete := opt.Complete
 	n := len(res.Queries)
