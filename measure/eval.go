@@ -31,6 +31,13 @@ type Options struct {
 	// evaluated. For HAKARI measures it likewise adds the judged queries the
 	// run lacks, as zeros, to the run's queries.
 	Complete bool
+	// QueryOrder is the order a HAKARI-Bench evaluation holds its queries
+	// in: the task's query order, in which it builds its rankings.
+	// metrics.py adds the per-query values up in that order, one float
+	// addition each, so the means' last bits depend on it. Run queries it
+	// does not name follow in byte order of their ids, as do all of them
+	// when it is nil. trec_eval measures ignore it.
+	QueryOrder []string
 	// RunID is the run's tag, which the runid measure prints: trec_eval
 	// prints the sixth column of the run file's last line (trec.ReadRunLastTag).
 	RunID string
@@ -171,7 +178,7 @@ func Evaluate(qrels ir.Qrels, run ir.Run, measures []Measure, opt Options) (*Res
 	if err := p.run(qrels, run, res.Queries); err != nil {
 		return nil, err
 	}
-	p.summarize(res, qrels, opt.Complete)
+	p.summarize(res, qrels, opt)
 	return res, nil
 }
 
@@ -665,9 +672,11 @@ func (s *scratch) snapshots(n int) []snap {
 
 // summarize fills the summary row the way trec_eval does: per-query values
 // summed in query-id order, then divided by the number of queries, except
-// for counts. HAKARI-Bench takes a plain mean as well, but Python's sum,
-// which it uses, is compensated (Neumaier) since CPython 3.12.
-func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
+// for counts. HAKARI-Bench's metrics.py takes a plain mean as well, adding
+// the queries in its own order (Options.QueryOrder); it used Python's
+// compensated sum() until its commit 4e0abc9.
+func (p *plan) summarize(res *Result, qrels ir.Qrels, opt Options) {
+	complete := opt.Complete
 	n := len(res.Queries)
 	if complete {
 		for qid := range qrels {
@@ -677,14 +686,16 @@ func (p *plan) summarize(res *Result, qrels ir.Qrels, complete bool) {
 		}
 	}
 	res.NumQueries = n
+	var order []int
+	if p.hakari {
+		order = hakariSumOrder(res.Queries, opt.QueryOrder)
+	}
 	for j, m := range res.Measures {
 		var sum float64
 		if p.hakari {
-			var acc pynum.Sum
-			for _, q := range res.Queries {
-				acc.Add(q.Values[j])
+			for _, i := range order {
+				sum += res.Queries[i].Values[j]
 			}
-			sum = acc.Value()
 		} else {
 			for _, q := range res.Queries {
 				sum += q.Values[j]

@@ -11,7 +11,9 @@ import (
 // order is the ranking (scores are not looked at), a positive is a document
 // judged at the relevance level or above, hit, precision and recall count
 // each positive once, while nDCG, MAP and MRR walk the list as it is, so a
-// positive listed twice gains twice.
+// positive listed twice gains twice. The DCG is summed as metrics.py sums
+// it, one float addition per positive in rank order (its ideal, from
+// Python's sum(), is compensated: hakariIdealTable).
 func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out []float64) error {
 	numPos := 0
 	for _, g := range judged {
@@ -27,21 +29,18 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out
 	clear(s.seen)
 	var (
 		distinct, hitCount, first, ci int
-		ap                            float64
-		dcg                           pynum.Sum
+		ap, dcg                       float64
 	)
 	depth := min(len(hits), p.maxK)
 	if numPos == 0 {
 		depth = 0 // every measure is 0; skip the walk
 	}
-	// Python adds a miss's 0.0 gain to the DCG too; it cannot change a
-	// compensated sum, so only positives are added here.
 	for i, h := range hits[:depth] {
 		rank := i + 1
 		if g, ok := judged[h.DocID]; ok && g >= p.level {
 			hitCount++
 			ap += float64(hitCount) / float64(rank)
-			dcg.Add(1 / p.log2[rank+1])
+			dcg += 1 / p.log2[rank+1]
 			if first == 0 {
 				first = rank
 			}
@@ -51,12 +50,12 @@ func (p *plan) hakariQuery(s *scratch, judged map[string]int, hits []ir.Hit, out
 			}
 		}
 		for ci < len(cuts) && cuts[ci] == rank {
-			snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.Value(), first: first}
+			snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg, first: first}
 			ci++
 		}
 	}
 	for ; ci < len(cuts); ci++ {
-		snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg.Value(), first: first}
+		snaps[ci] = snap{rel: distinct, ap: ap, dcg: dcg, first: first}
 	}
 
 	for j, m := range p.ms {
@@ -106,4 +105,24 @@ func hakariIdealTable(log2 []float64, depth int) []float64 {
 		t[m] = acc.Value()
 	}
 	return t
+}
+
+// hakariSumOrder returns the indexes of queries (in byte order of their
+// ids) in the order metrics.py adds their values up: those named in order
+// first, as named, then the rest as they are.
+func hakariSumOrder(queries []QueryResult, order []string) []int {
+	idx := make([]int, 0, len(queries))
+	taken := make([]bool, len(queries))
+	for _, qid := range order {
+		if i, ok := findQuery(queries, qid); ok && !taken[i] {
+			taken[i] = true
+			idx = append(idx, i)
+		}
+	}
+	for i := range queries {
+		if !taken[i] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }

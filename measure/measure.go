@@ -14,7 +14,10 @@
 //     prints them byte for byte as "trec_eval -q -m ..." does.
 //   - HAKARI-Bench measures (hit@k precision@k recall@k mrr@k ndcg@k map@k),
 //     computed as hakari_bench/metrics.py computes them: the run's list order
-//     is the ranking, the gain is binary and the mean is over every run query.
+//     is the ranking, the gain is binary and the mean is over every run query,
+//     its float additions made in metrics.py's order (Options.QueryOrder).
+//     TestHakariReference holds them bit for bit to what metrics.py (commit
+//     217c872) printed for crafted rankings (testdata/hakari).
 //
 // # Names
 //
