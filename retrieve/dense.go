@@ -409,7 +409,12 @@ func (d Dense) CorpusVectors(ctx context.Context, task *ir.Task, env Env) (*vect
 		return nil, err
 	}
 	defer r.close()
-	return r.embedCorpus(ctx, task.Corpus, env)
+	flat, err := r.embedCorpus(ctx, task.Corpus, env)
+	if err == nil {
+		// What the local encoder cut is said as a run says it.
+		(&denseRetriever{recipe: r, env: env}).countTruncated()
+	}
+	return flat, err
 }
 
 // denseRetriever searches embedded documents.

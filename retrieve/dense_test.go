@@ -847,6 +847,17 @@ func TestDenseCountsTruncated(t *testing.T) {
 			t.Errorf("%s: summary %q, want it to start %q", c.what, line, want)
 		}
 	}
+	// The vectors an index stores (r2med index build, index push) are cut
+	// alike, and a command without a manifest says so on its log
+	// (SummaryLog), where the count went nowhere.
+	var log strings.Builder
+	if _, err := d.CorpusVectors(context.Background(), task, retrieve.Env{Cache: store, Record: retrieve.SummaryLog{W: &log}}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("r2med: truncated: %d documents cut at %d tokens, 0 queries at %d", wantDocs, maxLen, maxLen)
+	if !strings.HasPrefix(log.String(), want) {
+		t.Errorf("CorpusVectors said %q, want it to start %q", log.String(), want)
+	}
 }
 
 // TestDenseSaysServerMustAppendEOS checks that a recipe that appends EOS

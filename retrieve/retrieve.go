@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	"github.com/r2med/r2med/cache"
 	"github.com/r2med/r2med/internal/httpx"
@@ -307,6 +308,26 @@ const SummaryNote = "summary:"
 // Summary records line for the run's summary under key (one per
 // retriever and topic).
 func (e Env) Summary(key, line string) { e.Note(SummaryNote+key, line) }
+
+// SummaryLog is the Recorder of a command without a manifest (r2med index
+// build, index push): it keeps no times or counts and writes each summary
+// line (Env.Summary: texts truncated, a recipe the server must complete)
+// to W, so that what a run's summary would say is said there too. Give it
+// in place of Log, which hears those lines as well.
+type SummaryLog struct{ W io.Writer }
+
+// Time runs fn.
+func (SummaryLog) Time(_ string, fn func() error) error { return fn() }
+
+// Count keeps nothing.
+func (SummaryLog) Count(string, int) {}
+
+// Note writes a summary line, "r2med: " first, and keeps nothing else.
+func (l SummaryLog) Note(key string, v any) {
+	if strings.HasPrefix(key, SummaryNote) {
+		fmt.Fprintf(l.W, "r2med: %v\n", v)
+	}
+}
 
 // Logf writes a one-line warning to Log.
 func (e Env) Logf(format string, args ...any) {

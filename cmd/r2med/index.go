@@ -182,7 +182,7 @@ retriever would (with "--retriever dense" its vectors), and
 					}
 					rs := resolved.(retrieve.Dense)
 					start := time.Now()
-					flat, err := rs.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store})
+					flat, err := rs.CorpusVectors(cmd.Context(), task, retrieve.Env{Workers: workers, Progress: bars, Cache: store, Record: retrieve.SummaryLog{W: cmd.ErrOrStderr()}})
 					if err != nil {
 						return fmt.Errorf("%s: %w", task.Name, err)
 					}

@@ -131,7 +131,7 @@ others, they fail the push, named, rather than being ignored.`,
 					}
 					defer store.Close()
 				}
-				flat, info, err := weaviatekind.CorpusVectors(cmd.Context(), spec.(retrieve.Dense), task, retrieve.Env{Progress: opt.Progress, Cache: store})
+				flat, info, err := weaviatekind.CorpusVectors(cmd.Context(), spec.(retrieve.Dense), task, retrieve.Env{Progress: opt.Progress, Cache: store, Record: retrieve.SummaryLog{W: cmd.ErrOrStderr()}})
 				if err != nil {
 					return fmt.Errorf("%s: %w", task.Name, err)
 				}
