@@ -149,7 +149,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 {{range .Tasks}}{{if .Examples}}<div class="table-wrap"><table>
 <caption class="sub">{{.Task}}: examples (strongest match of each text)</caption>
 <thead><tr><th scope="col">benchmark</th><th scope="col">match</th><th scope="col" class="num">similarity</th><th scope="col">training line</th><th scope="col">benchmark text</th><th scope="col">training text</th></tr></thead>
-<tbody>{{range .Examples}}<tr><td>{{.Kind}} {{.ID}}</td><td>{{.Match}}{{if .Measure}} ({{.Measure}}){{end}}</td><td class="num">{{f3 .Similarity}}</td><td>{{.TrainFile}}:{{.TrainLine}} ({{.TrainField}}){{if gt .Matches 1}}, {{.Matches}} matches{{end}}</td><td>{{.Text}}</td><td>{{.TrainText}}</td></tr>
+<tbody>{{range .Examples}}<tr><td>{{.Kind}} {{.ID}}</td><td>{{.Match}}{{if .Measure}} ({{.Measure}}){{end}}</td><td class="num">{{f3 .Similarity}}</td><td>{{.TrainFile}}:{{.TrainLine}}{{if .TrainElement}} element {{.TrainElement}}{{end}} ({{.TrainField}}){{if gt .Matches 1}}, {{.Matches}} matches{{end}}</td><td>{{.Text}}</td><td>{{.TrainText}}</td></tr>
 {{end}}</tbody></table></div>
 {{end}}{{end}}{{end}}
 {{if .F.Datasets}}<h2>Dataset audit <span class="sub">({{.Name}})</span></h2>

@@ -55,9 +55,12 @@ type Match struct {
 	BenchmarkID   string `json:"benchmark_id"`
 	TrainFile     string `json:"train_file"`
 	// TrainLine is the record's 1-based line (parquet: row).
-	TrainLine  int    `json:"train_line"`
-	TrainField string `json:"train_field"`
-	TrainRole  string `json:"train_role"`
+	TrainLine int `json:"train_line"`
+	// TrainElement is the record's 1-based place in a JSON array file,
+	// which tells apart records on one line; absent in other formats.
+	TrainElement int    `json:"train_element,omitempty"`
+	TrainField   string `json:"train_field"`
+	TrainRole    string `json:"train_role"`
 	// Match is exact (equal after normalisation), near (word-shingle
 	// Jaccard at or above the threshold, or a short text within one word
 	// edit) or dense (embedding cosine at or above the dense threshold); a
@@ -130,8 +133,9 @@ const (
 	checkpointFile = "checkpoint.json"
 	matchesFile    = "matches.jsonl"
 	// stateVersion is in the fingerprint: 2, word edits for short texts
-	// and the measure field; 3, the checkpoint kept by package reuse.
-	stateVersion = 3
+	// and the measure field; 3, the checkpoint kept by package reuse; 4,
+	// JSON arrays resumed by row and their matches naming the element.
+	stateVersion = 4
 )
 
 // checkpoint is how far a run got, kept under the run's fingerprint
@@ -658,7 +662,7 @@ func (a *auditor) process(ctx context.Context, f *trainset.File, s searchers, c 
 		emit := func(member int, kind, measure string, sim float64) {
 			it := a.items[member]
 			m := Match{Task: a.tasks[it.task].Name, BenchmarkKind: it.kind, BenchmarkID: it.id,
-				TrainFile: f.Path, TrainLine: rec.Line, TrainField: t.t.Field, TrainRole: string(t.t.Role),
+				TrainFile: f.Path, TrainLine: rec.Line, TrainElement: rec.Element, TrainField: t.t.Field, TrainRole: string(t.t.Role),
 				Match: kind, Measure: measure, Similarity: sim, TrainText: snippet(t.t.Text, 300)}
 			b, _ := json.Marshal(m)
 			buf = append(append(buf, b...), '\n')

@@ -82,16 +82,18 @@ type Contamination struct {
 
 // Example is one contaminated benchmark text and its strongest match.
 type Example struct {
-	Kind       Kind    `json:"benchmark_kind"`
-	ID         string  `json:"benchmark_id"`
-	Text       string  `json:"benchmark_text"`
-	TrainFile  string  `json:"train_file"`
-	TrainLine  int     `json:"train_line"`
-	TrainField string  `json:"train_field"`
-	TrainText  string  `json:"train_text"`
-	Match      string  `json:"match"`
-	Measure    string  `json:"measure"`
-	Similarity float64 `json:"similarity"`
+	Kind      Kind   `json:"benchmark_kind"`
+	ID        string `json:"benchmark_id"`
+	Text      string `json:"benchmark_text"`
+	TrainFile string `json:"train_file"`
+	TrainLine int    `json:"train_line"`
+	// TrainElement is the record's place in a JSON array file.
+	TrainElement int     `json:"train_element,omitempty"`
+	TrainField   string  `json:"train_field"`
+	TrainText    string  `json:"train_text"`
+	Match        string  `json:"match"`
+	Measure      string  `json:"measure"`
+	Similarity   float64 `json:"similarity"`
 	// Matches counts all the training texts matching this benchmark text.
 	Matches int `json:"matches"`
 }
@@ -127,7 +129,7 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 		pairs[i] = map[[2]string]bool{}
 	}
 	var recFile string
-	recLine := -1
+	recLine, recElem := -1, -1
 	var recQ, recD []int
 	flush := func() {
 		for _, q := range recQ {
@@ -145,9 +147,9 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 		if !ok {
 			return fmt.Errorf("%s names %s %s %q, which the benchmark does not have; the state directory belongs to another run, delete it", matchesPath, m.Task, m.BenchmarkKind, m.BenchmarkID)
 		}
-		if m.TrainFile != recFile || m.TrainLine != recLine {
+		if m.TrainFile != recFile || m.TrainLine != recLine || m.TrainElement != recElem {
 			flush()
-			recFile, recLine = m.TrainFile, m.TrainLine
+			recFile, recLine, recElem = m.TrainFile, m.TrainLine, m.TrainElement
 		}
 		if m.BenchmarkKind == QueryKind {
 			recQ = append(recQ, i)
@@ -206,7 +208,7 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 			for _, m := range ex[:min(len(ex), a.opts.Examples)] {
 				i := index[key(m.Task, m.BenchmarkKind, m.BenchmarkID)]
 				tl.Examples = append(tl.Examples, Example{Kind: m.BenchmarkKind, ID: m.BenchmarkID, Text: snippet(a.items[i].text, 300),
-					TrainFile: m.TrainFile, TrainLine: m.TrainLine, TrainField: m.TrainField, TrainText: m.TrainText,
+					TrainFile: m.TrainFile, TrainLine: m.TrainLine, TrainElement: m.TrainElement, TrainField: m.TrainField, TrainText: m.TrainText,
 					Match: m.Match, Measure: m.Measure, Similarity: m.Similarity, Matches: count[i]})
 			}
 		}
@@ -270,8 +272,12 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\n%s: examples\n", t.Task)
 		for _, e := range t.Examples {
-			fmt.Fprintf(w, "  %s %s  %s %s %.3f  %s:%d (%s, %d %s)\n    benchmark: %s\n    training:  %s\n",
-				e.Kind, e.ID, e.Match, measureName(e.Measure), e.Similarity, e.TrainFile, e.TrainLine, e.TrainField, e.Matches, errtext.Plural(e.Matches, "match", "matches"),
+			at := fmt.Sprintf("%s:%d", e.TrainFile, e.TrainLine)
+			if e.TrainElement > 0 {
+				at += fmt.Sprintf(" element %d", e.TrainElement)
+			}
+			fmt.Fprintf(w, "  %s %s  %s %s %.3f  %s (%s, %d %s)\n    benchmark: %s\n    training:  %s\n",
+				e.Kind, e.ID, e.Match, measureName(e.Measure), e.Similarity, at, e.TrainField, e.Matches, errtext.Plural(e.Matches, "match", "matches"),
 				snippet(e.Text, 120), snippet(e.TrainText, 120))
 		}
 	}

@@ -585,3 +585,42 @@ func TestLeakageTableShareOfNothing(t *testing.T) {
 		t.Errorf("row %q; want queries 25.0%% and the documents' share —", row)
 	}
 }
+
+// TestJSONArrayRecordsOnOneLine: the records of a JSON array written on one
+// line are distinct records. The report took every match on one line for
+// one record, so a query in one record and its relevant document in
+// another counted as a pair; and a resumed run skipped the rest of the
+// line after a checkpoint.
+func TestJSONArrayRecordsOnOneLine(t *testing.T) {
+	task := &ir.Task{Name: "t",
+		Corpus:  []ir.Doc{{ID: "d1", Text: "alpha beta gamma delta epsilon zeta eta theta iota kappa"}},
+		Queries: []ir.Query{{ID: "q1", Text: "why do insects fly toward lamps at night"}},
+		Qrels:   ir.Qrels{"q1": {"d1": 1}}}
+	var recs []string
+	for i := range 40 {
+		recs = append(recs, fmt.Sprintf(`{"query":"filler %d","pos":["nothing %d"]}`, i, i))
+	}
+	recs = append(recs, `{"query":"Why do insects fly toward lamps at night?","pos":["zzz"]}`,
+		`{"query":"unrelated","pos":["ALPHA beta gamma delta epsilon zeta eta theta iota kappa"]}`)
+	path := filepath.Join(t.TempDir(), "train.json")
+	if err := os.WriteFile(path, []byte("["+strings.Join(recs, ",")+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{512, 7} {
+		res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir(), ChunkRows: chunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := res.Report.Tasks[0]
+		if tl.Queries.Contaminated != 1 || tl.Documents.Contaminated != 1 || tl.Pairs != 0 {
+			t.Errorf("chunks of %d: queries %d, documents %d, pairs %d; want 1, 1 and no pair (query and document are in two records)",
+				chunk, tl.Queries.Contaminated, tl.Documents.Contaminated, tl.Pairs)
+		}
+		var elems []int
+		res.Matches(func(m Match) error { elems = append(elems, m.TrainElement); return nil })
+		if !slices.Equal(elems, []int{41, 42}) {
+			t.Errorf("train_element %v, want [41 42]", elems)
+		}
+		res.Close()
+	}
+}

@@ -151,7 +151,8 @@ server (--backend openai|tei|voyage, --base-url); embeddings are cached.
 
 Output: --format table (default), json (an audit file for r2med report) or
 jsonl: one line per match with task, benchmark_kind (query|document),
-benchmark_id, train_file, train_line (1-based; parquet: row), train_field,
+benchmark_id, train_file, train_line (1-based; parquet: row),
+train_element (JSON arrays: the record's place in the array), train_field,
 train_role, match (exact|near|dense), measure (exact|jaccard|word_edits|
 cosine), similarity and train_text.`,
 		Example: `  r2med audit leakage --train train.jsonl --against demo
