@@ -64,11 +64,20 @@ type DatasetReport struct {
 
 // DatasetSetting records the thresholds used.
 type DatasetSetting struct {
-	Normalization   string  `json:"normalization"`
-	Threshold       float64 `json:"jaccard_threshold"`
-	Shingle         int     `json:"shingle_words"`
-	ShortWords      int     `json:"short_words"`
-	SharedPositives int     `json:"shared_positives"`
+	Normalization string  `json:"normalization"`
+	Threshold     float64 `json:"jaccard_threshold"`
+	Shingle       int     `json:"shingle_words"`
+	// Bands, Rows and Seed are the MinHash LSH plan that finds the
+	// candidate near-duplicate pairs, whose Jaccard is then computed
+	// exactly; RecallAtThreshold is the probability that a pair at the
+	// threshold is a candidate (pairs above it are likelier). Exact
+	// duplicates are found by their normalised text, all of them.
+	Bands             int     `json:"lsh_bands"`
+	Rows              int     `json:"lsh_rows"`
+	Seed              uint64  `json:"seed"`
+	RecallAtThreshold float64 `json:"lsh_recall_at_threshold"`
+	ShortWords        int     `json:"short_words"`
+	SharedPositives   int     `json:"shared_positives"`
 }
 
 // DatasetSummary counts each finding.
@@ -156,7 +165,8 @@ func Dataset(t *ir.Task, opts DatasetOptions) (*DatasetReport, error) {
 	}
 	sp := h.Spec()
 	r := &DatasetReport{Task: t.Name, Layout: string(t.Layout), Split: t.Split, Documents: len(t.Corpus), Queries: len(t.Queries), Judgments: t.Qrels.Len(),
-		Settings: DatasetSetting{Normalization: Normalization, Threshold: sp.Threshold, Shingle: sp.Shingle, ShortWords: opts.ShortWords, SharedPositives: opts.SharedPositives}}
+		Settings: DatasetSetting{Normalization: Normalization, Threshold: sp.Threshold, Shingle: sp.Shingle,
+			Bands: sp.Bands, Rows: sp.Rows, Seed: sp.Seed, RecallAtThreshold: minhash.Recall(sp.Threshold, sp.Bands, sp.Rows), ShortWords: opts.ShortWords, SharedPositives: opts.SharedPositives}}
 
 	docIDs := make([]string, len(t.Corpus))
 	docTexts := make([]string, len(t.Corpus))
@@ -376,7 +386,9 @@ func (r *DatasetReport) WriteTable(w io.Writer, limit int) error {
 	}
 	st := r.Settings
 	fmt.Fprintf(w, "Dataset audit of %s: %d documents, %d queries, %d judgments\n", r.Task, r.Documents, r.Queries, r.Judgments)
-	fmt.Fprintf(w, "(near-duplicates: Jaccard ≥ %.2f over %d-word shingles; short: under %d words; shared: relevant to ≥ %d queries)\n\n", st.Threshold, st.Shingle, st.ShortWords, st.SharedPositives)
+	fmt.Fprintf(w, "(near-duplicates: Jaccard ≥ %s over %d-word shingles; short: under %d words; shared: relevant to ≥ %d queries)\n", settingText(st.Threshold), st.Shingle, st.ShortWords, st.SharedPositives)
+	lsh := lshLines(st.Bands, st.Rows, st.Seed, st.RecallAtThreshold)
+	fmt.Fprintf(w, "(near-duplicate %s\n %s)\n\n", lsh[0], lsh[1])
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	rows := []struct {

@@ -106,6 +106,8 @@ func (f *File) Section(name string) (template.HTML, error) {
 
 var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 	"f3":   func(x float64) string { return fmt.Sprintf("%.3f", x) },
+	"num":  settingText,
+	"lsh":  lshNote,
 	"more": func(n, shown int) int { return n - shown },
 	"head": func(n int, v any) any {
 		switch s := v.(type) {
@@ -135,7 +137,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 	},
 }).Parse(`<section class="audit" id="audit-{{.Name}}">
 {{with .F.Leakage}}<h2>Leakage audit <span class="sub">({{$.Name}})</span></h2>
-<p class="sub">Exact: equal after normalisation ({{.Settings.Normalization}}). Near: Jaccard ≥ {{f3 .Settings.Threshold}} over {{.Settings.Shingle}}-word shingles (MinHash LSH {{.Settings.Bands}}×{{.Settings.Rows}}, seed {{.Settings.Seed}}, recall {{f3 .Settings.RecallAtThreshold}} at the threshold){{with .Settings.WordEdits}}{{if not .Off}}, or a text of {{.MinWords}}–{{.MaxWords}} words with one word replaced, dropped or added, a content word by another from {{.ContentMinWords}} words (word edits: 1 − edits/words){{end}}{{end}}.{{if .Settings.DenseModel}} Dense: cosine ≥ {{f3 .Settings.DenseThreshold}} with {{.Settings.DenseModel}}.{{end}} Documents audited: {{.Settings.Documents}}.</p>
+<p class="sub">Exact: equal after normalisation ({{.Settings.Normalization}}). Near: Jaccard ≥ {{num .Settings.Threshold}} over {{.Settings.Shingle}}-word shingles ({{lsh .Settings.Bands .Settings.Rows .Settings.Seed .Settings.RecallAtThreshold}}){{with .Settings.WordEdits}}{{if not .Off}}, or a text of {{.MinWords}}–{{.MaxWords}} words with one word replaced, dropped or added, a content word by another from {{.ContentMinWords}} words (word edits: 1 − edits/words){{end}}{{end}}.{{if .Settings.DenseModel}} Dense: cosine ≥ {{num .Settings.DenseThreshold}} with {{.Settings.DenseModel}}.{{end}} Documents audited: {{.Settings.Documents}}.</p>
 <div class="table-wrap"><table>
 <caption class="sub">Benchmark texts found in the training set</caption>
 <thead><tr><th scope="col">task</th><th scope="col" class="num">queries</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num">documents</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num" title="judgments whose query and relevant document both appear in one training record">pairs</th></tr></thead>
@@ -159,7 +161,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 <tbody>{{range .F.Datasets}}<tr><td>{{.Task}}</td><td class="num">{{.Documents}}</td><td class="num">{{.Queries}}</td>{{with .Summary}}<td class="num">{{.DuplicateDocGroups}}</td><td class="num">{{.NearDuplicateDocs}}</td><td class="num">{{.RelevanceSplits}}</td><td class="num">{{.DuplicateQueryGroups}}</td><td class="num">{{.NearDuplicateQueries}}</td><td class="num">{{.EmptyDocs}}/{{.EmptyQueries}}</td><td class="num">{{.ShortDocs}}/{{.ShortQueries}}</td><td class="num">{{.IDCollisions}}</td><td class="num">{{.MissingDocs}}</td><td class="num">{{.SharedPositives}}</td><td class="num">{{.NoPositive}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{range .F.Datasets}}<details><summary>{{.Task}}: details</summary>
-<p class="sub">Normalisation: {{.Settings.Normalization}}. Near-duplicates: Jaccard ≥ {{f3 .Settings.Threshold}} over {{.Settings.Shingle}}-word shingles. Short: fewer than {{.Settings.ShortWords}} words. Shared positives: relevant to ≥ {{.Settings.SharedPositives}} queries. Lists show their first 20 entries.</p>
+<p class="sub">Normalisation: {{.Settings.Normalization}}. Near-duplicates: Jaccard ≥ {{num .Settings.Threshold}} over {{.Settings.Shingle}}-word shingles{{if .Settings.Bands}} ({{lsh .Settings.Bands .Settings.Rows .Settings.Seed .Settings.RecallAtThreshold}}){{end}}. Short: fewer than {{.Settings.ShortWords}} words. Shared positives: relevant to ≥ {{.Settings.SharedPositives}} queries. Lists show their first 20 entries.</p>
 <ul>
 {{if .DuplicateDocs}}<li>Duplicate documents: {{range head 20 .DuplicateDocs}}[{{join .IDs}}] {{end}}{{if gt (len .DuplicateDocs) 20}}… and {{more (len .DuplicateDocs) 20}} more{{end}}</li>{{end}}
 {{if .NearDuplicateDocs}}<li>Near-duplicate documents: {{range head 20 .NearDuplicateDocs}}{{.A}} ≈ {{.B}} ({{f3 .Similarity}}); {{end}}{{if gt (len .NearDuplicateDocs) 20}}… and {{more (len .NearDuplicateDocs) 20}} more{{end}}</li>{{end}}

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/r2med/r2med/audit/minhash"
@@ -240,12 +241,13 @@ func (c Contamination) Percent() string {
 func (r *LeakageReport) WriteTable(w io.Writer) error {
 	s := r.Settings
 	fmt.Fprintf(w, "Leakage audit: exact after normalisation (%s);\n", s.Normalization)
-	fmt.Fprintf(w, "near = Jaccard ≥ %.2f over %d-word shingles (MinHash LSH %d×%d, seed %d, recall %.3f at the threshold)", s.Threshold, s.Shingle, s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
+	lsh := lshLines(s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
+	fmt.Fprintf(w, "near = Jaccard ≥ %s over %d-word shingles,\n  %s\n  %s", settingText(s.Threshold), s.Shingle, lsh[0], lsh[1])
 	if e := s.WordEdits; !e.Off {
 		fmt.Fprintf(w, ",\n  or a text of %d–%d words with one word replaced, dropped or added, a content word by another from %d words (word_edits = 1 − edits/words)", e.MinWords, e.MaxWords, e.ContentMinWords)
 	}
 	if s.DenseModel != "" {
-		fmt.Fprintf(w, "; dense = cosine ≥ %.2f with %s", s.DenseThreshold, s.DenseModel)
+		fmt.Fprintf(w, "; dense = cosine ≥ %s with %s", settingText(s.DenseThreshold), s.DenseModel)
 	}
 	fmt.Fprintf(w, "; documents: %s\n\n", s.Documents)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
@@ -282,6 +284,27 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// settingText writes a setting as given: 0.855 stays 0.855, where %.2f showed a
+// threshold the audit did not use.
+func settingText(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// lshLines say how near-duplicate candidates are found and what that
+// promises: the LSH plan and seed, the chance that a pair at the threshold
+// is found, and that the similarities reported are exact. Two lines, each
+// within 120 columns.
+func lshLines(bands, rows int, seed uint64, recall float64) [2]string {
+	return [2]string{
+		fmt.Sprintf("candidates from MinHash LSH, %d bands × %d rows, seed %d (the same pairs on every run with this seed):", bands, rows, seed),
+		fmt.Sprintf("a pair at the threshold is found with probability %.3f, missed with %.3f; similarities are exact, not estimates", recall, 1-recall),
+	}
+}
+
+// lshNote is lshLines on one line, for pages.
+func lshNote(bands, rows int, seed uint64, recall float64) string {
+	l := lshLines(bands, rows, seed, recall)
+	return l[0] + " " + l[1]
 }
 
 // measureName is how the table names a similarity measure; files written
