@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/r2med/r2med/audit/minhash"
@@ -227,6 +228,27 @@ func stronger(m, b Match) bool {
 	return m.Similarity > b.Similarity
 }
 
+// EmptyNote says how many of the task's audited texts have no words after
+// normalisation: they are in the totals the shares divide by, yet nothing
+// can match them. "" when there are none.
+func (t TaskLeakage) EmptyNote() string {
+	var parts []string
+	if n := t.Queries.Empty; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, errtext.Plural(n, "query", "queries")))
+	}
+	if n := t.Documents.Empty; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, errtext.Plural(n, "document", "documents")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	verb := "have"
+	if t.Queries.Empty+t.Documents.Empty == 1 {
+		verb = "has"
+	}
+	return fmt.Sprintf("%s %s no words after normalisation and cannot be audited (counted in the totals and shares)", strings.Join(parts, " and "), verb)
+}
+
 // Percent is the share as tables show it; "—" when nothing of the kind
 // was audited.
 func (c Contamination) Percent() string {
@@ -267,6 +289,11 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, t := range r.Tasks {
+		if note := t.EmptyNote(); note != "" {
+			fmt.Fprintf(w, "%s: %s\n", t.Task, note)
+		}
 	}
 	for _, t := range r.Tasks {
 		if len(t.Examples) == 0 {

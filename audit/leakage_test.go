@@ -624,3 +624,37 @@ func TestJSONArrayRecordsOnOneLine(t *testing.T) {
 		res.Close()
 	}
 }
+
+// TestLeakageSaysEmptyTexts: benchmark texts with no words after
+// normalisation ("???") are in the totals the shares divide by but cannot
+// match; the table and the page say how many, where they were only in the
+// audit file.
+func TestLeakageSaysEmptyTexts(t *testing.T) {
+	task := &ir.Task{Name: "t",
+		Corpus:  []ir.Doc{{ID: "d1", Text: "!!!"}, {ID: "d2", Text: "alpha beta gamma delta"}},
+		Queries: []ir.Query{{ID: "q1", Text: "???"}, {ID: "q2", Text: "what causes scurvy in sailors"}},
+		Qrels:   ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1}}}
+	path := filepath.Join(t.TempDir(), "train.jsonl")
+	os.WriteFile(path, []byte(`{"query":"What causes scurvy in sailors?","pos":["!!!"]}`+"\n"), 0o644)
+	res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	q, d := res.Report.Tasks[0].Queries, res.Report.Tasks[0].Documents
+	if q.Total != 2 || q.Empty != 1 || q.Contaminated != 1 || d.Total != 2 || d.Empty != 1 || d.Contaminated != 0 {
+		t.Fatalf("queries %+v, documents %+v; want 2 each, 1 empty each, query q2 leaked", q, d)
+	}
+	var b bytes.Buffer
+	if err := res.Report.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	page, err := (&File{Leakage: res.Report}).Section("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "t: 1 query and 1 document have no words after normalisation and cannot be audited (counted in the totals and shares)"
+	if !strings.Contains(b.String(), want) || !strings.Contains(string(page), want) {
+		t.Errorf("want %q in the table and the page:\n%s\n%s", want, b.String(), page)
+	}
+}
