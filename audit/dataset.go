@@ -275,6 +275,14 @@ func Dataset(t *ir.Task, opts DatasetOptions) (*DatasetReport, error) {
 		return cmp.Or(cmp.Compare(len(y.Queries), len(x.Queries)), strings.Compare(x.Doc, y.Doc))
 	})
 
+	// Every list is a JSON array, [] when empty: readers of the audit
+	// file need not tell null from none.
+	r.EmptyDocs, r.EmptyQueries = nonNil(r.EmptyDocs), nonNil(r.EmptyQueries)
+	r.ShortDocs, r.ShortQueries = nonNil(r.ShortDocs), nonNil(r.ShortQueries)
+	r.IDCollisions, r.MissingDocs = nonNil(r.IDCollisions), nonNil(r.MissingDocs)
+	r.SharedPositives, r.NoPositive = nonNil(r.SharedPositives), nonNil(r.NoPositive)
+	r.RelevanceSplits = nonNil(r.RelevanceSplits)
+
 	s := &r.Summary
 	s.DuplicateDocGroups = len(r.DuplicateDocs)
 	for _, g := range r.DuplicateDocs {
@@ -292,6 +300,14 @@ func Dataset(t *ir.Task, opts DatasetOptions) (*DatasetReport, error) {
 	s.NoPositive = len(r.NoPositive)
 	s.DroppedEmptyDocs, s.DroppedEmptyQueries = t.EmptyDocs, t.EmptyQueries
 	return r, nil
+}
+
+// nonNil is s, or an empty slice for nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // docMatch is a duplicate or near-duplicate pair of members (a < b).

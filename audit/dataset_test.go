@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -186,5 +187,27 @@ func TestAuditsSayTheyAreApproximate(t *testing.T) {
 	}
 	if n := strings.Count(string(page), "missed with 0.005"); n != 2 || !strings.Contains(string(page), "Jaccard ≥ 0.855") {
 		t.Errorf("the page says the miss probability %d times (want 2) or misprints the threshold:\n%s", n, page)
+	}
+}
+
+// TestDatasetListsAreArrays: every list of the audit file is a JSON
+// array, [] when nothing was found; a clean task wrote null for seven of
+// them and [] for the others.
+func TestDatasetListsAreArrays(t *testing.T) {
+	task := &ir.Task{Name: "t", Corpus: []ir.Doc{{ID: "d1", Text: "alpha beta gamma"}}, Queries: []ir.Query{{ID: "q1", Text: "x y z"}}, Qrels: ir.Qrels{"q1": {"d1": 1}}}
+	r, err := Dataset(task, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	json.Unmarshal(b, &m)
+	for k, v := range m {
+		if string(v) == "null" {
+			t.Errorf("%s: null, want []", k)
+		}
 	}
 }
