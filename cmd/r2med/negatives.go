@@ -183,8 +183,8 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if err := outputTo(cmd, out, func(w io.Writer) error { return negatives.Write(w, format, res, docs) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); %d without a positive in the corpus, left out; of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d by the judge\n",
-				st.Queries, st.Short, opts.Count, st.None, st.NoPositive, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.Judged)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); %d without a positive in the corpus, left out; of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d copies of a better-ranked negative, %d by the judge\n",
+				st.Queries, st.Short, opts.Count, st.None, st.NoPositive, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.NegativeCopy, st.Judged)
 			return nil
 		},
 	}
