@@ -50,8 +50,9 @@ func newNegativesMineCmd() *cobra.Command {
 range_for_sampling "10-210" being the Python slice [10:210]) that are
 neither positives nor copies or near-duplicates of one (equal once
 normalised as the audit normalises, or word-shingle Jaccard ≥ --threshold)
-nor copies of the query (as hn_mine drops them): the first --count of them,
-or a seeded sample (--sample --seed).
+nor copies of the query (as hn_mine drops them) nor of a better-ranked
+negative (a corpus's duplicates give one negative): the first --count of
+them, or a seeded sample (--sample --seed).
 
 Queries come from a benchmark task (--task, --data: its queries, judged
 positives and corpus) or a training file (--train: any layout r2med audit
