@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -302,7 +303,11 @@ func (a *auditor) fingerprint(files []string) (string, error) {
 	for _, p := range files {
 		id, err := fileIdentity(p)
 		if err != nil {
-			return "", err
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == p {
+				err = pe.Err // the path is named below
+			}
+			return "", fmt.Errorf("training file %s: %w", p, err)
 		}
 		f.Add("file " + id)
 	}
@@ -341,7 +346,7 @@ func fileIdentity(path string) (string, error) {
 		return "", err
 	}
 	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
+		return "", errors.New("not a regular file")
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -350,7 +355,7 @@ func fileIdentity(path string) (string, error) {
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.CopyN(h, f, 1<<20); err != nil && err != io.EOF {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", err
 	}
 	return fmt.Sprintf("%s\x00%d\x00%d\x00%x", abs, st.Size(), st.ModTime().UnixNano(), h.Sum(nil)), nil
 }

@@ -658,3 +658,21 @@ func TestLeakageSaysEmptyTexts(t *testing.T) {
 		t.Errorf("want %q in the table and the page:\n%s\n%s", want, b.String(), page)
 	}
 }
+
+// TestLeakageMissingFileNamed: a training file that is not there is named
+// as one ("training file x.jsonl: no such file or directory"), where the
+// message was the system call's, "stat x.jsonl: …".
+func TestLeakageMissingFileNamed(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "x.jsonl")
+	_, err = Leakage(context.Background(), []*ir.Task{task}, []string{missing}, LeakageOptions{State: t.TempDir()})
+	if err == nil || err.Error() != "training file "+missing+": no such file or directory" {
+		t.Errorf("%v; want the training file named and the cause", err)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%v does not wrap os.ErrNotExist", err)
+	}
+}
