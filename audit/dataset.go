@@ -402,9 +402,9 @@ func (r *DatasetReport) WriteTable(w io.Writer, limit int) error {
 	}
 	st := r.Settings
 	fmt.Fprintf(w, "Dataset audit of %s: %d documents, %d queries, %d judgments\n", r.Task, r.Documents, r.Queries, r.Judgments)
-	fmt.Fprintf(w, "(near-duplicates: Jaccard ≥ %s over %d-word shingles; short: under %d words; shared: relevant to ≥ %d queries)\n", settingText(st.Threshold), st.Shingle, st.ShortWords, st.SharedPositives)
 	lsh := lshLines(st.Bands, st.Rows, st.Seed, st.RecallAtThreshold)
-	fmt.Fprintf(w, "(near-duplicate %s\n %s)\n\n", lsh[0], lsh[1])
+	fmt.Fprintf(w, "%s\n\n", wrapText(fmt.Sprintf("(near-duplicates: Jaccard ≥ %s over %d-word shingles, %s %s; short: under %d words; shared: relevant to ≥ %d queries)",
+		settingText(st.Threshold), st.Shingle, lsh[0], lsh[1], st.ShortWords, st.SharedPositives), 120, " "))
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	rows := []struct {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/audit/minhash"
 	"github.com/r2med/r2med/demo"
@@ -176,6 +177,12 @@ func TestAuditsSayTheyAreApproximate(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := out.String()
+	for _, l := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("a line of %d columns, want at most 120: %s", n, l)
+		}
+	}
+	text = strings.Join(strings.Fields(text), " ") // lines wrap anywhere
 	for _, want := range []string{"Jaccard ≥ 0.855 over", "MinHash LSH, 16 bands × 8 rows, seed 3", "missed with 0.005", "similarities are exact"} {
 		if n := strings.Count(text, want); n != 2 {
 			t.Errorf("%q in %d of the two tables, want both:\n%s", want, n, text)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/r2med/r2med/audit/minhash"
 	"github.com/r2med/r2med/internal/errtext"
@@ -262,16 +263,22 @@ func (c Contamination) Percent() string {
 // task, then the examples.
 func (r *LeakageReport) WriteTable(w io.Writer) error {
 	s := r.Settings
-	fmt.Fprintf(w, "Leakage audit: exact after normalisation (%s);\n", s.Normalization)
-	lsh := lshLines(s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
-	fmt.Fprintf(w, "near = Jaccard ≥ %s over %d-word shingles,\n  %s\n  %s", settingText(s.Threshold), s.Shingle, lsh[0], lsh[1])
+	head := []string{fmt.Sprintf("Leakage audit: exact = equal after normalisation (%s).", s.Normalization)}
+	near := fmt.Sprintf("Near = Jaccard ≥ %s over %d-word shingles", settingText(s.Threshold), s.Shingle)
 	if e := s.WordEdits; !e.Off {
-		fmt.Fprintf(w, ",\n  or a text of %d–%d words with one word replaced, dropped or added, a content word by another from %d words (word_edits = 1 − edits/words)", e.MinWords, e.MaxWords, e.ContentMinWords)
+		near += fmt.Sprintf(", or a text of %d–%d words with one word replaced, dropped or added, a content word by another from %d words (word_edits = 1 − edits/words)", e.MinWords, e.MaxWords, e.ContentMinWords)
 	}
+	head = append(head, near+".")
+	lsh := lshLines(s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
+	head = append(head, "Jaccard "+lsh[0]+" "+lsh[1]+".")
 	if s.DenseModel != "" {
-		fmt.Fprintf(w, "; dense = cosine ≥ %s with %s", settingText(s.DenseThreshold), s.DenseModel)
+		head = append(head, fmt.Sprintf("Dense = cosine ≥ %s with %s.", settingText(s.DenseThreshold), s.DenseModel))
 	}
-	fmt.Fprintf(w, "; documents: %s\n\n", s.Documents)
+	head = append(head, fmt.Sprintf("Documents audited: %s.", s.Documents))
+	for _, p := range head {
+		fmt.Fprintln(w, wrapText(p, 120, "  "))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "training file\trows\ttexts\tempty\tmatches\t\tlayout")
 	for _, f := range r.Train {
@@ -326,6 +333,28 @@ func lshLines(bands, rows int, seed uint64, recall float64) [2]string {
 		fmt.Sprintf("candidates from MinHash LSH, %d bands × %d rows, seed %d (the same pairs on every run with this seed):", bands, rows, seed),
 		fmt.Sprintf("a pair at the threshold is found with probability %.3f, missed with %.3f; similarities are exact, not estimates", recall, 1-recall),
 	}
+}
+
+// wrapText breaks text at spaces into lines of at most width columns
+// (runes), the lines after the first indented.
+func wrapText(text string, width int, indent string) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n" + indent)
+			line = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	return b.String()
 }
 
 // lshNote is lshLines on one line, for pages.
