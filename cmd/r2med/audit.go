@@ -50,7 +50,7 @@ apostrophes deleted, every other run of characters that are not letters,
 marks or digits collapsed to one space. Exact: equal once spaces are dropped
 too. Near: Jaccard similarity of the sets of word shingles at or above a
 threshold (0.8 over single words by default), candidates found by MinHash
-LSH (seeded: the same pairs on every run with one --seed; a pair at the
+LSH (seeded: the same pairs on every run with one seed; a pair at the
 threshold is missed with the probability the report states, 0.004 at 0.8);
 the similarity reported is the exact Jaccard.
 
