@@ -77,15 +77,25 @@ func (m *minhashFlags) add(cmd *cobra.Command) {
 
 // positiveFlags refuses a value of 0 or less for the named numeric flags:
 // the packages read a zero setting as their default, so 0 given on the
-// command line would silently run with another value.
+// command line would silently run with another value. --threshold and
+// --dense-threshold, similarities, are refused above 1 too.
 func positiveFlags(cmd *cobra.Command, names ...string) error {
 	for _, name := range names {
 		fl := cmd.Flags().Lookup(name)
 		if fl == nil {
 			continue
 		}
-		if v, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && v <= 0 {
+		v, err := strconv.ParseFloat(fl.Value.String(), 64)
+		if err != nil {
+			continue
+		}
+		if v <= 0 {
 			return fmt.Errorf("--%s %s: want a value above 0 (default %s)", name, fl.Value.String(), fl.DefValue)
+		}
+		if v > 1 && (name == "threshold" || name == "dense-threshold") {
+			// A similarity above 1 matches nothing: the audit would run
+			// and find no copy at all.
+			return fmt.Errorf("--%s %s: want a similarity in (0, 1] (default %s)", name, fl.Value.String(), fl.DefValue)
 		}
 	}
 	return nil
