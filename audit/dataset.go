@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/r2med/r2med/audit/minhash"
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/ir"
 )
 
@@ -403,8 +404,9 @@ func (r *DatasetReport) WriteTable(w io.Writer, limit int) error {
 	st := r.Settings
 	fmt.Fprintf(w, "Dataset audit of %s: %d documents, %d queries, %d judgments\n", r.Task, r.Documents, r.Queries, r.Judgments)
 	lsh := lshLines(st.Bands, st.Rows, st.Seed, st.RecallAtThreshold)
-	fmt.Fprintf(w, "%s\n\n", wrapText(fmt.Sprintf("(near-duplicates: Jaccard ≥ %s over %d-word shingles, %s %s; short: under %d words; shared: relevant to ≥ %d queries)",
-		settingText(st.Threshold), st.Shingle, lsh[0], lsh[1], st.ShortWords, st.SharedPositives), 120, " "))
+	settings := fmt.Sprintf("(near-duplicates: Jaccard ≥ %s over %d-word shingles, %s %s; short: under %d words; shared: relevant to ≥ %d queries)",
+		settingText(st.Threshold), st.Shingle, lsh[0], lsh[1], st.ShortWords, st.SharedPositives)
+	fmt.Fprintf(w, "%s\n\n", strings.Join(textwrap.Lines(settings, 120), "\n"))
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	rows := []struct {

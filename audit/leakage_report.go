@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/r2med/r2med/audit/minhash"
 	"github.com/r2med/r2med/internal/errtext"
+	"github.com/r2med/r2med/internal/textwrap"
 )
 
 // Normalization states the normalisation every comparison uses.
@@ -276,7 +276,7 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	}
 	head = append(head, fmt.Sprintf("Documents audited: %s.", s.Documents))
 	for _, p := range head {
-		fmt.Fprintln(w, wrapText(p, 120, "  "))
+		fmt.Fprintln(w, strings.Join(textwrap.Lines(p, 120), "\n"))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
@@ -333,28 +333,6 @@ func lshLines(bands, rows int, seed uint64, recall float64) [2]string {
 		fmt.Sprintf("candidates from MinHash LSH, %d bands × %d rows, seed %d (the same pairs on every run with this seed):", bands, rows, seed),
 		fmt.Sprintf("a pair at the threshold is found with probability %.3f, missed with %.3f; similarities are exact, not estimates", recall, 1-recall),
 	}
-}
-
-// wrapText breaks text at spaces into lines of at most width columns
-// (runes), the lines after the first indented.
-func wrapText(text string, width int, indent string) string {
-	var b strings.Builder
-	line := 0
-	for i, word := range strings.Fields(text) {
-		n := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case line+1+n > width:
-			b.WriteString("\n" + indent)
-			line = utf8.RuneCountInString(indent)
-		default:
-			b.WriteByte(' ')
-			line++
-		}
-		b.WriteString(word)
-		line += n
-	}
-	return b.String()
 }
 
 // lshNote is lshLines on one line, for pages.
