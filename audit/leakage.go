@@ -394,6 +394,15 @@ func (a *auditor) openState(fp string, files []string) error {
 	if err != nil {
 		return err
 	}
+	// One run at a time per state: a second would truncate and rewrite
+	// the matches the first is writing, and remove them when done.
+	if busy, err := lockState(f); busy || err != nil {
+		f.Close()
+		if busy {
+			return fmt.Errorf("another audit of these training files with these settings is running (its state is %s); wait for it to finish, or give this one another --state", a.dir)
+		}
+		return fmt.Errorf("locking %s: %w", sp, err)
+	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
