@@ -254,7 +254,9 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	}
 	a.dir = res.dir
 	if err := a.openState(fp, files); err != nil {
-		res.Close()
+		if res.temp { // else the state may be another run's, or a checkpoint to resume from
+			res.Close()
+		}
 		return nil, err
 	}
 	defer a.spill.Close()

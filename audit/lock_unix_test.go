@@ -47,4 +47,7 @@ func TestLeakageOneRunPerState(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "another audit of these training files with these settings is running") || !strings.Contains(err.Error(), filepath.Dir(spill[0])) {
 		t.Errorf("second run: %v; want it refused naming the state", err)
 	}
+	if _, err := os.Stat(spill[0]); err != nil {
+		t.Errorf("the refused run removed the first run's state: %v", err)
+	}
 }
