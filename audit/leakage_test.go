@@ -542,17 +542,27 @@ func TestLeakageDense(t *testing.T) {
 	}
 }
 
-// TestLeakageFileGivenTwice: one training file named twice (the same path,
-// or another path to it) is refused, where it was read twice, its matches
-// written twice and its rows counted twice in the report.
-func TestLeakageFileGivenTwice(t *testing.T) {
+// demoAndTrain is the demo task and a one-line training file in a
+// temporary directory.
+func demoAndTrain(t *testing.T) (*ir.Task, string) {
+	t.Helper()
 	task, err := demo.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "train.jsonl")
-	os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644)
+	path := filepath.Join(t.TempDir(), "train.jsonl")
+	if err := os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return task, path
+}
+
+// TestLeakageFileGivenTwice: one training file named twice (the same path,
+// or another path to it) is refused, where it was read twice, its matches
+// written twice and its rows counted twice in the report.
+func TestLeakageFileGivenTwice(t *testing.T) {
+	task, path := demoAndTrain(t)
+	dir := filepath.Dir(path)
 	link := filepath.Join(dir, "link.jsonl")
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)

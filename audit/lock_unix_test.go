@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
 )
 
@@ -18,13 +17,7 @@ import (
 // the matches the first was writing and failed or miscounted when the
 // first removed them.
 func TestLeakageOneRunPerState(t *testing.T) {
-	task, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "train.jsonl")
-	os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644)
+	task, path := demoAndTrain(t)
 	state := t.TempDir()
 	first, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: state})
 	if err != nil {
