@@ -61,6 +61,10 @@ type TaskLeakage struct {
 	// query and document both match texts of one training record: the
 	// training set holds the answer to that test question.
 	Pairs int `json:"pairs"`
+	// Judgments counts the judgments (query, relevant document) whose
+	// query and document were both audited: what Pairs is out of (0 with
+	// --documents none, where no pair can be found).
+	Judgments int `json:"audited_judgments"`
 	// MissingPositives counts relevant documents the corpus lacks (not
 	// audited).
 	MissingPositives int       `json:"missing_positives,omitempty"`
@@ -172,6 +176,16 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 	flush()
 	for ti, t := range a.tasks {
 		tl := TaskLeakage{Task: t.Name, Pairs: len(pairs[ti]), MissingPositives: a.missing[ti]}
+		for q, docs := range t.Qrels {
+			if _, ok := index[key(t.Name, QueryKind, q)]; !ok {
+				continue
+			}
+			for d, g := range docs {
+				if _, ok := index[key(t.Name, DocumentKind, d)]; ok && g > 0 {
+					tl.Judgments++
+				}
+			}
+		}
 		var examples [2][]Match
 		for i, it := range a.items {
 			if it.task != ti {
@@ -227,6 +241,16 @@ func stronger(m, b Match) bool {
 		return r < s
 	}
 	return m.Similarity > b.Similarity
+}
+
+// PairsText is the pairs as tables show them: "—" when no judgment had
+// both its query and its document audited (--documents none), where 0
+// would read as checked and clean.
+func (t TaskLeakage) PairsText() string {
+	if t.Judgments == 0 {
+		return "—"
+	}
+	return fmt.Sprint(t.Pairs)
 }
 
 // EmptyNote says how many of the task's audited texts have no words after
@@ -287,12 +311,12 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "task\tqueries\tleaked\tshare\texact/near/dense\tdocuments\tleaked\tshare\texact/near/dense\tpairs\t")
+	fmt.Fprintln(tw, "task\tqueries\tleaked\tshare\texact/near/dense\tdocuments\tleaked\tshare\texact/near/dense\tpairs\tof judgments\t")
 	for _, t := range r.Tasks {
 		q, d := t.Queries, t.Documents
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d/%d/%d\t%d\t%d\t%s\t%d/%d/%d\t%d\t\n", t.Task,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d/%d/%d\t%d\t%d\t%s\t%d/%d/%d\t%s\t%d\t\n", t.Task,
 			q.Total, q.Contaminated, q.Percent(), q.Exact, q.Near, q.Dense,
-			d.Total, d.Contaminated, d.Percent(), d.Exact, d.Near, d.Dense, t.Pairs)
+			d.Total, d.Contaminated, d.Percent(), d.Exact, d.Near, d.Dense, t.PairsText(), t.Judgments)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -591,8 +591,8 @@ func TestLeakageTableShareOfNothing(t *testing.T) {
 		}
 	}
 	f := strings.Fields(row)
-	if len(f) != 10 || f[3] != "25.0%" || f[5] != "0" || f[7] != "—" {
-		t.Errorf("row %q; want queries 25.0%% and the documents' share —", row)
+	if len(f) != 11 || f[3] != "25.0%" || f[5] != "0" || f[7] != "—" || f[9] != "—" {
+		t.Errorf("row %q; want queries 25.0%% and the documents' share and pairs —", row)
 	}
 }
 
@@ -684,5 +684,40 @@ func TestLeakageMissingFileNamed(t *testing.T) {
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%v does not wrap os.ErrNotExist", err)
+	}
+}
+
+// TestLeakagePairsOutOfJudgments: pairs are counted out of the judgments
+// whose query and relevant document were both audited, which the report
+// gives; with no documents audited (--documents none) pairs read —, where
+// they read 0 as if every judgment had been checked.
+func TestLeakagePairsOutOfJudgments(t *testing.T) {
+	task := &ir.Task{Name: "t",
+		Corpus:  []ir.Doc{{ID: "d1", Text: "alpha beta gamma delta"}, {ID: "d2", Text: "one two three four"}, {ID: "d3", Text: "red green blue"}},
+		Queries: []ir.Query{{ID: "q1", Text: "why do insects fly toward lamps"}, {ID: "q2", Text: "what causes scurvy"}},
+		Qrels:   ir.Qrels{"q1": {"d1": 1, "d3": 0}, "q2": {"d2": 2, "d1": 1}}}
+	path := filepath.Join(t.TempDir(), "train.jsonl")
+	os.WriteFile(path, []byte(`{"query":"Why do insects fly toward lamps?","pos":["Alpha beta gamma delta"]}`+"\n"), 0o644)
+	for _, c := range []struct {
+		scope            Scope
+		judgments, pairs int
+		text             string
+	}{{Positives, 3, 1, "1"}, {NoDocs, 0, 0, "—"}} {
+		res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir(), Documents: c.scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := res.Report.Tasks[0]
+		if tl.Judgments != c.judgments || tl.Pairs != c.pairs || tl.PairsText() != c.text {
+			t.Errorf("documents %s: pairs %d (%s) of %d judgments; want %d (%s) of %d", c.scope, tl.Pairs, tl.PairsText(), tl.Judgments, c.pairs, c.text, c.judgments)
+		}
+		page, err := (&File{Leakage: res.Report}).Section("x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`<td class="num">%s</td><td class="num">%d</td></tr>`, c.text, c.judgments); !strings.Contains(string(page), want) {
+			t.Errorf("documents %s: the page lacks %s", c.scope, want)
+		}
+		res.Close()
 	}
 }

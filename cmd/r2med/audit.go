@@ -134,7 +134,8 @@ func newAuditLeakageCmd() *cobra.Command {
 optionally gzipped — and reports which of the benchmark's queries and
 relevant documents they contain: per task the number and share of
 contaminated queries and documents, the judgments whose query and document
-appear together in one training record ("pairs"), and examples with the
+appear together in one training record ("pairs", out of the judgments
+whose query and document were both audited), and examples with the
 training file, line and similarity.
 
 Layouts are detected from the fields: BGE {query, pos: [...], neg: [...]},
