@@ -25,9 +25,12 @@ type DatasetOptions struct {
 	Workers         int // 0 means GOMAXPROCS
 }
 
-// DatasetReport is what a dataset audit found in one task. Lists are
-// sorted (groups and pairs by their first id, splits by query), so the
-// same data gives the same report.
+// DatasetReport is what a dataset audit found in one task. Lists are in
+// a fixed order, so the same data gives the same report: groups, pairs,
+// empty and short texts in the order of the corpus (or queries) file, by
+// their first member; relevance splits by query, relevant document and
+// copy; id collisions, missing judgments and queries without positives by
+// id; shared positives by their number of queries, then id.
 type DatasetReport struct {
 	Task      string         `json:"task"`
 	Layout    string         `json:"layout,omitempty"`
