@@ -40,6 +40,10 @@ type LeakageSettings struct {
 	Documents      Scope         `json:"documents"`
 	DenseModel     string        `json:"dense_model,omitempty"`
 	DenseThreshold float64       `json:"dense_threshold,omitempty"`
+	// DenseTopK is how many nearest benchmark texts (exact cosine search)
+	// each training text is compared with: a text matching more at the
+	// threshold is reported with these only.
+	DenseTopK int `json:"dense_top_k,omitempty"`
 }
 
 // TrainFile summarises one training file.
@@ -114,7 +118,7 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 		WordEdits: a.opts.Edits, Documents: a.opts.Documents,
 	}}
 	if d := a.opts.Dense; d != nil {
-		rep.Settings.DenseModel, rep.Settings.DenseThreshold = d.Model, d.Threshold
+		rep.Settings.DenseModel, rep.Settings.DenseThreshold, rep.Settings.DenseTopK = d.Model, d.Threshold, d.TopK
 	}
 	for _, f := range a.ck.Files {
 		rep.Train = append(rep.Train, TrainFile{Path: f.Path, Layout: f.Layout, Rows: f.Rows, Texts: f.Texts, Empty: f.Empty, Matches: f.Matches})
@@ -296,7 +300,7 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	lsh := lshLines(s.Bands, s.Rows, s.Seed, s.RecallAtThreshold)
 	head = append(head, "Jaccard "+lsh[0]+" "+lsh[1]+".")
 	if s.DenseModel != "" {
-		head = append(head, fmt.Sprintf("Dense = cosine ≥ %s with %s.", settingText(s.DenseThreshold), s.DenseModel))
+		head = append(head, fmt.Sprintf("Dense = cosine ≥ %s with %s, among the %d benchmark texts nearest each training text (exact search).", settingText(s.DenseThreshold), s.DenseModel, s.DenseTopK))
 	}
 	head = append(head, fmt.Sprintf("Documents audited: %s.", s.Documents))
 	for _, p := range head {

@@ -540,6 +540,15 @@ func TestLeakageDense(t *testing.T) {
 	if tl.Pairs != 1 || tl.Queries.Exact != 1 || tl.Documents.Dense != 1 || res.Report.Settings.DenseModel != "fake" {
 		t.Errorf("report %+v", tl)
 	}
+	// Each training text is compared with its 10 nearest benchmark texts
+	// only: the report says so, where it said nothing of the cap.
+	var b bytes.Buffer
+	res.Report.WriteTable(&b)
+	page, _ := (&File{Leakage: res.Report}).Section("x")
+	note := "among the 10 benchmark texts nearest each training text"
+	if res.Report.Settings.DenseTopK != 10 || !strings.Contains(strings.Join(strings.Fields(b.String()), " "), note) || !strings.Contains(string(page), note) {
+		t.Errorf("top k %d; want %q in the table and the page:\n%s", res.Report.Settings.DenseTopK, note, b.String())
+	}
 }
 
 // demoAndTrain is the demo task and a one-line training file in a
