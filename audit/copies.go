@@ -273,7 +273,7 @@ func keep(rows []CopyRow) map[string]string {
 
 func diffRows(a, b []CopyRow) IDDiff {
 	ka, kb := keep(a), keep(b)
-	var d IDDiff
+	d := IDDiff{OnlyA: []string{}, OnlyB: []string{}, Differs: []string{}} // [] in JSON, not null
 	for _, id := range slices.Sorted(maps.Keys(ka)) {
 		tb, ok := kb[id]
 		switch {

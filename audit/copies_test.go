@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,5 +72,18 @@ func TestCopiesRepeatedJudgments(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestCopiesListsAreArrays: the comparison's lists are JSON arrays, []
+// when empty, as the dataset audit's are; they were null.
+func TestCopiesListsAreArrays(t *testing.T) {
+	a, err := ReadCopy(writeCopy(t, "{\"id\": \"d1\", \"text\": \"x\"}\n", "{\"id\": \"q1\", \"text\": \"q\"}\n", "{\"q_id\": \"q1\", \"p_id\": \"d1\", \"score\": 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(CompareCopies("T", a, a))
+	if strings.Contains(string(b), "null") {
+		t.Errorf("%s: want [] for empty lists", b)
 	}
 }
