@@ -123,6 +123,17 @@ type LeakageOptions struct {
 	Log             io.Writer
 }
 
+// InterruptedError is an audit interrupted (its context ended) whose
+// state is kept: Leakage called again with the same inputs and settings
+// continues from State.
+type InterruptedError struct {
+	State string
+	Err   error
+}
+
+func (e *InterruptedError) Error() string { return e.Err.Error() }
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
 // LeakageResult is a finished audit: the report and the matches file.
 type LeakageResult struct {
 	Report *LeakageReport
@@ -252,11 +263,16 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	} else {
 		res.dir = filepath.Join(opts.State, fp[:16])
 	}
-	a.dir = res.dir
-	if err := a.openState(fp, files); err != nil {
-		if res.temp { // else the state may be another run's, or a checkpoint to resume from
+	done := false
+	defer func() {
+		// A temporary state goes with a failed run; a named one stays (it
+		// may be another run's, or a checkpoint to resume from).
+		if !done && res.temp {
 			res.Close()
 		}
+	}()
+	a.dir = res.dir
+	if err := a.openState(fp, files); err != nil {
 		return nil, err
 	}
 	defer a.spill.Close()
@@ -271,6 +287,9 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	}
 	for i := range files {
 		if err := a.scanFile(ctx, i); err != nil {
+			if ctx.Err() != nil && !res.temp {
+				err = &InterruptedError{State: a.dir, Err: err}
+			}
 			return nil, err
 		}
 	}
@@ -282,6 +301,7 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 		return nil, err
 	}
 	res.Report = rep
+	done = true
 	return res, nil
 }
 

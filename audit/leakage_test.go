@@ -730,3 +730,31 @@ func TestLeakagePairsOutOfJudgments(t *testing.T) {
 		res.Close()
 	}
 }
+
+// TestLeakageInterruptedSaysState: an interrupted audit's error names the
+// state it keeps for a rerun (r2med says "kept for resuming: DIR"), where
+// r2med said no partial files were left behind, as if the work was lost.
+func TestLeakageInterruptedSaysState(t *testing.T) {
+	task, path := demoAndTrain(t)
+	state := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Leakage(ctx, []*ir.Task{task}, []string{path}, LeakageOptions{State: state})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v; want an InterruptedError wrapping context.Canceled", err)
+	}
+	if _, serr := os.Stat(filepath.Join(ie.State, checkpointFile)); serr != nil || filepath.Dir(ie.State) != state {
+		t.Errorf("state %s under %s: %v; want the run's checkpoint there", ie.State, state, serr)
+	}
+	// Without a state directory nothing is kept: no InterruptedError, and
+	// the temporary state is gone.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if _, err := Leakage(ctx, []*ir.Task{task}, []string{path}, LeakageOptions{}); errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
+		t.Errorf("%v; want context.Canceled and nothing said kept", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("%s holds %v after the run failed; want its temporary state removed", tmp, left)
+	}
+}

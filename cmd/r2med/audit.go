@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -223,6 +224,9 @@ cosine), similarity and train_text.`,
 				return fmt.Errorf("--backend, --base-url and --dense-threshold configure dense matching; add --dense-model MODEL")
 			}
 			res, err := audit.Leakage(cmd.Context(), tasks, files, opts)
+			if ie := (*audit.InterruptedError)(nil); errors.As(err, &ie) {
+				return keptForResume(err, ie.State)
+			}
 			if err != nil {
 				return err
 			}
