@@ -143,7 +143,7 @@ var sectionTmpl = template.Must(template.New("audit").Funcs(template.FuncMap{
 <thead><tr><th scope="col">task</th><th scope="col" class="num">queries</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num">documents</th><th scope="col" class="num">leaked</th><th scope="col" class="num">share</th><th scope="col" class="num">exact/near/dense</th><th scope="col" class="num" title="judgments whose query and relevant document both appear in one training record">pairs</th><th scope="col" class="num" title="judgments whose query and relevant document were both audited">of judgments</th></tr></thead>
 <tbody>{{range .Tasks}}<tr><td>{{.Task}}</td><td class="num">{{.Queries.Total}}</td><td class="num">{{.Queries.Contaminated}}</td><td class="num">{{.Queries.Percent}}</td><td class="num">{{.Queries.Exact}}/{{.Queries.Near}}/{{.Queries.Dense}}</td><td class="num">{{.Documents.Total}}</td><td class="num">{{.Documents.Contaminated}}</td><td class="num">{{.Documents.Percent}}</td><td class="num">{{.Documents.Exact}}/{{.Documents.Near}}/{{.Documents.Dense}}</td><td class="num">{{.PairsText}}</td><td class="num">{{.Judgments}}</td></tr>
 {{end}}</tbody></table></div>
-{{range .Tasks}}{{if .EmptyNote}}<p class="sub">{{.Task}}: {{.EmptyNote}}.</p>{{end}}{{end}}
+{{range .Tasks}}{{$task := .Task}}{{range .Notes}}<p class="sub">{{$task}}: {{.}}.</p>{{end}}{{end}}
 <div class="table-wrap"><table>
 <caption class="sub">Training files</caption>
 <thead><tr><th scope="col">file</th><th scope="col">layout</th><th scope="col" class="num">rows</th><th scope="col" class="num">texts</th><th scope="col" class="num">empty</th><th scope="col" class="num">matches</th></tr></thead>

@@ -257,25 +257,29 @@ func (t TaskLeakage) PairsText() string {
 	return fmt.Sprint(t.Pairs)
 }
 
-// EmptyNote says how many of the task's audited texts have no words after
-// normalisation: they are in the totals the shares divide by, yet nothing
-// can match them. "" when there are none.
-func (t TaskLeakage) EmptyNote() string {
-	var parts []string
+// Notes say what the task's rows leave unsaid: audited texts with no
+// words after normalisation (in the totals the shares divide by, yet
+// nothing can match them) and relevant documents the corpus lacks (not
+// audited, not in the totals).
+func (t TaskLeakage) Notes() []string {
+	var notes, parts []string
 	if n := t.Queries.Empty; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s", n, errtext.Plural(n, "query", "queries")))
 	}
 	if n := t.Documents.Empty; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s", n, errtext.Plural(n, "document", "documents")))
 	}
-	if len(parts) == 0 {
-		return ""
+	if len(parts) > 0 {
+		verb := "have"
+		if t.Queries.Empty+t.Documents.Empty == 1 {
+			verb = "has"
+		}
+		notes = append(notes, fmt.Sprintf("%s %s no words after normalisation and cannot be audited (counted in the totals and shares)", strings.Join(parts, " and "), verb))
 	}
-	verb := "have"
-	if t.Queries.Empty+t.Documents.Empty == 1 {
-		verb = "has"
+	if n := t.MissingPositives; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d relevant %s the corpus lacks %s not audited (not in the totals)", n, errtext.Plural(n, "document", "documents"), errtext.Plural(n, "was", "were")))
 	}
-	return fmt.Sprintf("%s %s no words after normalisation and cannot be audited (counted in the totals and shares)", strings.Join(parts, " and "), verb)
+	return notes
 }
 
 // Percent is the share as tables show it; "—" when nothing of the kind
@@ -326,7 +330,7 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 		return err
 	}
 	for _, t := range r.Tasks {
-		if note := t.EmptyNote(); note != "" {
+		for _, note := range t.Notes() {
 			fmt.Fprintf(w, "%s: %s\n", t.Task, note)
 		}
 	}

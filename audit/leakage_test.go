@@ -646,13 +646,13 @@ func TestJSONArrayRecordsOnOneLine(t *testing.T) {
 
 // TestLeakageSaysEmptyTexts: benchmark texts with no words after
 // normalisation ("???") are in the totals the shares divide by but cannot
-// match; the table and the page say how many, where they were only in the
-// audit file.
+// match, and relevant documents the corpus lacks are not audited; the
+// table and the page say how many, where they were only in the audit file.
 func TestLeakageSaysEmptyTexts(t *testing.T) {
 	task := &ir.Task{Name: "t",
 		Corpus:  []ir.Doc{{ID: "d1", Text: "!!!"}, {ID: "d2", Text: "alpha beta gamma delta"}},
 		Queries: []ir.Query{{ID: "q1", Text: "???"}, {ID: "q2", Text: "what causes scurvy in sailors"}},
-		Qrels:   ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1}}}
+		Qrels:   ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1, "gone": 1}}} // gone: a relevant document the corpus lacks
 	path := filepath.Join(t.TempDir(), "train.jsonl")
 	os.WriteFile(path, []byte(`{"query":"What causes scurvy in sailors?","pos":["!!!"]}`+"\n"), 0o644)
 	res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir()})
@@ -672,9 +672,11 @@ func TestLeakageSaysEmptyTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "t: 1 query and 1 document have no words after normalisation and cannot be audited (counted in the totals and shares)"
-	if !strings.Contains(b.String(), want) || !strings.Contains(string(page), want) {
-		t.Errorf("want %q in the table and the page:\n%s\n%s", want, b.String(), page)
+	for _, want := range []string{"t: 1 query and 1 document have no words after normalisation and cannot be audited (counted in the totals and shares)",
+		"t: 1 relevant document the corpus lacks was not audited (not in the totals)"} {
+		if !strings.Contains(b.String(), want) || !strings.Contains(string(page), want) {
+			t.Errorf("want %q in the table and the page:\n%s\n%s", want, b.String(), page)
+		}
 	}
 }
 
