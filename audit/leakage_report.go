@@ -67,8 +67,9 @@ type TaskLeakage struct {
 	Pairs int `json:"pairs"`
 	// Judgments counts the judgments (query, relevant document) whose
 	// query and document were both audited: what Pairs is out of (0 with
-	// --documents none, where no pair can be found).
-	Judgments int `json:"audited_judgments"`
+	// --documents none, where no pair can be found); nil in audit files
+	// written before it was counted.
+	Judgments *int `json:"audited_judgments,omitempty"`
 	// MissingPositives counts relevant documents the corpus lacks (not
 	// audited).
 	MissingPositives int       `json:"missing_positives,omitempty"`
@@ -180,13 +181,14 @@ func (a *auditor) report(matchesPath string) (*LeakageReport, error) {
 	flush()
 	for ti, t := range a.tasks {
 		tl := TaskLeakage{Task: t.Name, Pairs: len(pairs[ti]), MissingPositives: a.missing[ti]}
+		tl.Judgments = new(int)
 		for q, docs := range t.Qrels {
 			if _, ok := index[key(t.Name, QueryKind, q)]; !ok {
 				continue
 			}
 			for d, g := range docs {
 				if _, ok := index[key(t.Name, DocumentKind, d)]; ok && g > 0 {
-					tl.Judgments++
+					*tl.Judgments++
 				}
 			}
 		}
@@ -251,10 +253,19 @@ func stronger(m, b Match) bool {
 // both its query and its document audited (--documents none), where 0
 // would read as checked and clean.
 func (t TaskLeakage) PairsText() string {
-	if t.Judgments == 0 {
+	if t.Judgments != nil && *t.Judgments == 0 {
 		return "—"
 	}
 	return fmt.Sprint(t.Pairs)
+}
+
+// JudgmentsText is the audited judgments as tables show them, blank for an
+// audit file that did not count them.
+func (t TaskLeakage) JudgmentsText() string {
+	if t.Judgments == nil {
+		return ""
+	}
+	return fmt.Sprint(*t.Judgments)
 }
 
 // Notes say what the task's rows leave unsaid: audited texts with no
@@ -322,9 +333,9 @@ func (r *LeakageReport) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "task\tqueries\tleaked\tshare\texact/near/dense\tdocuments\tleaked\tshare\texact/near/dense\tpairs\tof judgments\t")
 	for _, t := range r.Tasks {
 		q, d := t.Queries, t.Documents
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d/%d/%d\t%d\t%d\t%s\t%d/%d/%d\t%s\t%d\t\n", t.Task,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d/%d/%d\t%d\t%d\t%s\t%d/%d/%d\t%s\t%s\t\n", t.Task,
 			q.Total, q.Contaminated, q.Percent(), q.Exact, q.Near, q.Dense,
-			d.Total, d.Contaminated, d.Percent(), d.Exact, d.Near, d.Dense, t.PairsText(), t.Judgments)
+			d.Total, d.Contaminated, d.Percent(), d.Exact, d.Near, d.Dense, t.PairsText(), t.JudgmentsText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
