@@ -218,3 +218,31 @@ func TestDatasetListsAreArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetPageHasTheTableNumbers: the page gives the numbers the table
+// gives: judgments, the documents in duplicate groups and the rows the
+// loader left out, which only the table showed.
+func TestDatasetPageHasTheTableNumbers(t *testing.T) {
+	task := &ir.Task{Name: "t", EmptyDocs: 2, EmptyQueries: 1,
+		Corpus:  []ir.Doc{{ID: "d1", Text: "alpha beta"}, {ID: "d2", Text: "Alpha, beta!"}, {ID: "d3", Text: "ALPHA BETA"}},
+		Queries: []ir.Query{{ID: "q1", Text: "x y z"}}, Qrels: ir.Qrels{"q1": {"d1": 1, "d2": 0}}}
+	r, err := Dataset(task, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	r.WriteTable(&table, 0)
+	page, err := (&File{Datasets: []*DatasetReport{r}}).Section("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ table, page string }{
+		{"2 judgments", `<td class="num">2</td><td class="num">1 (3)</td>`},
+		{"documents in them 3", `<td class="num">1 (3)</td>`},
+		{"rows left out by the loader for an empty text 3", "Rows left out by the loader for an empty text: documents 2, queries 1."},
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(table.String()), " "), c.table) || !strings.Contains(string(page), c.page) {
+			t.Errorf("want %q in the table and %q on the page:\n%s\n%s", c.table, c.page, table.String(), page)
+		}
+	}
+}
