@@ -320,6 +320,9 @@ func (f *File) Decode(r Row) (Record, error) {
 	l := f.Layout
 	rec := Record{Line: r.Line, Element: r.Element}
 	errorf := func(format string, args ...any) (Record, error) {
+		if r.Element > 0 { // a line of a JSON array may hold many elements
+			format, args = "element %d of the array: "+format, append([]any{r.Element}, args...)
+		}
 		return Record{}, fileio.Errorf(f.Path, r.Line, format, args...)
 	}
 	if l.Format == "text" || l.Format == "tsv" {

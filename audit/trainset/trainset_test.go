@@ -327,3 +327,16 @@ func TestResumeJSONArrayOnOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONArrayErrorNamesElement: an error in a JSON array names the
+// element as well as the line, which many elements may share.
+func TestJSONArrayErrorNamesElement(t *testing.T) {
+	f, err := Open(write(t, "t.json", `[{"query":"a","pos":["b"]},{"query":"c","pos":[1]}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Rows(context.Background(), Position{}, func(r Row) error { _, err := f.Decode(r); return err })
+	if err == nil || !strings.Contains(err.Error(), "t.json:1: element 2 of the array: field \"pos\"") {
+		t.Errorf("%v; want the line and element 2 named", err)
+	}
+}
