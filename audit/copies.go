@@ -187,6 +187,10 @@ type CopySummary struct {
 	ExpectedDocs  int      `json:"expected_documents,omitempty"`
 	RepeatedDocs  []Repeat `json:"repeated_documents,omitempty"`
 	RepeatedQuery []Repeat `json:"repeated_queries,omitempty"`
+	// RepeatedJudgments are (query, document) pairs on several qrels
+	// rows, each "query\tdocument"; TextDiffer says their grades differ
+	// (a dict keeps the last).
+	RepeatedJudgments []Repeat `json:"repeated_judgments,omitempty"`
 }
 
 // Repeat is an id on several rows: where, and whether their texts
@@ -221,7 +225,7 @@ func summarize(c *Copy) CopySummary {
 		DocumentRows: len(c.Docs), QueryRows: len(c.Queries), JudgmentRows: len(c.Qrels)}
 	s.Documents, s.RepeatedDocs = distinct(c.Docs)
 	s.Queries, s.RepeatedQuery = distinct(c.Queries)
-	s.Judgments, _ = distinct(judgmentRows(c.Qrels))
+	s.Judgments, s.RepeatedJudgments = distinct(judgmentRows(c.Qrels))
 	return s
 }
 
@@ -269,7 +273,7 @@ func keep(rows []CopyRow) map[string]string {
 
 func diffRows(a, b []CopyRow) IDDiff {
 	ka, kb := keep(a), keep(b)
-	var d IDDiff
+	d := IDDiff{OnlyA: []string{}, OnlyB: []string{}, Differs: []string{}} // [] in JSON, not null
 	for _, id := range slices.Sorted(maps.Keys(ka)) {
 		tb, ok := kb[id]
 		switch {
@@ -307,23 +311,24 @@ func (r *CopiesReport) WriteTable(w io.Writer, limit int) error {
 			p("     its metadata states %d documents (%s)\n", s.s.ExpectedDocs, verdict)
 		}
 		for _, kind := range []struct {
-			what string
-			reps []Repeat
-		}{{"document", s.s.RepeatedDocs}, {"query", s.s.RepeatedQuery}} {
+			what   string
+			reps   []Repeat
+			differ string
+		}{{"document id", s.s.RepeatedDocs, "texts differ"}, {"query id", s.s.RepeatedQuery, "texts differ"}, {"judged pair", s.s.RepeatedJudgments, "grades differ"}} {
 			if len(kind.reps) == 0 {
 				continue
 			}
-			p("     %d %s %s on several rows (a dict keeps the last):\n", len(kind.reps), kind.what, errtext.Plural(len(kind.reps), "id", "ids"))
+			p("     %d %s on several rows (a dict keeps the last):\n", len(kind.reps), errtext.Plural(len(kind.reps), kind.what, kind.what+"s"))
 			for i, rep := range kind.reps {
 				if limit > 0 && i == limit {
 					p("       … %d more\n", len(kind.reps)-limit)
 					break
 				}
-				differ := "same text"
+				differ := "the same"
 				if rep.TextDiffer {
-					differ = "texts differ"
+					differ = kind.differ
 				}
-				p("       %s: %s (%s)\n", rep.ID, strings.Join(rep.At, ", "), differ)
+				p("       %s: %s (%s)\n", strings.ReplaceAll(rep.ID, "\t", "/"), strings.Join(rep.At, ", "), differ)
 			}
 		}
 	}
@@ -354,8 +359,8 @@ func (r *CopiesReport) WriteTable(w io.Writer, limit int) error {
 
 func sameOrNot(r *CopiesReport) string {
 	if r.Documents.Same() && r.Queries.Same() && r.Judgments.Same() {
-		if len(r.A.RepeatedDocs)+len(r.B.RepeatedDocs)+len(r.A.RepeatedQuery)+len(r.B.RepeatedQuery) > 0 {
-			return "the same ids, texts and judgments, with ids repeated on several rows"
+		if len(r.A.RepeatedDocs)+len(r.B.RepeatedDocs)+len(r.A.RepeatedQuery)+len(r.B.RepeatedQuery)+len(r.A.RepeatedJudgments)+len(r.B.RepeatedJudgments) > 0 {
+			return "the same ids, texts and judgments, with ids or judgments repeated on several rows"
 		}
 		return "the same ids, texts and judgments"
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,5 +46,44 @@ func TestCompareCopies(t *testing.T) {
 	_, err = ReadCopy(writeCopy(t, "{\"id\": \"d1\"}\n", "", ""))
 	if err == nil || !strings.Contains(err.Error(), "corpus.jsonl:1") {
 		t.Errorf("a document without text: %v", err)
+	}
+}
+
+// TestCopiesRepeatedJudgments: a (query, document) pair on several qrels
+// rows is listed with its rows and whether the grades differ, as repeated
+// document and query ids are; it was only counted (judgments 1, 2 rows),
+// so which grade a dict keeps went unsaid.
+func TestCopiesRepeatedJudgments(t *testing.T) {
+	a, err := ReadCopy(writeCopy(t, "{\"id\": \"d1\", \"text\": \"x\"}\n", "{\"id\": \"q1\", \"text\": \"q\"}\n",
+		"{\"q_id\": \"q1\", \"p_id\": \"d1\", \"score\": 1}\n{\"q_id\": \"q1\", \"p_id\": \"d1\", \"score\": 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := CompareCopies("T", a, a)
+	reps := r.A.RepeatedJudgments
+	if len(reps) != 1 || reps[0].ID != "q1\td1" || !reps[0].TextDiffer || !slices.Equal(reps[0].At, []string{"qrels.jsonl:1", "qrels.jsonl:2"}) {
+		t.Fatalf("repeated judgments %+v, want q1/d1 on qrels.jsonl:1 and :2, grades differing", reps)
+	}
+	var b strings.Builder
+	if err := r.WriteTable(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 judged pair on several rows (a dict keeps the last):", "q1/d1: qrels.jsonl:1, qrels.jsonl:2 (grades differ)", "with ids or judgments repeated"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestCopiesListsAreArrays: the comparison's lists are JSON arrays, []
+// when empty, as the dataset audit's are; they were null.
+func TestCopiesListsAreArrays(t *testing.T) {
+	a, err := ReadCopy(writeCopy(t, "{\"id\": \"d1\", \"text\": \"x\"}\n", "{\"id\": \"q1\", \"text\": \"q\"}\n", "{\"q_id\": \"q1\", \"p_id\": \"d1\", \"score\": 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(CompareCopies("T", a, a))
+	if strings.Contains(string(b), "null") {
+		t.Errorf("%s: want [] for empty lists", b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/r2med/r2med/audit/minhash"
+	"github.com/r2med/r2med/internal/textwrap"
 	"github.com/r2med/r2med/ir"
 )
 
@@ -24,9 +25,12 @@ type DatasetOptions struct {
 	Workers         int // 0 means GOMAXPROCS
 }
 
-// DatasetReport is what a dataset audit found in one task. Lists are
-// sorted (groups and pairs by their first id, splits by query), so the
-// same data gives the same report.
+// DatasetReport is what a dataset audit found in one task. Lists are in
+// a fixed order, so the same data gives the same report: groups, pairs,
+// empty and short texts in the order of the corpus (or queries) file, by
+// their first member; relevance splits by query, relevant document and
+// copy; id collisions, missing judgments and queries without positives by
+// id; shared positives by their number of queries, then id.
 type DatasetReport struct {
 	Task      string         `json:"task"`
 	Layout    string         `json:"layout,omitempty"`
@@ -64,11 +68,20 @@ type DatasetReport struct {
 
 // DatasetSetting records the thresholds used.
 type DatasetSetting struct {
-	Normalization   string  `json:"normalization"`
-	Threshold       float64 `json:"jaccard_threshold"`
-	Shingle         int     `json:"shingle_words"`
-	ShortWords      int     `json:"short_words"`
-	SharedPositives int     `json:"shared_positives"`
+	Normalization string  `json:"normalization"`
+	Threshold     float64 `json:"jaccard_threshold"`
+	Shingle       int     `json:"shingle_words"`
+	// Bands, Rows and Seed are the MinHash LSH plan that finds the
+	// candidate near-duplicate pairs, whose Jaccard is then computed
+	// exactly; RecallAtThreshold is the probability that a pair at the
+	// threshold is a candidate (pairs above it are likelier). Exact
+	// duplicates are found by their normalised text, all of them.
+	Bands             int     `json:"lsh_bands"`
+	Rows              int     `json:"lsh_rows"`
+	Seed              uint64  `json:"seed"`
+	RecallAtThreshold float64 `json:"lsh_recall_at_threshold"`
+	ShortWords        int     `json:"short_words"`
+	SharedPositives   int     `json:"shared_positives"`
 }
 
 // DatasetSummary counts each finding.
@@ -156,7 +169,8 @@ func Dataset(t *ir.Task, opts DatasetOptions) (*DatasetReport, error) {
 	}
 	sp := h.Spec()
 	r := &DatasetReport{Task: t.Name, Layout: string(t.Layout), Split: t.Split, Documents: len(t.Corpus), Queries: len(t.Queries), Judgments: t.Qrels.Len(),
-		Settings: DatasetSetting{Normalization: Normalization, Threshold: sp.Threshold, Shingle: sp.Shingle, ShortWords: opts.ShortWords, SharedPositives: opts.SharedPositives}}
+		Settings: DatasetSetting{Normalization: Normalization, Threshold: sp.Threshold, Shingle: sp.Shingle,
+			Bands: sp.Bands, Rows: sp.Rows, Seed: sp.Seed, RecallAtThreshold: minhash.Recall(sp.Threshold, sp.Bands, sp.Rows), ShortWords: opts.ShortWords, SharedPositives: opts.SharedPositives}}
 
 	docIDs := make([]string, len(t.Corpus))
 	docTexts := make([]string, len(t.Corpus))
@@ -265,6 +279,14 @@ func Dataset(t *ir.Task, opts DatasetOptions) (*DatasetReport, error) {
 		return cmp.Or(cmp.Compare(len(y.Queries), len(x.Queries)), strings.Compare(x.Doc, y.Doc))
 	})
 
+	// Every list is a JSON array, [] when empty: readers of the audit
+	// file need not tell null from none.
+	r.EmptyDocs, r.EmptyQueries = nonNil(r.EmptyDocs), nonNil(r.EmptyQueries)
+	r.ShortDocs, r.ShortQueries = nonNil(r.ShortDocs), nonNil(r.ShortQueries)
+	r.IDCollisions, r.MissingDocs = nonNil(r.IDCollisions), nonNil(r.MissingDocs)
+	r.SharedPositives, r.NoPositive = nonNil(r.SharedPositives), nonNil(r.NoPositive)
+	r.RelevanceSplits = nonNil(r.RelevanceSplits)
+
 	s := &r.Summary
 	s.DuplicateDocGroups = len(r.DuplicateDocs)
 	for _, g := range r.DuplicateDocs {
@@ -282,6 +304,14 @@ func Dataset(t *ir.Task, opts DatasetOptions) (*DatasetReport, error) {
 	s.NoPositive = len(r.NoPositive)
 	s.DroppedEmptyDocs, s.DroppedEmptyQueries = t.EmptyDocs, t.EmptyQueries
 	return r, nil
+}
+
+// nonNil is s, or an empty slice for nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // docMatch is a duplicate or near-duplicate pair of members (a < b).
@@ -376,7 +406,10 @@ func (r *DatasetReport) WriteTable(w io.Writer, limit int) error {
 	}
 	st := r.Settings
 	fmt.Fprintf(w, "Dataset audit of %s: %d documents, %d queries, %d judgments\n", r.Task, r.Documents, r.Queries, r.Judgments)
-	fmt.Fprintf(w, "(near-duplicates: Jaccard ≥ %.2f over %d-word shingles; short: under %d words; shared: relevant to ≥ %d queries)\n\n", st.Threshold, st.Shingle, st.ShortWords, st.SharedPositives)
+	lsh := lshLines(st.Bands, st.Rows, st.Seed, st.RecallAtThreshold)
+	settings := fmt.Sprintf("(near-duplicates: Jaccard ≥ %s over %d-word shingles, %s %s; short: under %d words; shared: relevant to ≥ %d queries)",
+		settingText(st.Threshold), st.Shingle, lsh[0], lsh[1], st.ShortWords, st.SharedPositives)
+	fmt.Fprintf(w, "%s\n\n", strings.Join(textwrap.Lines(settings, 120), "\n"))
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	rows := []struct {

@@ -1,11 +1,14 @@
 package audit
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/r2med/r2med/audit/minhash"
 	"github.com/r2med/r2med/demo"
 	"github.com/r2med/r2med/ir"
 	"github.com/r2med/r2med/synth"
@@ -146,5 +149,100 @@ func TestDatasetSynthetic(t *testing.T) {
 	shared, _ := Dataset(task, DatasetOptions{SharedPositives: 1})
 	if shared.Summary.SharedPositives == 0 || len(shared.SharedPositives[0].Queries) < len(shared.SharedPositives[len(shared.SharedPositives)-1].Queries) {
 		t.Errorf("shared positives not listed or not sorted by count: %d", shared.Summary.SharedPositives)
+	}
+}
+
+// TestAuditsSayTheyAreApproximate: both audits say that near-duplicates
+// are LSH candidates (plan, seed, the chance of missing a pair at the
+// threshold) verified by an exact Jaccard, and print the threshold as it
+// was set. The dataset audit said nothing of LSH (its audit file recorded
+// no plan or seed), and both printed --threshold 0.855 as 0.86.
+func TestAuditsSayTheyAreApproximate(t *testing.T) {
+	task := &ir.Task{Name: "t", Corpus: []ir.Doc{{ID: "d1", Text: "a b c"}}, Queries: []ir.Query{{ID: "q1", Text: "x y z"}}, Qrels: ir.Qrels{"q1": {"d1": 1}}}
+	sp := minhash.Spec{Threshold: 0.855, Seed: 3}
+	r, err := Dataset(task, DatasetOptions{MinHash: sp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := minhash.Plan(0.855)
+	if st := r.Settings; st.Bands != b || st.Rows == 0 || st.Seed != 3 || st.RecallAtThreshold < minhash.PlanRecall {
+		t.Errorf("dataset settings %+v: want the LSH plan, seed and recall at the threshold", st)
+	}
+	var out strings.Builder
+	if err := r.WriteTable(&out, 0); err != nil {
+		t.Fatal(err)
+	}
+	lr := &LeakageReport{Settings: LeakageSettings{Threshold: 0.855, Shingle: 1, Bands: 16, Rows: 8, Seed: 3, RecallAtThreshold: minhash.Recall(0.855, 16, 8), WordEdits: minhash.Edits{Off: true}}}
+	if err := lr.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, l := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("a line of %d columns, want at most 120: %s", n, l)
+		}
+	}
+	text = strings.Join(strings.Fields(text), " ") // lines wrap anywhere
+	for _, want := range []string{"Jaccard ≥ 0.855 over", "MinHash LSH, 16 bands × 8 rows, seed 3", "missed with 0.005", "similarities are exact"} {
+		if n := strings.Count(text, want); n != 2 {
+			t.Errorf("%q in %d of the two tables, want both:\n%s", want, n, text)
+		}
+	}
+	page, err := (&File{Datasets: []*DatasetReport{r}, Leakage: lr}).Section("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), "missed with 0.005"); n != 2 || !strings.Contains(string(page), "Jaccard ≥ 0.855") {
+		t.Errorf("the page says the miss probability %d times (want 2) or misprints the threshold:\n%s", n, page)
+	}
+}
+
+// TestDatasetListsAreArrays: every list of the audit file is a JSON
+// array, [] when nothing was found; a clean task wrote null for seven of
+// them and [] for the others.
+func TestDatasetListsAreArrays(t *testing.T) {
+	task := &ir.Task{Name: "t", Corpus: []ir.Doc{{ID: "d1", Text: "alpha beta gamma"}}, Queries: []ir.Query{{ID: "q1", Text: "x y z"}}, Qrels: ir.Qrels{"q1": {"d1": 1}}}
+	r, err := Dataset(task, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	json.Unmarshal(b, &m)
+	for k, v := range m {
+		if string(v) == "null" {
+			t.Errorf("%s: null, want []", k)
+		}
+	}
+}
+
+// TestDatasetPageHasTheTableNumbers: the page gives the numbers the table
+// gives: judgments, the documents in duplicate groups and the rows the
+// loader left out, which only the table showed.
+func TestDatasetPageHasTheTableNumbers(t *testing.T) {
+	task := &ir.Task{Name: "t", EmptyDocs: 2, EmptyQueries: 1,
+		Corpus:  []ir.Doc{{ID: "d1", Text: "alpha beta"}, {ID: "d2", Text: "Alpha, beta!"}, {ID: "d3", Text: "ALPHA BETA"}},
+		Queries: []ir.Query{{ID: "q1", Text: "x y z"}}, Qrels: ir.Qrels{"q1": {"d1": 1, "d2": 0}}}
+	r, err := Dataset(task, DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	r.WriteTable(&table, 0)
+	page, err := (&File{Datasets: []*DatasetReport{r}}).Section("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ table, page string }{
+		{"2 judgments", `<td class="num">2</td><td class="num">1 (3)</td>`},
+		{"documents in them 3", `<td class="num">1 (3)</td>`},
+		{"rows left out by the loader for an empty text 3", "Rows left out by the loader for an empty text: documents 2, queries 1."},
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(table.String()), " "), c.table) || !strings.Contains(string(page), c.page) {
+			t.Errorf("want %q in the table and %q on the page:\n%s\n%s", c.table, c.page, table.String(), page)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,9 +56,12 @@ type Match struct {
 	BenchmarkID   string `json:"benchmark_id"`
 	TrainFile     string `json:"train_file"`
 	// TrainLine is the record's 1-based line (parquet: row).
-	TrainLine  int    `json:"train_line"`
-	TrainField string `json:"train_field"`
-	TrainRole  string `json:"train_role"`
+	TrainLine int `json:"train_line"`
+	// TrainElement is the record's 1-based place in a JSON array file,
+	// which tells apart records on one line; absent in other formats.
+	TrainElement int    `json:"train_element,omitempty"`
+	TrainField   string `json:"train_field"`
+	TrainRole    string `json:"train_role"`
 	// Match is exact (equal after normalisation), near (word-shingle
 	// Jaccard at or above the threshold, or a short text within one word
 	// edit) or dense (embedding cosine at or above the dense threshold); a
@@ -119,6 +123,17 @@ type LeakageOptions struct {
 	Log             io.Writer
 }
 
+// InterruptedError is an audit interrupted (its context ended) whose
+// state is kept: Leakage called again with the same inputs and settings
+// continues from State.
+type InterruptedError struct {
+	State string
+	Err   error
+}
+
+func (e *InterruptedError) Error() string { return e.Err.Error() }
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
 // LeakageResult is a finished audit: the report and the matches file.
 type LeakageResult struct {
 	Report *LeakageReport
@@ -130,8 +145,9 @@ const (
 	checkpointFile = "checkpoint.json"
 	matchesFile    = "matches.jsonl"
 	// stateVersion is in the fingerprint: 2, word edits for short texts
-	// and the measure field; 3, the checkpoint kept by package reuse.
-	stateVersion = 3
+	// and the measure field; 3, the checkpoint kept by package reuse; 4,
+	// JSON arrays resumed by row and their matches naming the element.
+	stateVersion = 4
 )
 
 // checkpoint is how far a run got, kept under the run's fingerprint
@@ -247,9 +263,16 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	} else {
 		res.dir = filepath.Join(opts.State, fp[:16])
 	}
+	done := false
+	defer func() {
+		// A temporary state goes with a failed run; a named one stays (it
+		// may be another run's, or a checkpoint to resume from).
+		if !done && res.temp {
+			res.Close()
+		}
+	}()
 	a.dir = res.dir
 	if err := a.openState(fp, files); err != nil {
-		res.Close()
 		return nil, err
 	}
 	defer a.spill.Close()
@@ -264,6 +287,9 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 	}
 	for i := range files {
 		if err := a.scanFile(ctx, i); err != nil {
+			if ctx.Err() != nil && !res.temp {
+				err = &InterruptedError{State: a.dir, Err: err}
+			}
 			return nil, err
 		}
 	}
@@ -275,6 +301,7 @@ func Leakage(ctx context.Context, tasks []*ir.Task, files []string, opts Leakage
 		return nil, err
 	}
 	res.Report = rep
+	done = true
 	return res, nil
 }
 
@@ -298,7 +325,11 @@ func (a *auditor) fingerprint(files []string) (string, error) {
 	for _, p := range files {
 		id, err := fileIdentity(p)
 		if err != nil {
-			return "", err
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == p {
+				err = pe.Err // the path is named below
+			}
+			return "", fmt.Errorf("training file %s: %w", p, err)
 		}
 		f.Add("file " + id)
 	}
@@ -337,7 +368,7 @@ func fileIdentity(path string) (string, error) {
 		return "", err
 	}
 	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
+		return "", errors.New("not a regular file")
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -346,7 +377,7 @@ func fileIdentity(path string) (string, error) {
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.CopyN(h, f, 1<<20); err != nil && err != io.EOF {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", err
 	}
 	return fmt.Sprintf("%s\x00%d\x00%d\x00%x", abs, st.Size(), st.ModTime().UnixNano(), h.Sum(nil)), nil
 }
@@ -384,6 +415,15 @@ func (a *auditor) openState(fp string, files []string) error {
 	f, err := os.OpenFile(sp, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
+	}
+	// One run at a time per state: a second would truncate and rewrite
+	// the matches the first is writing, and remove them when done.
+	if busy, err := lockState(f); busy || err != nil {
+		f.Close()
+		if busy {
+			return fmt.Errorf("another audit of these training files with these settings is running (its state is %s); wait for it to finish, or give this one another --state", a.dir)
+		}
+		return fmt.Errorf("locking %s: %w", sp, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -658,7 +698,7 @@ func (a *auditor) process(ctx context.Context, f *trainset.File, s searchers, c 
 		emit := func(member int, kind, measure string, sim float64) {
 			it := a.items[member]
 			m := Match{Task: a.tasks[it.task].Name, BenchmarkKind: it.kind, BenchmarkID: it.id,
-				TrainFile: f.Path, TrainLine: rec.Line, TrainField: t.t.Field, TrainRole: string(t.t.Role),
+				TrainFile: f.Path, TrainLine: rec.Line, TrainElement: rec.Element, TrainField: t.t.Field, TrainRole: string(t.t.Role),
 				Match: kind, Measure: measure, Similarity: sim, TrainText: snippet(t.t.Text, 300)}
 			b, _ := json.Marshal(m)
 			buf = append(append(buf, b...), '\n')

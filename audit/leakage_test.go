@@ -540,19 +540,38 @@ func TestLeakageDense(t *testing.T) {
 	if tl.Pairs != 1 || tl.Queries.Exact != 1 || tl.Documents.Dense != 1 || res.Report.Settings.DenseModel != "fake" {
 		t.Errorf("report %+v", tl)
 	}
+	// Each training text is compared with its 10 nearest benchmark texts
+	// only: the report says so, where it said nothing of the cap.
+	var b bytes.Buffer
+	res.Report.WriteTable(&b)
+	page, _ := (&File{Leakage: res.Report}).Section("x")
+	note := "among the 10 benchmark texts nearest each training text"
+	if res.Report.Settings.DenseTopK != 10 || !strings.Contains(strings.Join(strings.Fields(b.String()), " "), note) || !strings.Contains(string(page), note) {
+		t.Errorf("top k %d; want %q in the table and the page:\n%s", res.Report.Settings.DenseTopK, note, b.String())
+	}
+}
+
+// demoAndTrain is the demo task and a one-line training file in a
+// temporary directory.
+func demoAndTrain(t *testing.T) (*ir.Task, string) {
+	t.Helper()
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "train.jsonl")
+	if err := os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return task, path
 }
 
 // TestLeakageFileGivenTwice: one training file named twice (the same path,
 // or another path to it) is refused, where it was read twice, its matches
 // written twice and its rows counted twice in the report.
 func TestLeakageFileGivenTwice(t *testing.T) {
-	task, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "train.jsonl")
-	os.WriteFile(path, []byte(`{"query":"q","pos":["p"]}`+"\n"), 0o644)
+	task, path := demoAndTrain(t)
+	dir := filepath.Dir(path)
 	link := filepath.Join(dir, "link.jsonl")
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
@@ -569,7 +588,7 @@ func TestLeakageFileGivenTwice(t *testing.T) {
 // none, or a task without positives) the share is not a number; the
 // table said 0.0%, as if every document had been checked and found clean.
 func TestLeakageTableShareOfNothing(t *testing.T) {
-	r := &LeakageReport{Tasks: []TaskLeakage{{Task: "t", Queries: Contamination{Total: 4, Contaminated: 1, Share: 0.25}}}}
+	r := &LeakageReport{Tasks: []TaskLeakage{{Task: "t", Queries: Contamination{Total: 4, Contaminated: 1, Share: 0.25}, Judgments: new(int)}}}
 	var b bytes.Buffer
 	if err := r.WriteTable(&b); err != nil {
 		t.Fatal(err)
@@ -581,7 +600,168 @@ func TestLeakageTableShareOfNothing(t *testing.T) {
 		}
 	}
 	f := strings.Fields(row)
-	if len(f) != 10 || f[3] != "25.0%" || f[5] != "0" || f[7] != "—" {
-		t.Errorf("row %q; want queries 25.0%% and the documents' share —", row)
+	if len(f) != 11 || f[3] != "25.0%" || f[5] != "0" || f[7] != "—" || f[9] != "—" {
+		t.Errorf("row %q; want queries 25.0%% and the documents' share and pairs —", row)
+	}
+}
+
+// TestJSONArrayRecordsOnOneLine: the records of a JSON array written on one
+// line are distinct records. The report took every match on one line for
+// one record, so a query in one record and its relevant document in
+// another counted as a pair; and a resumed run skipped the rest of the
+// line after a checkpoint.
+func TestJSONArrayRecordsOnOneLine(t *testing.T) {
+	task := &ir.Task{Name: "t",
+		Corpus:  []ir.Doc{{ID: "d1", Text: "alpha beta gamma delta epsilon zeta eta theta iota kappa"}},
+		Queries: []ir.Query{{ID: "q1", Text: "why do insects fly toward lamps at night"}},
+		Qrels:   ir.Qrels{"q1": {"d1": 1}}}
+	var recs []string
+	for i := range 40 {
+		recs = append(recs, fmt.Sprintf(`{"query":"filler %d","pos":["nothing %d"]}`, i, i))
+	}
+	recs = append(recs, `{"query":"Why do insects fly toward lamps at night?","pos":["zzz"]}`,
+		`{"query":"unrelated","pos":["ALPHA beta gamma delta epsilon zeta eta theta iota kappa"]}`)
+	path := filepath.Join(t.TempDir(), "train.json")
+	if err := os.WriteFile(path, []byte("["+strings.Join(recs, ",")+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{512, 7} {
+		res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir(), ChunkRows: chunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := res.Report.Tasks[0]
+		if tl.Queries.Contaminated != 1 || tl.Documents.Contaminated != 1 || tl.Pairs != 0 {
+			t.Errorf("chunks of %d: queries %d, documents %d, pairs %d; want 1, 1 and no pair (query and document are in two records)",
+				chunk, tl.Queries.Contaminated, tl.Documents.Contaminated, tl.Pairs)
+		}
+		var elems []int
+		res.Matches(func(m Match) error { elems = append(elems, m.TrainElement); return nil })
+		if !slices.Equal(elems, []int{41, 42}) {
+			t.Errorf("train_element %v, want [41 42]", elems)
+		}
+		res.Close()
+	}
+}
+
+// TestLeakageSaysEmptyTexts: benchmark texts with no words after
+// normalisation ("???") are in the totals the shares divide by but cannot
+// match, and relevant documents the corpus lacks are not audited; the
+// table and the page say how many, where they were only in the audit file.
+func TestLeakageSaysEmptyTexts(t *testing.T) {
+	task := &ir.Task{Name: "t",
+		Corpus:  []ir.Doc{{ID: "d1", Text: "!!!"}, {ID: "d2", Text: "alpha beta gamma delta"}},
+		Queries: []ir.Query{{ID: "q1", Text: "???"}, {ID: "q2", Text: "what causes scurvy in sailors"}},
+		Qrels:   ir.Qrels{"q1": {"d1": 1}, "q2": {"d2": 1, "gone": 1}}} // gone: a relevant document the corpus lacks
+	path := filepath.Join(t.TempDir(), "train.jsonl")
+	os.WriteFile(path, []byte(`{"query":"What causes scurvy in sailors?","pos":["!!!"]}`+"\n"), 0o644)
+	res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	q, d := res.Report.Tasks[0].Queries, res.Report.Tasks[0].Documents
+	if q.Total != 2 || q.Empty != 1 || q.Contaminated != 1 || d.Total != 2 || d.Empty != 1 || d.Contaminated != 0 {
+		t.Fatalf("queries %+v, documents %+v; want 2 each, 1 empty each, query q2 leaked", q, d)
+	}
+	var b bytes.Buffer
+	if err := res.Report.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	page, err := (&File{Leakage: res.Report}).Section("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"t: 1 query and 1 document have no words after normalisation and cannot be audited (counted in the totals and shares)",
+		"t: 1 relevant document the corpus lacks was not audited (not in the totals)"} {
+		if !strings.Contains(b.String(), want) || !strings.Contains(string(page), want) {
+			t.Errorf("want %q in the table and the page:\n%s\n%s", want, b.String(), page)
+		}
+	}
+}
+
+// TestLeakageMissingFileNamed: a training file that is not there is named
+// as one ("training file x.jsonl: no such file or directory"), where the
+// message was the system call's, "stat x.jsonl: …".
+func TestLeakageMissingFileNamed(t *testing.T) {
+	task, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "x.jsonl")
+	_, err = Leakage(context.Background(), []*ir.Task{task}, []string{missing}, LeakageOptions{State: t.TempDir()})
+	if err == nil || err.Error() != "training file "+missing+": no such file or directory" {
+		t.Errorf("%v; want the training file named and the cause", err)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%v does not wrap os.ErrNotExist", err)
+	}
+}
+
+// TestLeakagePairsOutOfJudgments: pairs are counted out of the judgments
+// whose query and relevant document were both audited, which the report
+// gives; with no documents audited (--documents none) pairs read —, where
+// they read 0 as if every judgment had been checked.
+func TestLeakagePairsOutOfJudgments(t *testing.T) {
+	task := &ir.Task{Name: "t",
+		Corpus:  []ir.Doc{{ID: "d1", Text: "alpha beta gamma delta"}, {ID: "d2", Text: "one two three four"}, {ID: "d3", Text: "red green blue"}},
+		Queries: []ir.Query{{ID: "q1", Text: "why do insects fly toward lamps"}, {ID: "q2", Text: "what causes scurvy"}},
+		Qrels:   ir.Qrels{"q1": {"d1": 1, "d3": 0}, "q2": {"d2": 2, "d1": 1}}}
+	path := filepath.Join(t.TempDir(), "train.jsonl")
+	os.WriteFile(path, []byte(`{"query":"Why do insects fly toward lamps?","pos":["Alpha beta gamma delta"]}`+"\n"), 0o644)
+	for _, c := range []struct {
+		scope            Scope
+		judgments, pairs int
+		text             string
+	}{{Positives, 3, 1, "1"}, {NoDocs, 0, 0, "—"}} {
+		res, err := Leakage(context.Background(), []*ir.Task{task}, []string{path}, LeakageOptions{State: t.TempDir(), Documents: c.scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := res.Report.Tasks[0]
+		if tl.Judgments == nil || *tl.Judgments != c.judgments || tl.Pairs != c.pairs || tl.PairsText() != c.text {
+			t.Errorf("documents %s: pairs %d (%s) of %s judgments; want %d (%s) of %d", c.scope, tl.Pairs, tl.PairsText(), tl.JudgmentsText(), c.pairs, c.text, c.judgments)
+		}
+		page, err := (&File{Leakage: res.Report}).Section("x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`<td class="num">%s</td><td class="num">%d</td></tr>`, c.text, c.judgments); !strings.Contains(string(page), want) {
+			t.Errorf("documents %s: the page lacks %s", c.scope, want)
+		}
+		res.Close()
+	}
+	// An audit file written before judgments were counted shows its pairs.
+	old := TaskLeakage{Task: "t", Pairs: 4}
+	if old.PairsText() != "4" || old.JudgmentsText() != "" {
+		t.Errorf("an older file's pairs read %q of %q; want 4 of blank", old.PairsText(), old.JudgmentsText())
+	}
+}
+
+// TestLeakageInterruptedSaysState: an interrupted audit's error names the
+// state it keeps for a rerun (r2med says "kept for resuming: DIR"), where
+// r2med said no partial files were left behind, as if the work was lost.
+func TestLeakageInterruptedSaysState(t *testing.T) {
+	task, path := demoAndTrain(t)
+	state := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Leakage(ctx, []*ir.Task{task}, []string{path}, LeakageOptions{State: state})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v; want an InterruptedError wrapping context.Canceled", err)
+	}
+	if _, serr := os.Stat(filepath.Join(ie.State, checkpointFile)); serr != nil || filepath.Dir(ie.State) != state {
+		t.Errorf("state %s under %s: %v; want the run's checkpoint there", ie.State, state, serr)
+	}
+	// Without a state directory nothing is kept: no InterruptedError, and
+	// the temporary state is gone.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if _, err := Leakage(ctx, []*ir.Task{task}, []string{path}, LeakageOptions{}); errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
+		t.Errorf("%v; want context.Canceled and nothing said kept", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("%s holds %v after the run failed; want its temporary state removed", tmp, left)
 	}
 }

@@ -169,9 +169,11 @@ func (s *Searcher) SearchNormalized(normalized string) []Match {
 		}
 		other := c.Shingles(int(m))
 		// The Jaccard similarity of two sets is at most the ratio of
-		// their sizes: a cheap test before the merge.
+		// their sizes: a cheap test before the merge. Divided as Jaccard
+		// divides, so that a pair at the threshold passes (t·max rounds
+		// up: 0.55 × 100 is 55.000000000000007).
 		la, lb := len(s.sh), len(other)
-		if float64(min(la, lb)) < t*float64(max(la, lb)) {
+		if float64(min(la, lb))/float64(max(la, lb)) < t {
 			continue
 		}
 		if j := Jaccard(s.sh, other); j >= t {

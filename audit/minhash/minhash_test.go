@@ -285,3 +285,28 @@ func TestCollectionAgainstBruteForce(t *testing.T) {
 		t.Errorf("LSH found %d of %d pairs at Jaccard ≥ 0.8", found, want)
 	}
 }
+
+// TestPairAtThresholdFound: a pair whose Jaccard is exactly the threshold
+// is a near-duplicate. With threshold 0.55, a text of 55 words inside one
+// of 100 (Jaccard 55/100) was dropped by the size test before its Jaccard
+// was computed, as 0.55 × 100 rounds to 55.000000000000007.
+func TestPairAtThresholdFound(t *testing.T) {
+	for _, c := range []struct {
+		t    float64
+		a, b int
+	}{{0.55, 55, 100}, {0.55, 99, 180}, {0.8, 4, 5}, {0.7, 7, 10}} {
+		words := make([]string, c.b)
+		for i := range words {
+			words[i] = fmt.Sprintf("w%d", i)
+		}
+		// One row per band and many bands: every pair sharing a word is a
+		// candidate, so only the verification decides.
+		h := mustNew(t, Spec{Threshold: c.t, Bands: 512, Rows: 1})
+		coll := NewCollection(h, []string{strings.Join(words, " ")}, 1)
+		got := coll.NewSearcher().Search(strings.Join(words[:c.a], " "))
+		want := float64(c.a) / float64(c.b)
+		if len(got) != 1 || got[0].Similarity != want {
+			t.Errorf("threshold %v, %d words in %d: %+v, want one match at %v", c.t, c.a, c.b, got, want)
+		}
+	}
+}

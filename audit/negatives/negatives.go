@@ -123,8 +123,10 @@ type Stats struct {
 	Short, None, NoPositive int
 	// Candidates in the window, and those excluded as positives, as
 	// near-duplicates of a positive, as copies of the query (as hn_mine
-	// drops them), by metadata and by the judge.
-	Candidates, Positive, NearDuplicate, QueryCopy, Metadata, Judged int
+	// drops them), by metadata, as copies of a better-ranked negative of
+	// the same query (equal once normalised: a corpus's duplicate
+	// documents would be one negative twice) and by the judge.
+	Candidates, Positive, NearDuplicate, QueryCopy, Metadata, NegativeCopy, Judged int
 }
 
 func (o *Options) defaults() error {
@@ -223,6 +225,7 @@ func Mine(ctx context.Context, corpus []ir.Doc, queries []Query, s Searcher, opt
 		st.NearDuplicate += s.NearDuplicate
 		st.QueryCopy += s.QueryCopy
 		st.Metadata += s.Metadata
+		st.NegativeCopy += s.NegativeCopy
 		st.Judged += s.Judged
 		if len(results[i].Negatives) > 0 && !hasPositive(queries[i], index) {
 			st.NoPositive++
@@ -338,6 +341,7 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 	queryKey := copyKey(q.Text)
 	threshold := h.Spec().Threshold
 	var cands []Negative
+	negKeys := map[string]bool{}
 	for r, hit := range hits {
 		rank := r + 1
 		if rank < opts.From || rank > opts.To {
@@ -373,6 +377,11 @@ func mineOne(ctx context.Context, h *minhash.Hasher, coll *minhash.Collection, c
 			st.Metadata++
 			continue
 		}
+		if negKeys[key] {
+			st.NegativeCopy++
+			continue
+		}
+		negKeys[key] = true
 		cands = append(cands, Negative{ID: hit.DocID, Text: corpus[i].Text, Rank: rank, Score: hit.Score})
 	}
 	if opts.Judge != nil && len(cands) > 0 {

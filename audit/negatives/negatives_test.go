@@ -492,3 +492,41 @@ func TestEmptyMetadataIsUnknown(t *testing.T) {
 		t.Errorf("stats %+v; want both candidates dropped by metadata", st)
 	}
 }
+
+// TestNegativeCopiesOnce: documents equal once normalised (a corpus's
+// duplicates, as NFCorpus's 39 pairs) give one negative, the better
+// ranked, and the others are counted; a query's negatives held the same
+// text two and three times.
+func TestNegativeCopiesOnce(t *testing.T) {
+	corpus := []ir.Doc{{ID: "p", Text: "the positive text"}, {ID: "a", Text: "Alpha beta gamma."}, {ID: "b", Text: "one two three"},
+		{ID: "a2", Text: "alpha  BETA gamma"}, {ID: "a3", Text: "alpha beta gamma"}, {ID: "c", Text: "four five six"}}
+	qs := []Query{{ID: "q", Text: "question", Positives: []string{"p"}}}
+	res, st, err := Mine(context.Background(), corpus, qs, fixed("p", "a", "b", "a2", "a3", "c"), Options{From: 1, To: 6, Count: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res[0].Negatives); !slices.Equal(got, []string{"a", "b", "c"}) || st.NegativeCopy != 2 || st.Candidates != 6 || st.Positive != 1 {
+		t.Errorf("negatives %v, stats %+v; want a, b, c, 2 copies of a better-ranked negative out of 6 candidates", got, st)
+	}
+}
+
+// TestTrainingJSONArrayOnOneLine: a JSON array training file written on
+// one line names its records by element; every record was "FILE:1" and
+// the file was refused for repeating an id.
+func TestTrainingJSONArrayOnOneLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "train.json")
+	os.WriteFile(path, []byte(`[{"query":"first question","pos":["a"]},{"query":"second question","pos":["b"]}]`), 0o644)
+	qs, _, err := Training(context.Background(), path, trainset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 2 || qs[0].ID != path+"#1" || qs[1].ID != path+"#2" {
+		t.Errorf("queries %+v, want two named %s#1 and #2", qs, path)
+	}
+	corpus := filepath.Join(t.TempDir(), "corpus.json")
+	os.WriteFile(corpus, []byte(`[{"text":"one"},{"text":"two"}]`), 0o644)
+	docs, err := Corpus(context.Background(), corpus, trainset.Options{})
+	if err != nil || len(docs) != 2 || docs[1].ID != "element 2" {
+		t.Errorf("corpus %+v, %v; want two documents, the second named element 2", docs, err)
+	}
+}

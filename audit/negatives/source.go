@@ -43,7 +43,7 @@ func FromTask(t *ir.Task, meta []string) ([]Query, error) {
 
 // Training reads the queries and positive texts of a training file (any
 // layout trainset reads that has queries). A record's id is its id field,
-// else "FILE:LINE". pool collects every positive and negative text in
+// else "FILE:LINE" ("FILE#N" for a JSON array's Nth element). pool collects every positive and negative text in
 // first-seen order, for use as the corpus when none is given (as
 // FlagEmbedding's hn_mine does).
 func Training(ctx context.Context, path string, opts trainset.Options) (queries []Query, pool []ir.Doc, err error) {
@@ -70,6 +70,9 @@ func Training(ctx context.Context, path string, opts trainset.Options) (queries 
 		q := Query{ID: rec.ID, Meta: rec.Meta}
 		if q.ID == "" {
 			q.ID = fmt.Sprintf("%s:%d", path, rec.Line)
+			if rec.Element > 0 { // a JSON array may hold many records on a line
+				q.ID = fmt.Sprintf("%s#%d", path, rec.Element)
+			}
 		}
 		if line, dup := seen[q.ID]; dup {
 			return fmt.Errorf("%s:%d: id %q already appeared on line %d; ids must be unique", path, rec.Line, q.ID, line)
@@ -99,7 +102,7 @@ func Training(ctx context.Context, path string, opts trainset.Options) (queries 
 
 // Corpus reads a corpus file (JSON lines, parquet, TSV or text; BEIR's
 // {_id, title, text} or {id, text}) as documents; rows without an id are
-// named "line N".
+// named "line N" ("element N" in a JSON array).
 func Corpus(ctx context.Context, path string, opts trainset.Options) ([]ir.Doc, error) {
 	f, err := trainset.Open(path, opts)
 	if err != nil {
@@ -118,6 +121,9 @@ func Corpus(ctx context.Context, path string, opts trainset.Options) ([]ir.Doc, 
 		id := rec.ID
 		if id == "" {
 			id = fmt.Sprintf("line %d", rec.Line)
+			if rec.Element > 0 { // a JSON array may hold many rows on a line
+				id = fmt.Sprintf("element %d", rec.Element)
+			}
 		}
 		if line, dup := seen[id]; dup {
 			return fmt.Errorf("%s:%d: document id %q already appeared on line %d; ids must be unique", path, rec.Line, id, line)

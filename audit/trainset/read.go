@@ -38,16 +38,22 @@ type File struct {
 
 // Position is where reading resumes: after row Line, which ends at byte
 // Offset of the file (text formats that are not gzipped; other files are
-// read from their start and the rows up to Line skipped).
+// read from their start and the rows up to Line skipped). JSON arrays and
+// parquet files resume after their first Row rows: a JSON array may hold
+// many rows on one line.
 type Position struct {
 	Line   int   `json:"line"`
 	Offset int64 `json:"offset"`
+	Row    int   `json:"row,omitempty"`
 }
 
 // Row is one row as read, not yet decoded: Decode turns it into a Record,
 // so that decoding can run in parallel with reading.
 type Row struct {
 	Line int
+	// Element is a JSON array row's 1-based place in the array (0 in
+	// other formats).
+	Element int
 	// Next is where to resume once this row is done.
 	Next Position
 	data []byte
@@ -218,14 +224,14 @@ func (f *File) Rows(ctx context.Context, from Position, fn func(Row) error) erro
 					return err
 				}
 			}
-			at := line
-			if at == 0 {
-				at = row
+			at, elem := line, n
+			if at == 0 { // parquet: the row is the line
+				at, elem = row, 0
 			}
-			if at <= from.Line {
+			if n <= from.Row {
 				return nil
 			}
-			return fn(Row{Line: at, Next: Position{Line: at}, obj: m})
+			return fn(Row{Line: at, Element: elem, Next: Position{Line: at, Row: n}, obj: m})
 		})
 	}
 	fh, err := os.Open(f.Path)
@@ -312,8 +318,11 @@ func checkBoundary(fh *os.File, offset int64) error {
 // Decode turns a row into a record. It is safe for concurrent use.
 func (f *File) Decode(r Row) (Record, error) {
 	l := f.Layout
-	rec := Record{Line: r.Line}
+	rec := Record{Line: r.Line, Element: r.Element}
 	errorf := func(format string, args ...any) (Record, error) {
+		if r.Element > 0 { // a line of a JSON array may hold many elements
+			format, args = "element %d of the array: "+format, append([]any{r.Element}, args...)
+		}
 		return Record{}, fileio.Errorf(f.Path, r.Line, format, args...)
 	}
 	if l.Format == "text" || l.Format == "tsv" {

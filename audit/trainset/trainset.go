@@ -58,9 +58,12 @@ type Text struct {
 type Record struct {
 	// Line is the row's 1-based line in the file (parquet: its 1-based
 	// row; a JSON array: the line its object starts on).
-	Line  int
-	ID    string // the row's id field, when its layout has one
-	Texts []Text
+	Line int
+	// Element is a JSON array row's 1-based place in the array, which
+	// tells apart rows on one line; 0 in other formats.
+	Element int
+	ID      string // the row's id field, when its layout has one
+	Texts   []Text
 	// Meta holds the string values of the fields Options.Meta asks for
 	// that the row has.
 	Meta map[string]string

@@ -295,3 +295,48 @@ func TestNegativeColumnsPerRow(t *testing.T) {
 		t.Errorf("JSON array: records %q, want %q", got, want)
 	}
 }
+
+// TestResumeJSONArrayOnOneLine: a JSON array whose objects share a line
+// resumes after the row it stopped at; it resumed after the line, skipping
+// the line's later rows.
+func TestResumeJSONArrayOnOneLine(t *testing.T) {
+	var objs []string
+	for i := range 30 {
+		objs = append(objs, fmt.Sprintf(`{"query":"query %d","positive":"doc %d"}`, i, i))
+		if i%10 == 9 {
+			objs[len(objs)-1] += "\n"
+		}
+	}
+	f, err := Open(write(t, "t.json", "["+strings.Join(objs, ",")+"]"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, pos := readAll(t, f, Position{})
+	if len(all) != 30 {
+		t.Fatalf("%d records, want 30", len(all))
+	}
+	for i, r := range all {
+		if r.Element != i+1 || r.Line != 1+i/10 {
+			t.Errorf("record %d: line %d element %d, want line %d element %d", i, r.Line, r.Element, 1+i/10, i+1)
+		}
+	}
+	for _, k := range []int{0, 4, 9, 10, 28} {
+		rest, _ := readAll(t, f, pos[k])
+		if !reflect.DeepEqual(brief(rest), brief(all[k+1:])) {
+			t.Errorf("resumed after record %d: %d records, want %d", k, len(rest), len(all)-k-1)
+		}
+	}
+}
+
+// TestJSONArrayErrorNamesElement: an error in a JSON array names the
+// element as well as the line, which many elements may share.
+func TestJSONArrayErrorNamesElement(t *testing.T) {
+	f, err := Open(write(t, "t.json", `[{"query":"a","pos":["b"]},{"query":"c","pos":[1]}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Rows(context.Background(), Position{}, func(r Row) error { _, err := f.Decode(r); return err })
+	if err == nil || !strings.Contains(err.Error(), "t.json:1: element 2 of the array: field \"pos\"") {
+		t.Errorf("%v; want the line and element 2 named", err)
+	}
+}

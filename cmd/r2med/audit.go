@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -50,7 +51,9 @@ apostrophes deleted, every other run of characters that are not letters,
 marks or digits collapsed to one space. Exact: equal once spaces are dropped
 too. Near: Jaccard similarity of the sets of word shingles at or above a
 threshold (0.8 over single words by default), candidates found by MinHash
-LSH; the similarity reported is the exact Jaccard.
+LSH (seeded: the same pairs on every run with one seed; a pair at the
+threshold is missed with the probability the report states, 0.004 at 0.8);
+the similarity reported is the exact Jaccard.
 
 Both write an audit file as their JSON output; saved as audit.json or
 NAME.audit.json in a results directory, r2med report shows it.`,
@@ -75,15 +78,25 @@ func (m *minhashFlags) add(cmd *cobra.Command) {
 
 // positiveFlags refuses a value of 0 or less for the named numeric flags:
 // the packages read a zero setting as their default, so 0 given on the
-// command line would silently run with another value.
+// command line would silently run with another value. --threshold and
+// --dense-threshold, similarities, are refused above 1 too.
 func positiveFlags(cmd *cobra.Command, names ...string) error {
 	for _, name := range names {
 		fl := cmd.Flags().Lookup(name)
 		if fl == nil {
 			continue
 		}
-		if v, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && v <= 0 {
+		v, err := strconv.ParseFloat(fl.Value.String(), 64)
+		if err != nil {
+			continue
+		}
+		if v <= 0 {
 			return fmt.Errorf("--%s %s: want a value above 0 (default %s)", name, fl.Value.String(), fl.DefValue)
+		}
+		if v > 1 && (name == "threshold" || name == "dense-threshold") {
+			// A similarity above 1 matches nothing: the audit would run
+			// and find no copy at all.
+			return fmt.Errorf("--%s %s: want a similarity in (0, 1] (default %s)", name, fl.Value.String(), fl.DefValue)
 		}
 	}
 	return nil
@@ -122,7 +135,8 @@ func newAuditLeakageCmd() *cobra.Command {
 optionally gzipped — and reports which of the benchmark's queries and
 relevant documents they contain: per task the number and share of
 contaminated queries and documents, the judgments whose query and document
-appear together in one training record ("pairs"), and examples with the
+appear together in one training record ("pairs", out of the judgments
+whose query and document were both audited), and examples with the
 training file, line and similarity.
 
 Layouts are detected from the fields: BGE {query, pos: [...], neg: [...]},
@@ -151,7 +165,8 @@ server (--backend openai|tei|voyage, --base-url); embeddings are cached.
 
 Output: --format table (default), json (an audit file for r2med report) or
 jsonl: one line per match with task, benchmark_kind (query|document),
-benchmark_id, train_file, train_line (1-based; parquet: row), train_field,
+benchmark_id, train_file, train_line (1-based; parquet: row),
+train_element (JSON arrays: the record's place in the array), train_field,
 train_role, match (exact|near|dense), measure (exact|jaccard|word_edits|
 cosine), similarity and train_text.`,
 		Example: `  r2med audit leakage --train train.jsonl --against demo
@@ -209,6 +224,9 @@ cosine), similarity and train_text.`,
 				return fmt.Errorf("--backend, --base-url and --dense-threshold configure dense matching; add --dense-model MODEL")
 			}
 			res, err := audit.Leakage(cmd.Context(), tasks, files, opts)
+			if ie := (*audit.InterruptedError)(nil); errors.As(err, &ie) {
+				return keptForResume(err, ie.State)
+			}
 			if err != nil {
 				return err
 			}

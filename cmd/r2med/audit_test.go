@@ -297,7 +297,8 @@ func TestAuditLeakageWordEditsCLI(t *testing.T) {
 // packages' zero values read as "the default", is refused naming the flag,
 // where --threshold 0 ran at 0.8, --shingle 0 over single words, --examples
 // 0 showed 5 examples, --dense-threshold 0 matched at 0.95, --short-words 0 counted texts under 3 words and
-// negatives mine --count 0 kept 15, --from 0 --to 0 the window 11–210.
+// negatives mine --count 0 kept 15, --from 0 --to 0 the window 11–210;
+// and a similarity above 1.
 func TestAuditRefusesZeroSettings(t *testing.T) {
 	needShared(t)
 	dir := t.TempDir()
@@ -318,6 +319,12 @@ func TestAuditRefusesZeroSettings(t *testing.T) {
 		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--threshold", "0"}, "--threshold 0"},
 		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--count", "0"}, "--count 0"},
 		{[]string{"negatives", "mine", "--data", data, "--out", filepath.Join(dir, "n.jsonl"), "--from", "0", "--to", "0"}, "--from 0"},
+		// A similarity above 1 was refused by the package without the
+		// flag's name (minhash: Jaccard threshold 1.5 is outside (0, 1]),
+		// and --dense-threshold 1.5 ran, matching nothing.
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--threshold", "1.5"}, "--threshold 1.5: want a similarity in (0, 1]"},
+		{[]string{"audit", "leakage", "--state", dir, "--train", train, "--against", data, "--dense-model", "m", "--dense-threshold", "1.5"}, "--dense-threshold 1.5"},
+		{[]string{"audit", "dataset", "--data", data, "--threshold", "1.2"}, "--threshold 1.2"},
 	} {
 		_, stderr, code := r2med(t, "", c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

@@ -50,8 +50,9 @@ func newNegativesMineCmd() *cobra.Command {
 range_for_sampling "10-210" being the Python slice [10:210]) that are
 neither positives nor copies or near-duplicates of one (equal once
 normalised as the audit normalises, or word-shingle Jaccard ≥ --threshold)
-nor copies of the query (as hn_mine drops them): the first --count of them,
-or a seeded sample (--sample --seed).
+nor copies of the query (as hn_mine drops them) nor of a better-ranked
+negative (a corpus's duplicates give one negative): the first --count of
+them, or a seeded sample (--sample --seed).
 
 Queries come from a benchmark task (--task, --data: its queries, judged
 positives and corpus) or a training file (--train: any layout r2med audit
@@ -183,8 +184,8 @@ bm25 (default), dense, candidates:CONFIG, run:PATH, or several fused
 			if err := outputTo(cmd, out, func(w io.Writer) error { return negatives.Write(w, format, res, docs) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); %d without a positive in the corpus, left out; of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d by the judge\n",
-				st.Queries, st.Short, opts.Count, st.None, st.NoPositive, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.Judged)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d queries: %d with fewer than %d negatives (%d with none, left out); %d without a positive in the corpus, left out; of %d candidates in ranks %d–%d, excluded %d positives, %d near-duplicates of positives, %d copies of the query, %d by metadata, %d copies of a better-ranked negative, %d by the judge\n",
+				st.Queries, st.Short, opts.Count, st.None, st.NoPositive, st.Candidates, opts.From, opts.To, st.Positive, st.NearDuplicate, st.QueryCopy, st.Metadata, st.NegativeCopy, st.Judged)
 			return nil
 		},
 	}
