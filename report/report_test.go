@@ -284,6 +284,10 @@ func TestHTMLEscapes(t *testing.T) {
 	if strings.Contains(b.String(), "<script>alert") || !strings.Contains(b.String(), "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Error("system name not escaped in the page or its charts")
 	}
+	// One system is one system: the page's first line read "1 systems".
+	if !strings.Contains(b.String(), " · 1 system (1 ours, 0 published) · ") {
+		t.Errorf("the page's first line does not count one system in the singular")
+	}
 }
 
 // TestChartFiles writes the charts for papers twice in each format and
