@@ -320,7 +320,7 @@ func (r *Report) Series() map[string]int {
 	return m
 }
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"systems": func(n int) string { return errtext.Plural(n, "system", "systems") }}).Parse(`<!DOCTYPE html>
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"count": errtext.Count}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -332,7 +332,7 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"syst
 <body>
 <main>
 <h1>{{.R.Title}}</h1>
-<p class="sub">{{.R.Metric.Label}} · {{len .R.Table.Rows}} {{systems (len .R.Table.Rows)}} ({{.Ours}} ours, {{.Published}} published{{if .External}}, {{.External}} external{{end}}) · made by r2med {{.Version}} · benchmark: R2MED (<a href="https://arxiv.org/abs/2505.14558">Li et al., 2025</a>)</p>
+<p class="sub">{{.R.Metric.Label}} · {{count (len .R.Table.Rows) "system" "systems"}} ({{.Ours}} ours, {{.Published}} published{{if .External}}, {{.External}} external{{end}}) · made by r2med {{.Version}} · benchmark: R2MED (<a href="https://arxiv.org/abs/2505.14558">Li et al., 2025</a>)</p>
 {{if .R.Notes}}<ul class="notes">{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h2 id="section-leaderboard">Leaderboard</h2>

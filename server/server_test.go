@@ -276,7 +276,7 @@ func TestPages(t *testing.T) {
 	for path, want := range map[string][]string{
 		"/":                  {`<table class="sortable board" id="leaderboard"`, `id="bars"`, `href="/task/demo"`, `href="/leaderboard.csv"`, `class="pin"`},
 		"/?metric=mrr":       {`value="MRR"`, `href="/leaderboard.csv?metric=mrr"`},
-		"/task/demo":         {`id="queries"`, `href="/query/demo/` + task.Queries[0].ID + `"`, `id="recall-`, `id="task-board"`, `href="/task/demo/data"`, `href="/diff/demo?a=`},
+		"/task/demo":         {`id="queries"`, `href="/query/demo/` + task.Queries[0].ID + `"`, `id="recall-`, `id="task-board"`, `href="/task/demo/data"`, `href="/diff/demo?a=`, `class="sub">2 systems · `},
 		"/task/demo/data":    {`id="profile"`, `id="body-system"`, "Endocrine"},
 		"/query/demo/q2":     {`<mark>`, `class="doc rel"`, `id="rank-grid"`, `class="hit rel"`, `id="relevant-docs"`},
 		"/query/demo/q2?k=3": {`top 3`},

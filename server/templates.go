@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/r2med/r2med/internal/errtext"
 	"github.com/r2med/r2med/internal/numtext"
 	"github.com/r2med/r2med/leaderboard"
 )
@@ -14,6 +15,7 @@ var funcs = template.FuncMap{
 	// id holding them would make another route; ids are escaped as one
 	// path segment.
 	"path":  url.PathEscape,
+	"count": errtext.Count,
 	"short": leaderboard.ShortTaskName,
 	// A per-query value and its change, with as many decimals as
 	// compare and the report give them (numtext.QueryDecimals).
@@ -91,7 +93,7 @@ var pageBodies = map[string]string{
 {{end}}`,
 
 	"task": `{{define "title"}}{{.Task}} — {{.Title}}{{end}}{{define "content"}}<h1>{{.Task}}</h1>
-<p class="sub">{{if .Family}}{{.Family}} · {{end}}{{len .Rows}} systems · {{if .HasData}}<a href="/task/{{path .Task}}/data">dataset profile</a>{{else}}<span title="no run of ours on {{.Task}} names its data">dataset profile: r2med stats --task {{.Task}}</span>{{end}}{{if .Diff}} · <a href="{{.Diff}}">compare two systems</a>{{end}}</p>
+<p class="sub">{{if .Family}}{{.Family}} · {{end}}{{count (len .Rows) "system" "systems"}} · {{if .HasData}}<a href="/task/{{path .Task}}/data">dataset profile</a>{{else}}<span title="no run of ours on {{.Task}} names its data">dataset profile: r2med stats --task {{.Task}}</span>{{end}}{{if .Diff}} · <a href="{{.Diff}}">compare two systems</a>{{end}}</p>
 <h2>Leaderboard on {{.Task}}</h2>
 <p class="sub">Sorted by {{.Metric.Label}}; ranks by it as printed (values that print alike share a rank).</p>
 <div class="table-wrap"><table class="sortable" id="task-board"><thead><tr><th class="num" data-type="num" data-key="rank">#</th><th data-key="system" class="sysname">System</th><th data-key="source">Source</th>{{range .Metrics}}<th class="num" data-type="num" data-key="{{.Key}}">{{.Label}}</th>{{end}}</tr></thead>

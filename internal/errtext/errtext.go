@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -35,6 +36,12 @@ func Plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Count is n and the noun for it, "1 system", "2 systems": what a page's
+// template counts with.
+func Count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + Plural(n, one, many)
 }
 
 // JSONKind names a JSON value's type for messages ("a string", "an object",

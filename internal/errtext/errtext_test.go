@@ -215,3 +215,11 @@ func TestCheckFileNamesFileAndLine(t *testing.T) {
 		t.Error("a surrogate pair was refused")
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 systems", 1: "1 system", 2: "2 systems"} {
+		if got := Count(n, "system", "systems"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
