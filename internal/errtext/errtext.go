@@ -1,6 +1,7 @@
 // Package errtext holds the wording the dataset and expansion readers share
 // in their error messages, so that a user who meets the same problem in a
-// task file and in a generation file reads the same sentence.
+// task file and in a generation file reads the same sentence, and the
+// plurals every output counts with (Plural, Count).
 package errtext
 
 import (
