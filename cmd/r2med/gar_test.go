@@ -49,16 +49,16 @@ func fakeLLM(t *testing.T) (*httptest.Server, *atomic.Int64, *[]string) {
 }
 
 // demoDir copies the demo task into a directory, as a user's --data.
-func demoDir(t *testing.T) string {
-	dir := t.TempDir()
+func demoDir(t *testing.T) string { return demoInto(t, t.TempDir()) }
+
+// demoInto copies the demo task into dir, made if missing, and returns it.
+func demoInto(t *testing.T, dir string) string {
 	for _, name := range []string{"corpus.jsonl", "query.jsonl", "qrels.jsonl"} {
 		b, err := demo.FS.ReadFile("data/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTestFile(t, filepath.Join(dir, name), b)
 	}
 	return dir
 }

@@ -272,15 +272,7 @@ func lineEndsReaders(t *testing.T) []lineEndsReader {
 			return "", []string{"analyze"}
 		}},
 		{"run --gar (expand)", gens, func(t *testing.T, dir string, data []byte) (string, []string) {
-			data0 := filepath.Join(dir, "data")
-			writeTestFile(t, filepath.Join(data0, "x"), nil)
-			for _, name := range []string{"corpus.jsonl", "query.jsonl", "qrels.jsonl"} {
-				b, err := demo.FS.ReadFile("data/" + name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeTestFile(t, filepath.Join(data0, name), b)
-			}
+			data0 := demoInto(t, filepath.Join(dir, "data"))
 			file := filepath.Join(data0, "hyde", "x", expand.FileName)
 			writeTestFile(t, file, data)
 			return file, []string{"run", "--data", data0, "--gar", "hyde", "--gar-llm", "x", "--out", filepath.Join(dir, "out"), "--quiet"}
