@@ -250,35 +250,13 @@ func WriteTable(w io.Writer, reports []*Report) error {
 	if len(from) > 0 {
 		from = append(from, "✓: |got − expected| ≤ within, the spec's tolerance")
 		for _, line := range from {
-			if _, err := fmt.Fprintln(w, wrapLine(line, 120, "  ")); err != nil {
+			if _, err := fmt.Fprintln(w, strings.Join(textwrap.Lines(line, 120), "\n")); err != nil {
 				return err
 			}
 		}
 	}
 	_, err := fmt.Fprintln(w, Summary(reports))
 	return err
-}
-
-// wrapLine breaks line at spaces into lines of at most width characters
-// (a word longer than that stands alone), each after the first indented.
-func wrapLine(line string, width int, indent string) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(line) {
-		l := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case n+1+l > width:
-			b.WriteString("\n" + indent)
-			n = utf8.RuneCountInString(indent)
-		default:
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(word)
-		n += l
-	}
-	return b.String()
 }
 
 // table lines up rows of cells; a wide row's last cell runs on past the

@@ -372,7 +372,4 @@ func TestTableLinesFit(t *testing.T) {
 	if !strings.Contains(b.String(), "read from eval-reference/nfcorpus.bm25.trec_eval") {
 		t.Errorf("the file the values are read from is not named:\n%s", b.String())
 	}
-	if got := wrapLine("aa bb cc", 5, "  "); got != "aa bb\n  cc" {
-		t.Errorf("wrapLine: %q", got)
-	}
 }
