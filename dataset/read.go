@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,6 +192,27 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 		return "", fmt.Errorf("%q: %s", key, errtext.JSONMsg(err))
 	}
 	return s, nil
+}
+
+// ReadQueriesOfEitherLayout reads a query file given on its own (r2med
+// search --queries), whose layout no directory tells: the first line's id
+// key says it ("_id" without "id": BEIR's queries.jsonl, else R2MED's
+// query.jsonl). A file without queries is an error naming it.
+func ReadQueriesOfEitherLayout(r io.Reader, name string) ([]ir.Query, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	layout := ir.LayoutR2MED
+	first, _, _ := bytes.Cut(bytes.TrimLeft(b, " \t\r\n"), []byte("\n"))
+	if m, err := errtext.DecodeObject(first); err == nil && m["id"] == nil && m["_id"] != nil {
+		layout = ir.LayoutBEIR
+	}
+	qs, err := ReadQueries(bytes.NewReader(b), name, layout)
+	if err == nil && len(qs) == 0 {
+		err = fmt.Errorf("%s: no queries; write one JSON object a line, {\"id\": \"q1\", \"text\": \"…\"}", name)
+	}
+	return qs, err
 }
 
 // ReadQueries reads a query file (R2MED query.jsonl or BEIR queries.jsonl)

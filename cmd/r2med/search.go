@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,31 +170,17 @@ LLM, --rerank KIND reranks (with --server: the server's reranker).`,
 	return cmd
 }
 
-// readQueryFile reads a query file in R2MED's layout, else BEIR's; "-"
-// is in.
+// readQueryFile reads --queries' file, "-" being in.
 func readQueryFile(path string, in io.Reader) ([]ir.Query, error) {
-	var b []byte
-	var err error
 	if path == "-" {
-		b, err = io.ReadAll(in)
-		path = "standard input"
-	} else {
-		b, err = os.ReadFile(path)
+		return dataset.ReadQueriesOfEitherLayout(in, "standard input")
 	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	// The first line's id key says the layout ("_id": BEIR).
-	layout := ir.LayoutR2MED
-	first, _, _ := bytes.Cut(bytes.TrimLeft(b, " \t\r\n"), []byte("\n"))
-	if m, err := errtext.DecodeObject(first); err == nil && m["id"] == nil && m["_id"] != nil {
-		layout = ir.LayoutBEIR
-	}
-	qs, err := dataset.ReadQueries(bytes.NewReader(b), path, layout)
-	if err == nil && len(qs) == 0 {
-		err = fmt.Errorf("%s: no queries; write one JSON object a line, {\"id\": \"q1\", \"text\": \"…\"}", path)
-	}
-	return qs, err
+	defer f.Close()
+	return dataset.ReadQueriesOfEitherLayout(f, path)
 }
 
 // printResult writes one query's hits for people: rank, id, score and
@@ -206,7 +191,7 @@ func printResult(w io.Writer, r *searchapi.Result, color bool, width int) {
 	if r.ID != "" {
 		head = r.ID + " · " + head
 	}
-	fmt.Fprintf(w, "%s · %s · %q\n", head, fmt.Sprintf("%d %s", len(r.Hits), errtext.Plural(len(r.Hits), "hit", "hits")), r.Query)
+	fmt.Fprintf(w, "%s · %s · %q\n", head, errtext.Count(len(r.Hits), "hit", "hits"), r.Query)
 	if allZero(r.Hits) {
 		fmt.Fprintln(w, "no document holds a word of the query: all tie at 0, ranked by id descending (trec_eval's tie order);\n"+
 			"each score is a float32 step below the one before (-1e-45 …), so that every evaluator reads this order")
